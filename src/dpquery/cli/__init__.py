@@ -1,0 +1,48 @@
+"""The ``dpquery`` command: a thin layer over the library.
+
+Each sub-command lives in its own module with a ``register(subparsers)`` function. Errors
+from bad input become one line on stderr and a non-zero exit; output files are written
+atomically (see :func:`dpquery.io.atomic_write`), so a failure leaves no partial file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from dpquery import __version__
+from dpquery.errors import DPQueryError
+
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from dpquery.cli import data, privacy
+
+    parser = argparse.ArgumentParser(
+        prog="dpquery",
+        description="Differentially private query release on high-dimensional data.",
+    )
+    parser.add_argument("--version", action="version", version=f"dpquery {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (data, privacy):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (DPQueryError, FileNotFoundError, FileExistsError, PermissionError) as exc:
+        print(f"dpquery: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("dpquery: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,15 @@
+"""Layer 1: public domains, bit-packed data, encoding and decoding, synthetic generators."""
+
+from dpquery.data.binary import BinaryData, load_binary, pack_columns, save_binary, unpack_columns
+from dpquery.data.decode import DecodeReport, decode, sample_records
+from dpquery.data.domain import Binary, Categorical, Domain, Numeric, infer_domain
+from dpquery.data.encode import encode, encode_file, from_sparse, read_table, read_transactions
+from dpquery.data.records import Records
+from dpquery.data.synthetic import biased_bits, power_law_items
+
+__all__ = [
+    "Binary", "BinaryData", "Categorical", "DecodeReport", "Domain", "Numeric", "Records",
+    "biased_bits", "decode", "encode", "encode_file", "from_sparse", "infer_domain",
+    "load_binary", "pack_columns", "power_law_items", "read_table", "read_transactions",
+    "sample_records", "save_binary", "unpack_columns",
+]  # fmt: skip

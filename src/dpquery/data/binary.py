@@ -1,0 +1,196 @@
+"""``BinaryData``: n records over d bits, bit-packed column by column.
+
+Layout (the contract every kernel relies on):
+
+* ``words`` is a C-contiguous ``uint64`` array of shape ``(d, n_words)``, ``n_words =
+  ceil(n / 64)``. Row ``j`` holds bit ``j`` of every record, so a conjunction is an AND of
+  rows and its count a popcount.
+* Record ``i`` sits in word ``i // 64`` at bit ``i % 64`` (least significant first), the
+  order of ``numpy.packbits(..., bitorder="little")`` read as little-endian ``uint64``.
+* Padding bits past record ``n - 1`` are always zero. Kernels that negate a column (AND-NOT)
+  must mask the last word with :attr:`BinaryData.tail_mask`.
+* ``onehot_groups`` is an ``(g, 2)`` array of ``[start, stop)`` bit ranges in which every
+  record has exactly one bit set (categorical and numeric attributes); bits outside every
+  group are free binary attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dpquery.errors import DPQueryError
+
+if TYPE_CHECKING:
+    from dpquery.data.domain import Domain
+
+WORD_BITS = 64
+
+
+def n_words_for(n: int) -> int:
+    """Number of 64-bit words that hold ``n`` bits."""
+    return (n + WORD_BITS - 1) // WORD_BITS
+
+
+def pack_columns(dense: np.ndarray) -> np.ndarray:
+    """Pack an ``(n, d)`` 0/1 matrix into the ``(d, n_words)`` uint64 layout above."""
+    dense = np.asarray(dense)
+    if dense.ndim != 2:
+        raise DPQueryError(f"expected a 2-D (records x bits) array, got shape {dense.shape}")
+    n, d = dense.shape
+    padded = np.zeros((d, n_words_for(n) * WORD_BITS), dtype=np.uint8)
+    padded[:, :n] = dense.T != 0
+    packed = np.packbits(padded, axis=1, bitorder="little")
+    return np.ascontiguousarray(packed).view("<u8").astype(np.uint64, copy=False)
+
+
+def unpack_columns(words: np.ndarray, n: int) -> np.ndarray:
+    """Inverse of :func:`pack_columns`: an ``(n, d)`` uint8 matrix of 0/1."""
+    words = np.ascontiguousarray(words, dtype="<u8")
+    bits = np.unpackbits(words.view(np.uint8), axis=1, count=n, bitorder="little")
+    return np.ascontiguousarray(bits.T)
+
+
+def _validate_groups(groups: np.ndarray, d: int) -> np.ndarray:
+    groups = np.asarray(groups, dtype=np.int64).reshape(-1, 2)
+    if len(groups):
+        starts, stops = groups[:, 0], groups[:, 1]
+        if (starts < 0).any() or (stops > d).any() or (stops <= starts).any():
+            raise DPQueryError(f"one-hot groups must be non-empty ranges inside [0, {d}]")
+        if (starts[1:] < stops[:-1]).any():
+            raise DPQueryError("one-hot groups must be sorted and must not overlap")
+    groups.setflags(write=False)
+    return groups
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryData:
+    """A sensitive dataset as n records over d bits (see the module docstring for layout).
+
+    ``n`` is public in every algorithm of dpquery (it is the neighbouring-relation's fixed
+    size), so it is stored plainly.
+    """
+
+    words: np.ndarray
+    n: int
+    onehot_groups: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    domain: Domain | None = None
+
+    def __post_init__(self) -> None:
+        words = np.ascontiguousarray(self.words, dtype=np.uint64)
+        if words.ndim != 2:
+            raise DPQueryError(f"words must be a (d, n_words) array, got shape {words.shape}")
+        if self.n < 0 or words.shape[1] != n_words_for(self.n):
+            raise DPQueryError(
+                f"words has {words.shape[1]} columns but n={self.n} records need "
+                f"{n_words_for(self.n)}"
+            )
+        words.setflags(write=False)
+        object.__setattr__(self, "words", words)
+        object.__setattr__(self, "onehot_groups", _validate_groups(self.onehot_groups, self.d))
+        if self.domain is not None and self.domain.d != self.d:
+            raise DPQueryError(f"domain has {self.domain.d} bits but the data has {self.d}")
+
+    @classmethod
+    def from_dense(
+        cls,
+        dense: np.ndarray,
+        onehot_groups: np.ndarray | None = None,
+        domain: Domain | None = None,
+    ) -> BinaryData:
+        """Pack an ``(n, d)`` 0/1 matrix. Mainly for tests and small inputs."""
+        dense = np.asarray(dense)
+        if dense.size and not np.isin(dense, (0, 1)).all():
+            raise DPQueryError("a binary matrix may hold only 0 and 1")
+        groups = (
+            domain.onehot_groups if domain is not None and onehot_groups is None
+            else onehot_groups
+        )
+        return cls(
+            pack_columns(dense),
+            int(dense.shape[0]),
+            np.zeros((0, 2), np.int64) if groups is None else groups,
+            domain,
+        )
+
+    @property
+    def d(self) -> int:
+        """Number of bits (binary attributes after encoding)."""
+        return int(self.words.shape[0])
+
+    @property
+    def n_words(self) -> int:
+        return int(self.words.shape[1])
+
+    @property
+    def tail_mask(self) -> np.uint64:
+        """Mask of the valid bits in the last word (all ones when n is a multiple of 64)."""
+        r = self.n % WORD_BITS
+        return np.uint64((1 << r) - 1) if r else np.uint64(0xFFFFFFFFFFFFFFFF)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.words.nbytes)
+
+    def to_dense(self) -> np.ndarray:
+        """The ``(n, d)`` uint8 matrix. Dense: only for small data and tests."""
+        return unpack_columns(self.words, self.n)
+
+    def column(self, j: int) -> np.ndarray:
+        """Bit ``j`` of every record as a bool array of length n."""
+        return unpack_columns(self.words[j : j + 1], self.n)[:, 0].astype(bool)
+
+    def column_counts(self) -> np.ndarray:
+        """Number of records with each bit set (length d, int64)."""
+        return np.bitwise_count(self.words).sum(axis=1, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return (
+            f"BinaryData(n={self.n}, d={self.d}, onehot_groups={len(self.onehot_groups)}, "
+            f"{self.nbytes / 2**20:.1f} MiB)"
+        )
+
+
+_FORMAT = "dpquery.BinaryData/1"
+
+
+def save_binary(path: str | Path, data: BinaryData) -> None:
+    """Write ``data`` (bits, n, groups, domain) to a ``.npz`` file, atomically."""
+    import json
+
+    from dpquery.io import atomic_write
+
+    domain_json = "" if data.domain is None else json.dumps(data.domain.to_dict())
+
+    def write(tmp: Path) -> None:
+        with tmp.open("wb") as fh:
+            np.savez_compressed(
+                fh, format=np.array(_FORMAT), words=data.words, n=np.int64(data.n),
+                onehot_groups=data.onehot_groups, domain=np.array(domain_json),
+            )  # fmt: skip
+
+    atomic_write(path, write)
+
+
+def load_binary(path: str | Path) -> BinaryData:
+    """Read a file written by :func:`save_binary`."""
+    import json
+
+    from dpquery.data.domain import Domain
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["format"]) != _FORMAT:
+                raise DPQueryError(f"{path}: format {z['format']} is not {_FORMAT}")
+            domain_json = str(z["domain"])
+            return BinaryData(
+                z["words"], int(z["n"]), z["onehot_groups"],
+                Domain.from_dict(json.loads(domain_json)) if domain_json else None,
+            )  # fmt: skip
+    except (OSError, KeyError, ValueError) as exc:
+        if isinstance(exc, DPQueryError):
+            raise
+        raise DPQueryError(f"{path}: not a dpquery binary data file ({exc})") from None

@@ -1,0 +1,489 @@
+"""The public domain: which attributes a record has and which values each may take.
+
+A domain is public knowledge, fixed before the private data is read (bin edges from a
+codebook, categories from a data dictionary). It maps every (attribute, value) to bits:
+
+* a :class:`Categorical` or :class:`Numeric` attribute becomes a *one-hot group* of bits,
+  exactly one of which is set in every record;
+* a :class:`Binary` attribute becomes one free bit.
+
+:func:`infer_domain` reads a domain off a table for exploration only; what it returns is
+marked ``non_private`` and every release built on it says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from dpquery.errors import DomainError, NonPrivateWarning
+
+OutOfRange = Literal["clip", "error"]
+MISSING_LABEL = "<missing>"
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise DomainError(f"an attribute name must be a non-empty string, got {name!r}")
+    return name
+
+
+def _check_unique(name: str, values: Sequence[Hashable]) -> None:
+    seen: set[Hashable] = set()
+    for v in values:
+        if v in seen:
+            raise DomainError(f"attribute {name!r} lists the value {v!r} twice")
+        seen.add(v)
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """A categorical attribute: one bit per category, in the order given.
+
+    ``missing`` names the category that a missing value (NaN/None) encodes to; it must be one
+    of ``values``. Without it, a missing value is an error. ``recode`` maps raw values to
+    categories, for public merges of raw codes (e.g. two rare services into one).
+    """
+
+    name: str
+    values: tuple[Hashable, ...]
+    missing: Hashable | None = None
+    recode: Mapping[Hashable, Hashable] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        object.__setattr__(self, "values", tuple(self.values))
+        object.__setattr__(self, "recode", dict(self.recode))
+        if not self.values:
+            raise DomainError(f"categorical attribute {self.name!r} has no values")
+        _check_unique(self.name, self.values)
+        if self.missing is not None and self.missing not in self.values:
+            raise DomainError(
+                f"attribute {self.name!r}: missing category {self.missing!r} is not one of its "
+                f"values {list(self.values)[:10]}"
+            )
+        bad = [c for c in self.recode.values() if c not in self.values]
+        if bad:
+            raise DomainError(f"attribute {self.name!r}: recode targets {bad} are not values")
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+    @property
+    def labels(self) -> tuple[Hashable, ...]:
+        return self.values
+
+
+@dataclass(frozen=True)
+class Numeric:
+    """A numeric attribute cut into bins by public ``edges`` (k + 1 increasing numbers).
+
+    Bin i is ``[edges[i], edges[i+1])``; the last bin also holds ``edges[-1]``. Values outside
+    ``[edges[0], edges[-1]]`` clip to the end bins (``out_of_range="clip"``) or are an error
+    (``"error"``, the default). With ``missing=True`` one extra bit, after the bins, holds
+    missing values. ``integer=True`` decodes bins to integers.
+    """
+
+    name: str
+    edges: tuple[float, ...]
+    out_of_range: OutOfRange = "error"
+    missing: bool = False
+    integer: bool = False
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        edges = tuple(float(e) for e in self.edges)
+        object.__setattr__(self, "edges", edges)
+        if len(edges) < 2 or not all(map(math.isfinite, edges)):
+            raise DomainError(
+                f"numeric attribute {self.name!r} needs at least two finite bin edges, "
+                f"got {list(edges)}"
+            )
+        if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+            raise DomainError(f"numeric attribute {self.name!r}: edges must increase: {edges}")
+        if self.out_of_range not in ("clip", "error"):
+            raise DomainError(
+                f"attribute {self.name!r}: out_of_range must be 'clip' or 'error', "
+                f"got {self.out_of_range!r}"
+            )
+
+    @classmethod
+    def equal_width(
+        cls, name: str, lo: float, hi: float, bins: int, **kwargs: Any
+    ) -> Numeric:
+        """``bins`` equal-width bins over the public range ``[lo, hi]``."""
+        if bins < 1:
+            raise DomainError(f"attribute {name!r}: bins must be >= 1, got {bins}")
+        return cls(name, tuple(np.linspace(lo, hi, bins + 1)), **kwargs)
+
+    @property
+    def n_bins(self) -> int:
+        return len(self.edges) - 1
+
+    @property
+    def size(self) -> int:
+        return self.n_bins + int(self.missing)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        last = self.n_bins - 1
+        fmt = _fmt_int if self.integer else _fmt_float
+        bins = tuple(
+            f"[{fmt(lo)}, {fmt(hi)}{']' if i == last else ')'}"
+            for i, (lo, hi) in enumerate(zip(self.edges, self.edges[1:], strict=False))
+        )
+        return (*bins, MISSING_LABEL) if self.missing else bins
+
+
+def _fmt_float(x: float) -> str:
+    return f"{x:g}"
+
+
+def _fmt_int(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+@dataclass(frozen=True)
+class Binary:
+    """A two-valued attribute encoded as one free bit: ``values[1]`` sets it."""
+
+    name: str
+    values: tuple[Hashable, Hashable] = (0, 1)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        object.__setattr__(self, "values", tuple(self.values))
+        if len(self.values) != 2 or self.values[0] == self.values[1]:
+            raise DomainError(
+                f"binary attribute {self.name!r} needs two distinct values, got {self.values}"
+            )
+
+    @property
+    def size(self) -> int:
+        return 1
+
+    @property
+    def labels(self) -> tuple[Hashable, ...]:
+        return (self.values[1],)
+
+
+Attribute = Categorical | Numeric | Binary
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Ordered public attributes and their bit layout.
+
+    ``non_private`` is True when the domain was read from the private data (see
+    :func:`infer_domain`); such a domain leaks and releases built on it are flagged.
+    """
+
+    attributes: tuple[Attribute, ...]
+    non_private: bool = False
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        attrs = tuple(self.attributes)
+        object.__setattr__(self, "attributes", attrs)
+        if not attrs:
+            raise DomainError("a domain needs at least one attribute")
+        for a in attrs:
+            if not isinstance(a, Categorical | Numeric | Binary):
+                raise DomainError(f"not an attribute: {a!r}")
+        _check_unique("<domain>", [a.name for a in attrs])
+
+    # -- layout -----------------------------------------------------------------------
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """First bit of each attribute; ``offsets[-1] == d``."""
+        return np.concatenate([[0], np.cumsum([a.size for a in self.attributes])]).astype(
+            np.int64
+        )
+
+    @property
+    def d(self) -> int:
+        """Number of bits after encoding."""
+        return int(self.offsets[-1])
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attributes)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(a.size for a in self.attributes)
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        return {a.name: i for i, a in enumerate(self.attributes)}
+
+    @cached_property
+    def onehot_groups(self) -> np.ndarray:
+        """``(g, 2)`` array of ``[start, stop)`` bit ranges of the one-hot attributes."""
+        rows = [
+            (self.offsets[i], self.offsets[i + 1])
+            for i, a in enumerate(self.attributes)
+            if not isinstance(a, Binary)
+        ]
+        groups = np.array(rows, dtype=np.int64).reshape(-1, 2)
+        groups.setflags(write=False)
+        return groups
+
+    @cached_property
+    def attribute_of_bit(self) -> np.ndarray:
+        """Attribute index of every bit (length d)."""
+        return np.repeat(np.arange(len(self.attributes)), self.sizes)
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __getitem__(self, name: str) -> Attribute:
+        return self.attributes[self.position(name)]
+
+    def position(self, name: str) -> int:
+        """Index of the attribute called ``name``."""
+        try:
+            return self._index[name]
+        except KeyError:
+            raise DomainError(
+                f"unknown attribute {name!r}; the domain has {list(self.names)[:20]}"
+            ) from None
+
+    def bits_of(self, name: str) -> range:
+        """The bit positions of attribute ``name``."""
+        i = self.position(name)
+        return range(int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    def bit(self, name: str, value: Hashable) -> int:
+        """The bit that is set when attribute ``name`` takes ``value`` (a category, a bin
+        label, a number inside a bin, or the true value of a binary attribute)."""
+        attr = self[name]
+        start = self.bits_of(name).start
+        if isinstance(attr, Numeric):
+            if value in attr.labels:
+                return start + attr.labels.index(value)
+            if isinstance(value, int | float | np.number) and not isinstance(value, bool):
+                x = float(value)
+                if attr.edges[0] <= x <= attr.edges[-1]:
+                    return start + min(
+                        int(np.searchsorted(attr.edges, x, side="right")) - 1, attr.n_bins - 1
+                    )
+            raise DomainError(
+                f"attribute {name!r} has no bin for {value!r}; bins are {list(attr.labels)}"
+            )
+        labels = list(attr.labels)
+        if value in labels:
+            return start + labels.index(value)
+        strs = [str(v) for v in labels]
+        if str(value) in strs:
+            return start + strs.index(str(value))
+        raise DomainError(
+            f"attribute {name!r} has no bit for value {value!r}; expected one of {labels[:20]}"
+        )
+
+    def value_of_bit(self, j: int) -> tuple[str, Hashable]:
+        """``(attribute name, value or bin label)`` of bit ``j``."""
+        if not 0 <= j < self.d:
+            raise DomainError(f"bit {j} is outside the domain's {self.d} bits")
+        i = int(self.attribute_of_bit[j])
+        attr = self.attributes[i]
+        return attr.name, attr.labels[j - int(self.offsets[i])]
+
+    def describe(self) -> str:
+        """A human-readable summary: one line per attribute."""
+        lines = [
+            f"{len(self)} attributes, {self.d} bits, {len(self.onehot_groups)} one-hot groups"
+            + ("  [NON-PRIVATE domain inferred from the data]" if self.non_private else "")
+        ]
+        for a, off in zip(self.attributes, self.offsets, strict=False):
+            kind = type(a).__name__.lower()
+            detail = ", ".join(map(str, a.labels[:4])) + (", ..." if a.size > 4 else "")
+            lines.append(f"  {a.name:<28} {kind:<11} {a.size:>5} bits @ {off:<6} {detail}")
+        return "\n".join(lines)
+
+    # -- JSON -------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attributes": [_attr_to_dict(a) for a in self.attributes],
+            "non_private": self.non_private,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> Domain:
+        """Read the full format (``{"attributes": [...]}``) or the private-pgm format
+        ``{"attr": size}`` (integer-coded columns with values ``0 .. size-1``)."""
+        if not isinstance(obj, Mapping):
+            raise DomainError(f"a domain must be a JSON object, got {type(obj).__name__}")
+        if "attributes" in obj:
+            attrs = obj["attributes"]
+            if not isinstance(attrs, list):
+                raise DomainError("'attributes' must be a list of attribute objects")
+            return cls(
+                tuple(_attr_from_dict(a) for a in attrs),
+                non_private=bool(obj.get("non_private", False)),
+                note=str(obj.get("note", "")),
+            )
+        return cls.from_sizes(obj)
+
+    @classmethod
+    def from_sizes(cls, sizes: Mapping[str, int]) -> Domain:
+        """The private-pgm domain: every attribute categorical over ``0 .. size-1``."""
+        attrs = []
+        for name, size in sizes.items():
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise DomainError(
+                    f"private-pgm domain: size of {name!r} must be a positive integer, "
+                    f"got {size!r}"
+                )
+            attrs.append(Categorical(name, tuple(range(size))))
+        return cls(tuple(attrs))
+
+    @classmethod
+    def binary(cls, d: int, prefix: str = "x") -> Domain:
+        """``d`` free binary attributes named ``x0 .. x{d-1}``."""
+        return cls(tuple(Binary(f"{prefix}{j}") for j in range(d)))
+
+    def save(self, path: str | Path) -> None:
+        from dpquery.io import atomic_write_text
+
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Domain:
+        path = Path(path)
+        if not path.is_file():
+            raise DomainError(f"domain file {path} does not exist")
+        try:
+            obj = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise DomainError(f"{path}: not valid JSON ({exc})") from None
+        return cls.from_dict(obj)
+
+
+def _attr_to_dict(a: Attribute) -> dict[str, Any]:
+    if isinstance(a, Categorical):
+        out: dict[str, Any] = {"name": a.name, "type": "categorical", "values": list(a.values)}
+        if a.missing is not None:
+            out["missing"] = a.missing
+        if a.recode:
+            out["recode"] = [[k, v] for k, v in a.recode.items()]
+        return out
+    if isinstance(a, Numeric):
+        return {
+            "name": a.name,
+            "type": "numeric",
+            "edges": list(a.edges),
+            "out_of_range": a.out_of_range,
+            "missing": a.missing,
+            "integer": a.integer,
+        }
+    return {"name": a.name, "type": "binary", "values": list(a.values)}
+
+
+def _attr_from_dict(obj: Any) -> Attribute:
+    if not isinstance(obj, Mapping) or "name" not in obj or "type" not in obj:
+        raise DomainError(f"an attribute must be an object with 'name' and 'type', got {obj!r}")
+    kind, name = obj["type"], obj["name"]
+    allowed = {
+        "categorical": {"values", "missing", "recode"},
+        "numeric": {"edges", "out_of_range", "missing", "integer"},
+        "binary": {"values"},
+    }
+    if kind not in allowed:
+        raise DomainError(
+            f"attribute {name!r}: type must be categorical, numeric or binary, got {kind!r}"
+        )
+    extra = set(obj) - allowed[kind] - {"name", "type"}
+    if extra:
+        raise DomainError(f"attribute {name!r}: unknown keys {sorted(extra)} for type {kind}")
+    try:
+        if kind == "categorical":
+            return Categorical(
+                name,
+                tuple(_hashable(v) for v in obj["values"]),
+                _hashable(obj.get("missing")),
+                {_hashable(k): _hashable(v) for k, v in obj.get("recode", [])},
+            )
+        if kind == "numeric":
+            return Numeric(
+                name,
+                tuple(obj["edges"]),
+                obj.get("out_of_range", "error"),
+                bool(obj.get("missing", False)),
+                bool(obj.get("integer", False)),
+            )
+        return Binary(name, tuple(_hashable(v) for v in obj.get("values", (0, 1))))  # type: ignore[arg-type]
+    except KeyError as exc:
+        raise DomainError(f"attribute {name!r} ({kind}) is missing the key {exc}") from None
+    except TypeError as exc:
+        raise DomainError(f"attribute {name!r}: {exc}") from None
+
+
+def _hashable(v: Any) -> Hashable:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def infer_domain(
+    data: pd.DataFrame,
+    *,
+    numeric_bins: int = 10,
+    max_categories: int = 64,
+    columns: Iterable[str] | None = None,
+) -> Domain:
+    """Read a domain off the data itself. NOT PRIVATE: for exploration only.
+
+    Categories and bin ranges read from the sensitive table reveal it (a rare category
+    proves someone has it). The returned domain has ``non_private=True``; a
+    :class:`~dpquery.errors.NonPrivateWarning` is issued, and releases built on it say so.
+    Columns with at most ``max_categories`` distinct values become categorical; other
+    numeric columns get ``numeric_bins`` equal-width bins over their observed range.
+    """
+    warnings.warn(
+        "infer_domain reads categories and ranges from the private data: the domain is NOT "
+        "private. Use a public domain (codebook, data dictionary) for a real release.",
+        NonPrivateWarning,
+        stacklevel=2,
+    )
+    attrs: list[Attribute] = []
+    for name in columns if columns is not None else data.columns:
+        col = data[name]
+        has_na = bool(col.isna().any())
+        distinct = col.dropna().unique()
+        if len(distinct) <= max_categories or not pd.api.types.is_numeric_dtype(col):
+            if len(distinct) > max_categories:
+                raise DomainError(
+                    f"column {name!r} has {len(distinct)} distinct non-numeric values (more "
+                    f"than max_categories={max_categories}); give a public domain instead"
+                )
+            values = sorted(distinct.tolist(), key=lambda v: (str(type(v)), v))
+            if has_na:
+                values.append(MISSING_LABEL)
+            attrs.append(
+                Categorical(str(name), tuple(values), MISSING_LABEL if has_na else None)
+            )
+        else:
+            lo, hi = float(col.min()), float(col.max())
+            attrs.append(
+                Numeric.equal_width(
+                    str(name), lo, hi if hi > lo else lo + 1, numeric_bins,
+                    missing=has_na,
+                    integer=pd.api.types.is_integer_dtype(col),
+                )
+            )
+    return Domain(
+        tuple(attrs), non_private=True, note="inferred from the private data by infer_domain"
+    )

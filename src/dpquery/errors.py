@@ -1,0 +1,19 @@
+"""Exception types. Every error names the bad value and what was expected."""
+
+from __future__ import annotations
+
+
+class DPQueryError(ValueError):
+    """Base class for errors caused by bad input; the CLI prints them as one line."""
+
+
+class DomainError(DPQueryError):
+    """A domain is malformed, or data does not fit the public domain."""
+
+
+class DatasetNotFoundError(DPQueryError, FileNotFoundError):
+    """A dataset's files are not in $DPQUERY_DATA_DIR nor in the cache."""
+
+
+class NonPrivateWarning(UserWarning):
+    """Something was read from the private data without privacy (e.g. an inferred domain)."""

@@ -1,0 +1,42 @@
+"""File output that never leaves a partial file and never overwrites by accident."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from dpquery.errors import DPQueryError
+
+
+@contextmanager
+def atomic_path(path: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
+
+    With ``overwrite=False`` an existing ``path`` is an error, raised before any work.
+    """
+    path = Path(path)
+    if not overwrite and path.exists():
+        raise DPQueryError(f"{path} already exists; refusing to overwrite it")
+    if not path.parent.exists():
+        raise DPQueryError(f"cannot write {path}: folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], None], *, overwrite: bool = True) -> None:
+    """Call ``write(tmp_path)`` and move the result onto ``path`` atomically."""
+    with atomic_path(path, overwrite=overwrite) as tmp:
+        write(tmp)
+
+
+def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = True) -> None:
+    atomic_write(path, lambda p: p.write_text(text), overwrite=overwrite)
