@@ -32,7 +32,9 @@ def atomic_path(path: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
         tmp_path.unlink(missing_ok=True)
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], None], *, overwrite: bool = True) -> None:
+def atomic_write(
+    path: str | Path, write: Callable[[Path], None], *, overwrite: bool = True
+) -> None:
     """Call ``write(tmp_path)`` and move the result onto ``path`` atomically."""
     with atomic_path(path, overwrite=overwrite) as tmp:
         write(tmp)

@@ -12,7 +12,7 @@ from dpquery.data.encode import encode, read_table, read_transactions
 from dpquery.errors import DPQueryError
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     ds = sub.add_parser("datasets", help="list, describe and fetch the built-in datasets")
     ds_sub = ds.add_subparsers(dest="datasets_command", metavar="ACTION", required=True)
     p = ds_sub.add_parser("list", help="list the datasets and whether they are available")
@@ -79,11 +79,26 @@ def _fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Fail before any work (and so before any write) on an output that is an input, a
+    folder, in a missing folder, or named twice."""
+    inputs = [p.resolve() for p in (args.table, args.domain) if p is not None]
+    outputs = [p for p in (args.output, args.save_domain) if p is not None]
+    for out in outputs:
+        if out.resolve() in inputs:
+            raise DPQueryError(f"refusing to overwrite the input {out}")
+        if out.is_dir():
+            raise DPQueryError(f"cannot write {out}: it is a folder")
+        if not out.resolve().parent.is_dir():
+            raise DPQueryError(f"cannot write {out}: folder {out.parent} does not exist")
+    if len(outputs) == 2 and outputs[0].resolve() == outputs[1].resolve():
+        raise DPQueryError(f"-o and --save-domain both name {outputs[0]}")
+
+
 def _encode(args: argparse.Namespace) -> int:
     if args.dataset is not None or args.data is not None:
         raise DPQueryError("encode takes the table as its argument; drop --data/--dataset")
-    if args.output is not None and args.output.resolve() == args.table.resolve():
-        raise DPQueryError(f"refusing to overwrite the input {args.table}")
+    _check_outputs(args)
     if args.transactions:
         if args.n is None or args.items is None:
             raise DPQueryError("--transactions needs --n ROWS and --items ITEMS (public sizes)")

@@ -106,8 +106,7 @@ class BinaryData:
         if dense.size and not np.isin(dense, (0, 1)).all():
             raise DPQueryError("a binary matrix may hold only 0 and 1")
         groups = (
-            domain.onehot_groups if domain is not None and onehot_groups is None
-            else onehot_groups
+            domain.onehot_groups if domain is not None and onehot_groups is None else onehot_groups
         )
         return cls(
             pack_columns(dense),

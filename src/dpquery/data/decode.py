@@ -114,8 +114,8 @@ def decode(
             columns[attr.name] = _numeric_values(attr, codes, numeric, rng)
         else:
             vals = pd.Series(np.array(attr.values, dtype=object)[codes], dtype=object)
-            columns[attr.name] = vals if attr.missing is None else vals.mask(
-                vals == attr.missing, None
+            columns[attr.name] = (
+                vals if attr.missing is None else vals.mask(vals == attr.missing, None)
             )
     table = pd.DataFrame(columns)
     table = table.infer_objects()

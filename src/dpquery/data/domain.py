@@ -13,6 +13,7 @@ marked ``non_private`` and every release built on it says so.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import warnings
@@ -109,7 +110,7 @@ class Numeric:
                 f"numeric attribute {self.name!r} needs at least two finite bin edges, "
                 f"got {list(edges)}"
             )
-        if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        if any(b <= a for a, b in itertools.pairwise(edges)):
             raise DomainError(f"numeric attribute {self.name!r}: edges must increase: {edges}")
         if self.out_of_range not in ("clip", "error"):
             raise DomainError(
@@ -118,9 +119,7 @@ class Numeric:
             )
 
     @classmethod
-    def equal_width(
-        cls, name: str, lo: float, hi: float, bins: int, **kwargs: Any
-    ) -> Numeric:
+    def equal_width(cls, name: str, lo: float, hi: float, bins: int, **kwargs: Any) -> Numeric:
         """``bins`` equal-width bins over the public range ``[lo, hi]``."""
         if bins < 1:
             raise DomainError(f"attribute {name!r}: bins must be >= 1, got {bins}")
@@ -206,9 +205,7 @@ class Domain:
     @cached_property
     def offsets(self) -> np.ndarray:
         """First bit of each attribute; ``offsets[-1] == d``."""
-        return np.concatenate([[0], np.cumsum([a.size for a in self.attributes])]).astype(
-            np.int64
-        )
+        return np.concatenate([[0], np.cumsum([a.size for a in self.attributes])]).astype(np.int64)
 
     @property
     def d(self) -> int:
@@ -346,8 +343,7 @@ class Domain:
         for name, size in sizes.items():
             if isinstance(size, bool) or not isinstance(size, int) or size < 1:
                 raise DomainError(
-                    f"private-pgm domain: size of {name!r} must be a positive integer, "
-                    f"got {size!r}"
+                    f"private-pgm domain: size of {name!r} must be a positive integer, got {size!r}"
                 )
             attrs.append(Categorical(name, tuple(range(size))))
         return cls(tuple(attrs))
@@ -410,6 +406,11 @@ def _attr_from_dict(obj: Any) -> Attribute:
     extra = set(obj) - allowed[kind] - {"name", "type"}
     if extra:
         raise DomainError(f"attribute {name!r}: unknown keys {sorted(extra)} for type {kind}")
+    for key in ("values", "edges", "recode"):  # a string would be split into characters
+        if key in obj and not isinstance(obj[key], list):
+            raise DomainError(
+                f"attribute {name!r}: {key!r} must be a list, got {type(obj[key]).__name__}"
+            )
     try:
         if kind == "categorical":
             return Categorical(
@@ -472,14 +473,15 @@ def infer_domain(
             values = sorted(distinct.tolist(), key=lambda v: (str(type(v)), v))
             if has_na:
                 values.append(MISSING_LABEL)
-            attrs.append(
-                Categorical(str(name), tuple(values), MISSING_LABEL if has_na else None)
-            )
+            attrs.append(Categorical(str(name), tuple(values), MISSING_LABEL if has_na else None))
         else:
             lo, hi = float(col.min()), float(col.max())
             attrs.append(
                 Numeric.equal_width(
-                    str(name), lo, hi if hi > lo else lo + 1, numeric_bins,
+                    str(name),
+                    lo,
+                    hi if hi > lo else lo + 1,
+                    numeric_bins,
                     missing=has_na,
                     integer=pd.api.types.is_integer_dtype(col),
                 )

@@ -24,9 +24,7 @@ def _fail(attr: Attribute, what: str, bad: pd.Series) -> DomainError:
     counts = bad.value_counts(dropna=False)
     shown = ", ".join(f"{v!r} ({c}x)" for v, c in counts.head(_SHOW).items())
     more = f" and {len(counts) - _SHOW} more" if len(counts) > _SHOW else ""
-    return DomainError(
-        f"column {attr.name!r}: {len(bad)} value(s) {what}: {shown}{more}"
-    )
+    return DomainError(f"column {attr.name!r}: {len(bad)} value(s) {what}: {shown}{more}")
 
 
 def _missing_codes(series: pd.Series, attr: Attribute, missing_code: int | None) -> np.ndarray:
@@ -60,6 +58,10 @@ def attribute_codes(series: pd.Series, attr: Attribute) -> np.ndarray:
     unknown = codes.isna().to_numpy() & ~na
     if unknown.any():
         codes_str = series[unknown].astype(str).map(lookup)  # e.g. 1.0 read where "1" declared
+        still = codes_str.isna().to_numpy()
+        if still.any():  # e.g. text "1" (a CSV read as text) where the number 1.0 is declared
+            as_number = pd.to_numeric(series[unknown][still], errors="coerce")
+            codes_str[still] = as_number.map(lookup).to_numpy()
         if codes_str.notna().all():
             codes[unknown] = codes_str
         else:
@@ -148,7 +150,7 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
             dtype = None
             if domain is not None:
                 dtype = {a.name: str for a in domain.attributes if not isinstance(a, Numeric)}
-            header = pd.read_csv(path, sep=sep, nrows=0).columns
+            header = pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True).columns
             if columns is not None:
                 absent = [c for c in columns if c not in header]
                 if absent:
@@ -156,9 +158,7 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
                         f"{path}: no column(s) {absent[:10]} for domain attributes; the file "
                         f"has {list(header)[:20]}"
                     )
-            table = pd.read_csv(
-                path, sep=sep, usecols=columns, dtype=dtype, skipinitialspace=True
-            )
+            table = pd.read_csv(path, sep=sep, usecols=columns, dtype=dtype, skipinitialspace=True)
         else:
             raise DPQueryError(
                 f"{path}: unknown file type; expected .csv, .csv.gz, .tsv or .parquet"
@@ -218,11 +218,23 @@ def read_transactions(path: str | Path, *, n: int, d: int) -> BinaryData:
         raise DPQueryError(f"n and d must be positive, got n={n}, d={d}")
     try:
         pairs = pd.read_csv(
-            path, sep=r"[\s,]+", header=None, comment="#", engine="python",
-            names=["row", "item"], dtype=np.int64,
-        )
+            path,
+            sep=r"[\s,]+",
+            header=None,
+            comment="#",
+            engine="python",
+        )  # no dtype=int64 here: it would truncate "1.5" to 1 silently
+    except pd.errors.EmptyDataError:  # no pairs at all: n all-zero rows
+        pairs = pd.DataFrame({0: np.zeros(0, np.int64), 1: np.zeros(0, np.int64)})
     except (ValueError, OSError) as exc:
         raise DPQueryError(f"{path}: expected integer 'row item' pairs per line ({exc})") from None
+    if pairs.shape[1] != 2:
+        raise DPQueryError(
+            f"{path}: expected two integers ('row item') per line, got {pairs.shape[1]}"
+        )
+    if not all(pd.api.types.is_integer_dtype(t) for t in pairs.dtypes):
+        raise DPQueryError(f"{path}: expected integer 'row item' pairs per line")
+    pairs.columns = ["row", "item"]
     return _from_pairs(pairs["row"].to_numpy(), pairs["item"].to_numpy(), n, d, str(path))
 
 

@@ -28,11 +28,13 @@ class Records:
     domain: Domain | None = None
 
     def __post_init__(self) -> None:
-        rows = np.ascontiguousarray(self.rows, dtype=np.uint8)
-        if rows.ndim != 2:
-            raise DPQueryError(f"records must be a 2-D (m, d) array, got shape {rows.shape}")
-        if rows.size and rows.max() > 1:
+        raw = np.asarray(self.rows)
+        if raw.ndim != 2:
+            raise DPQueryError(f"records must be a 2-D (m, d) array, got shape {raw.shape}")
+        # Check before the cast to uint8, which would wrap 256 to 0 and truncate 0.5 to 0.
+        if raw.size and (raw.dtype != np.uint8 or raw.max() > 1) and not np.isin(raw, (0, 1)).all():
             raise DPQueryError("records may hold only 0 and 1")
+        rows = np.ascontiguousarray(raw, dtype=np.uint8)
         m = rows.shape[0]
         w = np.ones(m) if self.weights is None else np.asarray(self.weights, dtype=np.float64)
         if w.shape != (m,):

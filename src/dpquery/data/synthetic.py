@@ -9,13 +9,16 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from dpquery.data.binary import BinaryData, n_words_for
 from dpquery.errors import DPQueryError
 from dpquery.rng import SeedLike, make_rng
 
-_CHUNK_BITS = 1 << 26  # ~64 MiB of float32 draws per chunk
+_CHUNK_BITS = 1 << 25  # ~128 MiB of float32 draws per chunk
 
 
 def _check_shape(n: int, d: int) -> None:
@@ -39,13 +42,22 @@ def biased_bits(
     n_words = n_words_for(n)
     words = np.empty((d, n_words), dtype=np.uint64)
     step = max(1, _CHUNK_BITS // n)
+    starts = range(0, d, step)
     p32 = p.astype(np.float32)
-    for start in range(0, d, step):
+    # One child generator per chunk: the output depends on the seed only, not on threads.
+    children = rng.spawn(len(starts))
+
+    def fill(k: int) -> None:
+        start = starts[k]
         stop = min(d, start + step)
-        block = rng.random((stop - start, n), dtype=np.float32) < p32[start:stop, None]
+        block = children[k].random((stop - start, n), dtype=np.float32) < p32[start:stop, None]
         packed = np.zeros((stop - start, n_words * 8), dtype=np.uint8)
         packed[:, : (n + 7) // 8] = np.packbits(block, axis=1, bitorder="little")
         words[start:stop] = packed.view("<u8")
+
+    # numpy's samplers release the GIL, so threads use every core.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(fill, range(len(starts))))
     return BinaryData(words, n)
 
 

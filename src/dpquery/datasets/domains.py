@@ -9,6 +9,7 @@ Adult and KDD99 use the equal-width bucketing of the DualQuery authors' loaders
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from pathlib import Path
 
 import numpy as np
@@ -111,15 +112,13 @@ def kdd99_domain() -> Domain:
             values = KDD99_SYMBOLIC[name].split(",")
             if len(values) > k:  # codes past k-1 share the last bucket
                 merged = "|".join(values[k - 1 :])
-                recode = {v: merged for v in values[k - 1 :]}
+                recode: dict[Hashable, Hashable] = {v: merged for v in values[k - 1 :]}
                 values = [*values[: k - 1], merged]
                 attrs.append(Categorical(name, tuple(values), recode=recode))
             else:
                 attrs.append(Categorical(name, tuple(values)))
         else:
-            attrs.append(
-                Numeric.equal_width(name, lo, hi, k, integer=name not in _KDD99_FLOAT)
-            )
+            attrs.append(Numeric.equal_width(name, lo, hi, k, integer=name not in _KDD99_FLOAT))
     return Domain(tuple(attrs), note="KDD Cup 99 10% with DualQuery's bucketing")
 
 
