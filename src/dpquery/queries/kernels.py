@@ -14,6 +14,8 @@ every column stays in cache while all the block's queries read it. Padding bits 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -29,17 +31,19 @@ OP_XOR = 1
 CHUNK_WORDS = 256
 
 
-@intrinsic
-def _popcount(typingctx, x):  # type: ignore[no-untyped-def]  # pragma: no cover - jit
+def _popcount_intrinsic(typingctx, x):  # pragma: no cover - jit
     """``llvm.ctpop.i64``: one instruction (vectorised with AVX-512 VPOPCNTDQ)."""
     sig = types.uint64(types.uint64)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64)])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.ctpop.i64")
         return builder.call(fn, args)
 
     return sig, codegen
+
+
+_popcount: Any = intrinsic(_popcount_intrinsic)
 
 
 @numba.njit(cache=True, inline="always")
@@ -82,7 +86,7 @@ def _fold_chunk(
 
 
 @numba.njit(cache=True, inline="always")
-def _count3(words, a, fa, b, fb, c, fc, op, w0, w1, last, tail_mask):  # type: ignore[no-untyped-def]  # pragma: no cover - jit
+def _count3(words, a, fa, b, fb, c, fc, op, w0, w1, last, tail_mask):  # pragma: no cover - jit
     """Fused popcount of a 1-, 2- or 3-literal fold (``b``/``c`` = -1 when absent)."""
     total = 0
     end = w1 - 1 if w1 == last else w1
@@ -155,8 +159,18 @@ def count_queries(
                     fb = _flip(positive[s + 1]) if k >= 2 else np.uint64(0)
                     fc = _flip(positive[s + 2]) if k == 3 else np.uint64(0)
                     out[i] += _count3(
-                        words, bits[s], _flip(positive[s]), b, fb, c, fc,
-                        op, w0, w1, n_words, tail_mask,
+                        words,
+                        bits[s],
+                        _flip(positive[s]),
+                        b,
+                        fb,
+                        c,
+                        fc,
+                        op,
+                        w0,
+                        w1,
+                        n_words,
+                        tail_mask,
                     )
                 else:
                     _fold_chunk(words, bits, positive, s, e, op, w0, w1, n_words, tail_mask, buf)
@@ -205,14 +219,110 @@ def weigh_queries(
     return out
 
 
-@intrinsic
-def _ctz(typingctx, x):  # type: ignore[no-untyped-def]  # pragma: no cover - jit
+def _ctz_intrinsic(typingctx, x):  # pragma: no cover - jit
     """``llvm.cttz.i64``: index of the lowest set bit."""
     sig = types.int64(types.uint64)
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.cttz.i64")
         return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
 
     return sig, codegen
+
+
+_ctz: Any = intrinsic(_ctz_intrinsic)
+
+
+# A column whose nonzero words are at most this fraction of all words is a sparse pivot.
+SPARSE_PIVOT_FRACTION = 0.25
+
+
+@numba.njit(cache=True, parallel=True)
+def _count_nonzero_words(words: np.ndarray, limit: int) -> np.ndarray:  # pragma: no cover - jit
+    """Nonzero words per column, stopping once a column passes ``limit`` (then ``limit + 1``)."""
+    d, n_words = words.shape
+    out = np.zeros(d, np.int64)
+    for j in prange(d):
+        c = 0
+        for t in range(n_words):
+            if words[j, t] != 0:
+                c += 1
+                if c > limit:
+                    break
+        out[j] = c
+    return out
+
+
+@numba.njit(cache=True, parallel=True)
+def _fill_nonzero_words(words, sparse, ptr, idx):  # pragma: no cover - jit
+    for j in prange(words.shape[0]):
+        if sparse[j]:
+            r = ptr[j]
+            for t in range(words.shape[1]):
+                if words[j, t] != 0:
+                    idx[r] = t
+                    r += 1
+
+
+def nonzero_words(words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR index of the nonzero words of every sparse column: ``(sparse, ptr, idx)``.
+
+    Columns denser than :data:`SPARSE_PIVOT_FRACTION` (``sparse[j]`` False) get an empty
+    list and are never pivots, which bounds the index's size; counting stops early in them.
+    """
+    limit = int(SPARSE_PIVOT_FRACTION * words.shape[1])
+    counts = _count_nonzero_words(words, limit)
+    sparse = counts <= limit
+    ptr = np.zeros(words.shape[0] + 1, np.int64)
+    ptr[1:] = np.cumsum(np.where(sparse, counts, 0))
+    idx = np.empty(int(ptr[-1]), np.int32)
+    _fill_nonzero_words(words, sparse, ptr, idx)
+    return sparse, ptr, idx
+
+
+@numba.njit(cache=True, parallel=True)
+def count_sparse_pivot(
+    words: np.ndarray,
+    offsets: np.ndarray,
+    bits: np.ndarray,
+    positive: np.ndarray,
+    sparse: np.ndarray,
+    nz_ptr: np.ndarray,
+    nz_idx: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - jit
+    """AND counts of the queries that have a sparse positive literal (the *pivot*).
+
+    A record satisfying the conjunction has the pivot's bit set, so only the pivot's
+    nonzero words can contribute: the fold visits those words alone (the padding bits are
+    zero in the pivot, so no tail mask is needed). Returns the counts and a mask of the
+    queries handled; the others (no sparse positive literal) need the dense kernel.
+    """
+    n_queries = offsets.size - 1
+    out = np.zeros(n_queries, np.int64)
+    done = np.zeros(n_queries, np.bool_)
+    for i in prange(n_queries):
+        s = offsets[i]
+        e = offsets[i + 1]
+        pivot = -1
+        best = np.int64(1) << 62
+        for l in range(s, e):
+            j = bits[l]
+            size = nz_ptr[j + 1] - nz_ptr[j]
+            if positive[l] and sparse[j] and size < best:
+                best = size
+                pivot = l
+        if pivot < 0:
+            continue
+        done[i] = True
+        jp = bits[pivot]
+        total = 0
+        for r in range(nz_ptr[jp], nz_ptr[jp + 1]):
+            t = nz_idx[r]
+            x = words[jp, t]
+            for l in range(s, e):
+                if l != pivot:
+                    x &= words[bits[l], t] ^ _flip(positive[l])
+            total += _popcount(x)
+        out[i] = total
+    return out, done

@@ -1,0 +1,255 @@
+"""``dpquery workload make|show``, ``dpquery answer`` and ``dpquery evaluate``.
+
+``answer`` and ``evaluate`` read the private data and print exact statistics of it: they are
+tools for the data holder, not releases, and say so on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dpquery.cli.common import add_data_args, load_data
+from dpquery.data.binary import BinaryData, load_binary
+from dpquery.data.domain import Domain
+from dpquery.data.records import Records
+from dpquery.errors import DPQueryError
+from dpquery.evaluation.metrics import error_report
+from dpquery.io import atomic_path, atomic_write_text
+from dpquery.queries import generators as gen
+from dpquery.queries.evaluate import answer, answer_data, cached_answers
+from dpquery.queries.workload import Workload, describe_query
+
+KINDS = ("marginals", "marginal-cells", "all-marginals", "parities", "disjunctions")
+NOT_PRIVATE = (
+    "dpquery: NOTE: these are exact answers computed on the private data; they are NOT "
+    "differentially private. Do not publish them."
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    w = sub.add_parser("workload", help="make and inspect query workloads")
+    w_sub = w.add_subparsers(dest="workload_command", metavar="ACTION", required=True)
+
+    p = w_sub.add_parser(
+        "make",
+        help="generate a workload over a domain",
+        description="Generate a workload over the public domain of --dataset, of --data "
+        "--domain, or of --domain alone. Reads no records unless --kind marginal-cells needs "
+        "the number of records n (give --n to avoid reading the data).",
+    )
+    add_data_args(p, required=False)
+    p.add_argument("--kind", choices=KINDS, required=True,
+                   help="marginals: random sensible k-way queries (DualQuery); marginal-cells: "
+                        "all cells of --marginals random k-attribute marginals (FEM); "
+                        "all-marginals: all k-way marginals of --attributes")  # fmt: skip
+    p.add_argument("--k", type=int, default=3, help="attributes (or bits) per query")
+    p.add_argument(
+        "--count", type=int, help="number of queries (marginals, parities, disjunctions)"
+    )
+    p.add_argument("--marginals", type=int, help="number of marginals (marginal-cells)")
+    p.add_argument("--attributes", nargs="+", metavar="NAME", help="attributes (all-marginals)")
+    p.add_argument("--n", type=int, help="public number of records (marginal-cells)")
+    p.add_argument("--seed", type=int, help="seed of every random choice (default: OS entropy)")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="W.npz")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+    p.set_defaults(func=_make)
+
+    p = w_sub.add_parser("show", help="print queries in the user's terms, one JSON per line")
+    p.add_argument("workload", type=Path, metavar="W.npz")
+    p.add_argument("--limit", type=int, help="print at most this many queries")
+    p.add_argument("--format", choices=("jsonl",), default="jsonl")
+    p.add_argument("--negations", action="store_true",
+                   help="also print the negated queries (the implicit closure)")  # fmt: skip
+    p.set_defaults(func=_show)
+
+    p = sub.add_parser(
+        "answer",
+        help="true answers of a workload on the data (NOT private)",
+        description="Exact answers of every query, in workload order. NOT private: for the "
+        "data holder only.",
+    )
+    p.add_argument("workload", type=Path, metavar="W.npz")
+    add_data_args(p)
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="A.npy|A.csv")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+    p.add_argument("--cache-dir", type=Path, help="folder caching true answers by content hash")
+    p.set_defaults(func=_answer)
+
+    p = sub.add_parser(
+        "evaluate",
+        help="error of synthetic records against the true answers (NOT private)",
+        description="Compare the answers of --synthetic records with the true answers on the "
+        "data; print the error report and write it as JSON.",
+    )
+    add_data_args(p)
+    p.add_argument("--synthetic", type=Path, required=True, metavar="S.csv",
+                   help="synthetic records: a table over the domain (optional 'weight' "
+                        "column) or an encoded .npz")  # fmt: skip
+    p.add_argument("--workload", type=Path, required=True, metavar="W.npz")
+    p.add_argument("--report", type=Path, metavar="R.json", help="write the report as JSON")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing report file")
+    p.add_argument("--cache-dir", type=Path, help="folder caching true answers by content hash")
+    p.set_defaults(func=_evaluate)
+
+
+# -- helpers --------------------------------------------------------------------------
+def _inputs(args: argparse.Namespace) -> list[Path]:
+    names = ("data", "domain", "workload", "synthetic")
+    return [Path(getattr(args, a)) for a in names if getattr(args, a, None) is not None]
+
+
+def _check_output(args: argparse.Namespace, output: Path) -> None:
+    """Refuse to write onto an input, or onto an existing file without --overwrite."""
+    for path in _inputs(args):
+        if path.exists() and output.exists() and output.resolve() == path.resolve():
+            raise DPQueryError(f"output {output} is one of the inputs; refusing to overwrite it")
+    if output.exists() and not args.overwrite:
+        raise DPQueryError(f"{output} already exists; pass --overwrite to replace it")
+
+
+def _require(value: int | None, flag: str, kind: str) -> int:
+    if value is None:
+        raise DPQueryError(f"--kind {kind} needs {flag}")
+    return value
+
+
+def _domain_and_n(args: argparse.Namespace, need_n: bool) -> tuple[Domain, int | None]:
+    """The public domain named on the command line, and n when needed."""
+    from dpquery import datasets
+
+    if args.dataset is not None:
+        if args.data is not None or args.domain is not None:
+            raise DPQueryError("give --dataset alone, or --data with --domain")
+        n = args.n if args.n is not None else datasets.info(args.dataset).rows
+        return datasets.domain(args.dataset), n
+    if args.data is not None:
+        if need_n and args.n is None:
+            data = load_data(args)
+            if data.domain is None:
+                raise DPQueryError(f"{args.data} carries no domain; give --domain")
+            return data.domain, data.n
+        if args.data.suffix == ".npz":
+            binary = load_binary(args.data)
+            if binary.domain is None:
+                raise DPQueryError(f"{args.data} carries no domain")
+            return binary.domain, args.n if args.n is not None else binary.n
+        if args.domain is None:
+            raise DPQueryError("--data needs --domain DOMAIN.json (the public domain)")
+        return Domain.load(args.domain), args.n
+    if args.domain is not None:
+        return Domain.load(args.domain), args.n
+    raise DPQueryError("give --dataset NAME, --data FILE --domain DOMAIN.json, or --domain")
+
+
+def _make_workload(args: argparse.Namespace) -> Workload:
+    kind = args.kind
+    domain, n = _domain_and_n(args, need_n=kind == "marginal-cells")
+    if kind == "marginals":
+        count = _require(args.count, "--count", kind)
+        return gen.random_marginal_queries(domain, args.k, count, args.seed)
+    if kind == "marginal-cells":
+        m = _require(args.marginals, "--marginals", kind)
+        return gen.random_marginal_cells(domain, args.k, m, _require(n, "--n", kind), args.seed)
+    if kind == "all-marginals":
+        return gen.all_kway_marginals(domain, args.k, args.attributes)
+    count = _require(args.count, "--count", kind)
+    make = gen.random_parities if kind == "parities" else gen.random_disjunctions
+    return make(domain.d, args.k, count, args.seed, domain)
+
+
+def _check_domains(workload: Workload, data: BinaryData) -> None:
+    if workload.d != data.d:
+        raise DPQueryError(f"the workload is over {workload.d} bits but the data has {data.d}")
+    if (
+        workload.domain is not None
+        and data.domain is not None
+        and workload.domain.to_dict()["attributes"] != data.domain.to_dict()["attributes"]
+    ):
+        raise DPQueryError("the workload was made over a different domain than the data's")
+
+
+def _true_answers(args: argparse.Namespace, workload: Workload, data: BinaryData) -> np.ndarray:
+    _check_domains(workload, data)
+    if args.cache_dir is not None:
+        return cached_answers(workload, data, args.cache_dir)
+    return answer_data(workload, data)
+
+
+def _load_synthetic(path: Path, domain: Domain | None) -> BinaryData | Records:
+    """Synthetic records: an encoded ``.npz`` or a table over the domain (``weight`` column
+    optional)."""
+    from dpquery.data.encode import encode, read_table
+
+    if path.suffix == ".npz":
+        return load_binary(path)
+    if domain is None:
+        raise DPQueryError("reading a synthetic table needs the data's domain")
+    table = read_table(path, None)
+    weights = table.pop("weight").to_numpy(float) if "weight" in table.columns else None
+    encoded = encode(read_table(path, domain), domain)
+    if weights is None:
+        return encoded
+    return Records(encoded.to_dense(), weights, domain)
+
+
+# -- commands -------------------------------------------------------------------------
+def _make(args: argparse.Namespace) -> int:
+    _check_output(args, args.output)
+    workload = _make_workload(args)
+    workload.save(args.output, overwrite=args.overwrite)
+    print(f"wrote {args.output}: {workload!r}, hash {workload.content_hash}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    workload = Workload.load(args.workload)
+    if args.limit is not None and args.limit < 0:
+        raise DPQueryError(f"--limit must be non-negative, got {args.limit}")
+    count = len(workload) if args.limit is None else min(args.limit, len(workload))
+    out = sys.stdout
+    for i in range(count):
+        out.write(json.dumps(describe_query(workload, i)) + "\n")
+        if args.negations:
+            out.write(json.dumps(describe_query(workload, i, negated=True)) + "\n")
+    return 0
+
+
+def _answer(args: argparse.Namespace) -> int:
+    suffix = args.output.suffix.lower()
+    if suffix not in (".npy", ".csv"):
+        raise DPQueryError(f"output {args.output} must end in .npy or .csv")
+    _check_output(args, args.output)
+    workload = Workload.load(args.workload)
+    data = load_data(args)
+    answers = _true_answers(args, workload, data)
+    print(NOT_PRIVATE, file=sys.stderr)
+    with atomic_path(args.output, overwrite=args.overwrite) as tmp:
+        if suffix == ".npy":
+            with open(tmp, "wb") as f:
+                np.save(f, answers)
+        else:
+            np.savetxt(tmp, answers, fmt="%.17g", header="answer", comments="")
+    print(f"wrote {len(answers)} answers to {args.output}")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    if args.report is not None:
+        _check_output(args, args.report)
+    workload = Workload.load(args.workload)
+    data = load_data(args)
+    synthetic = _load_synthetic(args.synthetic, data.domain)
+    if synthetic.d != data.d:
+        raise DPQueryError(f"synthetic records have {synthetic.d} bits, the data {data.d}")
+    true = _true_answers(args, workload, data)
+    report = error_report(true, answer(workload, synthetic), workload)
+    print(NOT_PRIVATE, file=sys.stderr)
+    print(report.describe())
+    if args.report is not None:
+        atomic_write_text(args.report, report.to_json(), overwrite=args.overwrite)
+    return 0
