@@ -33,7 +33,7 @@ def atomic_path(path: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
 
 
 def atomic_write(
-    path: str | Path, write: Callable[[Path], None], *, overwrite: bool = True
+    path: str | Path, write: Callable[[Path], object], *, overwrite: bool = True
 ) -> None:
     """Call ``write(tmp_path)`` and move the result onto ``path`` atomically."""
     with atomic_path(path, overwrite=overwrite) as tmp:
