@@ -25,7 +25,8 @@ demo: $(STAMP)
 	$(VENV)/bin/dpquery demo
 
 bench: $(STAMP)
-	$(PY) benchmarks/run.py
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	$(PY) benchmarks/run.py $(BENCH)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

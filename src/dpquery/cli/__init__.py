@@ -18,7 +18,7 @@ EXIT_BAD_INPUT = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dpquery.cli import data, demo, privacy, workload
+    from dpquery.cli import data, demo, online, privacy, synth, workload
 
     parser = argparse.ArgumentParser(
         prog="dpquery",
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dpquery {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (data, workload, privacy, demo):
+    for module in (data, workload, synth, privacy, demo, online):
         module.register(sub)
     return parser
 

@@ -114,7 +114,7 @@ def _check_output(args: argparse.Namespace, output: Path) -> None:
 
 def _require(value: int | None, flag: str, kind: str) -> int:
     if value is None:
-        raise DPQueryError(f"--kind {kind} needs {flag}")
+        raise DPQueryError(f"workload kind {kind} needs {flag}")
     return value
 
 
@@ -147,19 +147,36 @@ def _domain_and_n(args: argparse.Namespace, need_n: bool) -> tuple[Domain, int |
 
 
 def _make_workload(args: argparse.Namespace) -> Workload:
-    kind = args.kind
-    domain, n = _domain_and_n(args, need_n=kind == "marginal-cells")
+    domain, n = _domain_and_n(args, need_n=args.kind == "marginal-cells")
+    return build_workload(
+        args.kind, domain, k=args.k, count=args.count, marginals=args.marginals,
+        attributes=args.attributes, n=n, seed=args.seed,
+    )  # fmt: skip
+
+
+def build_workload(
+    kind: str,
+    domain: Domain,
+    *,
+    k: int,
+    count: int | None,
+    marginals: int | None,
+    attributes: list[str] | None,
+    n: int | None,
+    seed: int | np.random.Generator | None,
+) -> Workload:
+    """The workload of ``--kind`` over ``domain`` (shared by ``workload make`` and ``synth``)."""
+    if kind not in KINDS:
+        raise DPQueryError(f"workload kind must be one of {KINDS}, got {kind!r}")
     if kind == "marginals":
-        count = _require(args.count, "--count", kind)
-        return gen.random_marginal_queries(domain, args.k, count, args.seed)
+        return gen.random_marginal_queries(domain, k, _require(count, "--count", kind), seed)
     if kind == "marginal-cells":
-        m = _require(args.marginals, "--marginals", kind)
-        return gen.random_marginal_cells(domain, args.k, m, _require(n, "--n", kind), args.seed)
+        m = _require(marginals, "--marginals", kind)
+        return gen.random_marginal_cells(domain, k, m, _require(n, "--n", kind), seed)
     if kind == "all-marginals":
-        return gen.all_kway_marginals(domain, args.k, args.attributes)
-    count = _require(args.count, "--count", kind)
+        return gen.all_kway_marginals(domain, k, attributes)
     make = gen.random_parities if kind == "parities" else gen.random_disjunctions
-    return make(domain.d, args.k, count, args.seed, domain)
+    return make(domain.d, k, _require(count, "--count", kind), seed, domain)
 
 
 def _check_domains(workload: Workload, data: BinaryData) -> None:

@@ -1,0 +1,354 @@
+"""``dpquery synth``: outputs in the input's columns, the JSON report, reproducibility, error
+paths, and no partial output when a run fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpquery.algorithms.dualquery as dq_module
+import dpquery.cli.synth as synth_module
+from dpquery.cli import main
+from dpquery.data.domain import Binary, Categorical, Domain, Numeric
+from dpquery.errors import DPQueryError
+from dpquery.oracles import OracleResult, get_oracle
+from dpquery.privacy import dualquery_pure_epsilon
+from dpquery.queries import Workload
+
+DOMAIN = Domain(
+    (
+        Categorical("color", ("red", "green", "blue")),
+        Binary("smoker", ("no", "yes")),
+        Numeric.equal_width("age", 0, 100, 5),
+        Categorical("size", (1, 2, 3, 4)),
+        Binary("e"),
+    )
+)
+
+
+@pytest.fixture
+def tmp(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    n = 400
+    table = pd.DataFrame(
+        {
+            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
+            "smoker": rng.choice(["no", "yes"], n),
+            "age": np.round(rng.uniform(0, 100, n), 1),
+            "size": rng.choice([1, 2, 3, 4], n),
+            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
+        }
+    )
+    table.to_csv(tmp_path / "data.csv", index=False)
+    DOMAIN.save(tmp_path / "domain.json")
+    return tmp_path
+
+
+def synth_args(tmp: Path, *extra: str, seed: int | None = 0) -> list[str]:
+    args = [
+        "synth", "--data", str(tmp / "data.csv"), "--domain", str(tmp / "domain.json"),
+        "--workload", "marginals", "--k", "2", "--queries", "60",
+        "--eta", "0.5", "--samples", "20", "--quiet", *extra,
+    ]  # fmt: skip
+    return [*args, "--seed", str(seed)] if seed is not None else args
+
+
+BUDGET = ("--epsilon", "2", "--delta", "1e-3")
+
+
+def strict_json(path: Path) -> dict:
+    def reject(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(path.read_text(), parse_constant=reject)
+
+
+def listing(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+TIMING_KEYS = {"sample_s", "oracle_s", "update_s", "mean_seconds", "max_seconds"}
+
+
+def without_timings(x: object) -> object:
+    if isinstance(x, dict):
+        return {
+            k: without_timings(v) for k, v in x.items() if k not in TIMING_KEYS and k != "timings"
+        }
+    if isinstance(x, list):
+        return [without_timings(v) for v in x]
+    return x
+
+
+# == a normal run ============================================================================
+
+
+def test_synth_writes_records_in_input_columns_and_a_report(tmp, capsys) -> None:
+    out, rep = tmp / "s.csv", tmp / "r.json"
+    assert main(synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep))) == 0
+    captured = capsys.readouterr()
+    assert "dualquery: T=" in captured.out
+    report = strict_json(rep)
+    rel, ev = report["release"], report["evaluation"]
+    p = rel["parameters"]
+    assert rel["algorithm"] == "dualquery"
+    assert (p["n"], p["d"], p["queries"], p["s"], p["eta"]) == (400, DOMAIN.d, 60, 20, 0.5)
+    assert p["mode"] == "budget (largest T)" and p["oracle"] == "heuristic"
+
+    synth = pd.read_csv(out)
+    source = pd.read_csv(tmp / "data.csv")
+    assert list(synth.columns) == list(source.columns)
+    assert len(synth) == p["T"] == rel["records"] == rel["oracle_summary"]["rounds"]
+    assert set(synth["color"]) <= {"red", "green", "blue"}
+    assert set(synth["smoker"]) <= {"no", "yes"}
+    assert set(synth["size"]) <= {1, 2, 3, 4} and set(synth["e"]) <= {0, 1}
+    assert synth["age"].between(0, 100).all()
+
+    privacy = rel["privacy"]
+    eps = {e["key"]: e["epsilon"] for e in privacy["by_accountant"]}
+    pure = dualquery_pure_epsilon(eta=0.5, T=p["T"], s=20, n=400)
+    assert eps["basic"] == pytest.approx(pure, rel=1e-12)
+    (approx,) = [g for g in privacy["guarantees"] if g["measure"] == "approx"]
+    assert approx["epsilon"] <= 2.0 and approx["delta"] == 1e-3
+    assert set(rel["timings"]) >= {"true_answers_s", "oracle_s", "update_s", "total_s"}
+    assert set(ev["errors"]) == {"workload", "fresh_workload"}
+    assert set(ev["baselines"]) == {"zeros", "uniform", "laplace"}
+    assert "NOT differentially private" in ev["note"]
+    for e in [*ev["errors"].values(), *ev["baselines"].values()]:
+        assert 0 <= e["mean_error"] <= e["max_error"]
+
+
+def test_pure_dp_report_is_strict_json(tmp) -> None:
+    out, rep = tmp / "s.csv", tmp / "r.json"
+    assert main(synth_args(tmp, "--epsilon", "5", "--out", str(out), "--report", str(rep))) == 0
+    report = strict_json(rep)  # zCDP proves no pure epsilon: "inf", not a bare Infinity
+    assert report["release"]["privacy"]["budget"]["measure"] == "pure"
+
+
+def test_integer_coded_table_comes_back_integer_coded(tmp) -> None:
+    sizes = {"a": 3, "b": 2, "c": 5}
+    (tmp / "pgm.json").write_text(json.dumps(sizes))
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({k: rng.integers(0, v, 300) for k, v in sizes.items()})
+    table.to_csv(tmp / "ints.csv", index=False)
+    out = tmp / "s.csv"
+    args = [
+        "synth", "--data", str(tmp / "ints.csv"), "--domain", str(tmp / "pgm.json"),
+        "--epsilon", "2", "--delta", "1e-3", "--eta", "0.5", "--samples", "20",
+        "--queries", "30", "--k", "2", "--seed", "0", "--quiet", "--out", str(out),
+    ]  # fmt: skip
+    assert main(args) == 0
+    synth = pd.read_csv(out)
+    assert list(synth.columns) == list(sizes)
+    for name, size in sizes.items():
+        assert synth[name].dtype.kind == "i"
+        assert synth[name].between(0, size - 1).all()
+
+
+def test_saved_workload_and_parquet_output(tmp) -> None:
+    w_path = tmp / "w.npz"
+    make = ["workload", "make", "--data", str(tmp / "data.csv"), "--domain"]
+    make += [str(tmp / "domain.json"), "--kind", "parities", "--k", "2", "--count", "40"]
+    assert main([*make, "--seed", "3", "-o", str(w_path)]) == 0
+    out, rep = tmp / "s.parquet", tmp / "r.json"
+    args = synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep))
+    args[args.index("marginals")] = str(w_path)
+    assert main(args) == 0
+    report = strict_json(rep)
+    assert report["release"]["parameters"]["queries"] == len(Workload.load(w_path)) == 40
+    assert "fresh_workload" not in report["evaluation"]["errors"]
+    assert list(pd.read_parquet(out).columns) == list(pd.read_csv(tmp / "data.csv").columns)
+
+
+# == reproducibility =========================================================================
+
+
+def test_same_seed_gives_byte_identical_output(tmp) -> None:
+    runs = {}
+    for name, seed in (("a", 5), ("b", 5), ("c", 6)):
+        out, rep = tmp / f"{name}.csv", tmp / f"{name}.json"
+        extra = ("--free-attributes", "uniform", "--out", str(out), "--report", str(rep))
+        assert main(synth_args(tmp, *BUDGET, *extra, seed=seed)) == 0
+        runs[name] = (out.read_bytes(), strict_json(rep))
+    assert runs["a"][0] == runs["b"][0]
+    assert without_timings(runs["a"][1]) == without_timings(runs["b"][1])
+    # a different seed: new workload, samples, free bits and numeric draws; ~26 records with
+    # a continuous age column cannot coincide
+    assert runs["a"][0] != runs["c"][0]
+    assert without_timings(runs["a"][1]) != without_timings(runs["c"][1])
+
+
+# == error paths: exit 2, one line, no output ================================================
+
+ERRORS = {
+    "negative epsilon": (("--epsilon", "-1", "--delta", "1e-3"), "epsilon"),
+    "zero epsilon": (("--epsilon", "0"), "epsilon"),
+    "nan epsilon": (("--epsilon", "nan", "--delta", "1e-3"), "epsilon"),
+    "delta above 1": (("--epsilon", "1", "--delta", "2"), "delta"),
+    "no budget nor T": ((), "give a budget"),
+    "explicit over budget": ((*BUDGET, "--T", "500"), "more than the budget"),
+    "budget too small": (("--epsilon", "0.0001", "--delta", "1e-3"), "admits only"),
+    "unknown workload kind": ((*BUDGET, "--workload", "bogus"), "workload kind"),
+    "marginal-cells without --marginals": ((*BUDGET, "--workload", "marginal-cells"), "marg"),
+    "density without epsilon": ((*BUDGET, "--free-attributes", "private-density"), "density"),
+}
+
+
+def check_clean_failure(tmp: Path, before: dict[str, bytes], capsys, match: str) -> None:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("dpquery: error: ") and match in lines[0]
+    assert listing(tmp) == before  # nothing written, nothing changed, no temporary files
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_error_paths(case, tmp, capsys) -> None:
+    extra, match = ERRORS[case]
+    before = listing(tmp)
+    args = synth_args(tmp, *extra, "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"))
+    assert main(args) == 2
+    check_clean_failure(tmp, before, capsys, match)
+
+
+@pytest.mark.parametrize(
+    ("out", "report", "match"),
+    [
+        ("s.txt", None, "must end in .csv or .parquet"),
+        ("data.csv", None, "is one of the inputs"),
+        ("s.csv", "domain.json", "is one of the inputs"),
+        ("s.csv", "s.csv", "name the same file"),
+        ("missing/s.csv", None, "not a file in an existing folder"),
+    ],
+)
+def test_bad_outputs(out, report, match, tmp, capsys) -> None:
+    before = listing(tmp)
+    extra = ["--out", str(tmp / out)] + ([] if report is None else ["--report", str(tmp / report)])
+    assert main(synth_args(tmp, *BUDGET, *extra)) == 2
+    check_clean_failure(tmp, before, capsys, match)
+
+
+def test_existing_output_needs_overwrite(tmp, capsys) -> None:
+    (tmp / "s.csv").write_text("keep me\n")
+    before = listing(tmp)
+    args = synth_args(tmp, *BUDGET, "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"))
+    assert main(args) == 2
+    check_clean_failure(tmp, before, capsys, "already exists")
+    # an existing report alone also stops the run before the CSV is written
+    (tmp / "s.csv").unlink()
+    (tmp / "r.json").write_text("{}\n")
+    before = listing(tmp)
+    assert main(args) == 2
+    check_clean_failure(tmp, before, capsys, "already exists")
+    assert main([*args, "--overwrite"]) == 0
+    assert strict_json(tmp / "r.json")["release"]["algorithm"] == "dualquery"
+    assert len(pd.read_csv(tmp / "s.csv")) > 0
+
+
+# == failing runs leave no output ============================================================
+
+
+class InterruptedOracle:
+    """The real oracle for two rounds, then Ctrl-C."""
+
+    name = "interrupted"
+
+    def __init__(self) -> None:
+        self.inner = get_oracle("heuristic")
+        self.calls = 0
+
+    def solve(self, problem, *, seed=None):
+        self.calls += 1
+        if self.calls == 3:
+            raise KeyboardInterrupt
+        return self.inner.solve(problem, seed=seed)
+
+
+def test_interrupted_run_writes_nothing(tmp, monkeypatch, capsys) -> None:
+    oracle = InterruptedOracle()
+    monkeypatch.setattr(dq_module, "get_oracle", lambda name, **kw: oracle)
+    before = listing(tmp)
+    args = synth_args(tmp, *BUDGET, "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"))
+    assert main(args) == 130
+    assert oracle.calls == 3
+    assert listing(tmp) == before
+
+
+def test_failure_after_the_release_writes_nothing(tmp, monkeypatch, capsys) -> None:
+    def broken_report(*args, **kwargs):
+        raise DPQueryError("evaluation failed")
+
+    monkeypatch.setattr(synth_module, "release_report", broken_report)
+    before = listing(tmp)
+    args = synth_args(tmp, *BUDGET, "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"))
+    assert main(args) == 2
+    check_clean_failure(tmp, before, capsys, "evaluation failed")
+
+
+def test_unserialisable_report_writes_nothing(tmp, monkeypatch) -> None:
+    """The report is serialised before anything is written, so the CSV is not left alone."""
+    real = synth_module.release_report
+
+    def odd_report(*args, **kwargs):
+        report = real(*args, **kwargs)
+        report["release"]["parameters"]["odd"] = object()
+        return report
+
+    monkeypatch.setattr(synth_module, "release_report", odd_report)
+    before = listing(tmp)
+    args = synth_args(tmp, *BUDGET, "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"))
+    with pytest.raises(TypeError, match="not JSON serialisable"):
+        main(args)
+    assert listing(tmp) == before
+
+
+class LyingOracle:
+    """Returns records that break the groups, with nonsense statistics."""
+
+    name = "liar"
+
+    def solve(self, problem, *, seed=None):
+        return OracleResult(
+            record=np.ones(problem.d),
+            objective=float("inf"),
+            bound=float("nan"),
+            optimal=True,
+            seconds=-1.0,
+            status="optimal (trust me)",
+            timed_out=False,
+            free=np.ones(problem.d, dtype=bool),
+            oracle="liar",
+        )
+
+
+def test_untrusted_oracle_run_via_cli_is_valid(tmp, monkeypatch) -> None:
+    out, rep = tmp / "s.csv", tmp / "r.json"
+    args = synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep))
+    assert main(args) == 0
+    honest = strict_json(rep)
+    monkeypatch.setattr(dq_module, "get_oracle", lambda name, **kw: LyingOracle())
+    assert main([*args, "--overwrite"]) == 0
+    lied = strict_json(rep)
+    assert lied["release"]["privacy"] == honest["release"]["privacy"]
+    assert lied["release"]["oracle_summary"]["repaired"] == lied["release"]["records"]
+    synth = pd.read_csv(out)
+    assert synth.notna().all().all()  # every group decoded to exactly one value
+    assert lied["release"]["decode"] == honest["release"]["decode"]
+
+
+def test_saved_workload_over_another_domain_is_rejected(tmp, capsys) -> None:
+    """Same number of bits, different attributes: the queries would mean other things."""
+    from dpquery.queries import random_marginal_queries
+
+    other = Domain(tuple(reversed(DOMAIN.attributes)))
+    assert other.d == DOMAIN.d
+    random_marginal_queries(other, 2, 30, seed=0).save(tmp / "w.npz")
+    before = listing(tmp)
+    args = synth_args(tmp, *BUDGET, "--out", str(tmp / "s.csv"))
+    args[args.index("marginals")] = str(tmp / "w.npz")
+    assert main(args) == 2
+    check_clean_failure(tmp, before, capsys, "different domain")
