@@ -195,6 +195,11 @@ ERRORS = {
     "unknown workload kind": ((*BUDGET, "--workload", "bogus"), "workload kind"),
     "marginal-cells without --marginals": ((*BUDGET, "--workload", "marginal-cells"), "marg"),
     "density without epsilon": ((*BUDGET, "--free-attributes", "private-density"), "density"),
+    "gap for the heuristic": ((*BUDGET, "--oracle-gap", "3"), "exact oracles"),
+    "non-positive time limit": (
+        (*BUDGET, "--oracle", "cpsat", "--oracle-time-limit", "0"),
+        "must be positive",
+    ),
 }
 
 

@@ -51,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--beta", type=float, help="failure probability (theory mode)")
     g = p.add_argument_group("oracle and free attributes")
     g.add_argument("--oracle", default="heuristic", choices=oracle_names())
+    g.add_argument("--oracle-time-limit", type=float, metavar="SECONDS",
+                   help="per-round time limit of the exact oracles (cpsat, highs)")  # fmt: skip
+    g.add_argument("--oracle-gap", type=float, metavar="GAP",
+                   help="absolute gap accepted by the exact oracles, e.g. alpha/4 * s")  # fmt: skip
     g.add_argument("--free-attributes", default="zeros",
                    choices=("zeros", "uniform", "private-density"))  # fmt: skip
     g.add_argument("--density-epsilon", type=float,
@@ -106,12 +110,14 @@ def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) ->
 
 def _synth(args: argparse.Namespace) -> int:
     _check_outputs(args)  # before any work: no partial output, no overwritten input
+    oracle_options = _oracle_options(args)
     data = load_data(args)
     if data.domain is None:
         raise DPQueryError("synth needs a domain to write records in the input's columns")
     rng = make_rng(args.seed)
     workload, fresh = _workloads(args, data, rng)
     model = DualQuery(
+        oracle_options=oracle_options,
         epsilon=args.epsilon, delta=args.delta, eta=args.eta, T=args.T, samples=args.samples,
         alpha=args.alpha, beta=args.beta, oracle=args.oracle,
         free_attributes=args.free_attributes, density_epsilon=args.density_epsilon,
@@ -134,6 +140,20 @@ def _synth(args: argparse.Namespace) -> int:
             table.to_csv(tmp, index=False)
     _summary(report, args)
     return 0
+
+
+def _oracle_options(args: argparse.Namespace) -> dict[str, float]:
+    options = {"time_limit": args.oracle_time_limit, "abs_gap": args.oracle_gap}
+    given = {k: v for k, v in options.items() if v is not None}
+    if given and args.oracle not in ("cpsat", "highs"):
+        raise DPQueryError(
+            f"--oracle-time-limit/--oracle-gap apply to the exact oracles (cpsat, highs), "
+            f"not to {args.oracle!r}, which runs on iteration budgets"
+        )
+    for name, value in given.items():
+        if not value > 0:
+            raise DPQueryError(f"--oracle-{name.replace('_', '-')} must be positive, got {value}")
+    return given
 
 
 def _json(x: object) -> object:
