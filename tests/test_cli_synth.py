@@ -71,7 +71,7 @@ def listing(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in folder.iterdir()}
 
 
-TIMING_KEYS = {"sample_s", "oracle_s", "update_s", "mean_seconds", "max_seconds"}
+TIMING_KEYS = {"select_s", "respond_s", "observe_s", "mean_seconds", "max_seconds"}
 
 
 def without_timings(x: object) -> object:

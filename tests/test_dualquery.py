@@ -641,7 +641,7 @@ def test_same_seed_same_release_different_seed_different() -> None:
     c = DualQuery(**kw, seed=12).fit(data, workload)
     assert np.array_equal(a.records.rows, b.records.rows)
     assert ledger_entries(a) == ledger_entries(b) == ledger_entries(c)
-    strip = ("sample_s", "oracle_s", "update_s")
+    strip = ("select_s", "respond_s", "observe_s")
     assert [{k: v for k, v in r.items() if k not in strip} for r in a.rounds] == [
         {k: v for k, v in r.items() if k not in strip} for r in b.rounds
     ]

@@ -28,6 +28,7 @@ from dpquery.algorithms.free import (
     check_policy,
     private_density,
 )
+from dpquery.algorithms.game import play
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
@@ -50,7 +51,7 @@ from dpquery.privacy import (
     spend,
 )
 from dpquery.privacy.dualquery import dualquery_round_charge
-from dpquery.queries import Workload, answer, answer_records
+from dpquery.queries import Workload, answer
 from dpquery.rng import SeedLike, make_rng
 
 DEFAULT_ETA = 1.2
@@ -199,6 +200,69 @@ def _check_params(eta: float, T: int, s: int) -> None:
 RoundCallback = Callable[[dict[str, Any]], None]
 
 
+def unit_answers(workload: Workload, target: BinaryData | Records) -> np.ndarray:
+    """Answers rescaled to [0, 1] (parities: (1 + p) / 2), the range the privacy proofs
+    assume: with them every score has sensitivity ``1/n`` per round."""
+    lo, hi = workload.value_range
+    return (answer(workload, target) - lo) / (hi - lo)
+
+
+class MultiplicativeWeightsSampler:
+    """DualQuery's query player (Algorithm 2): multiplicative weights over ``Q ∪ ¬Q``.
+
+    The log-weight of ``q`` is ``-eta r_q`` and of ``¬q`` is ``+eta r_q``, with
+    ``r_q = sum_{i<t} (q(x^i) - q(D))``; round ``t`` draws ``s`` queries from it.
+    """
+
+    def __init__(
+        self, true_unit: np.ndarray, *, eta: float, s: int, n: int,
+        rng: np.random.Generator, ledger: Ledger,
+    ) -> None:  # fmt: skip
+        self.true_unit = true_unit
+        self.eta, self.s, self.n = eta, s, n
+        self.rng, self.ledger = rng, ledger
+        self.r = np.zeros_like(true_unit)
+
+    def log_weights(self) -> np.ndarray:
+        return np.concatenate([-self.eta * self.r, self.eta * self.r])
+
+    def select(self, t: int) -> np.ndarray:
+        return dualquery_sample_round(
+            self.log_weights(), t=t, eta=self.eta, s=self.s, n=self.n,
+            rng=self.rng, ledger=self.ledger,
+        )  # fmt: skip
+
+    def observe(self, t: int, answers: np.ndarray) -> None:
+        self.r += answers - self.true_unit
+
+
+class BestResponder:
+    """DualQuery's data player: one best-response record per round (Section 5)."""
+
+    def __init__(
+        self, workload: Workload, *, onehot_groups: np.ndarray, oracle: Oracle,
+        free: FreeAttributes, rng: np.random.Generator, on_oracle_error: str = "fallback",
+    ) -> None:  # fmt: skip
+        self.workload, self.onehot_groups = workload, onehot_groups
+        self.oracle, self.free, self.rng = oracle, free, rng
+        self.on_oracle_error = on_oracle_error
+        self.rows: list[np.ndarray] = []
+
+    def start(self) -> None:
+        return None
+
+    def respond(self, t: int, sampled: np.ndarray) -> dict[str, Any]:
+        problem = BestResponse.from_workload(
+            self.workload, sampled, onehot_groups=self.onehot_groups
+        )
+        x, info = best_response(problem, self.oracle, self.free, self.rng, self.on_oracle_error)
+        self.rows.append(x)
+        return info
+
+    def answers(self) -> np.ndarray:
+        return unit_answers(self.workload, Records(self.rows[-1][None, :]))
+
+
 def dualquery(
     workload: Workload,
     true_answers: np.ndarray,
@@ -215,34 +279,21 @@ def dualquery(
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """DualQuery, Algorithm 2: the ``T`` best-response records and per-round statistics.
 
-    ``true_answers`` are ``q(D)`` for the stored queries; the log-weights of ``Q^t`` are
-    ``-eta r_q`` with ``r_q = sum_{i<t} (q(x^i) - q(D))`` and ``+eta r_q`` for ``¬q``. Answers
-    are rescaled to [0, 1] (parities: (1 + p) / 2) so the score's sensitivity is ``(t-1)/n``
-    as Theorem 4.2's proof requires.
+    ``true_answers`` are ``q(D)`` for the stored queries. Answers are rescaled to [0, 1]
+    (parities: (1 + p) / 2) so the score's sensitivity is ``(t-1)/n`` as Theorem 4.2's
+    proof requires.
     """
     lo, hi = workload.value_range
-    d_true = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
-    r = np.zeros(len(workload))
-    rows = np.empty((plan.T, workload.d), dtype=np.uint8)
-    stats: list[dict[str, Any]] = []
-    for t in range(1, plan.T + 1):
-        t0 = time.perf_counter()
-        log_w = np.concatenate([-plan.eta * r, plan.eta * r])
-        sampled = dualquery_sample_round(
-            log_w, t=t, eta=plan.eta, s=plan.s, n=n, rng=rng, ledger=ledger
-        )
-        t1 = time.perf_counter()
-        problem = BestResponse.from_workload(workload, sampled, onehot_groups=onehot_groups)
-        x, info = best_response(problem, oracle, free, rng, on_oracle_error)
-        rows[t - 1] = x
-        t2 = time.perf_counter()
-        one = Records(x[None, :])
-        r += (answer_records(workload, one) - lo) / (hi - lo) - d_true
-        info.update(round=t, sample_s=t1 - t0, oracle_s=t2 - t1, update_s=time.perf_counter() - t2)
-        stats.append(info)
-        if on_round is not None:
-            on_round(info)
-    return rows, stats
+    true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
+    queries = MultiplicativeWeightsSampler(
+        true_unit, eta=plan.eta, s=plan.s, n=n, rng=rng, ledger=ledger
+    )
+    records = BestResponder(
+        workload, onehot_groups=onehot_groups, oracle=oracle, free=free, rng=rng,
+        on_oracle_error=on_oracle_error,
+    )  # fmt: skip
+    stats = play(queries, records, plan.T, on_round)
+    return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), stats
 
 
 def best_response(
@@ -405,9 +456,9 @@ class DualQuery:
             rounds,
             {
                 "true_answers_s": t_answers,
-                "sampling_s": sum(r["sample_s"] for r in rounds),
-                "oracle_s": sum(r["oracle_s"] for r in rounds),
-                "update_s": sum(r["update_s"] for r in rounds),
+                "sampling_s": sum(r["select_s"] for r in rounds),
+                "oracle_s": sum(r["respond_s"] for r in rounds),
+                "update_s": sum(r["observe_s"] for r in rounds),
                 "total_s": total,
             },
             non_private_domain=bool(data.domain is not None and data.domain.non_private),
@@ -422,7 +473,7 @@ def _progress(T: int) -> RoundCallback:
     def show(info: dict[str, Any]) -> None:
         obj = info["objective"]
         print(
-            f"\rDualQuery round {info['round']}/{T}  oracle {info['oracle_s'] * 1e3:7.1f} ms  "
+            f"\rDualQuery round {info['round']}/{T}  oracle {info['respond_s'] * 1e3:7.1f} ms  "
             f"objective {obj if obj is None else f'{obj:.1f}'}  {info['status'][:20]:<20}",
             end="", file=sys.stderr, flush=True,
         )  # fmt: skip

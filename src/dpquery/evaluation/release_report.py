@@ -30,7 +30,7 @@ def _errors(true: np.ndarray, released: np.ndarray, workload: Workload) -> dict[
 
 def oracle_summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """Counts over the rounds: certified optimal, timed out, repaired, oracle failures."""
-    seconds = [r.get("oracle_s", 0.0) for r in rounds]
+    seconds = [r.get("respond_s", 0.0) for r in rounds]
     return {
         "rounds": len(rounds),
         "optimal": sum(bool(r.get("optimal")) for r in rounds),

@@ -1,0 +1,77 @@
+"""The query-release game, played by every oracle-efficient algorithm.
+
+All of dpquery's synthetic-data algorithms play one two-player game (Oracle-efficient,
+Section 3; DualQuery, Section 3): a *data player* proposes records, a *query player* looks for
+queries they answer badly. They differ in who learns and who best-responds:
+
+* dual (DualQuery Algorithm 2, DQRS Algorithm 4): the query player learns by multiplicative
+  weights and privately samples queries; the data player best-responds with a record;
+* primal (FEM/sepFEM Algorithm 1, MWEM): the data player learns (follow the perturbed
+  leader, or multiplicative weights over the domain); the query player privately selects a
+  badly answered query (the exponential mechanism).
+
+:func:`play` is the one loop. Each round the query player ``select``\\ s (the private step:
+it charges the ledger before drawing), the data player ``respond``\\ s (an oracle; untrusted,
+post-processing) and the query player ``observe``\\ s the data player's new answers on the
+workload. A primal data player makes its first play in ``start``, before round 1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+RoundStats = dict[str, Any]
+
+
+class QueryPlayer(Protocol):
+    def select(self, t: int) -> Any:
+        """Round ``t``'s private choice of queries (charged to the ledger first)."""
+        ...
+
+    def observe(self, t: int, answers: np.ndarray) -> None:
+        """The data player's answers on the workload after round ``t`` (0: its first play)."""
+        ...
+
+
+class DataPlayer(Protocol):
+    def start(self) -> np.ndarray | None:
+        """A primal learner's first play, as answers on the workload; None for a dual one."""
+        ...
+
+    def respond(self, t: int, selection: Any) -> RoundStats:
+        """Play round ``t`` against the query player's ``selection``; return its statistics."""
+        ...
+
+    def answers(self) -> np.ndarray:
+        """Answers on the workload of the data player's latest play."""
+        ...
+
+
+def play(
+    query_player: QueryPlayer,
+    data_player: DataPlayer,
+    T: int,
+    on_round: Callable[[RoundStats], None] | None = None,
+) -> list[RoundStats]:
+    """Play ``T`` rounds; return the per-round statistics (with their timings)."""
+    first = data_player.start()
+    if first is not None:
+        query_player.observe(0, first)
+    stats: list[RoundStats] = []
+    for t in range(1, T + 1):
+        t0 = time.perf_counter()
+        selection = query_player.select(t)
+        t1 = time.perf_counter()
+        info = data_player.respond(t, selection)
+        t2 = time.perf_counter()
+        query_player.observe(t, data_player.answers())
+        info.update(round=t, select_s=t1 - t0, respond_s=t2 - t1,
+                    observe_s=time.perf_counter() - t2)  # fmt: skip
+        stats.append(info)
+        if on_round is not None:
+            on_round(info)
+    return stats
