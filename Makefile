@@ -24,9 +24,11 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/dpquery demo
 
+# Quick mode by default (fewer runs and points); `make bench FULL=1` runs the papers' full
+# protocols (hours); `make bench BENCH=dualquery` runs one benchmark.
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
-	$(PY) benchmarks/run.py $(BENCH)
+	DPQUERY_BENCH_QUICK=$(if $(FULL),0,1) $(PY) benchmarks/run.py $(BENCH)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

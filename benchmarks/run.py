@@ -22,6 +22,7 @@ def main(argv: list[str]) -> int:
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec and spec.loader
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses and postponed annotations look it up
         spec.loader.exec_module(module)
         print(f"\n=== {path.stem} ===", flush=True)
         start = time.perf_counter()

@@ -108,14 +108,19 @@ class LaplaceNoise:
         self.seed = seed
 
     def fit(
-        self, data: BinaryData, workload: Workload, ledger: Ledger | None = None
+        self,
+        data: BinaryData,
+        workload: Workload,
+        ledger: Ledger | None = None,
+        true_answers: np.ndarray | None = None,
     ) -> BaselineResult:
+        """``true_answers`` may be passed when already computed (they are ``q(D)``)."""
         _check(data, workload)
         eps = _positive("epsilon", self.epsilon)
         ledger = ledger if ledger is not None else Ledger(Budget.pure(eps))
         scale = l1_sensitivity(workload, data.n) / eps
         noisy = laplace_mechanism(
-            answer_data(workload, data),
+            _true(workload, data, true_answers),
             epsilon=eps,
             sensitivity=l1_sensitivity(workload, data.n),
             rng=make_rng(self.seed),
@@ -137,14 +142,19 @@ class GaussianNoise:
         self.seed = seed
 
     def fit(
-        self, data: BinaryData, workload: Workload, ledger: Ledger | None = None
+        self,
+        data: BinaryData,
+        workload: Workload,
+        ledger: Ledger | None = None,
+        true_answers: np.ndarray | None = None,
     ) -> BaselineResult:
+        """``true_answers`` may be passed when already computed (they are ``q(D)``)."""
         _check(data, workload)
         rho = _positive("rho", self.rho)
         ledger = ledger if ledger is not None else Ledger(Budget.zcdp(rho))
         sensitivity = l2_sensitivity(workload, data.n)
         noisy = gaussian_mechanism(
-            answer_data(workload, data),
+            _true(workload, data, true_answers),
             rho=rho,
             sensitivity=sensitivity,
             rng=make_rng(self.seed),
@@ -157,6 +167,15 @@ class GaussianNoise:
             charge=Charge("gaussian baseline", ZCDP(rho)),
             noise_scale=gaussian_sigma(rho, sensitivity),
         )
+
+
+def _true(workload: Workload, data: BinaryData, true_answers: np.ndarray | None) -> np.ndarray:
+    if true_answers is None:
+        return answer_data(workload, data)
+    true = np.asarray(true_answers, dtype=np.float64)
+    if true.shape != (len(workload),):
+        raise DPQueryError(f"true_answers must have {len(workload)} entries, got {true.shape}")
+    return true
 
 
 def _positive(name: str, value: object) -> float:

@@ -68,7 +68,7 @@ def release_report(
     }
     eps = baseline_epsilon if baseline_epsilon is not None else release.ledger.budget.epsilon
     if eps is not None:
-        lap = LaplaceNoise(eps, seed=seed).fit(data, workload)
+        lap = LaplaceNoise(eps, seed=seed).fit(data, workload, true_answers=true)
         baselines["laplace"] = {**_errors(true, lap.answers, workload), "epsilon": eps}
     return {
         "release": {**release.to_dict(), "oracle_summary": oracle_summary(release.rounds)},
