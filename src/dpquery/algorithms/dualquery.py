@@ -77,7 +77,8 @@ class DualQueryPlan:
         return density + dualquery_plan(eta=self.eta, T=self.T, s=self.s, n=n)
 
 
-def _budget(epsilon: float, delta: float | None) -> Budget:
+def budget_for(epsilon: float, delta: float | None) -> Budget:
+    """Pure epsilon when ``delta`` is 0 or None, else (epsilon, delta)."""
     return Budget.pure(epsilon) if not delta else Budget.approx(epsilon, delta)
 
 
@@ -122,7 +123,7 @@ def plan_dualquery(
 
     def cost(eta_: float, T_: int, s_: int) -> float:
         totals = Composition(density + dualquery_plan(eta=eta_, T=T_, s=s_, n=n)).totals()
-        probe = _budget(1.0, delta)
+        probe = budget_for(1.0, delta)
         return spend(totals, probe, acc)
 
     if alpha is not None:
@@ -138,21 +139,21 @@ def plan_dualquery(
                 f"Algorithm 2's parameters for alpha={alpha} (T={p.T}, s={p.s}, eta={p.eta:g}) "
                 f"need epsilon={needed:.4g} on n={n}, more than the budget {epsilon}"
             )
-        budget = _budget(epsilon if epsilon is not None else _ceil(needed), delta)
+        budget = budget_for(epsilon if epsilon is not None else ceil_epsilon(needed), delta)
         return DualQueryPlan(p.eta, p.T, p.s, budget, "theory", density_epsilon)
     if epsilon is None:
         if eta is None or T is None or s is None:
             raise DPQueryError(
                 "give a budget (epsilon, delta), or all of eta, T and s, or alpha (theory mode)"
             )
-        _check_params(eta, T, s)
+        check_parameters(eta, T, s)
         return DualQueryPlan(
-            eta, T, s, _budget(_ceil(cost(eta, T, s)), delta), "explicit", density_epsilon
+            eta, T, s, budget_for(ceil_epsilon(cost(eta, T, s)), delta), "explicit", density_epsilon
         )
-    budget = _budget(epsilon, delta)
+    budget = budget_for(epsilon, delta)
     eta = DEFAULT_ETA if eta is None else eta
     if T is not None and s is not None:
-        _check_params(eta, T, s)
+        check_parameters(eta, T, s)
         if not fits(Composition(density + dualquery_plan(eta=eta, T=T, s=s, n=n)).totals(),
                     budget, acc):  # fmt: skip
             raise DPQueryError(
@@ -161,7 +162,7 @@ def plan_dualquery(
             )
         return DualQueryPlan(eta, T, s, budget, "explicit", density_epsilon)
     if T is not None:  # the largest s for the given T
-        _check_params(eta, T, 1)
+        check_parameters(eta, T, 1)
         if density:
             raise DPQueryError("budget mode for s does not support private-density; give s")
         s = dualquery_max_samples(budget, eta=eta, T=T, n=n, accountant=acc)
@@ -169,7 +170,7 @@ def plan_dualquery(
             raise DPQueryError(f"no sample size fits {budget.describe()} with T={T}")
         return DualQueryPlan(eta, T, s, budget, "budget (largest s)", density_epsilon)
     s = DEFAULT_SAMPLES if s is None else s
-    _check_params(eta, 1, s)
+    check_parameters(eta, 1, s)
 
     def round_charges(t: int) -> list[Charge]:
         first = density if t == 1 else []
@@ -184,12 +185,14 @@ def plan_dualquery(
     return DualQueryPlan(eta, T, s, budget, "budget (largest T)", density_epsilon)
 
 
-def _ceil(epsilon: float) -> float:
+def ceil_epsilon(epsilon: float) -> float:
+    """A budget just above ``epsilon``, for the explicit modes' own cost."""
     # The ledger recomputes the same exact sums; one ulp of room absorbs the last rounding.
     return math.nextafter(epsilon, math.inf) if epsilon > 0 else 1e-300
 
 
-def _check_params(eta: float, T: int, s: int) -> None:
+def check_parameters(eta: float, T: int, s: int) -> None:
+    """``eta`` a positive number, ``T`` and ``s`` positive integers, or a clear error."""
     if not (isinstance(eta, int | float) and 0 < eta < math.inf):
         raise DPQueryError(f"eta must be a positive number, got {eta!r}")
     for name, v in (("T", T), ("s", s)):

@@ -147,15 +147,24 @@ def answer_records(workload: Workload, records: Records) -> np.ndarray:
     else:
         order = np.argsort(weights, kind="stable")  # any order works; sorted helps caching
         packed = BinaryData(pack_columns(rows[order]), rows.shape[0])
-        totals = kernels.weigh_queries(
-            packed.words,
-            weights[order],
-            packed.tail_mask,
-            workload.offsets,
-            workload.bits,
-            positive,
-            op,
-        )
+        return answer_weighted(workload, packed, weights[order])
+    return _from_totals(workload, totals, float(weights.sum()))
+
+
+def answer_weighted(workload: Workload, packed: BinaryData, weights: np.ndarray) -> np.ndarray:
+    """Answers on the records of ``packed`` weighted by ``weights`` (normalised to sum to 1).
+
+    For a fixed record set whose weights change (MWEM's distribution over the domain): pack
+    once, answer for every new weight vector.
+    """
+    _check_bits(workload, packed.d)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    if weights.shape != (packed.n,) or not weights.sum() > 0:
+        raise DPQueryError(f"need {packed.n} non-negative weights with a positive sum")
+    op, positive = _fold_op(workload)
+    totals = kernels.weigh_queries(
+        packed.words, weights, packed.tail_mask, workload.offsets, workload.bits, positive, op
+    )
     return _from_totals(workload, totals, float(weights.sum()))
 
 

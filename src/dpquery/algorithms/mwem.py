@@ -1,0 +1,388 @@
+"""MWEM (Hardt, Ligett and McSherry 2012): multiplicative weights over an explicit domain.
+
+The primal form of the query-release game (Oracle-efficient, Section 3): the *data* player
+keeps a distribution ``A_t`` over every cell of the domain and learns by multiplicative
+weights; the *query* player privately picks the query ``A_{t-1}`` answers worst (exponential
+mechanism, score ``|q(D) - q(A_{t-1})|``) and measures it with noise. Each round the data
+player applies the update for the new measurement and replays all earlier ones
+(Hardt et al., Section 3.3: "we continue to apply the multiplicative weights update rule for
+all measurements taken"). The release is the average ``(1/T) sum_t A_t``, as weighted cells.
+
+The state is as large as the domain: :func:`domain_cells` counts the cells (one value per
+one-hot group, two per free bit) and refuses beyond ``max_cells`` with the size and the
+memory it would need, before enumerating anything.
+
+Privacy, per round, half to each step:
+
+* pure (``delta`` None or 0): ``epsilon_0 = epsilon / (2T)`` for the exponential mechanism
+  (sensitivity ``1/n`` on unit-scaled answers) and the Laplace measurement
+  (scale ``1 / (n epsilon_0)``); basic composition gives ``epsilon``;
+* zCDP (``delta > 0``): ``rho`` is the largest that converts to ``(epsilon, delta)``
+  (Canonne-Kamath-Steinke); each round spends ``rho / (2T)`` on selection (an
+  ``sqrt(8 rho/(2T))``-DP exponential mechanism, bounded range, Cesar and Rogers 2021) and
+  ``rho / (2T)`` on the Gaussian (or Laplace, at ``epsilon^2/2``) measurement.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpquery.algorithms.game import play
+from dpquery.algorithms.release import Release
+from dpquery.data.binary import BinaryData, pack_columns
+from dpquery.data.records import Records
+from dpquery.errors import DPQueryError
+from dpquery.privacy import (
+    ZCDP,
+    Accountant,
+    Budget,
+    Charge,
+    Ledger,
+    PureDP,
+    exponential_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
+    zcdp_rho_for,
+)
+from dpquery.privacy.errors import BudgetExceededError
+from dpquery.queries import Workload, answer
+from dpquery.queries.evaluate import answer_weighted
+from dpquery.rng import SeedLike, make_rng
+
+DEFAULT_MAX_CELLS = 2**24
+SELECTION = "MWEM exponential mechanism"
+MEASUREMENT = "MWEM measurement"
+
+
+def domain_cells(d: int, onehot_groups: np.ndarray) -> int:
+    """Number of records over ``d`` bits with one bit per one-hot group: the product of the
+    group sizes times ``2^(free bits)`` (an exact integer, however large)."""
+    sizes = [int(b - a) for a, b in np.asarray(onehot_groups).reshape(-1, 2)]
+    return math.prod(sizes) * 2 ** (d - sum(sizes))
+
+
+def cells_memory(cells: int, d: int) -> int:
+    """Bytes MWEM needs for ``cells`` cells over ``d`` bits: the released rows (``d`` bytes
+    each), their packed columns (``d/8``) and four float64 vectors (log-weights, current and
+    average distribution, one query's values)."""
+    return cells * (d + math.ceil(d / 8) + 4 * 8)
+
+
+def _approx(x: int) -> str:
+    digits = str(x)
+    return f"{x:,}" if len(digits) <= 12 else f"{digits[0]}.{digits[1:3]}e{len(digits) - 1}"
+
+
+def _bytes(x: int) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if x >= size:
+            return f"{_approx(x // size)} {unit}"
+    return f"{x:,} bytes"
+
+
+def check_domain_size(d: int, onehot_groups: np.ndarray, max_cells: int) -> int:
+    """The number of cells, or a :class:`DPQueryError` naming it and the memory it needs."""
+    cells = domain_cells(d, onehot_groups)
+    if cells > max_cells:
+        raise DPQueryError(
+            f"MWEM keeps an explicit distribution over the domain: {_approx(cells)} cells "
+            f"(more than max_cells={max_cells:,}) would need about "
+            f"{_bytes(cells_memory(cells, d))} of memory; use DualQuery, DQRS or FEM, which "
+            f"never enumerate the domain, or raise max_cells"
+        )
+    return cells
+
+
+def enumerate_cells(d: int, onehot_groups: np.ndarray) -> np.ndarray:
+    """Every record (``(cells, d)`` uint8, one bit per group), in mixed-radix order: cell
+    ``c`` takes value ``(c // stride_j) % size_j`` of factor ``j`` (groups and free bits in
+    bit order, the last varying fastest). Call :func:`check_domain_size` first."""
+    groups = [(int(a), int(b)) for a, b in np.asarray(onehot_groups).reshape(-1, 2)]
+    in_group = np.zeros(d, dtype=bool)
+    for a, b in groups:
+        in_group[a:b] = True
+    # (first bit, number of values, one-hot?) for every factor, in bit order
+    factors = sorted([(a, b - a, True) for a, b in groups]
+                     + [(j, 2, False) for j in np.flatnonzero(~in_group).tolist()])  # fmt: skip
+    cells = domain_cells(d, onehot_groups)
+    rows = np.zeros((cells, d), dtype=np.uint8)
+    index = np.arange(cells, dtype=np.int64)
+    stride = 1
+    for a, size, onehot in reversed(factors):
+        digit = (index // stride) % size
+        if onehot:
+            rows[index, a + digit] = 1
+        else:  # a free bit: its value is the digit
+            rows[:, a] = digit
+        stride *= size
+    return rows
+
+
+@dataclass(frozen=True)
+class MWEMPlan:
+    """Per-round costs: ``epsilon_select`` for the exponential mechanism and the
+    measurement's ``epsilon_measure`` (Laplace) or ``rho_measure`` (Gaussian)."""
+
+    T: int
+    measurement: str
+    budget: Budget
+    epsilon_select: float
+    epsilon_measure: float | None
+    rho_measure: float | None
+
+    def round_charges(self) -> list[Charge]:
+        measure: ZCDP | PureDP
+        if self.rho_measure is not None:
+            measure = ZCDP(self.rho_measure)
+        else:
+            assert self.epsilon_measure is not None
+            measure = PureDP(self.epsilon_measure)
+        return [
+            Charge(SELECTION, PureDP(self.epsilon_select, bounded_range=True)),
+            Charge(MEASUREMENT, measure),
+        ]
+
+    def charges(self) -> list[Charge]:
+        return self.round_charges() * self.T
+
+
+def plan_mwem(
+    *,
+    epsilon: float,
+    delta: float | None,
+    T: int,
+    measurement: str,
+    accountant: Accountant | None = None,
+) -> MWEMPlan:
+    """Split the budget evenly over ``T`` rounds and, within a round, between selection and
+    measurement (Hardt et al. 2012, Section 3), in pure DP or zCDP (module docstring)."""
+    if isinstance(T, bool) or not isinstance(T, int | np.integer) or T < 1:
+        raise DPQueryError(f"T must be a positive integer, got {T!r}")
+    if measurement not in ("laplace", "gaussian"):
+        raise DPQueryError(f"measurement must be 'laplace' or 'gaussian', got {measurement!r}")
+    if not (isinstance(epsilon, int | float) and 0 < epsilon < math.inf):
+        raise DPQueryError(f"epsilon must be a positive number, got {epsilon!r}")
+    if not delta:
+        if measurement == "gaussian":
+            raise DPQueryError("Gaussian measurement needs delta > 0 (zCDP); pure DP uses laplace")
+        budget = Budget.pure(epsilon)
+        eps0 = epsilon / (2 * T)
+        plan = MWEMPlan(int(T), measurement, budget, eps0, eps0, None)
+    else:
+        budget = Budget.approx(epsilon, delta)
+        rho_half = zcdp_rho_for(epsilon, delta) / (2 * T)
+        eps_select = math.sqrt(8 * rho_half)  # bounded range: eps^2 / 8 = rho_half
+        if measurement == "gaussian":
+            plan = MWEMPlan(int(T), measurement, budget, eps_select, None, rho_half)
+        else:  # Laplace is eps-DP, hence eps^2/2-zCDP (Oracle-efficient, Lemma 1)
+            plan = MWEMPlan(int(T), measurement, budget, eps_select, math.sqrt(2 * rho_half), None)
+    # The sums are exact but the split rounds: shave ulps until the ledger accepts the plan.
+    ledger = Ledger(budget, accountant)
+    for _ in range(64):
+        try:
+            ledger.check(plan.charges())
+            return plan
+        except BudgetExceededError:
+            plan = MWEMPlan(
+                plan.T, plan.measurement, budget, plan.epsilon_select * (1 - 1e-12),
+                None if plan.epsilon_measure is None else plan.epsilon_measure * (1 - 1e-12),
+                None if plan.rho_measure is None else plan.rho_measure * (1 - 1e-12),
+            )  # fmt: skip
+    ledger.check(plan.charges())  # raises the ledger's own error
+    return plan
+
+
+class WorstQuerySelector:
+    """MWEM's query player: the exponential mechanism picks the query the current
+    distribution answers worst, then a noisy measurement of its true answer."""
+
+    def __init__(
+        self, true_unit: np.ndarray, plan: MWEMPlan, *, n: int,
+        rng: np.random.Generator, ledger: Ledger,
+    ) -> None:  # fmt: skip
+        self.true_unit, self.plan, self.n = true_unit, plan, n
+        self.rng, self.ledger = rng, ledger
+        self.current = np.zeros_like(true_unit)
+
+    def select(self, t: int) -> tuple[int, float]:
+        # Unit-scaled answers: the score |q(D) - q(A)| and q(D) both have sensitivity 1/n.
+        scores = np.abs(self.true_unit - self.current)
+        i = int(exponential_mechanism(
+            scores, epsilon=self.plan.epsilon_select, sensitivity=1 / self.n, rng=self.rng,
+            ledger=self.ledger, name=SELECTION,
+        )[0])  # fmt: skip
+        value = self.true_unit[i : i + 1]
+        if self.plan.rho_measure is not None:
+            noisy = gaussian_mechanism(
+                value, rho=self.plan.rho_measure, sensitivity=1 / self.n, rng=self.rng,
+                ledger=self.ledger, name=MEASUREMENT,
+            )  # fmt: skip
+        else:
+            assert self.plan.epsilon_measure is not None
+            noisy = laplace_mechanism(
+                value, epsilon=self.plan.epsilon_measure, sensitivity=1 / self.n, rng=self.rng,
+                ledger=self.ledger, name=MEASUREMENT,
+            )  # fmt: skip
+        return i, float(noisy[0])
+
+    def observe(self, t: int, answers: np.ndarray) -> None:
+        self.current = answers
+
+
+class DomainWeights:
+    """MWEM's data player: multiplicative weights over every cell of the domain.
+
+    The update for a measurement ``m`` of query ``q`` is
+    ``A(x) <- A(x) exp(q(x) (m - q(A)) / 2)`` (Hardt et al. 2012, Algorithm 1), on unit-scaled
+    query values; each round applies every measurement so far, in order.
+    """
+
+    def __init__(self, workload: Workload, cells: np.ndarray) -> None:
+        self.workload = workload
+        self.cells = cells
+        self.packed = BinaryData(pack_columns(cells), cells.shape[0])
+        self.log_weights = np.zeros(cells.shape[0])
+        self.average = np.zeros(cells.shape[0])
+        self.measurements: list[tuple[int, float]] = []
+        self._values: dict[int, np.ndarray] = {}
+        self._answers = np.zeros(len(workload))
+
+    def distribution(self) -> np.ndarray:
+        w = np.exp(self.log_weights - self.log_weights.max())
+        return w / w.sum()
+
+    def unit_answers(self, p: np.ndarray) -> np.ndarray:
+        """Unit-scaled answers of the whole workload on the cell distribution ``p``."""
+        lo, hi = self.workload.value_range
+        return (answer_weighted(self.workload, self.packed, p) - lo) / (hi - lo)
+
+    def query_values(self, i: int) -> np.ndarray:
+        """``q_i(x)`` (unit-scaled, 0 or 1) on every cell, cached for the measured queries."""
+        if i not in self._values:
+            one = self.workload.subset(np.array([i]))
+            lo, hi = self.workload.value_range
+            self._values[i] = (answer_cells(one, self.cells) - lo) / (hi - lo)
+        return self._values[i]
+
+    def start(self) -> np.ndarray:
+        self._answers = self.unit_answers(self.distribution())
+        return self._answers
+
+    def respond(self, t: int, selection: tuple[int, float]) -> dict[str, Any]:
+        self.measurements.append(selection)
+        for i, m in self.measurements:  # replay (Hardt et al., Section 3.3)
+            ones = self.query_values(i) == 1  # unit-scaled values are 0 or 1
+            p = self.distribution()
+            # q(x) = 1 on `ones`, 0 elsewhere (no BLAS: it contends with numba's threads)
+            self.log_weights[ones] += (m - float(p[ones].sum())) / 2
+            self.log_weights -= self.log_weights.max()  # keep exp() in range
+        p = self.distribution()
+        self.average += p
+        self._answers = self.unit_answers(p)
+        return {"query": selection[0], "measurement": selection[1]}
+
+    def answers(self) -> np.ndarray:
+        return self._answers
+
+
+def answer_cells(workload: Workload, cells: np.ndarray) -> np.ndarray:
+    """Each query's value on each cell, ``(len(workload), cells)`` flattened for one query:
+    the fold of its literals over the dense rows (conjunction AND, disjunction OR, parity
+    ``+1`` for an even number of set bits)."""
+    out = np.zeros((len(workload), cells.shape[0]))
+    for q in range(len(workload)):
+        lits = workload.literals(q)
+        holds = np.stack([cells[:, b] == int(p) for b, p in lits]) if lits else None
+        if workload.kind == "conjunction":
+            out[q] = True if holds is None else holds.all(axis=0)
+        elif workload.kind == "disjunction":
+            out[q] = False if holds is None else holds.any(axis=0)
+        else:
+            ones = cells[:, [b for b, _ in lits]].sum(axis=1) if lits else 0
+            out[q] = np.where(np.asarray(ones) % 2 == 0, 1.0, -1.0)
+    return out[0] if len(workload) == 1 else out
+
+
+class MWEM:
+    """Private synthetic data by MWEM (Hardt, Ligett and McSherry 2012), scikit-learn style.
+
+    ``epsilon`` with ``delta`` None (pure DP, Laplace measurement) or ``delta > 0`` (zCDP,
+    ``measurement="gaussian"`` or ``"laplace"``); ``T`` rounds. The domain is that of the
+    data's bits and one-hot groups; beyond ``max_cells`` cells :meth:`fit` refuses (see
+    :func:`check_domain_size`). The release is every cell weighted by the average
+    distribution.
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        T: int = 10,
+        measurement: str = "laplace",
+        max_cells: int = DEFAULT_MAX_CELLS,
+        accountant: Accountant | None = None,
+        seed: SeedLike = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.T = T
+        self.measurement = measurement
+        self.max_cells = max_cells
+        self.accountant = accountant
+        self.seed = seed
+
+    def plan(self) -> MWEMPlan:
+        """The per-round costs :meth:`fit` will charge; reads nothing private."""
+        if self.epsilon is None:
+            raise DPQueryError("MWEM needs a budget: epsilon (and delta for zCDP)")
+        return plan_mwem(epsilon=self.epsilon, delta=self.delta, T=self.T,
+                         measurement=self.measurement, accountant=self.accountant)  # fmt: skip
+
+    def fit(
+        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
+    ) -> Release:
+        """Run MWEM on ``data`` for ``workload`` (``true_answers``: ``q(D)``, if known)."""
+        if workload.d != data.d:
+            raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
+        plan = self.plan()
+        check_domain_size(data.d, data.onehot_groups, self.max_cells)  # before enumerating
+        rng = make_rng(self.seed)
+        ledger = Ledger(plan.budget, self.accountant)
+        ledger.check(plan.charges())
+        start = time.perf_counter()
+        if true_answers is None:
+            true_answers = answer(workload, data)
+        elif np.shape(true_answers) != (len(workload),):
+            raise DPQueryError(f"true_answers must have {len(workload)} entries")
+        lo, hi = workload.value_range
+        true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
+        t_answers = time.perf_counter() - start
+        cells = enumerate_cells(data.d, data.onehot_groups)
+        domain = DomainWeights(workload, cells)
+        queries = WorstQuerySelector(true_unit, plan, n=data.n, rng=rng, ledger=ledger)
+        rounds = play(queries, domain, plan.T)
+        parameters = {"T": plan.T, "measurement": plan.measurement,
+                      "epsilon_select": plan.epsilon_select,
+                      "epsilon_measure": plan.epsilon_measure, "rho_measure": plan.rho_measure,
+                      "budget": plan.budget.to_dict(), "n": data.n, "d": data.d,
+                      "cells": int(cells.shape[0]), "queries": len(workload)}  # fmt: skip
+        return Release(
+            "mwem",
+            Records(cells, domain.average / plan.T, data.domain),
+            ledger,
+            parameters,
+            rounds,
+            {
+                "true_answers_s": t_answers,
+                "select_s": sum(r["select_s"] for r in rounds),
+                "update_s": sum(r["respond_s"] for r in rounds),
+                "total_s": time.perf_counter() - start,
+            },
+            non_private_domain=bool(data.domain is not None and data.domain.non_private),
+        )
