@@ -357,3 +357,50 @@ def test_saved_workload_over_another_domain_is_rejected(tmp, capsys) -> None:
     args[args.index("marginals")] = str(tmp / "w.npz")
     assert main(args) == 2
     check_clean_failure(tmp, before, capsys, "different domain")
+
+
+# == every algorithm through the same command ================================================
+
+ALGORITHM_RUNS = {
+    "dqrs": ("--eta", "0.1", "--samples", "20", *BUDGET),
+    "fem": ("--epsilon", "1", "--T", "4", "--samples", "3"),
+    "sepfem": ("--epsilon", "1", "--T", "4", "--samples", "3"),
+    "mwem": ("--epsilon", "1", "--T", "5"),
+}
+
+
+def small_args(tmp: Path, algorithm: str, *extra: str) -> list[str]:
+    return [
+        "synth", "--data", str(tmp / "data.csv"), "--domain", str(tmp / "domain.json"),
+        "--algorithm", algorithm, "--workload", "marginals", "--k", "2", "--queries", "60",
+        "--quiet", "--seed", "0", "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"),
+        *extra,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHM_RUNS))
+def test_every_algorithm_releases_through_synth(algorithm, tmp) -> None:
+    assert main(small_args(tmp, algorithm, *ALGORITHM_RUNS[algorithm])) == 0
+    table = pd.read_csv(tmp / "s.csv")
+    assert list(table.columns[: len(DOMAIN)]) == list(DOMAIN.names)
+    report = strict_json(tmp / "r.json")
+    assert report["release"]["algorithm"] == algorithm
+    budget = report["release"]["privacy"]["budget"]
+    assert budget["epsilon"] == 1.0 or budget["epsilon"] == 2.0
+    assert report["release"]["privacy"]["spent"] <= budget["epsilon"]
+    assert set(table["color"]) <= {"red", "green", "blue"}
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "extra", "match"),
+    [
+        ("mwem", ("--epsilon", "1", "--samples", "3"), "mwem does not take --samples"),
+        ("dualquery", (*BUDGET, "--rho", "0.1"), "dualquery does not take --rho"),
+        ("fem", ("--epsilon", "1", "--alpha", "0.1"), "fem does not take --alpha"),
+        ("mwem", ("--epsilon", "1", "--oracle", "cpsat"), "mwem does not take --oracle"),
+    ],
+)
+def test_options_an_algorithm_does_not_take_are_refused(algorithm, extra, match, tmp, capsys):
+    before = listing(tmp)
+    assert main(small_args(tmp, algorithm, *extra)) == 2
+    check_clean_failure(tmp, before, capsys, match)

@@ -11,7 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from dpquery.algorithms.dqrs import DQRS
 from dpquery.algorithms.dualquery import DualQuery
+from dpquery.algorithms.fem import AUTHORS_ADULT, FEM, SepFEM
+from dpquery.algorithms.mwem import MWEM
 from dpquery.cli.common import add_data_args, load_data
 from dpquery.cli.workload import KINDS, _check_domains, build_workload
 from dpquery.data.decode import decode
@@ -22,7 +25,26 @@ from dpquery.oracles import oracle_names
 from dpquery.queries import Workload
 from dpquery.rng import make_rng
 
-ALGORITHMS = ("dualquery",)
+ALGORITHMS: dict[str, type] = {
+    "dualquery": DualQuery,
+    "dqrs": DQRS,
+    "fem": FEM,
+    "sepfem": SepFEM,
+    "mwem": MWEM,
+}
+_ORACLE_BASED = ("dualquery", "dqrs", "fem", "sepfem")
+# Which options each algorithm takes, by the estimator's keyword (the CLI flag is the same
+# name with dashes). Giving one an algorithm does not take is an error, never ignored.
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "dualquery": ("epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
+                  "free_attributes", "density_epsilon"),
+    "dqrs": ("epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
+             "free_attributes"),
+    "fem": ("epsilon", "delta", "rho", "epsilon0", "T", "eta", "samples", "preset",
+            "noise_multiple", "accounting", "size", "oracle", "free_attributes", "workers"),
+    "mwem": ("epsilon", "delta", "T", "measurement", "max_cells"),
+}  # fmt: skip
+OPTIONS["sepfem"] = OPTIONS["fem"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Writes the records as a table in the input's columns (--out) and a JSON report.",
     )
     add_data_args(p)
-    p.add_argument("--algorithm", choices=ALGORITHMS, default="dualquery")
+    p.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="dualquery",
+                   help="dualquery (default), dqrs, fem, sepfem or mwem")  # fmt: skip
     g = p.add_argument_group("workload")
     g.add_argument("--workload", default="marginals", metavar="KIND|W.npz",
                    help=f"a saved workload, or a kind to generate: {', '.join(KINDS)}")  # fmt: skip
@@ -41,22 +64,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--queries", type=int, default=100_000, help="number of queries to generate")
     g.add_argument("--marginals", type=int, help="number of marginals (marginal-cells)")
     g.add_argument("--attributes", nargs="+", metavar="NAME", help="attributes (all-marginals)")
-    g = p.add_argument_group("privacy and parameters (DualQuery, Theorems 4.2/4.3)")
+    g = p.add_argument_group("privacy and parameters (each algorithm takes its own; see docs)")
     g.add_argument("--epsilon", type=float, help="privacy budget epsilon")
-    g.add_argument("--delta", type=float, help="privacy budget delta (omit for pure DP)")
-    g.add_argument("--eta", type=float, help="multiplicative-weights step (default 1.2)")
+    g.add_argument(
+        "--delta", type=float, help="privacy budget delta (omit for pure DP; FEM: 1/n^2)"
+    )
+    g.add_argument("--rho", type=float, help="zCDP budget (fem, sepfem)")
+    g.add_argument("--eta", type=float, help="step (dualquery, dqrs) or noise scale (fem, sepfem)")
     g.add_argument("--T", type=int, help="rounds (default: the largest the budget allows)")
-    g.add_argument("--samples", type=int, help="queries sampled per round, s (default 1000)")
-    g.add_argument("--alpha", type=float, help="target accuracy (theory mode, Remark 4.7)")
+    g.add_argument("--samples", type=int, help="queries sampled (dualquery, dqrs) or FTPL "
+                   "solves (fem, sepfem) per round")  # fmt: skip
+    g.add_argument("--alpha", type=float, help="target accuracy (theory mode: dualquery, dqrs)")
     g.add_argument("--beta", type=float, help="failure probability (theory mode)")
+    g.add_argument("--epsilon0", type=float, help="per-round exponential mechanism (fem)")
+    g.add_argument("--preset", choices=tuple(AUTHORS_ADULT), help="the FEM authors' Adult values")
+    g.add_argument("--noise-multiple", type=float, help="FEM noise: eta = noise_multiple sqrt(T)")
+    g.add_argument("--accounting", choices=("bounded-range", "zcdp"),
+                   help="FEM's per-round accounting (default bounded-range)")  # fmt: skip
+    g.add_argument("--size", type=int, help="resample the FEM output to this many records")
+    g.add_argument("--workers", type=int, help="processes for FEM's per-round solves")
+    g.add_argument("--measurement", choices=("laplace", "gaussian"), help="MWEM's measurement")
+    g.add_argument("--max-cells", type=int, help="MWEM's largest explicit domain")
     g = p.add_argument_group("oracle and free attributes")
-    g.add_argument("--oracle", default="heuristic", choices=oracle_names())
+    g.add_argument("--oracle", choices=oracle_names(), help="best-response oracle (heuristic)")
     g.add_argument("--oracle-time-limit", type=float, metavar="SECONDS",
                    help="per-round time limit of the exact oracles (cpsat, highs)")  # fmt: skip
     g.add_argument("--oracle-gap", type=float, metavar="GAP",
                    help="absolute gap accepted by the exact oracles, e.g. alpha/4 * s")  # fmt: skip
-    g.add_argument("--free-attributes", default="zeros",
-                   choices=("zeros", "uniform", "private-density"))  # fmt: skip
+    g.add_argument("--free-attributes", choices=("zeros", "uniform", "private-density"),
+                   help="policy for bits no query constrains (default zeros)")  # fmt: skip
     g.add_argument("--density-epsilon", type=float,
                    help="epsilon spent on the private density (private-density only)")  # fmt: skip
     g = p.add_argument_group("output")
@@ -111,18 +147,13 @@ def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) ->
 def _synth(args: argparse.Namespace) -> int:
     _check_outputs(args)  # before any work: no partial output, no overwritten input
     oracle_options = _oracle_options(args)
+    _estimator(args, oracle_options, None)  # every option checked before the data is read
     data = load_data(args)
     if data.domain is None:
         raise DPQueryError("synth needs a domain to write records in the input's columns")
     rng = make_rng(args.seed)
     workload, fresh = _workloads(args, data, rng)
-    model = DualQuery(
-        oracle_options=oracle_options,
-        epsilon=args.epsilon, delta=args.delta, eta=args.eta, T=args.T, samples=args.samples,
-        alpha=args.alpha, beta=args.beta, oracle=args.oracle,
-        free_attributes=args.free_attributes, density_epsilon=args.density_epsilon,
-        seed=rng, progress=False if args.quiet else None,
-    )  # fmt: skip
+    model = _estimator(args, oracle_options, rng)
     release = model.fit(data, workload)
     table, decode_report = decode(release.records, data.domain, numeric=args.numeric, seed=rng)
     report = release_report(release, data, workload, fresh_workload=fresh, seed=rng)
@@ -148,12 +179,36 @@ def _oracle_options(args: argparse.Namespace) -> dict[str, float]:
     if given and args.oracle not in ("cpsat", "highs"):
         raise DPQueryError(
             f"--oracle-time-limit/--oracle-gap apply to the exact oracles (cpsat, highs), "
-            f"not to {args.oracle!r}, which runs on iteration budgets"
+            f"not to {args.oracle or 'heuristic'!r}, which runs on iteration budgets"
         )
     for name, value in given.items():
         if not value > 0:
             raise DPQueryError(f"--oracle-{name.replace('_', '-')} must be positive, got {value}")
     return given
+
+
+def _estimator(
+    args: argparse.Namespace, oracle_options: dict[str, float], rng: np.random.Generator | None
+) -> Any:
+    """The algorithm's estimator with the options given on the command line."""
+    takes = OPTIONS[args.algorithm]
+    given = {
+        name: getattr(args, name)
+        for names in OPTIONS.values()
+        for name in names
+        if getattr(args, name, None) is not None
+    }
+    wrong = sorted(f"--{n.replace('_', '-')}" for n in given if n not in takes)
+    if wrong:
+        raise DPQueryError(f"--algorithm {args.algorithm} does not take {', '.join(wrong)}")
+    if oracle_options and args.algorithm not in _ORACLE_BASED:
+        raise DPQueryError(f"--algorithm {args.algorithm} uses no oracle")
+    kwargs: dict[str, Any] = dict(given, seed=rng)
+    if args.algorithm in _ORACLE_BASED:
+        kwargs["oracle_options"] = oracle_options
+    if args.algorithm in ("dualquery", "fem", "sepfem"):
+        kwargs["progress"] = False if args.quiet else None
+    return ALGORITHMS[args.algorithm](**kwargs)
 
 
 def _json(x: object) -> object:
@@ -165,11 +220,13 @@ def _json(x: object) -> object:
 def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     rel, ev = report["release"], report["evaluation"]
     p = rel["parameters"]
-    print(f"{rel['algorithm']}: T={p['T']} s={p['s']} eta={p['eta']:g} ({p['mode']}); "
-          f"{rel['records']} records over {rel['d']} bits -> {args.out}")  # fmt: skip
+    shown = ", ".join(f"{k}={p[k]:g}" if isinstance(p[k], float) else f"{k}={p[k]}"
+                      for k in ("T", "s", "eta", "epsilon0", "mode") if k in p)  # fmt: skip
+    print(f"{rel['algorithm']}: {shown}; {rel['records']} records over {rel['d']} bits "
+          f"-> {args.out}")  # fmt: skip
     for g in rel["privacy"]["guarantees"]:
         print(f"  privacy: {_guarantee(g)}")
-    print(f"  time: {rel['timings']['total_s']:.1f} s (oracle {rel['timings']['oracle_s']:.1f} s)")
+    print(f"  time: {rel['timings'].get('total_s', 0.0):.1f} s")
     print(f"  {'':<16}{'max error':>10}{'mean error':>12}")
     rows = [("release", ev["errors"]["workload"])]
     if "fresh_workload" in ev["errors"]:
