@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpquery.algorithms.dualquery as dq_module
+import dpquery.algorithms.best_response as br_module
 import dpquery.cli.synth as synth_module
 from dpquery.cli import main
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
@@ -275,7 +275,7 @@ class InterruptedOracle:
 
 def test_interrupted_run_writes_nothing(tmp, monkeypatch, capsys) -> None:
     oracle = InterruptedOracle()
-    monkeypatch.setattr(dq_module, "get_oracle", lambda name, **kw: oracle)
+    monkeypatch.setattr(br_module, "get_oracle", lambda name, **kw: oracle)
     before = listing(tmp)
     args = synth_args(tmp, *BUDGET, "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"))
     assert main(args) == 130
@@ -335,7 +335,7 @@ def test_untrusted_oracle_run_via_cli_is_valid(tmp, monkeypatch) -> None:
     args = synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep))
     assert main(args) == 0
     honest = strict_json(rep)
-    monkeypatch.setattr(dq_module, "get_oracle", lambda name, **kw: LyingOracle())
+    monkeypatch.setattr(br_module, "get_oracle", lambda name, **kw: LyingOracle())
     assert main([*args, "--overwrite"]) == 0
     lied = strict_json(rep)
     assert lied["release"]["privacy"] == honest["release"]["privacy"]

@@ -18,18 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpquery.algorithms.baselines import UniformDistribution, ZerosDataset
-from dpquery.algorithms.dualquery import (
-    DualQuery,
-    DualQueryPlan,
-    best_response,
-    log_universe_size,
-    plan_dualquery,
-)
+from dpquery.algorithms.best_response import best_response
+from dpquery.algorithms.dualquery import DualQuery, DualQueryPlan, plan_dualquery
 from dpquery.algorithms.free import (
     DENSITY_MECHANISM,
     FreeAttributes,
     density_sensitivity,
 )
+from dpquery.algorithms.parameters import log_universe_size
 from dpquery.data import Binary, BinaryData, Categorical, Domain, Records, biased_bits, encode
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.metrics import error_report
@@ -324,7 +320,7 @@ def test_plan_errors_are_clear() -> None:
         plan_dualquery(**kw, epsilon=1e-4, delta=1e-3, eta=1.2, s=1000)
     with pytest.raises(DPQueryError, match="T must be a positive integer"):
         plan_dualquery(**kw, eta=1.0, T=0, s=10)
-    with pytest.raises(DPQueryError, match="eta must be a positive number"):
+    with pytest.raises(DPQueryError, match="eta must be a positive finite number"):
         plan_dualquery(**kw, eta=-1.0, T=5, s=10)
     with pytest.raises(DPQueryError, match="s must be a positive integer"):
         plan_dualquery(**kw, eta=1.0, T=5, s=2.5)

@@ -96,7 +96,7 @@ def test_noise_baselines_scale_and_cost() -> None:
     assert np.std(gauss.answers - true) == pytest.approx(sigma, rel=0.1)  # sd 1.6%
     again = LaplaceNoise(epsilon=50.0, seed=3).fit(data, w).answers
     np.testing.assert_array_equal(again, lap.answers)
-    with pytest.raises(DPQueryError, match="epsilon must be a positive number, got -1"):
+    with pytest.raises(DPQueryError, match="epsilon must be a positive finite number, got -1"):
         LaplaceNoise(epsilon=-1).fit(data, w)
 
 

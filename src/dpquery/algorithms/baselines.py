@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpquery.algorithms.parameters import positive
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -116,7 +117,7 @@ class LaplaceNoise:
     ) -> BaselineResult:
         """``true_answers`` may be passed when already computed (they are ``q(D)``)."""
         _check(data, workload)
-        eps = _positive("epsilon", self.epsilon)
+        eps = positive("epsilon", self.epsilon)
         ledger = ledger if ledger is not None else Ledger(Budget.pure(eps))
         scale = l1_sensitivity(workload, data.n) / eps
         noisy = laplace_mechanism(
@@ -150,7 +151,7 @@ class GaussianNoise:
     ) -> BaselineResult:
         """``true_answers`` may be passed when already computed (they are ``q(D)``)."""
         _check(data, workload)
-        rho = _positive("rho", self.rho)
+        rho = positive("rho", self.rho)
         ledger = ledger if ledger is not None else Ledger(Budget.zcdp(rho))
         sensitivity = l2_sensitivity(workload, data.n)
         noisy = gaussian_mechanism(
@@ -176,9 +177,3 @@ def _true(workload: Workload, data: BinaryData, true_answers: np.ndarray | None)
     if true.shape != (len(workload),):
         raise DPQueryError(f"true_answers must have {len(workload)} entries, got {true.shape}")
     return true
-
-
-def _positive(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise DPQueryError(f"{name} must be a positive number, got {value!r}")
-    return float(value)

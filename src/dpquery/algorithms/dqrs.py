@@ -32,22 +32,21 @@ from typing import Any
 
 import numpy as np
 
-from dpquery.algorithms.dualquery import (
-    DEFAULT_SAMPLES,
-    BestResponder,
-    MultiplicativeWeightsSampler,
+from dpquery.algorithms.best_response import BestResponder, resolve_oracle
+from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
+from dpquery.algorithms.free import FreeAttributes, check_policy
+from dpquery.algorithms.game import check_inputs, play, true_answers_of
+from dpquery.algorithms.parameters import (
     budget_for,
     ceil_epsilon,
     check_parameters,
     log_universe_size,
 )
-from dpquery.algorithms.free import FreeAttributes, check_policy
-from dpquery.algorithms.game import play
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
-from dpquery.oracles import Oracle, get_oracle
+from dpquery.oracles import Oracle
 from dpquery.privacy import (
     Accountant,
     Budget,
@@ -65,7 +64,7 @@ from dpquery.privacy import (
     sample_from_log_weights,
     spend,
 )
-from dpquery.queries import Workload, answer
+from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
 
 # Rejection sampling only pays off when s~_t = (2 gamma_t + 4 eta) s < s, i.e. eta < 1/4
@@ -318,32 +317,18 @@ class DQRS:
         self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
     ) -> Release:
         """Run DQRS on ``data`` for ``workload`` (``true_answers``: ``q(D)``, if known)."""
-        if workload.d != data.d:
-            raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
-        if workload.kind not in ("conjunction", "disjunction", "parity"):
-            raise DPQueryError(f"DQRS does not support {workload.kind!r} queries")
+        check_inputs("DQRS", data, workload)
         policy = check_policy(self.free_attributes)
         if policy == "private-density":
             raise DPQueryError("DQRS supports free_attributes 'zeros' or 'uniform', not "
                                "'private-density'")  # fmt: skip
-        if self.on_oracle_error not in ("fallback", "raise"):
-            raise DPQueryError(
-                f"on_oracle_error must be 'fallback' or 'raise', got {self.on_oracle_error!r}"
-            )
+        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
         plan = self.plan(data, workload)
-        oracle = (
-            get_oracle(self.oracle, **(self.oracle_options or {}))
-            if isinstance(self.oracle, str) else self.oracle
-        )  # fmt: skip
         rng = make_rng(self.seed)
         ledger = Ledger(plan.budget, self.accountant)
         ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn
-        start = time.perf_counter()
-        if true_answers is None:
-            true_answers = answer(workload, data)
-        elif np.shape(true_answers) != (len(workload),):
-            raise DPQueryError(f"true_answers must have {len(workload)} entries")
-        t_answers = time.perf_counter() - start
+        true_answers, t_answers = true_answers_of(workload, data, true_answers)
+        start = time.perf_counter() - t_answers
         lo, hi = workload.value_range
         true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
         queries = RejectionSampler(

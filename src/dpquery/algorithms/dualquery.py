@@ -13,7 +13,6 @@ accountant; theory mode from ``(alpha, beta)`` (Algorithm 2's settings, Remark 4
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -22,18 +21,31 @@ from typing import Any
 
 import numpy as np
 
+from dpquery.algorithms.best_response import BestResponder, resolve_oracle
 from dpquery.algorithms.free import (
     DENSITY_MECHANISM,
     FreeAttributes,
     check_policy,
     private_density,
 )
-from dpquery.algorithms.game import play
+from dpquery.algorithms.game import (
+    check_inputs,
+    play,
+    progress_printer,
+    show_progress,
+    true_answers_of,
+)
+from dpquery.algorithms.parameters import (
+    budget_for,
+    ceil_epsilon,
+    check_parameters,
+    log_universe_size,
+)
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
-from dpquery.oracles import BestResponse, Oracle, OracleResult, get_oracle, validate_record
+from dpquery.oracles import Oracle
 from dpquery.privacy import (
     Accountant,
     Budget,
@@ -51,7 +63,7 @@ from dpquery.privacy import (
     spend,
 )
 from dpquery.privacy.dualquery import dualquery_round_charge
-from dpquery.queries import Workload, answer
+from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
 
 DEFAULT_ETA = 1.2
@@ -75,18 +87,6 @@ class DualQueryPlan:
             Charge(DENSITY_MECHANISM, PureDP(self.density_epsilon))
         ]  # fmt: skip
         return density + dualquery_plan(eta=self.eta, T=self.T, s=self.s, n=n)
-
-
-def budget_for(epsilon: float, delta: float | None) -> Budget:
-    """Pure epsilon when ``delta`` is 0 or None, else (epsilon, delta)."""
-    return Budget.pure(epsilon) if not delta else Budget.approx(epsilon, delta)
-
-
-def log_universe_size(data: BinaryData) -> float:
-    """``ln |X|``: one value per one-hot group, two per free bit (Remark 4.7's ``|X|``)."""
-    sizes = data.onehot_groups[:, 1] - data.onehot_groups[:, 0]
-    free_bits = data.d - int(sizes.sum())
-    return float(np.log(sizes).sum() + free_bits * math.log(2))
 
 
 def plan_dualquery(
@@ -185,29 +185,7 @@ def plan_dualquery(
     return DualQueryPlan(eta, T, s, budget, "budget (largest T)", density_epsilon)
 
 
-def ceil_epsilon(epsilon: float) -> float:
-    """A budget just above ``epsilon``, for the explicit modes' own cost."""
-    # The ledger recomputes the same exact sums; one ulp of room absorbs the last rounding.
-    return math.nextafter(epsilon, math.inf) if epsilon > 0 else 1e-300
-
-
-def check_parameters(eta: float, T: int, s: int) -> None:
-    """``eta`` a positive number, ``T`` and ``s`` positive integers, or a clear error."""
-    if not (isinstance(eta, int | float) and 0 < eta < math.inf):
-        raise DPQueryError(f"eta must be a positive number, got {eta!r}")
-    for name, v in (("T", T), ("s", s)):
-        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-            raise DPQueryError(f"{name} must be a positive integer, got {v!r}")
-
-
 RoundCallback = Callable[[dict[str, Any]], None]
-
-
-def unit_answers(workload: Workload, target: BinaryData | Records) -> np.ndarray:
-    """Answers rescaled to [0, 1] (parities: (1 + p) / 2), the range the privacy proofs
-    assume: with them every score has sensitivity ``1/n`` per round."""
-    lo, hi = workload.value_range
-    return (answer(workload, target) - lo) / (hi - lo)
 
 
 class MultiplicativeWeightsSampler:
@@ -237,33 +215,6 @@ class MultiplicativeWeightsSampler:
 
     def observe(self, t: int, answers: np.ndarray) -> None:
         self.r += answers - self.true_unit
-
-
-class BestResponder:
-    """DualQuery's data player: one best-response record per round (Section 5)."""
-
-    def __init__(
-        self, workload: Workload, *, onehot_groups: np.ndarray, oracle: Oracle,
-        free: FreeAttributes, rng: np.random.Generator, on_oracle_error: str = "fallback",
-    ) -> None:  # fmt: skip
-        self.workload, self.onehot_groups = workload, onehot_groups
-        self.oracle, self.free, self.rng = oracle, free, rng
-        self.on_oracle_error = on_oracle_error
-        self.rows: list[np.ndarray] = []
-
-    def start(self) -> None:
-        return None
-
-    def respond(self, t: int, sampled: np.ndarray) -> dict[str, Any]:
-        problem = BestResponse.from_workload(
-            self.workload, sampled, onehot_groups=self.onehot_groups
-        )
-        x, info = best_response(problem, self.oracle, self.free, self.rng, self.on_oracle_error)
-        self.rows.append(x)
-        return info
-
-    def answers(self) -> np.ndarray:
-        return unit_answers(self.workload, Records(self.rows[-1][None, :]))
 
 
 def dualquery(
@@ -297,55 +248,6 @@ def dualquery(
     )  # fmt: skip
     stats = play(queries, records, plan.T, on_round)
     return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), stats
-
-
-def best_response(
-    problem: BestResponse,
-    oracle: Oracle,
-    free: FreeAttributes,
-    rng: np.random.Generator,
-    on_error: str = "fallback",
-) -> tuple[np.ndarray, dict[str, Any]]:
-    """Ask the (untrusted) oracle; validate and repair its record; set the free bits.
-
-    Whatever the oracle does (raise, time out, return garbage) nothing is charged here: the
-    round's privacy was paid when its queries were sampled. On an exception the record is a
-    random sensible one (``on_error="fallback"``) or the run stops (``"raise"``).
-    """
-    seed = int(rng.integers(2**63))
-    try:
-        result: OracleResult = oracle.solve(problem, seed=seed)
-        record = validate_record(problem, result.record, repair=True)
-        repaired = not np.array_equal(record, np.asarray(result.record))
-        free_bits = np.asarray(result.free, dtype=bool)
-        if free_bits.shape != (problem.d,):
-            free_bits = np.zeros(problem.d, dtype=bool)
-        info: dict[str, Any] = {
-            "objective": float(problem.objective(record)),
-            "bound": _finite_or_none(result.bound),  # untrusted: keep the report valid JSON
-            "optimal": bool(result.optimal) and not repaired,
-            "timed_out": bool(result.timed_out),
-            "status": str(result.status),
-            "repaired": repaired,
-        }
-    except Exception as exc:
-        if on_error == "raise":
-            raise DPQueryError(f"the oracle failed: {type(exc).__name__}: {exc}") from exc
-        record = np.zeros(problem.d, dtype=np.uint8)
-        record[problem.onehot_groups[:, 0]] = 1
-        free_bits = np.ones(problem.d, dtype=bool)
-        info = {"objective": None, "bound": None, "optimal": False, "timed_out": False,
-                "status": f"oracle error, random record: {type(exc).__name__}: {exc}",
-                "repaired": False}  # fmt: skip
-    return free.apply(record, free_bits, rng), info
-
-
-def _finite_or_none(x: object) -> float | None:
-    try:
-        value = float(x)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 class DualQuery:
@@ -413,33 +315,23 @@ class DualQuery:
     ) -> Release:
         """Run DualQuery on ``data`` for ``workload``; ``true_answers`` may be passed when
         already computed (e.g. from a cache)."""
-        if workload.d != data.d:
-            raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
-        if workload.kind not in ("conjunction", "disjunction", "parity"):
-            raise DPQueryError(f"DualQuery does not support {workload.kind!r} queries")
-        if self.on_oracle_error not in ("fallback", "raise"):
-            raise DPQueryError(
-                f"on_oracle_error must be 'fallback' or 'raise', got {self.on_oracle_error!r}"
-            )
+        check_inputs("DualQuery", data, workload)
+        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
         plan = self.plan(data, workload)
-        oracle = (
-            get_oracle(self.oracle, **(self.oracle_options or {}))
-            if isinstance(self.oracle, str) else self.oracle
-        )  # fmt: skip
         rng = make_rng(self.seed)
         ledger = Ledger(plan.budget, self.accountant)
         ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn
-        start = time.perf_counter()
-        if true_answers is None:
-            true_answers = answer(workload, data)
-        elif np.shape(true_answers) != (len(workload),):
-            raise DPQueryError(f"true_answers must have {len(workload)} entries")
-        t_answers = time.perf_counter() - start
+        true_answers, t_answers = true_answers_of(workload, data, true_answers)
+        start = time.perf_counter() - t_answers
         density = None
         if plan.density_epsilon is not None:
             density = private_density(data, epsilon=plan.density_epsilon, rng=rng, ledger=ledger)
         free = FreeAttributes(check_policy(self.free_attributes), data.onehot_groups, density)
-        progress = _progress(plan.T) if _show_progress(self.progress) else None
+        progress = (
+            progress_printer("DualQuery", plan.T, _describe_round)
+            if show_progress(self.progress)
+            else None
+        )
         rows, rounds = dualquery(
             workload, true_answers, n=data.n, onehot_groups=data.onehot_groups, plan=plan,
             oracle=oracle, free=free, ledger=ledger, rng=rng, on_round=progress,
@@ -468,17 +360,6 @@ class DualQuery:
         )
 
 
-def _show_progress(progress: bool | None) -> bool:
-    return sys.stderr.isatty() if progress is None else progress
-
-
-def _progress(T: int) -> RoundCallback:
-    def show(info: dict[str, Any]) -> None:
-        obj = info["objective"]
-        print(
-            f"\rDualQuery round {info['round']}/{T}  oracle {info['respond_s'] * 1e3:7.1f} ms  "
-            f"objective {obj if obj is None else f'{obj:.1f}'}  {info['status'][:20]:<20}",
-            end="", file=sys.stderr, flush=True,
-        )  # fmt: skip
-
-    return show
+def _describe_round(info: dict[str, Any]) -> str:
+    obj = info["objective"]
+    return f"objective {obj if obj is None else f'{obj:.1f}'}  {info['status'][:20]:<20}"

@@ -35,15 +35,23 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from dpquery.algorithms.dualquery import best_response, unit_answers
+from dpquery.algorithms.best_response import best_response, resolve_oracle
 from dpquery.algorithms.free import FreeAttributes, check_policy
-from dpquery.algorithms.game import play
+from dpquery.algorithms.game import (
+    check_inputs,
+    play,
+    progress_printer,
+    show_progress,
+    true_answers_of,
+    unit_answers,
+)
+from dpquery.algorithms.parameters import ceil_epsilon, positive, positive_int
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import sample_records
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
-from dpquery.oracles import BestResponse, Oracle, get_oracle
+from dpquery.oracles import BestResponse, Oracle
 from dpquery.privacy import (
     Accountant,
     Budget,
@@ -59,7 +67,7 @@ from dpquery.privacy import (
 )
 from dpquery.privacy.conversions import Conversion
 from dpquery.privacy.fem import MECHANISM
-from dpquery.queries import Workload, answer
+from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
 
 Accounting = Literal["zcdp", "bounded-range"]
@@ -146,7 +154,7 @@ def plan_fem(
     implementation; ``noise_multiple`` default :data:`DEFAULT_NOISE_MULTIPLE`).
     """
     acc = accountant if accountant is not None else fem_accountant(accounting)
-    s = DEFAULT_SAMPLES if s is None else _positive_int("s", s)
+    s = DEFAULT_SAMPLES if s is None else positive_int("s", s)
     if eta is not None and noise_multiple is not None:
         raise DPQueryError("give eta or noise_multiple, not both")
     if epsilon is not None and rho is not None:
@@ -156,10 +164,10 @@ def plan_fem(
     if epsilon is None and rho is None:
         if T is None or epsilon0 is None:
             raise DPQueryError("give a budget (epsilon, delta or rho), or both T and epsilon0")
-        T, eps0 = _positive_int("T", T), _positive("epsilon0", epsilon0)
+        T, eps0 = positive_int("T", T), positive("epsilon0", epsilon0)
         cost = Composition(fem_plan(T=T, epsilon0=eps0)).totals()
         d = 1.0 / n**2 if delta is None else delta
-        budget = Budget.approx(_ceil(spend(cost, Budget.approx(1.0, d), acc)), d)
+        budget = Budget.approx(ceil_epsilon(spend(cost, Budget.approx(1.0, d), acc)), d)
         return _finish(T, eps0, eta, noise_multiple, s, budget, "explicit", accounting)
     if rho is not None:
         budget = Budget.zcdp(rho)
@@ -169,7 +177,7 @@ def plan_fem(
     if c is not None and (epsilon0 is not None or T is not None):
         raise DPQueryError("c sets epsilon0 = c sqrt(epsilon); give c or epsilon0 or T")
     if T is not None and epsilon0 is not None:
-        T, eps0 = _positive_int("T", T), _positive("epsilon0", epsilon0)
+        T, eps0 = positive_int("T", T), positive("epsilon0", epsilon0)
         needed = spend(Composition(fem_plan(T=T, epsilon0=eps0)).totals(), budget, acc)
         if needed > budget.limit:
             raise DPQueryError(
@@ -178,7 +186,7 @@ def plan_fem(
             )
         return _finish(T, eps0, eta, noise_multiple, s, budget, "explicit", accounting)
     if T is not None:
-        T = _positive_int("T", T)
+        T = positive_int("T", T)
         eps0 = fem_max_epsilon0(budget, T=T, accountant=acc)
         if not eps0 > 0:
             raise DPQueryError(f"no epsilon0 fits {budget.describe()} with T={T}")
@@ -187,9 +195,9 @@ def plan_fem(
     if epsilon0 is None:
         if budget.epsilon is None:
             raise DPQueryError("the scaling epsilon0 = c sqrt(epsilon) needs an epsilon budget")
-        epsilon0 = (DEFAULT_C if c is None else _positive("c", c)) * math.sqrt(budget.epsilon)
+        epsilon0 = (DEFAULT_C if c is None else positive("c", c)) * math.sqrt(budget.epsilon)
         mode = "scaled (epsilon0 = c sqrt(epsilon))"
-    eps0 = _positive("epsilon0", epsilon0)
+    eps0 = positive("epsilon0", epsilon0)
     T = fem_max_rounds(budget, epsilon0=eps0, accountant=acc)
     if T < 1:
         raise DPQueryError(f"{budget.describe()} admits no round at epsilon0={eps0:g}")
@@ -202,25 +210,8 @@ def _finish(
 ) -> FEMPlan:  # fmt: skip
     if eta is None:
         m = DEFAULT_NOISE_MULTIPLE if noise_multiple is None else noise_multiple
-        eta = _positive("noise_multiple", m) * math.sqrt(T)
-    return FEMPlan(T, eps0, _positive("eta", eta), s, budget, mode, accounting)
-
-
-def _positive(name: str, v: float) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v < math.inf:
-        raise DPQueryError(f"{name} must be a positive finite number, got {v!r}")
-    return float(v)
-
-
-def _positive_int(name: str, v: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-        raise DPQueryError(f"{name} must be a positive integer, got {v!r}")
-    return int(v)
-
-
-def _ceil(x: float) -> float:
-    # The ledger recomputes the same exact sums; one ulp of room absorbs the last rounding.
-    return math.nextafter(x, math.inf)
+        eta = positive("noise_multiple", m) * math.sqrt(T)
+    return FEMPlan(T, eps0, positive("eta", eta), s, budget, mode, accounting)
 
 
 # --- the query player (Algorithm 1) ---------------------------------------------------------
@@ -472,9 +463,10 @@ class FEM:
     (:func:`plan_fem`) and returns a :class:`Release` whose records are the ``T s`` plays
     (weights ``1/(T s)``), or ``size`` records resampled from them. ``preset`` selects the
     authors' tuned Adult values (``"authors-adult-3way"``, ``"authors-adult-5way"``: ``c``,
-    ``noise_multiple``, ``s``); explicit arguments override it. ``workers`` forked processes solve
-    a round's ``s`` problems (default 1: a 2-process pool measured no speedup on this
-    machine, see docs/fem.md, and forking after numba's OpenMP threads start is fragile). ``seed`` fixes every random choice.
+    ``noise_multiple``, ``s``); explicit arguments override it. ``workers`` forked
+    processes solve a round's ``s`` problems (default 1: a 2-process pool measured no
+    speedup on this machine, see docs/fem.md, and forking after numba's OpenMP threads start
+    is fragile). ``seed`` fixes every random choice.
     """
 
     algorithm = "fem"
@@ -550,42 +542,32 @@ class FEM:
     ) -> Release:
         """Run the algorithm on ``data`` for ``workload``; ``true_answers`` may be passed when
         already computed (e.g. from a cache)."""
-        if workload.d != data.d:
-            raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
-        if workload.kind not in ("conjunction", "disjunction", "parity"):
-            raise DPQueryError(f"{self.algorithm} does not support {workload.kind!r} queries")
-        if self.on_oracle_error not in ("fallback", "raise"):
-            raise DPQueryError(
-                f"on_oracle_error must be 'fallback' or 'raise', got {self.on_oracle_error!r}"
-            )
+        check_inputs(self.algorithm, data, workload)
         policy = check_policy(self.free_attributes)
         if policy == "private-density":
             raise DPQueryError(f"{self.algorithm} supports free_attributes 'zeros' or 'uniform'")
-        workers = _positive_int("workers", self.workers)
+        workers = positive_int("workers", self.workers)
         if self.size is not None:
-            _positive_int("size", self.size)
+            positive_int("size", self.size)
         plan = self.plan(data, workload)
         perturbation = self._perturbation(plan, workload)
-        if isinstance(self.oracle, str):
-            options = DEFAULT_ORACLE_OPTIONS if self.oracle == "heuristic" else {}
-            oracle = get_oracle(self.oracle, **(self.oracle_options or options))
-        else:
-            oracle = self.oracle
+        default = DEFAULT_ORACLE_OPTIONS if self.oracle == "heuristic" else {}
+        oracle = resolve_oracle(self.oracle, self.oracle_options or default, self.on_oracle_error)
         accountant = (
             self.accountant if self.accountant is not None else fem_accountant(plan.accounting)
         )
         rng = make_rng(self.seed)
         ledger = Ledger(plan.budget, accountant)
         ledger.check(plan.charges())  # the whole plan fits before anything is drawn
-        start = time.perf_counter()
-        if true_answers is None:
-            true_answers = answer(workload, data)
-        elif np.shape(true_answers) != (len(workload),):
-            raise DPQueryError(f"true_answers must have {len(workload)} entries")
-        t_answers = time.perf_counter() - start
+        true_answers, t_answers = true_answers_of(workload, data, true_answers)
+        start = time.perf_counter() - t_answers
         free = FreeAttributes(policy, data.onehot_groups)
         workers = workers if _picklable(oracle, perturbation) else 1
-        progress = _progress(self.algorithm, plan.T) if _show_progress(self.progress) else None
+        progress = (
+            progress_printer(self.algorithm, plan.T, _describe_round)
+            if show_progress(self.progress)
+            else None
+        )
         with _pool(workers) as executor:
             plays, rounds = fem(
                 workload, true_answers, n=data.n, plan=plan, perturbation=perturbation,
@@ -681,20 +663,9 @@ def _picklable(*objects: object) -> bool:
     return True
 
 
-def _show_progress(progress: bool | None) -> bool:
-    return sys.stderr.isatty() if progress is None else progress
-
-
-def _progress(name: str, T: int) -> RoundCallback:
-    def show(info: dict[str, Any]) -> None:
-        obj = info.get("objective_mean")
-        print(
-            f"\r{name} round {info['round']}/{T}  oracle {info['respond_s'] * 1e3:7.1f} ms  "
-            f"mean objective {obj if obj is None else f'{obj:.1f}'}",
-            end="", file=sys.stderr, flush=True,
-        )  # fmt: skip
-
-    return show
+def _describe_round(info: dict[str, Any]) -> str:
+    obj = info.get("objective_mean")
+    return f"mean objective {obj if obj is None else f'{obj:.1f}'}"
 
 
 __all__: Sequence[str] = [

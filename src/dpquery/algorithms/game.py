@@ -18,11 +18,17 @@ workload. A primal data player makes its first play in ``start``, before round 1
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
+
+from dpquery.data.binary import BinaryData
+from dpquery.data.records import Records
+from dpquery.errors import DPQueryError
+from dpquery.queries import Workload, answer
 
 RoundStats = dict[str, Any]
 
@@ -75,3 +81,51 @@ def play(
         if on_round is not None:
             on_round(info)
     return stats
+
+
+def unit_answers(workload: Workload, target: BinaryData | Records) -> np.ndarray:
+    """Answers rescaled to [0, 1] (parities: (1 + p) / 2), the range the privacy proofs
+    assume: with them every score has sensitivity ``1/n`` per round."""
+    lo, hi = workload.value_range
+    return (answer(workload, target) - lo) / (hi - lo)
+
+
+def show_progress(progress: bool | None) -> bool:
+    """Progress lines go to a terminal only, unless asked for (``True``) or off (``False``)."""
+    return sys.stderr.isatty() if progress is None else progress
+
+
+def progress_printer(
+    name: str, T: int, describe: Callable[[RoundStats], str]
+) -> Callable[[RoundStats], None]:
+    """An ``on_round`` callback printing one updating line: the round, the oracle's time and
+    ``describe(info)``. It shows nothing derived from the private data beyond the release."""
+
+    def show(info: RoundStats) -> None:
+        print(
+            f"\r{name} round {info['round']}/{T}  oracle {info['respond_s'] * 1e3:7.1f} ms  "
+            f"{describe(info)}",
+            end="", file=sys.stderr, flush=True,
+        )  # fmt: skip
+
+    return show
+
+
+def check_inputs(name: str, data: BinaryData, workload: Workload) -> None:
+    """The workload is over the data's bits and of a kind the oracles handle."""
+    if workload.d != data.d:
+        raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
+    if workload.kind not in ("conjunction", "disjunction", "parity"):
+        raise DPQueryError(f"{name} does not support {workload.kind!r} queries")
+
+
+def true_answers_of(
+    workload: Workload, data: BinaryData, true_answers: np.ndarray | None
+) -> tuple[np.ndarray, float]:
+    """``q(D)`` for every query (computed unless given) and the seconds it took."""
+    start = time.perf_counter()
+    if true_answers is None:
+        true_answers = answer(workload, data)
+    elif np.shape(true_answers) != (len(workload),):
+        raise DPQueryError(f"true_answers must have {len(workload)} entries")
+    return np.asarray(true_answers, dtype=np.float64), time.perf_counter() - start
