@@ -6,12 +6,18 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain, infer_domain
 from dpquery.data.encode import encode, read_table
 from dpquery.errors import DPQueryError, NonPrivateWarning
+
+if TYPE_CHECKING:
+    from dpquery.backends import DaskBackend, PartitionedData
 
 
 def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -71,3 +77,73 @@ def load_data(args: argparse.Namespace) -> BinaryData:
         return data
     domain = load_domain_arg(args, args.data)
     return encode(read_table(args.data, domain), domain)
+
+
+def add_backend_args(parser: argparse.ArgumentParser) -> None:
+    """``--backend local|dask [--scheduler ADDRESS] [--partitions N]``."""
+    g = parser.add_argument_group("backend (where the true answers are computed)")
+    g.add_argument("--backend", choices=("local", "dask"), default="local",
+                   help="local (default): in this process; dask: on a Dask cluster")  # fmt: skip
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: start a "
+                        "local cluster of 2 workers)")  # fmt: skip
+    g.add_argument("--partitions", type=int, metavar="N",
+                   help="cut the data into N partitions (default: one per Parquet row group "
+                        "or 32 MiB of CSV; one per worker for --dataset or a .npz)")  # fmt: skip
+
+
+def check_backend_args(args: argparse.Namespace) -> None:
+    """Backend options are checked before any data is read or any cluster started."""
+    if args.backend != "dask":
+        given = [f for f, v in (("--scheduler", args.scheduler), ("--partitions", args.partitions))
+                 if v is not None]  # fmt: skip
+        if given:
+            raise DPQueryError(f"{' and '.join(given)} need --backend dask")
+        return
+    if args.partitions is not None and args.partitions < 1:
+        raise DPQueryError(f"--partitions must be a positive integer, got {args.partitions}")
+    if args.infer_domain:
+        raise DPQueryError("--backend dask needs --domain DOMAIN.json: --infer-domain would "
+                           "read the whole table in this process")  # fmt: skip
+    if (args.data is None) == (args.dataset is None):
+        raise DPQueryError("give exactly one of --data FILE or --dataset NAME")
+    if args.dataset is not None and args.domain is not None:
+        raise DPQueryError("--dataset has its own public domain; drop --domain")
+
+
+@contextmanager
+def backend_data(args: argparse.Namespace) -> Iterator[BinaryData | PartitionedData]:
+    """The data on the chosen backend: :class:`BinaryData` in memory (local), or a
+    :class:`~dpquery.backends.PartitionedData` on a Dask cluster, closed on exit."""
+    check_backend_args(args)
+    if args.backend == "local":
+        yield load_data(args)
+        return
+    from dpquery.backends import connect
+    from dpquery.backends.partitions import table_files
+
+    domain = None
+    if args.data is not None and args.data.suffix != ".npz":
+        table_files(args.data)  # a missing file or a bad domain fails before connecting
+        domain = load_domain_arg(args, args.data)
+    with connect(args.scheduler) as backend:
+        yield _partitioned(args, backend, domain)
+
+
+def _partitioned(
+    args: argparse.Namespace, backend: DaskBackend, domain: Domain | None
+) -> PartitionedData:
+    from dpquery import datasets
+    from dpquery.backends import PartitionedData
+
+    # In-memory inputs (a built-in dataset, an encoded .npz) default to one part per worker.
+    parts = args.partitions
+    if args.dataset is not None:
+        table, ds_domain = datasets.load_table(args.dataset)
+        return PartitionedData.from_frame(table, ds_domain, backend, parts or backend.workers())
+    if domain is None:
+        data = load_binary(args.data)
+        if data.domain is not None:
+            warn_non_private(data.domain)
+        return PartitionedData.from_binary(data, backend, parts or backend.workers())
+    return PartitionedData.from_table(args.data, domain, backend, parts)

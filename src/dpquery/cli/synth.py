@@ -15,14 +15,14 @@ from dpquery.algorithms.dqrs import DQRS
 from dpquery.algorithms.dualquery import DualQuery
 from dpquery.algorithms.fem import AUTHORS_ADULT, FEM, SepFEM
 from dpquery.algorithms.mwem import MWEM
-from dpquery.cli.common import add_data_args, load_data
+from dpquery.cli.common import add_backend_args, add_data_args, backend_data, check_backend_args
 from dpquery.cli.workload import KINDS, _check_domains, build_workload
 from dpquery.data.decode import decode
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import release_report
 from dpquery.io import atomic_path
 from dpquery.oracles import oracle_names
-from dpquery.queries import Workload
+from dpquery.queries import Workload, answer
 from dpquery.rng import make_rng
 
 ALGORITHMS: dict[str, type] = {
@@ -55,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Writes the records as a table in the input's columns (--out) and a JSON report.",
     )
     add_data_args(p)
+    add_backend_args(p)
     p.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="dualquery",
                    help="dualquery (default), dqrs, fem, sepfem or mwem")  # fmt: skip
     g = p.add_argument_group("workload")
@@ -148,16 +149,15 @@ def _synth(args: argparse.Namespace) -> int:
     _check_outputs(args)  # before any work: no partial output, no overwritten input
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
-    data = load_data(args)
-    if data.domain is None:
-        raise DPQueryError("synth needs a domain to write records in the input's columns")
-    rng = make_rng(args.seed)
-    workload, fresh = _workloads(args, data, rng)
-    model = _estimator(args, oracle_options, rng)
-    release = model.fit(data, workload)
-    table, decode_report = decode(release.records, data.domain, numeric=args.numeric, seed=rng)
-    report = release_report(release, data, workload, fresh_workload=fresh, seed=rng)
-    report["release"]["decode"] = decode_report.to_dict()
+    check_backend_args(args)
+    with backend_data(args) as opened:
+        data: Any = opened  # BinaryData, or PartitionedData standing in for it (dask)
+        if data.domain is None:
+            raise DPQueryError("synth needs a domain to write records in the input's columns")
+        rng = make_rng(args.seed)
+        workload, fresh = _workloads(args, data, rng)
+        model = _estimator(args, oracle_options, rng)
+        report, table = _release(args, model, data, workload, fresh, rng)
     # Serialise before writing anything: a failure here must leave no output at all.
     text = json.dumps(report, indent=2, default=_json) + "\n"
     # Both files are written to temporaries and renamed together on success.
@@ -171,6 +171,28 @@ def _synth(args: argparse.Namespace) -> int:
             table.to_csv(tmp, index=False)
     _summary(report, args)
     return 0
+
+
+def _release(
+    args: argparse.Namespace, model: Any, data: Any, workload: Workload,
+    fresh: Workload | None, rng: np.random.Generator,
+) -> tuple[dict[str, Any], Any]:  # fmt: skip
+    """Fit, decode and report. The true answers of the workload (and of the fresh one) are
+    computed first, in one pass over the data on the dask backend."""
+    workloads = [workload] if fresh is None else [workload, fresh]
+    dask = args.backend == "dask"
+    true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
+    release = model.fit(data, workload, true_answers=true[0])
+    table, decode_report = decode(release.records, data.domain, numeric=args.numeric, seed=rng)
+    report = release_report(
+        release, data, workload, true_answers=true[0], fresh_workload=fresh,
+        fresh_true_answers=true[1] if fresh is not None else None, seed=rng,
+    )  # fmt: skip
+    report["release"]["decode"] = decode_report.to_dict()
+    report["backend"] = data.describe() if dask else {"name": "local", "partitions": 1}
+    if dask:  # time on the cluster: the row count and both workloads' answers
+        report["release"]["timings"]["backend_s"] = data.seconds
+    return report, table
 
 
 def _oracle_options(args: argparse.Namespace) -> dict[str, float]:
@@ -227,6 +249,10 @@ def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     for g in rel["privacy"]["guarantees"]:
         print(f"  privacy: {_guarantee(g)}")
     print(f"  time: {rel['timings'].get('total_s', 0.0):.1f} s")
+    backend = report.get("backend", {})
+    if backend.get("name") == "dask":
+        print(f"  backend: dask, {backend['partitions']} partitions on {backend['workers']} "
+              f"workers, {rel['timings']['backend_s']:.1f} s computing true answers")  # fmt: skip
     print(f"  {'':<16}{'max error':>10}{'mean error':>12}")
     rows = [("release", ev["errors"]["workload"])]
     if "fresh_workload" in ev["errors"]:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dpquery.cli.common import add_data_args, load_data
+from dpquery.backends import PartitionedData
+from dpquery.cli.common import add_backend_args, add_data_args, backend_data, load_data
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain
 from dpquery.data.records import Records
@@ -78,6 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", type=Path, required=True, metavar="A.npy|A.csv")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output file")
     p.add_argument("--cache-dir", type=Path, help="folder caching true answers by content hash")
+    add_backend_args(p)
     p.set_defaults(func=_answer)
 
     p = sub.add_parser(
@@ -179,7 +181,7 @@ def build_workload(
     return make(domain.d, k, _require(count, "--count", kind), seed, domain)
 
 
-def _check_domains(workload: Workload, data: BinaryData) -> None:
+def _check_domains(workload: Workload, data: BinaryData | PartitionedData) -> None:
     if workload.d != data.d:
         raise DPQueryError(f"the workload is over {workload.d} bits but the data has {data.d}")
     if (
@@ -190,8 +192,12 @@ def _check_domains(workload: Workload, data: BinaryData) -> None:
         raise DPQueryError("the workload was made over a different domain than the data's")
 
 
-def _true_answers(args: argparse.Namespace, workload: Workload, data: BinaryData) -> np.ndarray:
+def _true_answers(
+    args: argparse.Namespace, workload: Workload, data: BinaryData | PartitionedData
+) -> np.ndarray:
     _check_domains(workload, data)
+    if isinstance(data, PartitionedData):
+        return data.answers(workload)
     if args.cache_dir is not None:
         return cached_answers(workload, data, args.cache_dir)
     return answer_data(workload, data)
@@ -241,9 +247,16 @@ def _answer(args: argparse.Namespace) -> int:
     if suffix not in (".npy", ".csv"):
         raise DPQueryError(f"output {args.output} must end in .npy or .csv")
     _check_output(args, args.output)
+    if args.backend == "dask" and args.cache_dir is not None:
+        raise DPQueryError("--cache-dir works with the local backend only (its key hashes "
+                           "the data in memory)")  # fmt: skip
     workload = Workload.load(args.workload)
-    data = load_data(args)
-    answers = _true_answers(args, workload, data)
+    with backend_data(args) as data:
+        answers = _true_answers(args, workload, data)
+        if isinstance(data, PartitionedData):
+            info = data.describe()
+            print(f"dask: {info['partitions']} partitions on {info['workers']} workers, "
+                  f"{data.seconds:.1f} s")  # fmt: skip
     print(NOT_PRIVATE, file=sys.stderr)
     with atomic_path(args.output, overwrite=args.overwrite) as tmp:
         if suffix == ".npy":

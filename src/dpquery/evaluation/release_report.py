@@ -49,19 +49,23 @@ def release_report(
     *,
     true_answers: np.ndarray | None = None,
     fresh_workload: Workload | None = None,
+    fresh_true_answers: np.ndarray | None = None,
     baseline_epsilon: float | None = None,
     seed: SeedLike = None,
 ) -> dict[str, Any]:
     """The release's own account plus its errors, on ``workload`` and on a fresh workload of
-    the same kind, beside the zeros, uniform and Laplace-per-query baselines (the latter at
-    ``baseline_epsilon``, default the release's epsilon budget)."""
+    the same kind (true answers computed unless given), beside the zeros, uniform and
+    Laplace-per-query baselines (the latter at ``baseline_epsilon``, default the release's
+    epsilon budget)."""
     true = answer(workload, data) if true_answers is None else true_answers
     released = answer(workload, release.records)
     errors = {"workload": _errors(true, released, workload)}
     if fresh_workload is not None:
-        errors["fresh_workload"] = _errors(
-            answer(fresh_workload, data), answer(fresh_workload, release.records), fresh_workload
+        fresh_true = (
+            answer(fresh_workload, data) if fresh_true_answers is None else fresh_true_answers
         )
+        released_fresh = answer(fresh_workload, release.records)
+        errors["fresh_workload"] = _errors(fresh_true, released_fresh, fresh_workload)
     baselines = {
         "zeros": _errors(true, ZerosDataset().fit(data, workload).answers, workload),
         "uniform": _errors(true, UniformDistribution().fit(data, workload).answers, workload),

@@ -109,9 +109,21 @@ def answer_data(workload: Workload, data: BinaryData) -> np.ndarray:
 
     NOT private: these are exact statistics of the sensitive data.
     """
-    if data.n == 0:
+    return answers_from_counts(workload, fold_counts(workload, data), data.n)
+
+
+def answers_from_counts(workload: Workload, counts: np.ndarray, n: int) -> np.ndarray:
+    """Answers from the exact :func:`fold_counts` of ``n`` records (float64, workload order).
+
+    Counts of disjoint parts of a dataset add up exactly (integers), so a partitioned
+    backend sums them and calls this once: the same floats as :func:`answer_data`.
+    """
+    if n == 0:
         raise DPQueryError("cannot answer queries on a dataset with no records")
-    return _from_totals(workload, fold_counts(workload, data).astype(np.float64), data.n)
+    counts = np.asarray(counts)
+    if counts.shape != (len(workload),):
+        raise DPQueryError(f"need {len(workload)} counts, got shape {counts.shape}")
+    return _from_totals(workload, counts.astype(np.float64), n)
 
 
 def _distinct_records(records: Records) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,398 @@
+"""Partitions of a dataset, and what a worker computes on one.
+
+A partition is a small picklable description of some rows (a file, a byte range of a CSV, a
+few row groups of a Parquet file, a slice of an in-memory table, a generated block of biased
+bits). A worker turns it into :class:`BinaryData` with the public domain, counts every query
+with :func:`dpquery.queries.evaluate.fold_counts` (the same compiled kernels as the local
+backend) and returns only integer counts, so partitions never meet in one memory.
+
+Nothing here imports dask: partitions can be counted in any process.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numba
+import numpy as np
+import pandas as pd
+
+from dpquery.data.binary import BinaryData, n_words_for
+from dpquery.data.domain import Domain, Numeric
+from dpquery.data.encode import _from_pairs, encode, read_table
+from dpquery.errors import DPQueryError
+from dpquery.queries.evaluate import fold_counts
+from dpquery.queries.workload import Workload
+
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")
+# Default size of a CSV byte range: parsing 32 MiB of KDD99-like text peaks near 0.5 GiB
+# in pandas and the encoder, which keeps two workers well inside a laptop's memory.
+CSV_BLOCK_BYTES = 32 * 2**20
+
+
+class Partition(Protocol):
+    """Some rows of a dataset, loadable in any process."""
+
+    def rows(self) -> int:
+        """Number of records, as cheaply as the format allows."""
+        ...
+
+    def load(self) -> BinaryData:
+        """The records encoded to bits."""
+        ...
+
+
+# -- tables -------------------------------------------------------------------------------
+def _csv_layout(path: Path, domain: Domain) -> tuple[str, list[str], dict[str, type[str]]]:
+    """Separator, header and dtypes exactly as :func:`read_table` reads the whole file."""
+    sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
+    header = list(pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True).columns)
+    absent = [c for c in domain.names if c not in header]
+    if absent:
+        raise DPQueryError(f"{path}: no column(s) {absent[:10]} for domain attributes")
+    dtype = {a.name: str for a in domain.attributes if not isinstance(a, Numeric)}
+    return sep, header, dtype
+
+
+@dataclass(frozen=True)
+class FilePart:
+    """A whole table file (any format :func:`read_table` reads, gzip included)."""
+
+    path: Path
+    domain: Domain
+
+    def rows(self) -> int:
+        if self.path.suffix.lower() in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            return int(pq.ParquetFile(self.path).metadata.num_rows)
+        return len(read_table(self.path, self.domain))
+
+    def load(self) -> BinaryData:
+        return encode(read_table(self.path, self.domain), self.domain)
+
+
+@dataclass(frozen=True)
+class ParquetPart:
+    """Some row groups of a Parquet file."""
+
+    path: Path
+    domain: Domain
+    row_groups: tuple[int, ...]
+
+    def rows(self) -> int:
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(self.path).metadata
+        return sum(int(meta.row_group(g).num_rows) for g in self.row_groups)
+
+    def load(self) -> BinaryData:
+        import pyarrow.parquet as pq
+
+        columns = list(self.domain.names)
+        table = pq.ParquetFile(self.path).read_row_groups(list(self.row_groups), columns=columns)
+        return encode(table.to_pandas(), self.domain)
+
+
+@dataclass(frozen=True)
+class CsvRangePart:
+    """The lines of an uncompressed CSV that *start* in bytes ``[start, stop)``.
+
+    Every line starts in exactly one range, so the ranges of a file partition its rows
+    (as in ``dask.dataframe.read_csv``; quoted fields holding newlines are not supported).
+    """
+
+    path: Path
+    domain: Domain
+    start: int
+    stop: int
+    sep: str
+    header: tuple[str, ...]
+    dtype: tuple[tuple[str, str], ...] = field(default=())
+
+    def _bytes(self) -> bytes:
+        with self.path.open("rb") as f:
+            f.seek(self.start - 1)
+            f.readline()  # to the first line starting at or after `start`
+            pos = f.tell()
+            if pos >= self.stop:
+                return b""
+            data = f.read(self.stop - pos)
+            if data and not data.endswith(b"\n"):
+                data += f.readline()  # finish the last line that starts in the range
+            return data
+
+    def _frame(self, columns: list[str]) -> pd.DataFrame:
+        data = self._bytes()
+        if not data.strip():
+            return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+        dtype = {k: str for k, _ in self.dtype if k in columns}
+        try:
+            return pd.read_csv(
+                io.BytesIO(data), sep=self.sep, header=None, names=list(self.header),
+                usecols=columns, dtype=dtype, skipinitialspace=True,
+            )  # fmt: skip
+        except (ValueError, OSError) as exc:
+            raise DPQueryError(
+                f"cannot read bytes {self.start}-{self.stop} of {self.path}: {exc}"
+            ) from None
+
+    def rows(self) -> int:
+        return len(self._frame([self.domain.names[0]]))
+
+    def load(self) -> BinaryData:
+        return encode(self._frame(list(self.domain.names)), self.domain)
+
+
+def _split_csv(path: Path, domain: Domain, pieces: int) -> list[Partition]:
+    sep, header, dtype = _csv_layout(path, domain)
+    with path.open("rb") as f:
+        body = len(f.readline())  # the header line ends where the records begin
+    size = path.stat().st_size
+    cuts = np.linspace(body, size, pieces + 1).astype(np.int64)
+    cuts = np.unique(cuts)  # the first range starts right after the header's newline
+    text_cols = tuple((k, "str") for k in dtype)
+    return [
+        CsvRangePart(path, domain, int(a), int(b), sep, tuple(header), text_cols)
+        for a, b in itertools.pairwise(cuts)
+    ]
+
+
+def _split_parquet(path: Path, domain: Domain, pieces: int) -> list[Partition]:
+    import pyarrow.parquet as pq
+
+    groups = pq.ParquetFile(path).metadata.num_row_groups
+    chunks = np.array_split(np.arange(groups), min(max(pieces, 1), max(groups, 1)))
+    return [ParquetPart(path, domain, tuple(int(g) for g in c)) for c in chunks if c.size]
+
+
+def table_files(path: Path) -> list[Path]:
+    """``path`` itself, or the table files in a folder (sorted by name)."""
+    if path.is_dir():
+        files = sorted(
+            p for p in path.iterdir()
+            if p.is_file() and any(p.name.lower().endswith(s) for s in TABLE_SUFFIXES)
+        )  # fmt: skip
+        if not files:
+            raise DPQueryError(f"folder {path} holds no table files ({', '.join(TABLE_SUFFIXES)})")
+        return files
+    if not path.exists():
+        raise DPQueryError(f"data file {path} does not exist")
+    return [path]
+
+
+def _default_pieces(path: Path) -> int:
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_row_groups)  # one per row group
+    return max(1, -(-path.stat().st_size // CSV_BLOCK_BYTES))
+
+
+def table_partitions(path: Path, domain: Domain, partitions: int | None = None) -> list[Partition]:
+    """Partitions of a table file or a folder of them.
+
+    Each file is cut into ``ceil(partitions / files)`` pieces where its format allows:
+    Parquet by row groups, an uncompressed CSV by byte ranges; a gzipped CSV is one piece.
+    Without ``partitions``: one piece per Parquet row group or per 32 MiB of CSV.
+    """
+    if partitions is not None and partitions < 1:
+        raise DPQueryError(f"partitions must be a positive integer, got {partitions}")
+    files = table_files(Path(path))
+    parts: list[Partition] = []
+    for f in files:
+        pieces = _default_pieces(f) if partitions is None else -(-partitions // len(files))
+        name = f.name.lower()
+        if name.endswith((".parquet", ".pq")):
+            parts += _split_parquet(f, domain, pieces)
+        elif name.endswith((".csv", ".tsv", ".txt")) and pieces > 1:
+            parts += _split_csv(f, domain, pieces)
+        else:  # compressed text cannot be cut without decompressing it
+            parts.append(FilePart(f, domain))
+    return parts
+
+
+@dataclass(frozen=True)
+class FramePart:
+    """Rows of an in-memory table (a built-in dataset, or a DataFrame from the API)."""
+
+    table: pd.DataFrame
+    domain: Domain
+
+    def rows(self) -> int:
+        return len(self.table)
+
+    def load(self) -> BinaryData:
+        return encode(self.table, self.domain)
+
+
+def frame_partitions(table: pd.DataFrame, domain: Domain, partitions: int) -> list[Partition]:
+    """``table`` cut into ``partitions`` consecutive row ranges of near-equal size."""
+    if partitions < 1:
+        raise DPQueryError(f"partitions must be a positive integer, got {partitions}")
+    bounds = np.linspace(0, len(table), partitions + 1).astype(np.int64)
+    cols = list(domain.names)
+    return [
+        FramePart(table.iloc[a:b][cols], domain) for a, b in itertools.pairwise(bounds) if b > a
+    ]
+
+
+# -- bits ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WordsPart:
+    """A slice of already-encoded data (whole 64-record words, so no bit shifting)."""
+
+    words: np.ndarray
+    n: int
+
+    def rows(self) -> int:
+        return self.n
+
+    def load(self) -> BinaryData:
+        return BinaryData(self.words, self.n)
+
+
+def binary_partitions(data: BinaryData, partitions: int) -> list[Partition]:
+    """Encoded data cut into ``partitions`` slices of whole words."""
+    if partitions < 1:
+        raise DPQueryError(f"partitions must be a positive integer, got {partitions}")
+    bounds = np.linspace(0, data.n_words, partitions + 1).astype(np.int64)
+    parts: list[Partition] = []
+    for a, b in itertools.pairwise(bounds):
+        rows = min(data.n, int(b) * 64) - int(a) * 64
+        if rows > 0:
+            parts.append(WordsPart(np.ascontiguousarray(data.words[:, a:b]), rows))
+    return parts
+
+
+@dataclass(frozen=True)
+class BiasedBitsPart:
+    """``rows`` records of independent bits, bit i ~ Bernoulli(bias[i]), generated where
+    counted (DualQuery, Section 6.3), from this partition's own seed."""
+
+    rows_: int
+    bias: np.ndarray
+    seed: np.random.SeedSequence
+
+    def rows(self) -> int:
+        return self.rows_
+
+    def load(self) -> BinaryData:
+        from dpquery.data.synthetic import biased_bits
+
+        rng = np.random.default_rng(self.seed)
+        return biased_bits(self.rows_, self.bias.size, seed=rng, bias=self.bias)
+
+
+def biased_bits_partitions(
+    n: int, d: int, partitions: int, *, seed: int | None = None
+) -> tuple[list[Partition], np.ndarray]:
+    """Partitions of an n x d biased-bits dataset, generated on the workers, and the biases.
+
+    The biases come from ``seed`` and each partition from its own child seed, so the data
+    depends on (n, d, partitions, seed) only; it is a different draw than
+    :func:`dpquery.data.synthetic.biased_bits` with the same seed.
+    """
+    if n < 1 or d < 1 or partitions < 1:
+        raise DPQueryError(f"need positive n, d and partitions, got {n}, {d}, {partitions}")
+    root = np.random.SeedSequence(seed)
+    bias_seed, *children = root.spawn(partitions + 1)
+    bias = np.random.default_rng(bias_seed).random(d)
+    bounds = np.linspace(0, n, partitions + 1).astype(np.int64)
+    parts: list[Partition] = [
+        BiasedBitsPart(int(b - a), bias, s)
+        for a, b, s in zip(bounds[:-1], bounds[1:], children, strict=True)
+        if b > a
+    ]
+    return parts, bias
+
+
+# -- transactions -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TransactionPart:
+    """A "row item" file holding *every* pair of its users (partitioned by user).
+
+    Only users with at least one item appear; users with none are all-zero records, which
+    the caller adds back from the public ``n`` (see :class:`PartCounts.users`).
+    """
+
+    path: Path
+    n: int
+    d: int
+
+    def _pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.path.exists():
+            raise DPQueryError(f"transaction file {self.path} does not exist")
+        try:  # parsed as read_transactions parses a whole file
+            pairs = pd.read_csv(self.path, sep=r"[\s,]+", header=None, comment="#",
+                                engine="python")  # fmt: skip
+        except pd.errors.EmptyDataError:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        except (ValueError, OSError) as exc:
+            raise DPQueryError(f"{self.path}: expected 'row item' pairs ({exc})") from None
+        if pairs.shape[1] != 2 or not all(pd.api.types.is_integer_dtype(t) for t in pairs.dtypes):
+            raise DPQueryError(f"{self.path}: expected two integers ('row item') per line")
+        return pairs[0].to_numpy(np.int64), pairs[1].to_numpy(np.int64)
+
+    def rows(self) -> int:
+        return int(np.unique(self._pairs()[0]).size)
+
+    def load(self) -> BinaryData:
+        return self.load_with_users()[0]
+
+    def load_with_users(self) -> tuple[BinaryData, np.ndarray]:
+        """The partition's users as consecutive records, and their global row ids."""
+        rows, items = self._pairs()
+        bad = (rows < 0) | (rows >= self.n)
+        if bad.any():
+            raise DPQueryError(
+                f"{self.path}: {int(bad.sum())} row id(s) outside [0, {self.n}), e.g. "
+                f"{rows[bad][:5].tolist()}"
+            )
+        users, local = np.unique(rows, return_inverse=True)
+        data = _from_pairs(local.ravel(), items, int(users.size), self.d, str(self.path))
+        return data, users
+
+
+# -- the work of one task -----------------------------------------------------------------
+@dataclass(frozen=True)
+class PartCounts:
+    """What one partition returns: its size, integer counts per workload, column counts,
+    and (transactions only) its distinct users."""
+
+    rows: int
+    counts: tuple[np.ndarray, ...]
+    column_counts: np.ndarray
+    users: np.ndarray | None = None
+
+
+def count_partition(
+    part: Partition, workloads: tuple[Workload, ...], d: int, kernel_threads: int | None = None
+) -> PartCounts:
+    """Encode ``part`` and count every query of every workload on it (exact int64)."""
+    if kernel_threads is not None:
+        # Thread-local in numba: the kernels of this task use at most this many threads,
+        # so several single-threaded workers on one machine do not oversubscribe its cores.
+        numba.set_num_threads(max(1, min(kernel_threads, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
+    users = None
+    if isinstance(part, TransactionPart):
+        data, users = part.load_with_users()
+    else:
+        data = part.load()
+    if data.d != d:
+        raise DPQueryError(f"partition {part!r:.80} has {data.d} bits, the dataset {d}")
+    if data.n == 0:  # an empty range: nothing to count
+        zeros = tuple(np.zeros(len(w), np.int64) for w in workloads)
+        return PartCounts(0, zeros, np.zeros(d, np.int64))
+    counts = tuple(fold_counts(w, data).astype(np.int64, copy=False) for w in workloads)
+    return PartCounts(data.n, counts, data.column_counts(), users)
+
+
+def zero_record_counts(workload: Workload, d: int) -> np.ndarray:
+    """Counts of each query on one all-zero record (users without items)."""
+    zero = BinaryData(np.zeros((d, n_words_for(1)), np.uint64), 1)
+    return fold_counts(workload, zero).astype(np.int64)

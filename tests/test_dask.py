@@ -1,0 +1,308 @@
+"""The Dask backend: bit-exact answers and identical releases against the local backend,
+how inputs are cut into partitions, and the CLI's backend options and error paths.
+
+One 2-worker ``LocalCluster`` (processes, on loopback) serves the whole module.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("distributed")
+
+import dpquery.backends.cluster as cluster_module
+from dpquery import datasets
+from dpquery.backends import DaskBackend, PartitionedData, table_partitions
+from dpquery.backends.partitions import (
+    biased_bits_partitions,
+    count_partition,
+)
+from dpquery.cli import main
+from dpquery.data.binary import save_binary
+from dpquery.data.domain import Binary, Categorical, Domain, Numeric
+from dpquery.data.encode import encode, from_sparse, read_table
+from dpquery.errors import DPQueryError
+from dpquery.queries import generators as gen
+from dpquery.queries.evaluate import answer_data, fold_counts
+from dpquery.queries.workload import Workload
+
+DOMAIN = Domain(
+    (
+        Categorical("color", ("red", "green", "blue")),
+        Binary("smoker", ("no", "yes")),
+        Numeric.equal_width("age", 0, 100, 5),
+        Categorical("size", (1, 2, 3, 4)),
+    )
+)
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[DaskBackend]:
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address=":0",
+    )  # fmt: skip
+    client = distributed.Client(cluster)
+    with DaskBackend(client, True, 1, cluster) as b:
+        yield b
+
+
+def _table(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
+            "smoker": rng.choice(["no", "yes"], n),
+            "age": np.round(rng.uniform(0, 100, n), 1),
+            "size": rng.choice([1, 2, 3, 4], n),
+        }
+    )
+
+
+def _workloads(domain: Domain, count: int, seed: int = 0) -> list[Workload]:
+    return [
+        gen.random_marginal_queries(domain, 2, count, seed),
+        gen.random_parities(domain.d, 3, count, seed, domain),
+        gen.random_disjunctions(domain.d, 2, count, seed, domain),
+    ]
+
+
+# -- partitions, without a cluster ------------------------------------------------------
+@pytest.mark.parametrize("rows, pieces", [(997, 1), (997, 2), (997, 7), (30, 400)])
+def test_csv_byte_ranges_hold_every_row_once(tmp_path: Path, rows: int, pieces: int) -> None:
+    table = _table(rows)
+    table.to_csv(tmp_path / "t.csv", index=False)
+    parts = table_partitions(tmp_path / "t.csv", DOMAIN, pieces)
+    assert len(parts) == pieces  # ranges shorter than a line are empty, not dropped
+    (w,) = _workloads(DOMAIN, 40)[:1]
+    whole = encode(read_table(tmp_path / "t.csv", DOMAIN), DOMAIN)
+    results = [count_partition(p, (w,), DOMAIN.d) for p in parts]
+    assert sum(r.rows for r in results) == rows
+    assert np.array_equal(sum(r.counts[0] for r in results), fold_counts(w, whole))
+
+
+def test_default_partitions_follow_row_groups(tmp_path: Path) -> None:
+    _table(1000).to_parquet(tmp_path / "a.parquet", row_group_size=300)
+    _table(500, 1).to_csv(tmp_path / "b.csv.gz", index=False)
+    parts = table_partitions(tmp_path, DOMAIN)
+    assert [type(p).__name__ for p in parts] == ["ParquetPart"] * 4 + ["FilePart"]
+    assert sum(p.rows() for p in parts) == 1500
+
+
+def test_bad_inputs_are_named(tmp_path: Path) -> None:
+    with pytest.raises(DPQueryError, match="does not exist"):
+        table_partitions(tmp_path / "nope.csv", DOMAIN)
+    with pytest.raises(DPQueryError, match="holds no table files"):
+        table_partitions(tmp_path, DOMAIN)
+    with pytest.raises(DPQueryError, match="partitions must be a positive integer, got 0"):
+        table_partitions(tmp_path, DOMAIN, 0)
+
+
+# -- answers on the cluster -------------------------------------------------------------
+def test_files_and_frames_match_local(backend: DaskBackend, tmp_path: Path) -> None:
+    table = _table(3000)
+    table.iloc[:1000].to_parquet(tmp_path / "a.parquet", row_group_size=256)
+    table.iloc[1000:2000].to_csv(tmp_path / "b.csv", index=False)
+    table.iloc[2000:].to_csv(tmp_path / "c.csv.gz", index=False)
+    local = encode(table, DOMAIN)
+    workloads = _workloads(DOMAIN, 300)
+    expected = [answer_data(w, local) for w in workloads]
+    for data in (
+        PartitionedData.from_table(tmp_path, DOMAIN, backend, partitions=9),
+        PartitionedData.from_frame(table, DOMAIN, backend, 5),
+        PartitionedData.from_binary(local, backend, 4),
+    ):
+        got = data.answers_many(workloads)
+        assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
+        assert data.n == 3000
+        assert np.array_equal(data.column_counts(), local.column_counts())
+        assert data.describe()["partitions"] == len(data.partitions) > 1
+
+
+def test_domain_errors_reach_the_caller(backend: DaskBackend, tmp_path: Path) -> None:
+    table = _table(100)
+    table.loc[57, "color"] = "purple"
+    table.to_csv(tmp_path / "t.csv", index=False)
+    data = PartitionedData.from_table(tmp_path / "t.csv", DOMAIN, backend, partitions=3)
+    with pytest.raises(DPQueryError, match="purple"):
+        data.answers(_workloads(DOMAIN, 5)[0])
+
+
+def _write_transactions(tmp_path: Path, n: int, d: int) -> tuple[list[Path], np.ndarray]:
+    rng = np.random.default_rng(1)
+    dense = (rng.random((n, d)) < 0.08).astype(np.uint8)
+    dense[rng.random(n) < 0.3] = 0  # users without items exist only through n
+    paths = []
+    for k, users in enumerate(np.array_split(rng.permutation(n), 3)):  # by user, shuffled
+        rows, cols = np.nonzero(dense[np.sort(users)])
+        pairs = np.column_stack([np.sort(users)[rows], cols])
+        paths.append(tmp_path / f"t{k}.txt")
+        np.savetxt(paths[-1], rng.permutation(pairs), fmt="%d")
+    return paths, dense
+
+
+def test_transactions_by_user_match_local(backend: DaskBackend, tmp_path: Path) -> None:
+    n, d = 700, 30
+    paths, dense = _write_transactions(tmp_path, n, d)
+    local = from_sparse(sp.csr_array(dense))
+    data = PartitionedData.from_transactions(paths, n=n, d=d, backend=backend)
+    for w in (
+        gen.random_disjunctions(d, 3, 200, 0),  # all-zero users satisfy these: exercised
+        gen.random_parities(d, 2, 200, 0),
+    ):
+        assert np.array_equal(data.answers(w), answer_data(w, local))
+    assert data.n == n
+
+
+def test_transactions_split_user_is_an_error(backend: DaskBackend, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("0 1\n3 2\n")
+    (tmp_path / "b.txt").write_text("3 4\n")
+    data = PartitionedData.from_transactions(
+        [tmp_path / "a.txt", tmp_path / "b.txt"], n=5, d=6, backend=backend
+    )
+    with pytest.raises(DPQueryError, match=r"user\(s\) \[3\] appear in more than one"):
+        data.answers(gen.random_parities(6, 1, 4, 0))
+
+
+def test_biased_bits_generated_per_partition(backend: DaskBackend) -> None:
+    n, d = 20_000, 200
+    data = PartitionedData.biased_bits(n, d, backend, 4, seed=5)
+    parts, bias = biased_bits_partitions(n, d, 4, seed=5)
+    w = gen.random_parities(d, 2, 50, 0)
+    local = sum(count_partition(p, (w,), d).counts[0] for p in parts)
+    answers = data.answers(w)
+    assert np.array_equal(answers, 1.0 - 2.0 * local / n)
+    # The bits follow their biases: 5 standard deviations of a frequency over 20,000 rows.
+    assert np.abs(data.column_counts() / n - bias).max() < 5 * np.sqrt(0.25 / n)
+
+
+@pytest.mark.realdata
+def test_kdd99_partitions_bit_exact(
+    backend: DaskBackend, tmp_path: Path, require_dataset: Callable[[str], Path]
+) -> None:
+    require_dataset("kdd99")
+    table, domain = datasets.load_table("kdd99")
+    third = len(table) // 3
+    table.iloc[:third].to_parquet(tmp_path / "p0.parquet", row_group_size=40_000)
+    table.iloc[third : 2 * third].to_csv(tmp_path / "p1.csv", index=False)
+    table.iloc[2 * third :].to_parquet(tmp_path / "p2.parquet")
+    local = encode(table, domain)
+    workloads = _workloads(domain, 2000)
+    data = PartitionedData.from_table(tmp_path, domain, backend, partitions=6)
+    for w, got in zip(workloads, data.answers_many(workloads), strict=True):
+        assert np.array_equal(got, answer_data(w, local))  # bit for bit, not approximately
+    assert data.n == local.n
+
+
+# -- the CLI ----------------------------------------------------------------------------
+KDD_SYNTH = (
+    "synth", "--dataset", "kdd99", "--workload", "marginals", "--k", "3", "--queries", "500",
+    "--epsilon", "1", "--delta", "1e-6", "--T", "8", "--samples", "30", "--eta", "0.5",
+    "--seed", "11", "--quiet",
+)  # fmt: skip
+
+
+def _strip_timings(report: dict) -> dict:
+    report = json.loads(json.dumps(report))
+    report.pop("backend")
+    report["release"].pop("timings")  # backend_s (dask) and the other times differ
+    report["release"].pop("oracle_summary")
+    for r in report["release"]["rounds"]:
+        for key in [k for k in r if k.endswith("_s")]:
+            r.pop(key)
+    return report
+
+
+@pytest.mark.realdata
+def test_synth_dask_equals_local(
+    backend: DaskBackend, tmp_path: Path, require_dataset: Callable[[str], Path]
+) -> None:
+    require_dataset("kdd99")
+    out = {b: (tmp_path / f"{b}.csv", tmp_path / f"{b}.json") for b in ("local", "dask")}
+    assert main([*KDD_SYNTH, "--out", str(out["local"][0]), "--report", str(out["local"][1])]) == 0
+    dask_args = ["--backend", "dask", "--scheduler", backend.address, "--partitions", "3"]
+    assert main([*KDD_SYNTH, *dask_args, "--out", str(out["dask"][0]),
+                 "--report", str(out["dask"][1])]) == 0  # fmt: skip
+    assert out["local"][0].read_bytes() == out["dask"][0].read_bytes()
+    local, dask = (json.loads(out[b][1].read_text()) for b in ("local", "dask"))
+    assert dask["backend"]["name"] == "dask" and dask["backend"]["partitions"] == 3
+    assert dask["release"]["timings"]["backend_s"] > 0 and local["backend"]["name"] == "local"
+    assert _strip_timings(local) == _strip_timings(dask)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    _table(2000).to_csv(tmp_path / "data.csv", index=False)
+    DOMAIN.save(tmp_path / "domain.json")
+    w = gen.random_marginal_queries(DOMAIN, 2, 100, 0)
+    w.save(tmp_path / "w.npz")
+    return tmp_path
+
+
+def _answer_args(tmp: Path, out: str, *extra: str) -> list[str]:
+    return ["answer", str(tmp / "w.npz"), "--data", str(tmp / "data.csv"), "--domain",
+            str(tmp / "domain.json"), "-o", str(tmp / out), *extra]  # fmt: skip
+
+
+def test_answer_on_scheduler_equals_local(backend: DaskBackend, files: Path) -> None:
+    assert main(_answer_args(files, "local.npy")) == 0
+    extra = ("--backend", "dask", "--scheduler", backend.address, "--partitions", "5")
+    assert main(_answer_args(files, "dask.npy", *extra)) == 0
+    assert np.array_equal(np.load(files / "local.npy"), np.load(files / "dask.npy"))
+
+
+def test_answer_starts_a_local_cluster(files: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(_answer_args(files, "a.npy", "--backend", "dask", "--partitions", "2")) == 0
+    assert "dask: 2 partitions on 2 workers" in capsys.readouterr().out
+    assert main(_answer_args(files, "b.npy")) == 0
+    assert np.array_equal(np.load(files / "a.npy"), np.load(files / "b.npy"))
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (("--scheduler", "tcp://127.0.0.1:1"), "need --backend dask"),
+        (("--partitions", "3"), "need --backend dask"),
+        (("--backend", "dask", "--partitions", "0"), "got 0"),
+        (("--backend", "dask", "--scheduler", "nonsense"), "'nonsense' is not a Dask scheduler"),
+        (("--backend", "dask", "--scheduler", "tcp://127.0.0.1:1"), "cannot connect"),
+        (("--backend", "dask", "--cache-dir", "."), "--cache-dir works with the local"),
+    ],
+)
+def test_cli_backend_errors(
+    files: Path,
+    capsys: pytest.CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    extra: tuple[str, ...],
+    message: str,
+) -> None:
+    monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT_S", 1.0)  # a refused port fails fast
+    assert main(_answer_args(files, "a.npy", *extra)) != 0
+    assert message in capsys.readouterr().err
+    assert not (files / "a.npy").exists()
+
+
+def test_synth_refuses_infer_domain_on_dask(files: Path, capsys: pytest.CaptureFixture) -> None:
+    args = ["synth", "--data", str(files / "data.csv"), "--infer-domain", "--epsilon", "1",
+            "--backend", "dask", "--out", str(files / "s.csv")]  # fmt: skip
+    assert main(args) != 0
+    assert "--backend dask needs --domain" in capsys.readouterr().err
+    assert not (files / "s.csv").exists()
+
+
+def test_npz_input_partitions(backend: DaskBackend, files: Path) -> None:
+    local = encode(read_table(files / "data.csv", DOMAIN), DOMAIN)
+    save_binary(files / "data.npz", local)
+    args = ["answer", str(files / "w.npz"), "--data", str(files / "data.npz"), "-o",
+            str(files / "a.npy"), "--backend", "dask", "--scheduler", backend.address]  # fmt: skip
+    assert main(args) == 0
+    assert np.array_equal(np.load(files / "a.npy"), answer_data(Workload.load(files / "w.npz"),
+                                                                local))  # fmt: skip
