@@ -49,25 +49,35 @@ GRID_NOISE = (0.08, 0.16, 0.32, 0.64)
 
 
 @cache
-def problem() -> tuple[BinaryData, Workload, np.ndarray]:
-    data = datasets.load("adult-pgm")
-    workload = random_marginal_cells(data.domain, 3, 64, data.n, seed=0)
+def problem(
+    dataset: str = "adult-pgm", k: int = 3, m: int = 64
+) -> tuple[BinaryData, Workload, np.ndarray]:
+    """The Figure 1 protocol's instance: ``m`` random ``k``-way marginals of ``dataset``, all
+    cells, workload seed 0, marginals of at most n cells (shared with bench_family.py)."""
+    data = datasets.load(dataset)
+    workload = random_marginal_cells(data.domain, k, m, data.n, seed=0)
     return data, workload, answer(workload, data)
 
 
-def run_once(epsilon: float, seed: int, **options: Any) -> dict[str, Any]:
-    data, workload, true = problem()
+def measure(model: Any, dataset: str = "adult-pgm", k: int = 3, m: int = 64) -> dict[str, Any]:
+    """Fit ``model`` on the instance; max and mean error over the workload, wall time, and
+    the release's parameters (shared with bench_family.py)."""
+    data, workload, true = problem(dataset, k, m)
     start = time.perf_counter()
-    release = FEM(epsilon=epsilon, seed=seed, **options).fit(data, workload, true)
+    release = model.fit(data, workload, true)
     seconds = time.perf_counter() - start
     err = np.abs(answer(workload, release.records) - true)
     p = release.parameters
     return {
-        "epsilon": epsilon, "seed": seed, "T": p["T"], "epsilon0": p["epsilon0"],
-        "eta": p["eta"], "s": p["s"], "accounting": p["accounting"],
-        "spent": release.ledger.spent, "max_error": float(err.max()),
-        "mean_error": float(err.mean()), "seconds": seconds,
+        "T": p["T"], "epsilon0": p.get("epsilon0", ""), "eta": p["eta"], "s": p["s"],
+        "accounting": p.get("accounting", ""), "spent": release.ledger.spent,
+        "max_error": float(err.max()), "mean_error": float(err.mean()), "seconds": seconds,
     }  # fmt: skip
+
+
+def run_once(epsilon: float, seed: int, **options: Any) -> dict[str, Any]:
+    model = FEM(epsilon=epsilon, seed=seed, **options)
+    return {"epsilon": epsilon, "seed": seed, **measure(model)}
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:

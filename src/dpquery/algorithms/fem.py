@@ -79,10 +79,12 @@ AUTHORS_ADULT: dict[str, tuple[float, float, int]] = {
     "authors-adult-3way": (0.008, 0.16, 50),
     "authors-adult-5way": (0.010, 0.16, 50),
 }
-# The fixed default, chosen once on adult-pgm 3-way marginals with a small grid over
-# epsilon in {0.1, 0.25, 1} (docs/fem.md: the procedure and every number measured).
-DEFAULT_C = 0.016
+# The fixed default, chosen on adult-pgm 3-way marginals (64 marginals, 3 runs at each of the
+# six epsilons of Figure 1; docs/family-results.md): c = 0.008 with bounded-range accounting
+# was best at every epsilon. sepFEM's Laplace perturbation wants half FEM's noise.
+DEFAULT_C = 0.008
 DEFAULT_NOISE_MULTIPLE = 0.16
+SEPFEM_NOISE_MULTIPLE = 0.08
 DEFAULT_SAMPLES = 50
 DEFAULT_ACCOUNTING: Accounting = "bounded-range"
 # The data player's oracle: the shared heuristic with a smaller iteration budget. FEM's
@@ -519,6 +521,8 @@ class FEM:
     def plan(self, data: BinaryData, workload: Workload) -> FEMPlan:
         """The parameters and budget :meth:`fit` would use; reads only public sizes."""
         c, m, s = self.c, self.noise_multiple, self.samples
+        if m is None and self.eta is None and self.preset is None:
+            m = self.default_noise_multiple
         if self.preset is not None:
             if self.preset not in AUTHORS_ADULT:
                 raise DPQueryError(
@@ -533,6 +537,8 @@ class FEM:
             epsilon0=self.epsilon0, T=self.T, eta=self.eta, c=c, noise_multiple=m, s=s,
             accounting=self.accounting, accountant=self.accountant,
         )  # fmt: skip
+
+    default_noise_multiple = DEFAULT_NOISE_MULTIPLE
 
     def _perturbation(self, plan: FEMPlan, workload: Workload) -> Perturbation:
         return ExponentialPerturbation(plan.eta)
@@ -620,6 +626,7 @@ class SepFEM(FEM):
     """
 
     algorithm = "sepfem"
+    default_noise_multiple = SEPFEM_NOISE_MULTIPLE
 
     def __init__(self, *, separator: Workload | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
