@@ -114,7 +114,13 @@ def test_synth_writes_records_in_input_columns_and_a_report(tmp, capsys) -> None
     assert eps["basic"] == pytest.approx(pure, rel=1e-12)
     (approx,) = [g for g in privacy["guarantees"] if g["measure"] == "approx"]
     assert approx["epsilon"] <= 2.0 and approx["delta"] == 1e-3
-    assert set(rel["timings"]) >= {"true_answers_s", "oracle_s", "update_s", "total_s"}
+    assert set(rel["timings"]) >= {
+        "true_answers_s",
+        "select_s",
+        "respond_s",
+        "observe_s",
+        "total_s",
+    }
     assert set(ev["errors"]) == {"workload", "fresh_workload"}
     assert set(ev["baselines"]) == {"zeros", "uniform", "laplace"}
     assert "NOT differentially private" in ev["note"]
@@ -404,3 +410,15 @@ def test_options_an_algorithm_does_not_take_are_refused(algorithm, extra, match,
     before = listing(tmp)
     assert main(small_args(tmp, algorithm, *extra)) == 2
     check_clean_failure(tmp, before, capsys, match)
+
+
+def test_release_on_an_inferred_domain_says_it_is_not_private(tmp, capsys) -> None:
+    args = [
+        "synth", "--data", str(tmp / "data.csv"), "--infer-domain", "--workload", "marginals",
+        "--k", "2", "--queries", "40", "--eta", "0.5", "--samples", "10", "--T", "3",
+        "--quiet", "--seed", "0", "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"),
+    ]  # fmt: skip
+    assert main(args) == 0
+    assert "NOT differentially private" in capsys.readouterr().err
+    report = strict_json(tmp / "r.json")
+    assert "NOT differentially private" in report["release"]["privacy"]["warning"]

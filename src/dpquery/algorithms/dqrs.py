@@ -35,7 +35,7 @@ import numpy as np
 from dpquery.algorithms.best_response import BestResponder, resolve_oracle
 from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
 from dpquery.algorithms.free import FreeAttributes, check_policy
-from dpquery.algorithms.game import check_inputs, play, true_answers_of
+from dpquery.algorithms.game import check_inputs, play, round_timings, true_answers_of
 from dpquery.algorithms.parameters import (
     budget_for,
     ceil_epsilon,
@@ -356,10 +356,7 @@ class DQRS:
             rounds,
             {
                 "true_answers_s": t_answers,
-                "sampling_s": sum(r["select_s"] for r in rounds),
-                "oracle_s": sum(r["respond_s"] for r in rounds),
-                "update_s": sum(r["observe_s"] for r in rounds),
+                **round_timings(rounds),
                 "total_s": time.perf_counter() - start,
             },
-            non_private_domain=bool(data.domain is not None and data.domain.non_private),
         )

@@ -32,6 +32,7 @@ from dpquery.algorithms.game import (
     check_inputs,
     play,
     progress_printer,
+    round_timings,
     show_progress,
     true_answers_of,
 )
@@ -351,12 +352,9 @@ class DualQuery:
             rounds,
             {
                 "true_answers_s": t_answers,
-                "sampling_s": sum(r["select_s"] for r in rounds),
-                "oracle_s": sum(r["respond_s"] for r in rounds),
-                "update_s": sum(r["observe_s"] for r in rounds),
+                **round_timings(rounds),
                 "total_s": total,
             },
-            non_private_domain=bool(data.domain is not None and data.domain.non_private),
         )
 
 

@@ -41,6 +41,7 @@ from dpquery.algorithms.game import (
     check_inputs,
     play,
     progress_printer,
+    round_timings,
     show_progress,
     true_answers_of,
     unit_answers,
@@ -603,12 +604,9 @@ class FEM:
             rounds,
             {
                 "true_answers_s": t_answers,
-                "selection_s": sum(r["select_s"] for r in rounds),
-                "oracle_s": sum(r["respond_s"] for r in rounds),
-                "answers_s": sum(r["observe_s"] for r in rounds),
+                **round_timings(rounds),
                 "total_s": total,
             },
-            non_private_domain=bool(data.domain is not None and data.domain.non_private),
         )
 
     def _extra_parameters(self) -> dict[str, Any]:

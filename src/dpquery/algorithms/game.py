@@ -129,3 +129,9 @@ def true_answers_of(
     elif np.shape(true_answers) != (len(workload),):
         raise DPQueryError(f"true_answers must have {len(workload)} entries")
     return np.asarray(true_answers, dtype=np.float64), time.perf_counter() - start
+
+
+def round_timings(rounds: list[RoundStats]) -> dict[str, float]:
+    """Seconds spent in each step of the game, summed over the rounds: the private choices
+    (``select_s``), the data player (``respond_s``: the oracle) and the updates (``observe_s``)."""
+    return {k: float(sum(r[k] for r in rounds)) for k in ("select_s", "respond_s", "observe_s")}

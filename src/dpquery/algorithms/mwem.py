@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dpquery.algorithms.game import play
+from dpquery.algorithms.game import play, round_timings
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.records import Records
@@ -380,9 +380,7 @@ class MWEM:
             rounds,
             {
                 "true_answers_s": t_answers,
-                "select_s": sum(r["select_s"] for r in rounds),
-                "update_s": sum(r["respond_s"] for r in rounds),
+                **round_timings(rounds),
                 "total_s": time.perf_counter() - start,
             },
-            non_private_domain=bool(data.domain is not None and data.domain.non_private),
         )

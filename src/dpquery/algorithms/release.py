@@ -26,7 +26,11 @@ class Release:
     parameters: dict[str, Any]
     rounds: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
-    non_private_domain: bool = False
+
+    @property
+    def non_private_domain(self) -> bool:
+        """Whether the records' domain was read from the private data (not DP then)."""
+        return bool(self.records.domain is not None and self.records.domain.non_private)
 
     def privacy(self) -> dict[str, Any]:
         """The ledger's report, plus the guarantee under every accountant (each named)."""
