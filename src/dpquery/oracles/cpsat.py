@@ -27,11 +27,11 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dpquery.errors import DPQueryError
-from dpquery.oracles.base import Answer, first_feasible, run_pipeline
-from dpquery.oracles.heuristic import local_search
+from dpquery.oracles.base import Answer, first_feasible
+from dpquery.oracles.heuristic import solve_hinted
 from dpquery.oracles.problem import BestResponse
 from dpquery.oracles.result import OracleResult
-from dpquery.rng import SeedLike, make_rng
+from dpquery.rng import SeedLike
 
 
 def _check_limits(time_limit: float | None, abs_gap: float | None) -> None:
@@ -130,27 +130,24 @@ class CPSatOracle:
 
     def solve(self, problem: BestResponse, *, seed: SeedLike = None) -> OracleResult:
         """Best response with a proven bound; ``optimal`` when the bound is reached."""
-        rng = make_rng(seed)
-        hint_seed, solver_seed = (int(v) for v in rng.integers(0, 2**31 - 1, size=2))
+        return solve_hinted(
+            self.name, problem, seed, hint=self.hint, hint_kicks=self.hint_kicks,
+            presolve=self.presolve, run=self._run,
+        )  # fmt: skip
 
-        def solver(reduced: BestResponse) -> Answer:
-            hint = None
-            if self.hint:
-                hint, _ = local_search(reduced, seed=hint_seed, kicks=self.hint_kicks)
-            model, x = _build(reduced, hint)
-            cp = cp_model.CpSolver()
-            params = cp.parameters
-            params.num_workers = self.num_workers
-            params.linearization_level = self.linearization_level
-            params.random_seed = solver_seed
-            if self.time_limit is not None:
-                params.max_time_in_seconds = float(self.time_limit)
-            # Why 0: CP-SAT's default (1e-4) would stop short of a proof on float objectives.
-            params.absolute_gap_limit = 0.0 if self.abs_gap is None else float(self.abs_gap)
-            status = cp.solve(model)
-            return _answer(reduced, cp, status, x, hint)
-
-        return run_pipeline(self.name, problem, solver, use_presolve=self.presolve)
+    def _run(self, problem: BestResponse, hint: np.ndarray | None, seed: int) -> Answer:
+        model, x = _build(problem, hint)
+        cp = cp_model.CpSolver()
+        params = cp.parameters
+        params.num_workers = self.num_workers
+        params.linearization_level = self.linearization_level
+        params.random_seed = seed
+        if self.time_limit is not None:
+            params.max_time_in_seconds = float(self.time_limit)
+        # Why 0: CP-SAT's default (1e-4) would stop short of a proof on float objectives.
+        params.absolute_gap_limit = 0.0 if self.abs_gap is None else float(self.abs_gap)
+        status = cp.solve(model)
+        return _answer(problem, cp, status, x, hint)
 
 
 def _answer(

@@ -9,6 +9,7 @@ presolve solved the whole problem. Use ``"cpsat"`` to certify.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,3 +90,23 @@ class HeuristicOracle:
             return Answer(x, None, "local optimum", info=info)
 
         return run_pipeline(self.name, problem, solver, use_presolve=self.presolve)
+
+
+ExactRun = Callable[[BestResponse, "np.ndarray | None", int], Answer]
+
+
+def solve_hinted(
+    name: str, problem: BestResponse, seed: SeedLike, *, hint: bool, hint_kicks: int,
+    presolve: bool, run: ExactRun,
+) -> OracleResult:  # fmt: skip
+    """An exact oracle's solve: presolve, hint with :func:`local_search` (``hint_kicks``
+    kicks) when asked, then ``run(reduced, hint, solver_seed)``. Both seeds come from
+    ``seed``, so a run is reproducible."""
+    rng = make_rng(seed)
+    hint_seed, solver_seed = (int(v) for v in rng.integers(0, 2**31 - 1, size=2))
+
+    def solver(reduced: BestResponse) -> Answer:
+        start = local_search(reduced, seed=hint_seed, kicks=hint_kicks)[0] if hint else None
+        return run(reduced, start, solver_seed)
+
+    return run_pipeline(name, problem, solver, use_presolve=presolve)

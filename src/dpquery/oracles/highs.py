@@ -28,12 +28,12 @@ import highspy
 import numpy as np
 
 from dpquery.errors import DPQueryError
-from dpquery.oracles.base import Answer, run_pipeline
+from dpquery.oracles.base import Answer
 from dpquery.oracles.cpsat import _check_limits
-from dpquery.oracles.heuristic import local_search
+from dpquery.oracles.heuristic import solve_hinted
 from dpquery.oracles.problem import BestResponse
 from dpquery.oracles.result import OracleResult
-from dpquery.rng import SeedLike, make_rng
+from dpquery.rng import SeedLike
 
 _banner_shown = False
 
@@ -159,16 +159,10 @@ class HighsOracle:
 
     def solve(self, problem: BestResponse, *, seed: SeedLike = None) -> OracleResult:
         """Best response with HiGHS's proven dual bound."""
-        rng = make_rng(seed)
-        hint_seed, solver_seed = (int(v) for v in rng.integers(0, 2**31 - 1, size=2))
-
-        def solver(reduced: BestResponse) -> Answer:
-            hint = None
-            if self.hint:
-                hint, _ = local_search(reduced, seed=hint_seed, kicks=self.hint_kicks)
-            return self._run(reduced, hint, solver_seed)
-
-        return run_pipeline(self.name, problem, solver, use_presolve=self.presolve)
+        return solve_hinted(
+            self.name, problem, seed, hint=self.hint, hint_kicks=self.hint_kicks,
+            presolve=self.presolve, run=self._run,
+        )  # fmt: skip
 
     def _run(self, problem: BestResponse, hint: np.ndarray | None, seed: int) -> Answer:
         lp, constant = build_lp(problem)
