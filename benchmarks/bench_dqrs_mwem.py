@@ -25,12 +25,11 @@ run by ``benchmarks/run.py``. CSV go to ``docs/results/dqrs_mwem/``, PNG to ``do
 """
 
 import argparse
-import csv
 import gzip
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.domain import Categorical, Domain
 from dpquery.privacy import dualquery_pure_epsilon
 from dpquery.queries import Workload, answer, random_marginal_queries
+from tables import print_table, write_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "dqrs_mwem"
@@ -224,34 +224,6 @@ def summarise(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
     return out
 
 
-def write_csv(rows: list[dict], name: str) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    keys: list[str] = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-    path = RESULTS / f"{name}.csv"
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=keys)
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in r.items()})
-    return path
-
-
-def print_table(rows: Iterable[dict], columns: list[str]) -> None:
-    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    print("  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True)))
-    for row in cells:
-        print("  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)))
-
-
-def _cell(v: Any) -> str:
-    if v is None:
-        return "-"
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
 def plot_dqrs(summary: list[dict]) -> Path:
     import matplotlib.pyplot as plt
 
@@ -319,8 +291,8 @@ def main(argv: list[str] | None = None) -> None:
         print("\n## (b) MWEM vs DualQuery, Adult 17 attributes", flush=True)
         rows, seconds = timed(lambda: mwem_rows(quick, args.runs))
         summary = summarise(rows, ("dataset", "algorithm", "epsilon"))
-        write_csv(rows, f"mwem_fig5_runs{suffix}")
-        write_csv(summary, f"mwem_fig5{suffix}")
+        write_csv(rows, RESULTS, f"mwem_fig5_runs{suffix}")
+        write_csv(summary, RESULTS, f"mwem_fig5{suffix}")
         print_table(summary, ["algorithm", "epsilon", "epsilon_actual", "s", "T", "runs",
                               "max_error", "mean_error", "wall_s"])  # fmt: skip
         print(f"plot: {plot_mwem(summary).relative_to(ROOT)}  ({seconds:.0f} s)", flush=True)
@@ -328,8 +300,8 @@ def main(argv: list[str] | None = None) -> None:
         print("\n## (a) DQRS vs DualQuery at equal budget", flush=True)
         rows, seconds = timed(lambda: dqrs_rows(quick, args.runs))
         summary = summarise(rows, ("dataset", "algorithm", "epsilon", "eta"))
-        write_csv(rows, f"dqrs_vs_dualquery_runs{suffix}")
-        write_csv(summary, f"dqrs_vs_dualquery{suffix}")
+        write_csv(rows, RESULTS, f"dqrs_vs_dualquery_runs{suffix}")
+        write_csv(summary, RESULTS, f"dqrs_vs_dualquery{suffix}")
         print_table(summary, ["dataset", "algorithm", "epsilon", "eta", "T", "fresh_samples",
                               "runs", "max_error", "mean_error", "fit_s"])  # fmt: skip
         print(f"plot: {plot_dqrs(summary).relative_to(ROOT)}  ({seconds:.0f} s)", flush=True)

@@ -30,7 +30,6 @@ when ``DPQUERY_BENCH_QUICK=1``. CSV go to ``docs/results/dualquery/``, PNG to
 """
 
 import argparse
-import csv
 import os
 import sys
 import time
@@ -50,6 +49,7 @@ from dpquery.data.domain import Domain
 from dpquery.data.synthetic import biased_bits, power_law_items
 from dpquery.privacy import AdvancedComposition, Tightest
 from dpquery.queries import Workload, answer, random_marginal_queries
+from tables import print_table, write_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "dualquery"
@@ -329,42 +329,6 @@ def progress(row: dict) -> None:
 # ----------------------------------------------------------------------------- output
 
 
-def write_csv(rows: list[dict], name: str) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    keys: list[str] = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-    path = RESULTS / f"{name}.csv"
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows({k: _fmt(r.get(k)) for k in keys} for r in rows)
-    return path
-
-
-def _fmt(value: Any) -> Any:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return "" if value is None else value
-
-
-def print_table(rows: Iterable[dict], columns: list[str]) -> None:
-    rows = list(rows)
-    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    print("  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True)))
-    for row in cells:
-        print("  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)))
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:.3g}"
-    return str(value)
-
-
 STYLE = {
     "zeros": dict(color="0.5", ls=":", marker="x"),
     "uniform": dict(color="tab:olive", ls=":", marker="+"),
@@ -446,8 +410,8 @@ def run_figure(name: str, build: Callable[[Config], list[dict]], cfg: Config) ->
     print(f"\n## {name}", flush=True)
     runs, seconds = timed(lambda: build(cfg))
     summary = summarise(runs)
-    write_csv(runs, f"{name}_runs")
-    write_csv(summary, name)
+    write_csv(runs, RESULTS, f"{name}_runs")
+    write_csv(summary, RESULTS, name)
     print_table(summary, COLUMNS)
     print(f"{name}: {seconds:.0f} s", flush=True)
     return summary
@@ -469,7 +433,7 @@ def main(argv: list[str] | None = None) -> None:
     if "targets" in args.only:
         print("\n## targets", flush=True)
         rows, seconds = timed(lambda: targets(cfg))
-        write_csv(rows, "targets")
+        write_csv(rows, RESULTS, "targets")
         print_table(rows, TARGET_COLUMNS)
         print(f"targets: {seconds:.0f} s", flush=True)
     plots = {
