@@ -8,7 +8,8 @@
     Rows: max and mean error, ``T``, fresh samples drawn, runtime.
 (b) ``mwem``: the DualQuery 2015 revision's Figure 5: Adult restricted to 17 attributes,
     10,000 queries, pure epsilon 1..5, DualQuery with eta 0.4 and
-    (s, T) = (35, 47), (40, 62), (45, 71), (50, 78), (55, 83), MWEM with T = 15.
+    (s, T) = (35, 47), (40, 62), (45, 71), (50, 78), (55, 83), MWEM with T = 15, with one
+    replay pass per round and with 50 (``MWEM_PASSES``).
     The 17 attributes are those of the DualQuery authors' code (``src/adult.ml``,
     ``parsing_schema_reduced``, used by ``src/runmw.ml``): age in 11 equal-width buckets of
     [0, 100], workclass codes 0..7 in 3 buckets, fnlwgt in 3 buckets of [0, 1.6e6], one-hot:
@@ -26,6 +27,7 @@ run by ``benchmarks/run.py``. CSV go to ``docs/results/dqrs_mwem/``, PNG to ``do
 
 import argparse
 import gzip
+import itertools
 import os
 import sys
 import time
@@ -51,6 +53,9 @@ RESULTS = ROOT / "docs" / "results" / "dqrs_mwem"
 FIGURES = ROOT / "docs" / "figures"
 DELTA = 0.001
 FIG5_PAIRS = {1.0: (35, 47), 2.0: (40, 62), 3.0: (45, 71), 4.0: (50, 78), 5.0: (55, 83)}
+# MWEM's replays of all measurements per round: 1 (one pass, the default) and 50 (Hardt et
+# al. Section 3.3's replay iterated; free post-processing of the measurements)
+MWEM_PASSES = (1, 50)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -82,7 +87,8 @@ def problem(name: str, queries: int) -> tuple[BinaryData, Workload, np.ndarray]:
 # ----------------------------------------------------------------------------- (a) DQRS
 
 
-def dqrs_rows(quick: bool, runs: int | None) -> list[dict]:
+def dqrs_rows(quick: bool, runs: int | None, points: list[str] | None = None) -> list[dict]:
+    """``points``: ``dataset:epsilon:eta,eta,...`` entries replacing the grid."""
     # Quick mode is sized for ~15 minutes on 2 cores: the heuristic oracle costs ~0.1-0.3 s
     # per round and T reaches the thousands on KDD99 at small eta.
     queries = 10_000 if quick else 100_000
@@ -91,6 +97,11 @@ def dqrs_rows(quick: bool, runs: int | None) -> list[dict]:
         if quick
         else {name: ((0.5, 1.0, 2.0), (0.05, 0.1, 0.2, 0.4, 1.2)) for name in ("adult", "kdd99")}
     )
+    if points:
+        grid = {}
+        for point in points:
+            name, eps, etas = point.split(":")
+            grid[name] = ((float(eps),), tuple(float(e) for e in etas.split(",")))
     n_runs = runs if runs is not None else (1 if quick else 3)
     rows: list[dict] = []
     for name, (epsilons, etas) in grid.items():
@@ -178,11 +189,14 @@ def mwem_rows(quick: bool, runs: int | None) -> list[dict]:
             rows.append(fig5_row("DualQuery", eps, seed, rel, workload, true, wall,
                                  eta=0.4, s=s, T=T, epsilon_actual=actual))  # fmt: skip
             show(rows[-1])
-            for label, data, cells in (("MWEM (2^17 cube)", cube, 2**17),
-                                       ("MWEM (one-hot, 99 cells)", onehot, 99)):  # fmt: skip
-                mw = MWEM(epsilon=eps, T=15, seed=seed)
+            for (label, data, cells), passes in itertools.product(
+                (("MWEM (2^17 cube)", cube, 2**17), ("MWEM (one-hot, 99 cells)", onehot, 99)),
+                MWEM_PASSES,
+            ):
+                mw = MWEM(epsilon=eps, T=15, passes=passes, seed=seed)
                 rel, wall = timed(lambda mw=mw, data=data: mw.fit(data, workload, true))
-                rows.append(fig5_row(label, eps, seed, rel, workload, true, wall, T=15,
+                name = label if passes == 1 else f"{label[:-1]}, {passes} passes)"
+                rows.append(fig5_row(name, eps, seed, rel, workload, true, wall, T=15,
                                      cells=cells, epsilon_actual=rel.ledger.spent))  # fmt: skip
                 show(rows[-1])
     return rows
@@ -254,7 +268,7 @@ def plot_mwem(summary: list[dict]) -> Path:
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, metric in zip(axes, ("mean_error", "max_error"), strict=True):
-        for algo in ("DualQuery", "MWEM (2^17 cube)", "MWEM (one-hot, 99 cells)"):
+        for algo in sorted({r["algorithm"] for r in summary if r.get("epsilon")}):
             pts = sorted((r["epsilon"], r[metric]) for r in summary if r["algorithm"] == algo)
             if pts:
                 xs, ys = zip(*pts, strict=True)
@@ -282,6 +296,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer points and runs")
     parser.add_argument("--runs", type=int, default=None, help="runs per point (override)")
     parser.add_argument("--only", nargs="*", default=["dqrs", "mwem"])
+    parser.add_argument(
+        "--points",
+        nargs="*",
+        metavar="DATASET:EPS:ETA,ETA",
+        help="DQRS vs DualQuery at these points instead of the grid",
+    )
+    parser.add_argument("--out", help="suffix of the DQRS CSV files (default: the mode)")
     args = parser.parse_args([] if argv is None else argv)
     os.environ.setdefault("DPQUERY_DATA_DIR", str(ROOT.parent / "shared" / "data"))
     quick = args.quick or os.environ.get("DPQUERY_BENCH_QUICK", "") not in ("", "0")
@@ -298,13 +319,16 @@ def main(argv: list[str] | None = None) -> None:
         print(f"plot: {plot_mwem(summary).relative_to(ROOT)}  ({seconds:.0f} s)", flush=True)
     if "dqrs" in args.only:
         print("\n## (a) DQRS vs DualQuery at equal budget", flush=True)
-        rows, seconds = timed(lambda: dqrs_rows(quick, args.runs))
+        rows, seconds = timed(lambda: dqrs_rows(quick, args.runs, args.points))
         summary = summarise(rows, ("dataset", "algorithm", "epsilon", "eta"))
-        write_csv(rows, RESULTS, f"dqrs_vs_dualquery_runs{suffix}")
-        write_csv(summary, RESULTS, f"dqrs_vs_dualquery{suffix}")
+        out = f"_{args.out}" if args.out else suffix
+        write_csv(rows, RESULTS, f"dqrs_vs_dualquery_runs{out}")
+        write_csv(summary, RESULTS, f"dqrs_vs_dualquery{out}")
         print_table(summary, ["dataset", "algorithm", "epsilon", "eta", "T", "fresh_samples",
                               "runs", "max_error", "mean_error", "fit_s"])  # fmt: skip
-        print(f"plot: {plot_dqrs(summary).relative_to(ROOT)}  ({seconds:.0f} s)", flush=True)
+        if not args.points:  # the figure shows the whole grid
+            print(f"plot: {plot_dqrs(summary).relative_to(ROOT)}", flush=True)
+        print(f"({seconds:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -47,29 +47,54 @@ from dpquery.algorithms.dqrs import DQRS
 from dpquery.algorithms.dualquery import DualQuery
 from dpquery.algorithms.fem import FEM, SepFEM
 from dpquery.algorithms.mwem import MWEM
+from dpquery.algorithms.reweight import Reweighted
 from dpquery.errors import DPQueryError
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "family"
 FIGURES = ROOT / "docs" / "figures"
 HDMM = {0.1: 0.369, 0.25: 0.148, 0.5: 0.074, 1.0: 0.037}  # same protocol, FEM repository
-ALGORITHMS: dict[str, Any] = {"FEM": FEM, "sepFEM": SepFEM, "DQRS": DQRS, "DualQuery": DualQuery}
+
+
+def reweighted_fem(*, base: dict[str, Any] | None = None, **options: Any) -> Reweighted:
+    """FEM then MWEM over its records; ``base`` holds FEM's own options."""
+    return Reweighted(FEM(progress=False, **(base or {})), **options)
+
+
+ALGORITHMS: dict[str, Any] = {"FEM": FEM, "sepFEM": SepFEM, "DQRS": DQRS, "DualQuery": DualQuery,
+                              "FEM+MWEM": reweighted_fem}  # fmt: skip
 QUIET = {"FEM": {"progress": False}, "sepFEM": {"progress": False},
-         "DualQuery": {"progress": False}, "DQRS": {}}  # fmt: skip
+         "DualQuery": {"progress": False}, "DQRS": {}, "FEM+MWEM": {}}  # fmt: skip
 # The small grids behind best-of-grid (the library default is always a candidate too).
 # FEM: epsilon_0 = c sqrt(epsilon), eta = noise_multiple sqrt(T), s = 50, bounded range
-# unless stated (default c = 0.016, noise_multiple = 0.16); sepFEM: the same, Laplace scale
-# noise_multiple sqrt(T); DualQuery: step eta and s (default 1.2, 1000); DQRS: eta
-# (default 0.1, s = 1000).
+# unless stated (default c = 0.008, noise_multiple = 0.16; c = 0.016 was the first default);
+# sepFEM: the same, Laplace scale noise_multiple sqrt(T) (default c = 0.008,
+# noise_multiple = 0.08); DualQuery: step eta (default 1.2, s = 1000); DQRS: eta (default
+# 0.1, s = 1000); FEM+MWEM: the reweighting's budget share, rounds and replay passes, and
+# FEM's options under "base" (docs/reweight.md).
 GRIDS: dict[str, list[dict[str, Any]]] = {
     "FEM": [
+        {"c": 0.016},
         {"c": 0.024, "noise_multiple": 0.16},
         {"preset": "authors-adult-3way", "accounting": "zcdp"},
-        {"c": 0.008},  # run at epsilon <= 0.5 only: 1,783 rounds at epsilon 1
     ],
-    "sepFEM": [{"noise_multiple": 0.08}, {"noise_multiple": 0.04}],
+    "sepFEM": [
+        {"c": 0.016, "noise_multiple": 0.16},
+        {"c": 0.016, "noise_multiple": 0.08},
+        {"c": 0.016, "noise_multiple": 0.04},
+    ],
     "DualQuery": [{"eta": 0.4}, {"eta": 0.8}, {"eta": 2.0}, {"eta": 4.0}],
     "DQRS": [{"eta": 0.2}],
+    "FEM+MWEM": [
+        {"T": 8},
+        {"T": 20},
+        {"T": 40},
+        {"T": 80},
+        {"T": 40, "selection_share": 0.5, "passes": 1},
+        {"T": 40, "selection_share": 0.5, "passes": 10},
+        {"T": 80, "selection_share": 0.9, "passes": 1},
+        {"base": {"c": 0.016, "samples": 200}, "T": 40, "selection_share": 0.5, "passes": 1},
+    ],
 }
 MARGINALS = (32, 64, 128, 256, 512)
 

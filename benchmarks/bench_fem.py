@@ -68,6 +68,7 @@ def measure(model: Any, dataset: str = "adult-pgm", k: int = 3, m: int = 64) -> 
     seconds = time.perf_counter() - start
     err = np.abs(answer(workload, release.records) - true)
     p = release.parameters
+    p = {**p["base"], "mwem_T": p["mwem"]["T"]} if "base" in p else p  # Reweighted: FEM's
     return {
         "T": p["T"], "epsilon0": p.get("epsilon0", ""), "eta": p["eta"], "s": p["s"],
         "accounting": p.get("accounting", ""), "spent": release.ledger.spent,

@@ -422,3 +422,30 @@ def test_release_on_an_inferred_domain_says_it_is_not_private(tmp, capsys) -> No
     assert "NOT differentially private" in capsys.readouterr().err
     report = strict_json(tmp / "r.json")
     assert "NOT differentially private" in report["release"]["privacy"]["warning"]
+
+
+def test_fem_reweighted_by_mwem_through_synth(tmp) -> None:
+    extra = ("--epsilon", "1", "--T", "4", "--samples", "3", "--reweight", "0.5",
+             "--reweight-rounds", "3")  # fmt: skip
+    assert main(small_args(tmp, "fem", *extra)) == 0
+    report = strict_json(tmp / "r.json")
+    release = report["release"]
+    assert release["algorithm"] == "reweighted"
+    assert release["parameters"]["base"]["T"] == 4 and release["parameters"]["mwem"]["T"] == 3
+    assert release["privacy"]["budget"]["epsilon"] == 1.0
+    assert release["privacy"]["spent"] <= 1.0
+    assert len(pd.read_csv(tmp / "s.csv")) == release["records"]
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "extra", "match"),
+    [
+        ("fem", ("--epsilon", "1", "--reweight-rounds", "3"), "--reweight-rounds needs"),
+        ("fem", ("--epsilon", "1", "--T", "4", "--reweight", "1.5"), "fraction must be"),
+        ("mwem", ("--epsilon", "1", "--reweight", "0.5"), "mwem does not take --reweight"),
+    ],
+)
+def test_bad_reweighting_options_are_refused(algorithm, extra, match, tmp, capsys) -> None:
+    before = listing(tmp)
+    assert main(small_args(tmp, algorithm, *extra)) == 2
+    check_clean_failure(tmp, before, capsys, match)

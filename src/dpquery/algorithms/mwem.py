@@ -12,15 +12,25 @@ The state is as large as the domain: :func:`domain_cells` counts the cells (one 
 one-hot group, two per free bit) and refuses beyond ``max_cells`` with the size and the
 memory it would need, before enumerating anything.
 
-Privacy, per round, half to each step:
+A *support* replaces the domain when it is too large: any explicit set of candidate records,
+weighted by a prior (Liu, Vietri, Steinke, Ullman and Wu 2021, "Leveraging Public Data for
+Practical Private Query Release": MWEM over a public dataset's support). The support must
+not be read from the private data, except through an earlier private release whose cost is
+accounted for: :class:`~dpquery.algorithms.reweight.Reweighted` spends part of a budget on
+FEM and reweights its records with MWEM (post-processing of the first release, so the two
+costs compose).
 
-* pure (``delta`` None or 0): ``epsilon_0 = epsilon / (2T)`` for the exponential mechanism
-  (sensitivity ``1/n`` on unit-scaled answers) and the Laplace measurement
-  (scale ``1 / (n epsilon_0)``); basic composition gives ``epsilon``;
-* zCDP (``delta > 0``): ``rho`` is the largest that converts to ``(epsilon, delta)``
-  (Canonne-Kamath-Steinke); each round spends ``rho / (2T)`` on selection (an
-  ``sqrt(8 rho/(2T))``-DP exponential mechanism, bounded range, Cesar and Rogers 2021) and
-  ``rho / (2T)`` on the Gaussian (or Laplace, at ``epsilon^2/2``) measurement.
+Privacy, per round, a share ``f`` (``selection_share``, default 1/2 as in Hardt et al.) to
+selection and ``1 - f`` to measurement:
+
+* pure (``delta`` None or 0): ``f epsilon / T`` for the exponential mechanism (sensitivity
+  ``1/n`` on unit-scaled answers) and ``(1 - f) epsilon / T`` for the Laplace measurement;
+  basic composition gives ``epsilon``;
+* zCDP (``delta > 0``, or a ``rho`` budget): ``rho`` is the largest that converts to
+  ``(epsilon, delta)`` (Canonne-Kamath-Steinke) or the one given; each round spends
+  ``f rho / T`` on selection (an ``sqrt(8 f rho / T)``-DP exponential mechanism, bounded
+  range, Cesar and Rogers 2021) and ``(1 - f) rho / T`` on the Gaussian (or Laplace, at
+  ``epsilon^2/2``) measurement.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from dpquery.algorithms.game import play, round_timings
+from dpquery.algorithms.parameters import positive_int
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.records import Records
@@ -153,34 +164,61 @@ class MWEMPlan:
 
 def plan_mwem(
     *,
-    epsilon: float,
+    epsilon: float | None,
     delta: float | None,
     T: int,
     measurement: str,
     accountant: Accountant | None = None,
+    rho: float | None = None,
+    selection_share: float = 0.5,
 ) -> MWEMPlan:
-    """Split the budget evenly over ``T`` rounds and, within a round, between selection and
-    measurement (Hardt et al. 2012, Section 3), in pure DP or zCDP (module docstring)."""
+    """Split the budget (``epsilon``, ``delta``) or ``rho`` evenly over ``T`` rounds and, within a
+    round, ``selection_share`` to selection and the rest to measurement (Hardt et al. 2012,
+    Section 3, split evenly), in pure DP or zCDP (module docstring)."""
     if isinstance(T, bool) or not isinstance(T, int | np.integer) or T < 1:
         raise DPQueryError(f"T must be a positive integer, got {T!r}")
     if measurement not in ("laplace", "gaussian"):
         raise DPQueryError(f"measurement must be 'laplace' or 'gaussian', got {measurement!r}")
+    if not (isinstance(selection_share, float | int) and 0 < selection_share < 1):
+        raise DPQueryError(
+            f"selection_share must be strictly between 0 and 1, got {selection_share!r}"
+        )
+    share = float(selection_share)
+    if rho is not None:
+        if epsilon is not None or delta is not None:
+            raise DPQueryError("give epsilon (with delta) or rho, not both")
+        if not (isinstance(rho, int | float) and 0 < rho < math.inf):
+            raise DPQueryError(f"rho must be a positive number, got {rho!r}")
+        return _zcdp_plan(int(T), measurement, Budget.zcdp(rho), rho, share, accountant)
     if not (isinstance(epsilon, int | float) and 0 < epsilon < math.inf):
         raise DPQueryError(f"epsilon must be a positive number, got {epsilon!r}")
     if not delta:
         if measurement == "gaussian":
             raise DPQueryError("Gaussian measurement needs delta > 0 (zCDP); pure DP uses laplace")
         budget = Budget.pure(epsilon)
-        eps0 = epsilon / (2 * T)
-        plan = MWEMPlan(int(T), measurement, budget, eps0, eps0, None)
-    else:
-        budget = Budget.approx(epsilon, delta)
-        rho_half = zcdp_rho_for(epsilon, delta) / (2 * T)
-        eps_select = math.sqrt(8 * rho_half)  # bounded range: eps^2 / 8 = rho_half
-        if measurement == "gaussian":
-            plan = MWEMPlan(int(T), measurement, budget, eps_select, None, rho_half)
-        else:  # Laplace is eps-DP, hence eps^2/2-zCDP (Oracle-efficient, Lemma 1)
-            plan = MWEMPlan(int(T), measurement, budget, eps_select, math.sqrt(2 * rho_half), None)
+        eps_select, eps_measure = share * epsilon / T, (1 - share) * epsilon / T
+        plan = MWEMPlan(int(T), measurement, budget, eps_select, eps_measure, None)
+        return _within_budget(plan, accountant)
+    budget = Budget.approx(epsilon, delta)
+    rho = zcdp_rho_for(epsilon, delta)
+    return _zcdp_plan(int(T), measurement, budget, rho, share, accountant)
+
+
+def _zcdp_plan(
+    T: int, measurement: str, budget: Budget, rho: float, share: float,
+    accountant: Accountant | None,
+) -> MWEMPlan:  # fmt: skip
+    rho_select, rho_measure = share * rho / T, (1 - share) * rho / T
+    eps_select = math.sqrt(8 * rho_select)  # bounded range: eps^2 / 8 = rho_select
+    if measurement == "gaussian":
+        plan = MWEMPlan(T, measurement, budget, eps_select, None, rho_measure)
+    else:  # Laplace is eps-DP, hence eps^2/2-zCDP (Oracle-efficient, Lemma 1)
+        plan = MWEMPlan(T, measurement, budget, eps_select, math.sqrt(2 * rho_measure), None)
+    return _within_budget(plan, accountant)
+
+
+def _within_budget(plan: MWEMPlan, accountant: Accountant | None) -> MWEMPlan:
+    budget = plan.budget
     # The sums are exact but the split rounds: shave ulps until the ledger accepts the plan.
     ledger = Ledger(budget, accountant)
     for _ in range(64):
@@ -237,16 +275,22 @@ class WorstQuerySelector:
 class DomainWeights:
     """MWEM's data player: multiplicative weights over every cell of the domain.
 
-    The update for a measurement ``m`` of query ``q`` is
+    ``A_0`` is uniform over the cells, or ``prior`` (a support's weights). The update for a
+    measurement ``m`` of query ``q`` is
     ``A(x) <- A(x) exp(q(x) (m - q(A)) / 2)`` (Hardt et al. 2012, Algorithm 1), on unit-scaled
-    query values; each round applies every measurement so far, in order.
+    query values; each round applies every measurement so far, in order, ``passes`` times.
     """
 
-    def __init__(self, workload: Workload, cells: np.ndarray) -> None:
+    def __init__(
+        self, workload: Workload, cells: np.ndarray, prior: np.ndarray | None = None,
+        passes: int = 1,
+    ) -> None:  # fmt: skip
         self.workload = workload
+        self.passes = passes
         self.cells = cells
         self.packed = BinaryData(pack_columns(cells), cells.shape[0])
-        self.log_weights = np.zeros(cells.shape[0])
+        # A_0: uniform over the cells, or the prior's weights (positive by construction)
+        self.log_weights = np.zeros(cells.shape[0]) if prior is None else np.log(prior)
         self.average = np.zeros(cells.shape[0])
         self.measurements: list[tuple[int, float]] = []
         self._values: dict[int, np.ndarray] = {}
@@ -275,7 +319,9 @@ class DomainWeights:
 
     def respond(self, t: int, selection: tuple[int, float]) -> dict[str, Any]:
         self.measurements.append(selection)
-        for i, m in self.measurements:  # replay (Hardt et al., Section 3.3)
+        # replay (Hardt et al., Section 3.3), `passes` times: post-processing of the
+        # measurements, so free; it lets cells of small prior weight grow to what was measured
+        for i, m in self.measurements * self.passes:
             ones = self.query_values(i) == 1  # unit-scaled values are 0 or 1
             p = self.distribution()
             # q(x) = 1 on `ones`, 0 elsewhere (no BLAS: it contends with numba's threads)
@@ -288,6 +334,28 @@ class DomainWeights:
 
     def answers(self) -> np.ndarray:
         return self._answers
+
+
+def support_cells(
+    support: Records | np.ndarray, d: int, max_cells: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``support`` (records with weights, or an ``(m, d)`` 0/1 array of
+    equally weighted rows) and the total weight of each: MWEM's cells and prior. Rows of
+    zero weight are dropped (multiplicative weights would never revive them)."""
+    records = support if isinstance(support, Records) else Records(np.asarray(support))
+    if records.d != d:
+        raise DPQueryError(f"the support has {records.d} bits, the data {d}")
+    weights = np.ones(records.m) if records.weights is None else records.weights
+    keep = weights > 0  # Records guarantees some
+    cells, inverse = np.unique(records.rows[keep], axis=0, return_inverse=True)
+    if cells.shape[0] > max_cells:
+        raise DPQueryError(
+            f"the support has {cells.shape[0]:,} distinct records, more than "
+            f"max_cells={max_cells:,} (about {_bytes(cells_memory(cells.shape[0], d))}); "
+            f"raise max_cells or pass fewer records"
+        )
+    prior = np.bincount(inverse.ravel(), weights=weights[keep], minlength=len(cells))
+    return cells, prior / prior.sum()
 
 
 def answer_cells(workload: Workload, cells: np.ndarray) -> np.ndarray:
@@ -311,11 +379,12 @@ def answer_cells(workload: Workload, cells: np.ndarray) -> np.ndarray:
 class MWEM:
     """Private synthetic data by MWEM (Hardt, Ligett and McSherry 2012), scikit-learn style.
 
-    ``epsilon`` with ``delta`` None (pure DP, Laplace measurement) or ``delta > 0`` (zCDP,
-    ``measurement="gaussian"`` or ``"laplace"``); ``T`` rounds. The domain is that of the
-    data's bits and one-hot groups; beyond ``max_cells`` cells :meth:`fit` refuses (see
-    :func:`check_domain_size`). The release is every cell weighted by the average
-    distribution.
+    ``epsilon`` with ``delta`` None (pure DP, Laplace measurement), ``delta > 0`` or ``rho``
+    (zCDP, ``measurement="gaussian"`` or ``"laplace"``); ``T`` rounds. The domain is that of
+    the data's bits and one-hot groups; beyond ``max_cells`` cells :meth:`fit` refuses (see
+    :func:`check_domain_size`). ``support`` replaces the domain by explicit records and their
+    weights as the starting distribution (see the module docstring for when that is private;
+    :func:`support_cells`). The release is every cell weighted by the average distribution.
     """
 
     def __init__(
@@ -323,26 +392,35 @@ class MWEM:
         *,
         epsilon: float | None = None,
         delta: float | None = None,
+        rho: float | None = None,
         T: int = 10,
         measurement: str = "laplace",
+        selection_share: float = 0.5,
+        passes: int = 1,
         max_cells: int = DEFAULT_MAX_CELLS,
+        support: Records | np.ndarray | None = None,
         accountant: Accountant | None = None,
         seed: SeedLike = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
+        self.rho = rho
         self.T = T
         self.measurement = measurement
+        self.selection_share = selection_share
+        self.passes = passes
         self.max_cells = max_cells
+        self.support = support
         self.accountant = accountant
         self.seed = seed
 
     def plan(self) -> MWEMPlan:
         """The per-round costs :meth:`fit` will charge; reads nothing private."""
-        if self.epsilon is None:
-            raise DPQueryError("MWEM needs a budget: epsilon (and delta for zCDP)")
-        return plan_mwem(epsilon=self.epsilon, delta=self.delta, T=self.T,
-                         measurement=self.measurement, accountant=self.accountant)  # fmt: skip
+        if self.epsilon is None and self.rho is None:
+            raise DPQueryError("MWEM needs a budget: epsilon (and delta for zCDP) or rho")
+        return plan_mwem(epsilon=self.epsilon, delta=self.delta, T=self.T, rho=self.rho,
+                         measurement=self.measurement, selection_share=self.selection_share,
+                         accountant=self.accountant)  # fmt: skip
 
     def fit(
         self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
@@ -351,7 +429,11 @@ class MWEM:
         if workload.d != data.d:
             raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
         plan = self.plan()
-        check_domain_size(data.d, data.onehot_groups, self.max_cells)  # before enumerating
+        if self.support is None:
+            check_domain_size(data.d, data.onehot_groups, self.max_cells)  # before enumerating
+            cells, prior = None, None
+        else:
+            cells, prior = support_cells(self.support, data.d, self.max_cells)
         rng = make_rng(self.seed)
         ledger = Ledger(plan.budget, self.accountant)
         ledger.check(plan.charges())
@@ -363,15 +445,17 @@ class MWEM:
         lo, hi = workload.value_range
         true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
         t_answers = time.perf_counter() - start
-        cells = enumerate_cells(data.d, data.onehot_groups)
-        domain = DomainWeights(workload, cells)
+        if cells is None:
+            cells = enumerate_cells(data.d, data.onehot_groups)
+        domain = DomainWeights(workload, cells, prior, positive_int("passes", self.passes))
         queries = WorstQuerySelector(true_unit, plan, n=data.n, rng=rng, ledger=ledger)
         rounds = play(queries, domain, plan.T)
         parameters = {"T": plan.T, "measurement": plan.measurement,
                       "epsilon_select": plan.epsilon_select,
                       "epsilon_measure": plan.epsilon_measure, "rho_measure": plan.rho_measure,
                       "budget": plan.budget.to_dict(), "n": data.n, "d": data.d,
-                      "cells": int(cells.shape[0]), "queries": len(workload)}  # fmt: skip
+                      "cells": int(cells.shape[0]), "support": self.support is not None,
+                      "queries": len(workload)}  # fmt: skip
         return Release(
             "mwem",
             Records(cells, domain.average / plan.T, data.domain),

@@ -15,6 +15,7 @@ from dpquery.algorithms.dqrs import DQRS
 from dpquery.algorithms.dualquery import DualQuery
 from dpquery.algorithms.fem import AUTHORS_ADULT, FEM, SepFEM
 from dpquery.algorithms.mwem import MWEM
+from dpquery.algorithms.reweight import DEFAULT_FRACTION, ROUNDS_AT_EPSILON_1, Reweighted
 from dpquery.cli.common import add_backend_args, add_data_args, backend_data, check_backend_args
 from dpquery.cli.workload import KINDS, _check_domains, build_workload
 from dpquery.data.decode import decode
@@ -41,7 +42,8 @@ OPTIONS: dict[str, tuple[str, ...]] = {
     "dqrs": ("epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
              "free_attributes"),
     "fem": ("epsilon", "delta", "rho", "epsilon0", "T", "eta", "samples", "preset",
-            "noise_multiple", "accounting", "size", "oracle", "free_attributes", "workers"),
+            "noise_multiple", "accounting", "size", "oracle", "free_attributes", "workers",
+            "reweight", "reweight_rounds"),
     "mwem": ("epsilon", "delta", "T", "measurement", "max_cells"),
 }  # fmt: skip
 OPTIONS["sepfem"] = OPTIONS["fem"]
@@ -84,6 +86,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="FEM's per-round accounting (default bounded-range)")  # fmt: skip
     g.add_argument("--size", type=int, help="resample the FEM output to this many records")
     g.add_argument("--workers", type=int, help="processes for FEM's per-round solves")
+    g.add_argument("--reweight", type=float, metavar="FRACTION",
+                   help="fem, sepfem: spend FRACTION of the budget on MWEM over the released "
+                   f"records (e.g. {DEFAULT_FRACTION}; docs/reweight.md)")  # fmt: skip
+    g.add_argument("--reweight-rounds", type=int, metavar="T",
+                   help="MWEM rounds of --reweight "
+                   f"(default {ROUNDS_AT_EPSILON_1} sqrt(epsilon))")  # fmt: skip
     g.add_argument("--measurement", choices=("laplace", "gaussian"), help="MWEM's measurement")
     g.add_argument("--max-cells", type=int, help="MWEM's largest explicit domain")
     g = p.add_argument_group("oracle and free attributes")
@@ -225,12 +233,19 @@ def _estimator(
         raise DPQueryError(f"--algorithm {args.algorithm} does not take {', '.join(wrong)}")
     if oracle_options and args.algorithm not in _ORACLE_BASED:
         raise DPQueryError(f"--algorithm {args.algorithm} uses no oracle")
+    if "reweight_rounds" in given and "reweight" not in given:
+        raise DPQueryError("--reweight-rounds needs --reweight FRACTION")
     kwargs: dict[str, Any] = dict(given, seed=rng)
     if args.algorithm in _ORACLE_BASED:
         kwargs["oracle_options"] = oracle_options
     if args.algorithm in ("dualquery", "fem", "sepfem"):
         kwargs["progress"] = False if args.quiet else None
-    return ALGORITHMS[args.algorithm](**kwargs)
+    if "reweight" not in given:
+        return ALGORITHMS[args.algorithm](**kwargs)
+    # The budget, the seed and the output size belong to the two-stage release.
+    outer = {k: kwargs.pop(k) for k in ("epsilon", "delta", "rho", "size", "seed") if k in kwargs}
+    fraction, rounds = kwargs.pop("reweight"), kwargs.pop("reweight_rounds", None)
+    return Reweighted(ALGORITHMS[args.algorithm](**kwargs), fraction=fraction, T=rounds, **outer)
 
 
 def _json(x: object) -> object:
@@ -242,8 +257,11 @@ def _json(x: object) -> object:
 def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     rel, ev = report["release"], report["evaluation"]
     p = rel["parameters"]
+    if "base" in p:  # reweighted: the base's parameters, then MWEM's share and rounds
+        p = {**p["base"], "reweight": p["fraction"], "mwem_T": p["mwem"]["T"]}
     shown = ", ".join(f"{k}={p[k]:g}" if isinstance(p[k], float) else f"{k}={p[k]}"
-                      for k in ("T", "s", "eta", "epsilon0", "mode") if k in p)  # fmt: skip
+                      for k in ("T", "s", "eta", "epsilon0", "mode", "reweight", "mwem_T")
+                      if k in p)  # fmt: skip
     print(f"{rel['algorithm']}: {shown}; {rel['records']} records over {rel['d']} bits "
           f"-> {args.out}")  # fmt: skip
     for g in rel["privacy"]["guarantees"]:
