@@ -107,9 +107,9 @@ def test_mwem_rho_budget_splits_evenly_hand_computed() -> None:
 # == FEM -> MWEM =============================================================================
 
 
-def small_reweighted(**kwargs) -> Reweighted:
+def small_reweighted(oracle="heuristic", **kwargs) -> Reweighted:
     options = {"epsilon": 2.0, "fraction": 0.25, "T": 5, "seed": 7, **kwargs}
-    return Reweighted(FEM(c=0.1, samples=4, progress=False), **options)
+    return Reweighted(FEM(c=0.1, samples=4, oracle=oracle, progress=False), **options)
 
 
 def test_budget_split_and_combined_ledger_hand_computed() -> None:
@@ -192,3 +192,19 @@ def test_a_seed_reproduces_the_release_and_the_base_is_not_modified() -> None:
     assert (base.rho, base.epsilon0, base.seed) == (None, None, None)
     sized = Reweighted(base, epsilon=2.0, T=5, seed=11, size=25).fit(data, WORKLOAD)
     assert sized.records.m == 25
+
+
+@pytest.mark.parametrize("fault", ["raises", "two-bits-in-group", "not-a-result"])
+def test_a_faulty_base_oracle_changes_nothing_that_was_spent(fault) -> None:
+    """The FEM stage's oracle is untrusted: whatever it does, both stages spend what the
+    plan says (same ledger as with the real oracle) and the support is valid records."""
+    from tests.test_dualquery import FAULTS, FaultyOracle, one_hot_ok
+
+    data = small_data()
+    reference = small_reweighted().fit(data, WORKLOAD)
+    oracle = FaultyOracle(FAULTS[fault])
+    release = small_reweighted(oracle).fit(data, WORKLOAD)
+    assert oracle.calls > 0
+    assert release.ledger.totals == reference.ledger.totals
+    assert release.privacy() == reference.privacy()
+    assert one_hot_ok(release.records.rows, data.onehot_groups)
