@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from tests.test_dualquery import FAULTS, FaultyOracle, one_hot_ok
 from tests.test_mwem import DOMAIN, small_data
 
 from dpquery.algorithms.fem import FEM, SepFEM
@@ -198,8 +199,6 @@ def test_a_seed_reproduces_the_release_and_the_base_is_not_modified() -> None:
 def test_a_faulty_base_oracle_changes_nothing_that_was_spent(fault) -> None:
     """The FEM stage's oracle is untrusted: whatever it does, both stages spend what the
     plan says (same ledger as with the real oracle) and the support is valid records."""
-    from tests.test_dualquery import FAULTS, FaultyOracle, one_hot_ok
-
     data = small_data()
     reference = small_reweighted().fit(data, WORKLOAD)
     oracle = FaultyOracle(FAULTS[fault])

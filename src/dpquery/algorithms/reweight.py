@@ -25,6 +25,7 @@ import numpy as np
 from dpquery.algorithms.fem import AUTHORS_ADULT, DEFAULT_C, FEM
 from dpquery.algorithms.game import check_inputs, true_answers_of
 from dpquery.algorithms.mwem import DEFAULT_MAX_CELLS, MWEM
+from dpquery.algorithms.parameters import positive_int
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import sample_records
@@ -144,8 +145,8 @@ class Reweighted:
         """Run both stages on ``data`` for ``workload``; the release's ledger holds both
         stages' charges against the one budget, checked before anything is drawn."""
         check_inputs(self.algorithm, data, workload)
-        if self.size is not None and (isinstance(self.size, bool) or self.size < 1):
-            raise DPQueryError(f"size must be a positive integer, got {self.size!r}")
+        if self.size is not None:
+            positive_int("size", self.size)
         first, second = self.stages(data, workload)
         budget, _ = self.budget(data.n)
         ledger = Ledger(budget, ZCDPAccountant(bounded_range=True))
