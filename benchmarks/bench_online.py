@@ -1,4 +1,4 @@
-"""Online PMW benchmark (issue 7): per-query time and memory against d, accuracy on the MWEM
+"""Online PMW benchmark: per-query time and memory against d, accuracy on the MWEM
 paper's 27-bit Adult, and the constructed polynomials against Theorem 1.3.
 
 Run: ``python benchmarks/bench_online.py`` (or ``make bench BENCH=online``); writes CSV under
@@ -140,7 +140,7 @@ def adult_accuracy() -> list[dict]:
     for (rep, count, pool), order in itertools.product(configs, ("random", "adversarial")):
         rng = np.random.default_rng(1)
         s = PMWSession(data, 1.0, 1e-6, 0.1, 3, representation=rep, max_updates=200,
-                       max_monomials=100_000, seed=2)  # fmt: skip
+                       max_monomials=100_000, accept_unverified=True, seed=2)  # fmt: skip
         errs, sources, start = [], [], time.perf_counter()
         order_idx = rng.permutation(len(queries))[:count]
         for step in range(count):
@@ -157,7 +157,7 @@ def adult_accuracy() -> list[dict]:
         src = np.array(sources)
         row = {"representation": rep, "order": order, "queries": count,
                "max_error": e.max(), "mean_error": e.mean(), "within_alpha": (e <= 0.1).mean(),
-               "max_error_verified": e[src != "refused"].max(initial=0.0),
+               "max_error_not_refused": e[src != "refused"].max(initial=0.0),
                "updates": s.updates_used, "refused": int((src == "refused").sum()),
                "spent": s.epsilon_spent, "seconds_per_query": secs,
                "B": s.mistake_bound}  # fmt: skip

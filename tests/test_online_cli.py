@@ -65,7 +65,8 @@ def test_crash_resume_sigkill(tmp_path: Path, data_file: Path) -> None:
     state = tmp_path / "session.db"
     lines = query_lines()
     new = ["--data", str(data_file), "--epsilon", "1", "--delta", "1e-6", "--alpha", "0.1",
-           "--k", "2", "--max-updates", "25", "--state", str(state), "--seed", "5"]  # fmt: skip
+           "--k", "2", "--max-updates", "25", "--state", str(state), "--seed", "5",
+           "--accept-unverified"]  # fmt: skip
     proc = start(new)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("\n".join(lines) + "\n")  # the whole stream at once: killed mid-stream
@@ -107,7 +108,7 @@ def test_cli_errors_and_offline_summary(
     ]) + "\n"  # fmt: skip
     monkeypatch.setattr("sys.stdin", io.StringIO(stream))
     full = [*base, "--epsilon", "1", "--delta", "1e-6", "--alpha", "0.2", "--k", "2",
-            "--seed", "1", "--max-updates", "10"]  # fmt: skip
+            "--seed", "1", "--max-updates", "10", "--accept-unverified"]  # fmt: skip
     assert main(full) == 0
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert "answer" in out[0] and out[0]["index"] == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -70,7 +71,7 @@ def test_answers_within_alpha_where_the_theorem_promises(big, order: str) -> Non
 
 def test_ledger_totals_and_refusal() -> None:
     _rows, data = make_data(2000, 4)
-    s = PMWSession(data, 1.0, 1e-6, 0.1, 2, max_updates=5, seed=2)
+    s = PMWSession(data, 1.0, 1e-6, 0.1, 2, max_updates=5, accept_unverified=True, seed=2)
     queries = marginal_queries(4, 2)
     for q in queries * 2:
         s.answer(q)
@@ -100,7 +101,7 @@ def test_ledger_totals_and_refusal() -> None:
 
 def test_converged_session_answers_for_free() -> None:
     _rows, data = make_data(500, 2)
-    s = PMWSession(data, 1.0, 1e-6, 0.9, 1, literals="positive", seed=3)
+    s = PMWSession(data, 1.0, 1e-6, 0.9, 1, literals="positive", accept_unverified=True, seed=3)
     s.learner.mw.updates = s.mistake_bound  # pretend B updates happened
     spent = s.epsilon_spent
     a = s.answer({"kind": "disjunction", "literals": [["x0", 1, True]]})
@@ -154,7 +155,7 @@ def test_parse_queries_in_workload_show_format() -> None:
 )  # fmt: skip
 def test_bad_queries_clear_errors_and_no_cost(query: dict, match: str) -> None:
     _, data = make_data(100, 4)
-    s = PMWSession(data, 1.0, 1e-6, 0.2, 2, seed=0)
+    s = PMWSession(data, 1.0, 1e-6, 0.2, 2, accept_unverified=True, seed=0)
     with pytest.raises(DPQueryError, match=match):
         s.answer(query)
     assert s.epsilon_spent == 0 and s.queries_answered == 0
@@ -162,7 +163,7 @@ def test_bad_queries_clear_errors_and_no_cost(query: dict, match: str) -> None:
 
 def test_literal_family_refuses_what_it_cannot_express() -> None:
     _, data = make_data(100, 4)
-    s = PMWSession(data, 1.0, 1e-6, 0.2, 2, literals="positive", seed=0)
+    s = PMWSession(data, 1.0, 1e-6, 0.2, 2, literals="positive", accept_unverified=True, seed=0)
     with pytest.raises(DPQueryError, match="literals='both'"):
         s.answer({"kind": "conjunction", "literals": [["x0", 1, True]]})
 
@@ -171,33 +172,38 @@ def test_bad_parameters() -> None:
     _, data = make_data(100, 4)
     for kwargs, match in [({"epsilon": -1.0}, "epsilon"), ({"alpha": 1.5}, "alpha"),
                           ({"k": 9}, "k must be"), ({"delta": 1.0}, "delta")]:  # fmt: skip
-        args = {"epsilon": 1.0, "delta": 1e-6, "alpha": 0.2, "k": 2} | kwargs
+        args = {"epsilon": 1.0, "delta": 1e-6, "alpha": 0.2, "k": 2, "accept_unverified": True}
+        args |= kwargs
         with pytest.raises(DPQueryError, match=match):
             PMWSession(data, **args)
 
 
 def test_full_domain_comparator_session() -> None:
     _rows, data = make_data(5000, 5)
-    s = PMWSession(data, 1.0, 1e-6, 0.2, 2, representation="full-domain", max_updates=20, seed=4)
+    s = PMWSession(
+        data, 1.0, 1e-6, 0.2, 2, representation="full-domain", max_updates=20,
+        accept_unverified=True, seed=4,
+    )  # fmt: skip
     for q in marginal_queries(5, 2)[:40]:
         a = s.answer(q)
         assert 0 <= a.value <= 1
     assert "full-domain" in s.guarantee()
     _, wide = make_data(10, 40)
     with pytest.raises(DPQueryError, match="TiB"):
-        PMWSession(wide, 1.0, 1e-6, 0.2, 2, representation="full-domain")
+        PMWSession(wide, 1.0, 1e-6, 0.2, 2, representation="full-domain", accept_unverified=True)
 
 
 def test_resume_is_exact(tmp_path: Path) -> None:
     """A session reopened from its state file continues exactly as the original would."""
     _rows, data = make_data(3000, 4)
-    params = SessionParams(1.0, 1e-6, 0.15, 2, max_updates=40)
+    params = SessionParams(1.0, 1e-6, 0.15, 2, max_updates=40, accept_unverified=True)
     path = tmp_path / "s.db"
     queries = marginal_queries(4, 2)
     s = PMWSession.open(path, data, params, seed=9)
     for q in queries[:20]:
         s.answer(q)
-    shutil.copy(path, tmp_path / "copy.db")
+    shutil.copy(path, tmp_path / "copy.db")  # a move of both files: a legitimate resume
+    shutil.copy(tmp_path / "s.db.counter", tmp_path / "copy.db.counter")
     spent, updates = s.epsilon_spent, s.updates_used
     later = [s.answer(q).to_dict() for q in queries[20:45]]
     r = PMWSession.open(tmp_path / "copy.db", data)
@@ -205,7 +211,7 @@ def test_resume_is_exact(tmp_path: Path) -> None:
     assert [r.answer(q).to_dict() for q in queries[20:45]] == later
     assert r.epsilon_spent == s.epsilon_spent and r.updates_used == s.updates_used
     with pytest.raises(DPQueryError, match="other parameters"):
-        PMWSession.open(path, data, SessionParams(2.0, 1e-6, 0.15, 2, max_updates=40))
+        PMWSession.open(path, data, replace(params, epsilon=2.0))
     with pytest.raises(DPQueryError, match="different data"):
         PMWSession.open(path, make_data(3000, 4, seed=5)[1])
     (tmp_path / "junk.db").write_text("not sqlite at all, just text" * 100)
@@ -215,7 +221,7 @@ def test_resume_is_exact(tmp_path: Path) -> None:
 
 def test_compact_summary_remark_2(tmp_path: Path) -> None:
     _rows, data = make_data(20000, 3)
-    s = PMWSession(data, 2.0, 1e-6, 0.2, 2, max_updates=30, seed=5)
+    s = PMWSession(data, 2.0, 1e-6, 0.2, 2, max_updates=30, accept_unverified=True, seed=5)
     queries = marginal_queries(3, 2)
     for q in queries * 3:
         s.answer(q)

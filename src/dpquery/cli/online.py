@@ -1,10 +1,12 @@
 """``dpquery online``: answer JSON-lines queries from stdin privately, one JSON line each.
 
-The session (hypothesis, ledger, counters, generator state) lives in the SQLite file given by
-``--state``; it is committed before each answer is written, so a killed process forgets no
-spent budget and a restart with the same ``--state`` resumes exactly (parameters may then be
-omitted; given ones must match). ``--export-summary`` writes the Remark 2 summary of a
-session; ``--summary`` answers queries from such a summary offline, without data or budget.
+The session (hypothesis, ledger, counters, the current noise key) lives in the SQLite file
+given by ``--state`` (with its ``.counter`` sidecar); it is committed before each answer is
+written, so a killed process forgets no spent budget and a restart with the same ``--state``
+resumes exactly (parameters may then be omitted; given ones must match). Parameters that
+cannot promise the accuracy are refused (no file is written) unless ``--accept-unverified``.
+``--export-summary`` writes the Remark 2 summary of a session; ``--summary`` answers queries
+from such a summary offline, without data or budget.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ PARAM_FLAGS = {
     "epsilon": "epsilon", "delta": "delta", "alpha": "alpha", "k": "k", "beta": "beta",
     "max_queries": "max_queries", "max_updates": "max_updates", "literals": "literals",
     "representation": "representation", "max_monomials": "max_monomials", "blocks": "m",
+    "accept_unverified": "accept_unverified",
 }  # fmt: skip
 
 
@@ -52,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="polynomial (default) or the 2^d full-domain comparator")  # fmt: skip
     p.add_argument("--max-monomials", type=int, help="cap on binom(m, <= t)")
     p.add_argument("--blocks", type=int, help="force the number of blocks m")
+    p.add_argument("--accept-unverified", action="store_true", default=None,
+                   help="start even if the parameters cannot promise the accuracy "
+                   "(no answer is then verified); default: refuse, saying what works")  # fmt: skip
     p.add_argument("--seed", type=int, help="seed of the noise (new sessions; default: OS)")
     p.add_argument("--export-summary", type=Path, metavar="SUMMARY.json",
                    help="write the Remark 2 summary of --state and exit")  # fmt: skip
@@ -76,6 +82,8 @@ def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) ->
             result = answer(obj)
         except json.JSONDecodeError as exc:
             result = {"line": line_no, "error": f"not valid JSON: {exc}"}
+        except RecursionError:
+            result = {"line": line_no, "error": "the JSON is nested too deeply to be a query"}
         except DPQueryError as exc:
             result = {"line": line_no, "error": str(exc)}
         out.write(json.dumps(result) + "\n")
@@ -84,7 +92,8 @@ def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dpquery.online.session import PMWSession, SessionParams
+    from dpquery.online.session import PMWSession
+    from dpquery.online.state import SessionParams
     from dpquery.online.store import SessionStore
     from dpquery.online.summary import CompactSummary
 
@@ -97,9 +106,11 @@ def _run(args: argparse.Namespace) -> int:
         raise DPQueryError("give --state SESSION.db (or --summary SUMMARY.json)")
     given = _given_params(args)
     store = SessionStore(args.state)
+    saved = store.load()
+    store.close()
     data = load_data(args)
-    if "params" in store.meta:
-        stored = json.loads(store.meta["params"])
+    if saved is not None:
+        stored = saved.params.to_dict()
         bad = [f"{k}={v!r} (stored {stored[k]!r})" for k, v in given.items() if stored[k] != v]
         if bad:
             raise DPQueryError(
@@ -107,14 +118,14 @@ def _run(args: argparse.Namespace) -> int:
                 f"to resume, or use a new --state file"
             )
         seed = None if args.export_summary is not None else args.seed  # seeds the sampling
-        session = store.open(PMWSession, data, None, seed)
+        session = PMWSession.open(args.state, data, None, seed)
     else:
         if args.export_summary is not None:
             raise DPQueryError(f"{args.state} holds no session to export")
         missing = [f"--{f}" for f in ("epsilon", "delta", "alpha", "k") if f not in given]
         if missing:
             raise DPQueryError(f"a new session needs {', '.join(missing)}")
-        session = store.open(PMWSession, data, SessionParams(**given), args.seed)
+        session = PMWSession.open(args.state, data, SessionParams(**given), args.seed)
     if args.export_summary is not None:
         summary = session.export_summary(samples=args.summary_samples, seed=args.seed)
         summary.save(args.export_summary)

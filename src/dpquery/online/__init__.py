@@ -1,4 +1,4 @@
-"""Online private multiplicative weights over low-weight polynomials (issue 7).
+"""Online private multiplicative weights over low-weight polynomials.
 
 Chandrasekaran, Thaler, Ullman, Wan, "Faster private release of marginals on small
 databases" (ITCS 2014): answer adaptively chosen ``k``-way marginal and disjunction queries
@@ -12,7 +12,8 @@ See ``docs/online.md``.
 * :mod:`~dpquery.online.representation` / :mod:`~dpquery.online.learner` -- ``p_bar``
   (Fact 3.4) and Algorithm 1 (Theorem 3.5).
 * :func:`choose_representation` -- ``(m, t, W)`` for ``(d, k, alpha)``, with an explanation.
-* :class:`CompactSummary` -- Remark 2.
+* :class:`CompactSummary` -- Remark 2 (:meth:`PMWSession.export_summary`).
+* :mod:`~dpquery.online.state` -- parameters and state as values; the forward-secure noise key.
 """
 
 from dpquery.online.fulldomain import FullDomainMW, full_domain_bytes, full_domain_mistake_bound
@@ -28,10 +29,11 @@ from dpquery.online.polynomials import (
     lemma_4_2,
 )
 from dpquery.online.representation import from_pbar, monomial_masks, query_vector, to_pbar
-from dpquery.online.session import OnlineAnswer, PMWSession, SessionParams
+from dpquery.online.session import OnlineAnswer, PMWSession
 from dpquery.online.sparse import PrivacyPlan, make_plan
-from dpquery.online.summary import CompactSummary, export_summary
-from dpquery.online.transform import OnlineQuery, VariableMap, parse_query, query_from_workload
+from dpquery.online.state import SessionParams, SessionState
+from dpquery.online.summary import CompactSummary
+from dpquery.online.transform import OnlineQuery, VariableMap, parse_query
 
 __all__ = [
     "BlockPolynomial",
@@ -44,11 +46,11 @@ __all__ = [
     "PrivacyPlan",
     "Representation",
     "SessionParams",
+    "SessionState",
     "UnivariateOR",
     "VariableMap",
     "choose_representation",
     "exact_or",
-    "export_summary",
     "fact_4_4",
     "from_pbar",
     "full_domain_bytes",
@@ -60,7 +62,6 @@ __all__ = [
     "mistake_bound",
     "monomial_masks",
     "parse_query",
-    "query_from_workload",
     "query_vector",
     "theorem_1_3_bounds",
     "to_pbar",

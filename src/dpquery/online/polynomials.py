@@ -56,13 +56,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 from itertools import combinations, product
-from typing import Literal
 
 import numpy as np
 
 from dpquery.errors import DPQueryError
-
-Outer = Literal["exact", "chebyshev"]
 
 
 def _check_int(name: str, value: object, minimum: int) -> int:
@@ -123,10 +120,6 @@ class UnivariateOR:
         for c in reversed(self.coefficients):
             acc = acc * x + c
         return acc
-
-    @property
-    def max_coefficient(self) -> float:
-        return float(max(abs(c) for c in self.coefficients))
 
 
 def fact_4_4(K: int, gamma: float) -> UnivariateOR:

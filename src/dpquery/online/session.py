@@ -8,9 +8,8 @@ for the mechanism, the accounting and the accuracy bound, and ``docs/online.md``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -23,18 +22,27 @@ from dpquery.online.learner import PolynomialMW
 from dpquery.online.parameters import DEFAULT_MAX_MONOMIALS, Representation, choose_representation
 from dpquery.online.sparse import (
     DEFAULT_SV_SHARE,
-    LAPLACE_NAME,
     PrivacyPlan,
-    SparseVectorEpoch,
     make_plan,
+    noisy_count,
+    sparse_vector_test,
 )
+from dpquery.online.state import (
+    RepresentationKind,
+    SessionParams,
+    SessionState,
+    StoredCharge,
+    noise_generator,
+    ratchet,
+)
+from dpquery.online.store import SavedSession, SessionStore
+from dpquery.online.summary import CompactSummary, sample_summary
 from dpquery.online.transform import LiteralSet, OnlineQuery, VariableMap, parse_query
-from dpquery.privacy import Budget, Ledger, laplace_mechanism
-from dpquery.queries.evaluate import answer_data
-from dpquery.rng import SeedLike, make_rng
+from dpquery.privacy import Budget, Ledger, PureDP
+from dpquery.privacy.mechanisms import AboveThresholdState
+from dpquery.queries.evaluate import data_fingerprint, fold_counts
 
 Source = Literal["hypothesis", "measured", "converged", "refused"]
-RepresentationKind = Literal["polynomial", "full-domain"]
 
 
 class Learner(Protocol):
@@ -123,63 +131,22 @@ class OnlineAnswer:
         return out
 
 
-@dataclass(frozen=True)
-class SessionParams:
-    """Everything that defines a session (stored with its state; checked on resume)."""
-
-    epsilon: float
-    delta: float
-    alpha: float
-    k: int
-    beta: float = 0.05
-    max_queries: int = 10**6
-    max_updates: int | None = None
-    literals: LiteralSet = "both"
-    representation: RepresentationKind = "polynomial"
-    max_monomials: int = DEFAULT_MAX_MONOMIALS
-    m: int | None = None
-    sv_share: float = DEFAULT_SV_SHARE
-    max_bytes: int = DEFAULT_MAX_BYTES
-
-    def validate(self, d: int) -> None:
-        for name in ("epsilon", "alpha", "beta"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise DPQueryError(f"{name} must be a finite number, got {v!r}")
-        if not self.epsilon > 0:
-            raise DPQueryError(f"epsilon must be > 0, got {self.epsilon!r}")
-        if not 0 <= self.delta < 1:
-            raise DPQueryError(f"delta must lie in [0, 1), got {self.delta!r}")
-        if not 0 < self.alpha < 1:
-            raise DPQueryError(f"alpha must lie in (0, 1), got {self.alpha!r}")
-        if not 0 < self.beta < 1:
-            raise DPQueryError(f"beta must lie in (0, 1), got {self.beta!r}")
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= d:
-            raise DPQueryError(f"k must be an integer in [1, d={d}], got {self.k!r}")
-        if self.max_queries < 1:
-            raise DPQueryError(f"max_queries must be >= 1, got {self.max_queries}")
-        if self.representation not in ("polynomial", "full-domain"):
-            raise DPQueryError(
-                f"representation must be 'polynomial' or 'full-domain', got {self.representation!r}"
-            )
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
 class PMWSession:
     """Online private multiplicative weights over low-weight polynomials (Small databases,
     Theorem 3.1 = Algorithm 1 + Theorem 3.3), or over the full domain
     (``representation="full-domain"``, Hardt-Rothblum) as the comparator.
 
     Parameters: ``alpha`` is the promised accuracy of every answer (the IDC runs at
-    ``alpha/2``); ``beta`` the failure probability the guarantee is checked against for
-    ``max_queries`` queries; ``max_updates`` caps the epochs (default: the mistake bound B; a
-    smaller cap buys less noise per epoch but, once used up, further queries are refused);
-    ``literals`` fixes the query family (:mod:`dpquery.online.transform`); ``max_monomials``
-    and ``m`` steer the representation (:mod:`dpquery.online.parameters`); ``seed`` seeds the
-    noise (default: OS entropy). ``state`` (a path) makes the session persistent: see
-    :meth:`open`.
+    ``alpha/2``); ``beta`` the failure probability allowed over the first ``max_queries``
+    queries; ``max_updates`` caps the epochs (default: the mistake bound B; a smaller cap buys
+    less noise per epoch but the guarantee then does not hold); ``literals`` fixes the query
+    family (:mod:`dpquery.online.transform`); ``max_monomials`` and ``m`` steer the
+    representation (:mod:`dpquery.online.parameters`); ``seed`` derives the first noise key
+    (default: OS entropy; :mod:`dpquery.online.state`); ``state`` continues a saved session.
+
+    A session whose plan cannot promise the accuracy (:meth:`PrivacyPlan.promises`) refuses
+    to start, saying which parameter to change, unless ``accept_unverified=True``; then it runs
+    and no answer is marked verified. :meth:`open` makes the session persistent.
     """
 
     def __init__(
@@ -199,49 +166,89 @@ class PMWSession:
         m: int | None = None,
         sv_share: float = DEFAULT_SV_SHARE,
         max_bytes: int = DEFAULT_MAX_BYTES,
-        seed: SeedLike = None,
+        accept_unverified: bool = False,
+        seed: int | None = None,
+        state: SessionState | None = None,
     ) -> None:
-        params = SessionParams(
-            float(epsilon), float(delta), float(alpha), k, float(beta), int(max_queries),
-            None if max_updates is None else int(max_updates), literals, representation,
-            int(max_monomials), m, float(sv_share), int(max_bytes),
-        )  # fmt: skip
-        self._setup(data, params)
-        self.rng = make_rng(seed)
-
-    def _setup(self, data: BinaryData, params: SessionParams) -> None:
         if not isinstance(data, BinaryData):
             raise DPQueryError(f"data must be a BinaryData, got {type(data).__name__}")
+        params = SessionParams(
+            epsilon, delta, alpha, k, beta, max_queries, max_updates, literals, representation,
+            max_monomials, m, sv_share, max_bytes, accept_unverified,
+        )  # fmt: skip
         params.validate(data.d)
+        if state is not None and seed is not None:
+            raise DPQueryError("a resumed session continues its own noise key; drop the seed")
         self.data, self.params = data, params
-        self.budget = (
-            Budget.approx(params.epsilon, params.delta)
-            if params.delta > 0
-            else Budget.pure(params.epsilon)
-        )
+        self.budget = Budget.approx(params.epsilon, params.delta) if params.delta > 0 else (
+            Budget.pure(params.epsilon)
+        )  # fmt: skip
         self.ledger = Ledger(self.budget)
         self.variables = VariableMap(data.d, params.literals)
-        alpha_idc = params.alpha / 2
-        self.representation: Representation | None = None
-        self.learner: Learner
-        if params.representation == "polynomial":
-            if params.k > self.variables.m:
-                raise DPQueryError(f"k={params.k} exceeds the {self.variables.m} variables")
-            self.representation = choose_representation(
-                self.variables.m, params.k, alpha_idc,
-                max_monomials=params.max_monomials, m=params.m,
-            )  # fmt: skip
-            self.learner = PolynomialLearner(self.variables, self.representation)
-        else:
-            self.learner = FullDomainLearner(data.d, alpha_idc, params.max_bytes)
+        self.representation, self.learner = self._learner()
         self.plan: PrivacyPlan = make_plan(
             self.budget, data.n, params.alpha, self.learner.B, params.max_updates,
             params.sv_share,
         )  # fmt: skip
-        self.epoch: SparseVectorEpoch | None = None
-        self.queries_answered = 0
-        self.refused = 0
-        self._store: Any = None
+        self.verified = self.plan.promises(params.max_queries, params.beta)
+        if not self.verified and not params.accept_unverified:
+            raise DPQueryError(self._refusal())
+        self._restore(SessionState.new(seed) if state is None else state)
+        self._store: SessionStore | None = None
+
+    def _learner(self) -> tuple[Representation | None, Learner]:
+        p, alpha_idc = self.params, self.params.alpha / 2
+        if p.representation == "full-domain":
+            return None, FullDomainLearner(self.data.d, alpha_idc, p.max_bytes)
+        if p.k > self.variables.m:
+            raise DPQueryError(f"k={p.k} exceeds the {self.variables.m} variables")
+        rep = choose_representation(
+            self.variables.m, p.k, alpha_idc, max_monomials=p.max_monomials, m=p.m
+        )
+        return rep, PolynomialLearner(self.variables, rep)
+
+    def _restore(self, state: SessionState) -> None:
+        for c in state.charges:
+            self.ledger.charge(c.mechanism, PureDP(c.epsilon, bounded_range=c.bounded_range),
+                               count=c.count)  # fmt: skip
+        if state.logw is not None:
+            self.learner.set_state(state.logw, state.updates)
+        self.queries_answered, self.refused = state.queries_answered, state.refused
+        self.epoch: AboveThresholdState | None = state.epoch
+        self._key, self._key_origin = state.key, state.key_origin
+
+    def _refusal(self) -> str:
+        """Why the plan cannot promise the accuracy, and what would (docs/online.md)."""
+        p, plan = self.params, self.plan
+        head = (
+            f"these parameters cannot promise every answer within alpha={p.alpha:g} with "
+            f"probability {1 - p.beta:g} over {p.max_queries:,} queries"
+        )
+        tail = "; or pass --accept-unverified (accept_unverified=True): no answer is verified"
+        if plan.epochs < plan.mistake_bound:
+            return (
+                f"{head}: max_updates={p.max_updates:,} pays for fewer updates than the mistake "
+                f"bound B={plan.mistake_bound:,}, after which queries are refused; drop "
+                f"max_updates (or raise it to B){tail}"
+            )
+        fail = plan.failure_probability(p.max_queries)
+        smallest = plan.smallest_n(p.max_queries, p.beta)
+        fix_n = (
+            f"the smallest n that would work is {smallest:,} (the data has n={plan.n:,})"
+            if smallest is not None
+            else "no n up to 2^62 would"
+        )
+        largest = plan.largest_queries(p.beta)
+        fix_q = (
+            f"the largest max_queries that would work is {largest:,}"
+            if largest > 0
+            else "no max_queries would work at this n"
+        )
+        return (
+            f"{head}: the failure bound is {fail:.3g} > beta={p.beta:g} (n={plan.n:,}, "
+            f"{plan.epochs:,} epochs). Change n, epsilon, alpha or max_queries: {fix_n}; "
+            f"{fix_q}{tail}"
+        )
 
     # -- counters -------------------------------------------------------------------------
     @property
@@ -256,10 +263,6 @@ class PMWSession:
     def converged(self) -> bool:
         """``B`` updates done: by Theorem 3.5 the hypothesis is accurate on every query."""
         return self.updates_used >= self.learner.B
-
-    @property
-    def epochs_left(self) -> int:
-        return max(0, self.plan.epochs - self.updates_used)
 
     @property
     def epsilon_spent(self) -> float:
@@ -277,10 +280,28 @@ class PMWSession:
             "epochs_planned": self.plan.epochs,
             "refused": self.refused,
             "converged": self.converged,
+            "verified": self.verified,
             "spent": self.epsilon_spent,
             "budget_left": self.budget_left,
             "budget": self.budget.describe(),
         }
+
+    def state(self) -> SessionState:
+        """The session's state as a value (the hypothesis array is shared, not copied)."""
+        charges = tuple(
+            StoredCharge(
+                e.charge.mechanism,
+                e.charge.cost.epsilon,
+                e.charge.cost.bounded_range,
+                e.charge.count,
+            )
+            for e in self.ledger.entries
+            if isinstance(e.charge.cost, PureDP)
+        )
+        return SessionState(
+            self._key, self._key_origin, self.queries_answered, self.refused,
+            self.updates_used, self.learner.state, self.epoch, charges,
+        )  # fmt: skip
 
     def guarantee(self) -> str:
         """What the session promises, in words."""
@@ -292,8 +313,10 @@ class PMWSession:
             f"eps_sv={p.eps_sv:.4g} + eps_lap={p.eps_lap:.4g}, composed by the ledger",
             f"accuracy: each answer within alpha={p.alpha:g} except with probability "
             f"<= {fail:.3g} over the first {self.params.max_queries:,} queries (beta="
-            f"{self.params.beta:g}: {'met' if fail <= self.params.beta else 'NOT met'})",
+            f"{self.params.beta:g}: {'met' if self.verified else 'NOT met'})",
         ]
+        if not self.verified:
+            lines.append("UNVERIFIED session (accept_unverified): no answer is verified")
         if p.epochs < p.mistake_bound:
             lines.append(
                 f"the budget pays for {p.epochs:,} updates, fewer than the mistake bound "
@@ -328,18 +351,23 @@ class PMWSession:
         earlier releases, free, with no accuracy guarantee by itself."""
         return min(1.0, max(0.0, self.learner.predict(self.parse(query))))
 
-    def _true_answer(self, q: OnlineQuery) -> float:
-        v = float(answer_data(q.workload(self.data.d), self.data)[0])
-        return 1.0 - v if q.negated else v
+    def _true_count(self, q: OnlineQuery) -> int:
+        """How many records satisfy ``q`` (exact; NOT private)."""
+        n = self.data.n
+        c = int(fold_counts(q.workload(self.data.d), self.data)[0])
+        if q.kind == "disjunction":  # fold_counts counts the records failing every literal
+            c = n - c
+        return n - c if q.negated else c
 
     def answer(self, query: OnlineQuery | Mapping[str, Any]) -> OnlineAnswer:
-        """Answer one query (see :mod:`dpquery.online.sparse`). A persistent session commits
-        its state (ledger, hypothesis, counters, generator) before returning."""
+        """Answer one query (see :mod:`dpquery.online.sparse`). Its noise comes from the
+        current key, which is then ratcheted; a persistent session commits its state before
+        returning."""
         q = self.parse(query)
         h = min(1.0, max(0.0, self.learner.predict(q)))
-        updated = False
+        covered = self.verified and self.queries_answered < self.params.max_queries
         if self.converged:
-            result = self._make(h, "converged", True, "mistake bound reached (Theorem 3.5)")
+            result = self._make(h, "converged", covered, "mistake bound reached (Theorem 3.5)")
         elif self.updates_used >= self.plan.epochs:
             self.refused += 1
             result = self._make(
@@ -349,26 +377,26 @@ class PMWSession:
                 f"hypothesis, free but unverified",
             )  # fmt: skip
         else:
-            if self.epoch is None:
-                self.epoch = SparseVectorEpoch.start(self.plan, self.rng, self.ledger)
-            error = abs(self._true_answer(q) - h)
-            if not self.epoch.above(error, self.rng):
-                result = self._make(h, "hypothesis", True)
-            else:
-                self.epoch = None
-                noisy = laplace_mechanism(
-                    [self._true_answer(q)], epsilon=self.plan.eps_lap,
-                    sensitivity=self.plan.sensitivity, rng=self.rng, ledger=self.ledger,
-                    name=LAPLACE_NAME,
-                )  # fmt: skip
-                a = min(1.0, max(0.0, float(noisy[0])))
-                self.learner.update(q, a)
-                updated = True
-                result = self._make(a, "measured", True)
+            result = self._sparse_vector(q, h, covered)
         self.queries_answered += 1
         if self._store is not None:
-            self._store.commit(self, q, result, updated)
+            self._store.commit(self.state(), q.to_dict(), result.to_dict())
         return result
+
+    def _sparse_vector(self, q: OnlineQuery, h: float, covered: bool) -> OnlineAnswer:
+        """One step of the Theorem 3.3 conversion, its noise from the current key ``K_i``;
+        ``K_i`` is replaced by ``K_{i+1}`` before anything is returned or stored."""
+        rng = noise_generator(self._key)
+        self._key = ratchet(self._key)
+        count, n = self._true_count(q), self.data.n
+        above, self.epoch = sparse_vector_test(
+            abs(count / n - h), self.epoch, self.plan, rng, self.ledger
+        )
+        if not above:
+            return self._make(h, "hypothesis", covered)
+        a = noisy_count(count, n, self.plan, rng, self.ledger)
+        self.learner.update(q, a)
+        return self._make(a, "measured", covered)
 
     def _make(self, value: float, source: Source, verified: bool, msg: str = "") -> OnlineAnswer:
         return OnlineAnswer(self.queries_answered, value, source, verified, self.updates_used, msg)
@@ -380,16 +408,51 @@ class PMWSession:
         path: str | Path,
         data: BinaryData,
         params: SessionParams | None = None,
-        seed: SeedLike = None,
+        seed: int | None = None,
     ) -> PMWSession:
-        """A session persisted in the SQLite file ``path``: resumed exactly if the file exists
-        (``params``, if given, must match the stored ones), else created from ``params``."""
-        from dpquery.online.store import SessionStore
+        """A session persisted in the SQLite file ``path``: resumed exactly if the file holds
+        one (``params``, if given, must match the stored ones), else created from ``params``
+        (nothing is written if they are refused)."""
+        store = SessionStore(path)
+        saved = store.load()
+        if saved is None:
+            if params is None:
+                raise DPQueryError(f"{store.path} holds no session; give the session parameters")
+            session = cls(data, **params.to_dict(), seed=seed)
+            store.create(session.params, session.plan, data_fingerprint(data), session.state())
+        else:
+            _check_resume(store.path, saved, params, data, seed)
+            session = cls(data, **saved.params.to_dict(), state=saved.state)
+            if session.plan != saved.plan:
+                raise DPQueryError(f"{store.path} was planned differently by another version")
+        session._store = store
+        return session
 
-        return SessionStore(path).open(cls, data, params, seed)
+    def export_summary(self, **kwargs: Any) -> CompactSummary:
+        """The compact summary of Remark 2 (:func:`dpquery.online.summary.sample_summary`)."""
+        mw = getattr(self.learner, "mw", None)
+        if mw is None or self.representation is None:
+            raise DPQueryError("only the polynomial representation has a compact summary")
+        return sample_summary(
+            mw, self.representation, self.variables, self.params.k, self.params.alpha,
+            self.converged, self.data.domain, **kwargs,
+        )  # fmt: skip
 
-    def export_summary(self, **kwargs: Any) -> Any:
-        """The compact summary of Remark 2 (:func:`dpquery.online.summary.export_summary`)."""
-        from dpquery.online.summary import export_summary
 
-        return export_summary(self, **kwargs)
+def _check_resume(
+    path: Path, saved: SavedSession, params: SessionParams | None, data: BinaryData, seed: object
+) -> None:
+    if params is not None and params != saved.params:
+        diff = [
+            f"{f.name}={getattr(params, f.name)!r} (stored {getattr(saved.params, f.name)!r})"
+            for f in fields(SessionParams)
+            if getattr(params, f.name) != getattr(saved.params, f.name)
+        ]
+        raise DPQueryError(
+            f"{path} is a session with other parameters: {', '.join(diff)}; omit them to "
+            f"resume, or use a new --state file"
+        )
+    if saved.fingerprint != data_fingerprint(data):
+        raise DPQueryError(f"{path} belongs to a session over different data")
+    if seed is not None:
+        raise DPQueryError("a resumed session continues its own noise key; drop the seed")

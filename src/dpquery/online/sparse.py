@@ -5,11 +5,16 @@ Hardt and Rothblum 2010), with the accounting and the accuracy bound spelled out
 AboveThreshold (Dwork and Roth 2014, Algorithm 1) with threshold ``T`` over the queries'
 errors ``|f_D(y) - h(y)|`` (``h`` the current hypothesis, clipped to ``[0,1]``; sensitivity
 ``1/n`` because ``h`` depends only on earlier outputs). "Below": answer ``h(y)``. "Above": the
-epoch ends; release ``a = f_D(y) + Lap(1/(n eps_lap))`` (clipped) and update the hypothesis with
-``a`` (the IDC's step 3).
+epoch ends; release ``a = (c_D(y) + Z) / n`` (clipped to ``[0, 1]``) where ``c_D(y) = n f_D(y)``
+is the integer count and ``Z`` discrete Laplace noise of scale ``1/eps_lap`` (exact integer
+sampler, :mod:`dpquery.privacy.discrete`), and update the hypothesis with ``a`` (the IDC's
+step 3). No floating-point noise draw is ever released: the sparse vector's Laplace noise
+(threshold and queries) stays inside the session and only its above/below bit comes out.
 
 **Privacy.** Each epoch is ``eps_sv``-DP (AboveThreshold, Dwork and Roth Theorem 3.23, however
-many queries precede the "above") plus ``eps_lap``-DP (Laplace, Theorem 3.6). Updates and
+many queries precede the "above") plus ``eps_lap``-DP (discrete Laplace of scale ``t`` on a
+count of sensitivity 1 is ``(1/t)``-DP: the geometric mechanism of Ghosh, Roughgarden and
+Sundararajan 2009; :func:`dpquery.privacy.discrete.sample_discrete_laplace`). Updates and
 hypothesis answers are post-processing. At most ``E`` epochs run (``E = B``, the mistake bound,
 unless capped), composed by the ledger's accountant (basic or advanced composition, zCDP, the
 tightest proved): the per-epoch ``eps_sv + eps_lap`` is the largest whose ``E`` epochs fit the
@@ -18,8 +23,8 @@ its noise is drawn.
 
 **Accuracy (our constants for Theorem 3.3).** Let the user's accuracy be ``alpha``; run the IDC
 at ``alpha_I = alpha/2`` with threshold ``T = alpha_I + xi``, ``xi = alpha/4``. On the event G
-that every threshold noise is ``<= xi/3``, every query noise ``<= 2 xi/3`` and every Laplace
-answer noise ``<= alpha_I/2`` in absolute value:
+that every threshold noise is ``<= xi/3``, every query noise ``<= 2 xi/3`` and every answer
+noise ``|Z| / n <= alpha_I/2`` in absolute value:
 
 * "above" implies ``|f_D - h| >= T - xi = alpha_I``: a genuine mistake, so the IDC (Theorem
   3.5) bounds the number of epochs by ``B``;
@@ -27,30 +32,41 @@ answer noise ``<= alpha_I/2`` in absolute value:
 * after ``B`` updates the hypothesis is ``alpha_I``-accurate on every query (Theorem 3.5's
   proof), so it answers for free.
 
-With ``P(|Lap(b)| > x) = exp(-x/b)`` and the scales ``2/(n eps_sv)`` (threshold),
-``4/(n eps_sv)`` (queries), ``1/(n eps_lap)`` (answers), a union bound over ``E`` epochs and
+With ``P(|Lap(b)| > x) = exp(-x/b)`` and the scales ``2/(n eps_sv)`` (threshold) and
+``4/(n eps_sv)`` (queries); ``P(|Z| >= m) = 2 exp(-m eps_lap) / (1 + exp(-eps_lap))`` for the
+discrete answer noise with ``m = floor(n alpha / 4) + 1``; a union bound over ``E`` epochs and
 ``l`` queries gives
 
-    P(not G) <= (E + l) exp(-n eps_sv alpha / 24) + E exp(-n eps_lap alpha / 4).
+    P(not G) <= (E + l) exp(-n eps_sv alpha / 24) + E P(|Z| >= m),
 
-The two exponents are equal when ``eps_sv = 6 eps_lap``: the default split ``sv_share = 6/7``.
+and ``P(|Z| >= m) < 2 exp(-n eps_lap alpha / 4)``. The two exponents are about equal when
+``eps_sv = 6 eps_lap``: the default split ``sv_share = 6/7``.
 Theorem 3.3 as printed has ``32 sqrt(B) log(l/beta) log(4/delta) / (alpha epsilon)``; the bound
 here is the same argument with explicit constants and the ledger's composition.
+
+**Verified.** An answer is *verified* when the session's plan meets the guarantee (``E >= B``
+and ``P(not G) <= beta`` for ``l = max_queries``) and the answer is among the first
+``max_queries``; then, with probability at least ``1 - beta`` over the session's noise, every
+verified answer is within ``alpha`` of the truth (simultaneously, however the queries were
+chosen). :func:`smallest_n` and :func:`largest_queries` say what would meet it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Charge, Ledger, PureDP, largest_float
+from dpquery.privacy.discrete import discrete_laplace_tail, sample_discrete_laplace
+from dpquery.privacy.mechanisms import AboveThreshold, AboveThresholdState
 
 SV_NAME = "sparse vector (AboveThreshold, Dwork-Roth Thm 3.23)"
-LAPLACE_NAME = "Laplace answer (Dwork-Roth Thm 3.6)"
+LAPLACE_NAME = "discrete Laplace answer (geometric mechanism; CKS 2020 Alg. 2)"
 DEFAULT_SV_SHARE = 6 / 7
 
 
@@ -111,20 +127,99 @@ class PrivacyPlan:
     def sensitivity(self) -> float:
         return 1.0 / self.n
 
+    @property
+    def answer_scale(self) -> Fraction:
+        """The discrete Laplace scale ``t = 1/eps_lap`` on counts, exactly (a float is a
+        rational), so the answer charge ``PureDP(eps_lap)`` is exactly ``1/t``."""
+        return 1 / Fraction(self.eps_lap)
+
     def failure_probability(self, queries: int) -> float:
         """The bound on ``P(not G)`` for ``queries`` queries (module docstring)."""
-        e, n = self.epochs, self.n
-        sv = (e + queries) * math.exp(-n * self.eps_sv * self.alpha / 24)
-        lap = e * math.exp(-n * self.eps_lap * self.alpha / 4)
-        return min(1.0, sv + lap)
+        return _failure(self.n, self.epochs, queries, self.alpha, self.eps_sv, self.eps_lap)
 
     def promises(self, queries: int, beta: float) -> bool:
         """Whether every one of ``queries`` answers is ``alpha``-accurate with probability
         ``>= 1 - beta`` and no query is ever refused (``E >= B``)."""
         return self.epochs >= self.mistake_bound and self.failure_probability(queries) <= beta
 
+    def smallest_n(self, queries: int, beta: float) -> int | None:
+        """The smallest number of records for which this plan's per-epoch costs promise
+        ``queries`` answers at ``beta`` (the failure bound falls as ``n`` grows); ``None``
+        beyond 2^62."""
+        e, a, es, el = self.epochs, self.alpha, self.eps_sv, self.eps_lap
+        hi = 1
+        while _failure(hi, e, queries, a, es, el) > beta:
+            hi *= 2
+            if hi > 2**62:
+                return None
+        lo = hi // 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _failure(mid, e, queries, a, es, el) <= beta:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def largest_queries(self, beta: float) -> int:
+        """The largest ``l`` with ``P(not G) <= beta`` at this ``n`` (0: none; capped at
+        2^62)."""
+        sv = math.exp(-self.n * self.eps_sv * self.alpha / 24)
+        rest = beta - _failure(self.n, self.epochs, 0, self.alpha, self.eps_sv, self.eps_lap)
+        if rest < 0:
+            return 0
+        if sv == 0:
+            return 2**62
+        return max(0, min(2**62, math.floor(rest / sv)))
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _failure(
+    n: int, epochs: int, queries: int, alpha: float, eps_sv: float, eps_lap: float
+) -> float:
+    """``(E + l) exp(-n eps_sv alpha / 24) + E P(|Z| >= floor(n alpha / 4) + 1)``."""
+    sv = (epochs + queries) * math.exp(-n * eps_sv * alpha / 24)
+    answer = epochs * discrete_laplace_tail(math.floor(n * alpha / 4) + 1, 1 / Fraction(eps_lap))
+    return min(1.0, sv + answer)
+
+
+def sparse_vector_test(
+    error: float,
+    epoch: AboveThresholdState | None,
+    plan: PrivacyPlan,
+    rng: np.random.Generator,
+    ledger: Ledger,
+) -> tuple[bool, AboveThresholdState | None]:
+    """One query of the current epoch: is ``error`` above the threshold? Opens the epoch's
+    AboveThreshold (charging ``eps_sv`` before its threshold noise) when none is open; returns
+    the answer and the epoch's state (``None`` once it has halted).
+
+    The threshold and query noise are continuous Laplace: they never leave the session, only
+    the above/below bit does, so no float noise draw is published (Mironov's attack needs the
+    noisy value itself); see :mod:`dpquery.privacy.mechanisms` for the remaining caveat."""
+    if epoch is None:
+        sv = AboveThreshold(
+            plan.threshold, epsilon=plan.eps_sv, sensitivity=plan.sensitivity, rng=rng,
+            ledger=ledger, name=SV_NAME,
+        )  # fmt: skip
+    else:
+        sv = AboveThreshold.resume(epoch, rng=rng)
+    above = sv.test(error)
+    return above, None if above else sv.state
+
+
+def noisy_count(
+    count: int, n: int, plan: PrivacyPlan, rng: np.random.Generator, ledger: Ledger
+) -> float:
+    """Release ``clip((count + Z) / n, 0, 1)``, ``Z ~ Lap_Z(1/eps_lap)``: charges
+    ``PureDP(eps_lap)`` (a count of ``n`` records has sensitivity 1 under replace-one
+    neighbours) before the draw. The result is a ratio of integers, never a float noise draw."""
+    t = plan.answer_scale
+    ledger.charge(LAPLACE_NAME, PureDP(plan.eps_lap))  # before the draw
+    (z,) = sample_discrete_laplace(t.numerator, t.denominator, 1, rng)
+    return min(n, max(0, count + int(z))) / n
 
 
 def make_plan(
@@ -145,35 +240,3 @@ def make_plan(
     if eps <= 0:
         raise DPQueryError(f"the budget {budget.describe()} cannot pay for {epochs:,} epochs")
     return PrivacyPlan(n, alpha, epochs, mistake_bound, eps * sv_share, eps * (1 - sv_share))
-
-
-class SparseVectorEpoch:
-    """One AboveThreshold run (Dwork and Roth, Algorithm 1): charges ``eps_sv`` to the ledger,
-    then draws the noisy threshold ``T + Lap(2 Delta/eps_sv)``; :meth:`above` adds
-    ``Lap(4 Delta/eps_sv)`` to each value. Its state can be saved and restored (the noisy
-    threshold is secret: it lives only in the session state)."""
-
-    def __init__(self, noisy_threshold: float, eps_sv: float, sensitivity: float) -> None:
-        self.noisy_threshold = float(noisy_threshold)
-        self.eps_sv = float(eps_sv)
-        self.sensitivity = float(sensitivity)
-
-    @classmethod
-    def start(
-        cls, plan: PrivacyPlan, rng: np.random.Generator, ledger: Ledger
-    ) -> SparseVectorEpoch:
-        ledger.charge(SV_NAME, PureDP(plan.eps_sv))  # before the draw
-        noisy = plan.threshold + rng.laplace(0.0, 2 * plan.sensitivity / plan.eps_sv)
-        return cls(noisy, plan.eps_sv, plan.sensitivity)
-
-    def above(self, value: float, rng: np.random.Generator) -> bool:
-        """Whether ``value + Lap(4 Delta/eps_sv)`` reaches the noisy threshold."""
-        noise = rng.laplace(0.0, 4 * self.sensitivity / self.eps_sv)
-        return bool(value + noise >= self.noisy_threshold)
-
-    def to_dict(self) -> dict[str, float]:
-        return {
-            "noisy_threshold": self.noisy_threshold,
-            "eps_sv": self.eps_sv,
-            "sensitivity": self.sensitivity,
-        }

@@ -21,19 +21,18 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write_text
+from dpquery.online.learner import PolynomialMW
+from dpquery.online.parameters import Representation
 from dpquery.online.representation import evaluate_coefficients, n_monomials, words_for
 from dpquery.online.transform import OnlineQuery, VariableMap, parse_query
 from dpquery.rng import SeedLike, make_rng
-
-if TYPE_CHECKING:
-    from dpquery.online.session import PMWSession
 
 FORMAT = "dpquery-online-summary/1"
 MAX_SAMPLES = 10**8
@@ -112,25 +111,29 @@ class CompactSummary:
         )  # fmt: skip
 
 
-def export_summary(
-    session: PMWSession,
+def sample_summary(
+    learner: PolynomialMW,
+    rep: Representation,
+    variables: VariableMap,
+    k: int,
+    alpha: float,
+    converged: bool,
+    domain: Domain | None,
     *,
     tau: float | None = None,
     beta: float = 0.05,
     samples: int | None = None,
     seed: SeedLike = None,
 ) -> CompactSummary:
-    """Sample the Remark 2 summary of ``session``'s hypothesis: ``samples`` draws (default:
-    :func:`hoeffding_samples` for ``tau``, default ``alpha/4``). ``seed`` seeds the sampling
-    only (not the session's generator)."""
-    learner = getattr(session.learner, "mw", None)
-    rep = session.representation
-    if learner is None or rep is None:
-        raise DPQueryError("only the polynomial representation has a compact summary")
-    m = session.variables.m
+    """Sample the Remark 2 summary of the hypothesis ``learner`` (over ``variables``, for
+    queries of width ``<= k``): ``samples`` draws (default: :func:`hoeffding_samples` for
+    ``tau``, default ``alpha/4``). ``seed`` seeds the sampling only, which is post-processing
+    of the hypothesis (no privacy cost)."""
+    m = variables.m
+    n_q = n_monomials(m, k)
     if samples is None:
-        tau = session.params.alpha / 4 if tau is None else tau
-        samples = hoeffding_samples(rep.W, n_monomials(m, session.params.k), tau, beta)
+        tau = alpha / 4 if tau is None else tau
+        samples = hoeffding_samples(rep.W, n_q, tau, beta)
         if samples > MAX_SAMPLES:
             raise DPQueryError(
                 f"tau={tau:g} needs s={samples:,} samples (W={rep.W:.4g}), more than "
@@ -139,14 +142,12 @@ def export_summary(
     elif samples < 1:
         raise DPQueryError(f"samples must be >= 1, got {samples}")
     else:
-        n_q = n_monomials(m, session.params.k)
         tau = rep.W * math.sqrt(2 * math.log(2 * n_q / beta) / samples)
     counts = make_rng(seed).multinomial(samples, learner.pbar / learner.pbar.sum())
     n = learner.N
     coef = rep.W * (counts[1 : n + 1] - counts[n + 1 :]) / samples
     keep = np.flatnonzero(coef)
     return CompactSummary(
-        session.data.d, session.variables.literals, session.params.k, rep.W, int(samples),
-        float(tau), beta, session.converged, learner.masks[keep].copy(), coef[keep],
-        session.data.domain,
+        variables.d, variables.literals, k, rep.W, int(samples), float(tau), beta, converged,
+        learner.masks[keep].copy(), coef[keep], domain,
     )  # fmt: skip

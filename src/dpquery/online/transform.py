@@ -172,10 +172,3 @@ def parse_query(obj: Mapping[str, Any], domain: Domain | None, d: int) -> Online
     if len(set(bits)) != len(bits):
         raise DPQueryError(f"a query may use each bit once; literals use bits {bits}")
     return OnlineQuery(kind, lits, negated)
-
-
-def query_from_workload(w: Workload, i: int, negated: bool = False) -> OnlineQuery:
-    """Query ``i`` of a conjunction or disjunction workload."""
-    if w.kind not in ("conjunction", "disjunction"):
-        raise DPQueryError(f"online sessions answer conjunctions and disjunctions, not {w.kind}")
-    return OnlineQuery(w.kind, tuple(w.literals(i)), negated)

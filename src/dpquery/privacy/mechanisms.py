@@ -20,6 +20,9 @@ but not the rounding of probabilities (see :mod:`dpquery.privacy.sampling`).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -170,10 +173,46 @@ def above_threshold(
     return int(above[0]) if above.size else None
 
 
+@dataclass(frozen=True)
+class AboveThresholdState:
+    """What an :class:`AboveThreshold` needs to continue: its noisy threshold (secret: it is
+    never published, and whoever holds it can learn more about the data than the mechanism's
+    outputs reveal), its query-noise scale, whether it has halted and how many queries it
+    answered. Plain numbers, so it can be stored (``to_dict`` / ``from_dict``)."""
+
+    noisy_threshold: float
+    query_scale: float
+    halted: bool = False
+    queries_answered: int = 0
+
+    def __post_init__(self) -> None:
+        t = _validate.real("noisy_threshold", self.noisy_threshold)
+        if not math.isfinite(t):
+            raise PrivacyParameterError(f"noisy_threshold must be finite; got {t!r}")
+        _validate.positive("query_scale", self.query_scale)
+        if not isinstance(self.halted, bool):
+            raise PrivacyParameterError(f"halted must be true or false; got {self.halted!r}")
+        _validate.integer("queries_answered", self.queries_answered, minimum=0)
+
+    def to_dict(self) -> dict[str, float | bool | int]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> AboveThresholdState:
+        keys = {f.name for f in fields(cls)}
+        if not isinstance(obj, Mapping) or set(obj) != keys:
+            raise PrivacyParameterError(f"an AboveThreshold state needs exactly {sorted(keys)}")
+        return cls(**obj)
+
+
 class AboveThreshold:
     """AboveThreshold (Dwork and Roth 2014, Algorithm 1; Theorem 3.23) for adaptively chosen
     queries of the given sensitivity: charges ``epsilon`` once, when created, then answers
     :meth:`test` until the first ``True``, after which it refuses further queries.
+
+    Its :attr:`state` is a plain value; :meth:`resume` continues from one (no new charge: the
+    charge was made when the instance was created) with any generator, so a long-lived caller
+    can store the state and draw each test's noise from a fresh generator.
     """
 
     def __init__(
@@ -193,18 +232,35 @@ class AboveThreshold:
             raise PrivacyParameterError(f"threshold must be finite; got {threshold!r}")
         self._rng = _check_rng(rng)
         _check_ledger(ledger).charge(name, PureDP(eps))
-        self._query_scale = 4 * delta_s / eps
-        self._noisy_threshold = t + self._rng.laplace(0.0, 2 * delta_s / eps)
-        self._halted = False
-        self.queries_answered = 0
+        self._state = AboveThresholdState(
+            t + self._rng.laplace(0.0, 2 * delta_s / eps), 4 * delta_s / eps
+        )
+
+    @classmethod
+    def resume(cls, state: AboveThresholdState, *, rng: np.random.Generator) -> AboveThreshold:
+        """Continue an instance from its :attr:`state`; its noise now comes from ``rng``."""
+        if not isinstance(state, AboveThresholdState):
+            raise TypeError(f"state must be an AboveThresholdState; got {state!r}")
+        self = cls.__new__(cls)
+        self._rng = _check_rng(rng)
+        self._state = state
+        return self
+
+    @property
+    def state(self) -> AboveThresholdState:
+        return self._state
 
     @property
     def halted(self) -> bool:
-        return self._halted
+        return self._state.halted
+
+    @property
+    def queries_answered(self) -> int:
+        return self._state.queries_answered
 
     def test(self, value: float) -> bool:
         """Whether the noisy ``value`` clears the noisy threshold; the first ``True`` halts."""
-        if self._halted:
+        if self._state.halted:
             raise AccountingError(
                 "AboveThreshold has halted after its first above-threshold answer; start a new "
                 "one (a new charge) to continue"
@@ -212,7 +268,7 @@ class AboveThreshold:
         v = _validate.real("value", value)
         if not math.isfinite(v):
             raise PrivacyParameterError(f"value must be finite; got {value!r}")
-        self.queries_answered += 1
-        if v + self._rng.laplace(0.0, self._query_scale) >= self._noisy_threshold:
-            self._halted = True
-        return self._halted
+        st = self._state
+        above = v + self._rng.laplace(0.0, st.query_scale) >= st.noisy_threshold
+        self._state = replace(st, halted=bool(above), queries_answered=st.queries_answered + 1)
+        return self._state.halted
