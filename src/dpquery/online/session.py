@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Literal, Protocol
-
-import numpy as np
+from typing import Any, Literal
 
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
 from dpquery.online.fulldomain import DEFAULT_MAX_BYTES, FullDomainMW
-from dpquery.online.learner import PolynomialMW
+from dpquery.online.hypothesis import Learner, PolynomialLearner
 from dpquery.online.parameters import DEFAULT_MAX_MONOMIALS, Representation, choose_representation
 from dpquery.online.sparse import (
     DEFAULT_SV_SHARE,
@@ -43,67 +41,6 @@ from dpquery.privacy.mechanisms import AboveThresholdState
 from dpquery.queries.evaluate import data_fingerprint, fold_counts
 
 Source = Literal["hypothesis", "measured", "converged", "refused"]
-
-
-class Learner(Protocol):
-    B: int
-
-    @property
-    def updates(self) -> int: ...
-
-    def predict(self, query: OnlineQuery) -> float: ...
-    def update(self, query: OnlineQuery, a: float) -> None: ...
-    def set_state(self, logw: np.ndarray, updates: int) -> None: ...
-    @property
-    def state(self) -> np.ndarray: ...
-    @property
-    def nbytes(self) -> int: ...
-    def describe(self) -> str: ...
-
-
-class PolynomialLearner:
-    """Algorithm 1 on the transformed query (Section 1.2): a monotone disjunction ``D`` of the
-    variables, with the query's answer ``D`` or ``1 - D``."""
-
-    def __init__(self, variables: VariableMap, rep: Representation) -> None:
-        self.variables, self.rep = variables, rep
-        self.mw = PolynomialMW(variables.m, rep.t, rep.W, rep.alpha)
-        self.B = self.mw.B
-
-    @property
-    def updates(self) -> int:
-        return self.mw.updates
-
-    def predict(self, query: OnlineQuery) -> float:
-        mask, flip = self.variables.mask(query)
-        v = self.mw.value(mask)
-        return 1.0 - v if flip else v
-
-    def update(self, query: OnlineQuery, a: float) -> None:
-        mask, flip = self.variables.mask(query)
-        self.mw.update(mask, 1.0 - a if flip else a)
-
-    @property
-    def state(self) -> np.ndarray:
-        return self.mw.logw
-
-    def set_state(self, logw: np.ndarray, updates: int) -> None:
-        self.mw.set_state(logw, updates)
-
-    @property
-    def nbytes(self) -> int:
-        return self.mw.nbytes
-
-    def describe(self) -> str:
-        return (
-            f"polynomial MW (Algorithm 1): {self.variables.m} variables "
-            f"(literals={self.variables.literals}), t={self.rep.t}, W={self.rep.W:.6g}, "
-            f"N={self.rep.N:,}, eta={self.mw.eta:.3g}, B={self.B:,}"
-        )
-
-
-class FullDomainLearner(FullDomainMW):
-    pass
 
 
 @dataclass(frozen=True)
@@ -199,7 +136,7 @@ class PMWSession:
     def _learner(self) -> tuple[Representation | None, Learner]:
         p, alpha_idc = self.params, self.params.alpha / 2
         if p.representation == "full-domain":
-            return None, FullDomainLearner(self.data.d, alpha_idc, p.max_bytes)
+            return None, FullDomainMW(self.data.d, alpha_idc, p.max_bytes)
         if p.k > self.variables.m:
             raise DPQueryError(f"k={p.k} exceeds the {self.variables.m} variables")
         rep = choose_representation(
@@ -222,32 +159,21 @@ class PMWSession:
         p, plan = self.params, self.plan
         head = (
             f"these parameters cannot promise every answer within alpha={p.alpha:g} with "
-            f"probability {1 - p.beta:g} over {p.max_queries:,} queries"
+            f"probability {1 - p.beta:g} over max_queries={p.max_queries:,} queries"
         )
-        tail = "; or pass --accept-unverified (accept_unverified=True): no answer is verified"
+        tail = "; or pass --accept-unverified (accept_unverified=True): no answer is then verified"
         if plan.epochs < plan.mistake_bound:
+            full = make_plan(self.budget, plan.n, p.alpha, plan.mistake_bound, None, p.sv_share)
             return (
                 f"{head}: max_updates={p.max_updates:,} pays for fewer updates than the mistake "
                 f"bound B={plan.mistake_bound:,}, after which queries are refused; drop "
-                f"max_updates (or raise it to B){tail}"
+                f"max_updates, and then {_what_would_work(full, p.max_queries, p.beta)}{tail}"
             )
         fail = plan.failure_probability(p.max_queries)
-        smallest = plan.smallest_n(p.max_queries, p.beta)
-        fix_n = (
-            f"the smallest n that would work is {smallest:,} (the data has n={plan.n:,})"
-            if smallest is not None
-            else "no n up to 2^62 would"
-        )
-        largest = plan.largest_queries(p.beta)
-        fix_q = (
-            f"the largest max_queries that would work is {largest:,}"
-            if largest > 0
-            else "no max_queries would work at this n"
-        )
         return (
-            f"{head}: the failure bound is {fail:.3g} > beta={p.beta:g} (n={plan.n:,}, "
-            f"{plan.epochs:,} epochs). Change n, epsilon, alpha or max_queries: {fix_n}; "
-            f"{fix_q}{tail}"
+            f"{head}: the failure bound is {fail:.3g} > beta={p.beta:g} ({plan.epochs:,} "
+            f"epochs); change n, epsilon, alpha or max_queries: "
+            f"{_what_would_work(plan, p.max_queries, p.beta)}{tail}"
         )
 
     # -- counters -------------------------------------------------------------------------
@@ -437,6 +363,23 @@ class PMWSession:
             mw, self.representation, self.variables, self.params.k, self.params.alpha,
             self.converged, self.data.domain, **kwargs,
         )  # fmt: skip
+
+
+def _what_would_work(plan: PrivacyPlan, queries: int, beta: float) -> str:
+    """The smallest n and the largest query count that meet ``beta`` with ``plan``'s costs."""
+    smallest = plan.smallest_n(queries, beta)
+    fix_n = (
+        f"the smallest n that would work is {smallest:,} (the data has n={plan.n:,})"
+        if smallest is not None
+        else "no n up to 2^62 would work"
+    )
+    largest = plan.largest_queries(beta)
+    fix_q = (
+        f"the largest max_queries that would work at this n is {largest:,}"
+        if largest > 0
+        else "no max_queries would work at this n"
+    )
+    return f"{fix_n}; {fix_q}"
 
 
 def _check_resume(

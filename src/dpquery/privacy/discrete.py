@@ -5,11 +5,12 @@ CKS below). Every probability is a rational number and every random choice is a 
 integer, so the output distribution is *exactly* the stated one: there is no porous
 floating-point output set of the kind Mironov 2012 exploited in textbook Laplace samplers.
 
-**Uniform bits.** The only source of randomness is :func:`uniform_below`, which reads
-``Generator.bytes`` (uniform random bytes from the numpy bit generator) and turns them into a
-uniform integer in ``{0, ..., m-1}`` by rejection: draw ``ceil(log2 m)`` bits, keep the value if
-it is ``< m``, else draw again (each try succeeds with probability ``> 1/2``). Python integers
-have unbounded size, so ``m`` may exceed 2^64 (rational parameters with large denominators).
+**Uniform integers.** The only source of randomness is :func:`uniform_below`, a uniform integer
+in ``{0, ..., m-1}``: for ``m <= 2^63`` numpy's ``Generator.integers(m)`` (exact: bounded
+integers by rejection from the bit generator's uniform 64-bit words, Lemire 2019); beyond,
+``ceil(log2 m)`` uniform bits assembled from 63-bit words of ``Generator.integers(2^63)``, kept
+if ``< m``, else drawn again (each try succeeds with probability ``> 1/2``). Python integers
+have unbounded size, so rational parameters may have large denominators.
 
 One public function per sampler; the Bernoulli(exp(-gamma)) step is public because every
 sampler of CKS Section 5 is built on it.
@@ -26,17 +27,20 @@ from dpquery.privacy import _validate
 from dpquery.privacy.errors import PrivacyParameterError
 from dpquery.privacy.sampling import _check_rng
 
+_WORD = 2**63
+
 
 def uniform_below(m: int, rng: np.random.Generator) -> int:
-    """A uniform integer in ``{0, ..., m - 1}`` from ``rng.bytes`` by rejection (module
-    docstring); exact for every ``m >= 1``."""
-    if m == 1:
-        return 0
+    """A uniform integer in ``{0, ..., m - 1}``, exact for every ``m >= 1`` (module docstring)."""
+    if m <= _WORD:
+        return int(rng.integers(m))
     bits = (m - 1).bit_length()
-    nbytes = (bits + 7) // 8
-    shift = 8 * nbytes - bits
+    words = -(-bits // 63)
     while True:
-        u = int.from_bytes(rng.bytes(nbytes), "little") >> shift
+        u = 0
+        for w in rng.integers(0, _WORD, size=words, dtype=np.int64):
+            u = (u << 63) | int(w)
+        u >>= 63 * words - bits
         if u < m:
             return u
 
@@ -58,26 +62,34 @@ def bernoulli_exp(gamma: Fraction, rng: np.random.Generator) -> bool:
     """
     if gamma < 0:
         raise PrivacyParameterError(f"gamma must be >= 0; got {gamma}")
-    if gamma <= 1:
-        k = 1
-        while bernoulli_rational(gamma / k, rng):
-            k += 1
-        return k % 2 == 1
-    whole = gamma.numerator // gamma.denominator
+    return _bernoulli_exp(gamma.numerator, gamma.denominator, rng)
+
+
+def _bernoulli_exp(num: int, den: int, rng: np.random.Generator) -> bool:
+    """:func:`bernoulli_exp` of ``gamma = num / den`` on plain integers (no Fraction cost)."""
+    whole, num = divmod(num, den)
     for _ in range(whole):
-        if not bernoulli_exp(Fraction(1), rng):
+        if not _bernoulli_exp_le1(1, 1, rng):
             return False
-    return bernoulli_exp(gamma - whole, rng)
+    return _bernoulli_exp_le1(num, den, rng)
+
+
+def _bernoulli_exp_le1(num: int, den: int, rng: np.random.Generator) -> bool:
+    """``Bernoulli(exp(-num/den))`` for ``num <= den``: ``A_k ~ Bernoulli(num / (k den))``."""
+    k = 1
+    while uniform_below(k * den, rng) < num:
+        k += 1
+    return k % 2 == 1
 
 
 def _discrete_laplace_one(s: int, t: int, rng: np.random.Generator) -> int:
     """One draw of ``Lap_Z(t/s)`` (CKS Algorithm 2, integers ``s, t >= 1``)."""
     while True:
         u = uniform_below(t, rng)
-        if not bernoulli_exp(Fraction(u, t), rng):
+        if not _bernoulli_exp_le1(u, t, rng):
             continue
         v = 0
-        while bernoulli_exp(Fraction(1), rng):
+        while _bernoulli_exp_le1(1, 1, rng):
             v += 1
         y = (u + t * v) // s
         negative = uniform_below(2, rng) == 1
