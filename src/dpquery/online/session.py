@@ -354,6 +354,12 @@ class PMWSession:
         session._store = store
         return session
 
+    def close(self) -> None:
+        """Close the state file of a persistent session (everything is already committed)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
     def export_summary(self, **kwargs: Any) -> CompactSummary:
         """The compact summary of Remark 2 (:func:`dpquery.online.summary.sample_summary`)."""
         mw = getattr(self.learner, "mw", None)
