@@ -125,3 +125,56 @@ def test_cli_errors_and_offline_summary(
     assert main(["online", "--summary", str(summary)]) == 0
     line = json.loads(capsys.readouterr().out)
     assert line["source"] == "summary" and 0 <= line["answer"] <= 1
+
+
+def run_cli(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from dpquery.cli import main; sys.exit(main())",
+         "online", *args],
+        input=stdin, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_refused_parameters_leave_no_file(tmp_path: Path, data_file: Path) -> None:
+    """Parameters whose plan cannot promise the accuracy: exit 2, one line naming the fix
+    (the smallest n, --accept-unverified), and no state file or counter left behind."""
+    state = tmp_path / "s.db"
+    args = ["--data", str(data_file), "--epsilon", "1", "--delta", "1e-6", "--alpha", "0.1",
+            "--k", "2", "--state", str(state)]  # fmt: skip
+    proc = run_cli(args, query_lines()[0] + "\n")
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = proc.stderr.splitlines()
+    assert "smallest n that would work is" in line and "--accept-unverified" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npz"]
+    proc = run_cli([*args, "--max-updates", "20"], query_lines()[0] + "\n")
+    assert proc.returncode == 2 and "drop max_updates" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npz"]
+
+
+@pytest.mark.parametrize("offset", [0, 100, 8192])
+def test_corrupted_state_is_one_line_error(tmp_path: Path, data_file: Path, offset: int) -> None:
+    state = tmp_path / "s.db"
+    new = ["--data", str(data_file), "--epsilon", "1", "--delta", "1e-6", "--alpha", "0.2",
+           "--k", "2", "--state", str(state), "--seed", "1", "--accept-unverified"]  # fmt: skip
+    assert run_cli(new, "\n".join(query_lines()[:5]) + "\n").returncode == 0
+    raw = bytearray(state.read_bytes())
+    assert len(raw) > offset + 2000
+    raw[offset : offset + 2000] = np.random.default_rng(offset).bytes(2000)
+    state.write_bytes(bytes(raw))
+    proc = run_cli(["--data", str(data_file), "--state", str(state)], query_lines()[0] + "\n")
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("dpquery: error:") and "corrupted" in line, line
+
+
+def test_deeply_nested_json_line_is_answered_with_an_error(tmp_path: Path, data_file: Path) -> None:
+    state = tmp_path / "s.db"
+    new = ["--data", str(data_file), "--epsilon", "1", "--delta", "1e-6", "--alpha", "0.2",
+           "--k", "2", "--state", str(state), "--seed", "1", "--accept-unverified"]  # fmt: skip
+    deep = "[" * 200_000 + "]" * 200_000
+    proc = run_cli(new, "\n".join([deep, query_lines()[0], deep, query_lines()[1]]) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert out[0] == {"line": 1, "error": "the JSON is nested too deeply to be a query"}
+    assert out[1]["index"] == 0 and out[3]["index"] == 1 and "error" in out[2]
+    assert "Traceback" not in proc.stderr

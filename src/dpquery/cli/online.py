@@ -73,6 +73,8 @@ def _given_params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) -> int:
+    from dpquery.online.store import StoreError
+
     out = sys.stdout
     for line_no, line in enumerate(stdin, start=1):
         if not line.strip():
@@ -84,6 +86,8 @@ def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) ->
             result = {"line": line_no, "error": f"not valid JSON: {exc}"}
         except RecursionError:
             result = {"line": line_no, "error": "the JSON is nested too deeply to be a query"}
+        except StoreError:
+            raise  # the state cannot be saved: stop, with the error on stderr
         except DPQueryError as exc:
             result = {"line": line_no, "error": str(exc)}
         out.write(json.dumps(result) + "\n")

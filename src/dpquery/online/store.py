@@ -52,6 +52,10 @@ CREATE TABLE IF NOT EXISTS answers (
 """
 
 
+class StoreError(DPQueryError):
+    """The state file cannot be read or written: the session must stop (not skip a query)."""
+
+
 @dataclass(frozen=True)
 class SavedSession:
     """What a session file holds, as values."""
@@ -90,12 +94,16 @@ class SessionStore:
                 raise DPQueryError(
                     f"{self.path} is an SQLite file of something else (tables {sorted(tables)})"
                 )
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                detail = " ".join(str(check and check[0]).split())  # one line
+                raise sqlite3.DatabaseError(f"integrity check: {detail}")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA secure_delete=ON")  # overwritten keys are zeroed in the file
             conn.executescript(SCHEMA)
             self.meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as exc:
-            raise DPQueryError(
+            raise StoreError(
                 f"{self.path} is not a dpquery session file or is corrupted ({exc})"
             ) from None
         self.conn = conn
@@ -111,7 +119,10 @@ class SessionStore:
 
     # -- the counter bound to the file ---------------------------------------------------
     def _check_counter(self) -> None:
-        stored = int(self.meta["counter"])
+        try:
+            stored = int(self.meta["counter"])
+        except (KeyError, ValueError):
+            raise StoreError(f"{self.path}: damaged session state (no commit counter)") from None
         try:
             side = json.loads(self.counter_path.read_text())
             side_id, side_counter = side["session"], int(side["counter"])
@@ -171,7 +182,7 @@ class SessionStore:
                 charges=charges,
             )
         except (KeyError, TypeError, ValueError, sqlite3.DatabaseError) as exc:
-            raise DPQueryError(f"{self.path}: damaged session state ({exc})") from None
+            raise StoreError(f"{self.path}: damaged session state ({exc})") from None
         return SavedSession(params, plan, self.meta["fingerprint"], state)
 
     def create(
@@ -208,15 +219,20 @@ class SessionStore:
         if self.conn is None:
             raise DPQueryError(f"{self.path} holds no session")
         counter = int(self.meta["counter"]) + 1
-        with _transaction(self.conn):
-            self._write_state(state)
-            self._put("counter", str(counter))
-            self.conn.execute(
-                "INSERT INTO answers (idx, query, answer) VALUES (?, ?, ?)",
-                (answer["index"], json.dumps(query), json.dumps(answer)),
-            )
-        self.meta["counter"] = str(counter)
-        self._write_counter(counter)
+        try:
+            with _transaction(self.conn):
+                self._write_state(state)
+                self._put("counter", str(counter))
+                self.conn.execute(
+                    "INSERT INTO answers (idx, query, answer) VALUES (?, ?, ?)",
+                    (answer["index"], json.dumps(query), json.dumps(answer)),
+                )
+            self.meta["counter"] = str(counter)
+            self._write_counter(counter)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(
+                f"cannot save the session to {self.path} ({exc}); the answer was not released"
+            ) from None
 
     def _put(self, key: str, value: str) -> None:
         assert self.conn is not None
