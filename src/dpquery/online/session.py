@@ -45,8 +45,10 @@ Source = Literal["hypothesis", "measured", "converged", "refused"]
 
 @dataclass(frozen=True)
 class OnlineAnswer:
-    """One answer. ``verified``: covered by the accuracy guarantee (``source`` is not
-    ``"refused"``); ``value`` is always private to release."""
+    """One answer. ``verified``: covered by the accuracy guarantee (the session's plan meets
+    ``beta``, the answer is among the first ``max_queries`` and not refused; see
+    :mod:`dpquery.online.sparse`); ``value`` is always private to release (a noisy count over
+    ``n`` or post-processing of earlier releases)."""
 
     index: int
     value: float
