@@ -168,9 +168,8 @@ class PrivacyPlan:
         rest = beta - _failure(self.n, self.epochs, 0, self.alpha, self.eps_sv, self.eps_lap)
         if rest < 0:
             return 0
-        if sv == 0:
-            return 2**62
-        return max(0, min(2**62, math.floor(rest / sv)))
+        most = rest / sv if sv > 0 else math.inf
+        return 2**62 if not most < 2**62 else max(0, math.floor(most))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
