@@ -169,13 +169,13 @@ class PMWSession:
             return (
                 f"{head}: max_updates={p.max_updates:,} pays for fewer updates than the mistake "
                 f"bound B={plan.mistake_bound:,}, after which queries are refused; drop "
-                f"max_updates, and then {_what_would_work(full, p.max_queries, p.beta)}{tail}"
+                f"max_updates, and then {full.what_would_work(p.max_queries, p.beta)}{tail}"
             )
         fail = plan.failure_probability(p.max_queries)
         return (
             f"{head}: the failure bound is {fail:.3g} > beta={p.beta:g} ({plan.epochs:,} "
             f"epochs); change n, epsilon, alpha or max_queries: "
-            f"{_what_would_work(plan, p.max_queries, p.beta)}{tail}"
+            f"{plan.what_would_work(p.max_queries, p.beta)}{tail}"
         )
 
     # -- counters -------------------------------------------------------------------------
@@ -216,19 +216,17 @@ class PMWSession:
 
     def state(self) -> SessionState:
         """The session's state as a value (the hypothesis array is shared, not copied)."""
-        charges = tuple(
-            StoredCharge(
-                e.charge.mechanism,
-                e.charge.cost.epsilon,
-                e.charge.cost.bounded_range,
-                e.charge.count,
+        charges = []
+        for e in self.ledger.entries:
+            cost = e.charge.cost
+            if not isinstance(cost, PureDP):  # pragma: no cover - sessions charge pure DP only
+                raise DPQueryError(f"a session cannot store a {type(cost).__name__} charge")
+            charges.append(
+                StoredCharge(e.charge.mechanism, cost.epsilon, cost.bounded_range, e.charge.count)
             )
-            for e in self.ledger.entries
-            if isinstance(e.charge.cost, PureDP)
-        )
         return SessionState(
             self._key, self._key_origin, self.queries_answered, self.refused,
-            self.updates_used, self.learner.state, self.epoch, charges,
+            self.updates_used, self.learner.state, self.epoch, tuple(charges),
         )  # fmt: skip
 
     def guarantee(self) -> str:
@@ -371,23 +369,6 @@ class PMWSession:
             mw, self.representation, self.variables, self.params.k, self.params.alpha,
             self.converged, self.data.domain, **kwargs,
         )  # fmt: skip
-
-
-def _what_would_work(plan: PrivacyPlan, queries: int, beta: float) -> str:
-    """The smallest n and the largest query count that meet ``beta`` with ``plan``'s costs."""
-    smallest = plan.smallest_n(queries, beta)
-    fix_n = (
-        f"the smallest n that would work is {smallest:,} (the data has n={plan.n:,})"
-        if smallest is not None
-        else "no n up to 2^62 would work"
-    )
-    largest = plan.largest_queries(beta)
-    fix_q = (
-        f"the largest max_queries that would work at this n is {largest:,}"
-        if largest > 0
-        else "no max_queries would work at this n"
-    )
-    return f"{fix_n}; {fix_q}"
 
 
 def _check_resume(

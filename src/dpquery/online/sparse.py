@@ -171,6 +171,22 @@ class PrivacyPlan:
         most = rest / sv if sv > 0 else math.inf
         return 2**62 if not most < 2**62 else max(0, math.floor(most))
 
+    def what_would_work(self, queries: int, beta: float) -> str:
+        """The smallest n and the largest query count that meet ``beta`` with these costs."""
+        smallest = self.smallest_n(queries, beta)
+        fix_n = (
+            f"the smallest n that would work is {smallest:,} (the data has n={self.n:,})"
+            if smallest is not None
+            else "no n up to 2^62 would work"
+        )
+        largest = self.largest_queries(beta)
+        fix_q = (
+            f"the largest max_queries that would work at this n is {largest:,}"
+            if largest > 0
+            else "no max_queries would work at this n"
+        )
+        return f"{fix_n}; {fix_q}"
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
