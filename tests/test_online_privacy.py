@@ -207,10 +207,14 @@ HYPOTHESIS = (0.5, 0.5, 0.5)
 
 
 def epoch_outcomes(counts: tuple[int, ...], plan: PrivacyPlan, runs: int, seed: int) -> np.ndarray:
-    """``runs`` independent sparse-vector epochs exactly as the session runs them: each draws
-    from the generator of a fresh ratchet key, tests the three queries' errors against the
-    hypothesis, and releases the noisy count of the first "above". Outcome ids: ``i (N + 1) +
-    released count`` for a halt at query ``i``; ``3 (N + 1)`` when no query is above."""
+    """``runs`` independent sparse-vector epochs exactly as :meth:`PMWSession.answer` runs
+    them (the same functions, the plan :func:`make_plan` builds, each answer's generator from
+    the key ratchet): the three queries' errors against the hypothesis (fixed within an epoch:
+    the learner changes only when the epoch ends), and the noisy count of the first "above".
+    Epochs compose through the ledger, so one epoch is the unit to audit; building a whole
+    session per run (about 25 ms) would make the 80,000 runs take minutes. Outcome ids:
+    ``i (N + 1) + released count`` for a halt at query ``i``; ``3 (N + 1)`` when none is above.
+    """
     key = initial_key(seed)[0]
     out = np.empty(runs, dtype=np.int64)
     ledger = Ledger(Budget.pure(1e12), BasicComposition())  # runs x 1 epoch, far from 1e12
