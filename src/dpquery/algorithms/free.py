@@ -39,7 +39,13 @@ def check_policy(policy: str) -> FreePolicy:
 
 def density_sensitivity(data: BinaryData) -> float:
     """L1 sensitivity of the vector of bit frequencies under one-record replacement: a record
-    moves at most 2 bits of each one-hot group and 1 of each free bit, each by 1/n."""
+    moves at most 2 bits of each one-hot group and 1 of each free bit, each by 1/n. That
+    holds only for one-hot data, so data whose groups were not verified is refused."""
+    if data.onehot_groups.size and not getattr(data, "onehot_verified", False):
+        raise DPQueryError(
+            "the private density's sensitivity assumes at most one set bit per one-hot group, "
+            f"which was not verified for this {type(data).__name__}"
+        )
     in_groups = int((data.onehot_groups[:, 1] - data.onehot_groups[:, 0]).sum())
     free_bits = data.d - in_groups
     return (2 * len(data.onehot_groups) + free_bits) / data.n
