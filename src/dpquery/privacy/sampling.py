@@ -2,23 +2,44 @@
 
 The multiplicative-weights distribution of DualQuery, ``Q^t_q ~ exp(-eta sum_{i<t}
 (q(x^i) - q(D)))``, *is* an exponential mechanism (DualQuery, proof of Theorem 4.2), so one
-routine serves both: normalise in log space (subtract the maximum, so score ranges of 10^6 and
-more neither overflow nor lose the top items), take the cumulative sum of the weights once, and
-invert it at ``size`` uniforms with a binary search — ``O(N + size log N)`` for ``N`` items,
-instead of ``size * N`` Gumbel variates.
+routine serves both.
 
-Floating-point caveats (cf. Mironov 2012, "On significance of the least significant bits for
-differential privacy"): the probabilities realised are those of float64 weights and uniforms,
-not the real-number ideal. Uniforms are multiples of ``2^-53`` and the cumulative sum carries
-a relative rounding error of order ``N * 2^-53``, so an item's probability is exact only up to
-an additive error of roughly ``ulp(total weight) / total``, and items whose probability is
-below about ``1e-16`` (or whose log-weight is more than ~745 below the maximum, which
-underflows to zero) may be drawn with probability 0 or with a slightly larger one. The pure-DP
-ratio bound therefore holds only up to this additive slack (a ``delta`` of order
-``N * 2^-53``), which is far below any ``delta`` used in practice but is not zero.
+Exactness. A float64 sampler (normalise, exponentiate, cumulative sum, invert at a float
+uniform) realises the ideal probabilities only up to an additive ``N 2^-53`` per draw (Ilvento
+2020, "Implementing the exponential mechanism with base-2 differential privacy"), which over
+``T`` draws is a total-variation allowance ``T N 2^-53``: for FEM on adult-pgm at epsilon 1
+(T = 1,783, N = 948,858) ``1.9e-7``, hundreds of times the ``delta = 4.2e-10`` reported. So
+:func:`sample_from_log_weights` samples *exactly* from ``P(i) ~ exp(-gamma_i)``, ``gamma_i =
+max(log w) - log w_i`` (the float64 values, each an exact rational), by rejection:
+
+1. propose ``i`` with probability ``V_i / sum V`` for integer weights
+   ``V_i = floor(2^B exp(-gamma_i) (1 + 2^-40)) + 1 >= 2^B exp(-gamma_i)`` (``B`` keeps the
+   sum below ``2^63``): an exact integer cumulative sum inverted at a uniform integer;
+2. accept with probability ``a_i = 2^B exp(-gamma_i) / V_i <= 1``, deciding ``U < a_i`` for a
+   uniform ``U`` in ``[0, 1)`` (64 bits at a time): from float64 when ``U`` is more than
+   ``2^-38`` (relative) from ``a_i``, otherwise exactly, with ``exp`` from :mod:`decimal`
+   (correctly rounded) at increasing precision and more bits of ``U`` until decided.
+
+Then ``P(i) ~ V_i a_i = 2^B exp(-gamma_i)``: the output has the ideal distribution for the
+computed ``gamma``, with no allowance at all. The proof needs the proposal to dominate, i.e.
+numpy's ``exp`` within a relative ``2^-40`` of the truth (it is within a few ulps, ``2^-50``);
+everything else is integer or rational arithmetic. Acceptance is ``>= 1 - N 2^-B - 2^-39``
+(``1 - 2^-21`` at ``N = 2^20``), so the cost is one integer cumulative sum instead of a float
+one (``benchmarks/bench_privacy.py``).
+
+What remains is the rounding of the log-weights themselves (``epsilon * score / (2
+sensitivity)`` and ``max - log w`` in float64): it moves each ``gamma_i`` by at most ``2^-51
+M`` with ``M = max |log w|``, so the realised mechanism is exactly ``(epsilon + 2^-49
+M)``-DP: an epsilon slack below ``1e-12`` for ``M <= 1000`` and no delta.
+
+``-inf`` log-weights have weight zero and are never drawn.
 """
 
 from __future__ import annotations
+
+import math
+from decimal import Context, Decimal
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -49,10 +70,20 @@ def check_log_weights(log_weights: ArrayLike) -> NDArray[np.float64]:
     return logw
 
 
+MARGIN = 2.0**-40  # proposal inflation; numpy's exp is within ~2^-50 (relative) of exp
+DECIDE = 2.0**-38  # float decisions closer than this (relative) to a_i are made exactly
+
+
+def proposal_bits(n_items: int) -> int:
+    """``B``: the largest with ``n_items (2^B (1 + 2^-40) + 1) < 2^63``."""
+    return max(1, 61 - math.ceil(math.log2(n_items + 1)))
+
+
 def sample_from_log_weights(
     log_weights: ArrayLike, size: int, rng: np.random.Generator
 ) -> NDArray[np.intp]:
-    """Draw ``size`` indices i.i.d. (with replacement) with ``P(i) ~ exp(log_weights[i])``.
+    """Draw ``size`` indices i.i.d. (with replacement) with ``P(i) ~ exp(log_weights[i])``,
+    exactly for the float64 log-weights given (module docstring).
 
     ``-inf`` entries have weight zero and are never drawn; ``+inf`` and NaN are rejected. This
     function spends no privacy by itself: callers charge the :class:`~dpquery.privacy.Ledger`
@@ -62,12 +93,57 @@ def sample_from_log_weights(
     k = _validate.integer("size", size, minimum=0)
     logw = check_log_weights(log_weights)
     top = logw.max()
-    weights = np.exp(logw - top)  # the top item has weight exactly 1
-    cumulative = np.cumsum(weights)
-    u = rng.random(k) * cumulative[-1]
-    idx = np.searchsorted(cumulative, u, side="right")
-    # side="right" skips zero-weight items (equal cumulative values). A product rounded up to
-    # the total would land past the end: it goes to the last item with positive weight.
-    if idx.size and idx.max() >= logw.size:
-        idx = np.minimum(idx, np.flatnonzero(weights > 0)[-1])
-    return idx.astype(np.intp, copy=False)
+    bits = proposal_bits(logw.size)
+    e = np.exp(logw - top)  # exp(-gamma_i), gamma_i = top - logw_i; 0 at -inf (or underflow)
+    # V_i = floor(2^B exp(-gamma_i) (1 + 2^-40)) + 1 >= 2^B exp(-gamma_i): one rounding of a
+    # product within the margin; every finite log-weight keeps V_i >= 1, -inf gets 0
+    V = np.multiply(e, math.ldexp(1 + MARGIN, bits)).astype(np.int64)
+    V += 1
+    if np.isneginf(logw).any():
+        V[np.isneginf(logw)] = 0
+    cumulative = np.cumsum(V)  # exact: the total is below 2^63
+    out = np.empty(k, dtype=np.intp)
+    pending = np.arange(k)
+    while pending.size:
+        u = rng.integers(cumulative[-1], size=pending.size)
+        idx = np.searchsorted(cumulative, u, side="right")
+        accept = _accept(idx, logw, top, e, V, bits, rng)
+        out[pending[accept]] = idx[accept]
+        pending = pending[~accept]
+    return out
+
+
+def _accept(
+    idx: NDArray[np.intp], logw: NDArray[np.float64], top: float, e: NDArray[np.float64],
+    V: NDArray[np.int64], bits: int, rng: np.random.Generator,
+) -> NDArray[np.bool_]:  # fmt: skip
+    """``U < a_i = 2^B exp(-gamma_i) / V_i`` for uniform 64-bit ``U``, one per proposal."""
+    u = rng.integers(0, 2**64, size=idx.size, dtype=np.uint64, endpoint=False)
+    a = np.ldexp(e[idx], bits) / V[idx]  # within ~2^-40 (relative) of a_i
+    uf = np.ldexp(u.astype(np.float64), -64)
+    accept = uf < a * (1 - DECIDE)
+    unsure = np.flatnonzero(~accept & (uf < a * (1 + DECIDE)))
+    for j in unsure.tolist():  # probability ~2^-37 per proposal
+        i = int(idx[j])
+        gamma = float(top - logw[i])  # the same float as -(logw_i - top) above
+        accept[j] = _accept_exactly(int(u[j]), gamma, int(V[i]), bits, rng)
+    return accept
+
+
+def _accept_exactly(u: int, gamma: float, V: int, bits: int, rng: np.random.Generator) -> bool:
+    """Whether the uniform ``U`` whose first 64 bits are ``u`` lies below
+    ``a = 2^bits exp(-gamma) / V``: bracket ``exp(-gamma)`` by the neighbours of its correctly
+    rounded :mod:`decimal` value and ``U`` by its known bits, refining both until they part."""
+    known, precision = 64, 40
+    while True:
+        context = Context(prec=precision)
+        e = context.exp(Decimal(-gamma))  # correctly rounded: within half an ulp
+        scale = Fraction(2**bits, V)
+        a_lo = Fraction(context.next_minus(e)) * scale
+        a_hi = Fraction(context.next_plus(e)) * scale
+        if Fraction(u + 1, 2**known) <= a_lo:
+            return True
+        if Fraction(u, 2**known) >= a_hi:
+            return False
+        u = (u << 64) | int(rng.integers(0, 2**64, dtype=np.uint64, endpoint=False))
+        known, precision = known + 64, precision + 20
