@@ -58,16 +58,23 @@ def _check_rng(rng: object) -> np.random.Generator:
 
 def check_log_weights(log_weights: ArrayLike) -> NDArray[np.float64]:
     """Validate log-weights (1-D, non-empty, no NaN or +inf, not all -inf) as float64."""
+    return _checked(log_weights)[0]
+
+
+def _checked(log_weights: ArrayLike) -> tuple[NDArray[np.float64], bool]:
+    """The float64 log-weights and whether all are finite (one pass when they are)."""
     logw = np.asarray(log_weights, dtype=np.float64)
     if logw.ndim != 1 or logw.size == 0:
         raise PrivacyParameterError(
             f"log_weights must be a non-empty 1-D array; got shape {logw.shape}"
         )
+    if np.isfinite(logw).all():
+        return logw, True
     if np.isnan(logw).any() or np.isposinf(logw).any():
         raise PrivacyParameterError("log_weights must not contain NaN or +inf")
     if not np.isfinite(logw).any():
         raise PrivacyParameterError("log_weights are all -inf: no item can be drawn")
-    return logw
+    return logw, False
 
 
 MARGIN = 2.0**-40  # proposal inflation; numpy's exp is within ~2^-50 (relative) of exp
@@ -91,15 +98,18 @@ def sample_from_log_weights(
     """
     rng = _check_rng(rng)
     k = _validate.integer("size", size, minimum=0)
-    logw = check_log_weights(log_weights)
-    top = logw.max()
+    logw, finite = _checked(log_weights)
+    top = float(logw.max())
     bits = proposal_bits(logw.size)
-    e = np.exp(logw - top)  # exp(-gamma_i), gamma_i = top - logw_i; 0 at -inf (or underflow)
-    # V_i = floor(2^B exp(-gamma_i) (1 + 2^-40)) + 1 >= 2^B exp(-gamma_i): one rounding of a
-    # product within the margin; every finite log-weight keeps V_i >= 1, -inf gets 0
-    V = np.multiply(e, math.ldexp(1 + MARGIN, bits)).astype(np.int64)
+    # e_i = 2^B exp(-gamma_i) (1 + 2^-40), gamma_i = top - logw_i (0 at -inf or underflow);
+    # V_i = floor(e_i) + 1 >= 2^B exp(-gamma_i): the product's one rounding is inside the
+    # margin, and every finite log-weight keeps V_i >= 1 while -inf gets 0
+    e = logw - top
+    np.exp(e, out=e)
+    e *= math.ldexp(1 + MARGIN, bits)
+    V = e.astype(np.int64)
     V += 1
-    if np.isneginf(logw).any():
+    if not finite:
         V[np.isneginf(logw)] = 0
     cumulative = np.cumsum(V)  # exact: the total is below 2^63
     out = np.empty(k, dtype=np.intp)
@@ -117,9 +127,10 @@ def _accept(
     idx: NDArray[np.intp], logw: NDArray[np.float64], top: float, e: NDArray[np.float64],
     V: NDArray[np.int64], bits: int, rng: np.random.Generator,
 ) -> NDArray[np.bool_]:  # fmt: skip
-    """``U < a_i = 2^B exp(-gamma_i) / V_i`` for uniform 64-bit ``U``, one per proposal."""
+    """``U < a_i = 2^B exp(-gamma_i) / V_i`` for uniform 64-bit ``U``, one per proposal
+    (``e`` holds ``2^B exp(-gamma_i) (1 + 2^-40)`` in float64)."""
     u = rng.integers(0, 2**64, size=idx.size, dtype=np.uint64, endpoint=False)
-    a = np.ldexp(e[idx], bits) / V[idx]  # within ~2^-40 (relative) of a_i
+    a = e[idx] / V[idx] / (1 + MARGIN)  # within ~2^-40 (relative) of a_i
     uf = np.ldexp(u.astype(np.float64), -64)
     accept = uf < a * (1 - DECIDE)
     unsure = np.flatnonzero(~accept & (uf < a * (1 + DECIDE)))
