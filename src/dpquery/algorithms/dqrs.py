@@ -64,6 +64,7 @@ from dpquery.privacy import (
     sample_from_log_weights,
     spend,
 )
+from dpquery.privacy.delta import check_delta
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
 
@@ -324,6 +325,7 @@ class DQRS:
                                "'private-density'")  # fmt: skip
         oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
         plan = self.plan(data, workload)
+        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
         rng = make_rng(self.seed)
         ledger = Ledger(plan.budget, self.accountant)
         ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn

@@ -31,6 +31,7 @@ from dpquery.data.binary import BinaryData
 from dpquery.data.decode import sample_records
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger, ZCDPAccountant, zcdp_rho_for
+from dpquery.privacy.delta import check_delta
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike, child_rng, make_rng
 
@@ -149,6 +150,7 @@ class Reweighted:
             positive_int("size", self.size)
         first, second = self.stages(data, workload)
         budget, _ = self.budget(data.n)
+        check_delta(budget.delta, data.n)  # warns when delta >= 1/n
         ledger = Ledger(budget, ZCDPAccountant(bounded_range=True))
         plan = first.plan(data, workload)
         ledger.check([*plan.charges(), *second.plan().charges()])
