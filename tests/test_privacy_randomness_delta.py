@@ -96,3 +96,20 @@ def test_release_publishes_no_raw_noise_nor_private_timings() -> None:
     assert release.private_timings() == {"true_answers_s": 1.5}
     assert release.rounds[0]["measurement"] == 0.4173  # kept internally
     assert published["privacy"]["neighbouring"] == NEIGHBOURING
+
+
+def test_estimators_warn_in_python_when_delta_is_at_least_one_over_n() -> None:
+    from dpquery.algorithms.mwem import MWEM
+    from dpquery.data.binary import BinaryData
+    from dpquery.data.domain import Domain
+    from dpquery.queries import random_marginal_queries
+
+    data = BinaryData.from_dense(
+        np.eye(4, dtype=np.uint8)[[0, 1, 2, 3, 0]], domain=Domain.binary(4)
+    )
+    workload = random_marginal_queries(data.domain, 2, 5, seed=0)
+    with pytest.warns(LargeDeltaWarning, match="1/n"):
+        MWEM(epsilon=1.0, delta=0.2, T=2, seed=0).fit(data, workload)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LargeDeltaWarning)
+        MWEM(epsilon=1.0, delta=0.01, T=2, seed=0).fit(data, workload)  # below 1/n = 0.2

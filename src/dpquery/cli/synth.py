@@ -180,7 +180,8 @@ def _synth(args: argparse.Namespace) -> int:
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
     check_backend_args(args)
-    with backend_data(args) as opened:
+    with warnings.catch_warnings(), backend_data(args) as opened:
+        warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr, below
         data: Any = opened  # BinaryData, or PartitionedData standing in for it (dask)
         if data.domain is None:
             raise DPQueryError("synth needs a domain to write records in the input's columns")
@@ -214,9 +215,7 @@ def _delta_rule(args: argparse.Namespace, n: int) -> None:
     """The one default (``delta = 1/n^2`` with ``--epsilon``) and the warning at ``1/n``."""
     if args.delta is None and args.epsilon is not None and args.rho is None:
         args.delta = default_delta(n)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr, below
-        message = check_delta(args.delta, n)
+    message = check_delta(args.delta, n)  # its Python warning is silenced in _synth
     if message is not None:
         print(f"dpquery synth: warning: {message}", file=sys.stderr)
 

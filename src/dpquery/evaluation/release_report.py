@@ -100,20 +100,12 @@ def evaluation_report(
 
 
 def release_report(
-    release: Release,
-    data: BinaryData,
-    workload: Workload,
-    *,
-    true_answers: np.ndarray | None = None,
-    fresh_workload: Workload | None = None,
-    fresh_true_answers: np.ndarray | None = None,
-    baseline_epsilon: float | None = None,
-    seed: SeedLike = None,
+    release: Release, data: BinaryData, workload: Workload, **evaluation: Any
 ) -> dict[str, Any]:
     """:func:`publishable_report` under ``release`` and :func:`evaluation_report` (NOT
-    private) under ``evaluation``: for research runs, never to be published as a whole."""
-    evaluation = evaluation_report(
-        release, data, workload, true_answers=true_answers, fresh_workload=fresh_workload,
-        fresh_true_answers=fresh_true_answers, baseline_epsilon=baseline_epsilon, seed=seed,
-    )  # fmt: skip
-    return {**publishable_report(release), "evaluation": evaluation}
+    private; ``evaluation`` are its keyword arguments) under ``evaluation``: for research
+    runs, never to be published as a whole."""
+    return {
+        **publishable_report(release),
+        "evaluation": evaluation_report(release, data, workload, **evaluation),
+    }

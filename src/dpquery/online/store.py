@@ -91,7 +91,9 @@ class SessionStore:
                 raise DPQueryError(f"{self.path} holds no session; give the session parameters")
             session = cls.__new__(cls)
             session._setup(data, params)
-            session.rng = make_rng(seed)
+            # the store persists a PCG64 state, so an unseeded persistent session is an
+            # OS-seeded PCG64, not the secure generator of a one-shot release
+            session.rng = make_rng(seed) if seed is not None else np.random.default_rng()
             self._create(session, fingerprint)
             session._store = self
             return session
