@@ -93,3 +93,18 @@ def test_every_finite_item_can_be_proposed() -> None:
 def test_seeded_draws_are_reproducible() -> None:
     a = sample_from_log_weights(LOGW, 500, make_rng(5))
     np.testing.assert_array_equal(a, sample_from_log_weights(LOGW, 500, make_rng(5)))
+
+
+@pytest.mark.parametrize("force_exact", [False, True], ids=["fast", "exact-path"])
+def test_bernoulli_exp_neg_is_exact(monkeypatch, force_exact) -> None:
+    # the DQRS rejection test's coin: one Bernoulli(exp(-gamma_j)) per entry
+    if force_exact:
+        monkeypatch.setattr(sampling, "DECIDE", 0.5)
+    gamma = np.repeat([0.0, 0.1, 0.7, 1.0, 3.3], 20_000)
+    coins = sampling.bernoulli_exp_neg(gamma, make_rng(27))
+    assert coins.dtype == bool and coins.shape == gamma.shape
+    for g in np.unique(gamma):
+        hits = int(coins[gamma == g].sum())
+        assert stats.binomtest(hits, 20_000, math.exp(-g)).pvalue >= LEVEL
+    with pytest.raises(Exception, match="non-negative"):
+        sampling.bernoulli_exp_neg([-0.1], make_rng(0))

@@ -38,6 +38,7 @@ M)``-DP: an epsilon slack below ``1e-12`` for ``M <= 1000`` and no delta.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Context, Decimal
 from fractions import Fraction
 
@@ -129,16 +130,41 @@ def _accept(
 ) -> NDArray[np.bool_]:  # fmt: skip
     """``U < a_i = 2^B exp(-gamma_i) / V_i`` for uniform 64-bit ``U``, one per proposal
     (``e`` holds ``2^B exp(-gamma_i) (1 + 2^-40)`` in float64)."""
-    u = rng.integers(0, 2**64, size=idx.size, dtype=np.uint64, endpoint=False)
     a = e[idx] / V[idx] / (1 + MARGIN)  # within ~2^-40 (relative) of a_i
+
+    def exactly(j: int, u: int) -> bool:
+        i = int(idx[j])  # gamma_i is the same float as -(logw_i - top) above
+        return _accept_exactly(u, float(top - logw[i]), int(V[i]), bits, rng)
+
+    return _below(a, exactly, rng)
+
+
+def _below(
+    a: NDArray[np.float64], exactly: Callable[[int, int], bool], rng: np.random.Generator
+) -> NDArray[np.bool_]:
+    """``U_j < a_j`` for fresh uniforms ``U_j`` (64 bits each), from float64 when ``U_j`` is
+    more than ``2^-38`` (relative) from the float ``a_j``, else by ``exactly(j, first bits)``."""
+    u = rng.integers(0, 2**64, size=a.size, dtype=np.uint64, endpoint=False)
     uf = np.ldexp(u.astype(np.float64), -64)
-    accept = uf < a * (1 - DECIDE)
-    unsure = np.flatnonzero(~accept & (uf < a * (1 + DECIDE)))
-    for j in unsure.tolist():  # probability ~2^-37 per proposal
-        i = int(idx[j])
-        gamma = float(top - logw[i])  # the same float as -(logw_i - top) above
-        accept[j] = _accept_exactly(int(u[j]), gamma, int(V[i]), bits, rng)
-    return accept
+    below = uf < a * (1 - DECIDE)
+    for j in np.flatnonzero(~below & (uf < a * (1 + DECIDE))).tolist():  # ~2^-37 each
+        below[j] = exactly(j, int(u[j]))
+    return below
+
+
+def bernoulli_exp_neg(gamma: ArrayLike, rng: np.random.Generator) -> NDArray[np.bool_]:
+    """One ``Bernoulli(exp(-gamma_j))`` per entry, exactly, for float64 ``gamma_j >= 0`` (each
+    an exact rational): the comparison of a uniform with ``exp(-gamma_j)`` above."""
+    rng = _check_rng(rng)
+    g = np.asarray(gamma, dtype=np.float64)
+    if not (np.isfinite(g).all() and (g >= 0).all()):
+        raise PrivacyParameterError("gamma must be finite and non-negative")
+    flat = g.ravel()
+
+    def exactly(j: int, u: int) -> bool:
+        return _accept_exactly(u, float(flat[j]), 1, 0, rng)
+
+    return _below(np.exp(-flat), exactly, rng).reshape(g.shape)
 
 
 def _accept_exactly(u: int, gamma: float, V: int, bits: int, rng: np.random.Generator) -> bool:
