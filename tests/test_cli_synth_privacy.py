@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpquery.algorithms.free as free_module
+import dpquery.algorithms.dualquery as dualquery_module
 import dpquery.algorithms.mwem as mwem_module
 import dpquery.cli.synth as synth_module
 from dpquery.cli import main
@@ -123,7 +123,7 @@ def test_evaluate_goes_to_its_own_file_labelled_not_private(tmp, capsys) -> None
         (MWEM, mwem_module, ("laplace_mechanism", "gaussian_mechanism")),
         ((*MWEM, "--measurement", "gaussian"), mwem_module, ("gaussian_mechanism",)),
         ((*DUALQUERY, "--free-attributes", "private-density", "--density-epsilon", "0.5"),
-         free_module, ("laplace_mechanism",)),
+         dualquery_module, ("private_density",)),
     ],
     ids=["mwem-laplace", "mwem-gaussian", "dualquery-private-density"],
 )  # fmt: skip

@@ -170,7 +170,7 @@ def test_audit_dqrs_rejection_step(broken) -> None:
 @dataclass
 class RunsOfData:
     """A dataset seen ``runs`` times: column counts stacked, so one call of
-    :func:`private_density` (elementwise Laplace noise) is ``runs`` independent estimates.
+    :func:`private_density` (elementwise noise) is ``runs`` independent estimates.
     ``onehot_verified`` is what the data claims: a multi-hot record makes it a lie."""
 
     dense: np.ndarray
@@ -198,7 +198,7 @@ def density_outcomes(dense: np.ndarray, seed: int) -> tuple[np.ndarray, float]:
     data = RunsOfData(dense, np.array([[0, 4]]), 200_000)
     noisy = private_density(data, epsilon=1.0, rng=make_rng(seed), ledger=ledger)  # type: ignore[arg-type]
     bits = np.column_stack(
-        [noisy[:, 0] < 0.25, noisy[:, 1] > 0.5, noisy[:, 2] > 0.5, noisy[:, 3] > 0.25]
+        [noisy[:, 0] <= 0.25, noisy[:, 1] >= 0.5, noisy[:, 2] >= 0.5, noisy[:, 3] >= 0.25]
     )
     return bits @ (1 << np.arange(4)), charged_epsilon(ledger)
 
@@ -207,10 +207,11 @@ def density_outcomes(dense: np.ndarray, seed: int) -> tuple[np.ndarray, float]:
 def test_audit_private_density(broken) -> None:
     # n = 4 records over one 4-bit group; D has 1000 as its last record, D' replaces it by
     # 0100 (one-hot) or by the multi-hot 0111, which the one-hot sensitivity 2/n does not
-    # cover. Laplace(b = 0.5): the outcome "all four bits set" has log ratio 0.5 per moved
-    # coordinate: 1.0 for the one-hot neighbour (= epsilon: tight), 2.0 for the multi-hot
-    # one. With 200,000 runs that outcome is seen ~1,700 to ~12,500 times and the bounds come
-    # out at 0.89 and 1.80: the twin clears its claim by 0.8, about 10 standard errors.
+    # cover. Discrete Laplace on the counts, scale 2 (sensitivity 2 / epsilon 1): the outcome
+    # "all four bits set" (each count beyond both neighbours', on D''s side) has log ratio
+    # 0.5 per moved count: 1.0 for the one-hot neighbour (= epsilon: tight), 2.0 for the
+    # multi-hot one. With 200,000 runs that outcome is seen ~4,000 to ~30,000 times and the
+    # bounds come out at 0.93 and 1.90: the twin clears its claim by 0.9, > 15 standard errors.
     common = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]])
     D = np.vstack([common, [1, 0, 0, 0]])
     Dp = np.vstack([common, [0, 1, 1, 1] if broken else [0, 1, 0, 0]])
