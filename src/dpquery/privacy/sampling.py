@@ -28,9 +28,12 @@ everything else is integer or rational arithmetic. Acceptance is ``>= 1 - N 2^-B
 one (``benchmarks/bench_privacy.py``).
 
 What remains is the rounding of the log-weights themselves (``epsilon * score / (2
-sensitivity)`` and ``max - log w`` in float64): it moves each ``gamma_i`` by at most ``2^-51
-M`` with ``M = max |log w|``, so the realised mechanism is exactly ``(epsilon + 2^-49
-M)``-DP: an epsilon slack below ``1e-12`` for ``M <= 1000`` and no delta.
+sensitivity)``, the maximum and ``max - log w`` in float64, three roundings of relative
+``2^-53`` on magnitudes up to ``2M``, ``M = max |log w|``): it moves each ``gamma_i`` by at
+most ``3 * 2^-52 M < 2^-50 M`` on each neighbour, so the realised mechanism is exactly
+``(epsilon + 2^-48 M)``-DP (the log-ratio bound adds the error of ``gamma_i`` and of the
+normaliser on both neighbours): an epsilon slack below ``4e-12`` for ``M <= 1000`` and no
+delta.
 
 ``-inf`` log-weights have weight zero and are never drawn.
 """
