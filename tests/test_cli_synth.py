@@ -88,12 +88,15 @@ def without_timings(x: object) -> object:
 
 
 def test_synth_writes_records_in_input_columns_and_a_report(tmp, capsys) -> None:
-    out, rep = tmp / "s.csv", tmp / "r.json"
-    assert main(synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep))) == 0
+    out, rep, evf = tmp / "s.csv", tmp / "r.json", tmp / "s.evaluation.json"
+    args = synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep), "--evaluate")
+    assert main(args) == 0
     captured = capsys.readouterr()
     assert "dualquery: T=" in captured.out
+    assert "NOT PRIVATE" in captured.out  # the label is on the stream of the numbers
     report = strict_json(rep)
-    rel, ev = report["release"], report["evaluation"]
+    rel, ev = report["release"], strict_json(evf)
+    assert "evaluation" not in report
     p = rel["parameters"]
     assert rel["algorithm"] == "dualquery"
     assert (p["n"], p["d"], p["queries"], p["s"], p["eta"]) == (400, DOMAIN.d, 60, 20, 0.5)
@@ -114,8 +117,11 @@ def test_synth_writes_records_in_input_columns_and_a_report(tmp, capsys) -> None
     assert eps["basic"] == pytest.approx(pure, rel=1e-12)
     (approx,) = [g for g in privacy["guarantees"] if g["measure"] == "approx"]
     assert approx["epsilon"] <= 2.0 and approx["delta"] == 1e-3
+    assert "true_answers_s" not in rel["timings"]
+    assert set(ev["timings"]) == {"true_answers_s"}
+    assert rel["privacy"]["neighbouring"] == "bounded DP (replace one record), n public"
+    assert rel["randomness"]["bit_generator"] == "PCG64" and not rel["randomness"]["cryptographic"]
     assert set(rel["timings"]) >= {
-        "true_answers_s",
         "select_s",
         "respond_s",
         "observe_s",
@@ -130,7 +136,8 @@ def test_synth_writes_records_in_input_columns_and_a_report(tmp, capsys) -> None
 
 def test_pure_dp_report_is_strict_json(tmp) -> None:
     out, rep = tmp / "s.csv", tmp / "r.json"
-    assert main(synth_args(tmp, "--epsilon", "5", "--out", str(out), "--report", str(rep))) == 0
+    extra = ("--epsilon", "5", "--delta", "0", "--out", str(out), "--report", str(rep))
+    assert main(synth_args(tmp, *extra)) == 0
     report = strict_json(rep)  # zCDP proves no pure epsilon: "inf", not a bare Infinity
     assert report["release"]["privacy"]["budget"]["measure"] == "pure"
 
@@ -161,12 +168,13 @@ def test_saved_workload_and_parquet_output(tmp) -> None:
     make += [str(tmp / "domain.json"), "--kind", "parities", "--k", "2", "--count", "40"]
     assert main([*make, "--seed", "3", "-o", str(w_path)]) == 0
     out, rep = tmp / "s.parquet", tmp / "r.json"
-    args = synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep))
+    evf = tmp / "ev.json"
+    args = synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep), "--evaluate", str(evf))
     args[args.index("marginals")] = str(w_path)
     assert main(args) == 0
     report = strict_json(rep)
     assert report["release"]["parameters"]["queries"] == len(Workload.load(w_path)) == 40
-    assert "fresh_workload" not in report["evaluation"]["errors"]
+    assert "fresh_workload" not in strict_json(evf)["errors"]
     assert list(pd.read_parquet(out).columns) == list(pd.read_csv(tmp / "data.csv").columns)
 
 
@@ -293,23 +301,23 @@ def test_failure_after_the_release_writes_nothing(tmp, monkeypatch, capsys) -> N
     def broken_report(*args, **kwargs):
         raise DPQueryError("evaluation failed")
 
-    monkeypatch.setattr(synth_module, "release_report", broken_report)
+    monkeypatch.setattr(synth_module, "evaluation_report", broken_report)
     before = listing(tmp)
     args = synth_args(tmp, *BUDGET, "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"))
-    assert main(args) == 2
+    assert main([*args, "--evaluate"]) == 2
     check_clean_failure(tmp, before, capsys, "evaluation failed")
 
 
 def test_unserialisable_report_writes_nothing(tmp, monkeypatch) -> None:
     """The report is serialised before anything is written, so the CSV is not left alone."""
-    real = synth_module.release_report
+    real = synth_module.publishable_report
 
     def odd_report(*args, **kwargs):
         report = real(*args, **kwargs)
         report["release"]["parameters"]["odd"] = object()
         return report
 
-    monkeypatch.setattr(synth_module, "release_report", odd_report)
+    monkeypatch.setattr(synth_module, "publishable_report", odd_report)
     before = listing(tmp)
     args = synth_args(tmp, *BUDGET, "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"))
     with pytest.raises(TypeError, match="not JSON serialisable"):

@@ -257,7 +257,10 @@ def test_records_validation_and_views():
     b = r.to_binary()
     assert np.array_equal(b.words, pack_columns(rows)) and b.n == 3
     dom = Domain((Categorical("c", (0, 1)), Binary("b")))
-    assert Records(rows, domain=dom).to_binary().onehot_groups.tolist() == [[0, 2]]
+    onehot = rows[:2]  # the third row sets both bits of the group: refused as BinaryData
+    assert Records(onehot, domain=dom).to_binary().onehot_groups.tolist() == [[0, 2]]
+    with pytest.raises(DPQueryError, match="record 2"):
+        Records(rows, domain=dom).to_binary()
 
 
 def test_sample_records():

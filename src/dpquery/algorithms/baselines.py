@@ -6,7 +6,10 @@ simple baseline"), behind the interface the algorithms use: hyperparameters in `
 * :class:`UniformDistribution`: the uniform distribution over the domain, answered
   analytically (:func:`dpquery.queries.uniform.uniform_answers`). Touches no data.
 * :class:`LaplaceNoise` / :class:`GaussianNoise`: the true answers plus independent noise
-  on every query, calibrated to the workload's sensitivity, with the privacy cost stated.
+  on every query, calibrated to the workload's sensitivity, with the privacy cost stated. The
+  noise is exact integer noise (discrete Laplace / discrete Gaussian, Canonne-Kamath-Steinke
+  2020) on the integer counts ``n (q(D) - lo) / (hi - lo)``, never a raw float draw
+  (Mironov 2012); the released answers are those noisy counts rescaled.
 
 Neighbouring datasets differ in one record with ``n`` fixed and public, so one query answer
 moves by at most ``(hi - lo) / n`` (``1/n``, or ``2/n`` for parities), and the vector of
@@ -26,9 +29,14 @@ from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.privacy.budget import Budget
-from dpquery.privacy.costs import ZCDP, Charge, PureDP, gaussian_sigma
+from dpquery.privacy.costs import ZCDP, Charge, PureDP
+from dpquery.privacy.integer_mechanisms import (
+    discrete_gaussian_mechanism,
+    discrete_gaussian_sigma2,
+    discrete_laplace_mechanism,
+    discrete_laplace_scale,
+)
 from dpquery.privacy.ledger import Ledger
-from dpquery.privacy.mechanisms import gaussian_mechanism, laplace_mechanism
 from dpquery.queries.evaluate import answer_data, answer_records
 from dpquery.queries.uniform import uniform_answers
 from dpquery.queries.workload import Workload
@@ -55,6 +63,7 @@ class BaselineResult:
     records: Records | None = None
     charge: Charge | None = None
     noise_scale: float | None = None
+    counts: np.ndarray | None = None  # the released noisy integer counts (noise baselines)
 
 
 def _check(data: BinaryData, workload: Workload) -> None:
@@ -98,11 +107,27 @@ class UniformDistribution:
         return BaselineResult("uniform", uniform_answers(workload, data.onehot_groups))
 
 
+def _counts(workload: Workload, n: int, true: np.ndarray) -> np.ndarray:
+    """``n (q(D) - lo) / (hi - lo)``: the whole number of records behind each answer."""
+    lo, hi = workload.value_range
+    counts = (true - lo) / (hi - lo) * n
+    rounded = np.rint(counts)
+    if np.abs(counts - rounded).max(initial=0.0) > 1e-6:
+        raise DPQueryError("the true answers are not counts over n records")
+    return rounded.astype(np.int64)
+
+
+def _answers(workload: Workload, n: int, counts: np.ndarray) -> np.ndarray:
+    lo, hi = workload.value_range
+    return lo + (hi - lo) * counts.astype(np.float64) / n
+
+
 class LaplaceNoise:
-    """True answers plus ``Lap(b)`` noise, ``b = Δ1 / epsilon``: ``epsilon``-DP (Dwork,
-    McSherry, Nissim and Smith 2006, the Laplace mechanism), drawn by
-    :func:`dpquery.privacy.laplace_mechanism`, which charges the ledger first (a fresh
-    ``epsilon`` ledger when none is given)."""
+    """True answers plus discrete Laplace noise of scale ``b >= Δ1 / epsilon`` on the integer
+    counts (one count moves by at most 1 per query): ``epsilon``-DP (the geometric mechanism,
+    Ghosh, Roughgarden and Sundararajan 2009), drawn exactly by
+    :func:`dpquery.privacy.integer_mechanisms.discrete_laplace_mechanism`, which charges the
+    ledger first (a fresh ``epsilon`` ledger when none is given)."""
 
     def __init__(self, epsilon: float, *, seed: SeedLike = None) -> None:
         self.epsilon = epsilon
@@ -119,24 +144,29 @@ class LaplaceNoise:
         _check(data, workload)
         eps = positive("epsilon", self.epsilon)
         ledger = ledger if ledger is not None else Ledger(Budget.pure(eps))
-        scale = l1_sensitivity(workload, data.n) / eps
-        noisy = laplace_mechanism(
-            _true(workload, data, true_answers),
+        q = len(workload)  # L1 sensitivity of the count vector
+        lo, hi = workload.value_range
+        counts = discrete_laplace_mechanism(
+            _counts(workload, data.n, _true(workload, data, true_answers)),
             epsilon=eps,
-            sensitivity=l1_sensitivity(workload, data.n),
+            sensitivity=q,
             rng=make_rng(self.seed),
             ledger=ledger,
             name="laplace baseline",
         )
         return BaselineResult(
-            "laplace", noisy, charge=Charge("laplace baseline", PureDP(eps)), noise_scale=scale
-        )
+            "laplace", _answers(workload, data.n, counts),
+            charge=Charge("laplace baseline", PureDP(eps)),
+            noise_scale=float(discrete_laplace_scale(eps, q)) * (hi - lo) / data.n, counts=counts,
+        )  # fmt: skip
 
 
 class GaussianNoise:
-    """True answers plus ``N(0, σ²)`` noise, ``σ = Δ2 / sqrt(2 rho)``: ``rho``-zCDP (Bun and
-    Steinke 2016, Proposition 1.6; Oracle-efficient, Lemma 2), drawn by
-    :func:`dpquery.privacy.gaussian_mechanism`, which charges the ledger first."""
+    """True answers plus discrete Gaussian noise ``N_Z(0, σ²)``, ``σ² >= Δ2² / (2 rho)``, on
+    the integer counts (L2 sensitivity ``sqrt(q)``): ``rho``-zCDP (Canonne, Kamath and Steinke
+    2020, Theorem 4), drawn exactly by
+    :func:`dpquery.privacy.integer_mechanisms.discrete_gaussian_mechanism`, which charges the
+    ledger first."""
 
     def __init__(self, rho: float, *, seed: SeedLike = None) -> None:
         self.rho = rho
@@ -153,21 +183,23 @@ class GaussianNoise:
         _check(data, workload)
         rho = positive("rho", self.rho)
         ledger = ledger if ledger is not None else Ledger(Budget.zcdp(rho))
-        sensitivity = l2_sensitivity(workload, data.n)
-        noisy = gaussian_mechanism(
-            _true(workload, data, true_answers),
+        # sqrt(q), rounded up so that sigma^2 >= q / (2 rho) holds in exact arithmetic
+        sensitivity = math.nextafter(math.sqrt(len(workload)), math.inf)
+        lo, hi = workload.value_range
+        counts = discrete_gaussian_mechanism(
+            _counts(workload, data.n, _true(workload, data, true_answers)),
             rho=rho,
             sensitivity=sensitivity,
             rng=make_rng(self.seed),
             ledger=ledger,
             name="gaussian baseline",
         )
+        sigma = math.sqrt(discrete_gaussian_sigma2(rho, sensitivity))
         return BaselineResult(
-            "gaussian",
-            noisy,
+            "gaussian", _answers(workload, data.n, counts),
             charge=Charge("gaussian baseline", ZCDP(rho)),
-            noise_scale=gaussian_sigma(rho, sensitivity),
-        )
+            noise_scale=sigma * (hi - lo) / data.n, counts=counts,
+        )  # fmt: skip
 
 
 def _true(workload: Workload, data: BinaryData, true_answers: np.ndarray | None) -> np.ndarray:

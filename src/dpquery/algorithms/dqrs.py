@@ -64,6 +64,8 @@ from dpquery.privacy import (
     sample_from_log_weights,
     spend,
 )
+from dpquery.privacy.delta import check_delta
+from dpquery.privacy.sampling import bernoulli_exp_neg
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
 
@@ -216,7 +218,7 @@ def rejection_step(
     gamma_t = dqrs_gamma(t)
     s_tilde = dqrs_fresh_samples(t, eta=eta, s=s)
     # Q_hat^{t+1}_q / Q^t_q <= e^{-gamma_t} < 1 since A_D >= -1: a probability (Lemma 18).
-    keep = rng.random(S_t.size) < np.exp(-eta - gamma_t - eta * payoff[S_t])
+    keep = bernoulli_exp_neg(eta + gamma_t + eta * payoff[S_t], rng)  # exact (sampling.py)
     fresh = sample_from_log_weights(log_weights_next, s_tilde, rng)
     S_next = np.concatenate([S_t[keep], fresh])
     pooled = int(S_next.size)
@@ -324,6 +326,7 @@ class DQRS:
                                "'private-density'")  # fmt: skip
         oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
         plan = self.plan(data, workload)
+        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
         rng = make_rng(self.seed)
         ledger = Ledger(plan.budget, self.accountant)
         ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn

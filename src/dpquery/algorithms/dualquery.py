@@ -63,6 +63,7 @@ from dpquery.privacy import (
     remark_4_7_parameters,
     spend,
 )
+from dpquery.privacy.delta import check_delta
 from dpquery.privacy.dualquery import dualquery_round_charge
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
@@ -319,6 +320,7 @@ class DualQuery:
         check_inputs("DualQuery", data, workload)
         oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
         plan = self.plan(data, workload)
+        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
         rng = make_rng(self.seed)
         ledger = Ledger(plan.budget, self.accountant)
         ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn

@@ -67,6 +67,7 @@ from dpquery.privacy import (
     spend,
 )
 from dpquery.privacy.conversions import Conversion
+from dpquery.privacy.delta import check_delta
 from dpquery.privacy.fem import MECHANISM
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
@@ -557,6 +558,7 @@ class FEM:
         if self.size is not None:
             positive_int("size", self.size)
         plan = self.plan(data, workload)
+        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
         perturbation = self._perturbation(plan, workload)
         default = DEFAULT_ORACLE_OPTIONS if self.oracle == "heuristic" else {}
         oracle = resolve_oracle(self.oracle, self.oracle_options or default, self.on_oracle_error)

@@ -7,7 +7,7 @@ the synthetic data, so a policy sets them:
 * ``"zeros"``: free bits 0 (the paper's choice for sparse real data);
 * ``"uniform"``: free bits 0 or 1 with probability 1/2 (its choice for synthetic data);
 * ``"private-density"``: footnote 6: each bit's frequency is estimated once, privately (the
-  Laplace mechanism on the column frequencies, charged to the ledger), and free bits are
+  column counts plus exact discrete Laplace noise, charged to the ledger), and free bits are
   drawn from it.
 
 In a one-hot group whose set bit is free, the one moves among the group's free bits: to a
@@ -24,11 +24,12 @@ import numpy as np
 
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Ledger, laplace_mechanism
+from dpquery.privacy import Ledger
+from dpquery.privacy.integer_mechanisms import discrete_laplace_mechanism
 
 FreePolicy = Literal["zeros", "uniform", "private-density"]
 POLICIES: tuple[FreePolicy, ...] = ("zeros", "uniform", "private-density")
-DENSITY_MECHANISM = "free-attribute density (Laplace)"
+DENSITY_MECHANISM = "free-attribute density (discrete Laplace)"
 
 
 def check_policy(policy: str) -> FreePolicy:
@@ -37,27 +38,38 @@ def check_policy(policy: str) -> FreePolicy:
     return policy
 
 
-def density_sensitivity(data: BinaryData) -> float:
-    """L1 sensitivity of the vector of bit frequencies under one-record replacement: a record
-    moves at most 2 bits of each one-hot group and 1 of each free bit, each by 1/n."""
+def density_count_sensitivity(data: BinaryData) -> int:
+    """L1 sensitivity of the vector of column counts under one-record replacement: a record
+    moves at most 2 bits of each one-hot group and 1 of each free bit, each by 1. That holds
+    only for one-hot data, so data whose groups were not verified is refused."""
+    if data.onehot_groups.size and not getattr(data, "onehot_verified", False):
+        raise DPQueryError(
+            "the private density's sensitivity assumes at most one set bit per one-hot group, "
+            f"which was not verified for this {type(data).__name__}"
+        )
     in_groups = int((data.onehot_groups[:, 1] - data.onehot_groups[:, 0]).sum())
-    free_bits = data.d - in_groups
-    return (2 * len(data.onehot_groups) + free_bits) / data.n
+    return 2 * len(data.onehot_groups) + data.d - in_groups
+
+
+def density_sensitivity(data: BinaryData) -> float:
+    """The same for the bit frequencies (counts / n)."""
+    return density_count_sensitivity(data) / data.n
 
 
 def private_density(
     data: BinaryData, *, epsilon: float, rng: np.random.Generator, ledger: Ledger
 ) -> np.ndarray:
-    """Noisy bit frequencies, clipped to [0, 1] (Laplace mechanism, ``epsilon``-DP)."""
-    noisy = laplace_mechanism(
-        data.column_counts() / data.n,
+    """Noisy bit frequencies, clipped to [0, 1]: the column counts plus exact discrete Laplace
+    noise (``epsilon``-DP, the geometric mechanism), divided by ``n``."""
+    noisy = discrete_laplace_mechanism(
+        data.column_counts(),
         epsilon=epsilon,
-        sensitivity=density_sensitivity(data),
+        sensitivity=density_count_sensitivity(data),
         rng=rng,
         ledger=ledger,
         name=DENSITY_MECHANISM,
     )
-    return np.clip(noisy, 0.0, 1.0)
+    return np.clip(noisy / data.n, 0.0, 1.0)
 
 
 @dataclass(frozen=True, eq=False)

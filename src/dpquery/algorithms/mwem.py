@@ -60,6 +60,7 @@ from dpquery.privacy import (
     laplace_mechanism,
     zcdp_rho_for,
 )
+from dpquery.privacy.delta import check_delta
 from dpquery.privacy.errors import BudgetExceededError
 from dpquery.queries import Workload, answer
 from dpquery.queries.evaluate import answer_weighted
@@ -429,6 +430,7 @@ class MWEM:
         if workload.d != data.d:
             raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
         plan = self.plan()
+        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
         if self.support is None:
             check_domain_size(data.d, data.onehot_groups, self.max_cells)  # before enumerating
             cells, prior = None, None

@@ -1,8 +1,13 @@
 """``Release``: what every synthetic-data algorithm returns.
 
-The records are the private output; everything else (parameters, the ledger's report,
-per-round statistics, timings) describes how it was made and is itself safe to publish: it
-depends on the private data only through the records and the public inputs (``n`` included).
+The records are the private output. :meth:`Release.to_dict` is the publishable account of how
+they were made: parameters (public inputs), the ledger's report, per-round statistics and
+timings. Its round entries are charged outputs of the accounted mechanisms (a selected query,
+DQRS's kept/rejected counts) or post-processing of them (the oracle's statistics on the
+sampled queries); raw noisy values that the algorithms use internally (MWEM's noisy
+measurements, kept in :attr:`Release.rounds`) are left out, as are the timings of steps that
+read the private data in bulk (``true_answers_s``, ``backend_s``). Timings are not covered by
+the privacy guarantee (see docs/privacy.md, "Threat model and guarantees").
 """
 
 from __future__ import annotations
@@ -14,6 +19,25 @@ from typing import Any
 from dpquery.data.records import Records
 from dpquery.privacy import Ledger, all_accountants
 from dpquery.privacy.errors import AccountingError
+
+RAW_NOISE_KEYS = frozenset({"measurement"})
+"""Round entries holding a raw floating-point noise draw: internal, never published."""
+PRIVATE_TIMINGS = frozenset({"true_answers_s", "backend_s"})
+"""Timings of computations over the private data (true answers, the cluster's pass)."""
+LABELS = {
+    "rounds": "per round: charged outputs of the accounted mechanisms (the selected query, "
+    "DQRS's kept/rejected counts) or post-processing of them (oracle statistics on the sampled "
+    "queries); raw noisy measurements are not published",
+    "timings": "wall-clock seconds of steps on public inputs and charged outputs (select_s "
+    "times the private selection itself); timings are outside the privacy guarantee, and "
+    "those of passes over the private data (true answers, backend) are not published",
+}
+
+
+def publishable_rounds(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The round statistics without raw noise draws or timings of private computations."""
+    drop = RAW_NOISE_KEYS | PRIVATE_TIMINGS
+    return [{k: v for k, v in r.items() if k not in drop} for r in rounds]
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,13 +81,19 @@ class Release:
             )
         return report
 
+    def private_timings(self) -> dict[str, float]:
+        """Timings of passes over the private data: for the curator, not for publication."""
+        return {k: v for k, v in self.timings.items() if k in PRIVATE_TIMINGS}
+
     def to_dict(self) -> dict[str, Any]:
+        """The publishable account (module docstring): no raw noise, no private timings."""
         return {
             "algorithm": self.algorithm,
             "parameters": dict(self.parameters),
             "privacy": self.privacy(),
             "records": self.records.m,
             "d": self.records.d,
-            "timings": dict(self.timings),
-            "rounds": list(self.rounds),
+            "timings": {k: v for k, v in self.timings.items() if k not in PRIVATE_TIMINGS},
+            "rounds": publishable_rounds(self.rounds),
+            "labels": dict(LABELS),
         }

@@ -31,8 +31,9 @@ from dpquery.data.binary import BinaryData
 from dpquery.data.decode import sample_records
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger, ZCDPAccountant, zcdp_rho_for
+from dpquery.privacy.delta import check_delta
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike, make_rng
+from dpquery.rng import SeedLike, child_rng, make_rng
 
 # Chosen on adult-pgm, 64 random 3-way marginals (docs/reweight.md): half the budget to
 # MWEM, T = 80 sqrt(epsilon) rounds (like FEM's epsilon_0 = c sqrt(epsilon)), 90% of each
@@ -149,6 +150,7 @@ class Reweighted:
             positive_int("size", self.size)
         first, second = self.stages(data, workload)
         budget, _ = self.budget(data.n)
+        check_delta(budget.delta, data.n)  # warns when delta >= 1/n
         ledger = Ledger(budget, ZCDPAccountant(bounded_range=True))
         plan = first.plan(data, workload)
         ledger.check([*plan.charges(), *second.plan().charges()])
@@ -158,7 +160,10 @@ class Reweighted:
                 f"s={plan.s}), more than max_cells={self.max_cells:,} for MWEM's support"
             )
         rng = make_rng(self.seed)
-        first.seed, second.seed, resample_seed = (int(x) for x in rng.integers(2**63, size=3))
+        # Each stage gets a generator of the run's kind (secure unless seeded); seeded runs
+        # draw the same three ints as before.
+        first.seed, second.seed = child_rng(rng), child_rng(rng)
+        resample_seed = int(rng.integers(2**63))
         start = time.perf_counter()
         true_answers, t_answers = true_answers_of(workload, data, true_answers)
         base = first.fit(data, workload, true_answers)

@@ -125,6 +125,12 @@ class PartitionedData:
 
     # -- what the algorithms read ------------------------------------------------------
     @property
+    def onehot_verified(self) -> bool:
+        """One-hot groups come only from a domain (rows encoded by it) or from verified
+        :class:`BinaryData`, so the invariant holds by construction."""
+        return True
+
+    @property
     def n(self) -> int:
         """Number of records (one cheap pass over the partitions the first time)."""
         if self._n is None:

@@ -1,8 +1,9 @@
 """``dpquery demo``: the main job on real data, end to end (what ``make demo`` runs).
 
 Encodes Adult over its public domain, releases a DualQuery synthetic dataset at
-(1, 0.001)-DP for random 3-way marginal queries, and prints its errors beside the
-baselines. The seed is fixed so the demo is repeatable; real releases take no seed.
+(1, 1/n^2)-DP (delta far below 1/n) for random 3-way marginal queries, and prints its errors
+beside the baselines, labelled NOT PRIVATE (they are computed on the private data). The seed
+is fixed so the demo is repeatable; real releases take no seed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dpquery.algorithms.dualquery import DualQuery
 from dpquery.data.decode import decode
 from dpquery.data.encode import encode
 from dpquery.evaluation.release_report import release_report
+from dpquery.privacy.delta import check_delta, default_delta
 from dpquery.queries import answer, random_marginal_queries
 
 
@@ -24,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=int, default=3, help="marginal order (default 3)")
     p.add_argument("--queries", type=int, default=100_000, help="workload size (default 1e5)")
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
-    p.add_argument("--delta", type=float, default=1e-3, help="privacy delta (default 0.001)")
+    p.add_argument("--delta", type=float, help="privacy delta (default 1/n^2)")
     p.add_argument("--eta", type=float, default=2.0, help="DualQuery step (default 2.0)")
     p.add_argument("--samples", type=int, default=1000, help="samples per round (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed (demo only: fixed for research)")
@@ -38,6 +40,9 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"== {args.dataset}: {data.n:,} records -> {data.d} bits "
           f"({time.perf_counter() - start:.2f} s to read and encode)")  # fmt: skip
     print(domain.describe())
+    if args.delta is None:
+        args.delta = default_delta(data.n)
+    check_delta(args.delta, data.n)  # a Python warning on stderr when delta >= 1/n
     workload = random_marginal_queries(domain, args.k, args.queries, seed=args.seed)
     start = time.perf_counter()
     true = answer(workload, data)
@@ -58,7 +63,8 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"   {g['measure']:<7}{value}{delta}   [{g['accountant']}]")
     report = release_report(release, data, workload, true_answers=true, seed=args.seed)
     ev = report["evaluation"]
-    print(f"\n{'release':<22}{'max error':>12}{'mean error':>12}  privacy")
+    print(f"\n{ev['label']}:")
+    print(f"{'release':<22}{'max error':>12}{'mean error':>12}  privacy")
     rows = [
         ("DualQuery synthetic", ev["errors"]["workload"], f"({args.epsilon:g}, {args.delta:g})")
     ]

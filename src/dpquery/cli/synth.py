@@ -1,10 +1,18 @@
-"""``dpquery synth``: release a private synthetic dataset (DualQuery; more algorithms later)."""
+"""``dpquery synth``: release a private synthetic dataset.
+
+By default it computes nothing on the private data beyond the release: it writes the records
+and, with ``--report``, the publishable report (the release's account and privacy guarantee),
+and prints the same. ``--evaluate [FILE]`` adds the curator's evaluation (errors against the
+true answers, baselines, timings of passes over the private data): NOT private, written to its
+own file and labelled so on stdout, where its numbers are printed.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import warnings
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -20,11 +28,12 @@ from dpquery.cli.common import add_backend_args, add_data_args, backend_data, ch
 from dpquery.cli.workload import KINDS, _check_domains, build_workload
 from dpquery.data.decode import decode
 from dpquery.errors import DPQueryError
-from dpquery.evaluation.release_report import release_report
+from dpquery.evaluation.release_report import evaluation_report, publishable_report
 from dpquery.io import atomic_path
 from dpquery.oracles import oracle_names
+from dpquery.privacy.delta import LargeDeltaWarning, check_delta, default_delta
 from dpquery.queries import Workload, answer
-from dpquery.rng import make_rng
+from dpquery.rng import describe_rng, make_rng
 
 ALGORITHMS: dict[str, type] = {
     "dualquery": DualQuery,
@@ -70,7 +79,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = p.add_argument_group("privacy and parameters (each algorithm takes its own; see docs)")
     g.add_argument("--epsilon", type=float, help="privacy budget epsilon")
     g.add_argument(
-        "--delta", type=float, help="privacy budget delta (omit for pure DP; FEM: 1/n^2)"
+        "--delta",
+        type=float,
+        help="privacy budget delta (default with --epsilon: 1/n^2; 0: pure DP)",
     )
     g.add_argument("--rho", type=float, help="zCDP budget (fem, sepfem)")
     g.add_argument("--eta", type=float, help="step (dualquery, dqrs) or noise scale (fem, sepfem)")
@@ -107,7 +118,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = p.add_argument_group("output")
     g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
                    help="synthetic records (.csv or .parquet), in the input's columns")  # fmt: skip
-    g.add_argument("--report", type=Path, metavar="REPORT.json", help="the JSON report")
+    g.add_argument("--report", type=Path, metavar="REPORT.json",
+                   help="the publishable JSON report (account and privacy)")  # fmt: skip
+    g.add_argument("--evaluate", nargs="?", const="", metavar="FILE",
+                   help="also evaluate the release on the private data (NOT private) and "
+                   "write it to FILE (default <out stem>.evaluation.json)")  # fmt: skip
     g.add_argument("--numeric", choices=("uniform", "label"), default="uniform",
                    help="numeric bins: a uniform value in the bin, or the bin label")  # fmt: skip
     g.add_argument("--overwrite", action="store_true", help="replace existing output files")
@@ -116,14 +131,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_synth)
 
 
+def evaluation_path(args: argparse.Namespace) -> Path | None:
+    """Where ``--evaluate`` writes (``None``: no evaluation)."""
+    if args.evaluate is None:
+        return None
+    return Path(args.evaluate) if args.evaluate else args.out.with_suffix(".evaluation.json")
+
+
 def _check_outputs(args: argparse.Namespace) -> None:
-    outputs = [o for o in (args.out, args.report) if o is not None]
+    outputs = [o for o in (args.out, args.report, evaluation_path(args)) if o is not None]
     inputs = [Path(p) for p in (args.data, args.domain) if p is not None]
     if Path(args.workload).suffix == ".npz":
         inputs.append(Path(args.workload))
     resolved = [o.resolve() for o in outputs]
     if len(set(resolved)) != len(resolved):
-        raise DPQueryError("--out and --report name the same file")
+        raise DPQueryError("two of --out, --report and --evaluate name the same file")
     for out in outputs:
         if any(out.resolve() == i.resolve() for i in inputs if i.exists()):
             raise DPQueryError(f"output {out} is one of the inputs; refusing to overwrite it")
@@ -158,49 +180,70 @@ def _synth(args: argparse.Namespace) -> int:
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
     check_backend_args(args)
-    with backend_data(args) as opened:
+    with warnings.catch_warnings(), backend_data(args) as opened:
+        warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr, below
         data: Any = opened  # BinaryData, or PartitionedData standing in for it (dask)
         if data.domain is None:
             raise DPQueryError("synth needs a domain to write records in the input's columns")
+        _delta_rule(args, data.n)
         rng = make_rng(args.seed)
         workload, fresh = _workloads(args, data, rng)
         model = _estimator(args, oracle_options, rng)
-        report, table = _release(args, model, data, workload, fresh, rng)
+        report, evaluation, table = _release(args, model, data, workload, fresh, rng)
     # Serialise before writing anything: a failure here must leave no output at all.
     text = json.dumps(report, indent=2, default=_json) + "\n"
-    # Both files are written to temporaries and renamed together on success.
+    evaluated = evaluation_path(args)
+    ev_text = None if evaluation is None else json.dumps(evaluation, indent=2, default=_json)
+    # Every file is written to a temporary and they are renamed together on success.
     with ExitStack() as stack:
         tmp = stack.enter_context(atomic_path(args.out, overwrite=True))
         if args.report is not None:
             stack.enter_context(atomic_path(args.report, overwrite=True)).write_text(text)
+        if evaluated is not None and ev_text is not None:
+            stack.enter_context(atomic_path(evaluated, overwrite=True)).write_text(ev_text + "\n")
         if args.out.suffix.lower() == ".parquet":
             table.to_parquet(tmp, index=False)
         else:
             table.to_csv(tmp, index=False)
     _summary(report, args)
+    if evaluation is not None:
+        _evaluation_summary(evaluation, evaluated)
     return 0
+
+
+def _delta_rule(args: argparse.Namespace, n: int) -> None:
+    """The one default (``delta = 1/n^2`` with ``--epsilon``) and the warning at ``1/n``."""
+    if args.delta is None and args.epsilon is not None and args.rho is None:
+        args.delta = default_delta(n)
+    message = check_delta(args.delta, n)  # its Python warning is silenced in _synth
+    if message is not None:
+        print(f"dpquery synth: warning: {message}", file=sys.stderr)
 
 
 def _release(
     args: argparse.Namespace, model: Any, data: Any, workload: Workload,
     fresh: Workload | None, rng: np.random.Generator,
-) -> tuple[dict[str, Any], Any]:  # fmt: skip
-    """Fit, decode and report. The true answers of the workload (and of the fresh one) are
-    computed first, in one pass over the data on the dask backend."""
-    workloads = [workload] if fresh is None else [workload, fresh]
+) -> tuple[dict[str, Any], dict[str, Any] | None, Any]:  # fmt: skip
+    """Fit, decode and report; evaluate only when asked. The true answers the evaluation
+    needs (the fresh workload's) are computed only then, in the same pass on dask."""
+    evaluate = evaluation_path(args) is not None
+    workloads = [workload] if fresh is None or not evaluate else [workload, fresh]
     dask = args.backend == "dask"
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
     table, decode_report = decode(release.records, data.domain, numeric=args.numeric, seed=rng)
-    report = release_report(
+    report = publishable_report(release, randomness=describe_rng(rng))
+    report["release"]["decode"] = decode_report.to_dict()
+    report["backend"] = data.describe() if dask else {"name": "local", "partitions": 1}
+    if not evaluate:
+        return report, None, table
+    evaluation = evaluation_report(
         release, data, workload, true_answers=true[0], fresh_workload=fresh,
         fresh_true_answers=true[1] if fresh is not None else None, seed=rng,
     )  # fmt: skip
-    report["release"]["decode"] = decode_report.to_dict()
-    report["backend"] = data.describe() if dask else {"name": "local", "partitions": 1}
     if dask:  # time on the cluster: the row count and both workloads' answers
-        report["release"]["timings"]["backend_s"] = data.seconds
-    return report, table
+        evaluation["timings"]["backend_s"] = data.seconds
+    return report, evaluation, table
 
 
 def _oracle_options(args: argparse.Namespace) -> dict[str, float]:
@@ -255,7 +298,8 @@ def _json(x: object) -> object:
 
 
 def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
-    rel, ev = report["release"], report["evaluation"]
+    """The publishable account, on stdout: parameters, records, guarantees, randomness."""
+    rel = report["release"]
     p = rel["parameters"]
     if "base" in p:  # reweighted: the base's parameters, then MWEM's share and rounds
         p = {**p["base"], "reweight": p["fraction"], "mwem_T": p["mwem"]["T"]}
@@ -266,11 +310,20 @@ def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
           f"-> {args.out}")  # fmt: skip
     for g in rel["privacy"]["guarantees"]:
         print(f"  privacy: {_guarantee(g)}")
+    print(f"  privacy: {rel['privacy']['neighbouring']}; noise from "
+          f"{rel['randomness']['bit_generator']} ({rel['randomness']['note']})")  # fmt: skip
     print(f"  time: {rel['timings'].get('total_s', 0.0):.1f} s")
     backend = report.get("backend", {})
     if backend.get("name") == "dask":
         print(f"  backend: dask, {backend['partitions']} partitions on {backend['workers']} "
-              f"workers, {rel['timings']['backend_s']:.1f} s computing true answers")  # fmt: skip
+              "workers")  # fmt: skip
+
+
+def _evaluation_summary(ev: dict[str, Any], path: Path | None) -> None:
+    """The evaluation's numbers, on stdout, under their NOT PRIVATE label."""
+    print(f"  {ev['label']} (written to {path}):")
+    if "backend_s" in ev["timings"]:
+        print(f"  backend: {ev['timings']['backend_s']:.1f} s computing true answers")
     print(f"  {'':<16}{'max error':>10}{'mean error':>12}")
     rows = [("release", ev["errors"]["workload"])]
     if "fresh_workload" in ev["errors"]:
@@ -278,8 +331,6 @@ def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     rows += [(f"{k} baseline", v) for k, v in ev["baselines"].items()]
     for name, e in rows:
         print(f"  {name:<16}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}")
-    print("  (errors are computed on the private data: for evaluation, not for release)",
-          file=sys.stderr)  # fmt: skip
 
 
 def _guarantee(g: dict[str, Any]) -> str:

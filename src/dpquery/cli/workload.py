@@ -278,7 +278,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise DPQueryError(f"synthetic records have {synthetic.d} bits, the data {data.d}")
     true = _true_answers(args, workload, data)
     report = error_report(true, answer(workload, synthetic), workload)
-    print(NOT_PRIVATE, file=sys.stderr)
+    print(NOT_PRIVATE)  # on the stream of the numbers it labels
     print(report.describe())
     if args.report is not None:
         atomic_write_text(args.report, report.to_json(), overwrite=args.overwrite)

@@ -2,6 +2,10 @@
 
 Dense input (DataFrame, CSV, Parquet) goes through :func:`encode`; sparse binary input
 (scipy.sparse matrices, "row item" transaction files) is packed without ever densifying.
+
+Encoding errors quote offending values and how many rows hold them: they are read from the
+private data, so they are for the curator only (not differentially private; never publish or
+forward them).
 """
 
 from __future__ import annotations

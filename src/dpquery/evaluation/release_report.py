@@ -1,8 +1,11 @@
-"""The JSON report of a release: how it was made, what it cost, how accurate it is.
+"""The JSON reports of a release: the publishable account, and the curator's evaluation.
 
-Accuracy figures compare the release with the *true* answers, computed on the private data:
-they are for the data holder's evaluation, are not differentially private, and the report
-says so. Everything under ``release`` is safe to publish with the synthetic data.
+:func:`publishable_report` holds what may be published with the synthetic data: the
+release's account (:meth:`~dpquery.algorithms.release.Release.to_dict`: parameters, the privacy
+account, charged round statistics) and nothing else computed from the private data.
+:func:`evaluation_report` compares the release with the *true* answers, computed on the private
+data: it is for the data holder's evaluation, is NOT differentially private, and says so in its
+``label``. :func:`release_report` returns both, under ``release`` and ``evaluation``.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from dpquery.evaluation.metrics import error_report
 from dpquery.queries import Workload, answer
 from dpquery.rng import SeedLike
 
+NOT_PRIVATE = "NOT PRIVATE: computed on the private data, for the data holder only"
 EVALUATION_NOTE = (
-    "errors and baselines are computed on the private data for evaluation: they are NOT "
-    "differentially private; publish only the 'release' section with the synthetic data"
+    "errors, baselines and timings are computed on the private data for evaluation: they are "
+    "NOT differentially private; publish only the release report with the synthetic data"
 )
 
 
@@ -42,7 +46,19 @@ def oracle_summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def release_report(
+def publishable_report(
+    release: Release, *, randomness: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What may be published with the records: the release's account (no raw noise, no
+    timings of passes over the private data), its oracle summary and, when given, which
+    generator drew the noise (:func:`dpquery.rng.describe_rng`)."""
+    section = {**release.to_dict(), "oracle_summary": oracle_summary(release.rounds)}
+    if randomness is not None:
+        section["randomness"] = dict(randomness)
+    return {"release": section}
+
+
+def evaluation_report(
     release: Release,
     data: BinaryData,
     workload: Workload,
@@ -53,10 +69,10 @@ def release_report(
     baseline_epsilon: float | None = None,
     seed: SeedLike = None,
 ) -> dict[str, Any]:
-    """The release's own account plus its errors, on ``workload`` and on a fresh workload of
-    the same kind (true answers computed unless given), beside the zeros, uniform and
-    Laplace-per-query baselines (the latter at ``baseline_epsilon``, default the release's
-    epsilon budget)."""
+    """The release's errors on ``workload`` and on a fresh workload of the same kind (true
+    answers computed unless given), beside the zeros, uniform and Laplace-per-query
+    baselines (the latter at ``baseline_epsilon``, default the release's epsilon budget), and
+    the timings of the passes over the private data. NOT private: for the curator only."""
     true = answer(workload, data) if true_answers is None else true_answers
     released = answer(workload, release.records)
     errors = {"workload": _errors(true, released, workload)}
@@ -75,6 +91,21 @@ def release_report(
         lap = LaplaceNoise(eps, seed=seed).fit(data, workload, true_answers=true)
         baselines["laplace"] = {**_errors(true, lap.answers, workload), "epsilon": eps}
     return {
-        "release": {**release.to_dict(), "oracle_summary": oracle_summary(release.rounds)},
-        "evaluation": {"note": EVALUATION_NOTE, "errors": errors, "baselines": baselines},
+        "label": NOT_PRIVATE,
+        "note": EVALUATION_NOTE,
+        "errors": errors,
+        "baselines": baselines,
+        "timings": release.private_timings(),
+    }
+
+
+def release_report(
+    release: Release, data: BinaryData, workload: Workload, **evaluation: Any
+) -> dict[str, Any]:
+    """:func:`publishable_report` under ``release`` and :func:`evaluation_report` (NOT
+    private; ``evaluation`` are its keyword arguments) under ``evaluation``: for research
+    runs, never to be published as a whole."""
+    return {
+        **publishable_report(release),
+        "evaluation": evaluation_report(release, data, workload, **evaluation),
     }

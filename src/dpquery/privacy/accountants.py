@@ -148,18 +148,24 @@ class ZCDPAccountant:
         return f"zcdp-{'br' if self.bounded_range else 'lemma1'}-{self.conversion}"
 
     @property
-    def name(self) -> str:
+    def rho_name(self) -> str:
+        """The name of the rule a ``rho`` guarantee rests on: the per-charge conversion to zCDP
+        only (the ``(epsilon, delta)`` conversion plays no part in ``rho``)."""
         per = (
             "exponential mechanism at epsilon^2/8 (bounded range, Cesar-Rogers)"
             if self.bounded_range
             else "epsilon-DP at epsilon^2/2 (Oracle-efficient Lemma 1)"
         )
+        return f"zCDP, {per}"
+
+    @property
+    def name(self) -> str:
         conv = (
             "Canonne-Kamath-Steinke conversion"
             if self.conversion == "cks"
             else "conversion rho + 2 sqrt(rho ln(1/delta)) (Oracle-efficient Lemma 2)"
         )
-        return f"zCDP, {per}, {conv}"
+        return f"{self.rho_name}, {conv}"
 
     def rho(self, totals: CompositionTotals) -> float:
         pure = totals.rho_bounded_range if self.bounded_range else totals.rho_lemma1

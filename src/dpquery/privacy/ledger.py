@@ -25,6 +25,11 @@ from dpquery.privacy.composition import Composition, CompositionTotals
 from dpquery.privacy.costs import ZCDP, Charge, Cost
 from dpquery.privacy.errors import AccountingError, BudgetExceededError
 
+NEIGHBOURING = "bounded DP (replace one record), n public"
+"""The neighbouring relation of every guarantee in dpquery: datasets of the same, public size
+``n`` that differ in one record (Dwork and Roth 2014, Section 2.3; DualQuery and
+Oracle-efficient both prove their theorems for it)."""
+
 
 @dataclass(frozen=True)
 class LedgerEntry:
@@ -101,6 +106,7 @@ class LedgerReport:
             return "inf" if isinstance(x, float) and math.isinf(x) else x
 
         return {
+            "neighbouring": NEIGHBOURING,
             "budget": self.budget.to_dict(),
             "accountant": self.accountant,
             "spent": clean(self.spent),
@@ -218,9 +224,9 @@ class Ledger:
         try:
             if isinstance(acc, Tightest):
                 rho, member = acc.best_rho(totals)
-                guarantees.append(Guarantee("zcdp", member.name, rho=rho))
+                guarantees.append(Guarantee("zcdp", _rho_name(member), rho=rho))
             else:
-                guarantees.append(Guarantee("zcdp", acc.name, rho=acc.rho(totals)))
+                guarantees.append(Guarantee("zcdp", _rho_name(acc), rho=acc.rho(totals)))
         except AccountingError:
             pass
         budget_delta = [self._budget.delta] if self._budget.measure == "approx" else []
@@ -243,6 +249,11 @@ class Ledger:
             per_mechanism=_per_mechanism(entries),
             guarantees=tuple(guarantees),
         )
+
+
+def _rho_name(accountant: Accountant) -> str:
+    # A rho guarantee names the rule that produced rho, not an (epsilon, delta) conversion.
+    return str(getattr(accountant, "rho_name", accountant.name))
 
 
 def _per_mechanism(entries: Sequence[LedgerEntry]) -> tuple[MechanismSpend, ...]:
