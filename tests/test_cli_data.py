@@ -228,6 +228,7 @@ def empty_data_dir(tmp_path, monkeypatch):
     (tmp_path / "data").mkdir()
     monkeypatch.setenv("DPQUERY_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(datasets, "SHIPPED_DIR", tmp_path / "shipped")
     return tmp_path / "data"
 
 

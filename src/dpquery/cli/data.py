@@ -51,8 +51,9 @@ def _list(args: argparse.Namespace) -> int:
     from dpquery import datasets
 
     for name, info in datasets.DATASETS.items():
-        status = "available" if datasets.available(name) else "missing"
-        print(f"{name:<11} {info.rows:>8,} rows  {status:<9}  {info.description}")
+        source = datasets.source_of(name)
+        status = "missing" if source is None else f"available ({source})"
+        print(f"{name:<11} {info.rows:>8,} rows  {status:<30}  {info.description}")
     return 0
 
 
