@@ -106,7 +106,9 @@ def _inputs(args: argparse.Namespace) -> list[Path]:
 
 
 def _check_output(args: argparse.Namespace, output: Path) -> None:
-    """Refuse to write onto an input, or onto an existing file without --overwrite."""
+    """Refuse to write onto a folder, an input, or an existing file without --overwrite."""
+    if output.is_dir():
+        raise DPQueryError(f"cannot write {output}: it is a folder; give a file name")
     for path in _inputs(args):
         if path.exists() and output.exists() and output.resolve() == path.resolve():
             raise DPQueryError(f"output {output} is one of the inputs; refusing to overwrite it")

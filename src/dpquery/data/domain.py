@@ -364,10 +364,23 @@ class Domain:
         if not path.is_file():
             raise DomainError(f"domain file {path} does not exist")
         try:
-            obj = json.loads(path.read_text())
+            obj = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise DomainError(
+                f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                f"{exc.start}); save the domain JSON as UTF-8"
+            ) from None
         except json.JSONDecodeError as exc:
             raise DomainError(f"{path}: not valid JSON ({exc})") from None
-        return cls.from_dict(obj)
+        domain = cls.from_dict(obj)
+        if domain.non_private:  # the flag travels with the file, and so does the warning
+            warnings.warn(
+                f"{path}: this domain was read from the private data (non_private is set); "
+                "anything released with it is NOT differentially private",
+                NonPrivateWarning,
+                stacklevel=2,
+            )
+        return domain
 
 
 def _attr_to_dict(a: Attribute) -> dict[str, Any]:
