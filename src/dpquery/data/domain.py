@@ -337,6 +337,25 @@ class Domain:
         return cls.from_sizes(obj)
 
     @classmethod
+    def from_codebook(cls, codebook: Mapping[str, Any]) -> Domain:
+        """A domain from a codebook, one entry per attribute in column order::
+
+            Domain.from_codebook({
+                "sex": ["F", "M"],                              # categories
+                "age": {"min": 0, "max": 100, "bins": 20},      # equal-width bins
+                "income": {"edges": [0, 1e4, 5e4, 1e6], "out_of_range": "clip"},
+                "state": {"values": ["CA", "NY", "other"], "missing": "other"},
+                "smoker": {"type": "binary", "values": ["no", "yes"]},
+            })
+
+        The accepted forms are listed in :mod:`dpquery.data.codebook`; a bad entry is an
+        error naming its key and the expected forms.
+        """
+        from dpquery.data.codebook import attributes_from_codebook
+
+        return cls(attributes_from_codebook(codebook))
+
+    @classmethod
     def from_sizes(cls, sizes: Mapping[str, int]) -> Domain:
         """The private-pgm domain: every attribute categorical over ``0 .. size-1``."""
         attrs = []
