@@ -185,6 +185,7 @@ def test_render_html_without_a_release():
     check_images(page, len(DOMAIN) + 3)
     assert "NOT PRIVATE" in " ".join(page.other_text)
     assert "--release-report" in " ".join(page.other_text)
+    assert "Coherence" in " ".join(page.other_text) and "coherence" not in doc["evaluation"]
 
 
 def test_render_html_needs_matplotlib(monkeypatch):
@@ -229,6 +230,10 @@ def test_evaluate_html_end_to_end(files):
     assert any(k.startswith("release.privacy.guarantees.") for k in shown)
     assert any(k.startswith("release.parameters.") for k in shown)
     assert "evaluation.errors.uniform.max_error" in shown
+    # coherence, measured on the two tables in their own columns
+    assert "evaluation.coherence.incoherent_fraction" in shown
+    rules = [text for key, text in page.spans if key.endswith(".constraint")]
+    assert "never sex = 'M' with relationship = 'Wife'" in rules
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
@@ -48,6 +49,23 @@ def load_release_report(args: argparse.Namespace) -> dict[str, Any] | None:
     return release
 
 
+def _tables(
+    args: argparse.Namespace, data: BinaryData
+) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The real and synthetic tables in their own columns, when neither is an encoded .npz
+    (the coherence measurement needs raw values)."""
+    from dpquery import datasets
+    from dpquery.data.encode import read_table
+
+    if args.synthetic.suffix == ".npz" or (args.data is not None and args.data.suffix == ".npz"):
+        return None, None
+    if args.dataset is not None:
+        real = datasets.load_table(args.dataset)[0]
+    else:
+        real = read_table(args.data, data.domain)
+    return real, read_table(args.synthetic, None)
+
+
 def write_html_report(
     args: argparse.Namespace,
     data: BinaryData,
@@ -59,6 +77,10 @@ def write_html_report(
     from dpquery.evaluation.holder import evaluate_synthetic
     from dpquery.evaluation.html import write_html
 
-    evaluation = evaluate_synthetic(data, synthetic, workload, true_answers=true)
+    real_table, synthetic_table = _tables(args, data)
+    evaluation = evaluate_synthetic(
+        data, synthetic, workload, true_answers=true,
+        real_table=real_table, synthetic_table=synthetic_table,
+    )  # fmt: skip
     write_html(args.html, evaluation, release, overwrite=args.overwrite)
     print(f"wrote {args.html} (NOT PRIVATE: for the data holder)")

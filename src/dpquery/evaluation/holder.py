@@ -3,8 +3,9 @@
 What :mod:`dpquery.evaluation.html` draws and ``dpquery evaluate --html`` embeds: the workload
 errors of the synthetic records beside the zeros and uniform baselines (DualQuery 2015,
 Section 7), the total variation of every workload marginal, every 1-way marginal and the
-worst 2-way marginals, real against synthetic. Everything here is computed on the private
-data and is NOT differentially private.
+worst 2-way marginals, real against synthetic, and how often synthetic records break rules
+every real record keeps (:mod:`dpquery.evaluation.coherence`). Everything here is computed on
+the private data and is NOT differentially private.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import itertools
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dpquery.algorithms.baselines import UniformDistribution, ZerosDataset
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
+from dpquery.evaluation.coherence import coherence_report
 from dpquery.evaluation.marginals import (
     MAX_INDICATORS_FOR_PAIRS,
     Indicators,
@@ -43,8 +46,13 @@ def evaluate_synthetic(
     *,
     true_answers: np.ndarray | None = None,
     worst_pairs: int = 3,
+    real_table: pd.DataFrame | None = None,
+    synthetic_table: pd.DataFrame | None = None,
+    worst_constraints: int = 15,
 ) -> dict[str, Any]:
-    """Errors, per-marginal TV and 1-/2-way marginals of ``synthetic`` against ``data``."""
+    """Errors, per-marginal TV and 1-/2-way marginals of ``synthetic`` against ``data``; with
+    both tables (in the user's columns), the coherence of the synthetic records
+    (:func:`dpquery.evaluation.coherence.coherence_report`)."""
     domain = data.domain
     if domain is None:
         raise DPQueryError("the evaluation needs the data's domain")
@@ -57,6 +65,10 @@ def evaluate_synthetic(
         "uniform": UniformDistribution().fit(data, workload).answers,
     }
     m = synthetic.n if isinstance(synthetic, BinaryData) else synthetic.m
+    coherence = {}
+    if real_table is not None and synthetic_table is not None:
+        report = coherence_report(real_table, synthetic_table)
+        coherence = {"coherence": report.to_dict(limit=worst_constraints)}
     return {
         "note": NOT_PRIVATE_NOTE,
         "data": {"records": data.n, "attributes": len(domain), "bits": data.d},
@@ -65,6 +77,7 @@ def evaluate_synthetic(
         "errors": {k: error_report(true, v, workload).to_dict() for k, v in released.items()},
         "per_marginal": _per_marginal(workload, true, released),
         **_marginals(data, synthetic, worst_pairs),
+        **coherence,
     }
 
 

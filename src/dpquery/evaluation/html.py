@@ -208,6 +208,28 @@ def _two_way(page: _Page) -> str:
     return "<h2>Two-way marginals, real and synthetic</h2>" + summary + "".join(figures)
 
 
+def _coherence(page: _Page) -> str:
+    coherence = page.doc["evaluation"].get("coherence")
+    if coherence is None:
+        return (
+            "<h2>Coherence</h2><p>Not measured: it needs both tables in their own columns "
+            "(not encoded <code>.npz</code> files).</p>"
+        )
+    rows = [[page.cell(f"evaluation.coherence.worst.{i}.{c}")
+             for c in ("constraint", "evidence", "violated_fraction")]
+            for i in range(len(coherence["worst"]))]  # fmt: skip
+    return (
+        "<h2>Coherence</h2><p>Rules that EVERY real record keeps (value pairs that never occur "
+        "together although both are frequent; numeric bounds implied by a category; numeric "
+        "ranges), read off the private data, and the fraction of synthetic records that break "
+        f"them. Of {page.value('evaluation.coherence.constraints')} rules, at least one is "
+        f"broken by a fraction {page.value('evaluation.coherence.incoherent_fraction')} of the "
+        "synthetic records. Evidence: the records independence predicts for a forbidden pair, "
+        "or the fraction of real records beyond an implied bound. The most broken rules:</p>"
+        + _table(["rule", "evidence", "fraction of synthetic records breaking it"], rows)
+    )
+
+
 def _flat(obj: Any, key: str) -> Iterator[str]:
     """Dotted keys of the scalars under ``key`` (lists of scalars included, lists of
     objects left to :func:`_records`)."""
@@ -292,7 +314,7 @@ def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = Non
         "<h1>dpquery: evaluation of a synthetic table</h1>",
         f'<div class="banner">NOT PRIVATE: {page.value("evaluation.note")}</div>',
         _summary(page), _errors(page), _per_marginal(page), _one_way(page), _two_way(page),
-        _release(page),
+        _coherence(page), _release(page),
     ])  # fmt: skip
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
