@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from dpquery.progress import Progress, progress
+from dpquery.progress import Progress
 
 
 class Terminal(io.StringIO):
@@ -69,7 +69,7 @@ def test_terminal_gets_the_tqdm_bar_with_eta():
 
 def test_close_once_even_on_error():
     out, clock = io.StringIO(), Clock()
-    with pytest.raises(RuntimeError), progress(10, "FEM", stream=out) as bar:
+    with pytest.raises(RuntimeError), Progress(10, "FEM", stream=out) as bar:
         bar.update(3)
         raise RuntimeError("solver failed")
     bar.close()

@@ -8,7 +8,7 @@
 
 Use::
 
-    with progress(T, "DualQuery", unit="rounds", quiet=quiet) as bar:
+    with Progress(T, "DualQuery", unit="rounds", quiet=quiet) as bar:
         for t in range(T):
             ...
             bar.update()
@@ -109,16 +109,3 @@ class Progress:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def progress(
-    total: int | None,
-    desc: str,
-    *,
-    unit: str = "steps",
-    quiet: bool = False,
-    stream: TextIO | None = None,
-    interval: float = 5.0,
-) -> Progress:
-    """A :class:`Progress` (use it as a context manager)."""
-    return Progress(total, desc, unit=unit, quiet=quiet, stream=stream, interval=interval)
