@@ -49,28 +49,27 @@ class Indicators:
             return [str(v) for v in attr.values]
         return [str(v) for v in attr.labels]
 
-    def expand(self, bits: np.ndarray) -> np.ndarray:
-        """``(rows, d)`` 0/1 bits -> ``(rows, width)`` float indicator columns."""
+    def expand(self, bits: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+        """``(rows, d)`` 0/1 bits -> ``(rows, width)`` indicator columns."""
         cols = []
         for attr, start, stop in zip(
             self.domain.attributes, self.domain.offsets, self.domain.offsets[1:], strict=False
         ):
-            block = bits[:, start:stop].astype(np.float64)
-            cols.append(np.hstack([1.0 - block, block]) if isinstance(attr, Binary) else block)
+            block = bits[:, start:stop].astype(dtype)
+            cols.append(np.hstack([1 - block, block]) if isinstance(attr, Binary) else block)
         return np.hstack(cols)
 
 
-def _chunks(source: BinaryData | Records) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``(bits, weights)`` blocks of rows."""
-    if isinstance(source, Records):
-        return [(source.rows, source.probabilities)]
-    blocks = []
-    for w0 in range(0, source.n_words, _CHUNK_WORDS):
-        w1 = min(w0 + _CHUNK_WORDS, source.n_words)
-        count = min(source.n, w1 * 64) - w0 * 64
-        bits = unpack_columns(source.words[:, w0:w1], count)
-        blocks.append((bits, np.full(count, 1.0 / source.n)))
-    return blocks
+def _count_gram(data: BinaryData, ind: Indicators, pairs: bool) -> np.ndarray:
+    """``X^T X`` (or the column sums) of the data's indicators: integer counts, summed in
+    blocks of rows. float32 products are exact here (a block's counts stay below 2^24)."""
+    out = np.zeros((ind.width, ind.width) if pairs else ind.width)
+    for w0 in range(0, data.n_words, _CHUNK_WORDS):
+        w1 = min(w0 + _CHUNK_WORDS, data.n_words)
+        bits = unpack_columns(data.words[:, w0:w1], min(data.n, w1 * 64) - w0 * 64)
+        x = ind.expand(bits, np.float32)
+        out += x.T @ x if pairs else x.sum(axis=0, dtype=np.float64)
+    return out
 
 
 def gram(source: BinaryData | Records, domain: Domain, *, pairs: bool = True) -> np.ndarray:
@@ -79,11 +78,10 @@ def gram(source: BinaryData | Records, domain: Domain, *, pairs: bool = True) ->
     if source.d != domain.d:
         raise DPQueryError(f"records have {source.d} bits, the domain {domain.d}")
     ind = Indicators(domain)
-    out = np.zeros((ind.width, ind.width) if pairs else ind.width)
-    for bits, w in _chunks(source):
-        x = ind.expand(bits)
-        out += x.T @ (x * w[:, None]) if pairs else w @ x
-    return out
+    if isinstance(source, BinaryData):
+        return _count_gram(source, ind, pairs) / source.n
+    x, w = ind.expand(source.rows), source.probabilities
+    return x.T @ (x * w[:, None]) if pairs else w @ x
 
 
 def one_way(diagonal: np.ndarray, ind: Indicators, i: int) -> np.ndarray:
