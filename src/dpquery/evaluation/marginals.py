@@ -49,13 +49,13 @@ class Indicators:
             return [str(v) for v in attr.values]
         return [str(v) for v in attr.labels]
 
-    def expand(self, bits: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+    def expand(self, bits: np.ndarray, dtype: type[np.floating] = np.float64) -> np.ndarray:
         """``(rows, d)`` 0/1 bits -> ``(rows, width)`` indicator columns."""
         cols = []
         for attr, start, stop in zip(
             self.domain.attributes, self.domain.offsets, self.domain.offsets[1:], strict=False
         ):
-            block = bits[:, start:stop].astype(dtype)
+            block: np.ndarray = bits[:, start:stop].astype(dtype)
             cols.append(np.hstack([1 - block, block]) if isinstance(attr, Binary) else block)
         return np.hstack(cols)
 
