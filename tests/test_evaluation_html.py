@@ -207,6 +207,7 @@ def files(tmp_path):
 DATA = ["--data", "people.csv", "--domain", "domain.json"]
 
 
+@pytest.mark.slow
 def test_evaluate_html_end_to_end(files):
     """A real release (``dpquery synth``), then ``dpquery evaluate --html``."""
     synth = dpquery_cli("synth", *DATA, "--epsilon", "1", "--delta", "1e-3", "--workload",
