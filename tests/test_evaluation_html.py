@@ -229,6 +229,8 @@ def test_evaluate_html_end_to_end(files):
     assert doc["release"]["parameters"] == release["parameters"]
     shown = {key for key, _ in page.spans}
     assert any(k.startswith("release.privacy.guarantees.") for k in shown)
+    assert "Asked for" in " ".join(page.other_text)  # the requested guarantee comes first
+    assert {"release.privacy.budget.epsilon", "release.privacy.spent"} <= shown
     assert any(k.startswith("release.parameters.") for k in shown)
     assert "evaluation.errors.uniform.max_error" in shown
     # coherence, measured on the two tables in their own columns

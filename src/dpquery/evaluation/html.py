@@ -255,6 +255,20 @@ def _records(page: _Page, key: str) -> str:
     return _table(cols, rows)
 
 
+def _asked_for(page: _Page, privacy: dict[str, Any]) -> str:
+    """The guarantee the user asked for, first: the budget and what the ledger spent."""
+    budget = privacy.get("budget")
+    if not isinstance(budget, dict):
+        return ""
+    given = [k for k in ("epsilon", "delta", "rho") if budget.get(k) is not None]
+    asked = ", ".join(f"{k} {page.value(f'release.privacy.budget.{k}')}" for k in given)
+    text = f"<p><strong>Asked for: {asked}</strong>"
+    if "spent" in privacy and "accountant" in privacy:
+        text += (f"; spent {page.value('release.privacy.spent')} under "
+                 f"{page.value('release.privacy.accountant')}")  # fmt: skip
+    return text + ".</p>"
+
+
 def _release(page: _Page) -> str:
     release = page.doc.get("release")
     if release is None:
@@ -267,14 +281,20 @@ def _release(page: _Page) -> str:
     if "algorithm" in release:
         parts.append(f"<p>algorithm: {page.value('release.algorithm')}</p>")
     privacy = release.get("privacy", {})
+    parts.append(_asked_for(page, privacy))
     scalars = [k for k in _flat(page.doc, "release.privacy")]
     if scalars:
         parts.append(_table(["quantity", "value"],
                             [[f"<td>{html.escape(k[len('release.privacy.'):])}</td>",
                               page.cell(k)] for k in scalars]))  # fmt: skip
-    for name in ("guarantees", "by_accountant", "per_mechanism"):
+    headings = {
+        "guarantees": "The guarantee in each measure",
+        "by_accountant": "Other accountants (bounds on the same release, for comparison)",
+        "per_mechanism": "Mechanisms",
+    }
+    for name, heading in headings.items():
         if isinstance(privacy.get(name), list) and privacy[name]:
-            parts.append(f"<h3>{name.replace('_', ' ')}</h3>")
+            parts.append(f"<h3>{heading}</h3>")
             parts.append(_records(page, f"release.privacy.{name}"))
     if isinstance(release.get("parameters"), dict):
         keys = list(_flat(page.doc, "release.parameters"))
