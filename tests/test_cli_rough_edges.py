@@ -137,3 +137,17 @@ def test_encode_usage_names_the_table_once(files):
     assert "DATA" in usage and "--data" not in usage and "--dataset" not in usage
     result = dpquery_cli("encode", "people.csv", "--data", "people.csv", cwd=files)
     assert result.code == 2 and "unrecognized arguments: --data" in result.err
+
+
+def test_a_damaged_answer_cache_is_recomputed(files):
+    (files / "cache").mkdir()
+    argv = ["answer", "W.npz", "--data", "people.csv", "--domain", "domain.json",
+            "--cache-dir", "cache", "-o", "A.npy", "--overwrite"]  # fmt: skip
+    assert dpquery_cli(*argv, cwd=files).code == 0
+    (entry,) = (files / "cache").iterdir()
+    good = np.load(files / "A.npy")
+    entry.write_bytes(entry.read_bytes()[:20])  # truncated
+    result = dpquery_cli(*argv, cwd=files)
+    assert result.code == 0, result.err
+    assert np.array_equal(np.load(files / "A.npy"), good)
+    assert np.array_equal(np.load(entry), good)  # the entry was rewritten
