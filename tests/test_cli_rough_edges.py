@@ -66,6 +66,8 @@ def test_non_utf8_domain_json(files):
     one_line_error(result, "bad.json", "not UTF-8", "0xe9")
     with pytest.raises(DomainError, match="not UTF-8"):
         Domain.load(files / "bad.json")
+    with pytest.raises(DomainError, match="is a folder, not a JSON file"):
+        Domain.load(files)
 
 
 def test_empty_workloads_are_refused_when_written_and_read(files):

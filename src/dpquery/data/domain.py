@@ -381,7 +381,8 @@ class Domain:
     def load(cls, path: str | Path) -> Domain:
         path = Path(path)
         if not path.is_file():
-            raise DomainError(f"domain file {path} does not exist")
+            problem = "is a folder, not a JSON file" if path.is_dir() else "does not exist"
+            raise DomainError(f"domain file {path} {problem}")
         try:
             obj = json.loads(path.read_text(encoding="utf-8"))
         except UnicodeDecodeError as exc:
