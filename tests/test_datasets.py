@@ -23,11 +23,13 @@ NAMES = ["adult", "adult-pgm", "kdd99", "acs", "cps", "adult-mwem"]
 
 @pytest.fixture
 def no_data(tmp_path, monkeypatch):
-    """An empty $DPQUERY_DATA_DIR and an empty home (so ~/.cache/dpquery is empty too)."""
+    """An empty $DPQUERY_DATA_DIR, an empty home (so ~/.cache/dpquery is empty too) and no
+    shipped files."""
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("DPQUERY_DATA_DIR", str(empty))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(datasets, "SHIPPED_DIR", tmp_path / "shipped")
     return empty
 
 
@@ -62,10 +64,10 @@ def test_missing_data_dir(no_data, name):
     assert isinstance(err.value, FileNotFoundError)  # also an OS-style not-found
 
 
-def test_unset_data_dir_searches_only_the_cache(monkeypatch, tmp_path):
+def test_unset_data_dir_searches_the_cache_then_the_package(monkeypatch, tmp_path):
     monkeypatch.delenv("DPQUERY_DATA_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert datasets.search_dirs() == [tmp_path / ".cache" / "dpquery"]
+    assert datasets.search_dirs() == [tmp_path / ".cache" / "dpquery", datasets.SHIPPED_DIR]
     with pytest.raises(DatasetNotFoundError, match="DPQUERY_DATA_DIR"):
         datasets.locate("cps")
 
@@ -75,7 +77,7 @@ def test_search_order_and_uncompressed_files(tmp_path, monkeypatch):
     cache = home / ".cache" / "dpquery"
     monkeypatch.setenv("DPQUERY_DATA_DIR", str(env_dir))
     monkeypatch.setenv("HOME", str(home))
-    assert datasets.search_dirs() == [env_dir, cache]
+    assert datasets.search_dirs() == [env_dir, cache, datasets.SHIPPED_DIR]
     table = "income,age,marital,race,sex\n1000,20,1,1,2\n250000,91,7,4,1\n"
     (cache / "census_cps").mkdir(parents=True)
     (cache / "census_cps" / "hdmm_CPS.csv.gz").write_bytes(gzip.compress(table.encode()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,8 @@ def atomic_path(path: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
     With ``overwrite=False`` an existing ``path`` is an error, raised before any work.
     """
     path = Path(path)
+    if path.is_dir():
+        raise DPQueryError(f"cannot write {path}: it is a folder; give a file name")
     if not overwrite and path.exists():
         raise DPQueryError(f"{path} already exists; refusing to overwrite it")
     if not path.parent.exists():
@@ -38,6 +41,21 @@ def atomic_write(
     """Call ``write(tmp_path)`` and move the result onto ``path`` atomically."""
     with atomic_path(path, overwrite=overwrite) as tmp:
         write(tmp)
+
+
+def npz_error(path: str | Path, what: str, exc: BaseException) -> DPQueryError:
+    """A one-line error for an ``.npz`` file that cannot be read as ``what``.
+
+    numpy's advice to load pickled data "unsafely with allow_pickle" is not passed on: a
+    dpquery file never holds pickles, and loading one could run arbitrary code.
+    """
+    if isinstance(exc, zipfile.BadZipFile | EOFError):
+        reason = "truncated or not an .npz archive"
+    elif "pickle" in str(exc):
+        reason = "it holds pickled Python objects; dpquery never loads those: they can run code"
+    else:
+        reason = str(exc)
+    return DPQueryError(f"{path}: not a dpquery {what} file ({reason})")
 
 
 def atomic_write_text(path: str | Path, text: str, *, overwrite: bool = True) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from dpquery import __version__
-from dpquery.errors import DPQueryError
+from dpquery.errors import DPQueryError, NonPrivateWarning
 
 EXIT_BAD_INPUT = 2
 
@@ -35,13 +37,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(args.func(args) or 0)
     except (DPQueryError, FileNotFoundError, FileExistsError, PermissionError) as exc:
         print(f"dpquery: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("dpquery: interrupted", file=sys.stderr)
         return 130
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Warnings as one line on stderr; a non-private input is shouted."""
+    label = "WARNING" if issubclass(category, NonPrivateWarning) else "warning"
+    print(f"dpquery: {label}: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

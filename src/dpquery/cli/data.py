@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dpquery.cli.common import add_data_args, load_domain_arg
+from dpquery.cli.common import load_domain_arg
 from dpquery.data.binary import BinaryData, save_binary
 from dpquery.data.encode import encode, read_table, read_transactions
 from dpquery.errors import DPQueryError
@@ -36,7 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("table", type=Path, metavar="DATA",
                    help=".csv, .csv.gz, .parquet, or a 'row item' transaction file")  # fmt: skip
-    add_data_args(p)
+    g = p.add_argument_group("domain (one of --domain or --infer-domain)")
+    g.add_argument("--domain", type=Path, metavar="DOMAIN.json",
+                   help="the public domain of DATA (full or private-pgm format)")  # fmt: skip
+    g.add_argument(
+        "--infer-domain", action="store_true",
+        help="read the domain off the data: NOT PRIVATE, for exploration only",
+    )  # fmt: skip
     p.add_argument("--transactions", action="store_true",
                    help="DATA is a 'row item' file; needs --n and --items")  # fmt: skip
     p.add_argument("--n", type=int, help="number of rows of a transaction file (public)")
@@ -51,8 +57,9 @@ def _list(args: argparse.Namespace) -> int:
     from dpquery import datasets
 
     for name, info in datasets.DATASETS.items():
-        status = "available" if datasets.available(name) else "missing"
-        print(f"{name:<11} {info.rows:>8,} rows  {status:<9}  {info.description}")
+        source = datasets.source_of(name)
+        status = "missing" if source is None else f"available ({source})"
+        print(f"{name:<11} {info.rows:>8,} rows  {status:<30}  {info.description}")
     return 0
 
 
@@ -96,8 +103,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    if args.dataset is not None or args.data is not None:
-        raise DPQueryError("encode takes the table as its argument; drop --data/--dataset")
     _check_outputs(args)
     if args.transactions:
         if args.n is None or args.items is None:

@@ -149,10 +149,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
     for out in outputs:
         if any(out.resolve() == i.resolve() for i in inputs if i.exists()):
             raise DPQueryError(f"output {out} is one of the inputs; refusing to overwrite it")
+        if out.is_dir() or not out.parent.is_dir():  # before "exists": --overwrite cannot help
+            raise DPQueryError(f"cannot write {out}: not a file in an existing folder")
         if out.exists() and not args.overwrite:
             raise DPQueryError(f"{out} already exists; pass --overwrite to replace it")
-        if out.is_dir() or not out.parent.is_dir():
-            raise DPQueryError(f"cannot write {out}: not a file in an existing folder")
     if args.out.suffix.lower() not in (".csv", ".parquet"):
         raise DPQueryError(f"--out {args.out} must end in .csv or .parquet")
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpquery.backends import PartitionedData
 from dpquery.cli.common import add_backend_args, add_data_args, backend_data, load_data
+from dpquery.cli.report import add_html_args, load_release_report, write_html_report
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain
 from dpquery.data.records import Records
@@ -94,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "column) or an encoded .npz")  # fmt: skip
     p.add_argument("--workload", type=Path, required=True, metavar="W.npz")
     p.add_argument("--report", type=Path, metavar="R.json", help="write the report as JSON")
+    add_html_args(p)
     p.add_argument("--overwrite", action="store_true", help="replace an existing report file")
     p.add_argument("--cache-dir", type=Path, help="folder caching true answers by content hash")
     p.set_defaults(func=_evaluate)
@@ -106,7 +108,9 @@ def _inputs(args: argparse.Namespace) -> list[Path]:
 
 
 def _check_output(args: argparse.Namespace, output: Path) -> None:
-    """Refuse to write onto an input, or onto an existing file without --overwrite."""
+    """Refuse to write onto a folder, an input, or an existing file without --overwrite."""
+    if output.is_dir():
+        raise DPQueryError(f"cannot write {output}: it is a folder; give a file name")
     for path in _inputs(args):
         if path.exists() and output.exists() and output.resolve() == path.resolve():
             raise DPQueryError(f"output {output} is one of the inputs; refusing to overwrite it")
@@ -269,8 +273,10 @@ def _answer(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    if args.report is not None:
-        _check_output(args, args.report)
+    for output in (args.report, args.html):
+        if output is not None:
+            _check_output(args, output)
+    release = load_release_report(args)  # a bad --release-report fails before any work
     workload = Workload.load(args.workload)
     data = load_data(args)
     synthetic = _load_synthetic(args.synthetic, data.domain)
@@ -280,6 +286,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     report = error_report(true, answer(workload, synthetic), workload)
     print(NOT_PRIVATE)  # on the stream of the numbers it labels
     print(report.describe())
+    if args.html is not None:
+        write_html_report(args, data, synthetic, workload, true, release)
     if args.report is not None:
         atomic_write_text(args.report, report.to_json(), overwrite=args.overwrite)
     return 0

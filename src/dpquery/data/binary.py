@@ -219,8 +219,10 @@ def save_binary(path: str | Path, data: BinaryData) -> None:
 def load_binary(path: str | Path) -> BinaryData:
     """Read a file written by :func:`save_binary`."""
     import json
+    import zipfile
 
     from dpquery.data.domain import Domain
+    from dpquery.io import npz_error
 
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -231,7 +233,7 @@ def load_binary(path: str | Path) -> BinaryData:
                 z["words"], int(z["n"]), z["onehot_groups"],
                 Domain.from_dict(json.loads(domain_json)) if domain_json else None,
             )  # fmt: skip
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, DPQueryError):
             raise
-        raise DPQueryError(f"{path}: not a dpquery binary data file ({exc})") from None
+        raise npz_error(path, "binary data", exc) from None

@@ -337,6 +337,25 @@ class Domain:
         return cls.from_sizes(obj)
 
     @classmethod
+    def from_codebook(cls, codebook: Mapping[str, Any]) -> Domain:
+        """A domain from a codebook, one entry per attribute in column order::
+
+            Domain.from_codebook({
+                "sex": ["F", "M"],                              # categories
+                "age": {"min": 0, "max": 100, "bins": 20},      # equal-width bins
+                "income": {"edges": [0, 1e4, 5e4, 1e6], "out_of_range": "clip"},
+                "state": {"values": ["CA", "NY", "other"], "missing": "other"},
+                "smoker": {"type": "binary", "values": ["no", "yes"]},
+            })
+
+        The accepted forms are listed in :mod:`dpquery.data.codebook`; a bad entry is an
+        error naming its key and the expected forms.
+        """
+        from dpquery.data.codebook import attributes_from_codebook
+
+        return cls(attributes_from_codebook(codebook))
+
+    @classmethod
     def from_sizes(cls, sizes: Mapping[str, int]) -> Domain:
         """The private-pgm domain: every attribute categorical over ``0 .. size-1``."""
         attrs = []
@@ -362,12 +381,26 @@ class Domain:
     def load(cls, path: str | Path) -> Domain:
         path = Path(path)
         if not path.is_file():
-            raise DomainError(f"domain file {path} does not exist")
+            problem = "is a folder, not a JSON file" if path.is_dir() else "does not exist"
+            raise DomainError(f"domain file {path} {problem}")
         try:
-            obj = json.loads(path.read_text())
+            obj = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise DomainError(
+                f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                f"{exc.start}); save the domain JSON as UTF-8"
+            ) from None
         except json.JSONDecodeError as exc:
             raise DomainError(f"{path}: not valid JSON ({exc})") from None
-        return cls.from_dict(obj)
+        domain = cls.from_dict(obj)
+        if domain.non_private:  # the flag travels with the file, and so does the warning
+            warnings.warn(
+                f"{path}: this domain was read from the private data (non_private is set); "
+                "anything released with it is NOT differentially private",
+                NonPrivateWarning,
+                stacklevel=2,
+            )
+        return domain
 
 
 def _attr_to_dict(a: Attribute) -> dict[str, Any]:

@@ -1,10 +1,12 @@
 """Real datasets of the papers, read from local files.
 
-Files are looked up in ``$DPQUERY_DATA_DIR``, then ``~/.cache/dpquery``, under the layout of
+Files are looked up in ``$DPQUERY_DATA_DIR``, then ``~/.cache/dpquery``, then the files
+shipped inside the package (Adult, CC BY 4.0: ``adult`` and ``adult-pgm`` work with no data
+folder and no network; see ``datasets/data/adult/README.md``), under the layout of
 ``shared/data`` (``adult/adult.data.gz``, ``kdd99/kddcup.data_10_percent.gz``, ...); a file
 may also be stored uncompressed (without ``.gz``). Nothing is downloaded unless asked:
-:func:`fetch` (``dpquery datasets fetch NAME``) downloads from the official source and
-checks its sha256.
+:func:`fetch` (``dpquery datasets fetch NAME``) downloads from the official source, checks
+its sha256, and leaves the destination as it was when anything fails.
 """
 
 from __future__ import annotations
@@ -27,8 +29,11 @@ from dpquery.data.domain import Domain
 from dpquery.data.encode import encode, read_table
 from dpquery.datasets import domains
 from dpquery.errors import DatasetNotFoundError, DPQueryError
+from dpquery.io import atomic_path
 
 DATA_DIR_ENV = "DPQUERY_DATA_DIR"
+SHIPPED_DIR = Path(__file__).resolve().parent / "data"
+"""Package data: the datasets small and open enough to install with dpquery."""
 
 
 @dataclass(frozen=True)
@@ -139,12 +144,19 @@ def info(name: str) -> DatasetInfo:
         ) from None
 
 
+def cache_dir() -> Path:
+    """``~/.cache/dpquery``: where :func:`fetch` stores downloads by default."""
+    return Path.home() / ".cache" / "dpquery"
+
+
 def search_dirs() -> list[Path]:
-    """Where dataset files are looked for, in order."""
+    """Where dataset files are looked for, in order: ``$DPQUERY_DATA_DIR`` (when set), the
+    cache, the files shipped with the package."""
     dirs = []
     if os.environ.get(DATA_DIR_ENV):
         dirs.append(Path(os.environ[DATA_DIR_ENV]).expanduser())
-    dirs.append(Path.home() / ".cache" / "dpquery")
+    dirs.append(cache_dir())
+    dirs.append(SHIPPED_DIR)
     return dirs
 
 
@@ -169,6 +181,20 @@ def locate(name: str) -> dict[str, Path]:
             )
         found[f.path] = path
     return found
+
+
+def source_of(name: str) -> str | None:
+    """Where a dataset is found: ``"$DPQUERY_DATA_DIR"``, ``"cache"``, ``"shipped"`` (the
+    folder of its first file), or None when a file is missing."""
+    try:
+        first = next(iter(locate(name).values()))
+    except DatasetNotFoundError:
+        return None
+    if first.is_relative_to(SHIPPED_DIR):
+        return "shipped"
+    if first.is_relative_to(cache_dir()):
+        return "cache"
+    return f"${DATA_DIR_ENV}"
 
 
 def available(name: str) -> bool:
@@ -267,48 +293,74 @@ def _domain_file(name: str, path: str) -> Path:
     return found
 
 
+def _download(url: str, path: Path) -> None:
+    """Copy ``url`` to ``path`` (the one network access in dpquery)."""
+    with urllib.request.urlopen(url, timeout=60) as resp, path.open("wb") as fh:
+        shutil.copyfileobj(resp, fh)
+
+
+def _fetch_file(f: DataFile, target: Path, tmp: Path) -> None:
+    """Download ``f`` into the scratch folder ``tmp``, check its sha256, then write it to
+    ``target`` atomically (gzip-compressed when the source is plain)."""
+    assert f.url is not None and f.sha256 is not None
+    raw = tmp / "download"
+    try:
+        _download(f.url, raw)
+    except OSError as exc:
+        raise DPQueryError(f"cannot download {f.url}: {exc}") from None
+    digest = hashlib.sha256(raw.read_bytes()).hexdigest()
+    if digest != f.sha256:
+        raise DPQueryError(
+            f"{f.url}: sha256 {digest} does not match the expected {f.sha256}; "
+            "the file was not saved"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as staged:  # a temporary file beside target until complete
+        if f.path.endswith(".gz") and not f.url.endswith(".gz"):
+            with raw.open("rb") as src, gzip.open(staged, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        else:
+            shutil.copyfile(raw, staged)
+
+
+def _missing_dirs(path: Path) -> list[Path]:
+    """The folders that creating ``path`` would create, deepest first."""
+    return [p for p in (path, *path.parents) if not p.exists()]
+
+
 def fetch(name: str, *, dest: Path | None = None, force: bool = False) -> dict[str, Path]:
     """Download a dataset's files from their official sources into ``dest`` (default
-    ``~/.cache/dpquery``), checking each sha256. The only network access in dpquery."""
+    ``~/.cache/dpquery``), checking each sha256. The only network access in dpquery.
+
+    All or nothing: when any file fails (network, checksum, no official source), the files
+    and folders this call created are removed, so ``dest`` is left as it was.
+    """
     dataset = info(name)
-    dest = dest or Path.home() / ".cache" / "dpquery"
-    out: dict[str, Path] = {}
-    for f in dataset.files:
-        target = dest / f.path
-        if target.exists() and not force:
-            out[f.path] = target
-            continue
+    dest = dest or cache_dir()
+    todo = [f for f in dataset.files if force or not (dest / f.path).exists()]
+    for f in todo:
         if f.url is None or f.sha256 is None:
             raise DPQueryError(
                 f"dataset {name!r}: {f.path} has no official download; copy it by hand into "
                 f"{dest} (source: {dataset.source})"
             )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            raw = Path(tmp) / "download"
-            try:
-                with urllib.request.urlopen(f.url, timeout=60) as resp, raw.open("wb") as fh:
-                    shutil.copyfileobj(resp, fh)
-            except OSError as exc:
-                raise DPQueryError(f"cannot download {f.url}: {exc}") from None
-            digest = hashlib.sha256(raw.read_bytes()).hexdigest()
-            if digest != f.sha256:
-                raise DPQueryError(
-                    f"{f.url}: sha256 {digest} does not match the expected {f.sha256}; "
-                    "the file was not saved"
-                )
-            staged = Path(tmp) / "staged"
-            if f.path.endswith(".gz") and not f.url.endswith(".gz"):
-                with raw.open("rb") as src, gzip.open(staged, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-            else:
-                raw.rename(staged)
-            os.replace(staged, target)
-        out[f.path] = target
-    return out
+    created = {d for f in todo for d in _missing_dirs((dest / f.path).parent)}
+    new = [dest / f.path for f in todo if not (dest / f.path).exists()]
+    try:
+        with tempfile.TemporaryDirectory(prefix="dpquery-fetch-") as tmp:
+            for f in todo:
+                _fetch_file(f, dest / f.path, Path(tmp))
+    except BaseException:
+        for path in new:
+            path.unlink(missing_ok=True)
+        for folder in sorted(created, key=lambda p: len(p.parts), reverse=True):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        raise
+    return {f.path: dest / f.path for f in dataset.files}
 
 
 __all__ = [
     "DATASETS", "DataFile", "DatasetInfo", "available", "domain", "fetch", "info", "load",
-    "load_table", "locate", "search_dirs",
+    "load_table", "locate", "search_dirs", "source_of",
 ]  # fmt: skip

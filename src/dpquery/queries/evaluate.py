@@ -208,8 +208,11 @@ def cached_answers(workload: Workload, data: BinaryData, cache_dir: str | Path) 
         raise DPQueryError(f"answer cache folder {cache_dir} does not exist")
     path = cache_dir / f"answers-{workload.content_hash}-{data_fingerprint(data)}.npy"
     if path.exists():
-        cached = np.load(path, allow_pickle=False)
-        if cached.shape == (len(workload),):
+        try:
+            cached = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError):
+            cached = None  # a damaged cache entry is recomputed, never trusted
+        if cached is not None and cached.shape == (len(workload),):
             return cached
     answers = answer_data(workload, data)
     with atomic_path(path) as tmp, open(tmp, "wb") as f:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -33,7 +34,7 @@ import numpy as np
 
 from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
-from dpquery.io import atomic_path
+from dpquery.io import atomic_path, npz_error
 
 QueryKind = Literal["conjunction", "disjunction", "parity"]
 KINDS: tuple[QueryKind, ...] = ("conjunction", "disjunction", "parity")
@@ -156,7 +157,10 @@ class Workload:
         return h.hexdigest()
 
     def save(self, path: str | Path, *, overwrite: bool = True) -> None:
-        """Write an ``.npz`` file (format version, kind, domain JSON, literal arrays)."""
+        """Write an ``.npz`` file (format version, kind, domain JSON, literal arrays); an
+        empty workload is refused, as nothing can be released or evaluated on it."""
+        if len(self) == 0:
+            raise DPQueryError(f"refusing to write {path}: the workload holds no queries")
         meta = {
             "format": _FORMAT_NAME,
             "version": FORMAT_VERSION,
@@ -179,8 +183,8 @@ class Workload:
             with np.load(path, allow_pickle=False) as z:
                 meta = json.loads(str(z["meta"]))
                 arrays = {k: z[k] for k in z.files if k != "meta"}
-        except (OSError, ValueError, KeyError) as exc:
-            raise DPQueryError(f"{path}: not a dpquery workload file ({exc})") from None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise npz_error(path, "workload", exc) from None
         if meta.get("format") != _FORMAT_NAME or meta.get("version") != FORMAT_VERSION:
             raise DPQueryError(
                 f"{path}: workload format {meta.get('format')!r} version {meta.get('version')!r}; "
@@ -198,6 +202,8 @@ class Workload:
         )
         if w.content_hash != meta.get("content_hash"):
             raise DPQueryError(f"{path}: content hash mismatch; the file is corrupt")
+        if len(w) == 0:
+            raise DPQueryError(f"{path}: the workload holds no queries; expected at least one")
         return w
 
     @classmethod

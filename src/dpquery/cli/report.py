@@ -1,0 +1,86 @@
+"""``dpquery evaluate --html report.html [--release-report R.json]``: the data holder's
+HTML evaluation page (see :mod:`dpquery.evaluation.html`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpquery.data.binary import BinaryData
+from dpquery.data.records import Records
+from dpquery.errors import DPQueryError
+from dpquery.queries.workload import Workload
+
+
+def add_html_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--html", type=Path, metavar="REPORT.html",
+                        help="also write one self-contained HTML page: errors beside the "
+                             "baselines, marginals plotted, the privacy account (NOT PRIVATE; "
+                             "needs matplotlib: pip install 'dpquery[report]')")  # fmt: skip
+    parser.add_argument("--release-report", type=Path, metavar="R.json",
+                        help="the JSON report 'dpquery synth --report' wrote; the HTML page "
+                             "shows its privacy account and parameters")  # fmt: skip
+
+
+def load_release_report(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``release`` section of ``--release-report`` (checked before any work)."""
+    if args.release_report is None:
+        return None
+    if args.html is None:
+        raise DPQueryError("--release-report is shown in the HTML page: give --html too")
+    path: Path = args.release_report
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DPQueryError(f"release report {path} does not exist") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DPQueryError(f"{path}: not a JSON release report ({exc})") from None
+    release = obj.get("release") if isinstance(obj, dict) else None
+    if not isinstance(release, dict):
+        raise DPQueryError(
+            f"{path}: expected the JSON written by 'dpquery synth --report' (an object with a "
+            "'release' section)"
+        )
+    return release
+
+
+def _tables(
+    args: argparse.Namespace, data: BinaryData
+) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The real and synthetic tables in their own columns, when neither is an encoded .npz
+    (the coherence measurement needs raw values)."""
+    from dpquery import datasets
+    from dpquery.data.encode import read_table
+
+    if args.synthetic.suffix == ".npz" or (args.data is not None and args.data.suffix == ".npz"):
+        return None, None
+    if args.dataset is not None:
+        real = datasets.load_table(args.dataset)[0]
+    else:
+        real = read_table(args.data, data.domain)
+    return real, read_table(args.synthetic, None)
+
+
+def write_html_report(
+    args: argparse.Namespace,
+    data: BinaryData,
+    synthetic: BinaryData | Records,
+    workload: Workload,
+    true: np.ndarray,
+    release: dict[str, Any] | None,
+) -> None:
+    from dpquery.evaluation.holder import evaluate_synthetic
+    from dpquery.evaluation.html import write_html
+
+    real_table, synthetic_table = _tables(args, data)
+    evaluation = evaluate_synthetic(
+        data, synthetic, workload, true_answers=true,
+        real_table=real_table, synthetic_table=synthetic_table,
+    )  # fmt: skip
+    write_html(args.html, evaluation, release, overwrite=args.overwrite)
+    print(f"wrote {args.html} (NOT PRIVATE: for the data holder)")

@@ -1,0 +1,356 @@
+"""One self-contained HTML page of a synthetic table's evaluation, for the data holder.
+
+``render_html(evaluation, release)`` draws the dict of
+:func:`dpquery.evaluation.holder.evaluate_synthetic` (and, when given, the ``release``
+section that ``dpquery synth --report`` writes: algorithm, parameters, privacy account) as
+tables and matplotlib plots embedded as base64 PNG ``data:`` URIs: no network, no files
+beside it. Every number shown is a ``<span data-key="...">`` naming its place in the JSON
+embedded at the end of the page (``<script type="application/json">``), so the page and the
+JSON cannot disagree. The page is computed on the private data and says so: NOT PRIVATE.
+
+Needs matplotlib (``pip install 'dpquery[report]'``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpquery.errors import DPQueryError
+from dpquery.io import atomic_write_text
+
+WORST_MARGINALS_SHOWN = 25
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+.banner{background:#b00020;color:#fff;padding:1em;font-weight:bold;border-radius:4px}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+figure{display:inline-block;margin:.5em}img{max-width:100%}.muted{color:#666}
+"""
+
+
+def format_number(value: float | int) -> str:
+    """How a JSON number is shown: integers with thousands separators, floats to 4
+    significant digits."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
+    return f"{value:.4g}"
+
+
+def lookup(doc: Any, key: str) -> Any:
+    """The value at a dotted ``key`` (list indices as numbers) in ``doc``."""
+    for part in key.split("."):
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc
+
+
+class _Page:
+    """The page's JSON document and the spans that show its values."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+
+    def value(self, key: str) -> str:
+        v = lookup(self.doc, key)
+        if v is None:
+            text = "n/a"
+        elif isinstance(v, bool | int | float):
+            text = format_number(v)
+        else:
+            text = str(v)
+        cls = ' class="num"' if isinstance(v, int | float) and not isinstance(v, bool) else ""
+        return f'<span data-key="{html.escape(key)}"{cls}>{html.escape(text)}</span>'
+
+    def cell(self, key: str) -> str:
+        v = lookup(self.doc, key)
+        numeric = isinstance(v, int | float) and not isinstance(v, bool)
+        return f"<td{' class=n' if numeric else ''}>{self.value(key)}</td>"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(f"<tr>{''.join(r)}</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+# -- plots ------------------------------------------------------------------------------
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80, bbox_inches="tight", metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _ticks(ax: Any, axis: str, labels: list[str]) -> None:
+    step = max(1, math.ceil(len(labels) / 25))  # at most 25 labels per axis stay legible
+    pos = list(range(0, len(labels), step))
+    short = [labels[p][:14] for p in pos]
+    if axis == "x":
+        ax.set_xticks(pos, short, rotation=60, ha="right", fontsize=7)
+    else:
+        ax.set_yticks(pos, short, fontsize=7)
+
+
+def _bars(entry: dict[str, Any]) -> str:
+    from matplotlib.figure import Figure
+
+    k = len(entry["labels"])
+    fig = Figure(figsize=(min(12.0, 2.5 + 0.25 * k), 2.6))
+    ax = fig.subplots()
+    x = np.arange(k)
+    ax.bar(x - 0.2, entry["real"], 0.4, label="real", color="#444")
+    ax.bar(x + 0.2, entry["synthetic"], 0.4, label="synthetic", color="#e07b00")
+    _ticks(ax, "x", entry["labels"])
+    ax.set_ylabel("fraction of records")
+    ax.set_title(entry["attribute"], fontsize=9)
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def _heatmaps(entry: dict[str, Any]) -> str:
+    from matplotlib.colors import PowerNorm
+    from matplotlib.figure import Figure
+
+    real, syn = np.asarray(entry["real"]), np.asarray(entry["synthetic"])
+    fig = Figure(figsize=(10, 4))
+    axes = fig.subplots(1, 2)
+    vmax = max(float(real.max()), float(syn.max()), 1e-12)
+    for ax, grid, name in zip(axes, (real, syn), ("real", "synthetic"), strict=True):
+        # A square-root colour scale: the rare cells, where synthetic data fails, stay visible.
+        norm = PowerNorm(0.5, vmin=0, vmax=vmax)
+        image = ax.imshow(grid, cmap="viridis", norm=norm, aspect="auto")
+        ax.set_title(f"{name}: {entry['attributes'][0]} x {entry['attributes'][1]}", fontsize=9)
+        _ticks(ax, "y", entry["labels"][0])
+        _ticks(ax, "x", entry["labels"][1])
+    fig.colorbar(image, ax=list(axes), label="fraction of records (square-root scale)")
+    return _png(fig)
+
+
+def _figure(src: str, caption: str) -> str:
+    return f'<figure><img src="{src}" alt=""><figcaption>{caption}</figcaption></figure>'
+
+
+# -- sections ---------------------------------------------------------------------------
+def _errors(page: _Page) -> str:
+    errors = page.doc["evaluation"]["errors"]
+    cols = [c for c in ("max_error", "mean_error", "rmse", "max_tv", "mean_tv")
+            if c in errors["synthetic"]]  # fmt: skip
+    rows = [[f"<td>{name}</td>", *(page.cell(f"evaluation.errors.{name}.{c}") for c in cols)]
+            for name in errors]  # fmt: skip
+    header = ["release", *(c.replace("_", " ") for c in cols)]
+    return (
+        "<h2>Workload error</h2><p>Errors are fractions of records: |released answer - true "
+        "answer| over the queries of the workload. The zeros baseline answers from one all-zero "
+        "record, the uniform baseline from the uniform distribution over the domain: neither "
+        "reads the data, so a release should beat both. TV is the total variation distance "
+        "of a whole marginal (half the sum of its cells' errors).</p>" + _table(header, rows)
+    )
+
+
+def _per_marginal(page: _Page) -> str:
+    entries = page.doc["evaluation"]["per_marginal"]
+    if not entries:
+        return ""
+    order = sorted(range(len(entries)), key=lambda j: -entries[j]["tv"]["synthetic"])
+    rows = []
+    for j in order[:WORST_MARGINALS_SHOWN]:
+        attrs = " x ".join(html.escape(a) for a in entries[j]["attributes"])
+        rows.append([f"<td>{attrs}</td>",
+                     *(page.cell(f"evaluation.per_marginal.{j}.tv.{b}")
+                       for b in ("synthetic", "zeros", "uniform"))])  # fmt: skip
+    return (
+        "<h2>Workload marginals</h2><p>Total variation of each marginal of the workload, the "
+        "worst first (all of them are in the embedded JSON).</p>"
+        + _table(["marginal", "TV synthetic", "TV zeros", "TV uniform"], rows)
+    )
+
+
+def _one_way(page: _Page) -> str:
+    entries = page.doc["evaluation"]["one_way"]
+    rows = [[f"<td>{html.escape(e['attribute'])}</td>",
+             page.cell(f"evaluation.one_way.{i}.tv.synthetic"),
+             page.cell(f"evaluation.one_way.{i}.tv.uniform")]
+            for i, e in enumerate(entries)]  # fmt: skip
+    figures = "".join(_figure(_bars(e), html.escape(e["attribute"])) for e in entries)
+    return (
+        "<h2>One-way marginals, real and synthetic</h2>"
+        + _table(["attribute", "TV synthetic", "TV uniform"], rows)
+        + figures
+    )
+
+
+def _two_way(page: _Page) -> str:
+    two = page.doc["evaluation"]["two_way"]
+    if not two.get("worst"):
+        return "<h2>Two-way marginals</h2><p>Not computed: the domain has too many cells.</p>"
+    summary = (
+        f"<p>{page.value('evaluation.two_way.pairs')} attribute pairs; TV of their "
+        f"marginals: max {page.value('evaluation.two_way.max_tv')}, mean "
+        f"{page.value('evaluation.two_way.mean_tv')}. The worst pairs:</p>"
+    )
+    figures = []
+    for i, e in enumerate(two["worst"]):
+        caption = (f"{html.escape(' x '.join(e['attributes']))}: TV synthetic "
+                   f"{page.value(f'evaluation.two_way.worst.{i}.tv.synthetic')}, TV uniform "
+                   f"{page.value(f'evaluation.two_way.worst.{i}.tv.uniform')}")  # fmt: skip
+        figures.append(_figure(_heatmaps(e), caption))
+    return "<h2>Two-way marginals, real and synthetic</h2>" + summary + "".join(figures)
+
+
+def _coherence(page: _Page) -> str:
+    coherence = page.doc["evaluation"].get("coherence")
+    if coherence is None:
+        return (
+            "<h2>Coherence</h2><p>Not measured: it needs both tables in their own columns "
+            "(not encoded <code>.npz</code> files).</p>"
+        )
+    rows = [[page.cell(f"evaluation.coherence.worst.{i}.{c}")
+             for c in ("constraint", "evidence", "violated_fraction")]
+            for i in range(len(coherence["worst"]))]  # fmt: skip
+    return (
+        "<h2>Coherence</h2><p>Rules that EVERY real record keeps (value pairs that never occur "
+        "together although both are frequent; numeric bounds implied by a category; numeric "
+        "ranges), read off the private data, and the fraction of synthetic records that break "
+        f"them. Of {page.value('evaluation.coherence.constraints')} rules, at least one is "
+        f"broken by a fraction {page.value('evaluation.coherence.incoherent_fraction')} of the "
+        "synthetic records. Evidence: the records independence predicts for a forbidden pair, "
+        "or the fraction of real records beyond an implied bound. The most broken rules:</p>"
+        + _table(["rule", "evidence", "fraction of synthetic records breaking it"], rows)
+    )
+
+
+def _flat(obj: Any, key: str) -> Iterator[str]:
+    """Dotted keys of the scalars under ``key`` (lists of scalars included, lists of
+    objects left to :func:`_records`)."""
+    value = lookup(obj, key)
+    if isinstance(value, dict):
+        for k in value:
+            yield from _flat(obj, f"{key}.{k}")
+    elif isinstance(value, list):
+        if all(not isinstance(v, dict | list) for v in value):
+            for i in range(len(value)):
+                yield f"{key}.{i}"
+    else:
+        yield key
+
+
+def _records(page: _Page, key: str) -> str:
+    items = lookup(page.doc, key)
+    cols: list[str] = []
+    for item in items:
+        cols += [c for c in item if c not in cols and not isinstance(item[c], dict | list)]
+    rows = [[page.cell(f"{key}.{i}.{c}") if c in item else "<td></td>" for c in cols]
+            for i, item in enumerate(items)]  # fmt: skip
+    return _table(cols, rows)
+
+
+def _asked_for(page: _Page, privacy: dict[str, Any]) -> str:
+    """The guarantee the user asked for, first: the budget and what the ledger spent."""
+    budget = privacy.get("budget")
+    if not isinstance(budget, dict):
+        return ""
+    given = [k for k in ("epsilon", "delta", "rho") if budget.get(k) is not None]
+    asked = ", ".join(f"{k} {page.value(f'release.privacy.budget.{k}')}" for k in given)
+    text = f"<p><strong>Asked for: {asked}</strong>"
+    if "spent" in privacy and "accountant" in privacy:
+        text += (f"; spent {page.value('release.privacy.spent')} under "
+                 f"{page.value('release.privacy.accountant')}")  # fmt: skip
+    return text + ".</p>"
+
+
+def _release(page: _Page) -> str:
+    release = page.doc.get("release")
+    if release is None:
+        return (
+            "<h2>Privacy account and parameters</h2><p>Not given: pass the JSON report of the "
+            "release (<code>dpquery evaluate ... --release-report R.json</code>, the file "
+            "<code>dpquery synth --report</code> wrote).</p>"
+        )
+    parts = ["<h2>Privacy account</h2>"]
+    if "algorithm" in release:
+        parts.append(f"<p>algorithm: {page.value('release.algorithm')}</p>")
+    privacy = release.get("privacy", {})
+    parts.append(_asked_for(page, privacy))
+    scalars = [k for k in _flat(page.doc, "release.privacy")]
+    if scalars:
+        parts.append(_table(["quantity", "value"],
+                            [[f"<td>{html.escape(k[len('release.privacy.'):])}</td>",
+                              page.cell(k)] for k in scalars]))  # fmt: skip
+    headings = {
+        "guarantees": "The guarantee in each measure",
+        "by_accountant": "Other accountants (bounds on the same release, for comparison)",
+        "per_mechanism": "Mechanisms",
+    }
+    for name, heading in headings.items():
+        if isinstance(privacy.get(name), list) and privacy[name]:
+            parts.append(f"<h3>{heading}</h3>")
+            parts.append(_records(page, f"release.privacy.{name}"))
+    if isinstance(release.get("parameters"), dict):
+        keys = list(_flat(page.doc, "release.parameters"))
+        parts.append("<h2>Parameters</h2>")
+        parts.append(_table(["parameter", "value"],
+                            [[f"<td>{html.escape(k[len('release.parameters.'):])}</td>",
+                              page.cell(k)] for k in keys]))  # fmt: skip
+    return "".join(parts)
+
+
+def _summary(page: _Page) -> str:
+    return (
+        f"<p>Real data: {page.value('evaluation.data.records')} records, "
+        f"{page.value('evaluation.data.attributes')} attributes, "
+        f"{page.value('evaluation.data.bits')} bits. Synthetic: "
+        f"{page.value('evaluation.synthetic.records')} records (weighted: "
+        f"{page.value('evaluation.synthetic.weighted')}). Workload: "
+        f"{page.value('evaluation.workload.queries')} queries of kind "
+        f"{page.value('evaluation.workload.kind')}.</p>"
+    )
+
+
+def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = None) -> str:
+    """The page (a string); ``release`` is the ``release`` section of a synth report."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise DPQueryError(
+            "the HTML report draws its plots with matplotlib: pip install 'dpquery[report]'"
+        ) from None
+    doc: dict[str, Any] = {"evaluation": evaluation}
+    if release is not None:
+        doc["release"] = {k: v for k, v in release.items() if k != "rounds"}
+    page = _Page(doc)
+    payload = json.dumps(doc, allow_nan=False).replace("</", "<\\/")
+    body = "".join([
+        "<h1>dpquery: evaluation of a synthetic table</h1>",
+        f'<div class="banner">NOT PRIVATE: {page.value("evaluation.note")}</div>',
+        _summary(page), _errors(page), _per_marginal(page), _one_way(page), _two_way(page),
+        _coherence(page), _release(page),
+    ])  # fmt: skip
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        "<title>dpquery evaluation (NOT PRIVATE)</title>"
+        f"<style>{_STYLE}</style></head><body>{body}"
+        f'<script type="application/json" id="dpquery-evaluation">{payload}</script>'
+        "</body></html>\n"
+    )
+
+
+def write_html(
+    path: str | Path,
+    evaluation: dict[str, Any],
+    release: dict[str, Any] | None = None,
+    *,
+    overwrite: bool = True,
+) -> None:
+    """Render the page and write it atomically (nothing is written when rendering fails)."""
+    atomic_write_text(path, render_html(evaluation, release), overwrite=overwrite)
