@@ -288,7 +288,7 @@ def test_private_density_adds_one_laplace_charge_and_reduces_T() -> None:
     budget = Budget.approx(1.0, 1e-3)
     assert fits_plan(1.2, dense.T, 1000, budget, density=0.1)
     assert not fits_plan(1.2, dense.T + 1, 1000, budget, density=0.1)
-    charges = dense.charges(N)
+    charges = dense.charges()
     assert charges[0] == Charge(DENSITY_MECHANISM, PureDP(0.1))
     assert len(charges) == dense.T + 1
     assert all(c.mechanism == MECHANISM for c in charges[1:])
@@ -357,8 +357,8 @@ def test_over_budget_fit_fails_before_any_work_and_keeps_hyperparameters() -> No
 
 def test_fit_rejects_bad_inputs() -> None:
     data = small_data()
-    with pytest.raises(DPQueryError, match="on_oracle_error"):
-        DualQuery(eta=1, T=2, samples=2, on_oracle_error="ignore").fit(data, small_workload())
+    with pytest.raises(DPQueryError, match="on_error"):
+        DualQuery(eta=1, T=2, samples=2, on_error="ignore").fit(data, small_workload())
     with pytest.raises(DPQueryError, match="workload is over"):
         DualQuery(eta=1, T=2, samples=2).fit(data, random_parities(5, 2, 10, seed=0))
     with pytest.raises(DPQueryError, match="policy"):
@@ -464,9 +464,9 @@ def test_faulty_oracle_run_completes_with_identical_ledger(fault, reference_run)
 
 
 @pytest.mark.parametrize("fault", ["raises", "wrong-shape", "not-a-result"])
-def test_on_oracle_error_raise(fault) -> None:
+def test_on_error_raise(fault) -> None:
     oracle = FaultyOracle(FAULTS[fault])
-    model = DualQuery(**RUN, oracle=oracle, on_oracle_error="raise", progress=False)
+    model = DualQuery(**RUN, oracle=oracle, on_error="raise", progress=False)
     with pytest.raises(DPQueryError, match="the oracle failed") as info:
         model.fit(small_data(), small_workload())
     assert oracle.calls == 1
@@ -731,4 +731,4 @@ def test_plan_is_frozen_and_describes_charges() -> None:
     assert isinstance(plan, DualQueryPlan)
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.T = 4  # type: ignore[misc]
-    assert plan.charges(100) == dualquery_plan(eta=1.0, T=3, s=2, n=100)
+    assert plan.charges() == dualquery_plan(eta=1.0, T=3, s=2, n=100)

@@ -290,7 +290,7 @@ def test_records_are_one_hot_with_equal_weights(estimator) -> None:
     release = estimator(epsilon=1.0, epsilon0=0.2, samples=5, seed=0, progress=False,
                         workers=1).fit(data, workload)  # fmt: skip
     T = release.parameters["T"]
-    assert release.algorithm == estimator.algorithm
+    assert release.algorithm == estimator.name
     assert release.records.m == T * 5
     assert one_hot_ok(release.records.rows, data.onehot_groups)
     np.testing.assert_allclose(release.records.weights, 1.0 / (T * 5))

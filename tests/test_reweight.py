@@ -95,14 +95,14 @@ def test_mwem_rho_budget_splits_evenly_hand_computed() -> None:
     """rho = 0.04 over T = 4 rounds, half of each round to each step: rho 0.005 per step; the
     selection is a bounded-range exponential mechanism, epsilon^2 / 8 = 0.005, epsilon = 0.2;
     the Gaussian measurement has rho 0.005."""
-    plan = MWEM(rho=0.04, T=4, measurement="gaussian").plan()
+    plan = MWEM(rho=0.04, T=4, measurement="gaussian").plan(small_data(), WORKLOAD)
     assert plan.epsilon_select == pytest.approx(0.2, rel=1e-9)
     assert plan.rho_measure == pytest.approx(0.005, rel=1e-9)
     release = MWEM(rho=0.04, T=4, measurement="gaussian", seed=0).fit(small_data(), WORKLOAD)
     assert release.ledger.spent == pytest.approx(0.04, rel=1e-9)
     assert release.ledger.spent <= 0.04
     with pytest.raises(DPQueryError, match=r"epsilon .* or rho, not both"):
-        MWEM(rho=0.02, epsilon=1.0, T=4).plan()
+        MWEM(rho=0.02, epsilon=1.0, T=4).plan(small_data(), WORKLOAD)
 
 
 # == FEM -> MWEM =============================================================================

@@ -74,11 +74,11 @@ class BestResponder:
 
     def __init__(
         self, workload: Workload, *, onehot_groups: np.ndarray, oracle: Oracle,
-        free: FreeAttributes, rng: np.random.Generator, on_oracle_error: str = "fallback",
+        free: FreeAttributes, rng: np.random.Generator, on_error: str = "fallback",
     ) -> None:  # fmt: skip
         self.workload, self.onehot_groups = workload, onehot_groups
         self.oracle, self.free, self.rng = oracle, free, rng
-        self.on_oracle_error = on_oracle_error
+        self.on_error = on_error
         self.rows: list[np.ndarray] = []
 
     def start(self) -> None:
@@ -88,7 +88,7 @@ class BestResponder:
         problem = BestResponse.from_workload(
             self.workload, sampled, onehot_groups=self.onehot_groups
         )
-        x, info = best_response(problem, self.oracle, self.free, self.rng, self.on_oracle_error)
+        x, info = best_response(problem, self.oracle, self.free, self.rng, self.on_error)
         self.rows.append(x)
         return info
 
@@ -96,12 +96,8 @@ class BestResponder:
         return unit_answers(self.workload, Records(self.rows[-1][None, :]))
 
 
-def resolve_oracle(
-    oracle: str | Oracle, options: dict[str, Any] | None, on_oracle_error: str
-) -> Oracle:
+def resolve_oracle(oracle: str | Oracle, options: dict[str, Any] | None, on_error: str) -> Oracle:
     """The oracle named (with its options) or given, after checking the error policy."""
-    if on_oracle_error not in ("fallback", "raise"):
-        raise DPQueryError(
-            f"on_oracle_error must be 'fallback' or 'raise', got {on_oracle_error!r}"
-        )
+    if on_error not in ("fallback", "raise"):
+        raise DPQueryError(f"on_error must be 'fallback' or 'raise', got {on_error!r}")
     return get_oracle(oracle, **(options or {})) if isinstance(oracle, str) else oracle

@@ -26,23 +26,23 @@ rejection step of Algorithm 4's round ``t-1``, charged as such), so the useless
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dpquery.algorithms.best_response import BestResponder, resolve_oracle
 from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
 from dpquery.algorithms.free import FreeAttributes, check_policy
-from dpquery.algorithms.game import check_inputs, play, round_timings, true_answers_of
+from dpquery.algorithms.game import play, to_unit
 from dpquery.algorithms.parameters import (
-    budget_for,
+    budget_of,
     ceil_epsilon,
     check_parameters,
+    epsilon_delta,
     log_universe_size,
 )
-from dpquery.algorithms.release import Release
+from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -65,7 +65,7 @@ from dpquery.privacy import (
     spend,
 )
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike, make_rng
+from dpquery.rng import SeedLike
 
 # Rejection sampling only pays off when s~_t = (2 gamma_t + 4 eta) s < s, i.e. eta < 1/4
 # (Theorem 9's regime, eta = alpha/4): DualQuery's default 1.2 would draw 4.8 s per round.
@@ -74,18 +74,19 @@ DEFAULT_ETA = 0.1
 
 @dataclass(frozen=True)
 class DQRSPlan:
-    """Resolved parameters of a DQRS run and the budget its ledger enforces."""
+    """Resolved parameters of a DQRS run on ``n`` records and the budget its ledger enforces."""
 
     eta: float
     T: int
     s: int
+    n: int
     budget: Budget
     mode: str
 
-    def charges(self, n: int) -> list[Charge]:
+    def charges(self) -> list[Charge]:
         """Everything the run will charge, in order: the rejection steps of rounds
         ``1..T-1`` (``S_1`` is uniform, hence free; ``S_{T+1}`` is never built)."""
-        return dqrs_plan(eta=self.eta, T=self.T - 1, s=self.s, n=n) if self.T > 1 else []
+        return dqrs_plan(eta=self.eta, T=self.T - 1, s=self.s, n=self.n) if self.T > 1 else []
 
 
 def algorithm_4_parameters(
@@ -131,7 +132,7 @@ def plan_dqrs(
         return dqrs_plan(eta=eta_, T=T_ - 1, s=s_, n=n) if T_ > 1 else []
 
     def cost(eta_: float, T_: int, s_: int) -> float:
-        return spend(Composition(plan_of(eta_, T_, s_)).totals(), budget_for(1.0, delta), acc)
+        return spend(Composition(plan_of(eta_, T_, s_)).totals(), budget_of(1.0, delta), acc)
 
     if alpha is not None:
         if eta is not None or T is not None or s is not None:
@@ -146,15 +147,16 @@ def plan_dqrs(
                 f"Algorithm 4's parameters for alpha={alpha} (T={T}, s={s}, eta={eta:g}) need "
                 f"epsilon={needed:.4g} on n={n}, more than the budget {epsilon}"
             )
-        return DQRSPlan(eta, T, s, budget_for(epsilon or ceil_epsilon(needed), delta), "theory")
+        return DQRSPlan(eta, T, s, n, budget_of(epsilon or ceil_epsilon(needed), delta), "theory")
     if epsilon is None:
         if eta is None or T is None or s is None:
             raise DPQueryError(
                 "give a budget (epsilon, delta), or all of eta, T and s, or alpha (theory mode)"
             )
         check_parameters(eta, T, s)
-        return DQRSPlan(eta, T, s, budget_for(ceil_epsilon(cost(eta, T, s)), delta), "explicit")
-    budget = budget_for(epsilon, delta)
+        budget = budget_of(ceil_epsilon(cost(eta, T, s)), delta)
+        return DQRSPlan(eta, T, s, n, budget, "explicit")
+    budget = budget_of(epsilon, delta)
     eta = DEFAULT_ETA if eta is None else eta
     if T is not None and s is not None:
         check_parameters(eta, T, s)
@@ -163,7 +165,7 @@ def plan_dqrs(
                 f"eta={eta:g}, T={T}, s={s} need epsilon={cost(eta, T, s):.4g} on n={n}, more "
                 f"than the budget {budget.describe()}"
             )
-        return DQRSPlan(eta, T, s, budget, "explicit")
+        return DQRSPlan(eta, T, s, n, budget, "explicit")
     if T is not None:  # the largest s for the given T
         check_parameters(eta, T, 1)
         T_fixed = T
@@ -174,7 +176,7 @@ def plan_dqrs(
         s = largest_integer(passes, lower=0, upper=10**12)
         if s < 1:
             raise DPQueryError(f"no sample size fits {budget.describe()} with T={T}, eta={eta:g}")
-        return DQRSPlan(eta, T, s, budget, "budget (largest s)")
+        return DQRSPlan(eta, T, s, n, budget, "budget (largest s)")
     s = DEFAULT_SAMPLES if s is None else s
     check_parameters(eta, 1, s)
     T = 1 + dqrs_max_rounds(budget, eta=eta, s=s, n=n, accountant=acc)
@@ -183,7 +185,7 @@ def plan_dqrs(
             f"{budget.describe()} admits no rejection step with eta={eta:g}, s={s}, n={n}; "
             "lower eta or s"
         )
-    return DQRSPlan(eta, T, s, budget, "budget (largest T)")
+    return DQRSPlan(eta, T, s, n, budget, "budget (largest T)")
 
 
 def rejection_step(
@@ -263,8 +265,37 @@ class RejectionSampler(MultiplicativeWeightsSampler):
         super().observe(t, answers)
 
 
-class DQRS:
-    """Private synthetic data by DQRS (Oracle-efficient, Algorithm 4), scikit-learn style.
+def dqrs(
+    workload: Workload,
+    true_answers: np.ndarray,
+    *,
+    n: int,
+    onehot_groups: np.ndarray,
+    plan: DQRSPlan,
+    oracle: Oracle,
+    free: FreeAttributes,
+    ledger: Ledger,
+    rng: np.random.Generator,
+    on_error: str = "fallback",
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """DQRS, Algorithm 4: DualQuery's best responder against the rejection-sampling query
+    player; the ``T`` records and per-round statistics (with each round's kept, rejected,
+    fresh and discarded counts)."""
+    queries = RejectionSampler(
+        to_unit(workload, true_answers), eta=plan.eta, s=plan.s, n=n, rng=rng, ledger=ledger
+    )
+    records = BestResponder(
+        workload, onehot_groups=onehot_groups, oracle=oracle, free=free, rng=rng,
+        on_error=on_error,
+    )  # fmt: skip
+    rounds = play(queries, records, plan.T)
+    for info, samples in zip(rounds, queries.sample_stats, strict=True):
+        info.update(samples)
+    return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), rounds
+
+
+class DQRS(Synthesizer):
+    """Private synthetic data by DQRS (Oracle-efficient, Algorithm 4).
 
     Parameters as :class:`~dpquery.algorithms.dualquery.DualQuery` (modes: explicit
     ``eta, T, samples``; budget ``epsilon`` (+ ``delta``) with the largest ``T`` or
@@ -273,6 +304,12 @@ class DQRS:
     ``"uniform"``. :meth:`fit` returns a :class:`Release` whose ``rounds`` carry, per round,
     how many queries were kept, rejected, fresh and discarded.
     """
+
+    name: ClassVar[str] = "dqrs"
+    options: ClassVar[tuple[str, ...]] = (
+        "epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
+        "free_attributes",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -288,7 +325,7 @@ class DQRS:
         oracle_options: dict[str, Any] | None = None,
         free_attributes: str = "zeros",
         accountant: Accountant | None = None,
-        on_oracle_error: str = "fallback",
+        on_error: str = "fallback",
         seed: SeedLike = None,
     ) -> None:
         self.epsilon = epsilon
@@ -302,61 +339,33 @@ class DQRS:
         self.oracle_options = oracle_options
         self.free_attributes = free_attributes
         self.accountant = accountant
-        self.on_oracle_error = on_oracle_error
+        self.on_error = on_error
         self.seed = seed
 
-    def plan(self, data: BinaryData, workload: Workload) -> DQRSPlan:
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> DQRSPlan:
         """The parameters and budget :meth:`fit` would use; reads only public sizes."""
-        return plan_dqrs(
-            n=data.n, num_queries=2 * len(workload), log_universe=log_universe_size(data),
-            epsilon=self.epsilon, delta=self.delta, eta=self.eta, T=self.T, s=self.samples,
-            alpha=self.alpha, beta=self.beta, accountant=self.accountant,
-        )  # fmt: skip
-
-    def fit(
-        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
-    ) -> Release:
-        """Run DQRS on ``data`` for ``workload`` (``true_answers``: ``q(D)``, if known)."""
-        check_inputs("DQRS", data, workload)
-        policy = check_policy(self.free_attributes)
-        if policy == "private-density":
+        if check_policy(self.free_attributes) == "private-density":
             raise DPQueryError("DQRS supports free_attributes 'zeros' or 'uniform', not "
                                "'private-density'")  # fmt: skip
-        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
-        plan = self.plan(data, workload)
-        rng = make_rng(self.seed)
-        ledger = Ledger(plan.budget, self.accountant)
-        ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn
-        true_answers, t_answers = true_answers_of(workload, data, true_answers)
-        start = time.perf_counter() - t_answers
-        lo, hi = workload.value_range
-        true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
-        queries = RejectionSampler(
-            true_unit, eta=plan.eta, s=plan.s, n=data.n, rng=rng, ledger=ledger
-        )
-        records = BestResponder(
-            workload, onehot_groups=data.onehot_groups, oracle=oracle,
-            free=FreeAttributes(policy, data.onehot_groups), rng=rng,
-            on_oracle_error=self.on_oracle_error,
+        return plan_dqrs(
+            n=data.n, num_queries=2 * len(workload), log_universe=log_universe_size(data),
+            **epsilon_delta(self.name, self.budget_keywords(budget)), eta=self.eta, T=self.T,
+            s=self.samples, alpha=self.alpha, beta=self.beta, accountant=self.accountant,
         )  # fmt: skip
-        rounds = play(queries, records, plan.T)
-        for info, samples in zip(rounds, queries.sample_stats, strict=True):
-            info.update(samples)
-        rows = np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d)
-        parameters = {**asdict(plan), "budget": plan.budget.to_dict(), "n": data.n,
-                      "d": data.d, "queries": len(workload), "oracle": oracle.name,
+
+    def run(self, run: Run) -> Outcome:
+        plan, data = run.plan, run.data
+        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_error)
+        free = FreeAttributes(check_policy(self.free_attributes), data.onehot_groups)
+        rows, rounds = dqrs(
+            run.workload, run.true_answers, n=data.n, onehot_groups=data.onehot_groups,
+            plan=plan, oracle=oracle, free=free, ledger=run.ledger, rng=run.rng,
+            on_error=self.on_error,
+        )  # fmt: skip
+        parameters = {**asdict(plan), "budget": plan.budget.to_dict(), "oracle": oracle.name,
                       "free_attributes": self.free_attributes,
                       "fresh_samples": int(sum(r["fresh"] for r in rounds[1:])),
                       "short_rounds": int(sum(r["size"] < plan.s for r in rounds))}  # fmt: skip
-        return Release(
-            "dqrs",
-            Records(rows, None, data.domain),
-            ledger,
-            parameters,
-            rounds,
-            {
-                "true_answers_s": t_answers,
-                **round_timings(rounds),
-                "total_s": time.perf_counter() - start,
-            },
-        )
+        return Outcome(Records(rows, None, data.domain), rounds, parameters)

@@ -13,11 +13,9 @@ accountant; theory mode from ``(alpha, beta)`` (Algorithm 2's settings, Remark 4
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -28,21 +26,15 @@ from dpquery.algorithms.free import (
     check_policy,
     private_density,
 )
-from dpquery.algorithms.game import (
-    check_inputs,
-    play,
-    progress_printer,
-    round_timings,
-    show_progress,
-    true_answers_of,
-)
+from dpquery.algorithms.game import Progress, play, to_unit
 from dpquery.algorithms.parameters import (
-    budget_for,
+    budget_of,
     ceil_epsilon,
     check_parameters,
+    epsilon_delta,
     log_universe_size,
 )
-from dpquery.algorithms.release import Release
+from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -65,7 +57,7 @@ from dpquery.privacy import (
 )
 from dpquery.privacy.dualquery import dualquery_round_charge
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike, make_rng
+from dpquery.rng import SeedLike
 
 DEFAULT_ETA = 1.2
 DEFAULT_SAMPLES = 1000
@@ -73,21 +65,22 @@ DEFAULT_SAMPLES = 1000
 
 @dataclass(frozen=True)
 class DualQueryPlan:
-    """Resolved parameters of a run and the budget its ledger enforces."""
+    """Resolved parameters of a run on ``n`` records and the budget its ledger enforces."""
 
     eta: float
     T: int
     s: int
+    n: int
     budget: Budget
     mode: str
     density_epsilon: float | None = None
 
-    def charges(self, n: int) -> list[Charge]:
+    def charges(self) -> list[Charge]:
         """Everything the run will charge, in order."""
         density = [] if self.density_epsilon is None else [
             Charge(DENSITY_MECHANISM, PureDP(self.density_epsilon))
         ]  # fmt: skip
-        return density + dualquery_plan(eta=self.eta, T=self.T, s=self.s, n=n)
+        return density + dualquery_plan(eta=self.eta, T=self.T, s=self.s, n=self.n)
 
 
 def plan_dualquery(
@@ -124,7 +117,7 @@ def plan_dualquery(
 
     def cost(eta_: float, T_: int, s_: int) -> float:
         totals = Composition(density + dualquery_plan(eta=eta_, T=T_, s=s_, n=n)).totals()
-        probe = budget_for(1.0, delta)
+        probe = budget_of(1.0, delta)
         return spend(totals, probe, acc)
 
     if alpha is not None:
@@ -140,18 +133,17 @@ def plan_dualquery(
                 f"Algorithm 2's parameters for alpha={alpha} (T={p.T}, s={p.s}, eta={p.eta:g}) "
                 f"need epsilon={needed:.4g} on n={n}, more than the budget {epsilon}"
             )
-        budget = budget_for(epsilon if epsilon is not None else ceil_epsilon(needed), delta)
-        return DualQueryPlan(p.eta, p.T, p.s, budget, "theory", density_epsilon)
+        budget = budget_of(epsilon if epsilon is not None else ceil_epsilon(needed), delta)
+        return DualQueryPlan(p.eta, p.T, p.s, n, budget, "theory", density_epsilon)
     if epsilon is None:
         if eta is None or T is None or s is None:
             raise DPQueryError(
                 "give a budget (epsilon, delta), or all of eta, T and s, or alpha (theory mode)"
             )
         check_parameters(eta, T, s)
-        return DualQueryPlan(
-            eta, T, s, budget_for(ceil_epsilon(cost(eta, T, s)), delta), "explicit", density_epsilon
-        )
-    budget = budget_for(epsilon, delta)
+        budget = budget_of(ceil_epsilon(cost(eta, T, s)), delta)
+        return DualQueryPlan(eta, T, s, n, budget, "explicit", density_epsilon)
+    budget = budget_of(epsilon, delta)
     eta = DEFAULT_ETA if eta is None else eta
     if T is not None and s is not None:
         check_parameters(eta, T, s)
@@ -161,7 +153,7 @@ def plan_dualquery(
                 f"eta={eta:g}, T={T}, s={s} need epsilon={cost(eta, T, s):.4g} on n={n}, more "
                 f"than the budget {budget.describe()}"
             )
-        return DualQueryPlan(eta, T, s, budget, "explicit", density_epsilon)
+        return DualQueryPlan(eta, T, s, n, budget, "explicit", density_epsilon)
     if T is not None:  # the largest s for the given T
         check_parameters(eta, T, 1)
         if density:
@@ -169,7 +161,7 @@ def plan_dualquery(
         s = dualquery_max_samples(budget, eta=eta, T=T, n=n, accountant=acc)
         if s < 1:
             raise DPQueryError(f"no sample size fits {budget.describe()} with T={T}")
-        return DualQueryPlan(eta, T, s, budget, "budget (largest s)", density_epsilon)
+        return DualQueryPlan(eta, T, s, n, budget, "budget (largest s)", density_epsilon)
     s = DEFAULT_SAMPLES if s is None else s
     check_parameters(eta, 1, s)
 
@@ -183,7 +175,7 @@ def plan_dualquery(
             f"{budget.describe()} admits only {T} round(s) with eta={eta:g}, s={s}, n={n}; "
             "lower eta or s"
         )
-    return DualQueryPlan(eta, T, s, budget, "budget (largest T)", density_epsilon)
+    return DualQueryPlan(eta, T, s, n, budget, "budget (largest T)", density_epsilon)
 
 
 RoundCallback = Callable[[dict[str, Any]], None]
@@ -230,7 +222,7 @@ def dualquery(
     ledger: Ledger,
     rng: np.random.Generator,
     on_round: RoundCallback | None = None,
-    on_oracle_error: str = "fallback",
+    on_error: str = "fallback",
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """DualQuery, Algorithm 2: the ``T`` best-response records and per-round statistics.
 
@@ -238,26 +230,31 @@ def dualquery(
     (parities: (1 + p) / 2) so the score's sensitivity is ``(t-1)/n`` as Theorem 4.2's
     proof requires.
     """
-    lo, hi = workload.value_range
-    true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
     queries = MultiplicativeWeightsSampler(
-        true_unit, eta=plan.eta, s=plan.s, n=n, rng=rng, ledger=ledger
+        to_unit(workload, true_answers), eta=plan.eta, s=plan.s, n=n, rng=rng, ledger=ledger
     )
     records = BestResponder(
         workload, onehot_groups=onehot_groups, oracle=oracle, free=free, rng=rng,
-        on_oracle_error=on_oracle_error,
+        on_error=on_error,
     )  # fmt: skip
     stats = play(queries, records, plan.T, on_round)
     return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), stats
 
 
-class DualQuery:
-    """Private synthetic data by DualQuery (Algorithm 2), scikit-learn style.
+class DualQuery(Synthesizer):
+    """Private synthetic data by DualQuery (Algorithm 2).
 
     Hyperparameters are stored as given; :meth:`fit` validates them, resolves the mode
-    (:func:`plan_dualquery`), and returns a :class:`Release`. ``seed`` fixes every random
-    choice (for testing and research); without it the run is unpredictable.
+    (:func:`plan_dualquery`; ``samples`` is the paper's ``s``), and returns a
+    :class:`Release`. ``seed`` fixes every random choice (for testing and research); without
+    it the run is unpredictable.
     """
+
+    name: ClassVar[str] = "dualquery"
+    options: ClassVar[tuple[str, ...]] = (
+        "epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
+        "free_attributes", "density_epsilon",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -274,7 +271,7 @@ class DualQuery:
         free_attributes: str = "zeros",
         density_epsilon: float | None = None,
         accountant: Accountant | None = None,
-        on_oracle_error: str = "fallback",
+        on_error: str = "fallback",
         seed: SeedLike = None,
         progress: bool | None = None,
     ) -> None:
@@ -290,11 +287,13 @@ class DualQuery:
         self.free_attributes = free_attributes
         self.density_epsilon = density_epsilon
         self.accountant = accountant
-        self.on_oracle_error = on_oracle_error
+        self.on_error = on_error
         self.seed = seed
         self.progress = progress
 
-    def plan(self, data: BinaryData, workload: Workload) -> DualQueryPlan:
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> DualQueryPlan:
         """The parameters and budget :meth:`fit` would use; reads only public sizes."""
         policy = check_policy(self.free_attributes)
         density_eps = None
@@ -306,56 +305,30 @@ class DualQuery:
             raise DPQueryError("density_epsilon applies only to free_attributes='private-density'")
         return plan_dualquery(
             n=data.n, num_queries=2 * len(workload), log_universe=log_universe_size(data),
-            epsilon=self.epsilon, delta=self.delta, eta=self.eta, T=self.T, s=self.samples,
-            alpha=self.alpha, beta=self.beta, density_epsilon=density_eps,
+            **epsilon_delta(self.name, self.budget_keywords(budget)), eta=self.eta, T=self.T,
+            s=self.samples, alpha=self.alpha, beta=self.beta, density_epsilon=density_eps,
             accountant=self.accountant,
         )  # fmt: skip
 
-    def fit(
-        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
-    ) -> Release:
-        """Run DualQuery on ``data`` for ``workload``; ``true_answers`` may be passed when
-        already computed (e.g. from a cache)."""
-        check_inputs("DualQuery", data, workload)
-        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
-        plan = self.plan(data, workload)
-        rng = make_rng(self.seed)
-        ledger = Ledger(plan.budget, self.accountant)
-        ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn
-        true_answers, t_answers = true_answers_of(workload, data, true_answers)
-        start = time.perf_counter() - t_answers
+    def run(self, run: Run) -> Outcome:
+        plan, data = run.plan, run.data
+        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_error)
         density = None
         if plan.density_epsilon is not None:
-            density = private_density(data, epsilon=plan.density_epsilon, rng=rng, ledger=ledger)
+            density = private_density(
+                data, epsilon=plan.density_epsilon, rng=run.rng, ledger=run.ledger
+            )
         free = FreeAttributes(check_policy(self.free_attributes), data.onehot_groups, density)
-        progress = (
-            progress_printer("DualQuery", plan.T, _describe_round)
-            if show_progress(self.progress)
-            else None
-        )
+        progress = Progress(self.name, plan.T, _describe_round, self.progress)
         rows, rounds = dualquery(
-            workload, true_answers, n=data.n, onehot_groups=data.onehot_groups, plan=plan,
-            oracle=oracle, free=free, ledger=ledger, rng=rng, on_round=progress,
-            on_oracle_error=self.on_oracle_error,
+            run.workload, run.true_answers, n=data.n, onehot_groups=data.onehot_groups,
+            plan=plan, oracle=oracle, free=free, ledger=run.ledger, rng=run.rng,
+            on_round=progress.callback, on_error=self.on_error,
         )  # fmt: skip
-        if progress is not None:
-            print(file=sys.stderr)
-        total = time.perf_counter() - start
-        parameters = {**asdict(plan), "budget": plan.budget.to_dict(), "n": data.n,
-                      "d": data.d, "queries": len(workload), "oracle": oracle.name,
+        progress.close()
+        parameters = {**asdict(plan), "budget": plan.budget.to_dict(), "oracle": oracle.name,
                       "free_attributes": self.free_attributes}  # fmt: skip
-        return Release(
-            "dualquery",
-            Records(rows, None, data.domain),
-            ledger,
-            parameters,
-            rounds,
-            {
-                "true_answers_s": t_answers,
-                **round_timings(rounds),
-                "total_s": total,
-            },
-        )
+        return Outcome(Records(rows, None, data.domain), rounds, parameters)
 
 
 def _describe_round(info: dict[str, Any]) -> str:

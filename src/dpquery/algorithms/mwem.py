@@ -36,15 +36,14 @@ selection and ``1 - f`` to measurement:
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.game import play, round_timings
-from dpquery.algorithms.parameters import positive_int
-from dpquery.algorithms.release import Release
+from dpquery.algorithms.game import play, to_unit
+from dpquery.algorithms.parameters import budget_of, fraction, positive_int
+from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
 from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -61,11 +60,12 @@ from dpquery.privacy import (
     zcdp_rho_for,
 )
 from dpquery.privacy.errors import BudgetExceededError
-from dpquery.queries import Workload, answer
+from dpquery.queries import Workload
 from dpquery.queries.evaluate import answer_weighted
-from dpquery.rng import SeedLike, make_rng
+from dpquery.rng import SeedLike
 
 DEFAULT_MAX_CELLS = 2**24
+MEASUREMENTS = ("laplace", "gaussian")
 SELECTION = "MWEM exponential mechanism"
 MEASUREMENT = "MWEM measurement"
 
@@ -175,33 +175,22 @@ def plan_mwem(
     """Split the budget (``epsilon``, ``delta``) or ``rho`` evenly over ``T`` rounds and, within a
     round, ``selection_share`` to selection and the rest to measurement (Hardt et al. 2012,
     Section 3, split evenly), in pure DP or zCDP (module docstring)."""
-    if isinstance(T, bool) or not isinstance(T, int | np.integer) or T < 1:
-        raise DPQueryError(f"T must be a positive integer, got {T!r}")
-    if measurement not in ("laplace", "gaussian"):
+    T = positive_int("T", T)
+    if measurement not in MEASUREMENTS:
         raise DPQueryError(f"measurement must be 'laplace' or 'gaussian', got {measurement!r}")
-    if not (isinstance(selection_share, float | int) and 0 < selection_share < 1):
-        raise DPQueryError(
-            f"selection_share must be strictly between 0 and 1, got {selection_share!r}"
-        )
-    share = float(selection_share)
-    if rho is not None:
-        if epsilon is not None or delta is not None:
-            raise DPQueryError("give epsilon (with delta) or rho, not both")
-        if not (isinstance(rho, int | float) and 0 < rho < math.inf):
-            raise DPQueryError(f"rho must be a positive number, got {rho!r}")
-        return _zcdp_plan(int(T), measurement, Budget.zcdp(rho), rho, share, accountant)
-    if not (isinstance(epsilon, int | float) and 0 < epsilon < math.inf):
-        raise DPQueryError(f"epsilon must be a positive number, got {epsilon!r}")
-    if not delta:
+    share = fraction("selection_share", selection_share)
+    budget = budget_of(epsilon, delta, rho)
+    if budget.measure == "zcdp":
+        assert budget.rho is not None
+        return _zcdp_plan(T, measurement, budget, budget.rho, share, accountant)
+    if budget.measure == "pure":
         if measurement == "gaussian":
             raise DPQueryError("Gaussian measurement needs delta > 0 (zCDP); pure DP uses laplace")
-        budget = Budget.pure(epsilon)
-        eps_select, eps_measure = share * epsilon / T, (1 - share) * epsilon / T
-        plan = MWEMPlan(int(T), measurement, budget, eps_select, eps_measure, None)
+        eps = budget.limit
+        plan = MWEMPlan(T, measurement, budget, share * eps / T, (1 - share) * eps / T, None)
         return _within_budget(plan, accountant)
-    budget = Budget.approx(epsilon, delta)
-    rho = zcdp_rho_for(epsilon, delta)
-    return _zcdp_plan(int(T), measurement, budget, rho, share, accountant)
+    rho = zcdp_rho_for(budget.limit, budget.delta)
+    return _zcdp_plan(T, measurement, budget, rho, share, accountant)
 
 
 def _zcdp_plan(
@@ -302,15 +291,13 @@ class DomainWeights:
 
     def unit_answers(self, p: np.ndarray) -> np.ndarray:
         """Unit-scaled answers of the whole workload on the cell distribution ``p``."""
-        lo, hi = self.workload.value_range
-        return (answer_weighted(self.workload, self.packed, p) - lo) / (hi - lo)
+        return to_unit(self.workload, answer_weighted(self.workload, self.packed, p))
 
     def query_values(self, i: int) -> np.ndarray:
         """``q_i(x)`` (unit-scaled, 0 or 1) on every cell, cached for the measured queries."""
         if i not in self._values:
             one = self.workload.subset(np.array([i]))
-            lo, hi = self.workload.value_range
-            self._values[i] = (answer_cells(one, self.cells) - lo) / (hi - lo)
+            self._values[i] = to_unit(self.workload, answer_cells(one, self.cells))
         return self._values[i]
 
     def start(self) -> np.ndarray:
@@ -376,8 +363,29 @@ def answer_cells(workload: Workload, cells: np.ndarray) -> np.ndarray:
     return out[0] if len(workload) == 1 else out
 
 
-class MWEM:
-    """Private synthetic data by MWEM (Hardt, Ligett and McSherry 2012), scikit-learn style.
+def mwem(
+    workload: Workload,
+    true_answers: np.ndarray,
+    *,
+    n: int,
+    cells: np.ndarray,
+    prior: np.ndarray | None,
+    plan: MWEMPlan,
+    passes: int,
+    ledger: Ledger,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """MWEM (Hardt et al. 2012, Algorithm 1): the average distribution over ``cells``
+    (``(1/T) sum_t A_t``) and per-round statistics."""
+    queries = WorstQuerySelector(to_unit(workload, true_answers), plan, n=n, rng=rng,
+                                 ledger=ledger)  # fmt: skip
+    domain = DomainWeights(workload, cells, prior, passes)
+    rounds = play(queries, domain, plan.T)
+    return domain.average / plan.T, rounds
+
+
+class MWEM(Synthesizer):
+    """Private synthetic data by MWEM (Hardt, Ligett and McSherry 2012).
 
     ``epsilon`` with ``delta`` None (pure DP, Laplace measurement), ``delta > 0`` or ``rho``
     (zCDP, ``measurement="gaussian"`` or ``"laplace"``); ``T`` rounds. The domain is that of
@@ -386,6 +394,9 @@ class MWEM:
     weights as the starting distribution (see the module docstring for when that is private;
     :func:`support_cells`). The release is every cell weighted by the average distribution.
     """
+
+    name: ClassVar[str] = "mwem"
+    options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "T", "measurement", "max_cells")
 
     def __init__(
         self,
@@ -414,57 +425,32 @@ class MWEM:
         self.accountant = accountant
         self.seed = seed
 
-    def plan(self) -> MWEMPlan:
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> MWEMPlan:
         """The per-round costs :meth:`fit` will charge; reads nothing private."""
-        if self.epsilon is None and self.rho is None:
+        keywords = self.budget_keywords(budget)
+        if keywords["epsilon"] is None and keywords["rho"] is None:
             raise DPQueryError("MWEM needs a budget: epsilon (and delta for zCDP) or rho")
-        return plan_mwem(epsilon=self.epsilon, delta=self.delta, T=self.T, rho=self.rho,
-                         measurement=self.measurement, selection_share=self.selection_share,
+        plan = plan_mwem(**keywords, T=self.T, measurement=self.measurement,
+                         selection_share=self.selection_share,
                          accountant=self.accountant)  # fmt: skip
+        return plan
 
-    def fit(
-        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
-    ) -> Release:
-        """Run MWEM on ``data`` for ``workload`` (``true_answers``: ``q(D)``, if known)."""
-        if workload.d != data.d:
-            raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
-        plan = self.plan()
+    def run(self, run: Run) -> Outcome:
+        data, plan = run.data, run.plan
         if self.support is None:
             check_domain_size(data.d, data.onehot_groups, self.max_cells)  # before enumerating
-            cells, prior = None, None
+            cells, prior = enumerate_cells(data.d, data.onehot_groups), None
         else:
             cells, prior = support_cells(self.support, data.d, self.max_cells)
-        rng = make_rng(self.seed)
-        ledger = Ledger(plan.budget, self.accountant)
-        ledger.check(plan.charges())
-        start = time.perf_counter()
-        if true_answers is None:
-            true_answers = answer(workload, data)
-        elif np.shape(true_answers) != (len(workload),):
-            raise DPQueryError(f"true_answers must have {len(workload)} entries")
-        lo, hi = workload.value_range
-        true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
-        t_answers = time.perf_counter() - start
-        if cells is None:
-            cells = enumerate_cells(data.d, data.onehot_groups)
-        domain = DomainWeights(workload, cells, prior, positive_int("passes", self.passes))
-        queries = WorstQuerySelector(true_unit, plan, n=data.n, rng=rng, ledger=ledger)
-        rounds = play(queries, domain, plan.T)
+        average, rounds = mwem(
+            run.workload, run.true_answers, n=data.n, cells=cells, prior=prior, plan=plan,
+            passes=self.passes, ledger=run.ledger, rng=run.rng,
+        )  # fmt: skip
         parameters = {"T": plan.T, "measurement": plan.measurement,
                       "epsilon_select": plan.epsilon_select,
                       "epsilon_measure": plan.epsilon_measure, "rho_measure": plan.rho_measure,
-                      "budget": plan.budget.to_dict(), "n": data.n, "d": data.d,
-                      "cells": int(cells.shape[0]), "support": self.support is not None,
-                      "queries": len(workload)}  # fmt: skip
-        return Release(
-            "mwem",
-            Records(cells, domain.average / plan.T, data.domain),
-            ledger,
-            parameters,
-            rounds,
-            {
-                "true_answers_s": t_answers,
-                **round_timings(rounds),
-                "total_s": time.perf_counter() - start,
-            },
-        )
+                      "budget": plan.budget.to_dict(), "cells": int(cells.shape[0]),
+                      "support": self.support is not None}  # fmt: skip
+        return Outcome(Records(cells, average, data.domain), rounds, parameters)
