@@ -28,6 +28,7 @@ class Option:
     check: Callable[[str, Any], Any] | None = None
     flag: str | None = None
     metavar: str | None = None
+    aliases: tuple[str, ...] = ()
 
     @property
     def cli_flag(self) -> str:
@@ -48,6 +49,8 @@ def _choice(choices: tuple[str, ...]) -> Callable[[str, Any], Any]:
 def _options() -> dict[str, Option]:
     from dpquery.algorithms.fem_plan import ACCOUNTINGS, AUTHORS_ADULT
     from dpquery.algorithms.free import POLICIES, check_policy
+    from dpquery.algorithms.reweight import ROUNDS_AT_EPSILON_1
+    from dpquery.oracles import oracle_names
 
     table = [
         Option("epsilon", "privacy budget epsilon"),
@@ -67,6 +70,7 @@ def _options() -> dict[str, Option]:
             "round: the papers' s",
             int,
             check=positive_int,
+            aliases=("--s",),
         ),
         Option("alpha", "target accuracy (theory mode)"),
         Option("beta", "failure probability (theory mode)"),
@@ -87,7 +91,12 @@ def _options() -> dict[str, Option]:
             ACCOUNTINGS,
             _choice(ACCOUNTINGS),
         ),
-        Option("size", "resample the output to this many records", int, check=positive_int),
+        Option(
+            "size",
+            "records in the output (fem, sepfem: a resample of the release)",
+            int,
+            check=positive_int,
+        ),
         Option("workers", "processes for a round's independent solves", int, check=positive_int),
         Option(
             "measurement",
@@ -106,7 +115,14 @@ def _options() -> dict[str, Option]:
             flag="--reweight",
             metavar="FRACTION",
         ),
-        Option("oracle", "best-response oracle (default heuristic)", str),
+        Option(
+            "reweight_rounds",
+            f"MWEM rounds of the reweighting (default {ROUNDS_AT_EPSILON_1} sqrt(epsilon))",
+            int,
+            check=positive_int,
+            metavar="T",
+        ),
+        Option("oracle", "best-response oracle (default heuristic)", str, oracle_names()),
         Option(
             "free_attributes",
             "policy for bits no query constrains (default zeros)",

@@ -67,7 +67,19 @@ class Guarantee:
     delta: float | None = None
     rho: float | None = None
 
+    @classmethod
+    def from_dict(cls, obj: dict[str, object]) -> Guarantee:
+        """The guarantee :meth:`to_dict` wrote (a report's ``"inf"`` back to infinity)."""
+
+        def number(key: str) -> float | None:
+            v = obj.get(key)
+            return math.inf if v == "inf" else None if v is None else float(v)  # type: ignore[arg-type]
+
+        return cls(str(obj["measure"]), str(obj["accountant"]), number("epsilon"),
+                   number("delta"), number("rho"))  # fmt: skip
+
     def describe(self) -> str:
+        """The one printed form of a guarantee: its value(s) and the accountant."""
         if self.measure == "zcdp":
             value = f"rho={self.rho:.6g}"
         elif self.measure == "pure":
