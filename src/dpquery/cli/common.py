@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
 from collections.abc import Iterator
@@ -18,6 +19,20 @@ from dpquery.errors import DPQueryError, NonPrivateWarning
 
 if TYPE_CHECKING:
     from dpquery.backends import DaskBackend, PartitionedData
+
+
+@contextmanager
+def flag_errors(*names: str) -> Iterator[None]:
+    """Library errors raised inside, with the parameters ``names`` spelled as flags
+    (``delta`` -> ``--delta``): the library names values, the command line names flags."""
+    try:
+        yield
+    except DPQueryError as exc:
+        message = str(exc)
+        for name in names:
+            flag = "--" + name.replace("_", "-")
+            message = re.sub(rf"(?<![\w=-]){re.escape(name)}(?![\w=])", flag, message)
+        raise DPQueryError(message) from None
 
 
 def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
