@@ -372,6 +372,7 @@ ALGORITHM_RUNS = {
     "fem": ("--epsilon", "1", "--T", "4", "--samples", "3"),
     "sepfem": ("--epsilon", "1", "--T", "4", "--samples", "3"),
     "mwem": ("--epsilon", "1", "--T", "5"),
+    "uniform": ("--epsilon", "1", "--size", "25"),
 }
 
 

@@ -27,7 +27,8 @@ from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import sample_records
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Accountant, Budget, Charge, ZCDPAccountant, zcdp_rho_for
+from dpquery.privacy import Accountant, Budget, Charge, ZCDPAccountant
+from dpquery.privacy.budget import budget_rho
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike
 
@@ -169,7 +170,7 @@ class Reweighted(Synthesizer):
             raise DPQueryError("give a budget: epsilon (with delta) or rho, not both")
         whole = budget_of(**keywords, default_delta=1.0 / data.n**2)
         # epsilon is converted to zCDP once; each stage spends its share of rho.
-        rho = whole.limit if whole.rho is not None else zcdp_rho_for(whole.limit, whole.delta)
+        rho = budget_rho(whole)
         first = base.with_params(**self._base_scaling(base, whole))
         assert isinstance(first, FEM)
         second = MWEM(
