@@ -42,7 +42,15 @@ from dpquery.algorithms.parameters import (
     epsilon_delta,
     log_universe_size,
 )
-from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
+from dpquery.algorithms.synthesizer import (
+    EpsilonBudget,
+    MultiplicativeWeightsParameters,
+    OracleParameters,
+    Outcome,
+    Run,
+    RunParameters,
+    Synthesizer,
+)
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -65,7 +73,6 @@ from dpquery.privacy import (
     spend,
 )
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike
 
 # Rejection sampling only pays off when s~_t = (2 gamma_t + 4 eta) s < s, i.e. eta < 1/4
 # (Theorem 9's regime, eta = alpha/4): DualQuery's default 1.2 would draw 4.8 s per round.
@@ -294,7 +301,10 @@ def dqrs(
     return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), rounds
 
 
-class DQRS(Synthesizer):
+@dataclass(kw_only=True, eq=False)
+class DQRS(
+    Synthesizer, EpsilonBudget, MultiplicativeWeightsParameters, OracleParameters, RunParameters
+):
     """Private synthetic data by DQRS (Oracle-efficient, Algorithm 4).
 
     Parameters as :class:`~dpquery.algorithms.dualquery.DualQuery` (modes: explicit
@@ -310,37 +320,6 @@ class DQRS(Synthesizer):
         "epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
         "free_attributes",
     )  # fmt: skip
-
-    def __init__(
-        self,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        eta: float | None = None,
-        T: int | None = None,
-        samples: int | None = None,
-        alpha: float | None = None,
-        beta: float | None = None,
-        oracle: str | Oracle = "heuristic",
-        oracle_options: dict[str, Any] | None = None,
-        free_attributes: str = "zeros",
-        accountant: Accountant | None = None,
-        on_error: str = "fallback",
-        seed: SeedLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.eta = eta
-        self.T = T
-        self.samples = samples
-        self.alpha = alpha
-        self.beta = beta
-        self.oracle = oracle
-        self.oracle_options = oracle_options
-        self.free_attributes = free_attributes
-        self.accountant = accountant
-        self.on_error = on_error
-        self.seed = seed
 
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None

@@ -34,7 +34,15 @@ from dpquery.algorithms.parameters import (
     epsilon_delta,
     log_universe_size,
 )
-from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
+from dpquery.algorithms.synthesizer import (
+    EpsilonBudget,
+    MultiplicativeWeightsParameters,
+    OracleParameters,
+    Outcome,
+    Run,
+    RunParameters,
+    Synthesizer,
+)
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -57,7 +65,6 @@ from dpquery.privacy import (
 )
 from dpquery.privacy.dualquery import dualquery_round_charge
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike
 
 DEFAULT_ETA = 1.2
 DEFAULT_SAMPLES = 1000
@@ -241,7 +248,10 @@ def dualquery(
     return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), stats
 
 
-class DualQuery(Synthesizer):
+@dataclass(kw_only=True, eq=False)
+class DualQuery(
+    Synthesizer, EpsilonBudget, MultiplicativeWeightsParameters, OracleParameters, RunParameters
+):
     """Private synthetic data by DualQuery (Algorithm 2).
 
     Hyperparameters are stored as given; :meth:`fit` validates them, resolves the mode
@@ -256,40 +266,8 @@ class DualQuery(Synthesizer):
         "free_attributes", "density_epsilon",
     )  # fmt: skip
 
-    def __init__(
-        self,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        eta: float | None = None,
-        T: int | None = None,
-        samples: int | None = None,
-        alpha: float | None = None,
-        beta: float | None = None,
-        oracle: str | Oracle = "heuristic",
-        oracle_options: dict[str, Any] | None = None,
-        free_attributes: str = "zeros",
-        density_epsilon: float | None = None,
-        accountant: Accountant | None = None,
-        on_error: str = "fallback",
-        seed: SeedLike = None,
-        progress: bool | None = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.eta = eta
-        self.T = T
-        self.samples = samples
-        self.alpha = alpha
-        self.beta = beta
-        self.oracle = oracle
-        self.oracle_options = oracle_options
-        self.free_attributes = free_attributes
-        self.density_epsilon = density_epsilon
-        self.accountant = accountant
-        self.on_error = on_error
-        self.seed = seed
-        self.progress = progress
+    density_epsilon: float | None = None
+    progress: bool | None = None
 
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None

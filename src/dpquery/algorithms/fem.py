@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,7 +52,14 @@ from dpquery.algorithms.players import (
     picklable,
     pool,
 )
-from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
+from dpquery.algorithms.synthesizer import (
+    OracleParameters,
+    Outcome,
+    Run,
+    RunParameters,
+    Synthesizer,
+    ZCDPBudget,
+)
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import sample_records
 from dpquery.data.records import Records
@@ -60,7 +67,6 @@ from dpquery.errors import DPQueryError
 from dpquery.oracles import Oracle
 from dpquery.privacy import Accountant, Budget, Ledger
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike
 
 RoundCallback = Callable[[dict[str, Any]], None]
 
@@ -96,7 +102,8 @@ def fem(
     return data.plays, stats
 
 
-class FEM(Synthesizer):
+@dataclass(kw_only=True, eq=False)
+class FEM(Synthesizer, ZCDPBudget, OracleParameters, RunParameters):
     """Private synthetic data by FEM (Oracle-efficient, Algorithms 1 and 2).
 
     The budget is ``epsilon`` (``delta`` default ``1/n^2``) or ``rho``, resolved by
@@ -117,50 +124,17 @@ class FEM(Synthesizer):
     )  # fmt: skip
     default_noise_multiple: ClassVar[float] = DEFAULT_NOISE_MULTIPLE
 
-    def __init__(
-        self,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        rho: float | None = None,
-        epsilon0: float | None = None,
-        T: int | None = None,
-        eta: float | None = None,
-        c: float | None = None,
-        noise_multiple: float | None = None,
-        samples: int | None = None,
-        preset: str | None = None,
-        accounting: Accounting = DEFAULT_ACCOUNTING,
-        accountant: Accountant | None = None,
-        size: int | None = None,
-        oracle: str | Oracle = "heuristic",
-        oracle_options: dict[str, Any] | None = None,
-        free_attributes: str = "zeros",
-        workers: int = 1,
-        on_error: str = "fallback",
-        seed: SeedLike = None,
-        progress: bool | None = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.rho = rho
-        self.epsilon0 = epsilon0
-        self.T = T
-        self.eta = eta
-        self.c = c
-        self.noise_multiple = noise_multiple
-        self.samples = samples
-        self.preset = preset
-        self.accounting = accounting
-        self.accountant = accountant
-        self.size = size
-        self.oracle = oracle
-        self.oracle_options = oracle_options
-        self.free_attributes = free_attributes
-        self.workers = workers
-        self.on_error = on_error
-        self.seed = seed
-        self.progress = progress
+    epsilon0: float | None = None
+    T: int | None = None
+    eta: float | None = None
+    c: float | None = None
+    noise_multiple: float | None = None
+    samples: int | None = None
+    preset: str | None = None
+    accounting: Accounting = DEFAULT_ACCOUNTING
+    size: int | None = None
+    workers: int = 1
+    progress: bool | None = None
 
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
@@ -227,6 +201,7 @@ class FEM(Synthesizer):
         return {"perturbation": "exponential (Algorithm 2)"}
 
 
+@dataclass(kw_only=True, eq=False)
 class SepFEM(FEM):
     """Private synthetic data by sepFEM (Oracle-efficient, Algorithms 1 and 3).
 
@@ -240,9 +215,7 @@ class SepFEM(FEM):
     name: ClassVar[str] = "sepfem"
     default_noise_multiple: ClassVar[float] = SEPFEM_NOISE_MULTIPLE
 
-    def __init__(self, *, separator: Workload | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.separator = separator
+    separator: Workload | None = None
 
     def perturbation(self, eta: float, workload: Workload) -> Perturbation:
         """Laplace weights at scale ``eta`` on the separator set (Algorithm 3)."""

@@ -43,7 +43,13 @@ import numpy as np
 
 from dpquery.algorithms.game import play, to_unit
 from dpquery.algorithms.parameters import budget_of, fraction, positive_int
-from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
+from dpquery.algorithms.synthesizer import (
+    Outcome,
+    Run,
+    RunParameters,
+    Synthesizer,
+    ZCDPBudget,
+)
 from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -62,7 +68,6 @@ from dpquery.privacy import (
 from dpquery.privacy.errors import BudgetExceededError
 from dpquery.queries import Workload
 from dpquery.queries.evaluate import answer_weighted
-from dpquery.rng import SeedLike
 
 DEFAULT_MAX_CELLS = 2**24
 MEASUREMENTS = ("laplace", "gaussian")
@@ -384,7 +389,8 @@ def mwem(
     return domain.average / plan.T, rounds
 
 
-class MWEM(Synthesizer):
+@dataclass(kw_only=True, eq=False)
+class MWEM(Synthesizer, ZCDPBudget, RunParameters):
     """Private synthetic data by MWEM (Hardt, Ligett and McSherry 2012).
 
     ``epsilon`` with ``delta`` None (pure DP, Laplace measurement), ``delta > 0`` or ``rho``
@@ -398,32 +404,12 @@ class MWEM(Synthesizer):
     name: ClassVar[str] = "mwem"
     options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "T", "measurement", "max_cells")
 
-    def __init__(
-        self,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        rho: float | None = None,
-        T: int = 10,
-        measurement: str = "laplace",
-        selection_share: float = 0.5,
-        passes: int = 1,
-        max_cells: int = DEFAULT_MAX_CELLS,
-        support: Records | np.ndarray | None = None,
-        accountant: Accountant | None = None,
-        seed: SeedLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.rho = rho
-        self.T = T
-        self.measurement = measurement
-        self.selection_share = selection_share
-        self.passes = passes
-        self.max_cells = max_cells
-        self.support = support
-        self.accountant = accountant
-        self.seed = seed
+    T: int = 10
+    measurement: str = "laplace"
+    selection_share: float = 0.5
+    passes: int = 1
+    max_cells: int = DEFAULT_MAX_CELLS
+    support: Records | np.ndarray | None = None
 
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None

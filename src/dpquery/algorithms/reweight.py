@@ -16,7 +16,7 @@ budget asks.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, ClassVar
 
 from dpquery.algorithms.fem import FEM
@@ -68,6 +68,7 @@ class ReweightedPlan:
         ]  # fmt: skip
 
 
+@dataclass(eq=False)
 class Reweighted(Synthesizer):
     """FEM or sepFEM, then MWEM over its records, in one budget (module docstring).
 
@@ -93,34 +94,19 @@ class Reweighted(Synthesizer):
         "epsilon", "delta", "rho", "size", "seed", "fraction", "reweight_rounds",
     )  # fmt: skip
 
-    def __init__(
-        self,
-        base: FEM | None = None,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        rho: float | None = None,
-        fraction: float = DEFAULT_FRACTION,
-        T: int | None = None,
-        measurement: str = "gaussian",
-        selection_share: float = DEFAULT_SELECTION_SHARE,
-        passes: int = DEFAULT_PASSES,
-        max_cells: int = DEFAULT_MAX_CELLS,
-        size: int | None = None,
-        seed: SeedLike = None,
-    ) -> None:
-        self.base = base
-        self.epsilon = epsilon
-        self.delta = delta
-        self.rho = rho
-        self.fraction = fraction
-        self.T = T
-        self.measurement = measurement
-        self.selection_share = selection_share
-        self.passes = passes
-        self.max_cells = max_cells
-        self.size = size
-        self.seed = seed
+    base: FEM | None = None
+    _: KW_ONLY
+    epsilon: float | None = None
+    delta: float | None = None
+    rho: float | None = None
+    fraction: float = DEFAULT_FRACTION
+    T: int | None = None
+    measurement: str = "gaussian"
+    selection_share: float = DEFAULT_SELECTION_SHARE
+    passes: int = DEFAULT_PASSES
+    max_cells: int = DEFAULT_MAX_CELLS
+    size: int | None = None
+    seed: SeedLike = None
 
     @classmethod
     def around(cls, base: type[FEM], options: dict[str, Any]) -> Reweighted:

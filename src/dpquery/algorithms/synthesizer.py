@@ -32,6 +32,7 @@ from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
+from dpquery.oracles import Oracle
 from dpquery.privacy import Accountant, Budget, Charge, Ledger
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
@@ -82,22 +83,17 @@ class Synthesizer(ABC):
 
     name: ClassVar[str]
     options: ClassVar[tuple[str, ...]] = ()
-    seed: SeedLike = None
-    accountant: Accountant | None = None
+    seed: SeedLike
 
     # --- parameters ---------------------------------------------------------------------
     @classmethod
     def parameter_names(cls) -> tuple[str, ...]:
-        """The keyword hyperparameters of ``__init__`` (through the class hierarchy)."""
-        names: dict[str, None] = {}
-        for klass in cls.__mro__:
-            init = klass.__dict__.get("__init__")
-            if init is None or klass is object:
-                continue
-            for p in inspect.signature(init).parameters.values():
-                if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD):
-                    names[p.name] = None
-        return tuple(names)
+        """The hyperparameters ``__init__`` takes."""
+        return tuple(
+            p.name
+            for p in inspect.signature(cls.__init__).parameters.values()
+            if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        )
 
     def get_params(self) -> dict[str, Any]:
         """The hyperparameters as stored (scikit-learn's ``get_params(deep=False)``)."""
@@ -144,7 +140,7 @@ class Synthesizer(ABC):
 
     def plan_accountant(self, plan: Any) -> Accountant | None:
         """The accountant of the ledger :meth:`fit` opens (None: the default, tightest)."""
-        return self.accountant
+        return getattr(self, "accountant", None)
 
     @abstractmethod
     def run(self, run: Run) -> Outcome:
@@ -190,3 +186,54 @@ class Synthesizer(ABC):
                 "total_s": time.perf_counter() - start,
             },
         )
+
+
+# --- hyperparameters shared by several algorithms -------------------------------------------
+# Estimators are keyword-only dataclasses (``__init__`` stores, :meth:`Synthesizer.validate`
+# checks); these groups declare the hyperparameters several of them take, once.
+@dataclass(kw_only=True, eq=False)
+class EpsilonBudget:
+    """A budget ``epsilon`` (``delta``: None or 0 for pure DP)."""
+
+    epsilon: float | None = None
+    delta: float | None = None
+
+
+@dataclass(kw_only=True, eq=False)
+class ZCDPBudget(EpsilonBudget):
+    """A budget ``epsilon`` (with ``delta``) or ``rho`` (zCDP)."""
+
+    rho: float | None = None
+
+
+@dataclass(kw_only=True, eq=False)
+class MultiplicativeWeightsParameters:
+    """DualQuery's and DQRS's modes: explicit ``eta, T, samples`` (the papers' ``s``), the
+    largest ``T`` or ``samples`` for a budget, or theory mode from ``alpha``, ``beta``."""
+
+    eta: float | None = None
+    T: int | None = None
+    samples: int | None = None
+    alpha: float | None = None
+    beta: float | None = None
+
+
+@dataclass(kw_only=True, eq=False)
+class OracleParameters:
+    """The data player's oracle (a name with its options, or an instance), the policy for
+    free attributes and what an oracle exception does (``"fallback"``: a random record;
+    ``"raise"``)."""
+
+    oracle: str | Oracle = "heuristic"
+    oracle_options: dict[str, Any] | None = None
+    free_attributes: str = "zeros"
+    on_error: str = "fallback"
+
+
+@dataclass(kw_only=True, eq=False)
+class RunParameters:
+    """The accountant of the ledger a fit opens (None: the tightest proved) and the seed of
+    every random choice (None: unpredictable)."""
+
+    accountant: Accountant | None = None
+    seed: SeedLike = None

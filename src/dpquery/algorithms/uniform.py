@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpquery.algorithms.parameters import budget_of
-from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
+from dpquery.algorithms.synthesizer import EpsilonBudget, Outcome, Run, Synthesizer
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.privacy import Budget, Charge
@@ -44,24 +44,15 @@ def uniform_records(
     return rows
 
 
-class UniformRecords(Synthesizer):
+@dataclass(kw_only=True, eq=False)
+class UniformRecords(Synthesizer, EpsilonBudget):
     """``size`` records drawn uniformly from the domain, whatever the data."""
 
     name: ClassVar[str] = "uniform"
     options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "size")
 
-    def __init__(
-        self,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        size: int = 1000,
-        seed: SeedLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.size = size
-        self.seed = seed
+    size: int = 1000
+    seed: SeedLike = None
 
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
