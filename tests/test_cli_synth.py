@@ -16,7 +16,7 @@ from dpquery.cli import main
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
 from dpquery.oracles import OracleResult, get_oracle
-from dpquery.privacy import dualquery_pure_epsilon
+from dpquery.privacy.dualquery import dualquery_pure_epsilon
 from dpquery.queries import Workload
 
 DOMAIN = Domain(

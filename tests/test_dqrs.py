@@ -17,18 +17,15 @@ from scipy import stats
 from dpquery.algorithms.dqrs import DQRS, algorithm_4_parameters, plan_dqrs, rejection_step
 from dpquery.data import Binary, BinaryData, Categorical, Domain, encode
 from dpquery.errors import DPQueryError
-from dpquery.privacy import (
-    Budget,
-    Composition,
-    Ledger,
-    ZCDPAccountant,
+from dpquery.privacy import Budget, Composition, Ledger, ZCDPAccountant, fits
+from dpquery.privacy.dqrs import (
+    FRESH,
+    REJECTION,
     dqrs_fresh_samples,
     dqrs_max_rounds,
     dqrs_plan,
     dqrs_rho,
-    fits,
 )
-from dpquery.privacy.dqrs import FRESH, REJECTION
 from dpquery.queries import Workload, answer, random_marginal_queries
 
 DOMAIN = Domain(

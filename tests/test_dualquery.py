@@ -39,16 +39,18 @@ from dpquery.privacy import (
     PureDP,
     Tightest,
     ZCDPAccountant,
+    fits,
+)
+from dpquery.privacy.conversions import zcdp_to_epsilon
+from dpquery.privacy.dualquery import (
+    MECHANISM,
     dualquery_epsilon_heterogeneous,
     dualquery_epsilon_theorem_4_3,
     dualquery_plan,
     dualquery_pure_epsilon,
     dualquery_rho,
-    fits,
     remark_4_7_parameters,
 )
-from dpquery.privacy.conversions import zcdp_to_epsilon
-from dpquery.privacy.dualquery import MECHANISM
 from dpquery.queries import (
     Workload,
     answer,

@@ -27,13 +27,8 @@ from dpquery.algorithms.fem import (
 from dpquery.data import Binary, BinaryData, Categorical, Domain, Records, encode
 from dpquery.errors import DPQueryError
 from dpquery.oracles import BestResponse, get_oracle
-from dpquery.privacy import (
-    Budget,
-    Composition,
-    fem_plan,
-    fem_round_epsilon,
-    fem_round_rho,
-)
+from dpquery.privacy import Budget, Composition
+from dpquery.privacy.fem import fem_plan, fem_round_epsilon, fem_round_rho
 from dpquery.queries import Workload, answer, random_marginal_queries, random_parities
 
 DOMAIN = Domain(

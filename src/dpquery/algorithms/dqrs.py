@@ -13,7 +13,7 @@ best responder, unchanged; the loop is :func:`dpquery.algorithms.game.play`.
 
 Privacy (zCDP, on the ledger): the rejection tests read the data and are
 ``max(eta/n, eta/(gamma_t n))``-DP each (Lemma 11/18); the fresh samples are exponential
-mechanisms (Lemma 19). :func:`dpquery.privacy.dqrs_round_charges` states both; see
+mechanisms (Lemma 19). :func:`dpquery.privacy.dqrs.dqrs_round_charges` states both; see
 ``docs/dqrs-mwem.md`` for the derivation and the off-by-one in the proof of Theorem 17.
 
 Indexing. Algorithm 4's round ``t`` best-responds to ``S_t`` and then builds ``S_{t+1}``.
@@ -62,15 +62,17 @@ from dpquery.privacy import (
     Composition,
     Ledger,
     default_accountant,
+    fits,
+    largest_integer,
+    sample_from_log_weights,
+    spend,
+)
+from dpquery.privacy.dqrs import (
     dqrs_fresh_samples,
     dqrs_gamma,
     dqrs_max_rounds,
     dqrs_plan,
     dqrs_round_charges,
-    fits,
-    largest_integer,
-    sample_from_log_weights,
-    spend,
 )
 from dpquery.queries import Workload
 
@@ -130,7 +132,7 @@ def plan_dqrs(
       ``epsilon`` they must fit it;
     * budget: ``epsilon`` (``delta``; none for pure DP) with ``eta`` (default 0.1) and one of
       ``T``, ``s`` (default ``s = 1000``): the largest other one that fits (``T`` via
-      :func:`dpquery.privacy.dqrs_max_rounds`, plus one: the last round resamples nothing);
+      :func:`dpquery.privacy.dqrs.dqrs_max_rounds`, plus one: the last round resamples nothing);
     * explicit: ``eta, T, s`` without ``epsilon``: the budget is what they cost.
     """
     acc = accountant if accountant is not None else default_accountant()
@@ -213,7 +215,7 @@ def rejection_step(
 
     ``payoff[q] = A_D(x^t, q) = q(x^t) - q(D)`` over the closed workload (in [-1, 1]);
     ``log_weights_next`` gives ``Q^{t+1}`` (any additive constant). Both read the private
-    data, so :func:`dpquery.privacy.dqrs_round_charges` (Lemmas 18 and 19) is charged first.
+    data, so :func:`dpquery.privacy.dqrs.dqrs_round_charges` (Lemmas 18 and 19) is charged first.
     If more than ``s~_t`` queries are rejected (probability at most ``(e/4)^{s~_t}``, Lemma 21)
     ``S_{t+1}`` keeps fewer than ``s`` queries: drawing more would make the spend depend on
     the data.

@@ -55,15 +55,17 @@ from dpquery.privacy import (
     Ledger,
     PureDP,
     default_accountant,
-    dualquery_max_samples,
-    dualquery_plan,
-    dualquery_sample_round,
     fits,
     max_rounds,
-    remark_4_7_parameters,
     spend,
 )
-from dpquery.privacy.dualquery import dualquery_round_charge
+from dpquery.privacy.dualquery import (
+    dualquery_max_samples,
+    dualquery_plan,
+    dualquery_round_charge,
+    dualquery_sample_round,
+    remark_4_7_parameters,
+)
 from dpquery.queries import Workload
 
 DEFAULT_ETA = 1.2

@@ -25,22 +25,20 @@ from dpquery.privacy import (
     Tightest,
     ZCDPAccountant,
     all_accountants,
-    dqrs_max_rounds,
-    dqrs_plan,
-    dqrs_rho,
-    dualquery_max_rounds,
-    dualquery_plan,
-    fem_max_epsilon0,
-    fem_max_rounds,
-    fem_plan,
-    fem_round_epsilon,
     zcdp_to_epsilon,
 )
 from dpquery.privacy._validate import open_unit
 from dpquery.privacy.budget import require_measurable
 from dpquery.privacy.conversions import CONVERSIONS
-from dpquery.privacy.dqrs import dqrs_max_rounds_as_printed
-from dpquery.privacy.fem import fem_algorithm_1_round
+from dpquery.privacy.dqrs import dqrs_max_rounds, dqrs_max_rounds_as_printed, dqrs_plan, dqrs_rho
+from dpquery.privacy.dualquery import dualquery_max_rounds, dualquery_plan
+from dpquery.privacy.fem import (
+    fem_algorithm_1_round,
+    fem_max_epsilon0,
+    fem_max_rounds,
+    fem_plan,
+    fem_round_epsilon,
+)
 
 Row = dict[str, object]
 
