@@ -15,7 +15,7 @@ Formulation (over the presolved problem; ``l`` ranges over a clause's literals, 
 
 CP-SAT proves optima quickly here only with one worker and ``linearization_level=2`` (the
 LP relaxation of the ``z <= x`` rows), hinted with the heuristic's record; the defaults can
-leave 5-12% gaps (dpquery issue 5). A time limit stops it with the best incumbent, which is
+leave 5-12% gaps. A time limit stops it with the best incumbent, which is
 never worse than the hint.
 """
 
@@ -111,7 +111,7 @@ class CPSatOracle:
     ``time_limit`` (seconds, None for none) stops the search with the best incumbent and
     sets ``timed_out``; ``abs_gap`` stops once the proven bound is within that much of the
     incumbent (DualQuery needs only an approximate best response, Theorem 4.6: alpha/4 * s
-    is the issue's suggestion). ``hint`` runs the heuristic first with ``hint_kicks`` kicks.
+    suffices). ``hint`` runs the heuristic first with ``hint_kicks`` kicks.
     """
 
     time_limit: float | None = 60.0

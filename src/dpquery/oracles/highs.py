@@ -13,7 +13,7 @@ integers once ``x`` is integral:
   ``[0, floor(|S|/2)]``, objective ``w_c (2 c_c - 1)``;
 * one-hot groups ``sum_g x_j = 1``; the linear term on ``x``.
 
-A good exact fallback on large plain (group-free) instances (dpquery issue 5).
+A good exact fallback on large plain (group-free) instances (docs/oracles.md).
 """
 
 from __future__ import annotations
