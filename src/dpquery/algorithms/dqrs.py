@@ -35,10 +35,8 @@ from dpquery.algorithms.best_response import BestResponder, resolve_oracle
 from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
 from dpquery.algorithms.free import FreeAttributes, check_policy
 from dpquery.algorithms.game import play, to_unit
+from dpquery.algorithms.modes import MultiplicativeWeightsModes, resolve_modes
 from dpquery.algorithms.parameters import (
-    budget_of,
-    ceil_epsilon,
-    check_parameters,
     epsilon_delta,
     log_universe_size,
 )
@@ -65,7 +63,6 @@ from dpquery.privacy import (
     fits,
     largest_integer,
     sample_from_log_weights,
-    spend,
 )
 from dpquery.privacy.dqrs import (
     dqrs_fresh_samples,
@@ -140,61 +137,31 @@ def plan_dqrs(
     def plan_of(eta_: float, T_: int, s_: int) -> list[Charge]:
         return dqrs_plan(eta=eta_, T=T_ - 1, s=s_, n=n) if T_ > 1 else []
 
-    def cost(eta_: float, T_: int, s_: int) -> float:
-        return spend(Composition(plan_of(eta_, T_, s_)).totals(), budget_of(1.0, delta), acc)
-
-    if alpha is not None:
-        if eta is not None or T is not None or s is not None:
-            raise DPQueryError("give either alpha (theory mode) or eta/T/s, not both")
-        eta, T, s = algorithm_4_parameters(
-            alpha=alpha, beta=0.05 if beta is None else beta, num_queries=num_queries,
-            log_universe=log_universe,
-        )  # fmt: skip
-        needed = cost(eta, T, s)
-        if epsilon is not None and needed > epsilon:
-            raise DPQueryError(
-                f"Algorithm 4's parameters for alpha={alpha} (T={T}, s={s}, eta={eta:g}) need "
-                f"epsilon={needed:.4g} on n={n}, more than the budget {epsilon}"
-            )
-        return DQRSPlan(eta, T, s, n, budget_of(epsilon or ceil_epsilon(needed), delta), "theory")
-    if epsilon is None:
-        if eta is None or T is None or s is None:
-            raise DPQueryError(
-                "give a budget (epsilon, delta), or all of eta, T and s, or alpha (theory mode)"
-            )
-        check_parameters(eta, T, s)
-        budget = budget_of(ceil_epsilon(cost(eta, T, s)), delta)
-        return DQRSPlan(eta, T, s, n, budget, "explicit")
-    budget = budget_of(epsilon, delta)
-    eta = DEFAULT_ETA if eta is None else eta
-    if T is not None and s is not None:
-        check_parameters(eta, T, s)
-        if not fits(Composition(plan_of(eta, T, s)).totals(), budget, acc):
-            raise DPQueryError(
-                f"eta={eta:g}, T={T}, s={s} need epsilon={cost(eta, T, s):.4g} on n={n}, more "
-                f"than the budget {budget.describe()}"
-            )
-        return DQRSPlan(eta, T, s, n, budget, "explicit")
-    if T is not None:  # the largest s for the given T
-        check_parameters(eta, T, 1)
-        T_fixed = T
-
+    def largest_s(budget: Budget, eta_: float, T_: int) -> int:
         def passes(s_: int) -> bool:
-            return s_ == 0 or fits(Composition(plan_of(eta, T_fixed, s_)).totals(), budget, acc)
+            return s_ == 0 or fits(Composition(plan_of(eta_, T_, s_)).totals(), budget, acc)
 
-        s = largest_integer(passes, lower=0, upper=10**12)
-        if s < 1:
-            raise DPQueryError(f"no sample size fits {budget.describe()} with T={T}, eta={eta:g}")
-        return DQRSPlan(eta, T, s, n, budget, "budget (largest s)")
-    s = DEFAULT_SAMPLES if s is None else s
-    check_parameters(eta, 1, s)
-    T = 1 + dqrs_max_rounds(budget, eta=eta, s=s, n=n, accountant=acc)
-    if T < 2:
-        raise DPQueryError(
-            f"{budget.describe()} admits no rejection step with eta={eta:g}, s={s}, n={n}; "
-            "lower eta or s"
-        )
-    return DQRSPlan(eta, T, s, n, budget, "budget (largest T)")
+        return largest_integer(passes, lower=0, upper=10**12)
+
+    modes = MultiplicativeWeightsModes(
+        box="Algorithm 4",
+        charges=plan_of,
+        theory=lambda: algorithm_4_parameters(
+            alpha=alpha,  # type: ignore[arg-type]  # theory mode: alpha is given
+            beta=0.05 if beta is None else beta,
+            num_queries=num_queries,
+            log_universe=log_universe,
+        ),
+        largest_s=largest_s,
+        largest_T=lambda b, eta_, s_: 1 + dqrs_max_rounds(b, eta=eta_, s=s_, n=n, accountant=acc),
+        too_few="no rejection step",
+        default_eta=DEFAULT_ETA,
+        default_s=DEFAULT_SAMPLES,
+    )
+    eta, T, s, budget, mode = resolve_modes(
+        modes, n=n, epsilon=epsilon, delta=delta, eta=eta, T=T, s=s, alpha=alpha, accountant=acc
+    )
+    return DQRSPlan(eta, T, s, n, budget, mode)
 
 
 def rejection_step(

@@ -27,10 +27,8 @@ from dpquery.algorithms.free import (
     private_density,
 )
 from dpquery.algorithms.game import Progress, play, to_unit
+from dpquery.algorithms.modes import MultiplicativeWeightsModes, resolve_modes
 from dpquery.algorithms.parameters import (
-    budget_of,
-    ceil_epsilon,
-    check_parameters,
     epsilon_delta,
     log_universe_size,
 )
@@ -51,13 +49,10 @@ from dpquery.privacy import (
     Accountant,
     Budget,
     Charge,
-    Composition,
     Ledger,
     PureDP,
     default_accountant,
-    fits,
     max_rounds,
-    spend,
 )
 from dpquery.privacy.dualquery import (
     dualquery_max_samples,
@@ -123,68 +118,37 @@ def plan_dualquery(
     density = [] if density_epsilon is None else [
         Charge(DENSITY_MECHANISM, PureDP(density_epsilon))
     ]  # fmt: skip
+    if density and epsilon is not None and T is not None and s is None and alpha is None:
+        raise DPQueryError("budget mode for s does not support private-density; give s")
 
-    def cost(eta_: float, T_: int, s_: int) -> float:
-        totals = Composition(density + dualquery_plan(eta=eta_, T=T_, s=s_, n=n)).totals()
-        probe = budget_of(1.0, delta)
-        return spend(totals, probe, acc)
-
-    if alpha is not None:
-        if eta is not None or T is not None or s is not None:
-            raise DPQueryError("give either alpha (theory mode) or eta/T/s, not both")
+    def theory() -> tuple[float, int, int]:
         p = remark_4_7_parameters(
-            alpha=alpha, beta=0.05 if beta is None else beta,
+            alpha=alpha, beta=0.05 if beta is None else beta,  # type: ignore[arg-type]
             num_queries=num_queries, log_universe_size=log_universe,
         )  # fmt: skip
-        needed = cost(p.eta, p.T, p.s)
-        if epsilon is not None and needed > epsilon:
-            raise DPQueryError(
-                f"Algorithm 2's parameters for alpha={alpha} (T={p.T}, s={p.s}, eta={p.eta:g}) "
-                f"need epsilon={needed:.4g} on n={n}, more than the budget {epsilon}"
-            )
-        budget = budget_of(epsilon if epsilon is not None else ceil_epsilon(needed), delta)
-        return DualQueryPlan(p.eta, p.T, p.s, n, budget, "theory", density_epsilon)
-    if epsilon is None:
-        if eta is None or T is None or s is None:
-            raise DPQueryError(
-                "give a budget (epsilon, delta), or all of eta, T and s, or alpha (theory mode)"
-            )
-        check_parameters(eta, T, s)
-        budget = budget_of(ceil_epsilon(cost(eta, T, s)), delta)
-        return DualQueryPlan(eta, T, s, n, budget, "explicit", density_epsilon)
-    budget = budget_of(epsilon, delta)
-    eta = DEFAULT_ETA if eta is None else eta
-    if T is not None and s is not None:
-        check_parameters(eta, T, s)
-        if not fits(Composition(density + dualquery_plan(eta=eta, T=T, s=s, n=n)).totals(),
-                    budget, acc):  # fmt: skip
-            raise DPQueryError(
-                f"eta={eta:g}, T={T}, s={s} need epsilon={cost(eta, T, s):.4g} on n={n}, more "
-                f"than the budget {budget.describe()}"
-            )
-        return DualQueryPlan(eta, T, s, n, budget, "explicit", density_epsilon)
-    if T is not None:  # the largest s for the given T
-        check_parameters(eta, T, 1)
-        if density:
-            raise DPQueryError("budget mode for s does not support private-density; give s")
-        s = dualquery_max_samples(budget, eta=eta, T=T, n=n, accountant=acc)
-        if s < 1:
-            raise DPQueryError(f"no sample size fits {budget.describe()} with T={T}")
-        return DualQueryPlan(eta, T, s, n, budget, "budget (largest s)", density_epsilon)
-    s = DEFAULT_SAMPLES if s is None else s
-    check_parameters(eta, 1, s)
+        return p.eta, p.T, p.s
 
-    def round_charges(t: int) -> list[Charge]:
-        first = density if t == 1 else []
-        return [*first, dualquery_round_charge(t, eta=eta, s=s, n=n)]
+    def largest_T(budget: Budget, eta_: float, s_: int) -> int:
+        def round_charges(t: int) -> list[Charge]:
+            first = density if t == 1 else []
+            return [*first, dualquery_round_charge(t, eta=eta_, s=s_, n=n)]
 
-    T = max_rounds(round_charges, budget, acc)
-    if T < 2:
-        raise DPQueryError(
-            f"{budget.describe()} admits only {T} round(s) with eta={eta:g}, s={s}, n={n}; "
-            "lower eta or s"
-        )
-    return DualQueryPlan(eta, T, s, n, budget, "budget (largest T)", density_epsilon)
+        return max_rounds(round_charges, budget, acc)
+
+    modes = MultiplicativeWeightsModes(
+        box="Algorithm 2",
+        charges=lambda eta_, T_, s_: density + dualquery_plan(eta=eta_, T=T_, s=s_, n=n),
+        theory=theory,
+        largest_s=lambda b, eta_, T_: dualquery_max_samples(b, eta=eta_, T=T_, n=n, accountant=acc),
+        largest_T=largest_T,
+        too_few="only {T} round(s)",
+        default_eta=DEFAULT_ETA,
+        default_s=DEFAULT_SAMPLES,
+    )
+    eta, T, s, budget, mode = resolve_modes(
+        modes, n=n, epsilon=epsilon, delta=delta, eta=eta, T=T, s=s, alpha=alpha, accountant=acc
+    )
+    return DualQueryPlan(eta, T, s, n, budget, mode, density_epsilon)
 
 
 RoundCallback = Callable[[dict[str, Any]], None]
