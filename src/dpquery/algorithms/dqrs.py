@@ -26,33 +26,27 @@ rejection step of Algorithm 4's round ``t-1``, charged as such), so the useless
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.best_response import BestResponder, resolve_oracle
+from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesizer
 from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
-from dpquery.algorithms.free import FreeAttributes, check_policy
-from dpquery.algorithms.game import play, to_unit
+from dpquery.algorithms.free import check_policy
+from dpquery.algorithms.game import to_unit
 from dpquery.algorithms.modes import MultiplicativeWeightsModes, resolve_modes
 from dpquery.algorithms.parameters import (
     epsilon_delta,
     log_universe_size,
 )
 from dpquery.algorithms.synthesizer import (
-    EpsilonBudget,
-    MultiplicativeWeightsParameters,
-    OracleParameters,
     Outcome,
     Run,
-    RunParameters,
-    Synthesizer,
 )
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
-from dpquery.oracles import Oracle
 from dpquery.privacy import (
     Accountant,
     Budget,
@@ -242,38 +236,29 @@ class RejectionSampler(MultiplicativeWeightsSampler):
 
 
 def dqrs(
-    workload: Workload,
     true_answers: np.ndarray,
+    records: BestResponder,
     *,
     n: int,
-    onehot_groups: np.ndarray,
     plan: DQRSPlan,
-    oracle: Oracle,
-    free: FreeAttributes,
     ledger: Ledger,
     rng: np.random.Generator,
-    on_error: str = "fallback",
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """DQRS, Algorithm 4: DualQuery's best responder against the rejection-sampling query
     player; the ``T`` records and per-round statistics (with each round's kept, rejected,
     fresh and discarded counts)."""
     queries = RejectionSampler(
-        to_unit(workload, true_answers), eta=plan.eta, s=plan.s, n=n, rng=rng, ledger=ledger
-    )
-    records = BestResponder(
-        workload, onehot_groups=onehot_groups, oracle=oracle, free=free, rng=rng,
-        on_error=on_error,
+        to_unit(records.workload, true_answers), eta=plan.eta, s=plan.s, n=n, rng=rng,
+        ledger=ledger,
     )  # fmt: skip
-    rounds = play(queries, records, plan.T)
+    rows, rounds = records.play(queries, plan.T)
     for info, samples in zip(rounds, queries.sample_stats, strict=True):
         info.update(samples)
-    return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), rounds
+    return rows, rounds
 
 
 @dataclass(kw_only=True, eq=False)
-class DQRS(
-    Synthesizer, EpsilonBudget, MultiplicativeWeightsParameters, OracleParameters, RunParameters
-):
+class DQRS(BestResponseSynthesizer):
     """Private synthetic data by DQRS (Oracle-efficient, Algorithm 4).
 
     Parameters as :class:`~dpquery.algorithms.dualquery.DualQuery` (modes: explicit
@@ -304,16 +289,12 @@ class DQRS(
         )  # fmt: skip
 
     def run(self, run: Run) -> Outcome:
-        plan, data = run.plan, run.data
-        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_error)
-        free = FreeAttributes(check_policy(self.free_attributes), data.onehot_groups)
+        plan = run.plan
+        records = self.responder(run)
         rows, rounds = dqrs(
-            run.workload, run.true_answers, n=data.n, onehot_groups=data.onehot_groups,
-            plan=plan, oracle=oracle, free=free, ledger=run.ledger, rng=run.rng,
-            on_error=self.on_error,
-        )  # fmt: skip
-        parameters = {**asdict(plan), "budget": plan.budget.to_dict(), "oracle": oracle.name,
-                      "free_attributes": self.free_attributes,
+            run.true_answers, records, n=run.data.n, plan=plan, ledger=run.ledger, rng=run.rng
+        )
+        parameters = {**self.report(plan, records),
                       "fresh_samples": int(sum(r["fresh"] for r in rounds[1:])),
                       "short_rounds": int(sum(r["size"] < plan.s for r in rounds))}  # fmt: skip
-        return Outcome(Records(rows, None, data.domain), rounds, parameters)
+        return Outcome(Records(rows, None, run.data.domain), rounds, parameters)

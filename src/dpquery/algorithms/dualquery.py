@@ -14,37 +14,30 @@ accountant; theory mode from ``(alpha, beta)`` (Algorithm 2's settings, Remark 4
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.best_response import BestResponder, resolve_oracle
+from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesizer
 from dpquery.algorithms.free import (
     DENSITY_MECHANISM,
-    FreeAttributes,
     check_policy,
     private_density,
 )
-from dpquery.algorithms.game import Progress, play, to_unit
+from dpquery.algorithms.game import Progress, to_unit
 from dpquery.algorithms.modes import MultiplicativeWeightsModes, resolve_modes
 from dpquery.algorithms.parameters import (
     epsilon_delta,
     log_universe_size,
 )
 from dpquery.algorithms.synthesizer import (
-    EpsilonBudget,
-    MultiplicativeWeightsParameters,
-    OracleParameters,
     Outcome,
     Run,
-    RunParameters,
-    Synthesizer,
 )
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
-from dpquery.oracles import Oracle
 from dpquery.privacy import (
     Accountant,
     Budget,
@@ -184,18 +177,14 @@ class MultiplicativeWeightsSampler:
 
 
 def dualquery(
-    workload: Workload,
     true_answers: np.ndarray,
+    records: BestResponder,
     *,
     n: int,
-    onehot_groups: np.ndarray,
     plan: DualQueryPlan,
-    oracle: Oracle,
-    free: FreeAttributes,
     ledger: Ledger,
     rng: np.random.Generator,
     on_round: RoundCallback | None = None,
-    on_error: str = "fallback",
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """DualQuery, Algorithm 2: the ``T`` best-response records and per-round statistics.
 
@@ -204,20 +193,14 @@ def dualquery(
     proof requires.
     """
     queries = MultiplicativeWeightsSampler(
-        to_unit(workload, true_answers), eta=plan.eta, s=plan.s, n=n, rng=rng, ledger=ledger
-    )
-    records = BestResponder(
-        workload, onehot_groups=onehot_groups, oracle=oracle, free=free, rng=rng,
-        on_error=on_error,
+        to_unit(records.workload, true_answers), eta=plan.eta, s=plan.s, n=n, rng=rng,
+        ledger=ledger,
     )  # fmt: skip
-    stats = play(queries, records, plan.T, on_round)
-    return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), stats
+    return records.play(queries, plan.T, on_round)
 
 
 @dataclass(kw_only=True, eq=False)
-class DualQuery(
-    Synthesizer, EpsilonBudget, MultiplicativeWeightsParameters, OracleParameters, RunParameters
-):
+class DualQuery(BestResponseSynthesizer):
     """Private synthetic data by DualQuery (Algorithm 2).
 
     Hyperparameters are stored as given; :meth:`fit` validates them, resolves the mode
@@ -256,23 +239,19 @@ class DualQuery(
 
     def run(self, run: Run) -> Outcome:
         plan, data = run.plan, run.data
-        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_error)
         density = None
         if plan.density_epsilon is not None:
             density = private_density(
                 data, epsilon=plan.density_epsilon, rng=run.rng, ledger=run.ledger
             )
-        free = FreeAttributes(check_policy(self.free_attributes), data.onehot_groups, density)
+        records = self.responder(run, density)
         progress = Progress(self.name, plan.T, _describe_round, self.progress)
         rows, rounds = dualquery(
-            run.workload, run.true_answers, n=data.n, onehot_groups=data.onehot_groups,
-            plan=plan, oracle=oracle, free=free, ledger=run.ledger, rng=run.rng,
-            on_round=progress.callback, on_error=self.on_error,
+            run.true_answers, records, n=data.n, plan=plan, ledger=run.ledger, rng=run.rng,
+            on_round=progress.callback,
         )  # fmt: skip
         progress.close()
-        parameters = {**asdict(plan), "budget": plan.budget.to_dict(), "oracle": oracle.name,
-                      "free_attributes": self.free_attributes}  # fmt: skip
-        return Outcome(Records(rows, None, data.domain), rounds, parameters)
+        return Outcome(Records(rows, None, data.domain), rounds, self.report(plan, records))
 
 
 def _describe_round(info: dict[str, Any]) -> str:
