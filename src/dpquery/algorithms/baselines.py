@@ -98,76 +98,82 @@ class UniformDistribution:
         return BaselineResult("uniform", uniform_answers(workload, data.onehot_groups))
 
 
-class LaplaceNoise:
+class _NoisyAnswers:
+    """True answers plus independent noise on every query, drawn by a mechanism of
+    :mod:`dpquery.privacy` that charges the ledger first (a fresh ledger holding exactly its
+    cost when none is given). ``true_answers`` may be passed when already computed."""
+
+    label: str
+    seed: SeedLike
+
+    def _noise(
+        self, true: np.ndarray, n: int, workload: Workload, rng: np.random.Generator,
+        ledger: Ledger | None,
+    ) -> tuple[np.ndarray, Charge, float]:  # fmt: skip
+        """The noisy answers, the charge made and the noise's scale."""
+        raise NotImplementedError
+
+    def fit(
+        self,
+        data: BinaryData,
+        workload: Workload,
+        ledger: Ledger | None = None,
+        true_answers: np.ndarray | None = None,
+    ) -> BaselineResult:
+        _check(data, workload)
+        true = _true(workload, data, true_answers)
+        noisy, charge, scale = self._noise(true, data.n, workload, make_rng(self.seed), ledger)
+        return BaselineResult(self.label, noisy, charge=charge, noise_scale=scale)
+
+
+class LaplaceNoise(_NoisyAnswers):
     """True answers plus ``Lap(b)`` noise, ``b = Δ1 / epsilon``: ``epsilon``-DP (Dwork,
     McSherry, Nissim and Smith 2006, the Laplace mechanism), drawn by
-    :func:`dpquery.privacy.laplace_mechanism`, which charges the ledger first (a fresh
-    ``epsilon`` ledger when none is given)."""
+    :func:`dpquery.privacy.laplace_mechanism`."""
+
+    label = "laplace"
 
     def __init__(self, epsilon: float, *, seed: SeedLike = None) -> None:
         self.epsilon = epsilon
         self.seed = seed
 
-    def fit(
-        self,
-        data: BinaryData,
-        workload: Workload,
-        ledger: Ledger | None = None,
-        true_answers: np.ndarray | None = None,
-    ) -> BaselineResult:
-        """``true_answers`` may be passed when already computed (they are ``q(D)``)."""
-        _check(data, workload)
+    def _noise(
+        self, true: np.ndarray, n: int, workload: Workload, rng: np.random.Generator,
+        ledger: Ledger | None,
+    ) -> tuple[np.ndarray, Charge, float]:  # fmt: skip
         eps = positive("epsilon", self.epsilon)
-        ledger = ledger if ledger is not None else Ledger(Budget.pure(eps))
-        scale = l1_sensitivity(workload, data.n) / eps
+        sensitivity = l1_sensitivity(workload, n)
         noisy = laplace_mechanism(
-            _true(workload, data, true_answers),
-            epsilon=eps,
-            sensitivity=l1_sensitivity(workload, data.n),
-            rng=make_rng(self.seed),
-            ledger=ledger,
+            true, epsilon=eps, sensitivity=sensitivity, rng=rng,
+            ledger=ledger if ledger is not None else Ledger(Budget.pure(eps)),
             name="laplace baseline",
-        )
-        return BaselineResult(
-            "laplace", noisy, charge=Charge("laplace baseline", PureDP(eps)), noise_scale=scale
-        )
+        )  # fmt: skip
+        return noisy, Charge("laplace baseline", PureDP(eps)), sensitivity / eps
 
 
-class GaussianNoise:
+class GaussianNoise(_NoisyAnswers):
     """True answers plus ``N(0, σ²)`` noise, ``σ = Δ2 / sqrt(2 rho)``: ``rho``-zCDP (Bun and
     Steinke 2016, Proposition 1.6; Oracle-efficient, Lemma 2), drawn by
-    :func:`dpquery.privacy.gaussian_mechanism`, which charges the ledger first."""
+    :func:`dpquery.privacy.gaussian_mechanism`."""
+
+    label = "gaussian"
 
     def __init__(self, rho: float, *, seed: SeedLike = None) -> None:
         self.rho = rho
         self.seed = seed
 
-    def fit(
-        self,
-        data: BinaryData,
-        workload: Workload,
-        ledger: Ledger | None = None,
-        true_answers: np.ndarray | None = None,
-    ) -> BaselineResult:
-        """``true_answers`` may be passed when already computed (they are ``q(D)``)."""
-        _check(data, workload)
+    def _noise(
+        self, true: np.ndarray, n: int, workload: Workload, rng: np.random.Generator,
+        ledger: Ledger | None,
+    ) -> tuple[np.ndarray, Charge, float]:  # fmt: skip
         rho = positive("rho", self.rho)
-        ledger = ledger if ledger is not None else Ledger(Budget.zcdp(rho))
-        sensitivity = l2_sensitivity(workload, data.n)
+        sensitivity = l2_sensitivity(workload, n)
         noisy = gaussian_mechanism(
-            _true(workload, data, true_answers),
-            rho=rho,
-            sensitivity=sensitivity,
-            rng=make_rng(self.seed),
-            ledger=ledger,
+            true, rho=rho, sensitivity=sensitivity, rng=rng,
+            ledger=ledger if ledger is not None else Ledger(Budget.zcdp(rho)),
             name="gaussian baseline",
-        )
-        return BaselineResult(
-            "gaussian",
-            noisy,
-            charge=Charge("gaussian baseline", ZCDP(rho)),
-            noise_scale=gaussian_sigma(rho, sensitivity),
-        )
+        )  # fmt: skip
+        return noisy, Charge("gaussian baseline", ZCDP(rho)), gaussian_sigma(rho, sensitivity)
 
 
 def _true(workload: Workload, data: BinaryData, true_answers: np.ndarray | None) -> np.ndarray:

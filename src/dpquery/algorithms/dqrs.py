@@ -36,14 +36,8 @@ from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsS
 from dpquery.algorithms.free import check_policy
 from dpquery.algorithms.game import to_unit
 from dpquery.algorithms.modes import MultiplicativeWeightsModes, resolve_modes
-from dpquery.algorithms.parameters import (
-    epsilon_delta,
-    log_universe_size,
-)
-from dpquery.algorithms.synthesizer import (
-    Outcome,
-    Run,
-)
+from dpquery.algorithms.parameters import epsilon_delta, log_universe_size
+from dpquery.algorithms.synthesizer import Outcome, Run
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError

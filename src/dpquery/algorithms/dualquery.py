@@ -20,21 +20,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesizer
-from dpquery.algorithms.free import (
-    DENSITY_MECHANISM,
-    check_policy,
-    private_density,
-)
+from dpquery.algorithms.free import DENSITY_MECHANISM, check_policy, private_density
 from dpquery.algorithms.game import Progress, to_unit
 from dpquery.algorithms.modes import MultiplicativeWeightsModes, resolve_modes
-from dpquery.algorithms.parameters import (
-    epsilon_delta,
-    log_universe_size,
-)
-from dpquery.algorithms.synthesizer import (
-    Outcome,
-    Run,
-)
+from dpquery.algorithms.parameters import epsilon_delta, log_universe_size
+from dpquery.algorithms.synthesizer import Outcome, Run
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError

@@ -46,12 +46,7 @@ from dpquery.algorithms.perturbations import (
     SeparatorPerturbation,
     with_weighted_queries,
 )
-from dpquery.algorithms.players import (
-    ExponentialMechanismPlayer,
-    PerturbedLeader,
-    picklable,
-    pool,
-)
+from dpquery.algorithms.players import ExponentialMechanismPlayer, PerturbedLeader, picklable, pool
 from dpquery.algorithms.synthesizer import (
     OracleParameters,
     Outcome,

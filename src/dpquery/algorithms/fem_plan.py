@@ -14,14 +14,7 @@ from typing import Any, Literal
 
 from dpquery.algorithms.parameters import budget_of, ceil_epsilon, positive, positive_int
 from dpquery.errors import DPQueryError
-from dpquery.privacy import (
-    Accountant,
-    Budget,
-    Charge,
-    Composition,
-    ZCDPAccountant,
-    spend,
-)
+from dpquery.privacy import Accountant, Budget, Charge, Composition, ZCDPAccountant, spend
 from dpquery.privacy.conversions import Conversion
 from dpquery.privacy.fem import fem_max_epsilon0, fem_max_rounds, fem_plan
 

@@ -43,13 +43,7 @@ import numpy as np
 
 from dpquery.algorithms.game import play, to_unit
 from dpquery.algorithms.parameters import budget_of, fraction, positive_int
-from dpquery.algorithms.synthesizer import (
-    Outcome,
-    Run,
-    RunParameters,
-    Synthesizer,
-    ZCDPBudget,
-)
+from dpquery.algorithms.synthesizer import Outcome, Run, RunParameters, Synthesizer, ZCDPBudget
 from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
