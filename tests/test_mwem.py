@@ -11,13 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpquery.algorithms.mwem import (
-    MWEM,
-    DomainWeights,
-    check_domain_size,
-    domain_cells,
-    enumerate_cells,
-)
+from dpquery.algorithms.cells import check_domain_size, domain_cells, enumerate_cells
+from dpquery.algorithms.mwem import MWEM, DomainWeights
 from dpquery.data import Binary, BinaryData, Categorical, Domain, biased_bits, encode
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDPAccountant, zcdp_rho_for

@@ -11,8 +11,9 @@ import pytest
 from tests.test_dualquery import FAULTS, FaultyOracle, one_hot_ok
 from tests.test_mwem import DOMAIN, small_data
 
+from dpquery.algorithms.cells import enumerate_cells, support_cells
 from dpquery.algorithms.fem import FEM, SepFEM
-from dpquery.algorithms.mwem import MWEM, enumerate_cells, support_cells
+from dpquery.algorithms.mwem import MWEM
 from dpquery.algorithms.reweight import Reweighted
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
