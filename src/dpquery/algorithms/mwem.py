@@ -8,9 +8,9 @@ player applies the update for the new measurement and replays all earlier ones
 (Hardt et al., Section 3.3: "we continue to apply the multiplicative weights update rule for
 all measurements taken"). The release is the average ``(1/T) sum_t A_t``, as weighted cells.
 
-The state is as large as the domain: :func:`~dpquery.algorithms.cells.domain_cells` counts the cells (one value per
-one-hot group, two per free bit) and refuses beyond ``max_cells`` with the size and the
-memory it would need, before enumerating anything.
+The state is as large as the domain: :mod:`dpquery.algorithms.cells` counts the cells (one
+value per one-hot group, two per free bit) and refuses beyond ``max_cells`` with the size and
+the memory it would need, before enumerating anything.
 
 A *support* replaces the domain when it is too large: any explicit set of candidate records,
 weighted by a prior (Liu, Vietri, Steinke, Ullman and Wu 2021, "Leveraging Public Data for
