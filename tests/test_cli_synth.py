@@ -442,7 +442,7 @@ def test_fem_reweighted_by_mwem_through_synth(tmp) -> None:
     ("algorithm", "extra", "match"),
     [
         ("fem", ("--epsilon", "1", "--reweight-rounds", "3"), "--reweight-rounds needs"),
-        ("fem", ("--epsilon", "1", "--T", "4", "--reweight", "1.5"), "fraction must be"),
+        ("fem", ("--epsilon", "1", "--T", "4", "--reweight", "1.5"), "--reweight must lie"),
         ("mwem", ("--epsilon", "1", "--reweight", "0.5"), "mwem does not take --reweight"),
     ],
 )

@@ -162,8 +162,8 @@ def test_reweighting_with_a_rho_budget_needs_the_base_epsilon0() -> None:
 @pytest.mark.parametrize(
     ("model", "match"),
     [
-        (Reweighted(FEM(), epsilon=1.0, fraction=1.0), "fraction must be strictly between"),
-        (Reweighted(FEM(), epsilon=1.0, fraction=0), "fraction must be strictly between"),
+        (Reweighted(FEM(), epsilon=1.0, fraction=1.0), "fraction must lie strictly between"),
+        (Reweighted(FEM(), epsilon=1.0, fraction=0), "fraction must lie strictly between"),
         (Reweighted(FEM(epsilon=1.0), epsilon=1.0), "leave the base's budget unset"),
         (Reweighted(MWEM(), epsilon=1.0), "the base must be FEM or SepFEM, got MWEM"),
         (Reweighted(FEM()), "give a budget"),

@@ -126,7 +126,7 @@ def test_the_registry_builds_and_refuses() -> None:
 def test_option_ranges_are_checked_in_one_place() -> None:
     for model, match in [
         (UniformRecords(epsilon=1.0, size=0), "size must be a positive integer, got 0"),
-        (MWEM(epsilon=1.0, selection_share=1.5), "selection_share must be strictly between"),
+        (MWEM(epsilon=1.0, selection_share=1.5), "selection_share must lie strictly between"),
         (FEM(epsilon=1.0, workers=0), "workers must be a positive integer, got 0"),
     ]:
         with pytest.raises(DPQueryError, match=match):

@@ -1,9 +1,7 @@
-"""The one validation module of the algorithms: range checks of hyperparameters and the one
-path from ``epsilon``/``delta``/``rho`` to a :class:`~dpquery.privacy.Budget`.
-
-Every check raises a :class:`~dpquery.errors.DPQueryError` naming the value and what was
-expected; the privacy layer's own checks (:mod:`dpquery.privacy._validate`) raise its
-subclass :class:`~dpquery.privacy.errors.PrivacyParameterError` with the same wording.
+"""The algorithms' parameter helpers: the one path from ``epsilon``/``delta``/``rho`` to a
+:class:`~dpquery.privacy.Budget` (:func:`budget_of`), and the checks of ``eta``, ``T`` and
+``s``. Range checks come from :mod:`dpquery.validation` (re-exported here), so every error
+names the value and what was expected in the same words.
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ import numpy as np
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget
+from dpquery.validation import open_unit, positive, positive_int
 
 
 def budget_of(
@@ -67,25 +66,9 @@ def check_parameters(eta: float, T: int, s: int) -> None:
     positive_int("s", s)
 
 
-def positive(name: str, value: object) -> float:
-    """``value`` as a float if it is a positive finite number, else a clear error."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise DPQueryError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
-def positive_int(name: str, value: object) -> int:
-    """``value`` as an int if it is a positive integer, else a clear error."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise DPQueryError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def fraction(name: str, value: object) -> float:
-    """``value`` as a float if it lies strictly between 0 and 1, else a clear error."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-        raise DPQueryError(f"{name} must be strictly between 0 and 1, got {value!r}")
-    return float(value)
+    """A share strictly between 0 and 1 (:func:`dpquery.validation.open_unit`)."""
+    return open_unit(name, value)
 
 
 def epsilon_delta(name: str, budget: dict[str, float | None]) -> dict[str, float | None]:

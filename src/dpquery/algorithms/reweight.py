@@ -117,6 +117,11 @@ class Reweighted(Synthesizer):
         T = own.pop("reweight_rounds", None)
         return cls(base(**rest), T=T, **own)
 
+    def validate(self) -> None:
+        super().validate()
+        if isinstance(self.base, Synthesizer):
+            self.base.validate()
+
     def plan_accountant(self, plan: ReweightedPlan) -> Accountant:
         return ZCDPAccountant(bounded_range=True)
 

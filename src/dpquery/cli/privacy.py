@@ -27,7 +27,6 @@ from dpquery.privacy import (
     all_accountants,
     zcdp_to_epsilon,
 )
-from dpquery.privacy._validate import open_unit
 from dpquery.privacy.budget import require_measurable
 from dpquery.privacy.conversions import CONVERSIONS
 from dpquery.privacy.dqrs import dqrs_max_rounds, dqrs_max_rounds_as_printed, dqrs_plan, dqrs_rho
@@ -39,6 +38,7 @@ from dpquery.privacy.fem import (
     fem_plan,
     fem_round_epsilon,
 )
+from dpquery.validation import open_unit
 
 Row = dict[str, object]
 

@@ -18,7 +18,13 @@ import numpy as np
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.options import Option
-from dpquery.cli.common import add_backend_args, add_data_args, backend_data, check_backend_args
+from dpquery.cli.common import (
+    add_backend_args,
+    add_data_args,
+    backend_data,
+    check_backend_args,
+    flag_errors,
+)
 from dpquery.cli.workload import workload_of_kind
 from dpquery.data.decode import decode
 from dpquery.errors import DPQueryError
@@ -192,7 +198,7 @@ def _estimator(
     """The algorithm's estimator with the options given on the command line."""
     given = {name: getattr(args, name) for name in registry.all_options()}
     try:
-        return registry.build(
+        model = registry.build(
             args.algorithm, given, seed=rng, oracle_options=oracle_options,
             progress=False if args.quiet else None,
         )  # fmt: skip
@@ -200,8 +206,12 @@ def _estimator(
         if exc.needs is not None:
             given_flag, needed = (_flag(n) for n in exc.needs)
             raise DPQueryError(f"{given_flag} needs {needed}") from None
-        flags = ", ".join(sorted(_flag(n) for n in exc.refused))
-        raise DPQueryError(f"--algorithm {args.algorithm} does not take {flags}") from None
+        refused = ", ".join(sorted(_flag(n) for n in exc.refused))
+        raise DPQueryError(f"--algorithm {args.algorithm} does not take {refused}") from None
+    flags = {name: option.cli_flag for name, option in registry.all_options().items()}
+    with flag_errors(flags=flags):
+        model.validate()  # every value's range, before the data is read
+    return model
 
 
 def _json(x: object) -> object:
