@@ -106,10 +106,6 @@ def plan_fem(
     s = DEFAULT_SAMPLES if s is None else positive_int("s", s)
     if eta is not None and noise_multiple is not None:
         raise DPQueryError("give eta or noise_multiple, not both")
-    if epsilon is not None and rho is not None:
-        raise DPQueryError("give epsilon (with delta) or rho, not both")
-    if rho is not None and delta is not None:
-        raise DPQueryError("a rho (zCDP) budget takes no delta")
     if epsilon is None and rho is None:
         if T is None or epsilon0 is None:
             raise DPQueryError("give a budget (epsilon, delta or rho), or both T and epsilon0")
@@ -121,6 +117,14 @@ def plan_fem(
     budget = budget_of(epsilon, delta, rho, default_delta=1.0 / n**2)
     if c is not None and (epsilon0 is not None or T is not None):
         raise DPQueryError("c sets epsilon0 = c sqrt(epsilon); give c or epsilon0 or T")
+    T, eps0, mode = _rounds(budget, T, epsilon0, c, acc)
+    return _finish(T, eps0, eta, noise_multiple, s, budget, mode, accounting)
+
+
+def _rounds(
+    budget: Budget, T: int | None, epsilon0: float | None, c: float | None, acc: Accountant
+) -> tuple[int, float, str]:
+    """``T``, ``epsilon_0`` and the mode, for a budget (:func:`plan_fem`'s modes)."""
     if T is not None and epsilon0 is not None:
         T, eps0 = positive_int("T", T), positive("epsilon0", epsilon0)
         needed = spend(Composition(fem_plan(T=T, epsilon0=eps0)).totals(), budget, acc)
@@ -129,13 +133,13 @@ def plan_fem(
                 f"T={T} rounds at epsilon0={eps0:g} spend {needed:.6g}, more than the budget "
                 f"{budget.describe()}"
             )
-        return _finish(T, eps0, eta, noise_multiple, s, budget, "explicit", accounting)
+        return T, eps0, "explicit"
     if T is not None:
         T = positive_int("T", T)
         eps0 = fem_max_epsilon0(budget, T=T, accountant=acc)
         if not eps0 > 0:
             raise DPQueryError(f"no epsilon0 fits {budget.describe()} with T={T}")
-        return _finish(T, eps0, eta, noise_multiple, s, budget, "budget (rho/T)", accounting)
+        return T, eps0, "budget (rho/T)"
     mode = "budget (largest T)"
     if epsilon0 is None:
         if budget.epsilon is None:
@@ -146,7 +150,7 @@ def plan_fem(
     T = fem_max_rounds(budget, epsilon0=eps0, accountant=acc)
     if T < 1:
         raise DPQueryError(f"{budget.describe()} admits no round at epsilon0={eps0:g}")
-    return _finish(T, eps0, eta, noise_multiple, s, budget, mode, accounting)
+    return T, eps0, mode
 
 
 def _finish(

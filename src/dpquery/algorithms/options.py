@@ -47,12 +47,12 @@ def _choice(choices: tuple[str, ...]) -> Callable[[str, Any], Any]:
 
 
 def _options() -> dict[str, Option]:
-    from dpquery.algorithms.fem_plan import ACCOUNTINGS, AUTHORS_ADULT
-    from dpquery.algorithms.free import POLICIES, check_policy
-    from dpquery.algorithms.reweight import ROUNDS_AT_EPSILON_1
-    from dpquery.oracles import oracle_names
+    return {o.name: o for o in [*_game_options(), *_stage_options(), *_oracle_options()]}
 
-    table = [
+
+def _game_options() -> list[Option]:
+    """The budget and the game's sizes."""
+    return [
         Option("epsilon", "privacy budget epsilon"),
         Option("delta", "privacy budget delta (omit for pure DP; FEM: 1/n^2)"),
         Option("rho", "zCDP budget"),
@@ -76,6 +76,15 @@ def _options() -> dict[str, Option]:
         Option("beta", "failure probability (theory mode)"),
         Option("epsilon0", "per-round exponential mechanism", check=positive),
         Option("c", "FEM's scaling epsilon0 = c sqrt(epsilon)", check=positive),
+    ]
+
+
+def _stage_options() -> list[Option]:
+    """FEM's, MWEM's and the reweighting pipeline's own."""
+    from dpquery.algorithms.fem_plan import ACCOUNTINGS, AUTHORS_ADULT
+    from dpquery.algorithms.reweight import ROUNDS_AT_EPSILON_1
+
+    return [
         Option(
             "preset",
             "the FEM authors' Adult values",
@@ -122,6 +131,15 @@ def _options() -> dict[str, Option]:
             check=positive_int,
             metavar="T",
         ),
+    ]
+
+
+def _oracle_options() -> list[Option]:
+    """The data player's oracle and free attributes."""
+    from dpquery.algorithms.free import POLICIES, check_policy
+    from dpquery.oracles import oracle_names
+
+    return [
         Option("oracle", "best-response oracle (default heuristic)", str, oracle_names()),
         Option(
             "free_attributes",
@@ -143,7 +161,6 @@ def _options() -> dict[str, Option]:
             _choice(("fallback", "raise")),
         ),
     ]
-    return {o.name: o for o in table}
 
 
 _TABLE: dict[str, Option] = {}

@@ -69,6 +69,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also print the negated queries (the implicit closure)")  # fmt: skip
     p.set_defaults(func=_show)
 
+    _register_answer_and_evaluate(sub)
+
+
+def _register_answer_and_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "answer",
         help="true answers of a workload on the data (NOT private)",
