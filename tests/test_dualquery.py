@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import FAULTS, FaultyOracle, one_hot_ok
 
 from dpquery.algorithms.baselines import UniformDistribution, ZerosDataset
 from dpquery.algorithms.best_response import best_response
@@ -90,10 +91,6 @@ def small_data(n: int = 400, seed: int = 0) -> BinaryData:
 
 def small_workload(count: int = 60, seed: int = 1) -> Workload:
     return random_marginal_queries(DOMAIN, 2, count, seed=seed)
-
-
-def one_hot_ok(rows: np.ndarray, groups: np.ndarray) -> bool:
-    return all((rows[:, a:b].sum(axis=1) == 1).all() for a, b in groups)
 
 
 def ledger_entries(release) -> list[tuple[int, Charge, float]]:
@@ -376,62 +373,6 @@ def test_fit_rejects_bad_inputs() -> None:
 # == the oracle is untrusted: fault injection =================================================
 
 
-def fake_result(problem: BestResponse, record, **kw) -> OracleResult:
-    fields = {
-        "objective": 0.0, "bound": None, "optimal": False, "seconds": 0.0, "status": "fake",
-        "timed_out": False, "free": np.zeros(problem.d, dtype=bool), "oracle": "fake",
-    }  # fmt: skip
-    return OracleResult(record=record, **{**fields, **kw})
-
-
-def first_feasible(problem: BestResponse) -> np.ndarray:
-    x = np.zeros(problem.d, dtype=np.uint8)
-    x[problem.onehot_groups[:, 0]] = 1
-    return x
-
-
-def _raise(_problem):
-    raise RuntimeError("solver crashed")
-
-
-FAULTS = {
-    "raises": _raise,
-    "raises-dpquery-error": lambda p: (_ for _ in ()).throw(DPQueryError("bad model")),
-    "timeout-poor-record": lambda p: fake_result(
-        p, first_feasible(p), timed_out=True, status="time limit"
-    ),
-    "two-bits-in-group": lambda p: fake_result(p, np.ones(p.d, dtype=np.uint8), optimal=True),
-    "empty-group": lambda p: fake_result(p, np.zeros(p.d)),
-    "non-binary": lambda p: fake_result(p, np.full(p.d, 0.7)),
-    "wrong-shape": lambda p: fake_result(p, np.zeros(p.d + 1, dtype=np.uint8)),
-    "nan-record": lambda p: fake_result(p, np.full(p.d, np.nan)),
-    "not-a-result": lambda p: None,
-    # a feasible record with lies: claims optimality, a useless bound, every bit free
-    "adversarial-liar": lambda p: fake_result(
-        p,
-        first_feasible(p) | (p.group_of_bit < 0).astype(np.uint8),
-        optimal=True,
-        bound=float("nan"),
-        free=np.ones(p.d, dtype=bool),
-        status=object(),
-    ),
-    "adversarial-bound-object": lambda p: fake_result(p, first_feasible(p), bound=object()),
-    "adversarial-free-mask": lambda p: fake_result(p, first_feasible(p), free="all of them"),
-}
-
-
-class FaultyOracle:
-    name = "faulty"
-
-    def __init__(self, fault) -> None:
-        self.fault = fault
-        self.calls = 0
-
-    def solve(self, problem: BestResponse, *, seed=None):
-        self.calls += 1
-        return self.fault(problem)
-
-
 RUN = {"epsilon": 4.0, "delta": 1e-3, "eta": 0.5, "T": 12, "samples": 40, "seed": 7}
 
 
@@ -551,7 +492,7 @@ def test_zeros_policy_leaves_unqueried_plain_bits_zero(wide) -> None:
     assert (release.records.rows[:, never] == 0).all()
     # also when the oracle fails every round (the fallback marks every bit free)
     failing = DualQuery(
-        eta=0.5, T=12, samples=30, seed=1, oracle=FaultyOracle(_raise), progress=False
+        eta=0.5, T=12, samples=30, seed=1, oracle=FaultyOracle(FAULTS["raises"]), progress=False
     ).fit(data, workload)
     assert (failing.records.rows[:, never] == 0).all()
 

@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from tests.conftest import one_hot_ok
 
 from dpquery.algorithms.fem import (
     AUTHORS_ADULT,
@@ -58,10 +59,6 @@ def small_data(n: int = 2000, seed: int = 0) -> BinaryData:
 
 def small_workload(count: int = 60, seed: int = 1) -> Workload:
     return random_marginal_queries(DOMAIN, 2, count, seed=seed)
-
-
-def one_hot_ok(rows: np.ndarray, groups: np.ndarray) -> bool:
-    return all((rows[:, a:b].sum(axis=1) == 1).all() for a, b in groups)
 
 
 def rho_of(release, bounded_range: bool) -> float:

@@ -8,8 +8,9 @@ import math
 
 import numpy as np
 import pytest
-from tests.test_dualquery import FAULTS, FaultyOracle, one_hot_ok
-from tests.test_mwem import DOMAIN, small_data
+from tests.conftest import FAULTS, FaultyOracle, one_hot_ok
+from tests.conftest import MIXED_DOMAIN as DOMAIN
+from tests.conftest import mixed_data as small_data
 
 from dpquery.algorithms.cells import enumerate_cells, support_cells
 from dpquery.algorithms.fem import FEM, SepFEM

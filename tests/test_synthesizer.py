@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.test_mwem import DOMAIN, small_data
+from tests.conftest import MIXED_DOMAIN as DOMAIN
+from tests.conftest import mixed_data as small_data
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.dualquery import DualQuery
