@@ -35,7 +35,11 @@ from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesi
 from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
 from dpquery.algorithms.free import check_policy
 from dpquery.algorithms.game import to_unit
-from dpquery.algorithms.modes import MultiplicativeWeightsModes, resolve_modes
+from dpquery.algorithms.modes import (
+    MultiplicativeWeightsModes,
+    MultiplicativeWeightsPlan,
+    resolve_modes,
+)
 from dpquery.algorithms.parameters import epsilon_delta, log_universe_size
 from dpquery.algorithms.synthesizer import Outcome, Run
 from dpquery.data.binary import BinaryData
@@ -67,15 +71,8 @@ DEFAULT_ETA = 0.1
 
 
 @dataclass(frozen=True)
-class DQRSPlan:
-    """Resolved parameters of a DQRS run on ``n`` records and the budget its ledger enforces."""
-
-    eta: float
-    T: int
-    s: int
-    n: int
-    budget: Budget
-    mode: str
+class DQRSPlan(MultiplicativeWeightsPlan):
+    """A DQRS run's parameters."""
 
     def charges(self) -> list[Charge]:
         """Everything the run will charge, in order: the rejection steps of rounds

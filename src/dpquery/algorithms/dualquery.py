@@ -22,7 +22,11 @@ import numpy as np
 from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesizer
 from dpquery.algorithms.free import DENSITY_MECHANISM, check_policy, private_density
 from dpquery.algorithms.game import Progress, to_unit
-from dpquery.algorithms.modes import MultiplicativeWeightsModes, resolve_modes
+from dpquery.algorithms.modes import (
+    MultiplicativeWeightsModes,
+    MultiplicativeWeightsPlan,
+    resolve_modes,
+)
 from dpquery.algorithms.parameters import epsilon_delta, log_universe_size
 from dpquery.algorithms.synthesizer import Outcome, Run
 from dpquery.data.binary import BinaryData
@@ -51,15 +55,9 @@ DEFAULT_SAMPLES = 1000
 
 
 @dataclass(frozen=True)
-class DualQueryPlan:
-    """Resolved parameters of a run on ``n`` records and the budget its ledger enforces."""
+class DualQueryPlan(MultiplicativeWeightsPlan):
+    """A DualQuery run's parameters, with private-density's ``epsilon`` if it has one."""
 
-    eta: float
-    T: int
-    s: int
-    n: int
-    budget: Budget
-    mode: str
     density_epsilon: float | None = None
 
     def charges(self) -> list[Charge]:

@@ -22,6 +22,19 @@ from dpquery.privacy import Accountant, Budget, Charge, Composition, fits, spend
 
 
 @dataclass(frozen=True)
+class MultiplicativeWeightsPlan:
+    """Resolved ``eta``, ``T``, ``s`` of a run on ``n`` records, the budget its ledger
+    enforces and the mode that resolved them."""
+
+    eta: float
+    T: int
+    s: int
+    n: int
+    budget: Budget
+    mode: str
+
+
+@dataclass(frozen=True)
 class MultiplicativeWeightsModes:
     """One algorithm's pieces: ``box`` names its algorithm box in errors; ``charges(eta, T,
     s)`` is everything a run charges; ``theory()`` the box's ``(eta, T, s)`` for the given
