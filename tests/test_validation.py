@@ -45,11 +45,7 @@ def test_good_values_come_back_converted(check, value, expected) -> None:
 def test_bad_values_name_the_value_and_the_range(check, value, message) -> None:
     with pytest.raises(ParameterError) as err:
         check("x", value)
-    assert (
-        str(err.value) == message
-        if message.endswith(("0", "inf", "True", "NaN"))
-        else (message in str(err.value))
-    )
+    assert message in str(err.value)
     assert isinstance(err.value, DPQueryError)
 
 
