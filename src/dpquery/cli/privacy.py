@@ -297,7 +297,7 @@ def _fem(args: argparse.Namespace) -> int:
     for r, acc in zip(rows, all_accountants(), strict=True):
         if isinstance(acc, ZCDPAccountant) and "epsilon0" in r:
             e0 = float(r["epsilon0"])  # type: ignore[arg-type]
-            r["rho0"] = e0 * e0 / (8 if acc.bounded_range else 2)
+            r["rho0"] = acc.rho(Composition(fem_plan(T=1, epsilon0=e0)).totals())
     if budget.measure != "pure":
         for conv in CONVERSIONS if budget.measure == "approx" else ("standard",):
             rho0 = fem_algorithm_1_round(budget, args.T, conv)
