@@ -73,18 +73,30 @@ MIXED_DOMAIN = Domain(
 )
 
 
-def mixed_data(n: int = 1000, seed: int = 0) -> BinaryData:
+# Each column's values and probabilities (None: uniform); a one-value column draws nothing.
+COLUMNS: dict[str, tuple[list, list[float] | None]] = {
+    "color": (["red", "green", "blue"], [0.6, 0.3, 0.1]),
+    "smoker": (["no", "yes"], [0.7, 0.3]),
+    "one": (["only"], None),
+    "size": ([1, 2, 3, 4], [0.1, 0.2, 0.3, 0.4]),
+    "e": ([0, 1], [0.8, 0.2]),
+    "f": ([0, 1], None),
+}
+
+
+def sample_table(domain: Domain, n: int, seed: int) -> pd.DataFrame:
+    """``n`` rows over ``domain``'s attributes (names of :data:`COLUMNS`), drawn column by
+    column in the domain's order from one seeded generator."""
     rng = np.random.default_rng(seed)
-    table = pd.DataFrame(
-        {
-            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
-            "smoker": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
-            "one": ["only"] * n,
-            "size": rng.choice([1, 2, 3, 4], n, p=[0.1, 0.2, 0.3, 0.4]),
-            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
-        }
-    )
-    return encode(table, MIXED_DOMAIN)
+    columns = {}
+    for name in domain.names:
+        values, p = COLUMNS[name]
+        columns[name] = [values[0]] * n if len(values) == 1 else rng.choice(values, n, p=p)
+    return pd.DataFrame(columns)
+
+
+def mixed_data(n: int = 1000, seed: int = 0) -> BinaryData:
+    return encode(sample_table(MIXED_DOMAIN, n, seed), MIXED_DOMAIN)
 
 
 def one_hot_ok(rows: np.ndarray, groups: np.ndarray) -> bool:

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.conftest import FAULTS, FaultyOracle, one_hot_ok
+from tests.conftest import FAULTS, FaultyOracle, one_hot_ok, sample_table
 
 from dpquery.algorithms.baselines import UniformDistribution, ZerosDataset
 from dpquery.algorithms.best_response import best_response
@@ -73,16 +73,7 @@ DOMAIN = Domain(
 
 
 def small_table(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
-            "smoker": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
-            "size": rng.choice([1, 2, 3, 4], n, p=[0.1, 0.2, 0.3, 0.4]),
-            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
-            "f": rng.choice([0, 1], n),
-        }
-    )
+    return sample_table(DOMAIN, n, seed)
 
 
 def small_data(n: int = 400, seed: int = 0) -> BinaryData:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
-from tests.conftest import one_hot_ok
+from tests.conftest import one_hot_ok, sample_table
 
 from dpquery.algorithms.fem import (
     AUTHORS_ADULT,
@@ -44,17 +43,7 @@ DOMAIN = Domain(
 
 
 def small_data(n: int = 2000, seed: int = 0) -> BinaryData:
-    rng = np.random.default_rng(seed)
-    table = pd.DataFrame(
-        {
-            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
-            "smoker": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
-            "size": rng.choice([1, 2, 3, 4], n, p=[0.1, 0.2, 0.3, 0.4]),
-            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
-            "f": rng.choice([0, 1], n),
-        }
-    )
-    return encode(table, DOMAIN)
+    return encode(sample_table(DOMAIN, n, seed), DOMAIN)
 
 
 def small_workload(count: int = 60, seed: int = 1) -> Workload:
