@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsS
 from dpquery.algorithms.free import check_policy
 from dpquery.algorithms.game import to_unit
 from dpquery.algorithms.modes import (
+    ModeRequest,
     MultiplicativeWeightsModes,
     MultiplicativeWeightsPlan,
     resolve_modes,
@@ -98,14 +99,8 @@ def plan_dqrs(
     n: int,
     num_queries: int,
     log_universe: float,
-    epsilon: float | None = None,
-    delta: float | None = None,
-    eta: float | None = None,
-    T: int | None = None,
-    s: int | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
     accountant: Accountant | None = None,
+    **request: Unpack[ModeRequest],
 ) -> DQRSPlan:
     """Resolve DQRS's parameters, in the modes of :func:`~dpquery.algorithms.dualquery.
     plan_dualquery`:
@@ -131,11 +126,8 @@ def plan_dqrs(
     modes = MultiplicativeWeightsModes(
         box="Algorithm 4",
         charges=plan_of,
-        theory=lambda: algorithm_4_parameters(
-            alpha=alpha,  # type: ignore[arg-type]  # theory mode: alpha is given
-            beta=0.05 if beta is None else beta,
-            num_queries=num_queries,
-            log_universe=log_universe,
+        theory=lambda alpha, beta: algorithm_4_parameters(
+            alpha=alpha, beta=beta, num_queries=num_queries, log_universe=log_universe
         ),
         largest_s=largest_s,
         largest_T=lambda b, eta_, s_: 1 + dqrs_max_rounds(b, eta=eta_, s=s_, n=n, accountant=acc),
@@ -143,9 +135,7 @@ def plan_dqrs(
         default_eta=DEFAULT_ETA,
         default_s=DEFAULT_SAMPLES,
     )
-    eta, T, s, budget, mode = resolve_modes(
-        modes, n=n, epsilon=epsilon, delta=delta, eta=eta, T=T, s=s, alpha=alpha, accountant=acc
-    )
+    eta, T, s, budget, mode = resolve_modes(modes, n=n, accountant=acc, **request)
     return DQRSPlan(eta, T, s, n, budget, mode)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesi
 from dpquery.algorithms.free import DENSITY_MECHANISM, check_policy, private_density
 from dpquery.algorithms.game import Progress, to_unit
 from dpquery.algorithms.modes import (
+    ModeRequest,
     MultiplicativeWeightsModes,
     MultiplicativeWeightsPlan,
     resolve_modes,
@@ -73,15 +74,9 @@ def plan_dualquery(
     n: int,
     num_queries: int,
     log_universe: float,
-    epsilon: float | None = None,
-    delta: float | None = None,
-    eta: float | None = None,
-    T: int | None = None,
-    s: int | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
     density_epsilon: float | None = None,
     accountant: Accountant | None = None,
+    **request: Unpack[ModeRequest],
 ) -> DualQueryPlan:
     """Resolve DualQuery's parameters (DualQuery, Theorems 4.2/4.3, Remark 4.7).
 
@@ -99,14 +94,14 @@ def plan_dualquery(
     density = [] if density_epsilon is None else [
         Charge(DENSITY_MECHANISM, PureDP(density_epsilon))
     ]  # fmt: skip
-    if density and epsilon is not None and T is not None and s is None and alpha is None:
+    given = {k for k, v in request.items() if v is not None}
+    if density and {"epsilon", "T"} <= given and not {"s", "alpha"} & given:
         raise DPQueryError("budget mode for s does not support private-density; give s")
 
-    def theory() -> tuple[float, int, int]:
+    def theory(alpha: float, beta: float) -> tuple[float, int, int]:
         p = remark_4_7_parameters(
-            alpha=alpha, beta=0.05 if beta is None else beta,  # type: ignore[arg-type]
-            num_queries=num_queries, log_universe_size=log_universe,
-        )  # fmt: skip
+            alpha=alpha, beta=beta, num_queries=num_queries, log_universe_size=log_universe
+        )
         return p.eta, p.T, p.s
 
     def largest_T(budget: Budget, eta_: float, s_: int) -> int:
@@ -126,9 +121,7 @@ def plan_dualquery(
         default_eta=DEFAULT_ETA,
         default_s=DEFAULT_SAMPLES,
     )
-    eta, T, s, budget, mode = resolve_modes(
-        modes, n=n, epsilon=epsilon, delta=delta, eta=eta, T=T, s=s, alpha=alpha, accountant=acc
-    )
+    eta, T, s, budget, mode = resolve_modes(modes, n=n, accountant=acc, **request)
     return DualQueryPlan(eta, T, s, n, budget, mode, density_epsilon)
 
 

@@ -15,10 +15,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from dpquery.algorithms.parameters import budget_of, ceil_epsilon, check_parameters
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Accountant, Budget, Charge, Composition, fits, spend
+
+
+class ModeRequest(TypedDict, total=False):
+    """What is asked of the modes (None or absent: not given): the budget ``epsilon``,
+    ``delta``; the step ``eta``, the rounds ``T``, the samples per round ``s``; the target
+    accuracy ``alpha`` and failure probability ``beta`` of theory mode."""
+
+    epsilon: float | None
+    delta: float | None
+    eta: float | None
+    T: int | None
+    s: int | None
+    alpha: float | None
+    beta: float | None
 
 
 @dataclass(frozen=True)
@@ -43,7 +58,7 @@ class MultiplicativeWeightsModes:
 
     box: str
     charges: Callable[[float, int, int], list[Charge]]
-    theory: Callable[[], tuple[float, int, int]]
+    theory: Callable[[float, float], tuple[float, int, int]]
     largest_s: Callable[[Budget, float, int], int]
     largest_T: Callable[[Budget, float, int], int]
     too_few: str
@@ -58,15 +73,17 @@ def resolve_modes(
     modes: MultiplicativeWeightsModes,
     *,
     n: int,
-    epsilon: float | None,
-    delta: float | None,
-    eta: float | None,
-    T: int | None,
-    s: int | None,
-    alpha: float | None,
     accountant: Accountant,
+    **request: Unpack[ModeRequest],
 ) -> Resolved:
     """``(eta, T, s, budget, mode)`` by the modes of the module docstring."""
+    unknown = sorted(set(request) - set(ModeRequest.__annotations__))
+    if unknown:
+        raise TypeError(
+            f"unknown parameters {unknown}; expected {list(ModeRequest.__annotations__)}"
+        )
+    epsilon, delta = request.get("epsilon"), request.get("delta")
+    eta, T, s, alpha = request.get("eta"), request.get("T"), request.get("s"), request.get("alpha")
 
     def cost(eta_: float, T_: int, s_: int) -> float:
         totals = Composition(modes.charges(eta_, T_, s_)).totals()
@@ -75,7 +92,8 @@ def resolve_modes(
     if alpha is not None:
         if eta is not None or T is not None or s is not None:
             raise DPQueryError("give either alpha (theory mode) or eta/T/s, not both")
-        eta, T, s = modes.theory()
+        beta = request.get("beta")
+        eta, T, s = modes.theory(alpha, 0.05 if beta is None else beta)
         needed = cost(eta, T, s)
         if epsilon is not None and needed > epsilon:
             raise DPQueryError(
