@@ -44,7 +44,7 @@ from dpquery.algorithms.dualquery import DualQuery
 from dpquery.algorithms.mwem import MWEM
 from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.domain import Categorical, Domain
-from dpquery.privacy import dualquery_pure_epsilon
+from dpquery.privacy.dualquery import dualquery_pure_epsilon
 from dpquery.queries import Workload, answer, random_marginal_queries
 from tables import print_table, write_csv
 

@@ -16,7 +16,7 @@ from dpquery.cli import main
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
 from dpquery.oracles import OracleResult, get_oracle
-from dpquery.privacy import dualquery_pure_epsilon
+from dpquery.privacy.dualquery import dualquery_pure_epsilon
 from dpquery.queries import Workload
 
 DOMAIN = Domain(
@@ -380,6 +380,7 @@ ALGORITHM_RUNS = {
     "fem": ("--epsilon", "1", "--T", "4", "--samples", "3"),
     "sepfem": ("--epsilon", "1", "--T", "4", "--samples", "3"),
     "mwem": ("--epsilon", "1", "--T", "5"),
+    "uniform": ("--epsilon", "1", "--size", "25"),
 }
 
 
@@ -449,7 +450,7 @@ def test_fem_reweighted_by_mwem_through_synth(tmp) -> None:
     ("algorithm", "extra", "match"),
     [
         ("fem", ("--epsilon", "1", "--reweight-rounds", "3"), "--reweight-rounds needs"),
-        ("fem", ("--epsilon", "1", "--T", "4", "--reweight", "1.5"), "fraction must be"),
+        ("fem", ("--epsilon", "1", "--T", "4", "--reweight", "1.5"), "--reweight must lie"),
         ("mwem", ("--epsilon", "1", "--reweight", "0.5"), "mwem does not take --reweight"),
     ],
 )

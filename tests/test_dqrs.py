@@ -10,25 +10,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
+from tests.conftest import sample_table
 
 from dpquery.algorithms.dqrs import DQRS, algorithm_4_parameters, plan_dqrs, rejection_step
 from dpquery.data import Binary, BinaryData, Categorical, Domain, encode
 from dpquery.errors import DPQueryError
-from dpquery.privacy import (
-    Budget,
-    Composition,
-    Ledger,
-    ZCDPAccountant,
+from dpquery.privacy import Budget, Composition, Ledger, ZCDPAccountant, fits
+from dpquery.privacy.dqrs import (
+    FRESH,
+    REJECTION,
     dqrs_fresh_samples,
     dqrs_max_rounds,
     dqrs_plan,
     dqrs_rho,
-    fits,
 )
-from dpquery.privacy.dqrs import FRESH, REJECTION
 from dpquery.queries import Workload, answer, random_marginal_queries
 
 DOMAIN = Domain(
@@ -42,16 +39,7 @@ DOMAIN = Domain(
 
 
 def small_data(n: int = 2000, seed: int = 0) -> BinaryData:
-    rng = np.random.default_rng(seed)
-    table = pd.DataFrame(
-        {
-            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
-            "smoker": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
-            "size": rng.choice([1, 2, 3, 4], n, p=[0.1, 0.2, 0.3, 0.4]),
-            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
-        }
-    )
-    return encode(table, DOMAIN)
+    return encode(sample_table(DOMAIN, n, seed), DOMAIN)
 
 
 def small_workload() -> Workload:

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import FAULTS, FaultyOracle, one_hot_ok, sample_table
 
 from dpquery.algorithms.baselines import UniformDistribution, ZerosDataset
 from dpquery.algorithms.best_response import best_response
@@ -39,16 +40,18 @@ from dpquery.privacy import (
     PureDP,
     Tightest,
     ZCDPAccountant,
+    fits,
+)
+from dpquery.privacy.conversions import zcdp_to_epsilon
+from dpquery.privacy.dualquery import (
+    MECHANISM,
     dualquery_epsilon_heterogeneous,
     dualquery_epsilon_theorem_4_3,
     dualquery_plan,
     dualquery_pure_epsilon,
     dualquery_rho,
-    fits,
     remark_4_7_parameters,
 )
-from dpquery.privacy.conversions import zcdp_to_epsilon
-from dpquery.privacy.dualquery import MECHANISM
 from dpquery.queries import (
     Workload,
     answer,
@@ -70,16 +73,7 @@ DOMAIN = Domain(
 
 
 def small_table(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
-            "smoker": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
-            "size": rng.choice([1, 2, 3, 4], n, p=[0.1, 0.2, 0.3, 0.4]),
-            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
-            "f": rng.choice([0, 1], n),
-        }
-    )
+    return sample_table(DOMAIN, n, seed)
 
 
 def small_data(n: int = 400, seed: int = 0) -> BinaryData:
@@ -88,10 +82,6 @@ def small_data(n: int = 400, seed: int = 0) -> BinaryData:
 
 def small_workload(count: int = 60, seed: int = 1) -> Workload:
     return random_marginal_queries(DOMAIN, 2, count, seed=seed)
-
-
-def one_hot_ok(rows: np.ndarray, groups: np.ndarray) -> bool:
-    return all((rows[:, a:b].sum(axis=1) == 1).all() for a, b in groups)
 
 
 def ledger_entries(release) -> list[tuple[int, Charge, float]]:
@@ -288,7 +278,7 @@ def test_private_density_adds_one_laplace_charge_and_reduces_T() -> None:
     budget = Budget.approx(1.0, 1e-3)
     assert fits_plan(1.2, dense.T, 1000, budget, density=0.1)
     assert not fits_plan(1.2, dense.T + 1, 1000, budget, density=0.1)
-    charges = dense.charges(N)
+    charges = dense.charges()
     assert charges[0] == Charge(DENSITY_MECHANISM, PureDP(0.1))
     assert len(charges) == dense.T + 1
     assert all(c.mechanism == MECHANISM for c in charges[1:])
@@ -357,8 +347,8 @@ def test_over_budget_fit_fails_before_any_work_and_keeps_hyperparameters() -> No
 
 def test_fit_rejects_bad_inputs() -> None:
     data = small_data()
-    with pytest.raises(DPQueryError, match="on_oracle_error"):
-        DualQuery(eta=1, T=2, samples=2, on_oracle_error="ignore").fit(data, small_workload())
+    with pytest.raises(DPQueryError, match="on_error"):
+        DualQuery(eta=1, T=2, samples=2, on_error="ignore").fit(data, small_workload())
     with pytest.raises(DPQueryError, match="workload is over"):
         DualQuery(eta=1, T=2, samples=2).fit(data, random_parities(5, 2, 10, seed=0))
     with pytest.raises(DPQueryError, match="policy"):
@@ -372,62 +362,6 @@ def test_fit_rejects_bad_inputs() -> None:
 
 
 # == the oracle is untrusted: fault injection =================================================
-
-
-def fake_result(problem: BestResponse, record, **kw) -> OracleResult:
-    fields = {
-        "objective": 0.0, "bound": None, "optimal": False, "seconds": 0.0, "status": "fake",
-        "timed_out": False, "free": np.zeros(problem.d, dtype=bool), "oracle": "fake",
-    }  # fmt: skip
-    return OracleResult(record=record, **{**fields, **kw})
-
-
-def first_feasible(problem: BestResponse) -> np.ndarray:
-    x = np.zeros(problem.d, dtype=np.uint8)
-    x[problem.onehot_groups[:, 0]] = 1
-    return x
-
-
-def _raise(_problem):
-    raise RuntimeError("solver crashed")
-
-
-FAULTS = {
-    "raises": _raise,
-    "raises-dpquery-error": lambda p: (_ for _ in ()).throw(DPQueryError("bad model")),
-    "timeout-poor-record": lambda p: fake_result(
-        p, first_feasible(p), timed_out=True, status="time limit"
-    ),
-    "two-bits-in-group": lambda p: fake_result(p, np.ones(p.d, dtype=np.uint8), optimal=True),
-    "empty-group": lambda p: fake_result(p, np.zeros(p.d)),
-    "non-binary": lambda p: fake_result(p, np.full(p.d, 0.7)),
-    "wrong-shape": lambda p: fake_result(p, np.zeros(p.d + 1, dtype=np.uint8)),
-    "nan-record": lambda p: fake_result(p, np.full(p.d, np.nan)),
-    "not-a-result": lambda p: None,
-    # a feasible record with lies: claims optimality, a useless bound, every bit free
-    "adversarial-liar": lambda p: fake_result(
-        p,
-        first_feasible(p) | (p.group_of_bit < 0).astype(np.uint8),
-        optimal=True,
-        bound=float("nan"),
-        free=np.ones(p.d, dtype=bool),
-        status=object(),
-    ),
-    "adversarial-bound-object": lambda p: fake_result(p, first_feasible(p), bound=object()),
-    "adversarial-free-mask": lambda p: fake_result(p, first_feasible(p), free="all of them"),
-}
-
-
-class FaultyOracle:
-    name = "faulty"
-
-    def __init__(self, fault) -> None:
-        self.fault = fault
-        self.calls = 0
-
-    def solve(self, problem: BestResponse, *, seed=None):
-        self.calls += 1
-        return self.fault(problem)
 
 
 RUN = {"epsilon": 4.0, "delta": 1e-3, "eta": 0.5, "T": 12, "samples": 40, "seed": 7}
@@ -464,9 +398,9 @@ def test_faulty_oracle_run_completes_with_identical_ledger(fault, reference_run)
 
 
 @pytest.mark.parametrize("fault", ["raises", "wrong-shape", "not-a-result"])
-def test_on_oracle_error_raise(fault) -> None:
+def test_on_error_raise(fault) -> None:
     oracle = FaultyOracle(FAULTS[fault])
-    model = DualQuery(**RUN, oracle=oracle, on_oracle_error="raise", progress=False)
+    model = DualQuery(**RUN, oracle=oracle, on_error="raise", progress=False)
     with pytest.raises(DPQueryError, match="the oracle failed") as info:
         model.fit(small_data(), small_workload())
     assert oracle.calls == 1
@@ -549,7 +483,7 @@ def test_zeros_policy_leaves_unqueried_plain_bits_zero(wide) -> None:
     assert (release.records.rows[:, never] == 0).all()
     # also when the oracle fails every round (the fallback marks every bit free)
     failing = DualQuery(
-        eta=0.5, T=12, samples=30, seed=1, oracle=FaultyOracle(_raise), progress=False
+        eta=0.5, T=12, samples=30, seed=1, oracle=FaultyOracle(FAULTS["raises"]), progress=False
     ).fit(data, workload)
     assert (failing.records.rows[:, never] == 0).all()
 
@@ -731,4 +665,4 @@ def test_plan_is_frozen_and_describes_charges() -> None:
     assert isinstance(plan, DualQueryPlan)
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.T = 4  # type: ignore[misc]
-    assert plan.charges(100) == dualquery_plan(eta=1.0, T=3, s=2, n=100)
+    assert plan.charges() == dualquery_plan(eta=1.0, T=3, s=2, n=100)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
+from tests.conftest import one_hot_ok, sample_table
 
 from dpquery.algorithms.fem import (
     AUTHORS_ADULT,
@@ -27,13 +27,8 @@ from dpquery.algorithms.fem import (
 from dpquery.data import Binary, BinaryData, Categorical, Domain, Records, encode
 from dpquery.errors import DPQueryError
 from dpquery.oracles import BestResponse, get_oracle
-from dpquery.privacy import (
-    Budget,
-    Composition,
-    fem_plan,
-    fem_round_epsilon,
-    fem_round_rho,
-)
+from dpquery.privacy import Budget, Composition
+from dpquery.privacy.fem import fem_plan, fem_round_epsilon, fem_round_rho
 from dpquery.queries import Workload, answer, random_marginal_queries, random_parities
 
 DOMAIN = Domain(
@@ -48,25 +43,11 @@ DOMAIN = Domain(
 
 
 def small_data(n: int = 2000, seed: int = 0) -> BinaryData:
-    rng = np.random.default_rng(seed)
-    table = pd.DataFrame(
-        {
-            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
-            "smoker": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
-            "size": rng.choice([1, 2, 3, 4], n, p=[0.1, 0.2, 0.3, 0.4]),
-            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
-            "f": rng.choice([0, 1], n),
-        }
-    )
-    return encode(table, DOMAIN)
+    return encode(sample_table(DOMAIN, n, seed), DOMAIN)
 
 
 def small_workload(count: int = 60, seed: int = 1) -> Workload:
     return random_marginal_queries(DOMAIN, 2, count, seed=seed)
-
-
-def one_hot_ok(rows: np.ndarray, groups: np.ndarray) -> bool:
-    return all((rows[:, a:b].sum(axis=1) == 1).all() for a, b in groups)
 
 
 def rho_of(release, bounded_range: bool) -> float:
@@ -290,7 +271,7 @@ def test_records_are_one_hot_with_equal_weights(estimator) -> None:
     release = estimator(epsilon=1.0, epsilon0=0.2, samples=5, seed=0, progress=False,
                         workers=1).fit(data, workload)  # fmt: skip
     T = release.parameters["T"]
-    assert release.algorithm == estimator.algorithm
+    assert release.algorithm == estimator.name
     assert release.records.m == T * 5
     assert one_hot_ok(release.records.rows, data.onehot_groups)
     np.testing.assert_allclose(release.records.weights, 1.0 / (T * 5))

@@ -8,17 +8,13 @@ import math
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
+from tests.conftest import MIXED_DOMAIN as DOMAIN
+from tests.conftest import mixed_data as small_data
 
-from dpquery.algorithms.mwem import (
-    MWEM,
-    DomainWeights,
-    check_domain_size,
-    domain_cells,
-    enumerate_cells,
-)
-from dpquery.data import Binary, BinaryData, Categorical, Domain, biased_bits, encode
+from dpquery.algorithms.cells import check_domain_size, domain_cells, enumerate_cells
+from dpquery.algorithms.mwem import MWEM, DomainWeights
+from dpquery.data import Domain, biased_bits
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDPAccountant, zcdp_rho_for
 from dpquery.queries import (
@@ -29,30 +25,6 @@ from dpquery.queries import (
     random_parities,
 )
 from dpquery.queries.reference import reference_answers
-
-DOMAIN = Domain(
-    (
-        Categorical("color", ("red", "green", "blue")),
-        Binary("smoker", ("no", "yes")),
-        Categorical("one", ("only",)),  # a one-value group: its bit is always set
-        Categorical("size", (1, 2, 3, 4)),
-        Binary("e"),
-    )
-)
-
-
-def small_data(n: int = 1000, seed: int = 0) -> BinaryData:
-    rng = np.random.default_rng(seed)
-    table = pd.DataFrame(
-        {
-            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
-            "smoker": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
-            "one": ["only"] * n,
-            "size": rng.choice([1, 2, 3, 4], n, p=[0.1, 0.2, 0.3, 0.4]),
-            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
-        }
-    )
-    return encode(table, DOMAIN)
 
 
 def brute_force_cells(domain: Domain) -> set[tuple[int, ...]]:

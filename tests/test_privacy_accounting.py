@@ -30,17 +30,34 @@ from dpquery.privacy import (
     PureDP,
     Tightest,
     ZCDPAccountant,
-    advanced_composition,
-    advanced_composition_heterogeneous,
     all_accountants,
-    bounded_range_to_zcdp,
+    fits,
+    gaussian_rho,
+    gaussian_sigma,
+    largest_float,
+    largest_integer,
+    zcdp_rho_for,
+)
+from dpquery.privacy.composition import advanced_composition, advanced_composition_heterogeneous
+from dpquery.privacy.conversions import (
+    zcdp_delta_cks,
+    zcdp_delta_standard,
+    zcdp_epsilon_cks,
+    zcdp_epsilon_standard,
+)
+from dpquery.privacy.costs import bounded_range_to_zcdp, pure_to_zcdp
+from dpquery.privacy.dqrs import (
+    dqrs_fresh_epsilon,
     dqrs_fresh_samples,
     dqrs_gamma,
     dqrs_max_rounds,
     dqrs_plan,
+    dqrs_rejection_epsilon,
     dqrs_rho,
     dqrs_round_rho,
     dqrs_round_rho_as_printed,
+)
+from dpquery.privacy.dualquery import (
     dualquery_epsilon_heterogeneous,
     dualquery_epsilon_theorem_4_3,
     dualquery_max_eta,
@@ -50,27 +67,17 @@ from dpquery.privacy import (
     dualquery_pure_epsilon,
     dualquery_rho,
     dualquery_round_epsilon,
+    remark_4_7_epsilon,
+    remark_4_7_parameters,
+)
+from dpquery.privacy.fem import (
     fem_max_epsilon0,
     fem_max_rounds,
     fem_plan,
     fem_rho,
     fem_round_epsilon,
     fem_round_rho,
-    fits,
-    gaussian_rho,
-    gaussian_sigma,
-    largest_float,
-    largest_integer,
-    pure_to_zcdp,
-    remark_4_7_epsilon,
-    remark_4_7_parameters,
-    zcdp_delta_cks,
-    zcdp_delta_standard,
-    zcdp_epsilon_cks,
-    zcdp_epsilon_standard,
-    zcdp_rho_for,
 )
-from dpquery.privacy.dqrs import dqrs_fresh_epsilon, dqrs_rejection_epsilon
 
 KDD = {"eta": 1.2, "T": 170, "s": 1750, "n": 494_021}
 DELTA = 1e-3

@@ -23,14 +23,13 @@ from dpquery.privacy import (
     PrivacyParameterError,
     PureDP,
     above_threshold,
-    dualquery_round_epsilon,
-    dualquery_sample_round,
     exponential_mechanism,
     gaussian_mechanism,
     laplace_mechanism,
     report_noisy_max,
     sample_from_log_weights,
 )
+from dpquery.privacy.dualquery import dualquery_round_epsilon, dualquery_sample_round
 from dpquery.rng import make_rng
 
 P_MIN = 1e-6  # every goodness-of-fit test rejects at p < 1e-6: false-failure rate 1e-6 each

@@ -8,11 +8,13 @@ import math
 
 import numpy as np
 import pytest
-from tests.test_dualquery import FAULTS, FaultyOracle, one_hot_ok
-from tests.test_mwem import DOMAIN, small_data
+from tests.conftest import FAULTS, FaultyOracle, one_hot_ok
+from tests.conftest import MIXED_DOMAIN as DOMAIN
+from tests.conftest import mixed_data as small_data
 
+from dpquery.algorithms.cells import enumerate_cells, support_cells
 from dpquery.algorithms.fem import FEM, SepFEM
-from dpquery.algorithms.mwem import MWEM, enumerate_cells, support_cells
+from dpquery.algorithms.mwem import MWEM
 from dpquery.algorithms.reweight import Reweighted
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -95,14 +97,14 @@ def test_mwem_rho_budget_splits_evenly_hand_computed() -> None:
     """rho = 0.04 over T = 4 rounds, half of each round to each step: rho 0.005 per step; the
     selection is a bounded-range exponential mechanism, epsilon^2 / 8 = 0.005, epsilon = 0.2;
     the Gaussian measurement has rho 0.005."""
-    plan = MWEM(rho=0.04, T=4, measurement="gaussian").plan()
+    plan = MWEM(rho=0.04, T=4, measurement="gaussian").plan(small_data(), WORKLOAD)
     assert plan.epsilon_select == pytest.approx(0.2, rel=1e-9)
     assert plan.rho_measure == pytest.approx(0.005, rel=1e-9)
     release = MWEM(rho=0.04, T=4, measurement="gaussian", seed=0).fit(small_data(), WORKLOAD)
     assert release.ledger.spent == pytest.approx(0.04, rel=1e-9)
     assert release.ledger.spent <= 0.04
     with pytest.raises(DPQueryError, match=r"epsilon .* or rho, not both"):
-        MWEM(rho=0.02, epsilon=1.0, T=4).plan()
+        MWEM(rho=0.02, epsilon=1.0, T=4).plan(small_data(), WORKLOAD)
 
 
 # == FEM -> MWEM =============================================================================
@@ -161,8 +163,8 @@ def test_reweighting_with_a_rho_budget_needs_the_base_epsilon0() -> None:
 @pytest.mark.parametrize(
     ("model", "match"),
     [
-        (Reweighted(FEM(), epsilon=1.0, fraction=1.0), "fraction must be strictly between"),
-        (Reweighted(FEM(), epsilon=1.0, fraction=0), "fraction must be strictly between"),
+        (Reweighted(FEM(), epsilon=1.0, fraction=1.0), "fraction must lie strictly between"),
+        (Reweighted(FEM(), epsilon=1.0, fraction=0), "fraction must lie strictly between"),
         (Reweighted(FEM(epsilon=1.0), epsilon=1.0), "leave the base's budget unset"),
         (Reweighted(MWEM(), epsilon=1.0), "the base must be FEM or SepFEM, got MWEM"),
         (Reweighted(FEM()), "give a budget"),

@@ -7,6 +7,10 @@ class DPQueryError(ValueError):
     """Base class for errors caused by bad input; the CLI prints them as one line."""
 
 
+class ParameterError(DPQueryError):
+    """A parameter is out of its range (see :mod:`dpquery.validation`)."""
+
+
 class DomainError(DPQueryError):
     """A domain is malformed, or data does not fit the public domain."""
 

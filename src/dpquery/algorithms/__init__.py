@@ -1,4 +1,6 @@
-"""Layer 5: the query-release game loops, and the baselines every release is compared with."""
+"""Layer 5: the query-release game loops (one estimator protocol, :mod:`.synthesizer`), the
+registry a front end reads (:mod:`.registry`), and the baselines every release is compared
+with."""
 
 from dpquery.algorithms.baselines import (
     BaselineResult,
@@ -7,5 +9,28 @@ from dpquery.algorithms.baselines import (
     UniformDistribution,
     ZerosDataset,
 )
+from dpquery.algorithms.dqrs import DQRS
+from dpquery.algorithms.dualquery import DualQuery
+from dpquery.algorithms.fem import FEM, SepFEM
+from dpquery.algorithms.mwem import MWEM
+from dpquery.algorithms.release import Release
+from dpquery.algorithms.reweight import Reweighted
+from dpquery.algorithms.synthesizer import Synthesizer
+from dpquery.algorithms.uniform import UniformRecords
 
-__all__ = ["BaselineResult", "GaussianNoise", "LaplaceNoise", "UniformDistribution", "ZerosDataset"]
+__all__ = [
+    "DQRS",
+    "FEM",
+    "MWEM",
+    "BaselineResult",
+    "DualQuery",
+    "GaussianNoise",
+    "LaplaceNoise",
+    "Release",
+    "Reweighted",
+    "SepFEM",
+    "Synthesizer",
+    "UniformDistribution",
+    "UniformRecords",
+    "ZerosDataset",
+]

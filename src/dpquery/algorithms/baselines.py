@@ -117,89 +117,88 @@ def _counts(workload: Workload, n: int, true: np.ndarray) -> np.ndarray:
     return rounded.astype(np.int64)
 
 
-def _answers(workload: Workload, n: int, counts: np.ndarray) -> np.ndarray:
-    lo, hi = workload.value_range
-    return lo + (hi - lo) * counts.astype(np.float64) / n
+class _NoisyAnswers:
+    """True answers plus independent exact integer noise on every query's count, drawn by a
+    mechanism of :mod:`dpquery.privacy.integer_mechanisms` that charges the ledger first (a
+    fresh ledger holding exactly its cost when none is given). ``true_answers`` may be passed
+    when already computed."""
+
+    label: str
+    seed: SeedLike
+
+    def _noise(
+        self, counts: np.ndarray, q: int, rng: np.random.Generator, ledger: Ledger | None
+    ) -> tuple[np.ndarray, Charge, float]:
+        """The noisy counts, the charge made and the noise's scale (in counts)."""
+        raise NotImplementedError
+
+    def fit(
+        self,
+        data: BinaryData,
+        workload: Workload,
+        ledger: Ledger | None = None,
+        true_answers: np.ndarray | None = None,
+    ) -> BaselineResult:
+        _check(data, workload)
+        exact = _counts(workload, data.n, _true(workload, data, true_answers))
+        counts, charge, scale = self._noise(exact, len(workload), make_rng(self.seed), ledger)
+        lo, hi = workload.value_range
+        answers = lo + (hi - lo) * counts.astype(np.float64) / data.n
+        return BaselineResult(
+            self.label, answers, charge=charge, noise_scale=scale * (hi - lo) / data.n,
+            counts=counts,
+        )  # fmt: skip
 
 
-class LaplaceNoise:
+class LaplaceNoise(_NoisyAnswers):
     """True answers plus discrete Laplace noise of scale ``b >= Δ1 / epsilon`` on the integer
     counts (one count moves by at most 1 per query): ``epsilon``-DP (the geometric mechanism,
     Ghosh, Roughgarden and Sundararajan 2009), drawn exactly by
-    :func:`dpquery.privacy.integer_mechanisms.discrete_laplace_mechanism`, which charges the
-    ledger first (a fresh ``epsilon`` ledger when none is given)."""
+    :func:`dpquery.privacy.integer_mechanisms.discrete_laplace_mechanism`."""
+
+    label = "laplace"
 
     def __init__(self, epsilon: float, *, seed: SeedLike = None) -> None:
         self.epsilon = epsilon
         self.seed = seed
 
-    def fit(
-        self,
-        data: BinaryData,
-        workload: Workload,
-        ledger: Ledger | None = None,
-        true_answers: np.ndarray | None = None,
-    ) -> BaselineResult:
-        """``true_answers`` may be passed when already computed (they are ``q(D)``)."""
-        _check(data, workload)
+    def _noise(
+        self, counts: np.ndarray, q: int, rng: np.random.Generator, ledger: Ledger | None
+    ) -> tuple[np.ndarray, Charge, float]:
         eps = positive("epsilon", self.epsilon)
-        ledger = ledger if ledger is not None else Ledger(Budget.pure(eps))
-        q = len(workload)  # L1 sensitivity of the count vector
-        lo, hi = workload.value_range
-        counts = discrete_laplace_mechanism(
-            _counts(workload, data.n, _true(workload, data, true_answers)),
-            epsilon=eps,
-            sensitivity=q,
-            rng=make_rng(self.seed),
-            ledger=ledger,
+        noisy = discrete_laplace_mechanism(
+            counts, epsilon=eps, sensitivity=q, rng=rng,
+            ledger=ledger if ledger is not None else Ledger(Budget.pure(eps)),
             name="laplace baseline",
-        )
-        return BaselineResult(
-            "laplace", _answers(workload, data.n, counts),
-            charge=Charge("laplace baseline", PureDP(eps)),
-            noise_scale=float(discrete_laplace_scale(eps, q)) * (hi - lo) / data.n, counts=counts,
         )  # fmt: skip
+        return noisy, Charge("laplace baseline", PureDP(eps)), float(discrete_laplace_scale(eps, q))
 
 
-class GaussianNoise:
+class GaussianNoise(_NoisyAnswers):
     """True answers plus discrete Gaussian noise ``N_Z(0, σ²)``, ``σ² >= Δ2² / (2 rho)``, on
     the integer counts (L2 sensitivity ``sqrt(q)``): ``rho``-zCDP (Canonne, Kamath and Steinke
     2020, Theorem 4), drawn exactly by
-    :func:`dpquery.privacy.integer_mechanisms.discrete_gaussian_mechanism`, which charges the
-    ledger first."""
+    :func:`dpquery.privacy.integer_mechanisms.discrete_gaussian_mechanism`."""
+
+    label = "gaussian"
 
     def __init__(self, rho: float, *, seed: SeedLike = None) -> None:
         self.rho = rho
         self.seed = seed
 
-    def fit(
-        self,
-        data: BinaryData,
-        workload: Workload,
-        ledger: Ledger | None = None,
-        true_answers: np.ndarray | None = None,
-    ) -> BaselineResult:
-        """``true_answers`` may be passed when already computed (they are ``q(D)``)."""
-        _check(data, workload)
+    def _noise(
+        self, counts: np.ndarray, q: int, rng: np.random.Generator, ledger: Ledger | None
+    ) -> tuple[np.ndarray, Charge, float]:
         rho = positive("rho", self.rho)
-        ledger = ledger if ledger is not None else Ledger(Budget.zcdp(rho))
         # sqrt(q), rounded up so that sigma^2 >= q / (2 rho) holds in exact arithmetic
-        sensitivity = math.nextafter(math.sqrt(len(workload)), math.inf)
-        lo, hi = workload.value_range
-        counts = discrete_gaussian_mechanism(
-            _counts(workload, data.n, _true(workload, data, true_answers)),
-            rho=rho,
-            sensitivity=sensitivity,
-            rng=make_rng(self.seed),
-            ledger=ledger,
+        sensitivity = math.nextafter(math.sqrt(q), math.inf)
+        noisy = discrete_gaussian_mechanism(
+            counts, rho=rho, sensitivity=sensitivity, rng=rng,
+            ledger=ledger if ledger is not None else Ledger(Budget.zcdp(rho)),
             name="gaussian baseline",
-        )
-        sigma = math.sqrt(discrete_gaussian_sigma2(rho, sensitivity))
-        return BaselineResult(
-            "gaussian", _answers(workload, data.n, counts),
-            charge=Charge("gaussian baseline", ZCDP(rho)),
-            noise_scale=sigma * (hi - lo) / data.n, counts=counts,
         )  # fmt: skip
+        sigma = math.sqrt(discrete_gaussian_sigma2(rho, sensitivity))
+        return noisy, Charge("gaussian baseline", ZCDP(rho)), sigma
 
 
 def _true(workload: Workload, data: BinaryData, true_answers: np.ndarray | None) -> np.ndarray:

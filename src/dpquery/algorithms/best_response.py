@@ -1,4 +1,5 @@
-"""The data player's call to an oracle, and DualQuery's best-responding data player.
+"""The data player's call to an oracle, DualQuery's best-responding data player, and the
+base of the estimators that play against it (DualQuery, DQRS).
 
 The oracle is untrusted (DESIGN: layer 4): its record is validated and repaired, its
 statistics sanitised, its exceptions caught. Nothing here charges privacy: a round's cost was
@@ -8,12 +9,22 @@ paid when its queries were chosen, so whatever the oracle does is post-processin
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from dpquery.algorithms.free import FreeAttributes
-from dpquery.algorithms.game import unit_answers
+from dpquery.algorithms.free import FreeAttributes, check_policy
+from dpquery.algorithms.game import QueryPlayer, RoundStats, play, unit_answers
+from dpquery.algorithms.synthesizer import (
+    EpsilonBudget,
+    MultiplicativeWeightsParameters,
+    OracleParameters,
+    Run,
+    RunParameters,
+    Synthesizer,
+)
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.oracles import BestResponse, Oracle, OracleResult, get_oracle, validate_record
@@ -74,11 +85,11 @@ class BestResponder:
 
     def __init__(
         self, workload: Workload, *, onehot_groups: np.ndarray, oracle: Oracle,
-        free: FreeAttributes, rng: np.random.Generator, on_oracle_error: str = "fallback",
+        free: FreeAttributes, rng: np.random.Generator, on_error: str = "fallback",
     ) -> None:  # fmt: skip
         self.workload, self.onehot_groups = workload, onehot_groups
         self.oracle, self.free, self.rng = oracle, free, rng
-        self.on_oracle_error = on_oracle_error
+        self.on_error = on_error
         self.rows: list[np.ndarray] = []
 
     def start(self) -> None:
@@ -88,20 +99,45 @@ class BestResponder:
         problem = BestResponse.from_workload(
             self.workload, sampled, onehot_groups=self.onehot_groups
         )
-        x, info = best_response(problem, self.oracle, self.free, self.rng, self.on_oracle_error)
+        x, info = best_response(problem, self.oracle, self.free, self.rng, self.on_error)
         self.rows.append(x)
         return info
 
     def answers(self) -> np.ndarray:
         return unit_answers(self.workload, Records(self.rows[-1][None, :]))
 
+    def play(
+        self, queries: QueryPlayer, T: int, on_round: Callable[[RoundStats], None] | None = None
+    ) -> tuple[np.ndarray, list[RoundStats]]:
+        """``T`` rounds against ``queries``: the records ``(T, d)`` and per-round statistics."""
+        stats = play(queries, self, T, on_round)
+        return np.array(self.rows, dtype=np.uint8).reshape(T, self.workload.d), stats
 
-def resolve_oracle(
-    oracle: str | Oracle, options: dict[str, Any] | None, on_oracle_error: str
-) -> Oracle:
+
+@dataclass(kw_only=True, eq=False)
+class BestResponseSynthesizer(
+    Synthesizer, EpsilonBudget, MultiplicativeWeightsParameters, OracleParameters, RunParameters
+):
+    """What DualQuery and DQRS share: their hyperparameters and their data player."""
+
+    def responder(self, run: Run, density: np.ndarray | None = None) -> BestResponder:
+        """The best-responding data player of ``run`` (``density``: private-density's noisy
+        frequencies, already paid for)."""
+        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_error)
+        free = FreeAttributes(check_policy(self.free_attributes), run.data.onehot_groups, density)
+        return BestResponder(
+            run.workload, onehot_groups=run.data.onehot_groups, oracle=oracle, free=free,
+            rng=run.rng, on_error=self.on_error,
+        )  # fmt: skip
+
+    def report(self, plan: Any, responder: BestResponder) -> dict[str, Any]:
+        """The parameters every such release reports."""
+        return {**asdict(plan), "budget": plan.budget.to_dict(), "oracle": responder.oracle.name,
+                "free_attributes": self.free_attributes}  # fmt: skip
+
+
+def resolve_oracle(oracle: str | Oracle, options: dict[str, Any] | None, on_error: str) -> Oracle:
     """The oracle named (with its options) or given, after checking the error policy."""
-    if on_oracle_error not in ("fallback", "raise"):
-        raise DPQueryError(
-            f"on_oracle_error must be 'fallback' or 'raise', got {on_oracle_error!r}"
-        )
+    if on_error not in ("fallback", "raise"):
+        raise DPQueryError(f"on_error must be 'fallback' or 'raise', got {on_error!r}")
     return get_oracle(oracle, **(options or {})) if isinstance(oracle, str) else oracle

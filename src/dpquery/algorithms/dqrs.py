@@ -13,7 +13,7 @@ best responder, unchanged; the loop is :func:`dpquery.algorithms.game.play`.
 
 Privacy (zCDP, on the ledger): the rejection tests read the data and are
 ``max(eta/n, eta/(gamma_t n))``-DP each (Lemma 11/18); the fresh samples are exponential
-mechanisms (Lemma 19). :func:`dpquery.privacy.dqrs_round_charges` states both; see
+mechanisms (Lemma 19). :func:`dpquery.privacy.dqrs.dqrs_round_charges` states both; see
 ``docs/dqrs-mwem.md`` for the derivation and the off-by-one in the proof of Theorem 17.
 
 Indexing. Algorithm 4's round ``t`` best-responds to ``S_t`` and then builds ``S_{t+1}``.
@@ -26,27 +26,26 @@ rejection step of Algorithm 4's round ``t-1``, charged as such), so the useless
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
-from dpquery.algorithms.best_response import BestResponder, resolve_oracle
+from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesizer
 from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
-from dpquery.algorithms.free import FreeAttributes, check_policy
-from dpquery.algorithms.game import check_inputs, play, round_timings, true_answers_of
-from dpquery.algorithms.parameters import (
-    budget_for,
-    ceil_epsilon,
-    check_parameters,
-    log_universe_size,
+from dpquery.algorithms.free import check_policy
+from dpquery.algorithms.game import to_unit
+from dpquery.algorithms.modes import (
+    ModeRequest,
+    MultiplicativeWeightsModes,
+    MultiplicativeWeightsPlan,
+    resolve_modes,
 )
-from dpquery.algorithms.release import Release
+from dpquery.algorithms.parameters import epsilon_delta, log_universe_size
+from dpquery.algorithms.synthesizer import Outcome, Run
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
-from dpquery.oracles import Oracle
 from dpquery.privacy import (
     Accountant,
     Budget,
@@ -54,20 +53,19 @@ from dpquery.privacy import (
     Composition,
     Ledger,
     default_accountant,
+    fits,
+    largest_integer,
+    sample_from_log_weights,
+)
+from dpquery.privacy.dqrs import (
     dqrs_fresh_samples,
     dqrs_gamma,
     dqrs_max_rounds,
     dqrs_plan,
     dqrs_round_charges,
-    fits,
-    largest_integer,
-    sample_from_log_weights,
-    spend,
 )
-from dpquery.privacy.delta import check_delta
 from dpquery.privacy.sampling import bernoulli_exp_neg
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike, make_rng
 
 # Rejection sampling only pays off when s~_t = (2 gamma_t + 4 eta) s < s, i.e. eta < 1/4
 # (Theorem 9's regime, eta = alpha/4): DualQuery's default 1.2 would draw 4.8 s per round.
@@ -75,19 +73,13 @@ DEFAULT_ETA = 0.1
 
 
 @dataclass(frozen=True)
-class DQRSPlan:
-    """Resolved parameters of a DQRS run and the budget its ledger enforces."""
+class DQRSPlan(MultiplicativeWeightsPlan):
+    """A DQRS run's parameters."""
 
-    eta: float
-    T: int
-    s: int
-    budget: Budget
-    mode: str
-
-    def charges(self, n: int) -> list[Charge]:
+    def charges(self) -> list[Charge]:
         """Everything the run will charge, in order: the rejection steps of rounds
         ``1..T-1`` (``S_1`` is uniform, hence free; ``S_{T+1}`` is never built)."""
-        return dqrs_plan(eta=self.eta, T=self.T - 1, s=self.s, n=n) if self.T > 1 else []
+        return dqrs_plan(eta=self.eta, T=self.T - 1, s=self.s, n=self.n) if self.T > 1 else []
 
 
 def algorithm_4_parameters(
@@ -108,14 +100,8 @@ def plan_dqrs(
     n: int,
     num_queries: int,
     log_universe: float,
-    epsilon: float | None = None,
-    delta: float | None = None,
-    eta: float | None = None,
-    T: int | None = None,
-    s: int | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
     accountant: Accountant | None = None,
+    **request: Unpack[ModeRequest],
 ) -> DQRSPlan:
     """Resolve DQRS's parameters, in the modes of :func:`~dpquery.algorithms.dualquery.
     plan_dualquery`:
@@ -124,7 +110,7 @@ def plan_dqrs(
       ``epsilon`` they must fit it;
     * budget: ``epsilon`` (``delta``; none for pure DP) with ``eta`` (default 0.1) and one of
       ``T``, ``s`` (default ``s = 1000``): the largest other one that fits (``T`` via
-      :func:`dpquery.privacy.dqrs_max_rounds`, plus one: the last round resamples nothing);
+      :func:`dpquery.privacy.dqrs.dqrs_max_rounds`, plus one: the last round resamples nothing);
     * explicit: ``eta, T, s`` without ``epsilon``: the budget is what they cost.
     """
     acc = accountant if accountant is not None else default_accountant()
@@ -132,60 +118,26 @@ def plan_dqrs(
     def plan_of(eta_: float, T_: int, s_: int) -> list[Charge]:
         return dqrs_plan(eta=eta_, T=T_ - 1, s=s_, n=n) if T_ > 1 else []
 
-    def cost(eta_: float, T_: int, s_: int) -> float:
-        return spend(Composition(plan_of(eta_, T_, s_)).totals(), budget_for(1.0, delta), acc)
-
-    if alpha is not None:
-        if eta is not None or T is not None or s is not None:
-            raise DPQueryError("give either alpha (theory mode) or eta/T/s, not both")
-        eta, T, s = algorithm_4_parameters(
-            alpha=alpha, beta=0.05 if beta is None else beta, num_queries=num_queries,
-            log_universe=log_universe,
-        )  # fmt: skip
-        needed = cost(eta, T, s)
-        if epsilon is not None and needed > epsilon:
-            raise DPQueryError(
-                f"Algorithm 4's parameters for alpha={alpha} (T={T}, s={s}, eta={eta:g}) need "
-                f"epsilon={needed:.4g} on n={n}, more than the budget {epsilon}"
-            )
-        return DQRSPlan(eta, T, s, budget_for(epsilon or ceil_epsilon(needed), delta), "theory")
-    if epsilon is None:
-        if eta is None or T is None or s is None:
-            raise DPQueryError(
-                "give a budget (epsilon, delta), or all of eta, T and s, or alpha (theory mode)"
-            )
-        check_parameters(eta, T, s)
-        return DQRSPlan(eta, T, s, budget_for(ceil_epsilon(cost(eta, T, s)), delta), "explicit")
-    budget = budget_for(epsilon, delta)
-    eta = DEFAULT_ETA if eta is None else eta
-    if T is not None and s is not None:
-        check_parameters(eta, T, s)
-        if not fits(Composition(plan_of(eta, T, s)).totals(), budget, acc):
-            raise DPQueryError(
-                f"eta={eta:g}, T={T}, s={s} need epsilon={cost(eta, T, s):.4g} on n={n}, more "
-                f"than the budget {budget.describe()}"
-            )
-        return DQRSPlan(eta, T, s, budget, "explicit")
-    if T is not None:  # the largest s for the given T
-        check_parameters(eta, T, 1)
-        T_fixed = T
-
+    def largest_s(budget: Budget, eta_: float, T_: int) -> int:
         def passes(s_: int) -> bool:
-            return s_ == 0 or fits(Composition(plan_of(eta, T_fixed, s_)).totals(), budget, acc)
+            return s_ == 0 or fits(Composition(plan_of(eta_, T_, s_)).totals(), budget, acc)
 
-        s = largest_integer(passes, lower=0, upper=10**12)
-        if s < 1:
-            raise DPQueryError(f"no sample size fits {budget.describe()} with T={T}, eta={eta:g}")
-        return DQRSPlan(eta, T, s, budget, "budget (largest s)")
-    s = DEFAULT_SAMPLES if s is None else s
-    check_parameters(eta, 1, s)
-    T = 1 + dqrs_max_rounds(budget, eta=eta, s=s, n=n, accountant=acc)
-    if T < 2:
-        raise DPQueryError(
-            f"{budget.describe()} admits no rejection step with eta={eta:g}, s={s}, n={n}; "
-            "lower eta or s"
-        )
-    return DQRSPlan(eta, T, s, budget, "budget (largest T)")
+        return largest_integer(passes, lower=0, upper=10**12)
+
+    modes = MultiplicativeWeightsModes(
+        box="Algorithm 4",
+        charges=plan_of,
+        theory=lambda alpha, beta: algorithm_4_parameters(
+            alpha=alpha, beta=beta, num_queries=num_queries, log_universe=log_universe
+        ),
+        largest_s=largest_s,
+        largest_T=lambda b, eta_, s_: 1 + dqrs_max_rounds(b, eta=eta_, s=s_, n=n, accountant=acc),
+        too_few="no rejection step",
+        default_eta=DEFAULT_ETA,
+        default_s=DEFAULT_SAMPLES,
+    )
+    eta, T, s, budget, mode = resolve_modes(modes, n=n, accountant=acc, **request)
+    return DQRSPlan(eta, T, s, n, budget, mode)
 
 
 def rejection_step(
@@ -206,7 +158,7 @@ def rejection_step(
 
     ``payoff[q] = A_D(x^t, q) = q(x^t) - q(D)`` over the closed workload (in [-1, 1]);
     ``log_weights_next`` gives ``Q^{t+1}`` (any additive constant). Both read the private
-    data, so :func:`dpquery.privacy.dqrs_round_charges` (Lemmas 18 and 19) is charged first.
+    data, so :func:`dpquery.privacy.dqrs.dqrs_round_charges` (Lemmas 18 and 19) is charged first.
     If more than ``s~_t`` queries are rejected (probability at most ``(e/4)^{s~_t}``, Lemma 21)
     ``S_{t+1}`` keeps fewer than ``s`` queries: drawing more would make the spend depend on
     the data.
@@ -265,8 +217,31 @@ class RejectionSampler(MultiplicativeWeightsSampler):
         super().observe(t, answers)
 
 
-class DQRS:
-    """Private synthetic data by DQRS (Oracle-efficient, Algorithm 4), scikit-learn style.
+def dqrs(
+    true_answers: np.ndarray,
+    records: BestResponder,
+    *,
+    n: int,
+    plan: DQRSPlan,
+    ledger: Ledger,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """DQRS, Algorithm 4: DualQuery's best responder against the rejection-sampling query
+    player; the ``T`` records and per-round statistics (with each round's kept, rejected,
+    fresh and discarded counts)."""
+    queries = RejectionSampler(
+        to_unit(records.workload, true_answers), eta=plan.eta, s=plan.s, n=n, rng=rng,
+        ledger=ledger,
+    )  # fmt: skip
+    rows, rounds = records.play(queries, plan.T)
+    for info, samples in zip(rounds, queries.sample_stats, strict=True):
+        info.update(samples)
+    return rows, rounds
+
+
+@dataclass(kw_only=True, eq=False)
+class DQRS(BestResponseSynthesizer):
+    """Private synthetic data by DQRS (Oracle-efficient, Algorithm 4).
 
     Parameters as :class:`~dpquery.algorithms.dualquery.DualQuery` (modes: explicit
     ``eta, T, samples``; budget ``epsilon`` (+ ``delta``) with the largest ``T`` or
@@ -276,90 +251,32 @@ class DQRS:
     how many queries were kept, rejected, fresh and discarded.
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        eta: float | None = None,
-        T: int | None = None,
-        samples: int | None = None,
-        alpha: float | None = None,
-        beta: float | None = None,
-        oracle: str | Oracle = "heuristic",
-        oracle_options: dict[str, Any] | None = None,
-        free_attributes: str = "zeros",
-        accountant: Accountant | None = None,
-        on_oracle_error: str = "fallback",
-        seed: SeedLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.eta = eta
-        self.T = T
-        self.samples = samples
-        self.alpha = alpha
-        self.beta = beta
-        self.oracle = oracle
-        self.oracle_options = oracle_options
-        self.free_attributes = free_attributes
-        self.accountant = accountant
-        self.on_oracle_error = on_oracle_error
-        self.seed = seed
+    name: ClassVar[str] = "dqrs"
+    options: ClassVar[tuple[str, ...]] = (
+        "epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
+        "free_attributes",
+    )  # fmt: skip
 
-    def plan(self, data: BinaryData, workload: Workload) -> DQRSPlan:
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> DQRSPlan:
         """The parameters and budget :meth:`fit` would use; reads only public sizes."""
-        return plan_dqrs(
-            n=data.n, num_queries=2 * len(workload), log_universe=log_universe_size(data),
-            epsilon=self.epsilon, delta=self.delta, eta=self.eta, T=self.T, s=self.samples,
-            alpha=self.alpha, beta=self.beta, accountant=self.accountant,
-        )  # fmt: skip
-
-    def fit(
-        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
-    ) -> Release:
-        """Run DQRS on ``data`` for ``workload`` (``true_answers``: ``q(D)``, if known)."""
-        check_inputs("DQRS", data, workload)
-        policy = check_policy(self.free_attributes)
-        if policy == "private-density":
+        if check_policy(self.free_attributes) == "private-density":
             raise DPQueryError("DQRS supports free_attributes 'zeros' or 'uniform', not "
                                "'private-density'")  # fmt: skip
-        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
-        plan = self.plan(data, workload)
-        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
-        rng = make_rng(self.seed)
-        ledger = Ledger(plan.budget, self.accountant)
-        ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn
-        true_answers, t_answers = true_answers_of(workload, data, true_answers)
-        start = time.perf_counter() - t_answers
-        lo, hi = workload.value_range
-        true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
-        queries = RejectionSampler(
-            true_unit, eta=plan.eta, s=plan.s, n=data.n, rng=rng, ledger=ledger
-        )
-        records = BestResponder(
-            workload, onehot_groups=data.onehot_groups, oracle=oracle,
-            free=FreeAttributes(policy, data.onehot_groups), rng=rng,
-            on_oracle_error=self.on_oracle_error,
+        return plan_dqrs(
+            n=data.n, num_queries=2 * len(workload), log_universe=log_universe_size(data),
+            **epsilon_delta(self.name, self.budget_keywords(budget)), eta=self.eta, T=self.T,
+            s=self.samples, alpha=self.alpha, beta=self.beta, accountant=self.accountant,
         )  # fmt: skip
-        rounds = play(queries, records, plan.T)
-        for info, samples in zip(rounds, queries.sample_stats, strict=True):
-            info.update(samples)
-        rows = np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d)
-        parameters = {**asdict(plan), "budget": plan.budget.to_dict(), "n": data.n,
-                      "d": data.d, "queries": len(workload), "oracle": oracle.name,
-                      "free_attributes": self.free_attributes,
+
+    def run(self, run: Run) -> Outcome:
+        plan = run.plan
+        records = self.responder(run)
+        rows, rounds = dqrs(
+            run.true_answers, records, n=run.data.n, plan=plan, ledger=run.ledger, rng=run.rng
+        )
+        parameters = {**self.report(plan, records),
                       "fresh_samples": int(sum(r["fresh"] for r in rounds[1:])),
                       "short_rounds": int(sum(r["size"] < plan.s for r in rounds))}  # fmt: skip
-        return Release(
-            "dqrs",
-            Records(rows, None, data.domain),
-            ledger,
-            parameters,
-            rounds,
-            {
-                "true_answers_s": t_answers,
-                **round_timings(rounds),
-                "total_s": time.perf_counter() - start,
-            },
-        )
+        return Outcome(Records(rows, None, run.data.domain), rounds, parameters)

@@ -13,82 +13,60 @@ accountant; theory mode from ``(alpha, beta)`` (Algorithm 2's settings, Remark 4
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
-from dpquery.algorithms.best_response import BestResponder, resolve_oracle
-from dpquery.algorithms.free import (
-    DENSITY_MECHANISM,
-    FreeAttributes,
-    check_policy,
-    private_density,
+from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesizer
+from dpquery.algorithms.free import DENSITY_MECHANISM, check_policy, private_density
+from dpquery.algorithms.game import Progress, to_unit
+from dpquery.algorithms.modes import (
+    ModeRequest,
+    MultiplicativeWeightsModes,
+    MultiplicativeWeightsPlan,
+    resolve_modes,
 )
-from dpquery.algorithms.game import (
-    check_inputs,
-    play,
-    progress_printer,
-    round_timings,
-    show_progress,
-    true_answers_of,
-)
-from dpquery.algorithms.parameters import (
-    budget_for,
-    ceil_epsilon,
-    check_parameters,
-    log_universe_size,
-)
-from dpquery.algorithms.release import Release
+from dpquery.algorithms.parameters import epsilon_delta, log_universe_size
+from dpquery.algorithms.synthesizer import Outcome, Run
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
-from dpquery.oracles import Oracle
 from dpquery.privacy import (
     Accountant,
     Budget,
     Charge,
-    Composition,
     Ledger,
     PureDP,
     default_accountant,
+    max_rounds,
+)
+from dpquery.privacy.dualquery import (
     dualquery_max_samples,
     dualquery_plan,
+    dualquery_round_charge,
     dualquery_sample_round,
-    fits,
-    max_rounds,
     remark_4_7_parameters,
-    spend,
 )
-from dpquery.privacy.delta import check_delta
-from dpquery.privacy.dualquery import dualquery_round_charge
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike, make_rng
 
 DEFAULT_ETA = 1.2
 DEFAULT_SAMPLES = 1000
 
 
 @dataclass(frozen=True)
-class DualQueryPlan:
-    """Resolved parameters of a run and the budget its ledger enforces."""
+class DualQueryPlan(MultiplicativeWeightsPlan):
+    """A DualQuery run's parameters, with private-density's ``epsilon`` if it has one."""
 
-    eta: float
-    T: int
-    s: int
-    budget: Budget
-    mode: str
     density_epsilon: float | None = None
 
-    def charges(self, n: int) -> list[Charge]:
+    def charges(self) -> list[Charge]:
         """Everything the run will charge, in order."""
         density = [] if self.density_epsilon is None else [
             Charge(DENSITY_MECHANISM, PureDP(self.density_epsilon))
         ]  # fmt: skip
-        return density + dualquery_plan(eta=self.eta, T=self.T, s=self.s, n=n)
+        return density + dualquery_plan(eta=self.eta, T=self.T, s=self.s, n=self.n)
 
 
 def plan_dualquery(
@@ -96,15 +74,9 @@ def plan_dualquery(
     n: int,
     num_queries: int,
     log_universe: float,
-    epsilon: float | None = None,
-    delta: float | None = None,
-    eta: float | None = None,
-    T: int | None = None,
-    s: int | None = None,
-    alpha: float | None = None,
-    beta: float | None = None,
     density_epsilon: float | None = None,
     accountant: Accountant | None = None,
+    **request: Unpack[ModeRequest],
 ) -> DualQueryPlan:
     """Resolve DualQuery's parameters (DualQuery, Theorems 4.2/4.3, Remark 4.7).
 
@@ -122,69 +94,35 @@ def plan_dualquery(
     density = [] if density_epsilon is None else [
         Charge(DENSITY_MECHANISM, PureDP(density_epsilon))
     ]  # fmt: skip
+    given = {k for k, v in request.items() if v is not None}
+    if density and {"epsilon", "T"} <= given and not {"s", "alpha"} & given:
+        raise DPQueryError("budget mode for s does not support private-density; give s")
 
-    def cost(eta_: float, T_: int, s_: int) -> float:
-        totals = Composition(density + dualquery_plan(eta=eta_, T=T_, s=s_, n=n)).totals()
-        probe = budget_for(1.0, delta)
-        return spend(totals, probe, acc)
-
-    if alpha is not None:
-        if eta is not None or T is not None or s is not None:
-            raise DPQueryError("give either alpha (theory mode) or eta/T/s, not both")
+    def theory(alpha: float, beta: float) -> tuple[float, int, int]:
         p = remark_4_7_parameters(
-            alpha=alpha, beta=0.05 if beta is None else beta,
-            num_queries=num_queries, log_universe_size=log_universe,
-        )  # fmt: skip
-        needed = cost(p.eta, p.T, p.s)
-        if epsilon is not None and needed > epsilon:
-            raise DPQueryError(
-                f"Algorithm 2's parameters for alpha={alpha} (T={p.T}, s={p.s}, eta={p.eta:g}) "
-                f"need epsilon={needed:.4g} on n={n}, more than the budget {epsilon}"
-            )
-        budget = budget_for(epsilon if epsilon is not None else ceil_epsilon(needed), delta)
-        return DualQueryPlan(p.eta, p.T, p.s, budget, "theory", density_epsilon)
-    if epsilon is None:
-        if eta is None or T is None or s is None:
-            raise DPQueryError(
-                "give a budget (epsilon, delta), or all of eta, T and s, or alpha (theory mode)"
-            )
-        check_parameters(eta, T, s)
-        return DualQueryPlan(
-            eta, T, s, budget_for(ceil_epsilon(cost(eta, T, s)), delta), "explicit", density_epsilon
+            alpha=alpha, beta=beta, num_queries=num_queries, log_universe_size=log_universe
         )
-    budget = budget_for(epsilon, delta)
-    eta = DEFAULT_ETA if eta is None else eta
-    if T is not None and s is not None:
-        check_parameters(eta, T, s)
-        if not fits(Composition(density + dualquery_plan(eta=eta, T=T, s=s, n=n)).totals(),
-                    budget, acc):  # fmt: skip
-            raise DPQueryError(
-                f"eta={eta:g}, T={T}, s={s} need epsilon={cost(eta, T, s):.4g} on n={n}, more "
-                f"than the budget {budget.describe()}"
-            )
-        return DualQueryPlan(eta, T, s, budget, "explicit", density_epsilon)
-    if T is not None:  # the largest s for the given T
-        check_parameters(eta, T, 1)
-        if density:
-            raise DPQueryError("budget mode for s does not support private-density; give s")
-        s = dualquery_max_samples(budget, eta=eta, T=T, n=n, accountant=acc)
-        if s < 1:
-            raise DPQueryError(f"no sample size fits {budget.describe()} with T={T}")
-        return DualQueryPlan(eta, T, s, budget, "budget (largest s)", density_epsilon)
-    s = DEFAULT_SAMPLES if s is None else s
-    check_parameters(eta, 1, s)
+        return p.eta, p.T, p.s
 
-    def round_charges(t: int) -> list[Charge]:
-        first = density if t == 1 else []
-        return [*first, dualquery_round_charge(t, eta=eta, s=s, n=n)]
+    def largest_T(budget: Budget, eta_: float, s_: int) -> int:
+        def round_charges(t: int) -> list[Charge]:
+            first = density if t == 1 else []
+            return [*first, dualquery_round_charge(t, eta=eta_, s=s_, n=n)]
 
-    T = max_rounds(round_charges, budget, acc)
-    if T < 2:
-        raise DPQueryError(
-            f"{budget.describe()} admits only {T} round(s) with eta={eta:g}, s={s}, n={n}; "
-            "lower eta or s"
-        )
-    return DualQueryPlan(eta, T, s, budget, "budget (largest T)", density_epsilon)
+        return max_rounds(round_charges, budget, acc)
+
+    modes = MultiplicativeWeightsModes(
+        box="Algorithm 2",
+        charges=lambda eta_, T_, s_: density + dualquery_plan(eta=eta_, T=T_, s=s_, n=n),
+        theory=theory,
+        largest_s=lambda b, eta_, T_: dualquery_max_samples(b, eta=eta_, T=T_, n=n, accountant=acc),
+        largest_T=largest_T,
+        too_few="only {T} round(s)",
+        default_eta=DEFAULT_ETA,
+        default_s=DEFAULT_SAMPLES,
+    )
+    eta, T, s, budget, mode = resolve_modes(modes, n=n, accountant=acc, **request)
+    return DualQueryPlan(eta, T, s, n, budget, mode, density_epsilon)
 
 
 RoundCallback = Callable[[dict[str, Any]], None]
@@ -220,18 +158,14 @@ class MultiplicativeWeightsSampler:
 
 
 def dualquery(
-    workload: Workload,
     true_answers: np.ndarray,
+    records: BestResponder,
     *,
     n: int,
-    onehot_groups: np.ndarray,
     plan: DualQueryPlan,
-    oracle: Oracle,
-    free: FreeAttributes,
     ledger: Ledger,
     rng: np.random.Generator,
     on_round: RoundCallback | None = None,
-    on_oracle_error: str = "fallback",
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """DualQuery, Algorithm 2: the ``T`` best-response records and per-round statistics.
 
@@ -239,63 +173,35 @@ def dualquery(
     (parities: (1 + p) / 2) so the score's sensitivity is ``(t-1)/n`` as Theorem 4.2's
     proof requires.
     """
-    lo, hi = workload.value_range
-    true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
     queries = MultiplicativeWeightsSampler(
-        true_unit, eta=plan.eta, s=plan.s, n=n, rng=rng, ledger=ledger
-    )
-    records = BestResponder(
-        workload, onehot_groups=onehot_groups, oracle=oracle, free=free, rng=rng,
-        on_oracle_error=on_oracle_error,
+        to_unit(records.workload, true_answers), eta=plan.eta, s=plan.s, n=n, rng=rng,
+        ledger=ledger,
     )  # fmt: skip
-    stats = play(queries, records, plan.T, on_round)
-    return np.array(records.rows, dtype=np.uint8).reshape(plan.T, workload.d), stats
+    return records.play(queries, plan.T, on_round)
 
 
-class DualQuery:
-    """Private synthetic data by DualQuery (Algorithm 2), scikit-learn style.
+@dataclass(kw_only=True, eq=False)
+class DualQuery(BestResponseSynthesizer):
+    """Private synthetic data by DualQuery (Algorithm 2).
 
     Hyperparameters are stored as given; :meth:`fit` validates them, resolves the mode
-    (:func:`plan_dualquery`), and returns a :class:`Release`. ``seed`` fixes every random
-    choice (for testing and research); without it the run is unpredictable.
+    (:func:`plan_dualquery`; ``samples`` is the paper's ``s``), and returns a
+    :class:`Release`. ``seed`` fixes every random choice (for testing and research); without
+    it the run is unpredictable.
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        eta: float | None = None,
-        T: int | None = None,
-        samples: int | None = None,
-        alpha: float | None = None,
-        beta: float | None = None,
-        oracle: str | Oracle = "heuristic",
-        oracle_options: dict[str, Any] | None = None,
-        free_attributes: str = "zeros",
-        density_epsilon: float | None = None,
-        accountant: Accountant | None = None,
-        on_oracle_error: str = "fallback",
-        seed: SeedLike = None,
-        progress: bool | None = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.eta = eta
-        self.T = T
-        self.samples = samples
-        self.alpha = alpha
-        self.beta = beta
-        self.oracle = oracle
-        self.oracle_options = oracle_options
-        self.free_attributes = free_attributes
-        self.density_epsilon = density_epsilon
-        self.accountant = accountant
-        self.on_oracle_error = on_oracle_error
-        self.seed = seed
-        self.progress = progress
+    name: ClassVar[str] = "dualquery"
+    options: ClassVar[tuple[str, ...]] = (
+        "epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
+        "free_attributes", "density_epsilon",
+    )  # fmt: skip
 
-    def plan(self, data: BinaryData, workload: Workload) -> DualQueryPlan:
+    density_epsilon: float | None = None
+    progress: bool | None = None
+
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> DualQueryPlan:
         """The parameters and budget :meth:`fit` would use; reads only public sizes."""
         policy = check_policy(self.free_attributes)
         density_eps = None
@@ -307,57 +213,26 @@ class DualQuery:
             raise DPQueryError("density_epsilon applies only to free_attributes='private-density'")
         return plan_dualquery(
             n=data.n, num_queries=2 * len(workload), log_universe=log_universe_size(data),
-            epsilon=self.epsilon, delta=self.delta, eta=self.eta, T=self.T, s=self.samples,
-            alpha=self.alpha, beta=self.beta, density_epsilon=density_eps,
+            **epsilon_delta(self.name, self.budget_keywords(budget)), eta=self.eta, T=self.T,
+            s=self.samples, alpha=self.alpha, beta=self.beta, density_epsilon=density_eps,
             accountant=self.accountant,
         )  # fmt: skip
 
-    def fit(
-        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
-    ) -> Release:
-        """Run DualQuery on ``data`` for ``workload``; ``true_answers`` may be passed when
-        already computed (e.g. from a cache)."""
-        check_inputs("DualQuery", data, workload)
-        oracle = resolve_oracle(self.oracle, self.oracle_options, self.on_oracle_error)
-        plan = self.plan(data, workload)
-        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
-        rng = make_rng(self.seed)
-        ledger = Ledger(plan.budget, self.accountant)
-        ledger.check(plan.charges(data.n))  # the whole plan fits before anything is drawn
-        true_answers, t_answers = true_answers_of(workload, data, true_answers)
-        start = time.perf_counter() - t_answers
+    def run(self, run: Run) -> Outcome:
+        plan, data = run.plan, run.data
         density = None
         if plan.density_epsilon is not None:
-            density = private_density(data, epsilon=plan.density_epsilon, rng=rng, ledger=ledger)
-        free = FreeAttributes(check_policy(self.free_attributes), data.onehot_groups, density)
-        progress = (
-            progress_printer("DualQuery", plan.T, _describe_round)
-            if show_progress(self.progress)
-            else None
-        )
+            density = private_density(
+                data, epsilon=plan.density_epsilon, rng=run.rng, ledger=run.ledger
+            )
+        records = self.responder(run, density)
+        progress = Progress(self.name, plan.T, _describe_round, self.progress)
         rows, rounds = dualquery(
-            workload, true_answers, n=data.n, onehot_groups=data.onehot_groups, plan=plan,
-            oracle=oracle, free=free, ledger=ledger, rng=rng, on_round=progress,
-            on_oracle_error=self.on_oracle_error,
+            run.true_answers, records, n=data.n, plan=plan, ledger=run.ledger, rng=run.rng,
+            on_round=progress.callback,
         )  # fmt: skip
-        if progress is not None:
-            print(file=sys.stderr)
-        total = time.perf_counter() - start
-        parameters = {**asdict(plan), "budget": plan.budget.to_dict(), "n": data.n,
-                      "d": data.d, "queries": len(workload), "oracle": oracle.name,
-                      "free_attributes": self.free_attributes}  # fmt: skip
-        return Release(
-            "dualquery",
-            Records(rows, None, data.domain),
-            ledger,
-            parameters,
-            rounds,
-            {
-                "true_answers_s": t_answers,
-                **round_timings(rounds),
-                "total_s": total,
-            },
-        )
+        progress.close()
+        return Outcome(Records(rows, None, data.domain), rounds, self.report(plan, records))
 
 
 def _describe_round(info: dict[str, Any]) -> str:

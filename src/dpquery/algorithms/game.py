@@ -83,32 +83,43 @@ def play(
     return stats
 
 
-def unit_answers(workload: Workload, target: BinaryData | Records) -> np.ndarray:
-    """Answers rescaled to [0, 1] (parities: (1 + p) / 2), the range the privacy proofs
-    assume: with them every score has sensitivity ``1/n`` per round."""
+def to_unit(workload: Workload, answers: np.ndarray) -> np.ndarray:
+    """``answers`` of ``workload`` rescaled to [0, 1] (parities: (1 + p) / 2), the range the
+    privacy proofs assume: with them every score has sensitivity ``1/n`` per round."""
     lo, hi = workload.value_range
-    return (answer(workload, target) - lo) / (hi - lo)
+    return (np.asarray(answers, dtype=np.float64) - lo) / (hi - lo)
 
 
-def show_progress(progress: bool | None) -> bool:
-    """Progress lines go to a terminal only, unless asked for (``True``) or off (``False``)."""
-    return sys.stderr.isatty() if progress is None else progress
+def unit_answers(workload: Workload, target: BinaryData | Records) -> np.ndarray:
+    """The answers of ``workload`` on ``target``, rescaled to [0, 1] (:func:`to_unit`)."""
+    return to_unit(workload, answer(workload, target))
 
 
-def progress_printer(
-    name: str, T: int, describe: Callable[[RoundStats], str]
-) -> Callable[[RoundStats], None]:
-    """An ``on_round`` callback printing one updating line: the round, the oracle's time and
-    ``describe(info)``. It shows nothing derived from the private data beyond the release."""
+class Progress:
+    """An ``on_round`` callback printing one updating line on stderr: the round, the
+    oracle's time and ``describe(info)``; it shows nothing derived from the private data
+    beyond the release. ``show=None`` shows it on a terminal only."""
 
-    def show(info: RoundStats) -> None:
+    def __init__(
+        self, name: str, T: int, describe: Callable[[RoundStats], str], show: bool | None
+    ) -> None:
+        self.name, self.T, self.describe = name, T, describe
+        self.on = sys.stderr.isatty() if show is None else show
+
+    @property
+    def callback(self) -> Callable[[RoundStats], None] | None:
+        return self.show if self.on else None
+
+    def show(self, info: RoundStats) -> None:
         print(
-            f"\r{name} round {info['round']}/{T}  oracle {info['respond_s'] * 1e3:7.1f} ms  "
-            f"{describe(info)}",
+            f"\r{self.name} round {info['round']}/{self.T}  "
+            f"oracle {info['respond_s'] * 1e3:7.1f} ms  {self.describe(info)}",
             end="", file=sys.stderr, flush=True,
         )  # fmt: skip
 
-    return show
+    def close(self) -> None:
+        if self.on:
+            print(file=sys.stderr)
 
 
 def check_inputs(name: str, data: BinaryData, workload: Workload) -> None:

@@ -8,9 +8,9 @@ player applies the update for the new measurement and replays all earlier ones
 (Hardt et al., Section 3.3: "we continue to apply the multiplicative weights update rule for
 all measurements taken"). The release is the average ``(1/T) sum_t A_t``, as weighted cells.
 
-The state is as large as the domain: :func:`domain_cells` counts the cells (one value per
-one-hot group, two per free bit) and refuses beyond ``max_cells`` with the size and the
-memory it would need, before enumerating anything.
+The state is as large as the domain: :mod:`dpquery.algorithms.cells` counts the cells (one
+value per one-hot group, two per free bit) and refuses beyond ``max_cells`` with the size and
+the memory it would need, before enumerating anything.
 
 A *support* replaces the domain when it is too large: any explicit set of candidate records,
 weighted by a prior (Liu, Vietri, Steinke, Ullman and Wu 2021, "Leveraging Public Data for
@@ -36,15 +36,21 @@ selection and ``1 - f`` to measurement:
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.game import play, round_timings
-from dpquery.algorithms.parameters import positive_int
-from dpquery.algorithms.release import Release
+from dpquery.algorithms.cells import (
+    DEFAULT_MAX_CELLS,
+    answer_cells,
+    check_domain_size,
+    enumerate_cells,
+    support_cells,
+)
+from dpquery.algorithms.game import play, to_unit
+from dpquery.algorithms.parameters import budget_of, fraction, positive_int
+from dpquery.algorithms.synthesizer import Outcome, Run, RunParameters, Synthesizer, ZCDPBudget
 from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -60,79 +66,13 @@ from dpquery.privacy import (
     laplace_mechanism,
     zcdp_rho_for,
 )
-from dpquery.privacy.delta import check_delta
 from dpquery.privacy.errors import BudgetExceededError
-from dpquery.queries import Workload, answer
+from dpquery.queries import Workload
 from dpquery.queries.evaluate import answer_weighted
-from dpquery.rng import SeedLike, make_rng
 
-DEFAULT_MAX_CELLS = 2**24
+MEASUREMENTS = ("laplace", "gaussian")
 SELECTION = "MWEM exponential mechanism"
 MEASUREMENT = "MWEM measurement"
-
-
-def domain_cells(d: int, onehot_groups: np.ndarray) -> int:
-    """Number of records over ``d`` bits with one bit per one-hot group: the product of the
-    group sizes times ``2^(free bits)`` (an exact integer, however large)."""
-    sizes = [int(b - a) for a, b in np.asarray(onehot_groups).reshape(-1, 2)]
-    return math.prod(sizes) * 2 ** (d - sum(sizes))
-
-
-def cells_memory(cells: int, d: int) -> int:
-    """Bytes MWEM needs for ``cells`` cells over ``d`` bits: the released rows (``d`` bytes
-    each), their packed columns (``d/8``) and four float64 vectors (log-weights, current and
-    average distribution, one query's values)."""
-    return cells * (d + math.ceil(d / 8) + 4 * 8)
-
-
-def _approx(x: int) -> str:
-    digits = str(x)
-    return f"{x:,}" if len(digits) <= 12 else f"{digits[0]}.{digits[1:3]}e{len(digits) - 1}"
-
-
-def _bytes(x: int) -> str:
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if x >= size:
-            return f"{_approx(x // size)} {unit}"
-    return f"{x:,} bytes"
-
-
-def check_domain_size(d: int, onehot_groups: np.ndarray, max_cells: int) -> int:
-    """The number of cells, or a :class:`DPQueryError` naming it and the memory it needs."""
-    cells = domain_cells(d, onehot_groups)
-    if cells > max_cells:
-        raise DPQueryError(
-            f"MWEM keeps an explicit distribution over the domain: {_approx(cells)} cells "
-            f"(more than max_cells={max_cells:,}) would need about "
-            f"{_bytes(cells_memory(cells, d))} of memory; use DualQuery, DQRS or FEM, which "
-            f"never enumerate the domain, or raise max_cells"
-        )
-    return cells
-
-
-def enumerate_cells(d: int, onehot_groups: np.ndarray) -> np.ndarray:
-    """Every record (``(cells, d)`` uint8, one bit per group), in mixed-radix order: cell
-    ``c`` takes value ``(c // stride_j) % size_j`` of factor ``j`` (groups and free bits in
-    bit order, the last varying fastest). Call :func:`check_domain_size` first."""
-    groups = [(int(a), int(b)) for a, b in np.asarray(onehot_groups).reshape(-1, 2)]
-    in_group = np.zeros(d, dtype=bool)
-    for a, b in groups:
-        in_group[a:b] = True
-    # (first bit, number of values, one-hot?) for every factor, in bit order
-    factors = sorted([(a, b - a, True) for a, b in groups]
-                     + [(j, 2, False) for j in np.flatnonzero(~in_group).tolist()])  # fmt: skip
-    cells = domain_cells(d, onehot_groups)
-    rows = np.zeros((cells, d), dtype=np.uint8)
-    index = np.arange(cells, dtype=np.int64)
-    stride = 1
-    for a, size, onehot in reversed(factors):
-        digit = (index // stride) % size
-        if onehot:
-            rows[index, a + digit] = 1
-        else:  # a free bit: its value is the digit
-            rows[:, a] = digit
-        stride *= size
-    return rows
 
 
 @dataclass(frozen=True)
@@ -176,33 +116,22 @@ def plan_mwem(
     """Split the budget (``epsilon``, ``delta``) or ``rho`` evenly over ``T`` rounds and, within a
     round, ``selection_share`` to selection and the rest to measurement (Hardt et al. 2012,
     Section 3, split evenly), in pure DP or zCDP (module docstring)."""
-    if isinstance(T, bool) or not isinstance(T, int | np.integer) or T < 1:
-        raise DPQueryError(f"T must be a positive integer, got {T!r}")
-    if measurement not in ("laplace", "gaussian"):
+    T = positive_int("T", T)
+    if measurement not in MEASUREMENTS:
         raise DPQueryError(f"measurement must be 'laplace' or 'gaussian', got {measurement!r}")
-    if not (isinstance(selection_share, float | int) and 0 < selection_share < 1):
-        raise DPQueryError(
-            f"selection_share must be strictly between 0 and 1, got {selection_share!r}"
-        )
-    share = float(selection_share)
-    if rho is not None:
-        if epsilon is not None or delta is not None:
-            raise DPQueryError("give epsilon (with delta) or rho, not both")
-        if not (isinstance(rho, int | float) and 0 < rho < math.inf):
-            raise DPQueryError(f"rho must be a positive number, got {rho!r}")
-        return _zcdp_plan(int(T), measurement, Budget.zcdp(rho), rho, share, accountant)
-    if not (isinstance(epsilon, int | float) and 0 < epsilon < math.inf):
-        raise DPQueryError(f"epsilon must be a positive number, got {epsilon!r}")
-    if not delta:
+    share = fraction("selection_share", selection_share)
+    budget = budget_of(epsilon, delta, rho)
+    if budget.measure == "zcdp":
+        assert budget.rho is not None
+        return _zcdp_plan(T, measurement, budget, budget.rho, share, accountant)
+    if budget.measure == "pure":
         if measurement == "gaussian":
             raise DPQueryError("Gaussian measurement needs delta > 0 (zCDP); pure DP uses laplace")
-        budget = Budget.pure(epsilon)
-        eps_select, eps_measure = share * epsilon / T, (1 - share) * epsilon / T
-        plan = MWEMPlan(int(T), measurement, budget, eps_select, eps_measure, None)
+        eps = budget.limit
+        plan = MWEMPlan(T, measurement, budget, share * eps / T, (1 - share) * eps / T, None)
         return _within_budget(plan, accountant)
-    budget = Budget.approx(epsilon, delta)
-    rho = zcdp_rho_for(epsilon, delta)
-    return _zcdp_plan(int(T), measurement, budget, rho, share, accountant)
+    rho = zcdp_rho_for(budget.limit, budget.delta)
+    return _zcdp_plan(T, measurement, budget, rho, share, accountant)
 
 
 def _zcdp_plan(
@@ -303,15 +232,13 @@ class DomainWeights:
 
     def unit_answers(self, p: np.ndarray) -> np.ndarray:
         """Unit-scaled answers of the whole workload on the cell distribution ``p``."""
-        lo, hi = self.workload.value_range
-        return (answer_weighted(self.workload, self.packed, p) - lo) / (hi - lo)
+        return to_unit(self.workload, answer_weighted(self.workload, self.packed, p))
 
     def query_values(self, i: int) -> np.ndarray:
         """``q_i(x)`` (unit-scaled, 0 or 1) on every cell, cached for the measured queries."""
         if i not in self._values:
             one = self.workload.subset(np.array([i]))
-            lo, hi = self.workload.value_range
-            self._values[i] = (answer_cells(one, self.cells) - lo) / (hi - lo)
+            self._values[i] = to_unit(self.workload, answer_cells(one, self.cells))
         return self._values[i]
 
     def start(self) -> np.ndarray:
@@ -337,48 +264,30 @@ class DomainWeights:
         return self._answers
 
 
-def support_cells(
-    support: Records | np.ndarray, d: int, max_cells: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of ``support`` (records with weights, or an ``(m, d)`` 0/1 array of
-    equally weighted rows) and the total weight of each: MWEM's cells and prior. Rows of
-    zero weight are dropped (multiplicative weights would never revive them)."""
-    records = support if isinstance(support, Records) else Records(np.asarray(support))
-    if records.d != d:
-        raise DPQueryError(f"the support has {records.d} bits, the data {d}")
-    weights = np.ones(records.m) if records.weights is None else records.weights
-    keep = weights > 0  # Records guarantees some
-    cells, inverse = np.unique(records.rows[keep], axis=0, return_inverse=True)
-    if cells.shape[0] > max_cells:
-        raise DPQueryError(
-            f"the support has {cells.shape[0]:,} distinct records, more than "
-            f"max_cells={max_cells:,} (about {_bytes(cells_memory(cells.shape[0], d))}); "
-            f"raise max_cells or pass fewer records"
-        )
-    prior = np.bincount(inverse.ravel(), weights=weights[keep], minlength=len(cells))
-    return cells, prior / prior.sum()
+def mwem(
+    workload: Workload,
+    true_answers: np.ndarray,
+    *,
+    n: int,
+    cells: np.ndarray,
+    prior: np.ndarray | None,
+    plan: MWEMPlan,
+    passes: int,
+    ledger: Ledger,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """MWEM (Hardt et al. 2012, Algorithm 1): the average distribution over ``cells``
+    (``(1/T) sum_t A_t``) and per-round statistics."""
+    queries = WorstQuerySelector(to_unit(workload, true_answers), plan, n=n, rng=rng,
+                                 ledger=ledger)  # fmt: skip
+    domain = DomainWeights(workload, cells, prior, passes)
+    rounds = play(queries, domain, plan.T)
+    return domain.average / plan.T, rounds
 
 
-def answer_cells(workload: Workload, cells: np.ndarray) -> np.ndarray:
-    """Each query's value on each cell, ``(len(workload), cells)`` flattened for one query:
-    the fold of its literals over the dense rows (conjunction AND, disjunction OR, parity
-    ``+1`` for an even number of set bits)."""
-    out = np.zeros((len(workload), cells.shape[0]))
-    for q in range(len(workload)):
-        lits = workload.literals(q)
-        holds = np.stack([cells[:, b] == int(p) for b, p in lits]) if lits else None
-        if workload.kind == "conjunction":
-            out[q] = True if holds is None else holds.all(axis=0)
-        elif workload.kind == "disjunction":
-            out[q] = False if holds is None else holds.any(axis=0)
-        else:
-            ones = cells[:, [b for b, _ in lits]].sum(axis=1) if lits else 0
-            out[q] = np.where(np.asarray(ones) % 2 == 0, 1.0, -1.0)
-    return out[0] if len(workload) == 1 else out
-
-
-class MWEM:
-    """Private synthetic data by MWEM (Hardt, Ligett and McSherry 2012), scikit-learn style.
+@dataclass(kw_only=True, eq=False)
+class MWEM(Synthesizer, ZCDPBudget, RunParameters):
+    """Private synthetic data by MWEM (Hardt, Ligett and McSherry 2012).
 
     ``epsilon`` with ``delta`` None (pure DP, Laplace measurement), ``delta > 0`` or ``rho``
     (zCDP, ``measurement="gaussian"`` or ``"laplace"``); ``T`` rounds. The domain is that of
@@ -388,85 +297,42 @@ class MWEM:
     :func:`support_cells`). The release is every cell weighted by the average distribution.
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        rho: float | None = None,
-        T: int = 10,
-        measurement: str = "laplace",
-        selection_share: float = 0.5,
-        passes: int = 1,
-        max_cells: int = DEFAULT_MAX_CELLS,
-        support: Records | np.ndarray | None = None,
-        accountant: Accountant | None = None,
-        seed: SeedLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.rho = rho
-        self.T = T
-        self.measurement = measurement
-        self.selection_share = selection_share
-        self.passes = passes
-        self.max_cells = max_cells
-        self.support = support
-        self.accountant = accountant
-        self.seed = seed
+    name: ClassVar[str] = "mwem"
+    options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "T", "measurement", "max_cells")
 
-    def plan(self) -> MWEMPlan:
+    T: int = 10
+    measurement: str = "laplace"
+    selection_share: float = 0.5
+    passes: int = 1
+    max_cells: int = DEFAULT_MAX_CELLS
+    support: Records | np.ndarray | None = None
+
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> MWEMPlan:
         """The per-round costs :meth:`fit` will charge; reads nothing private."""
-        if self.epsilon is None and self.rho is None:
+        keywords = self.budget_keywords(budget)
+        if keywords["epsilon"] is None and keywords["rho"] is None:
             raise DPQueryError("MWEM needs a budget: epsilon (and delta for zCDP) or rho")
-        return plan_mwem(epsilon=self.epsilon, delta=self.delta, T=self.T, rho=self.rho,
-                         measurement=self.measurement, selection_share=self.selection_share,
+        plan = plan_mwem(**keywords, T=self.T, measurement=self.measurement,
+                         selection_share=self.selection_share,
                          accountant=self.accountant)  # fmt: skip
+        return plan
 
-    def fit(
-        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
-    ) -> Release:
-        """Run MWEM on ``data`` for ``workload`` (``true_answers``: ``q(D)``, if known)."""
-        if workload.d != data.d:
-            raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
-        plan = self.plan()
-        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
+    def run(self, run: Run) -> Outcome:
+        data, plan = run.data, run.plan
         if self.support is None:
             check_domain_size(data.d, data.onehot_groups, self.max_cells)  # before enumerating
-            cells, prior = None, None
+            cells, prior = enumerate_cells(data.d, data.onehot_groups), None
         else:
             cells, prior = support_cells(self.support, data.d, self.max_cells)
-        rng = make_rng(self.seed)
-        ledger = Ledger(plan.budget, self.accountant)
-        ledger.check(plan.charges())
-        start = time.perf_counter()
-        if true_answers is None:
-            true_answers = answer(workload, data)
-        elif np.shape(true_answers) != (len(workload),):
-            raise DPQueryError(f"true_answers must have {len(workload)} entries")
-        lo, hi = workload.value_range
-        true_unit = (np.asarray(true_answers, dtype=np.float64) - lo) / (hi - lo)
-        t_answers = time.perf_counter() - start
-        if cells is None:
-            cells = enumerate_cells(data.d, data.onehot_groups)
-        domain = DomainWeights(workload, cells, prior, positive_int("passes", self.passes))
-        queries = WorstQuerySelector(true_unit, plan, n=data.n, rng=rng, ledger=ledger)
-        rounds = play(queries, domain, plan.T)
+        average, rounds = mwem(
+            run.workload, run.true_answers, n=data.n, cells=cells, prior=prior, plan=plan,
+            passes=self.passes, ledger=run.ledger, rng=run.rng,
+        )  # fmt: skip
         parameters = {"T": plan.T, "measurement": plan.measurement,
                       "epsilon_select": plan.epsilon_select,
                       "epsilon_measure": plan.epsilon_measure, "rho_measure": plan.rho_measure,
-                      "budget": plan.budget.to_dict(), "n": data.n, "d": data.d,
-                      "cells": int(cells.shape[0]), "support": self.support is not None,
-                      "queries": len(workload)}  # fmt: skip
-        return Release(
-            "mwem",
-            Records(cells, domain.average / plan.T, data.domain),
-            ledger,
-            parameters,
-            rounds,
-            {
-                "true_answers_s": t_answers,
-                **round_timings(rounds),
-                "total_s": time.perf_counter() - start,
-            },
-        )
+                      "budget": plan.budget.to_dict(), "cells": int(cells.shape[0]),
+                      "support": self.support is not None}  # fmt: skip
+        return Outcome(Records(cells, average, data.domain), rounds, parameters)

@@ -15,25 +15,22 @@ budget asks.
 
 from __future__ import annotations
 
-import copy
 import math
-import time
-from typing import Any
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, ClassVar
 
-import numpy as np
-
-from dpquery.algorithms.fem import AUTHORS_ADULT, DEFAULT_C, FEM
-from dpquery.algorithms.game import check_inputs, true_answers_of
-from dpquery.algorithms.mwem import DEFAULT_MAX_CELLS, MWEM
-from dpquery.algorithms.parameters import positive_int
-from dpquery.algorithms.release import Release
+from dpquery.algorithms.fem import FEM
+from dpquery.algorithms.fem_plan import AUTHORS_ADULT, DEFAULT_C, FEMPlan
+from dpquery.algorithms.mwem import DEFAULT_MAX_CELLS, MWEM, MWEMPlan
+from dpquery.algorithms.parameters import budget_of
+from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import sample_records
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Budget, Ledger, ZCDPAccountant, zcdp_rho_for
-from dpquery.privacy.delta import check_delta
+from dpquery.privacy import Accountant, Budget, Charge, ZCDPAccountant
+from dpquery.privacy.budget import budget_rho
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike, child_rng, make_rng
+from dpquery.rng import SeedLike, child_rng
 
 # Chosen on adult-pgm, 64 random 3-way marginals (docs/reweight.md): half the budget to
 # MWEM, T = 80 sqrt(epsilon) rounds (like FEM's epsilon_0 = c sqrt(epsilon)), 90% of each
@@ -47,7 +44,32 @@ DEFAULT_PASSES = 10
 _SLACK = 1e-9
 
 
-class Reweighted:
+@dataclass(frozen=True)
+class ReweightedPlan:
+    """The release's budget, the total zCDP ``rho`` the stages share, and each stage: its
+    configured estimator, its share of the budget and its plan."""
+
+    budget: Budget
+    rho: float
+    first: FEM
+    first_budget: Budget
+    first_plan: FEMPlan
+    second: MWEM
+    second_budget: Budget
+    second_plan: MWEMPlan
+
+    def charges(self) -> list[Charge]:
+        """Both stages' charges, as the release's ledger records them."""
+        return [
+            *(Charge(f"{self.first.name}: {c.mechanism}", c.cost, c.count)
+              for c in self.first_plan.charges()),
+            *(Charge(f"{self.second.name}: {c.mechanism}", c.cost, c.count)
+              for c in self.second_plan.charges()),
+        ]  # fmt: skip
+
+
+@dataclass(eq=False)
+class Reweighted(Synthesizer):
     """FEM or sepFEM, then MWEM over its records, in one budget (module docstring).
 
     ``base`` is an unfitted :class:`~dpquery.algorithms.fem.FEM` or
@@ -60,132 +82,145 @@ class Reweighted:
     ``measurement`` ("gaussian" default), ``selection_share`` of each round's budget on
     selection and ``passes`` replays of the measurements per round, on at most ``max_cells``
     distinct records. ``size`` resamples the output; ``seed`` fixes every random choice.
+
+    Each stage is fitted on a :meth:`~dpquery.privacy.Ledger.child` of the release's ledger
+    holding its share, so every charge reaches the release's ledger as the stage draws.
     """
 
-    algorithm = "reweighted"
+    name: ClassVar[str] = "reweighted"
+    # What a front end's flat options give the pipeline rather than the base: the budget,
+    # the output's size and seed, the split, and MWEM's rounds (``reweight_rounds``: ``T``).
+    front_options: ClassVar[tuple[str, ...]] = (
+        "epsilon", "delta", "rho", "size", "seed", "fraction", "reweight_rounds",
+    )  # fmt: skip
 
-    def __init__(
-        self,
-        base: FEM | None = None,
-        *,
-        epsilon: float | None = None,
-        delta: float | None = None,
-        rho: float | None = None,
-        fraction: float = DEFAULT_FRACTION,
-        T: int | None = None,
-        measurement: str = "gaussian",
-        selection_share: float = DEFAULT_SELECTION_SHARE,
-        passes: int = DEFAULT_PASSES,
-        max_cells: int = DEFAULT_MAX_CELLS,
-        size: int | None = None,
-        seed: SeedLike = None,
-    ) -> None:
-        self.base = base
-        self.epsilon = epsilon
-        self.delta = delta
-        self.rho = rho
-        self.fraction = fraction
-        self.T = T
-        self.measurement = measurement
-        self.selection_share = selection_share
-        self.passes = passes
-        self.max_cells = max_cells
-        self.size = size
-        self.seed = seed
+    base: FEM | None = None
+    _: KW_ONLY
+    epsilon: float | None = None
+    delta: float | None = None
+    rho: float | None = None
+    fraction: float = DEFAULT_FRACTION
+    T: int | None = None
+    measurement: str = "gaussian"
+    selection_share: float = DEFAULT_SELECTION_SHARE
+    passes: int = DEFAULT_PASSES
+    max_cells: int = DEFAULT_MAX_CELLS
+    size: int | None = None
+    seed: SeedLike = None
 
-    def budget(self, n: int) -> tuple[Budget, float]:
-        """The release's budget and the total zCDP ``rho`` the two stages share."""
-        if (self.epsilon is None) == (self.rho is None):
-            raise DPQueryError("give a budget: epsilon (with delta) or rho, not both")
-        if self.rho is not None:
-            if self.delta is not None:
-                raise DPQueryError("a rho (zCDP) budget takes no delta")
-            budget = Budget.zcdp(self.rho)
-            return budget, budget.limit
-        assert self.epsilon is not None
-        budget = Budget.approx(self.epsilon, 1.0 / n**2 if self.delta is None else self.delta)
-        assert budget.delta is not None
-        return budget, zcdp_rho_for(budget.limit, budget.delta)
+    @classmethod
+    def around(cls, base: type[FEM], options: dict[str, Any]) -> Reweighted:
+        """The pipeline over ``base`` configured from a front end's flat ``options``
+        (:attr:`front_options` go to the pipeline, the rest to the base)."""
+        own = {k: options[k] for k in cls.front_options if k in options}
+        rest = {k: v for k, v in options.items() if k not in own}
+        T = own.pop("reweight_rounds", None)
+        return cls(base(**rest), T=T, **own)
+
+    def validate(self) -> None:
+        super().validate()
+        if isinstance(self.base, Synthesizer):
+            self.base.validate()
+
+    def plan_accountant(self, plan: ReweightedPlan) -> Accountant:
+        return ZCDPAccountant(bounded_range=True)
+
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> ReweightedPlan:
+        """Both stages configured, with their shares of the budget and their plans; reads
+        only public sizes. Refuses a base release too large for MWEM's support."""
+        whole, rho, (first, first_budget), (second, second_budget) = self._split(data, budget)
+        first_plan = first.plan(data, workload, budget=first_budget)
+        if first_plan.T * first_plan.s > self.max_cells:  # refuse now, not after it spent
+            raise DPQueryError(
+                f"the base releases up to {first_plan.T * first_plan.s:,} records (T="
+                f"{first_plan.T} x s={first_plan.s}), more than max_cells={self.max_cells:,} "
+                "for MWEM's support"
+            )
+        second_plan = second.plan(data, workload, budget=second_budget)
+        return ReweightedPlan(whole, rho, first, first_budget, first_plan, second,
+                              second_budget, second_plan)  # fmt: skip
 
     def stages(self, data: BinaryData, workload: Workload) -> tuple[FEM, MWEM]:
-        """The two configured estimators (each with its share of ``rho``); reads only public
-        sizes."""
+        """The two configured estimators (their budgets come from the ledger at fit)."""
+        _, _, (first, _), (second, _) = self._split(data, None)
+        return first, second
+
+    def _split(
+        self, data: BinaryData, budget: Budget | None
+    ) -> tuple[Budget, float, tuple[FEM, Budget], tuple[MWEM, Budget]]:
+        """The whole budget, its zCDP ``rho``, and each stage with its share."""
         base = FEM() if self.base is None else self.base
         if not isinstance(base, FEM):
             raise DPQueryError(f"the base must be FEM or SepFEM, got {type(base).__name__}")
         if any(getattr(base, k) is not None for k in ("epsilon", "delta", "rho")):
             raise DPQueryError("leave the base's budget unset: Reweighted splits its own")
-        if not (isinstance(self.fraction, float | int) and 0 < self.fraction < 1):
-            raise DPQueryError(f"fraction must be strictly between 0 and 1, got {self.fraction!r}")
-        budget, rho = self.budget(data.n)
-        first = copy.copy(base)
-        first.rho = (1 - self.fraction) * rho * (1 - _SLACK)
-        if base.epsilon0 is None and base.T is None:
-            if budget.epsilon is None:
-                raise DPQueryError(
-                    "with a rho budget give the base epsilon0 or T (its scaling "
-                    "epsilon0 = c sqrt(epsilon) needs an epsilon)"
-                )
-            preset_c = AUTHORS_ADULT[base.preset][0] if base.preset in AUTHORS_ADULT else None
-            c = next((v for v in (base.c, preset_c) if v is not None), DEFAULT_C)
-            first.epsilon0, first.c = c * math.sqrt(budget.epsilon), None
-        T = self.T
-        if T is None:
-            if budget.epsilon is None:
-                raise DPQueryError("with a rho budget give T, MWEM's rounds")
-            T = max(1, round(ROUNDS_AT_EPSILON_1 * math.sqrt(budget.epsilon)))
+        keywords = self.budget_keywords(budget)
+        if (keywords["epsilon"] is None) == (keywords["rho"] is None):
+            raise DPQueryError("give a budget: epsilon (with delta) or rho, not both")
+        whole = budget_of(**keywords, default_delta=1.0 / data.n**2)
+        # epsilon is converted to zCDP once; each stage spends its share of rho.
+        rho = budget_rho(whole)
+        first = base.with_params(**self._base_scaling(base, whole))
+        assert isinstance(first, FEM)
         second = MWEM(
-            rho=self.fraction * rho * (1 - _SLACK), T=T, measurement=self.measurement,
+            T=self._mwem_rounds(whole), measurement=self.measurement,
             selection_share=self.selection_share, passes=self.passes, max_cells=self.max_cells,
         )  # fmt: skip
-        return first, second
+        return (
+            whole,
+            rho,
+            (first, Budget.zcdp((1 - self.fraction) * rho * (1 - _SLACK))),
+            (second, Budget.zcdp(self.fraction * rho * (1 - _SLACK))),
+        )
 
-    def fit(
-        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None = None
-    ) -> Release:
-        """Run both stages on ``data`` for ``workload``; the release's ledger holds both
-        stages' charges against the one budget, checked before anything is drawn."""
-        check_inputs(self.algorithm, data, workload)
-        if self.size is not None:
-            positive_int("size", self.size)
-        first, second = self.stages(data, workload)
-        budget, _ = self.budget(data.n)
-        check_delta(budget.delta, data.n)  # warns when delta >= 1/n
-        ledger = Ledger(budget, ZCDPAccountant(bounded_range=True))
-        plan = first.plan(data, workload)
-        ledger.check([*plan.charges(), *second.plan().charges()])
-        if plan.T * plan.s > self.max_cells:  # refuse now, not after the base has spent
+    def _base_scaling(self, base: FEM, whole: Budget) -> dict[str, Any]:
+        """The base's ``epsilon_0 = c sqrt(epsilon)`` at the whole budget's epsilon, unless
+        the base sets ``epsilon0`` or ``T`` itself."""
+        if base.epsilon0 is not None or base.T is not None:
+            return {}
+        if whole.epsilon is None:
             raise DPQueryError(
-                f"the base releases up to {plan.T * plan.s:,} records (T={plan.T} x "
-                f"s={plan.s}), more than max_cells={self.max_cells:,} for MWEM's support"
+                "with a rho budget give the base epsilon0 or T (its scaling "
+                "epsilon0 = c sqrt(epsilon) needs an epsilon)"
             )
-        rng = make_rng(self.seed)
+        preset_c = AUTHORS_ADULT[base.preset][0] if base.preset in AUTHORS_ADULT else None
+        c = next((v for v in (base.c, preset_c) if v is not None), DEFAULT_C)
+        return {"epsilon0": c * math.sqrt(whole.epsilon), "c": None}
+
+    def _mwem_rounds(self, whole: Budget) -> int:
+        if self.T is not None:
+            return self.T
+        if whole.epsilon is None:
+            raise DPQueryError("with a rho budget give T, MWEM's rounds")
+        return max(1, round(ROUNDS_AT_EPSILON_1 * math.sqrt(whole.epsilon)))
+
+    def run(self, run: Run) -> Outcome:
+        plan: ReweightedPlan = run.plan
+        data, workload, ledger = run.data, run.workload, run.ledger
         # Each stage gets a generator of the run's kind (secure unless seeded); seeded runs
         # draw the same three ints as before.
-        first.seed, second.seed = child_rng(rng), child_rng(rng)
-        resample_seed = int(rng.integers(2**63))
-        start = time.perf_counter()
-        true_answers, t_answers = true_answers_of(workload, data, true_answers)
-        base = first.fit(data, workload, true_answers)
-        second.support = base.records
-        mwem = second.fit(data, workload, true_answers)
-        for stage in (base, mwem):  # the combined account: every charge both stages made
-            for entry in stage.ledger.entries:
-                c = entry.charge
-                ledger.charge(f"{stage.algorithm}: {c.mechanism}", c.cost, count=c.count)
+        seeds = [child_rng(run.rng) for _ in range(3)]
+        base = plan.first.with_params(seed=seeds[0]).fit(
+            data, workload, run.true_answers,
+            ledger=ledger.child(plan.first_budget, plan.first.name),
+        )  # fmt: skip
+        second = plan.second.with_params(seed=seeds[1], support=base.records)
+        mwem = second.fit(
+            data, workload, run.true_answers,
+            ledger=ledger.child(plan.second_budget, plan.second.name),
+        )  # fmt: skip
         records = mwem.records
         if self.size is not None:
-            records = sample_records(records, self.size, seed=resample_seed)
+            records = sample_records(records, self.size, seed=seeds[2])
         parameters: dict[str, Any] = {
-            "fraction": self.fraction, "rho_base": first.rho, "rho_mwem": second.rho,
-            "budget": budget.to_dict(), "n": data.n, "d": data.d, "queries": len(workload),
+            "fraction": self.fraction, "rho_base": plan.first_budget.rho,
+            "rho_mwem": plan.second_budget.rho, "budget": plan.budget.to_dict(),
             "size": self.size, "base": {"algorithm": base.algorithm, **base.parameters},
             "mwem": mwem.parameters,
         }  # fmt: skip
-        return Release(
-            self.algorithm, records, ledger, parameters,
-            [{"stage": base.algorithm, **r} for r in base.rounds]
-            + [{"stage": "mwem", **r} for r in mwem.rounds],
-            {"true_answers_s": t_answers, "base_s": base.timings["total_s"],
-             "mwem_s": mwem.timings["total_s"], "total_s": time.perf_counter() - start},
-        )  # fmt: skip
+        rounds = [{"stage": base.algorithm, **r} for r in base.rounds]
+        rounds += [{"stage": "mwem", **r} for r in mwem.rounds]
+        timings = {"base_s": base.timings["total_s"], "mwem_s": mwem.timings["total_s"]}
+        return Outcome(records, rounds, parameters, timings)

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,21 @@ from dpquery.errors import DPQueryError, NonPrivateWarning
 
 if TYPE_CHECKING:
     from dpquery.backends import DaskBackend, PartitionedData
+
+
+@contextmanager
+def flag_errors(*names: str, flags: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Library errors raised inside, with the parameters ``names`` spelled as flags
+    (``delta`` -> ``--delta``; ``flags`` maps a parameter to another flag): the library names
+    values, the command line names flags."""
+    spelled = {n: "--" + n.replace("_", "-") for n in names} | dict(flags or {})
+    try:
+        yield
+    except DPQueryError as exc:
+        message = str(exc)
+        for name, flag in spelled.items():
+            message = re.sub(rf"(?<![\w=-]){re.escape(name)}(?![\w=])", flag, message)
+        raise DPQueryError(message) from None
 
 
 def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> None:

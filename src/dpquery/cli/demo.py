@@ -17,6 +17,7 @@ from dpquery.data.decode import decode
 from dpquery.data.encode import encode
 from dpquery.evaluation.release_report import release_report
 from dpquery.privacy.delta import check_delta, default_delta
+from dpquery.privacy.ledger import Guarantee
 from dpquery.queries import answer, random_marginal_queries
 
 
@@ -58,9 +59,7 @@ def _demo(args: argparse.Namespace) -> int:
           f"s={p['s']}, T={p['T']} (largest T the budget allows); "
           f"{release.timings['total_s']:.1f} s")  # fmt: skip
     for g in release.privacy()["guarantees"]:
-        value = f"rho={g['rho']:.4g}" if g["measure"] == "zcdp" else f"epsilon={g['epsilon']:.4g}"
-        delta = f", delta={g['delta']:g}" if g["measure"] == "approx" else ""
-        print(f"   {g['measure']:<7}{value}{delta}   [{g['accountant']}]")
+        print(f"   {g['measure']:<7}{Guarantee.from_dict(g).describe()}")
     report = release_report(release, data, workload, true_answers=true, seed=args.seed)
     ev = report["evaluation"]
     print(f"\n{ev['label']}:")

@@ -1,4 +1,4 @@
-"""``dpquery privacy ...``: plan privacy costs before any data is touched (issue 4).
+"""``dpquery privacy ...``: plan privacy costs before any data is touched.
 
 ``dualquery``, ``dqrs`` and ``fem`` print, for given parameters, the guarantee under every
 accountant (one line each, naming it); given a budget (``--epsilon [--delta]`` or ``--rho``)
@@ -14,6 +14,8 @@ import json
 import math
 from collections.abc import Callable, Sequence
 
+from dpquery.algorithms.parameters import budget_of, positive, positive_int
+from dpquery.cli.common import flag_errors
 from dpquery.errors import DPQueryError
 from dpquery.privacy import (
     Accountant,
@@ -23,22 +25,20 @@ from dpquery.privacy import (
     Tightest,
     ZCDPAccountant,
     all_accountants,
-    dqrs_max_rounds,
-    dqrs_plan,
-    dqrs_rho,
-    dualquery_max_rounds,
-    dualquery_plan,
-    fem_max_epsilon0,
-    fem_max_rounds,
-    fem_plan,
-    fem_round_epsilon,
-    fem_round_rho,
-    largest_integer,
-    zcdp_rho_for,
     zcdp_to_epsilon,
 )
 from dpquery.privacy.budget import require_measurable
 from dpquery.privacy.conversions import CONVERSIONS
+from dpquery.privacy.dqrs import dqrs_max_rounds, dqrs_max_rounds_as_printed, dqrs_plan, dqrs_rho
+from dpquery.privacy.dualquery import dualquery_max_rounds, dualquery_plan
+from dpquery.privacy.fem import (
+    fem_algorithm_1_round,
+    fem_max_epsilon0,
+    fem_max_rounds,
+    fem_plan,
+    fem_round_epsilon,
+)
+from dpquery.validation import open_unit
 
 Row = dict[str, object]
 
@@ -87,19 +87,14 @@ def _add_budget_args(p: argparse.ArgumentParser) -> None:
 
 
 def _budget(args: argparse.Namespace) -> Budget | None:
-    if args.delta is not None and not (0 < args.delta < 1):
-        raise DPQueryError(f"--delta must lie strictly between 0 and 1; got {args.delta}")
-    if args.epsilon is not None and args.rho is not None:
-        raise DPQueryError("give either --epsilon or --rho as the budget, not both")
-    if args.rho is not None:
+    """The budget of ``--epsilon [--delta]`` or ``--rho`` (the library's one constructor
+    path), or None when neither is given (``--delta`` alone states the guarantee's delta)."""
+    with flag_errors("delta", "epsilon", "rho"):
         if args.delta is not None:
-            raise DPQueryError(f"--rho (zCDP) takes no --delta; got --delta {args.delta}")
-        return Budget.zcdp(args.rho)
-    if args.epsilon is not None:
-        if args.delta is None:
-            return Budget.pure(args.epsilon)
-        return Budget.approx(args.epsilon, args.delta)
-    return None
+            open_unit("delta", args.delta)
+        if args.epsilon is None and args.rho is None:
+            return None
+        return budget_of(args.epsilon, args.delta, args.rho)
 
 
 def _row(acc: Accountant | str, name: str = "", **values: object) -> Row:
@@ -139,12 +134,6 @@ def _search_rows(budget: Budget, field: str, search: Callable[[Accountant], obje
             row[field] = search(acc)
             rows.append(row)
     return rows
-
-
-def _budget_rho(budget: Budget, conversion: str) -> float:
-    if budget.measure == "zcdp":
-        return budget.limit
-    return zcdp_rho_for(budget.limit, budget.delta, conversion)  # type: ignore[arg-type]
 
 
 def _fmt_value(key: str, v: object) -> str:
@@ -256,12 +245,7 @@ def _dqrs(args: argparse.Namespace) -> int:
     rows = _search_rows(budget, "T", lambda acc: dqrs_max_rounds(budget, accountant=acc, **kw))
     if budget.measure != "pure":
         for conv in CONVERSIONS if budget.measure == "approx" else ("standard",):
-            limit = _budget_rho(budget, conv)
-
-            def fits_printed(T: int, limit: float = limit) -> bool:
-                return T == 0 or dqrs_rho(T=T, as_printed=True, **kw) <= limit
-
-            T = largest_integer(fits_printed, lower=0, upper=10**6)
+            T = dqrs_max_rounds_as_printed(budget, conversion=conv, **kw)
             name = f"{_DQRS_PRINTED}, {conv} conversion"
             rows.append(_row(f"dqrs-printed-{conv}", name, T=T))
     header = f"DQRS, {where}: largest T within {budget.describe()} (T passes, T+1 exceeds)"
@@ -280,10 +264,11 @@ def _fem(args: argparse.Namespace) -> int:
             "epsilon0 -> the guarantee; epsilon0 and a budget -> the largest T; T and a budget "
             "-> the largest epsilon0 and rho0"
         )
-    if args.T is not None and args.T < 1:
-        raise DPQueryError(f"--T must be an integer >= 1; got {args.T}")
-    if args.epsilon0 is not None and not (0 < args.epsilon0 < math.inf):
-        raise DPQueryError(f"--epsilon0 must be a finite number > 0; got {args.epsilon0}")
+    with flag_errors("T", "epsilon0"):
+        if args.T is not None:
+            positive_int("T", args.T)
+        if args.epsilon0 is not None:
+            positive("epsilon0", args.epsilon0)
     if budget is None:
         rows = _guarantee_rows(fem_plan(T=args.T, epsilon0=args.epsilon0), args.delta)
         header = (
@@ -312,10 +297,10 @@ def _fem(args: argparse.Namespace) -> int:
     for r, acc in zip(rows, all_accountants(), strict=True):
         if isinstance(acc, ZCDPAccountant) and "epsilon0" in r:
             e0 = float(r["epsilon0"])  # type: ignore[arg-type]
-            r["rho0"] = e0 * e0 / (8 if acc.bounded_range else 2)
+            r["rho0"] = acc.rho(Composition(fem_plan(T=1, epsilon0=e0)).totals())
     if budget.measure != "pure":
         for conv in CONVERSIONS if budget.measure == "approx" else ("standard",):
-            rho0 = fem_round_rho(_budget_rho(budget, conv), args.T)
+            rho0 = fem_algorithm_1_round(budget, args.T, conv)
             name = _FEM_ALG1 + (f", rho by {conv} conversion" if budget.measure == "approx" else "")
             rows.append(
                 _row(f"algorithm-1-{conv}", name, rho0=rho0, epsilon0=fem_round_epsilon(rho0))

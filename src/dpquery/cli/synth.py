@@ -1,4 +1,8 @@
-"""``dpquery synth``: release a private synthetic dataset.
+"""``dpquery synth``: release a private synthetic dataset with any registered algorithm.
+
+The algorithms, their options (help, type, choices) and which algorithm takes which come from
+the library's registry (:mod:`dpquery.algorithms.registry`); this module maps flags to those
+options and formats the output.
 
 By default it computes nothing on the private data beyond the release: it writes the records
 and, with ``--report``, the publishable report (the release's account and privacy guarantee),
@@ -19,43 +23,27 @@ from typing import Any
 
 import numpy as np
 
-from dpquery.algorithms.dqrs import DQRS
-from dpquery.algorithms.dualquery import DualQuery
-from dpquery.algorithms.fem import AUTHORS_ADULT, FEM, SepFEM
-from dpquery.algorithms.mwem import MWEM
-from dpquery.algorithms.reweight import DEFAULT_FRACTION, ROUNDS_AT_EPSILON_1, Reweighted
-from dpquery.cli.common import add_backend_args, add_data_args, backend_data, check_backend_args
-from dpquery.cli.workload import KINDS, _check_domains, build_workload
+from dpquery.algorithms import registry
+from dpquery.algorithms.options import Option
+from dpquery.cli.common import (
+    add_backend_args,
+    add_data_args,
+    backend_data,
+    check_backend_args,
+    flag_errors,
+)
+from dpquery.cli.workload import workload_of_kind
 from dpquery.data.decode import decode
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report
 from dpquery.io import atomic_path
-from dpquery.oracles import oracle_names
 from dpquery.privacy.delta import LargeDeltaWarning, check_delta, default_delta
-from dpquery.queries import Workload, answer
+from dpquery.privacy.ledger import Guarantee
+from dpquery.queries import WORKLOAD_KINDS, Workload, answer, check_same_domain
 from dpquery.rng import describe_rng, make_rng
 
-ALGORITHMS: dict[str, type] = {
-    "dualquery": DualQuery,
-    "dqrs": DQRS,
-    "fem": FEM,
-    "sepfem": SepFEM,
-    "mwem": MWEM,
-}
-_ORACLE_BASED = ("dualquery", "dqrs", "fem", "sepfem")
-# Which options each algorithm takes, by the estimator's keyword (the CLI flag is the same
-# name with dashes). Giving one an algorithm does not take is an error, never ignored.
-OPTIONS: dict[str, tuple[str, ...]] = {
-    "dualquery": ("epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
-                  "free_attributes", "density_epsilon"),
-    "dqrs": ("epsilon", "delta", "eta", "T", "samples", "alpha", "beta", "oracle",
-             "free_attributes"),
-    "fem": ("epsilon", "delta", "rho", "epsilon0", "T", "eta", "samples", "preset",
-            "noise_multiple", "accounting", "size", "oracle", "free_attributes", "workers",
-            "reweight", "reweight_rounds"),
-    "mwem": ("epsilon", "delta", "T", "measurement", "max_cells"),
-}  # fmt: skip
-OPTIONS["sepfem"] = OPTIONS["fem"]
+# The exact oracles' limits, passed to the algorithm as its oracle's options.
+ORACLE_FLAGS = "--oracle-time-limit/--oracle-gap"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,54 +55,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_data_args(p)
     add_backend_args(p)
-    p.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="dualquery",
-                   help="dualquery (default), dqrs, fem, sepfem or mwem")  # fmt: skip
+    p.add_argument("--algorithm", choices=registry.names(), default="dualquery",
+                   help=f"{', '.join(registry.names())} (default dualquery)")  # fmt: skip
     g = p.add_argument_group("workload")
     g.add_argument("--workload", default="marginals", metavar="KIND|W.npz",
-                   help=f"a saved workload, or a kind to generate: {', '.join(KINDS)}")  # fmt: skip
+                   help="a saved workload, or a kind to generate: "
+                   + ", ".join(WORKLOAD_KINDS))  # fmt: skip
     g.add_argument("--k", type=int, default=3, help="attributes per query (default 3)")
     g.add_argument("--queries", type=int, default=100_000, help="number of queries to generate")
     g.add_argument("--marginals", type=int, help="number of marginals (marginal-cells)")
     g.add_argument("--attributes", nargs="+", metavar="NAME", help="attributes (all-marginals)")
-    g = p.add_argument_group("privacy and parameters (each algorithm takes its own; see docs)")
-    g.add_argument("--epsilon", type=float, help="privacy budget epsilon")
-    g.add_argument(
-        "--delta",
-        type=float,
-        help="privacy budget delta (default with --epsilon: 1/n^2; 0: pure DP)",
-    )
-    g.add_argument("--rho", type=float, help="zCDP budget (fem, sepfem)")
-    g.add_argument("--eta", type=float, help="step (dualquery, dqrs) or noise scale (fem, sepfem)")
-    g.add_argument("--T", type=int, help="rounds (default: the largest the budget allows)")
-    g.add_argument("--samples", type=int, help="queries sampled (dualquery, dqrs) or FTPL "
-                   "solves (fem, sepfem) per round")  # fmt: skip
-    g.add_argument("--alpha", type=float, help="target accuracy (theory mode: dualquery, dqrs)")
-    g.add_argument("--beta", type=float, help="failure probability (theory mode)")
-    g.add_argument("--epsilon0", type=float, help="per-round exponential mechanism (fem)")
-    g.add_argument("--preset", choices=tuple(AUTHORS_ADULT), help="the FEM authors' Adult values")
-    g.add_argument("--noise-multiple", type=float, help="FEM noise: eta = noise_multiple sqrt(T)")
-    g.add_argument("--accounting", choices=("bounded-range", "zcdp"),
-                   help="FEM's per-round accounting (default bounded-range)")  # fmt: skip
-    g.add_argument("--size", type=int, help="resample the FEM output to this many records")
-    g.add_argument("--workers", type=int, help="processes for FEM's per-round solves")
-    g.add_argument("--reweight", type=float, metavar="FRACTION",
-                   help="fem, sepfem: spend FRACTION of the budget on MWEM over the released "
-                   f"records (e.g. {DEFAULT_FRACTION}; docs/reweight.md)")  # fmt: skip
-    g.add_argument("--reweight-rounds", type=int, metavar="T",
-                   help="MWEM rounds of --reweight "
-                   f"(default {ROUNDS_AT_EPSILON_1} sqrt(epsilon))")  # fmt: skip
-    g.add_argument("--measurement", choices=("laplace", "gaussian"), help="MWEM's measurement")
-    g.add_argument("--max-cells", type=int, help="MWEM's largest explicit domain")
-    g = p.add_argument_group("oracle and free attributes")
-    g.add_argument("--oracle", choices=oracle_names(), help="best-response oracle (heuristic)")
+    g = p.add_argument_group("privacy and parameters (each algorithm takes its own)")
+    for option in registry.all_options().values():
+        _add_option(g, option)
     g.add_argument("--oracle-time-limit", type=float, metavar="SECONDS",
                    help="per-round time limit of the exact oracles (cpsat, highs)")  # fmt: skip
     g.add_argument("--oracle-gap", type=float, metavar="GAP",
                    help="absolute gap accepted by the exact oracles, e.g. alpha/4 * s")  # fmt: skip
-    g.add_argument("--free-attributes", choices=("zeros", "uniform", "private-density"),
-                   help="policy for bits no query constrains (default zeros)")  # fmt: skip
-    g.add_argument("--density-epsilon", type=float,
-                   help="epsilon spent on the private density (private-density only)")  # fmt: skip
     g = p.add_argument_group("output")
     g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
                    help="synthetic records (.csv or .parquet), in the input's columns")  # fmt: skip
@@ -136,6 +93,15 @@ def evaluation_path(args: argparse.Namespace) -> Path | None:
     if args.evaluate is None:
         return None
     return Path(args.evaluate) if args.evaluate else args.out.with_suffix(".evaluation.json")
+
+
+def _add_option(group: argparse._ArgumentGroup, option: Option) -> None:
+    takers = registry.taken_by(option.name)
+    group.add_argument(
+        option.cli_flag, *option.aliases, dest=option.name, type=option.type,
+        choices=option.choices, metavar=option.metavar,
+        help=f"{option.help} ({', '.join(takers)})",
+    )  # fmt: skip
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -160,7 +126,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) -> tuple:
     if Path(args.workload).suffix == ".npz":
         workload = Workload.load(args.workload)
-        _check_domains(workload, data)  # same bits over another domain would mean other queries
+        check_same_domain(workload, data.d, data.domain)
         return workload, None
     if data.domain is None:
         raise DPQueryError("generating a workload needs the data's domain")
@@ -168,8 +134,8 @@ def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) ->
         "k": args.k, "count": args.queries, "marginals": args.marginals,
         "attributes": args.attributes, "n": data.n,
     }  # fmt: skip
-    workload = build_workload(args.workload, data.domain, seed=rng, **make)
-    fresh = None if args.workload == "all-marginals" else build_workload(
+    workload = workload_of_kind(args.workload, data.domain, seed=rng, **make)
+    fresh = None if args.workload == "all-marginals" else workload_of_kind(
         args.workload, data.domain, seed=rng, **make
     )  # fmt: skip
     return workload, fresh
@@ -260,35 +226,32 @@ def _oracle_options(args: argparse.Namespace) -> dict[str, float]:
     return given
 
 
+def _flag(name: str) -> str:
+    if name == "oracle_options":
+        return ORACLE_FLAGS
+    return registry.options()[name].cli_flag if name in registry.options() else name
+
+
 def _estimator(
     args: argparse.Namespace, oracle_options: dict[str, float], rng: np.random.Generator | None
 ) -> Any:
     """The algorithm's estimator with the options given on the command line."""
-    takes = OPTIONS[args.algorithm]
-    given = {
-        name: getattr(args, name)
-        for names in OPTIONS.values()
-        for name in names
-        if getattr(args, name, None) is not None
-    }
-    wrong = sorted(f"--{n.replace('_', '-')}" for n in given if n not in takes)
-    if wrong:
-        raise DPQueryError(f"--algorithm {args.algorithm} does not take {', '.join(wrong)}")
-    if oracle_options and args.algorithm not in _ORACLE_BASED:
-        raise DPQueryError(f"--algorithm {args.algorithm} uses no oracle")
-    if "reweight_rounds" in given and "reweight" not in given:
-        raise DPQueryError("--reweight-rounds needs --reweight FRACTION")
-    kwargs: dict[str, Any] = dict(given, seed=rng)
-    if args.algorithm in _ORACLE_BASED:
-        kwargs["oracle_options"] = oracle_options
-    if args.algorithm in ("dualquery", "fem", "sepfem"):
-        kwargs["progress"] = False if args.quiet else None
-    if "reweight" not in given:
-        return ALGORITHMS[args.algorithm](**kwargs)
-    # The budget, the seed and the output size belong to the two-stage release.
-    outer = {k: kwargs.pop(k) for k in ("epsilon", "delta", "rho", "size", "seed") if k in kwargs}
-    fraction, rounds = kwargs.pop("reweight"), kwargs.pop("reweight_rounds", None)
-    return Reweighted(ALGORITHMS[args.algorithm](**kwargs), fraction=fraction, T=rounds, **outer)
+    given = {name: getattr(args, name) for name in registry.all_options()}
+    try:
+        model = registry.build(
+            args.algorithm, given, seed=rng, oracle_options=oracle_options,
+            progress=False if args.quiet else None,
+        )  # fmt: skip
+    except registry.OptionError as exc:
+        if exc.needs is not None:
+            given_flag, needed = (_flag(n) for n in exc.needs)
+            raise DPQueryError(f"{given_flag} needs {needed}") from None
+        refused = ", ".join(sorted(_flag(n) for n in exc.refused))
+        raise DPQueryError(f"--algorithm {args.algorithm} does not take {refused}") from None
+    flags = {name: option.cli_flag for name, option in registry.all_options().items()}
+    with flag_errors(flags=flags):
+        model.validate()  # every value's range, before the data is read
+    return model
 
 
 def _json(x: object) -> object:
@@ -309,7 +272,7 @@ def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     print(f"{rel['algorithm']}: {shown}; {rel['records']} records over {rel['d']} bits "
           f"-> {args.out}")  # fmt: skip
     for g in rel["privacy"]["guarantees"]:
-        print(f"  privacy: {_guarantee(g)}")
+        print(f"  privacy: {Guarantee.from_dict(g).describe()}")
     print(f"  privacy: {rel['privacy']['neighbouring']}; noise from "
           f"{rel['randomness']['bit_generator']} ({rel['randomness']['note']})")  # fmt: skip
     print(f"  time: {rel['timings'].get('total_s', 0.0):.1f} s")
@@ -331,11 +294,3 @@ def _evaluation_summary(ev: dict[str, Any], path: Path | None) -> None:
     rows += [(f"{k} baseline", v) for k, v in ev["baselines"].items()]
     for name, e in rows:
         print(f"  {name:<16}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}")
-
-
-def _guarantee(g: dict[str, Any]) -> str:
-    if g["measure"] == "zcdp":
-        return f"rho={g['rho']:.4g} (zCDP) [{g['accountant']}]"
-    if g["measure"] == "pure":
-        return f"epsilon={g['epsilon']:.4g} (pure) [{g['accountant']}]"
-    return f"(epsilon={g['epsilon']:.4g}, delta={g['delta']:.3g}) [{g['accountant']}]"

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,11 +23,11 @@ from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.metrics import error_report
 from dpquery.io import atomic_path, atomic_write_text
-from dpquery.queries import generators as gen
+from dpquery.queries import WORKLOAD_KINDS, build_workload, check_same_domain
+from dpquery.queries.build import MissingParameterError
 from dpquery.queries.evaluate import answer, answer_data, cached_answers
 from dpquery.queries.workload import Workload, describe_query
 
-KINDS = ("marginals", "marginal-cells", "all-marginals", "parities", "disjunctions")
 NOT_PRIVATE = (
     "dpquery: NOTE: these are exact answers computed on the private data; they are NOT "
     "differentially private. Do not publish them."
@@ -45,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the number of records n (give --n to avoid reading the data).",
     )
     add_data_args(p, required=False)
-    p.add_argument("--kind", choices=KINDS, required=True,
+    p.add_argument("--kind", choices=WORKLOAD_KINDS, required=True,
                    help="marginals: random sensible k-way queries (DualQuery); marginal-cells: "
                         "all cells of --marginals random k-attribute marginals (FEM); "
                         "all-marginals: all k-way marginals of --attributes")  # fmt: skip
@@ -69,6 +70,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also print the negated queries (the implicit closure)")  # fmt: skip
     p.set_defaults(func=_show)
 
+    _register_answer_and_evaluate(sub)
+
+
+def _register_answer_and_evaluate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "answer",
         help="true answers of a workload on the data (NOT private)",
@@ -118,12 +123,6 @@ def _check_output(args: argparse.Namespace, output: Path) -> None:
         raise DPQueryError(f"{output} already exists; pass --overwrite to replace it")
 
 
-def _require(value: int | None, flag: str, kind: str) -> int:
-    if value is None:
-        raise DPQueryError(f"workload kind {kind} needs {flag}")
-    return value
-
-
 def _domain_and_n(args: argparse.Namespace, need_n: bool) -> tuple[Domain, int | None]:
     """The public domain named on the command line, and n when needed."""
     from dpquery import datasets
@@ -154,52 +153,24 @@ def _domain_and_n(args: argparse.Namespace, need_n: bool) -> tuple[Domain, int |
 
 def _make_workload(args: argparse.Namespace) -> Workload:
     domain, n = _domain_and_n(args, need_n=args.kind == "marginal-cells")
-    return build_workload(
+    return workload_of_kind(
         args.kind, domain, k=args.k, count=args.count, marginals=args.marginals,
         attributes=args.attributes, n=n, seed=args.seed,
     )  # fmt: skip
 
 
-def build_workload(
-    kind: str,
-    domain: Domain,
-    *,
-    k: int,
-    count: int | None,
-    marginals: int | None,
-    attributes: list[str] | None,
-    n: int | None,
-    seed: int | np.random.Generator | None,
-) -> Workload:
-    """The workload of ``--kind`` over ``domain`` (shared by ``workload make`` and ``synth``)."""
-    if kind not in KINDS:
-        raise DPQueryError(f"workload kind must be one of {KINDS}, got {kind!r}")
-    if kind == "marginals":
-        return gen.random_marginal_queries(domain, k, _require(count, "--count", kind), seed)
-    if kind == "marginal-cells":
-        m = _require(marginals, "--marginals", kind)
-        return gen.random_marginal_cells(domain, k, m, _require(n, "--n", kind), seed)
-    if kind == "all-marginals":
-        return gen.all_kway_marginals(domain, k, attributes)
-    make = gen.random_parities if kind == "parities" else gen.random_disjunctions
-    return make(domain.d, k, _require(count, "--count", kind), seed, domain)
-
-
-def _check_domains(workload: Workload, data: BinaryData | PartitionedData) -> None:
-    if workload.d != data.d:
-        raise DPQueryError(f"the workload is over {workload.d} bits but the data has {data.d}")
-    if (
-        workload.domain is not None
-        and data.domain is not None
-        and workload.domain.to_dict()["attributes"] != data.domain.to_dict()["attributes"]
-    ):
-        raise DPQueryError("the workload was made over a different domain than the data's")
+def workload_of_kind(kind: str, domain: Domain, **kwargs: Any) -> Workload:
+    """:func:`dpquery.queries.build_workload`, its missing parameters named as flags."""
+    try:
+        return build_workload(kind, domain, **kwargs)
+    except MissingParameterError as exc:
+        raise DPQueryError(f"workload kind {kind} needs --{exc.parameter}") from None
 
 
 def _true_answers(
     args: argparse.Namespace, workload: Workload, data: BinaryData | PartitionedData
 ) -> np.ndarray:
-    _check_domains(workload, data)
+    check_same_domain(workload, data.d, data.domain)
     if isinstance(data, PartitionedData):
         return data.answers(workload)
     if args.cache_dir is not None:

@@ -3,7 +3,7 @@
 DualQuery (Section 6) reports the max and the average additive error over the workload;
 FEM (Oracle-efficient, Section 7) the max additive error ``max_q |q(D) - q(D^)|``. Errors are
 taken over the stored queries: a negated query ``1 - q`` has the same error as ``q``, so the
-closure adds nothing (the issue's "errors on the positive half"). When the workload is made of
+closure adds nothing (errors on the positive half suffice). When the workload is made of
 whole marginals, the total variation distance of each marginal,
 ``TV = 1/2 Σ_cells |true - released|``, is reported as well.
 """

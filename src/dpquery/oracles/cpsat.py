@@ -15,7 +15,7 @@ Formulation (over the presolved problem; ``l`` ranges over a clause's literals, 
 
 CP-SAT proves optima quickly here only with one worker and ``linearization_level=2`` (the
 LP relaxation of the ``z <= x`` rows), hinted with the heuristic's record; the defaults can
-leave 5-12% gaps (dpquery issue 5). A time limit stops it with the best incumbent, which is
+leave 5-12% gaps. A time limit stops it with the best incumbent, which is
 never worse than the hint.
 """
 
@@ -32,6 +32,7 @@ from dpquery.oracles.heuristic import solve_hinted
 from dpquery.oracles.problem import BestResponse
 from dpquery.oracles.result import OracleResult
 from dpquery.rng import SeedLike
+from dpquery.validation import positive_int
 
 
 def _check_limits(time_limit: float | None, abs_gap: float | None) -> None:
@@ -111,12 +112,13 @@ class CPSatOracle:
     ``time_limit`` (seconds, None for none) stops the search with the best incumbent and
     sets ``timed_out``; ``abs_gap`` stops once the proven bound is within that much of the
     incumbent (DualQuery needs only an approximate best response, Theorem 4.6: alpha/4 * s
-    is the issue's suggestion). ``hint`` runs the heuristic first with ``hint_kicks`` kicks.
+    suffices). ``workers`` is CP-SAT's ``num_workers``. ``hint`` runs the heuristic first
+    with ``hint_kicks`` kicks.
     """
 
     time_limit: float | None = 60.0
     abs_gap: float | None = None
-    num_workers: int = 1
+    workers: int = 1
     linearization_level: int = 2
     hint: bool = True
     hint_kicks: int = 50
@@ -125,8 +127,7 @@ class CPSatOracle:
 
     def __post_init__(self) -> None:
         _check_limits(self.time_limit, self.abs_gap)
-        if self.num_workers < 1:
-            raise DPQueryError(f"num_workers must be >= 1, got {self.num_workers}")
+        positive_int("workers", self.workers)
 
     def solve(self, problem: BestResponse, *, seed: SeedLike = None) -> OracleResult:
         """Best response with a proven bound; ``optimal`` when the bound is reached."""
@@ -139,7 +140,7 @@ class CPSatOracle:
         model, x = _build(problem, hint)
         cp = cp_model.CpSolver()
         params = cp.parameters
-        params.num_workers = self.num_workers
+        params.num_workers = self.workers
         params.linearization_level = self.linearization_level
         params.random_seed = seed
         if self.time_limit is not None:

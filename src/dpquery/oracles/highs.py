@@ -13,7 +13,7 @@ integers once ``x`` is integral:
   ``[0, floor(|S|/2)]``, objective ``w_c (2 c_c - 1)``;
 * one-hot groups ``sum_g x_j = 1``; the linear term on ``x``.
 
-A good exact fallback on large plain (group-free) instances (dpquery issue 5).
+A good exact fallback on large plain (group-free) instances (docs/oracles.md).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from dpquery.oracles.heuristic import solve_hinted
 from dpquery.oracles.problem import BestResponse
 from dpquery.oracles.result import OracleResult
 from dpquery.rng import SeedLike
+from dpquery.validation import positive_int
 
 _banner_shown = False
 
@@ -137,7 +138,7 @@ class HighsOracle:
     """HiGHS branch-and-cut on the formulation above.
 
     ``time_limit`` (seconds, None for none) stops with the best incumbent and sets
-    ``timed_out``; ``abs_gap`` is HiGHS's ``mip_abs_gap``; ``threads`` its thread count.
+    ``timed_out``; ``abs_gap`` is HiGHS's ``mip_abs_gap``; ``workers`` its thread count.
     ``hint`` runs the heuristic first; its record is returned when HiGHS finds nothing better.
     It is deliberately not passed to HiGHS as a MIP start: with ``setSolution`` highspy 1.16
     reported "optimal" with incumbent and dual bound above its own solution's objective
@@ -146,7 +147,7 @@ class HighsOracle:
 
     time_limit: float | None = 60.0
     abs_gap: float | None = None
-    threads: int = 1
+    workers: int = 1
     hint: bool = True
     hint_kicks: int = 50
     presolve: bool = True
@@ -154,8 +155,7 @@ class HighsOracle:
 
     def __post_init__(self) -> None:
         _check_limits(self.time_limit, self.abs_gap)
-        if self.threads < 1:
-            raise DPQueryError(f"threads must be >= 1, got {self.threads}")
+        positive_int("workers", self.workers)
 
     def solve(self, problem: BestResponse, *, seed: SeedLike = None) -> OracleResult:
         """Best response with HiGHS's proven dual bound."""
@@ -167,7 +167,7 @@ class HighsOracle:
     def _run(self, problem: BestResponse, hint: np.ndarray | None, seed: int) -> Answer:
         lp, constant = build_lp(problem)
         h = _new_highs()
-        h.setOptionValue("threads", self.threads)
+        h.setOptionValue("threads", self.workers)
         h.setOptionValue("random_seed", seed)
         h.setOptionValue("mip_rel_gap", 0.0)
         h.setOptionValue("mip_abs_gap", 1e-6 if self.abs_gap is None else float(self.abs_gap))

@@ -8,6 +8,7 @@ from typing import Literal
 from dpquery.privacy import _validate
 from dpquery.privacy.accountants import Accountant
 from dpquery.privacy.composition import Composition, CompositionTotals
+from dpquery.privacy.conversions import Conversion, zcdp_rho_for
 from dpquery.privacy.costs import Charge, PureDP
 from dpquery.privacy.errors import AccountingError, PrivacyParameterError
 
@@ -79,6 +80,17 @@ class Budget:
             "delta": self.delta,
             "rho": self.rho,
         }
+
+
+def budget_rho(budget: Budget, conversion: Conversion = "cks") -> float:
+    """The zCDP ``rho`` a budget allows: its own ``rho``, or the largest ``rho`` whose
+    ``conversion`` to ``(epsilon, delta)`` stays within an approximate budget
+    (:func:`~dpquery.privacy.conversions.zcdp_rho_for`). A pure budget has none."""
+    if budget.measure == "zcdp":
+        return budget.limit
+    if budget.measure == "pure":
+        raise PrivacyParameterError(f"{budget.describe()} converts to no zCDP rho; give delta > 0")
+    return zcdp_rho_for(budget.limit, budget.delta, conversion)
 
 
 def spend(totals: CompositionTotals, budget: Budget, accountant: Accountant) -> float:

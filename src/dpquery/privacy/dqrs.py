@@ -25,9 +25,10 @@ import math
 
 from dpquery.privacy import _validate
 from dpquery.privacy.accountants import Accountant, ZCDPAccountant
-from dpquery.privacy.budget import Budget
-from dpquery.privacy.calibration import max_rounds
+from dpquery.privacy.budget import Budget, budget_rho
+from dpquery.privacy.calibration import largest_integer, max_rounds
 from dpquery.privacy.composition import Composition
+from dpquery.privacy.conversions import Conversion
 from dpquery.privacy.costs import Charge, PureDP
 
 REJECTION = "DQRS rejection sampling"
@@ -110,6 +111,21 @@ def dqrs_rho(*, eta: float, T: int, s: int, n: int, as_printed: bool = False) ->
     T = _validate.integer("T", T, minimum=1)
     f = dqrs_round_rho_as_printed if as_printed else dqrs_round_rho
     return math.fsum(f(t, eta=eta, s=s, n=n) for t in range(1, T + 1))
+
+
+def dqrs_max_rounds_as_printed(
+    budget: Budget, *, eta: float, s: int, n: int, conversion: Conversion = "cks"
+) -> int:
+    """Largest ``T`` whose :func:`dqrs_rho` ``as_printed`` (the proof of Theorem 17's
+    ``rho_t``) stays within the budget's ``rho`` (:func:`~dpquery.privacy.budget.budget_rho`
+    by ``conversion``)."""
+    _check(1, eta, s, n)
+    limit = budget_rho(budget, conversion)
+
+    def fits_printed(T: int) -> bool:
+        return T == 0 or dqrs_rho(T=T, as_printed=True, eta=eta, s=s, n=n) <= limit
+
+    return largest_integer(fits_printed, lower=0, upper=10**6)
 
 
 def dqrs_max_rounds(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dpquery.errors import DPQueryError
+from dpquery.errors import DPQueryError, ParameterError
 
 
-class PrivacyParameterError(DPQueryError):
+class PrivacyParameterError(ParameterError):
     """A privacy parameter (epsilon, delta, rho, T, s, eta, n, ...) is out of range."""
 
 

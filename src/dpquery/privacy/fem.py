@@ -16,9 +16,10 @@ from fractions import Fraction
 
 from dpquery.privacy import _validate
 from dpquery.privacy.accountants import Accountant, default_accountant
-from dpquery.privacy.budget import Budget, fits
+from dpquery.privacy.budget import Budget, budget_rho, fits
 from dpquery.privacy.calibration import largest_float, max_rounds
 from dpquery.privacy.composition import Composition
+from dpquery.privacy.conversions import Conversion
 from dpquery.privacy.costs import Charge, PureDP
 
 MECHANISM = "FEM query selection (exponential mechanism)"
@@ -45,6 +46,12 @@ def fem_round_epsilon(rho0: float, *, bounded_range: bool = False) -> float:
     while eps0 * eps0 / c > r:
         eps0 = math.nextafter(eps0, 0.0)
     return eps0
+
+
+def fem_algorithm_1_round(budget: Budget, T: int, conversion: Conversion = "cks") -> float:
+    """Algorithm 1's ``rho_0 = rho / T`` for a budget (its ``rho``, or the one an
+    ``(epsilon, delta)`` budget converts to by ``conversion``; Theorem 8)."""
+    return fem_round_rho(budget_rho(budget, conversion), T)
 
 
 def fem_round_charge(*, epsilon0: float) -> Charge:

@@ -9,6 +9,10 @@ is correct (noise may already have been drawn from the data). An algorithm can c
 plan first with :meth:`Ledger.check`, so it fails before touching data rather than mid-run;
 totals are exact sums (:mod:`dpquery.privacy.composition`), so a plan that passes ``check`` is
 accepted charge by charge.
+
+A pipeline of releases composes on one ledger: :meth:`Ledger.child` gives a stage its share
+of the budget as a ledger of its own, whose every charge is also made on the parent (named
+``"<stage>: <mechanism>"``) at the moment it is made, and only if both budgets admit it.
 """
 
 from __future__ import annotations
@@ -68,7 +72,19 @@ class Guarantee:
     delta: float | None = None
     rho: float | None = None
 
+    @classmethod
+    def from_dict(cls, obj: dict[str, object]) -> Guarantee:
+        """The guarantee :meth:`to_dict` wrote (a report's ``"inf"`` back to infinity)."""
+
+        def number(key: str) -> float | None:
+            v = obj.get(key)
+            return math.inf if v == "inf" else None if v is None else float(v)  # type: ignore[arg-type]
+
+        return cls(str(obj["measure"]), str(obj["accountant"]), number("epsilon"),
+                   number("delta"), number("rho"))  # fmt: skip
+
     def describe(self) -> str:
+        """The one printed form of a guarantee: its value(s) and the accountant."""
         if self.measure == "zcdp":
             value = f"rho={self.rho:.6g}"
         elif self.measure == "pure":
@@ -126,17 +142,40 @@ class Ledger:
     True
     """
 
-    def __init__(self, budget: Budget, accountant: Accountant | None = None) -> None:
+    def __init__(
+        self,
+        budget: Budget,
+        accountant: Accountant | None = None,
+        *,
+        parent: Ledger | None = None,
+        stage: str = "",
+    ) -> None:
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a Budget; got {budget!r}")
         self._budget = budget
-        self._accountant = accountant if accountant is not None else default_accountant()
+        self._parent, self._stage = parent, stage
+        if accountant is None:
+            accountant = parent.accountant if parent is not None else default_accountant()
+        self._accountant = accountant
         if not isinstance(self._accountant, Accountant):
             raise TypeError(f"accountant must be an Accountant; got {accountant!r}")
         require_measurable(budget, self._accountant)
         self._composition = Composition()
         self._entries: list[LedgerEntry] = []
         self._lock = threading.Lock()
+
+    def child(self, budget: Budget, stage: str, accountant: Accountant | None = None) -> Ledger:
+        """A ledger for one stage of a pipeline: its own ``budget`` (a share of this one) and
+        accountant (default: this ledger's); each of its charges is made here too, as
+        ``"<stage>: <mechanism>"``, before the stage draws, and only if both budgets admit it."""
+        return Ledger(budget, accountant, parent=self, stage=stage)
+
+    @property
+    def parent(self) -> Ledger | None:
+        return self._parent
+
+    def _upward(self, charges: Sequence[Charge]) -> list[Charge]:
+        return [Charge(f"{self._stage}: {c.mechanism}", c.cost, c.count) for c in charges]
 
     @property
     def budget(self) -> Budget:
@@ -190,7 +229,10 @@ class Ledger:
             trial = self._composition.copy()
             for charge in plan:
                 trial.add(charge)
-            return self._try(trial, plan)
+            total = self._try(trial, plan)
+        if self._parent is not None:
+            self._parent.check(self._upward(plan))
+        return total
 
     def charge(self, mechanism: str, cost: Cost, *, count: int = 1) -> LedgerEntry:
         """Record ``count`` invocations of ``mechanism`` at ``cost`` each, before any noise is
@@ -200,6 +242,9 @@ class Ledger:
             trial = self._composition.copy()
             trial.add(entry)
             total = self._try(trial, [entry])
+            if self._parent is not None:  # raises, recording nothing here, if over its budget
+                (up,) = self._upward([entry])
+                self._parent.charge(up.mechanism, up.cost, count=up.count)
             self._composition = trial
             recorded = LedgerEntry(len(self._entries), entry, total)
             self._entries.append(recorded)

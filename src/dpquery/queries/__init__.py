@@ -10,6 +10,7 @@ See ``docs/queries.md``. Everything an algorithm needs:
   :class:`~dpquery.data.records.Records` set, and :func:`uniform_answers`.
 """
 
+from dpquery.queries.build import WORKLOAD_KINDS, build_workload, check_same_domain
 from dpquery.queries.evaluate import (
     answer,
     answer_data,
@@ -30,10 +31,11 @@ from dpquery.queries.generators import (
 )
 from dpquery.queries.linear import LinearQueries
 from dpquery.queries.uniform import uniform_answers
-from dpquery.queries.workload import KINDS, QueryKind, Workload, concat, describe_query
+from dpquery.queries.workload import QUERY_KINDS, QueryKind, Workload, concat, describe_query
 
 __all__ = [
-    "KINDS",
+    "QUERY_KINDS",
+    "WORKLOAD_KINDS",
     "LinearQueries",
     "QueryKind",
     "Workload",
@@ -41,7 +43,9 @@ __all__ = [
     "answer",
     "answer_data",
     "answer_records",
+    "build_workload",
     "cached_answers",
+    "check_same_domain",
     "concat",
     "data_fingerprint",
     "describe_query",

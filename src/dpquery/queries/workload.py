@@ -37,7 +37,7 @@ from dpquery.errors import DPQueryError
 from dpquery.io import atomic_path, npz_error
 
 QueryKind = Literal["conjunction", "disjunction", "parity"]
-KINDS: tuple[QueryKind, ...] = ("conjunction", "disjunction", "parity")
+QUERY_KINDS: tuple[QueryKind, ...] = ("conjunction", "disjunction", "parity")
 FORMAT_VERSION = 1
 _FORMAT_NAME = "dpquery-workload"
 
@@ -66,8 +66,8 @@ class Workload:
     domain: Domain | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise DPQueryError(f"workload kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind not in QUERY_KINDS:
+            raise DPQueryError(f"query kind must be one of {QUERY_KINDS}, got {self.kind!r}")
         if self.domain is not None and self.domain.d != self.d:
             raise DPQueryError(f"workload has d={self.d} bits but its domain {self.domain.d}")
         offsets = np.asarray(self.offsets, dtype=np.int64)

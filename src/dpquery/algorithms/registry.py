@@ -1,0 +1,102 @@
+"""The registry of synthetic-data algorithms and the options each takes.
+
+A front end (the ``dpquery synth`` command) reads everything from here: the names, the
+options (:mod:`dpquery.algorithms.options`: help, type, choices), which algorithm takes which,
+and :func:`build`, which turns a flat mapping of options into an estimator and refuses any
+option the algorithm does not take. Adding an algorithm is a :class:`Synthesizer` subclass
+listed in :data:`ALGORITHMS` (``docs/architecture.md``).
+
+FEM and sepFEM may also run as the base of a :class:`~dpquery.algorithms.reweight.Reweighted`
+pipeline: giving them ``fraction`` (the share MWEM reweights with) builds the pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from dpquery.algorithms.dqrs import DQRS
+from dpquery.algorithms.dualquery import DualQuery
+from dpquery.algorithms.fem import FEM, SepFEM
+from dpquery.algorithms.mwem import MWEM
+from dpquery.algorithms.options import Option, options
+from dpquery.algorithms.reweight import Reweighted
+from dpquery.algorithms.synthesizer import Synthesizer
+from dpquery.algorithms.uniform import UniformRecords
+from dpquery.errors import DPQueryError
+
+ALGORITHMS: dict[str, type[Synthesizer]] = {
+    cls.name: cls for cls in (DualQuery, DQRS, FEM, SepFEM, MWEM, UniformRecords)
+}
+# Keywords every estimator may take that are not user options: the seed (the front end's
+# generator), the progress display and the oracle's own options.
+RUNTIME = ("seed", "progress", "oracle_options")
+# The pipeline's options a base algorithm accepts (Reweighted.front_options without the
+# budget, size and seed, which every such base takes itself).
+PIPELINE_OPTIONS = ("fraction", "reweight_rounds")
+
+
+class OptionError(DPQueryError):
+    """Options an algorithm does not take (``refused``), or one given without the option it
+    needs (``needs``: ``(given, missing)``). Names are the options' keywords."""
+
+    def __init__(
+        self, algorithm: str, refused: Iterable[str] = (), needs: tuple[str, str] | None = None
+    ) -> None:
+        self.algorithm, self.refused, self.needs = algorithm, tuple(refused), needs
+        if self.refused:
+            super().__init__(f"{algorithm} does not take {', '.join(self.refused)}")
+        else:
+            assert needs is not None
+            super().__init__(f"{needs[0]} needs {needs[1]}")
+
+
+def names() -> tuple[str, ...]:
+    return tuple(ALGORITHMS)
+
+
+def algorithm(name: str) -> type[Synthesizer]:
+    if name not in ALGORITHMS:
+        raise DPQueryError(f"unknown algorithm {name!r}; choose one of {names()}")
+    return ALGORITHMS[name]
+
+
+def takes(name: str) -> tuple[str, ...]:
+    """The user options algorithm ``name`` takes (the pipeline's too for FEM's family)."""
+    cls = algorithm(name)
+    return cls.options + (PIPELINE_OPTIONS if issubclass(cls, FEM) else ())
+
+
+def all_options() -> dict[str, Option]:
+    """Every option some registered algorithm takes, in declaration order."""
+    used = {o for name in ALGORITHMS for o in takes(name)}
+    return {k: o for k, o in options().items() if k in used}
+
+
+def taken_by(option: str) -> tuple[str, ...]:
+    return tuple(name for name in ALGORITHMS if option in takes(name))
+
+
+def build(name: str, given: Mapping[str, Any], **runtime: Any) -> Synthesizer:
+    """The estimator for ``name`` with the user options ``given`` (None values are not
+    given) and the runtime keywords (:data:`RUNTIME`) it accepts."""
+    cls = algorithm(name)
+    values = {k: v for k, v in given.items() if v is not None}
+    refused = [k for k in values if k not in takes(name)]
+    if refused:
+        raise OptionError(name, refused)
+    if "reweight_rounds" in values and "fraction" not in values:
+        raise OptionError(name, needs=("reweight_rounds", "fraction"))
+    unknown = [k for k in runtime if k not in RUNTIME]
+    if unknown:
+        raise DPQueryError(f"unknown runtime keywords {unknown}; expected some of {RUNTIME}")
+    accepted = cls.parameter_names()
+    runtime = {k: v for k, v in runtime.items() if v is not None and v != {}}
+    if "oracle_options" in runtime and "oracle_options" not in accepted:
+        raise OptionError(name, ["oracle_options"])
+    # The progress display is shown by the algorithms that have one, and ignored otherwise.
+    values.update({k: v for k, v in runtime.items() if k in accepted})
+    if "fraction" in values:
+        assert issubclass(cls, FEM)
+        return Reweighted.around(cls, values)
+    return cls(**values)

@@ -1,0 +1,241 @@
+"""The estimator protocol every synthetic-data algorithm implements, and its one ``fit``.
+
+An algorithm is a :class:`Synthesizer`: keyword hyperparameters stored by ``__init__``
+(scikit-learn style), a :meth:`~Synthesizer.plan` that resolves them against the public sizes
+(``n``, ``d``, the workload's size) and a budget, and a short function playing the paper's
+box (``dualquery()``, ``dqrs()``, ``fem()``, ``mwem()``), wired in by :meth:`~Synthesizer.run`.
+:meth:`Synthesizer.fit` is the one skeleton they share::
+
+    check inputs -> plan -> rng -> ledger -> check the whole plan against the budget
+    -> true answers -> run (the game) -> Release
+
+``fit(data, workload, ledger=parent)`` spends a given ledger instead of opening its own: the
+plan is resolved against that ledger's budget (the estimator's own budget must then be
+unset). A pipeline gives each stage a :meth:`~dpquery.privacy.Ledger.child` of its ledger, so
+every stage charges the one account as it draws (:mod:`dpquery.algorithms.reweight`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from dpquery.algorithms.game import RoundStats, check_inputs, round_timings, true_answers_of
+from dpquery.algorithms.options import check_options
+from dpquery.algorithms.parameters import budget_parameters
+from dpquery.algorithms.release import Release
+from dpquery.data.binary import BinaryData
+from dpquery.data.records import Records
+from dpquery.errors import DPQueryError
+from dpquery.oracles import Oracle
+from dpquery.privacy import Accountant, Budget, Charge, Ledger
+from dpquery.privacy.delta import check_delta
+from dpquery.queries import Workload
+from dpquery.rng import SeedLike, make_rng
+
+
+class Plan(Protocol):
+    """Resolved parameters of a run: the budget its ledger enforces and what it will charge."""
+
+    @property
+    def budget(self) -> Budget: ...
+
+    def charges(self) -> list[Charge]:
+        """Everything the run will charge, in order."""
+        ...
+
+
+@dataclass
+class Run:
+    """What :meth:`Synthesizer.run` is given: the inputs, the resolved plan and the run's
+    generator and ledger (the only ways to draw randomness and spend privacy)."""
+
+    data: BinaryData
+    workload: Workload
+    true_answers: np.ndarray
+    plan: Any
+    rng: np.random.Generator
+    ledger: Ledger
+
+
+@dataclass
+class Outcome:
+    """What an algorithm's run produced: the records, per-round statistics and the
+    parameters to report beside the common ones."""
+
+    records: Records
+    rounds: list[RoundStats] = field(default_factory=list)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] | None = None
+
+
+class Synthesizer(ABC):
+    """Private synthetic data from ``fit(data, workload)`` (module docstring).
+
+    Subclasses set :attr:`name` (the lower-case registry name), :attr:`options` (the
+    hyperparameters a front end may set, see :mod:`dpquery.algorithms.options`), and
+    implement :meth:`plan` and :meth:`run`.
+    """
+
+    name: ClassVar[str]
+    options: ClassVar[tuple[str, ...]] = ()
+    seed: SeedLike
+
+    # --- parameters ---------------------------------------------------------------------
+    @classmethod
+    def parameter_names(cls) -> tuple[str, ...]:
+        """The hyperparameters ``__init__`` takes."""
+        return tuple(
+            p.name
+            for p in inspect.signature(cls.__init__).parameters.values()
+            if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        )
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyperparameters as stored (scikit-learn's ``get_params(deep=False)``)."""
+        return {k: getattr(self, k) for k in self.parameter_names()}
+
+    def with_params(self, **changes: Any) -> Synthesizer:
+        """A new estimator of the same class with ``changes`` to its hyperparameters; this
+        one is left as it is."""
+        unknown = sorted(set(changes) - set(self.parameter_names()))
+        if unknown:
+            raise DPQueryError(f"{self.name} takes no parameter {', '.join(unknown)}")
+        return type(self)(**{**self.get_params(), **changes})
+
+    def validate(self) -> None:
+        """Check every hyperparameter against its declared range (one shared place, see
+        :func:`dpquery.algorithms.options.check_options`); :meth:`plan` checks how they
+        combine."""
+        check_options(self.get_params())
+
+    def budget_keywords(self, budget: Budget | None) -> dict[str, float | None]:
+        """``epsilon``, ``delta`` and ``rho`` to plan with: the estimator's own, or those of
+        ``budget`` (a given ledger's), refusing an estimator whose own budget is also set."""
+        own = {k: getattr(self, k, None) for k in ("epsilon", "delta", "rho")}
+        if budget is None:
+            return own
+        if any(v is not None for v in own.values()):
+            raise DPQueryError(
+                f"{self.name} is spending a given ledger's budget: leave its own epsilon, "
+                "delta and rho unset"
+            )
+        return budget_parameters(budget)
+
+    # --- the protocol -------------------------------------------------------------------
+    @abstractmethod
+    def plan(self, data: BinaryData, workload: Workload, *, budget: Budget | None = None) -> Any:
+        """The parameters and budget :meth:`fit` would use (a :class:`Plan`), against
+        ``budget`` when given (a ledger's) or the estimator's own; reads only public sizes."""
+
+    def charges(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> list[Charge]:
+        """Everything :meth:`fit` would charge, in order."""
+        return list(self.plan(data, workload, budget=budget).charges())
+
+    def plan_accountant(self, plan: Any) -> Accountant | None:
+        """The accountant of the ledger :meth:`fit` opens (None: the default, tightest)."""
+        return getattr(self, "accountant", None)
+
+    @abstractmethod
+    def run(self, run: Run) -> Outcome:
+        """Play the algorithm: everything after the plan is checked against the ledger."""
+
+    def fit(
+        self,
+        data: BinaryData,
+        workload: Workload,
+        true_answers: np.ndarray | None = None,
+        *,
+        ledger: Ledger | None = None,
+    ) -> Release:
+        """Run the algorithm on ``data`` for ``workload`` and return its :class:`Release`.
+
+        ``true_answers`` (``q(D)``) may be passed when already computed. ``ledger`` is a
+        ledger to spend (e.g. a pipeline stage's child ledger); by default a new one holds
+        the plan's budget. The whole plan is checked against it before anything is drawn.
+        """
+        check_inputs(self.name, data, workload)
+        self.validate()
+        plan = self.plan(data, workload, budget=None if ledger is None else ledger.budget)
+        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
+        rng = make_rng(self.seed)
+        if ledger is None:
+            ledger = Ledger(plan.budget, self.plan_accountant(plan))
+        ledger.check(plan.charges())  # the whole plan fits before anything is drawn
+        true_answers, t_answers = true_answers_of(workload, data, true_answers)
+        start = time.perf_counter() - t_answers
+        outcome = self.run(Run(data, workload, true_answers, plan, rng, ledger))
+        parameters = {
+            **outcome.parameters, "n": data.n, "d": data.d, "queries": len(workload),
+        }  # fmt: skip
+        timings = outcome.timings if outcome.timings is not None else round_timings(outcome.rounds)
+        return Release(
+            self.name,
+            outcome.records,
+            ledger,
+            parameters,
+            outcome.rounds,
+            {
+                "true_answers_s": t_answers,
+                **timings,
+                "total_s": time.perf_counter() - start,
+            },
+        )
+
+
+# --- hyperparameters shared by several algorithms -------------------------------------------
+# Estimators are keyword-only dataclasses (``__init__`` stores, :meth:`Synthesizer.validate`
+# checks); these groups declare the hyperparameters several of them take, once.
+@dataclass(kw_only=True, eq=False)
+class EpsilonBudget:
+    """A budget ``epsilon`` (``delta``: None or 0 for pure DP)."""
+
+    epsilon: float | None = None
+    delta: float | None = None
+
+
+@dataclass(kw_only=True, eq=False)
+class ZCDPBudget(EpsilonBudget):
+    """A budget ``epsilon`` (with ``delta``) or ``rho`` (zCDP)."""
+
+    rho: float | None = None
+
+
+@dataclass(kw_only=True, eq=False)
+class MultiplicativeWeightsParameters:
+    """DualQuery's and DQRS's modes: explicit ``eta, T, samples`` (the papers' ``s``), the
+    largest ``T`` or ``samples`` for a budget, or theory mode from ``alpha``, ``beta``."""
+
+    eta: float | None = None
+    T: int | None = None
+    samples: int | None = None
+    alpha: float | None = None
+    beta: float | None = None
+
+
+@dataclass(kw_only=True, eq=False)
+class OracleParameters:
+    """The data player's oracle (a name with its options, or an instance), the policy for
+    free attributes and what an oracle exception does (``"fallback"``: a random record;
+    ``"raise"``)."""
+
+    oracle: str | Oracle = "heuristic"
+    oracle_options: dict[str, Any] | None = None
+    free_attributes: str = "zeros"
+    on_error: str = "fallback"
+
+
+@dataclass(kw_only=True, eq=False)
+class RunParameters:
+    """The accountant of the ledger a fit opens (None: the tightest proved) and the seed of
+    every random choice (None: unpredictable)."""
+
+    accountant: Accountant | None = None
+    seed: SeedLike = None
