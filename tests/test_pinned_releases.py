@@ -71,7 +71,7 @@ CASES: dict[str, Callable[[], Any]] = {
         SepFEM(T=4, samples=3, progress=False), rho=0.05, T=3, seed=7
     ),
     "reweighted-fem-scaled": lambda: Reweighted(
-        FEM(samples=2, progress=False), epsilon=0.3, fraction=0.3, seed=8
+        FEM(samples=2, progress=False), epsilon=0.05, fraction=0.3, seed=8
     ),
 }
 
@@ -118,8 +118,8 @@ PINNED: dict[str, tuple[str, str]] = {
         "a95c959e162319671e4edae55c2b18647ac1694bebddae5f97ddeca922fdaa4a",
     ),
     "reweighted-fem-scaled": (
-        "f101024fb43a1ce039a4cbba4f01f532c169d7f8b616ff9fe9b17ab42fc8a88f",
-        "9c8982f0f9398000a8f4b8fac47d653100ce4aeaa23765389368e25fcd841117",
+        "6e6d477cc58f4c609bd80aee4ac0d79402c05d2b5b023692880cea26928f453f",
+        "dfc3bc9213c00e6152e26f5ba70879bbb5792edeb6dc3157e965bd7ea50bbee2",
     ),
     "reweighted-sepfem-rho": (
         "dffc18e7aad2f92853d71d781d053abd75ab027753876361219d99c53fc89ddb",
