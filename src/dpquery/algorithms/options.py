@@ -131,6 +131,13 @@ def _stage_options() -> list[Option]:
             check=positive_int,
             metavar="T",
         ),
+        Option(
+            "untouched_share",
+            "share of the budget measuring the 1-way marginals of attributes no query "
+            "touches (default 0.05; not with --free-attributes zeros/uniform)",
+            check=fraction,
+            metavar="FRACTION",
+        ),
     ]
 
 

@@ -8,6 +8,11 @@ listed in :data:`ALGORITHMS` (``docs/architecture.md``).
 
 FEM and sepFEM may also run as the base of a :class:`~dpquery.algorithms.reweight.Reweighted`
 pipeline: giving them ``fraction`` (the share MWEM reweights with) builds the pipeline.
+
+Every algorithm that reads the data is built inside a
+:class:`~dpquery.algorithms.columns.MeasuredColumns` pipeline, which measures the attributes no
+workload query touches, unless the user chose a free-attribute policy (``zeros`` or
+``uniform`` leave those columns without information; ``private-density`` measures every bit).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dpquery.algorithms.columns import DEFAULT_SHARE, MeasuredColumns
 from dpquery.algorithms.dqrs import DQRS
 from dpquery.algorithms.dualquery import DualQuery
 from dpquery.algorithms.fem import FEM, SepFEM
@@ -34,6 +40,8 @@ RUNTIME = ("seed", "progress", "oracle_options")
 # The pipeline's options a base algorithm accepts (Reweighted.front_options without the
 # budget, size and seed, which every such base takes itself).
 PIPELINE_OPTIONS = ("fraction", "reweight_rounds")
+# The option of the MeasuredColumns pipeline, taken by every algorithm that reads the data.
+COLUMNS_OPTION = "untouched_share"
 
 
 class OptionError(DPQueryError):
@@ -64,7 +72,12 @@ def algorithm(name: str) -> type[Synthesizer]:
 def takes(name: str) -> tuple[str, ...]:
     """The user options algorithm ``name`` takes (the pipeline's too for FEM's family)."""
     cls = algorithm(name)
-    return cls.options + (PIPELINE_OPTIONS if issubclass(cls, FEM) else ())
+    pipeline = PIPELINE_OPTIONS if issubclass(cls, FEM) else ()
+    return cls.options + pipeline + ((COLUMNS_OPTION,) if _reads_data(cls) else ())
+
+
+def _reads_data(cls: type[Synthesizer]) -> bool:
+    return cls is not UniformRecords
 
 
 def all_options() -> dict[str, Option]:
@@ -96,7 +109,17 @@ def build(name: str, given: Mapping[str, Any], **runtime: Any) -> Synthesizer:
         raise OptionError(name, ["oracle_options"])
     # The progress display is shown by the algorithms that have one, and ignored otherwise.
     values.update({k: v for k, v in runtime.items() if k in accepted})
+    share = values.pop(COLUMNS_OPTION, None)
+    policy = values.get("free_attributes")
+    if share is not None and policy is not None:
+        raise OptionError(name, needs=(COLUMNS_OPTION, "free_attributes left unset"))
+    model: Synthesizer
     if "fraction" in values:
         assert issubclass(cls, FEM)
-        return Reweighted.around(cls, values)
-    return cls(**values)
+        model = Reweighted.around(cls, values)
+    else:
+        model = cls(**values)
+    if policy is not None or not _reads_data(cls):  # the user's policy, or nothing to measure
+        return model
+    seed = model.seed
+    return MeasuredColumns(model.with_params(seed=None), share=share or DEFAULT_SHARE, seed=seed)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from dpquery.algorithms import registry
+from dpquery.algorithms.columns import columns_report
 from dpquery.algorithms.options import Option
 from dpquery.cli.common import (
     add_backend_args,
@@ -200,6 +201,9 @@ def _release(
     table, decode_report = decode(release.records, data.domain, numeric=args.numeric, seed=rng)
     report = publishable_report(release, randomness=describe_rng(rng))
     report["release"]["decode"] = decode_report.to_dict()
+    report["release"]["columns"] = columns_report(
+        release.parameters, data, workload, getattr(model, "free_attributes", None)
+    )
     report["backend"] = data.describe() if dask else {"name": "local", "partitions": 1}
     if not evaluate:
         return report, None, table
@@ -275,6 +279,13 @@ def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
         print(f"  privacy: {Guarantee.from_dict(g).describe()}")
     print(f"  privacy: {rel['privacy']['neighbouring']}; noise from "
           f"{rel['randomness']['bit_generator']} ({rel['randomness']['note']})")  # fmt: skip
+    sources = rel.get("columns", {}).get("sources", {})
+    unmeasured = [k for k, v in sources.items() if v.startswith("not measured")]
+    if rel.get("columns", {}).get("measured"):
+        print(f"  columns: {rel['columns']['measured']} no query touches, measured as 1-way "
+              f"marginals ({rel['columns']['share']:.0%} of the budget)")  # fmt: skip
+    if unmeasured:
+        print(f"  columns: {', '.join(unmeasured)} not measured: no information about the data")
     print(f"  time: {rel['timings'].get('total_s', 0.0):.1f} s")
     backend = report.get("backend", {})
     if backend.get("name") == "dask":
