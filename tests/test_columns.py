@@ -65,7 +65,8 @@ def test_a_workload_touching_every_attribute_spends_nothing_extra() -> None:
     )
     assert [e.charge for e in wrapped.ledger.entries] == [e.charge for e in alone.ledger.entries]
     np.testing.assert_array_equal(wrapped.records.rows, alone.records.rows)
-    assert wrapped.parameters["columns"]["share"] == 0.0
+    assert wrapped.parameters["columns"]["measured"] == 0
+    assert "share" not in wrapped.parameters["columns"]
 
 
 def test_untouched_columns_follow_their_measured_marginals() -> None:

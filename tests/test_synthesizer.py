@@ -10,6 +10,7 @@ from tests.conftest import MIXED_DOMAIN as DOMAIN
 from tests.conftest import mixed_data as small_data
 
 from dpquery.algorithms import registry
+from dpquery.algorithms.columns import MeasuredColumns
 from dpquery.algorithms.dualquery import DualQuery
 from dpquery.algorithms.fem import FEM, SepFEM
 from dpquery.algorithms.mwem import MWEM
@@ -106,6 +107,7 @@ def test_every_registered_algorithm_is_a_synthesizer_with_declared_options() -> 
 
 
 def test_the_registry_builds_and_refuses() -> None:
+    # Explicit parameters: no budget to share with a measurement of untouched attributes.
     model = registry.build("dualquery", {"eta": 1.0, "T": 3, "samples": 2, "rho": None})
     assert isinstance(model, DualQuery) and (model.eta, model.T, model.samples) == (1.0, 3, 2)
     with pytest.raises(registry.OptionError) as err:
@@ -116,11 +118,13 @@ def test_the_registry_builds_and_refuses() -> None:
     assert err.value.needs == ("reweight_rounds", "fraction")
     with pytest.raises(registry.OptionError, match="oracle_options"):
         registry.build("mwem", {"epsilon": 1.0}, oracle_options={"time_limit": 1.0})
-    pipeline = registry.build(
+    measured = registry.build(
         "sepfem", {"epsilon": 1.0, "T": 4, "fraction": 0.3, "reweight_rounds": 2}, seed=1
     )
+    assert isinstance(measured, MeasuredColumns) and measured.seed == 1
+    pipeline = measured.base
     assert isinstance(pipeline, Reweighted) and isinstance(pipeline.base, SepFEM)
-    assert (pipeline.fraction, pipeline.T, pipeline.epsilon, pipeline.seed) == (0.3, 2, 1.0, 1)
+    assert (pipeline.fraction, pipeline.T, pipeline.epsilon, pipeline.seed) == (0.3, 2, 1.0, None)
     assert (pipeline.base.T, pipeline.base.epsilon) == (4, None)
 
 

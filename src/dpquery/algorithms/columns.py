@@ -103,7 +103,7 @@ def columns_report(
         source = "private density (noisy bit frequencies)"
     else:
         source = f"not measured ({policy or 'algorithm'}): carries no information about the data"
-    return {"share": 0.0, "measured": 0, "sources": column_sources(data, untouched, source)}
+    return {"measured": 0, "sources": column_sources(data, untouched, source)}
 
 
 @dataclass(eq=False)
@@ -137,12 +137,17 @@ class MeasuredColumns(Synthesizer):
         return plan.base.plan_accountant(plan.base_plan)
 
     def _whole(self, data: BinaryData, budget: Budget | None) -> tuple[Budget, Synthesizer]:
+        """The whole budget and the base with its own budget unset."""
         assert self.base is not None
         keywords = {k: getattr(self.base, k, None) for k in ("epsilon", "delta", "rho")}
         if budget is not None:
             if any(v is not None for v in keywords.values()):
                 raise DPQueryError("spending a given ledger: leave the base's budget unset")
             return budget, self.base
+        if keywords["epsilon"] is None and keywords["rho"] is None:
+            raise DPQueryError(
+                "MeasuredColumns shares the base's budget: give the base epsilon or rho"
+            )
         whole = budget_of(**keywords, default_delta=1.0 / data.n**2)
         stripped = {k: None for k, v in keywords.items() if v is not None}
         return whole, self.base.with_params(**stripped)
@@ -207,8 +212,8 @@ class MeasuredColumns(Synthesizer):
             **base.parameters,
             "algorithm": base.algorithm,
             "columns": {
-                "share": self.share if measured is not None else 0.0,
                 "measured": len(plan.untouched),
+                **({"share": self.share} if measured is not None else {}),
                 "sources": column_sources(run.data, plan.untouched, "1-way marginal"),
             },
         }

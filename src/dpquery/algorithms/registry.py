@@ -119,7 +119,11 @@ def build(name: str, given: Mapping[str, Any], **runtime: Any) -> Synthesizer:
         model = Reweighted.around(cls, values)
     else:
         model = cls(**values)
-    if policy is not None or not _reads_data(cls):  # the user's policy, or nothing to measure
+    # The user's policy, an algorithm that reads nothing, or explicit parameters (no budget
+    # to share): the columns are left as they are, and the report says so.
+    if policy is not None or not _reads_data(cls) or (
+        values.get("epsilon") is None and values.get("rho") is None
+    ):
         return model
     seed = model.seed
     return MeasuredColumns(model.with_params(seed=None), share=share or DEFAULT_SHARE, seed=seed)
