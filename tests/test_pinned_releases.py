@@ -2,9 +2,13 @@
 
 Each algorithm runs on a small real instance (six attributes of adult-pgm, 31 bits, every
 record) with a fixed seed; the sha256 of its released records (rows, then weights) and the
-ledger's charges (mechanism, cost, count, in order) must equal the values recorded from the
-code before the estimators were refactored onto one shared shape. A change here means a
-release changed: it must be deliberate and explained, never a side effect of a refactor.
+ledger's charges (mechanism, cost, count, in order) must equal the recorded values. They were
+first recorded before the estimators were refactored onto one shared shape (the refactor kept
+every one); they were recorded again when the exponential mechanism's sampler became exact and
+DQRS's rejection coins exact Bernoulli draws, and the private density discrete Laplace noise
+on counts, which changes the records drawn for a seed and not the charges (every ledger digest
+stayed the same but the private density's, whose mechanism was renamed). A change here means a release changed:
+it must be deliberate and explained, never a side effect of a refactor.
 
 Regenerate (only for a deliberate change of outputs):
 ``DPQUERY_DATA_DIR=... python -m tests.test_pinned_releases``.
@@ -75,65 +79,65 @@ CASES: dict[str, Callable[[], Any]] = {
     ),
 }
 
-# Recorded on the code before the refactor (see the module docstring).
+# Recorded with the exact samplers (see the module docstring).
 PINNED: dict[str, tuple[str, str]] = {
     "dqrs": (
-        "f2dc978d15205f5626834f9935220e93b8a3cd9c20125163c8d5f1874b9e3d2b",
+        "5dedc08544dedf7a94fb675ebeedc6ed705a0adcc23a9086f660634c131c20f7",
         "b27885381ed7581848acd23870e44f587cb4be6866393ccea5ee033ea62b767a",
     ),
     "dqrs-budget": (
-        "ea6186039b3df0e0f5f429ce4c8300c7a49115adf6f5176e5ac32b45b66fd9c3",
+        "2a4d71d5e9f9bdef203e6e2de425740fcff0cd33b2a0e17e7d9d01a025a9a236",
         "246ca2ebbf336d3f38a46d3476ea25f027d9643d4cb2b68bd18f52af4047d3ab",
     ),
     "dualquery-budget-density": (
-        "c6857f1a3e706626a8ca30bdcae1c3fd895d748664ca198af8bc3354c7916e88",
-        "ec0b2a6da303b63c61933ad8adb8a39c4185e05e98a5e8d51b30ddd4e41ac68b",
+        "3335ecc3e4d0d19a096853cd9324060157b5478b0305ec4236cc815871bcf90f",
+        "3e3fe076e184278db5f80ef469f018589f8ee1e9965e34a79d0c48b3a8f155b7",
     ),
     "dualquery-explicit": (
-        "e6293a26d3da8bc9e91780f301d0a141cc8d914d3b7aa7e88ad72517d027879d",
+        "1aa5d8b668a2e63fb6263da4093ab0c19392f3ac77eb091268c9dd7f1c54a6c1",
         "a2920a69649554c5b13ace68608c0bae8240c57d9a09f3f2a26919d9d7512c08",
     ),
     "dualquery-uniform-free": (
-        "75f595aa3e0c2657a17861effd8d012c8475dceacf268bc245a91dfc6e8118bc",
+        "c72362c729001ac22a8fb79374f5f4ab9421c957d6bf7605570d6e7e8da8c804",
         "3e3ccfbd71d7422c3ddf5f2b09e7c19a5ad64b4414b1977feec6a8216801a525",
     ),
     "fem": (
-        "4a8ff220276c952422a8dfeef269c6bb04e6813f0d92aed950b08fdb3fec48b3",
+        "8b7aa0a749127f6f8b1af79027a2310a868dfd41a9e1f85f157931d2f5b56243",
         "c946ceb2b7f4aff35b7305d12a47874f5e89fe84269a79cc8cc09446858876e3",
     ),
     "fem-size": (
-        "330b5826e6dcdc4b3a77dd3e00aa702eee29a8681400f4c3b71ec5d50d480322",
+        "dafa53cc6838adbffb3ec9844dd79007877602656801075784883e293ed9583b",
         "7281ff4344aefbe10d1e5b30f408ef2955efa8a18a487c722834ad24dfcb08c4",
     ),
     "mwem": (
-        "b30572438d5c16475ce4b657546507d1c8b85ad90b573d65e47ac348c507624d",
+        "06c99a6f739585c52af82fb350b6b47af2c5ffab1e60a6eea942553e81b99d5e",
         "1f2e318c04015f2ecabbc260daaff4973fe534124e9d7d31ad8508bdf1bf3976",
     ),
     "mwem-gaussian": (
-        "0619016496805f810e81d1f24d85cfae4d2326878786ecc6e2ff9252a3959dbd",
+        "032edfdf6d3270852532d639b550b3808c77ed776e8962344c089aa963111447",
         "3e286827afb8dcbf8ddf92bd476e889c5f53233cd62386481d4d87b83995918d",
     ),
     "reweighted-fem": (
-        "71dc1d0736f6af076a4e8b432019b89678b4fec4c590fedf0db5b907155d466f",
+        "dc3da8379251fc641e3f152c6054b8cb3cce154ae486d108b878905d60c05a83",
         "a95c959e162319671e4edae55c2b18647ac1694bebddae5f97ddeca922fdaa4a",
     ),
     "reweighted-fem-scaled": (
-        "6e6d477cc58f4c609bd80aee4ac0d79402c05d2b5b023692880cea26928f453f",
+        "30b79b52e1b4d9e28beb4bf03c3dca37c39a735404aca7f2007c811dda3865cf",
         "dfc3bc9213c00e6152e26f5ba70879bbb5792edeb6dc3157e965bd7ea50bbee2",
     ),
     "reweighted-sepfem-rho": (
-        "dffc18e7aad2f92853d71d781d053abd75ab027753876361219d99c53fc89ddb",
+        "3888b08215b6f3c9f65a561ba1abf80dab425ec8d83e4e2bf8ff7c4bd3e4f1c4",
         "5c04984e80320bf40cbc4d84bf0c1002e67314e5eb91c41dbe62b157fde20443",
     ),
     "sepfem": (
-        "06e875f5c509fb40d8959bf2102c342300633044627a4bebc352e71cdc876a9e",
+        "43953bb76bfc97c60233f97f07a1916555ec0cce3d477cbe157c5890146ef6af",
         "c946ceb2b7f4aff35b7305d12a47874f5e89fe84269a79cc8cc09446858876e3",
     ),
 }
 CLI_PINNED: dict[str, str] = {
-    "dualquery": "35338e292ef8361baac4390557fa330c4d22e3c7b0189c4dc5dbaf6bcc3abd5d",
-    "fem": "b6175c2ad9cfcf383c4241f5d778ddd308065a3d0badd72a2700c0e74d83357e",
-    "fem-reweight": "f4d92205cbbceae8c680700db664135c5667685f0e0893661583ff6733111043",
+    "dualquery": "2c0604d6eef56200abac954b8b078309b4712bbb51a72b32da4022f79201b37a",
+    "fem": "943963309de7dfb18d442653a99616c1966b8d360de47e6020eecb7ee4b4f041",
+    "fem-reweight": "e941dfc19e9bcd15f4f37ff523ddf5515d0670f96c1a1e901eb16c74020000a9",
 }
 
 
