@@ -347,6 +347,14 @@ def test_bad_parameters_are_refused_by_name(options, match) -> None:
         AdaptiveProjection(**options).fit(small_data(), workload_2way())
 
 
+def test_too_wide_is_refused_before_any_charge(monkeypatch) -> None:
+    monkeypatch.setattr(am, "MAX_CODES", 1000)
+    model = AdaptiveProjection(epsilon=1.0, records=10)
+    with pytest.raises(DPQueryError, match="codes, more than 1000"):
+        model.fit(small_data(), workload_2way())
+    assert model.ledger_ is None
+
+
 def test_bad_workloads_are_refused() -> None:
     data = small_data()
     with pytest.raises(DPQueryError, match="bits"):

@@ -329,6 +329,12 @@ class AdaptiveProjection:
         final_sweeps = positive_int("final_sweeps", self.final_sweeps)
         layout = AttributeLayout.of_data(data)
         plan = self.plan(data, workload)
+        if data.n * layout.g > MAX_CODES:
+            raise DPQueryError(
+                f"{self.algorithm} holds the data as {data.n} records x {layout.g} attributes "
+                f"= {data.n * layout.g} codes, more than {MAX_CODES}; use an oracle-efficient "
+                "algorithm (fem, dqrs, dualquery) at this width"
+            )
         marginals = workload_marginals(workload, layout)
         ledger = Ledger(plan.budget, ZCDPAccountant(bounded_range=True, conversion="cks"))
         self.ledger_ = ledger
