@@ -322,7 +322,32 @@ def report(args: argparse.Namespace) -> None:
         if s["failures"]:
             cells.append("failures: " + s["failures"])
         print(" | ".join(cells))
+    _compare(summary)
     _figure(summary)
+
+
+def _compare(summary: list[dict[str, Any]]) -> None:
+    """Markdown: ours beside AIM (mean [min-max] over seeds) and the ratio of the means."""
+    keyed = {(s["dataset"], s["workload"], s["workload_seed"], s["epsilon"], s["algorithm"]): s
+             for s in summary}  # fmt: skip
+    print("\n| data, workload | epsilon | measure | ours | AIM | ours / AIM |")
+    print("|---|---|---|---|---|---|")
+    for (ds, wl, ws, eps, algo), ours in sorted(keyed.items()):
+        aim = keyed.get((ds, wl, ws, eps, "aim"))
+        if algo != "ours" or aim is None or aim["runs"] == 0:
+            continue
+        for m in METRICS:
+            if m not in ours or m not in aim:
+                continue
+            scale = 2**30 if m == "peak_bytes" else 1
+            fmt = "{:.1f}" if m == "seconds" else "{:.2f}" if m == "peak_bytes" else "{:.4f}"
+
+            def cell(s: dict[str, Any], m: str = m, scale: float = scale, fmt: str = fmt) -> str:
+                v, lo, hi = (s[k] / scale for k in (m, m + "_min", m + "_max"))
+                return f"{fmt.format(v)} [{fmt.format(lo)}-{fmt.format(hi)}] ({s['runs']})"
+
+            print(f"| {ds}, {wl}/{ws} | {eps:g} | {m} | {cell(ours)} | {cell(aim)} | "
+                  f"{ours[m] / aim[m]:.2f} |")  # fmt: skip
 
 
 def _figure(summary: list[dict[str, Any]]) -> None:
