@@ -188,6 +188,15 @@ def test_costs_by_hand() -> None:
     assert total == pytest.approx(2 * measure_rho(sized.sigma0))
     # |a|^(2/3): 16 values get 4 times the rho of 2 values.
     assert measure_rho(sized.one_way[1]) == pytest.approx(4 * measure_rho(sized.one_way[0]))
+    # (|a| u_a)^(2/3): 2 values used 32 times (64 = 4^3) against 16 values used once (16):
+    # rho ratio (64 / 16)^(2/3); an unused attribute counts as used once.
+    used = plan_adaptive(n=100, sizes=[2, 16, 8], rho=0.5, T=10, one_way="usage", uses=[32, 1, 0])
+    r = [measure_rho(s) for s in used.one_way]
+    assert r[0] / r[1] == pytest.approx(4 ** (2 / 3))
+    assert r[2] / r[1] == pytest.approx(0.5 ** (2 / 3))
+    assert sum(r) == pytest.approx(3 * measure_rho(used.sigma0))
+    with pytest.raises(DPQueryError, match="uses"):
+        plan_adaptive(n=100, sizes=[2, 16], rho=0.5, T=10, one_way="usage")
 
 
 def test_candidates_and_weights_by_hand() -> None:

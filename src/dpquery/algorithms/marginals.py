@@ -80,8 +80,8 @@ DEFAULT_MAX_RECORDS = 50_000
 MAX_CODES = 2**30
 # The largest starting noise scale, as a fraction of n (docs/utility.md: tuned on adult-pgm).
 DEFAULT_NOISE_FRACTION = 0.0067
-OneWay = Literal["size", "equal"]
-ONE_WAYS: tuple[OneWay, ...] = ("size", "equal")
+OneWay = Literal["usage", "size", "equal"]
+ONE_WAYS: tuple[OneWay, ...] = ("usage", "size", "equal")
 DEFAULT_ONE_WAY: OneWay = "size"
 
 
@@ -119,7 +119,7 @@ def plan_adaptive(
     *, n: int, sizes: Sequence[int], epsilon: float | None = None, delta: float | None = None,
     rho: float | None = None, T: int | None = None, alpha: float = DEFAULT_ALPHA,
     records: int | None = None, noise_fraction: float = DEFAULT_NOISE_FRACTION,
-    one_way: OneWay = DEFAULT_ONE_WAY,
+    one_way: OneWay = DEFAULT_ONE_WAY, uses: Sequence[int] | None = None,
 ) -> AdaptivePlan:  # fmt: skip
     """AIM's starting scales: ``sigma_0 = sqrt(T / (alpha rho))`` (so ``T`` measurements cost
     ``alpha rho``) and ``epsilon_0 = sqrt(8 (1 - alpha) rho / T)`` (``T`` selections cost the
@@ -131,8 +131,10 @@ def plan_adaptive(
     rather than many drowned ones; :data:`DEFAULT_NOISE_FRACTION`, docs/utility.md).
     ``one_way="size"`` splits the 1-way measurements' share (``g`` measurements at
     ``sigma_0``) in proportion to ``|a|^(2/3)``, which minimises the summed expected L1 error
-    ``sum_a |a| sigma_a`` of the 1-way marginals; ``"equal"`` measures each at ``sigma_0``
-    (AIM)."""
+    ``sum_a |a| sigma_a`` of the 1-way marginals; ``"usage"`` in proportion to
+    ``(|a| u_a)^(2/3)``, ``u_a = max(1, uses[a])`` the number of workload marginals containing
+    ``a`` (public), minimising ``sum_a u_a |a| sigma_a``, the 1-way error as the workload
+    sees it; ``"equal"`` measures each at ``sigma_0`` (AIM)."""
     n = positive_int("n", n)
     sizes = [positive_int("attribute size", a) for a in sizes]
     g = len(sizes)
@@ -172,7 +174,12 @@ def plan_adaptive(
     if one_way == "equal":
         sigmas = tuple([sigma0] * g)
     else:
-        c = np.asarray(sizes, dtype=np.float64) ** (2 / 3)
+        c = np.asarray(sizes, dtype=np.float64)
+        if one_way == "usage":
+            if uses is None or len(uses) != g:
+                raise DPQueryError(f"one_way='usage' needs uses for each of the {g} attributes")
+            c = c * np.maximum(1, np.asarray(uses, dtype=np.float64))
+        c = c ** (2 / 3)
         rho_a = g * measure_rho(sigma0) * c / c.sum()
         sigmas = tuple(float(math.sqrt(SENSITIVITY**2 / (2 * r))) for r in rho_a)
     return AdaptivePlan(total, budget, T, alpha, sigma0, epsilon0, m, sigmas)
@@ -312,10 +319,13 @@ class AdaptiveProjection:
     def plan(self, data: BinaryData, workload: Workload) -> AdaptivePlan:
         """The scales and budget :meth:`fit` would use; reads only public sizes."""
         layout = AttributeLayout.of_data(data)
+        uses = np.zeros(layout.g, dtype=np.int64)
+        for r in workload_marginals(workload, layout):
+            uses[list(r)] += 1
         return plan_adaptive(
             n=data.n, sizes=layout.sizes.tolist(), epsilon=self.epsilon, delta=self.delta,
             rho=self.rho, T=self.T, alpha=self.alpha, records=self.records,
-            noise_fraction=self.noise_fraction, one_way=self.one_way,
+            noise_fraction=self.noise_fraction, one_way=self.one_way, uses=uses.tolist(),
         )  # fmt: skip
 
     def fit(self, data: BinaryData, workload: Workload) -> Release:
