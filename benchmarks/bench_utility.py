@@ -46,6 +46,7 @@ import numpy as np
 from dpquery import datasets
 from dpquery.algorithms.marginals import AdaptiveProjection
 from dpquery.data.binary import BinaryData
+from dpquery.privacy import zcdp_rho_for
 from dpquery.queries import answer, fem_marginals, marginal_cells
 from dpquery.queries.marginals import (
     AttributeLayout,
@@ -98,7 +99,12 @@ def run_ours(args: argparse.Namespace) -> None:
     with open(args.marginals) as f:
         marginals = [tuple(m) for m in json.load(f)]
     options = json.loads(args.options or "{}")
-    model = AdaptiveProjection(epsilon=args.epsilon, delta=args.delta, seed=args.seed, **options)
+    factor = options.pop("rho_factor", None)
+    if factor is None:
+        budget: dict[str, float] = {"epsilon": args.epsilon, "delta": args.delta}
+    else:  # AIM's add/remove guarantee restated for replace-one: at least twice its rho
+        budget = {"rho": factor * zcdp_rho_for(args.epsilon, args.delta)}
+    model = AdaptiveProjection(seed=args.seed, **budget, **options)
     start = time.perf_counter()
     release = model.fit(data, to_workload(data, marginals))
     seconds = time.perf_counter() - start
@@ -184,11 +190,14 @@ def fit_rows(args: argparse.Namespace) -> None:
         marg_file.write_text(json.dumps([list(m) for m in workload]))
         for seed, eps, algo in itertools.product(args.seeds, args.epsilons, args.algorithms):
             out_codes = Path(tmp) / "synth.npz"
-            if algo == "ours":
+            if algo in ("ours", "ours-2rho"):
+                options = json.loads(args.options or "{}")
+                if algo == "ours-2rho":
+                    options["rho_factor"] = 2.0
                 cmd = [sys.executable, __file__, "--one", "--dataset", args.dataset,
                        "--marginals", str(marg_file), "--epsilon", str(eps), "--delta",
                        str(delta), "--seed", str(seed), "--out-codes", str(out_codes),
-                       "--options", args.options or "{}"]  # fmt: skip
+                       "--options", json.dumps(options)]  # fmt: skip
             elif peers is None:
                 print(f"skipping {algo}: set DPQUERY_PEERS_PYTHON to a python with "
                       "smartnoise-synth (pyproject extra 'peers')")  # fmt: skip
@@ -202,7 +211,7 @@ def fit_rows(args: argparse.Namespace) -> None:
             row: dict[str, Any] = {
                 "dataset": args.dataset, "workload": args.workload,
                 "workload_seed": args.workload_seed, "algorithm": algo,
-                "options": args.options or "" if algo == "ours" else
+                "options": args.options or "" if algo.startswith("ours") else
                 (f"rounds={AIM_ROUNDS}" if algo == "aim" else ""),
                 "epsilon": eps, "seed": seed, **info,
             }  # fmt: skip
@@ -330,10 +339,11 @@ def _compare(summary: list[dict[str, Any]]) -> None:
     """Markdown: ours beside AIM (mean [min-max] over seeds) and the ratio of the means."""
     keyed = {(s["dataset"], s["workload"], s["workload_seed"], s["epsilon"], s["algorithm"]): s
              for s in summary}  # fmt: skip
-    print("\n| data, workload | epsilon | measure | ours | AIM | ours / AIM |")
-    print("|---|---|---|---|---|---|")
+    print("\n| data, workload | epsilon | measure | ours | AIM | ours / AIM | MST |")
+    print("|---|---|---|---|---|---|---|")
     for (ds, wl, ws, eps, algo), ours in sorted(keyed.items()):
         aim = keyed.get((ds, wl, ws, eps, "aim"))
+        mst = keyed.get((ds, wl, ws, eps, "mst"))
         if algo != "ours" or aim is None or aim["runs"] == 0:
             continue
         for m in METRICS:
@@ -346,8 +356,9 @@ def _compare(summary: list[dict[str, Any]]) -> None:
                 v, lo, hi = (s[k] / scale for k in (m, m + "_min", m + "_max"))
                 return f"{fmt.format(v)} [{fmt.format(lo)}-{fmt.format(hi)}] ({s['runs']})"
 
+            other = cell(mst) if mst is not None and m in mst else "-"
             print(f"| {ds}, {wl}/{ws} | {eps:g} | {m} | {cell(ours)} | {cell(aim)} | "
-                  f"{ours[m] / aim[m]:.2f} |")  # fmt: skip
+                  f"{ours[m] / aim[m]:.2f} | {other} |")  # fmt: skip
 
 
 def _figure(summary: list[dict[str, Any]]) -> None:
