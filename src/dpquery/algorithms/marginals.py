@@ -30,6 +30,7 @@ zCDP composes additively and converts to ``(epsilon, delta)`` by Canonne, Kamath
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -199,8 +200,6 @@ def candidates_of(workload: Sequence[Marginal]) -> dict[Marginal, float]:
 
 
 def _combinations(s: Marginal, k: int) -> list[Marginal]:
-    import itertools
-
     return [tuple(c) for c in itertools.combinations(s, k)]
 
 
@@ -356,7 +355,6 @@ class AdaptiveProjection:
             codes, layout.sizes, marginals, plan=plan, rng=rng, ledger=ledger, sweeps=sweeps,
             final_sweeps=final_sweeps,
         )  # fmt: skip
-        del codes
         records = Records(layout.to_rows(X), None, data.domain)
         parameters = {
             **asdict(plan), "budget": plan.budget.to_dict(), "n": data.n, "d": data.d,
