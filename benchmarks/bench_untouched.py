@@ -72,7 +72,9 @@ def marginal_scores(workload: Any, true: np.ndarray, released: np.ndarray) -> di
     return {"max": float(err.max()), "mean_tv": float(np.mean(tv))}
 
 
-def fit(dataset: str, seed: int, epsilon: float, share: float | None, one_way: bool = False) -> dict[str, Any]:
+def fit(
+    dataset: str, seed: int, epsilon: float, share: float | None, one_way: bool = False
+) -> dict[str, Any]:
     data = datasets.load(dataset)
     given = fem_marginals(data.domain, 3, 64, data.n, seed=1)
     workload = marginal_cells(data.domain, given)
@@ -88,7 +90,9 @@ def fit(dataset: str, seed: int, epsilon: float, share: float | None, one_way: b
     start = time.perf_counter()
     fitted_on = workload
     if one_way:
-        fitted_on = concat([workload, marginal_cells(data.domain, [(a,) for a in data.domain.names])])
+        fitted_on = concat(
+            [workload, marginal_cells(data.domain, [(a,) for a in data.domain.names])]
+        )
     release = model.fit(data, fitted_on)
     seconds = time.perf_counter() - start
     on_given = marginal_scores(workload, answer(workload, data), answer(workload, release.records))

@@ -86,9 +86,9 @@ def test_untouched_columns_follow_their_measured_marginals() -> None:
 
 def test_pure_budgets_measure_with_laplace() -> None:
     workload = _workload(NAMES[:2])
-    release = MeasuredColumns(DualQuery(epsilon=2.0, delta=0.0, samples=20, progress=False), seed=2).fit(
-        DATA, workload
-    )
+    release = MeasuredColumns(
+        DualQuery(epsilon=2.0, delta=0.0, samples=20, progress=False), seed=2
+    ).fit(DATA, workload)
     first = release.ledger.entries[0].charge
     assert first.mechanism == MECHANISM and math.isclose(first.cost.epsilon, DEFAULT_SHARE * 2.0)
     assert release.ledger.spent <= 2.0 + 1e-12

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import dpquery.algorithms.players as fem_module
 import dpquery.algorithms.mwem as mwem_module
+import dpquery.algorithms.players as fem_module
 from dpquery.algorithms.dqrs import rejection_step
 from dpquery.algorithms.fem import ExponentialMechanismPlayer
 from dpquery.algorithms.free import private_density

@@ -108,7 +108,10 @@ def test_noise_scale_matches_the_joint_sensitivity() -> None:
     draws = np.stack(
         [
             gaussian_mechanism(
-                exact.astype(float), rho=rho, sensitivity=math.sqrt(2 * k), rng=rng,
+                exact.astype(float),
+                rho=rho,
+                sensitivity=math.sqrt(2 * k),
+                rng=rng,
                 ledger=Ledger(Budget.zcdp(rho)),
             )
             for _ in range(4000)
@@ -119,8 +122,9 @@ def test_noise_scale_matches_the_joint_sensitivity() -> None:
 
 def test_laplace_path_is_charged_as_pure_dp() -> None:
     ledger = Ledger(Budget.pure(1.0))
-    measure_marginals(_data(), [Attribute(0, 3)], epsilon=0.5, rng=np.random.default_rng(0),
-                      ledger=ledger)
+    measure_marginals(
+        _data(), [Attribute(0, 3)], epsilon=0.5, rng=np.random.default_rng(0), ledger=ledger
+    )
     assert math.isclose(ledger.spent, 0.5)
 
 

@@ -70,8 +70,10 @@ def _scaled(budget: Budget, f: float) -> Budget:
         assert budget.rho is not None
         return Budget.zcdp(f * budget.rho)
     assert budget.epsilon is not None
-    return Budget.pure(f * budget.epsilon) if not budget.delta else Budget.approx(
-        f * budget.epsilon, budget.delta
+    return (
+        Budget.pure(f * budget.epsilon)
+        if not budget.delta
+        else Budget.approx(f * budget.epsilon, budget.delta)
     )
 
 
@@ -159,7 +161,9 @@ class MeasuredColumns(Synthesizer):
         whole, base = self._whole(data, budget)
         untouched = tuple(untouched_attributes(workload, data.onehot_groups))
         if not untouched:
-            return ColumnsPlan(whole, (), None, base, whole, base.plan(data, workload, budget=whole))
+            return ColumnsPlan(
+                whole, (), None, base, whole, base.plan(data, workload, budget=whole)
+            )
         if whole.measure == "pure":
             assert whole.epsilon is not None
             measurement = Charge(MECHANISM, PureDP(self.share * whole.epsilon))

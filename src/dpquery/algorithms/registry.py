@@ -24,6 +24,7 @@ from dpquery.algorithms.columns import DEFAULT_SHARE, MeasuredColumns
 from dpquery.algorithms.dqrs import DQRS
 from dpquery.algorithms.dualquery import DualQuery
 from dpquery.algorithms.fem import FEM, SepFEM
+from dpquery.algorithms.marginals import AdaptiveProjection
 from dpquery.algorithms.mwem import MWEM
 from dpquery.algorithms.options import Option, options
 from dpquery.algorithms.reweight import Reweighted
@@ -32,7 +33,8 @@ from dpquery.algorithms.uniform import UniformRecords
 from dpquery.errors import DPQueryError
 
 ALGORITHMS: dict[str, type[Synthesizer]] = {
-    cls.name: cls for cls in (DualQuery, DQRS, FEM, SepFEM, MWEM, UniformRecords)
+    cls.name: cls
+    for cls in (DualQuery, DQRS, FEM, SepFEM, MWEM, AdaptiveProjection, UniformRecords)
 }
 # Keywords every estimator may take that are not user options: the seed (the front end's
 # generator), the progress display and the oracle's own options.
@@ -77,7 +79,9 @@ def takes(name: str) -> tuple[str, ...]:
 
 
 def _reads_data(cls: type[Synthesizer]) -> bool:
-    return cls is not UniformRecords
+    """Whether the algorithm may leave attributes unmeasured: it reads the data, and does not
+    measure every attribute's 1-way marginal itself (as AdaptiveProjection does)."""
+    return cls not in (UniformRecords, AdaptiveProjection)
 
 
 def all_options() -> dict[str, Option]:
@@ -121,8 +125,10 @@ def build(name: str, given: Mapping[str, Any], **runtime: Any) -> Synthesizer:
         model = cls(**values)
     # The user's policy, an algorithm that reads nothing, or explicit parameters (no budget
     # to share): the columns are left as they are, and the report says so.
-    if policy is not None or not _reads_data(cls) or (
-        values.get("epsilon") is None and values.get("rho") is None
+    if (
+        policy is not None
+        or not _reads_data(cls)
+        or (values.get("epsilon") is None and values.get("rho") is None)
     ):
         return model
     seed = model.seed

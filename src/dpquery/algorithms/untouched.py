@@ -16,6 +16,7 @@ mechanism with scale ``2 k / epsilon`` is ``epsilon``-DP. Drawing from the noisy
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -73,7 +74,9 @@ def marginal_counts(data: BinaryData, attributes: list[Attribute]) -> np.ndarray
     """The exact 1-way counts of ``attributes``, concatenated (private: measure before use)."""
     counts = data.column_counts().astype(np.int64)
     parts = [
-        counts[a.start : a.stop] if a.onehot else np.array([data.n - counts[a.start], counts[a.start]])
+        counts[a.start : a.stop]
+        if a.onehot
+        else np.array([data.n - counts[a.start], counts[a.start]])
         for a in attributes
     ]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
@@ -135,5 +138,5 @@ def measure_marginals(
             counts, epsilon=epsilon, sensitivity=2.0 * k, rng=rng, ledger=ledger, name=MECHANISM
         )
     bounds = np.cumsum([0] + [a.size for a in attributes])
-    probabilities = tuple(_probabilities(noisy[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:]))
+    probabilities = tuple(_probabilities(noisy[lo:hi]) for lo, hi in itertools.pairwise(bounds))
     return MeasuredMarginals(tuple(attributes), probabilities)

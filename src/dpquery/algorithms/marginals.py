@@ -1,0 +1,384 @@
+"""Adaptive marginal measurement with a record-set projection (AIM's selection, our estimator).
+
+The mechanism is AIM's (McKenna, Mullins, Sheldon, Miklau 2022, "AIM: An Adaptive and
+Iterative Mechanism for Differentially Private Synthetic Data", Algorithm 1) with the
+graphical model replaced by a set of discrete records fitted to the measurements
+(:mod:`dpquery.algorithms.projection`), so the memory grows with the number of attributes and
+records, not with the junction tree:
+
+1. measure every 1-way marginal with Gaussian noise (every attribute carries a measurement);
+2. for ``t = 1, 2, ...`` until the budget is spent: select a candidate marginal ``r`` (the
+   workload's marginals and their sub-marginals) by the exponential mechanism on the quality
+
+       q_r(D) = w_r ( ||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma_t n_r ),
+
+   ``w_r = sum_{s in W} |r ∩ s|`` (AIM, Section 4), measure it with Gaussian noise, re-fit
+   the records; when the fit moved the selected marginal by less than the noise's expected
+   L1 size, halve ``sigma`` and double ``epsilon`` (AIM's annealing); when what is left cannot
+   pay two more rounds, the last round spends all of it.
+
+Privacy (neighbours differ in one record, ``n`` public). A marginal's count vector has L2
+sensitivity ``sqrt(2)`` (one cell down, one up), so Gaussian noise ``N(0, sigma^2)`` costs
+``rho = 2 / (2 sigma^2) = 1 / sigma^2`` (Bun and Steinke 2016, Proposition 1.6); the quality
+``q_r`` changes by at most ``2 w_r`` (the L1 distance moves by at most 2), so the exponential
+mechanism uses sensitivity ``2 max_r w_r`` and is ``epsilon``-bounded range, ``epsilon^2 / 8``-zCDP
+(Cesar and Rogers 2021). Every charge reaches the ledger before its draw (the mechanisms of
+:mod:`dpquery.privacy` charge first); the records are post-processing of the measurements.
+zCDP composes additively and converts to ``(epsilon, delta)`` by Canonne, Kamath and Steinke
+2020. The measurements themselves are never part of the :class:`Release`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from dpquery.algorithms.columns import column_sources
+from dpquery.algorithms.parameters import positive, positive_int
+from dpquery.algorithms.projection import Measurement, fit_records, initial_records
+from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
+from dpquery.algorithms.untouched import attributes_of
+from dpquery.data.binary import BinaryData
+from dpquery.data.records import Records
+from dpquery.errors import DPQueryError
+from dpquery.privacy import (
+    ZCDP,
+    Accountant,
+    Budget,
+    Charge,
+    Ledger,
+    ZCDPAccountant,
+    exponential_mechanism,
+    gaussian_mechanism,
+    zcdp_rho_for,
+)
+from dpquery.queries import Workload
+from dpquery.queries.marginals import (
+    AttributeLayout,
+    Marginal,
+    attribute_codes,
+    marginal_counts,
+    workload_marginals,
+)
+from dpquery.rng import SeedLike
+
+SENSITIVITY = math.sqrt(2.0)  # L2 sensitivity of a count vector under replace-one
+MEASURE = "Gaussian marginal"
+SELECT = "exponential mechanism (marginal selection)"
+# AIM's defaults (Algorithm 1): T = 16 g rounds fix the starting scales, alpha = 0.9 of each
+# round's budget measures, 0.1 selects.
+DEFAULT_ROUNDS_PER_ATTRIBUTE = 16
+DEFAULT_ALPHA = 0.9
+# The projection: sweeps after each measurement and at the end (docs/utility.md).
+DEFAULT_SWEEPS = 2
+DEFAULT_FINAL_SWEEPS = 30
+# Records released by default: n, capped so that the fit's cost stays bounded on large data.
+DEFAULT_MAX_RECORDS = 50_000
+# Refuse record sets above this many codes (records x attributes) rather than run out of memory.
+MAX_CODES = 2**30
+# The largest starting noise scale, as a fraction of n (docs/utility.md: tuned on adult-pgm).
+DEFAULT_NOISE_FRACTION = 0.0067
+OneWay = Literal["usage", "size", "equal"]
+ONE_WAYS: tuple[OneWay, ...] = ("usage", "size", "equal")
+DEFAULT_ONE_WAY: OneWay = "size"
+
+
+@dataclass(frozen=True)
+class AdaptivePlan:
+    """The starting scales of a run and its budget (``rho`` its zCDP equivalent)."""
+
+    rho: float
+    budget: Budget
+    T: int
+    alpha: float
+    sigma0: float
+    epsilon0: float
+    records: int
+    one_way: tuple[float, ...]  # the noise scale of each attribute's 1-way measurement
+
+    def charges(self) -> list[Charge]:
+        """What the run charges before its first selection: the ``g`` 1-way measurements."""
+        return [Charge(MEASURE, ZCDP(measure_rho(s))) for s in self.one_way]
+
+
+def measure_rho(sigma: float) -> float:
+    """zCDP cost of Gaussian noise ``sigma`` on a count vector of L2 sensitivity ``sqrt(2)``
+    (Bun and Steinke 2016, Proposition 1.6: ``Delta^2 / (2 sigma^2)``)."""
+    return SENSITIVITY**2 / (2 * positive("sigma", sigma) ** 2)
+
+
+def select_rho(epsilon: float) -> float:
+    """zCDP cost of one ``epsilon`` exponential mechanism: ``epsilon^2 / 8`` (bounded range,
+    Cesar and Rogers 2021)."""
+    return positive("epsilon", epsilon) ** 2 / 8
+
+
+def plan_adaptive(
+    *, n: int, sizes: Sequence[int], epsilon: float | None = None, delta: float | None = None,
+    rho: float | None = None, T: int | None = None, alpha: float = DEFAULT_ALPHA,
+    records: int | None = None, noise_fraction: float = DEFAULT_NOISE_FRACTION,
+    one_way: OneWay = DEFAULT_ONE_WAY, uses: Sequence[int] | None = None,
+) -> AdaptivePlan:  # fmt: skip
+    """AIM's starting scales: ``sigma_0 = sqrt(T / (alpha rho))`` (so ``T`` measurements cost
+    ``alpha rho``) and ``epsilon_0 = sqrt(8 (1 - alpha) rho / T)`` (``T`` selections cost the
+    rest). The budget is ``(epsilon, delta)`` (``delta`` default ``1/n^2``), converted to the
+    largest ``rho`` that fits (CKS), or ``rho`` itself.
+
+    ``T`` defaults to AIM's ``16 g``, lowered to the largest ``T >= g + 2`` whose ``sigma_0``
+    is at most ``noise_fraction n`` (a small budget buys few rounds of useful measurements
+    rather than many drowned ones; :data:`DEFAULT_NOISE_FRACTION`, docs/utility.md).
+    ``one_way="size"`` splits the 1-way measurements' share (``g`` measurements at
+    ``sigma_0``) in proportion to ``|a|^(2/3)``, which minimises the summed expected L1 error
+    ``sum_a |a| sigma_a`` of the 1-way marginals; ``"usage"`` in proportion to
+    ``(|a| u_a)^(2/3)``, ``u_a = max(1, uses[a])`` the number of workload marginals containing
+    ``a`` (public), minimising ``sum_a u_a |a| sigma_a``, the 1-way error as the workload
+    sees it; ``"equal"`` measures each at ``sigma_0`` (AIM)."""
+    n = positive_int("n", n)
+    sizes = [positive_int("attribute size", a) for a in sizes]
+    g = len(sizes)
+    if g == 0:
+        raise DPQueryError("the domain has no attribute")
+    if (epsilon is None) == (rho is None):
+        raise DPQueryError("give a budget: epsilon (with delta) or rho, not both")
+    if rho is not None:
+        if delta is not None:
+            raise DPQueryError("a rho (zCDP) budget takes no delta")
+        budget, total = Budget.zcdp(rho), positive("rho", rho)
+    else:
+        d = 1.0 / n**2 if delta is None else delta
+        budget = Budget.approx(positive("epsilon", epsilon), d)
+        total = zcdp_rho_for(budget.limit, d, "cks")
+    if not 0 < alpha < 1:
+        raise DPQueryError(f"alpha must be in (0, 1), got {alpha!r}")
+    if one_way not in ONE_WAYS:
+        raise DPQueryError(f"one_way must be one of {ONE_WAYS}, got {one_way!r}")
+    if T is None:
+        # sigma_0 <= nu n  <=>  T <= alpha rho (nu n)^2 / (Delta^2 / 2)
+        fit = (
+            alpha
+            * total
+            * (positive("noise_fraction", noise_fraction) * n) ** 2
+            / (SENSITIVITY**2 / 2)
+        )
+        T = min(DEFAULT_ROUNDS_PER_ATTRIBUTE * g, max(g + 2, math.floor(fit)))
+    T = positive_int("T", T)
+    m = min(n, DEFAULT_MAX_RECORDS) if records is None else positive_int("records", records)
+    if m * g > MAX_CODES:
+        raise DPQueryError(
+            f"{m} records x {g} attributes = {m * g} codes exceed {MAX_CODES}; give fewer records"
+        )
+    sigma0 = math.sqrt(SENSITIVITY**2 * T / (2 * alpha * total))
+    epsilon0 = math.sqrt(8 * (1 - alpha) * total / T)
+    if one_way == "equal":
+        sigmas = tuple([sigma0] * g)
+    else:
+        c = np.asarray(sizes, dtype=np.float64)
+        if one_way == "usage":
+            if uses is None or len(uses) != g:
+                raise DPQueryError(f"one_way='usage' needs uses for each of the {g} attributes")
+            c = c * np.maximum(1, np.asarray(uses, dtype=np.float64))
+        c = c ** (2 / 3)
+        rho_a = g * measure_rho(sigma0) * c / c.sum()
+        sigmas = tuple(float(math.sqrt(SENSITIVITY**2 / (2 * r))) for r in rho_a)
+    return AdaptivePlan(total, budget, T, alpha, sigma0, epsilon0, m, sigmas)
+
+
+def candidates_of(workload: Sequence[Marginal]) -> dict[Marginal, float]:
+    """AIM's candidates and weights: every sub-marginal ``r`` of a workload marginal, with
+    ``w_r = sum_{s in W} |r ∩ s|`` (AIM, Section 4)."""
+    out: dict[Marginal, float] = {}
+    for s in workload:
+        for k in range(1, len(s) + 1):
+            for r in _combinations(s, k):
+                out.setdefault(r, 0.0)
+    for r in out:
+        out[r] = float(sum(len(set(r) & set(s)) for s in workload))
+    return out
+
+
+def _combinations(s: Marginal, k: int) -> list[Marginal]:
+    return [tuple(c) for c in itertools.combinations(s, k)]
+
+
+def measure(
+    codes: np.ndarray, sizes: np.ndarray, marginal: Marginal, sigma: float,
+    rng: np.random.Generator, ledger: Ledger,
+) -> Measurement:  # fmt: skip
+    """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw."""
+    x = marginal_counts(codes, sizes, marginal)
+    y = gaussian_mechanism(
+        x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=MEASURE
+    )
+    return Measurement(marginal, y, sigma)
+
+
+def select(
+    candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
+    X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
+    rng: np.random.Generator, ledger: Ledger,
+) -> int:  # fmt: skip
+    """AIM's selection: the exponential mechanism on ``w_r (||M_r(D) - M_r(D_hat)||_1 -
+    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one."""
+    scale = n / X.shape[0]
+    scores = np.empty(len(candidates))
+    for i, r in enumerate(candidates):
+        est = marginal_counts(X, sizes, r) * scale
+        bias = math.sqrt(2 / math.pi) * sigma * est.size
+        scores[i] = weights[i] * (np.abs(true_counts[i] - est).sum() - bias)
+    return int(exponential_mechanism(
+        scores, epsilon=epsilon, sensitivity=2 * float(weights.max()), rng=rng, ledger=ledger,
+        name=SELECT,
+    )[0])  # fmt: skip
+
+
+RoundCallback = Callable[[dict[str, Any]], None]
+
+
+def adaptive_marginals(
+    codes: np.ndarray, sizes: np.ndarray, workload: Sequence[Marginal], *, plan: AdaptivePlan,
+    rng: np.random.Generator, ledger: Ledger, sweeps: int = DEFAULT_SWEEPS,
+    final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
+    """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
+    records and per-round statistics (selected marginal, scales, sweeps)."""
+    n, _g = codes.shape
+    acc = ledger.accountant
+    sigma, epsilon = plan.sigma0, plan.epsilon0
+    measured = [measure(codes, sizes, (a,), s, rng, ledger) for a, s in enumerate(plan.one_way)]
+    X = initial_records([x.y for x in measured], plan.records, rng, n=n)
+    table = candidates_of(workload)
+    candidates = list(table)
+    weights = np.array([table[r] for r in candidates])
+    true_counts = [marginal_counts(codes, sizes, r) for r in candidates]
+    rounds: list[dict[str, Any]] = []
+    final = False
+    while not final:
+        t0 = time.perf_counter()
+        used = acc.rho(ledger.totals)
+        remaining = plan.rho - used
+        if remaining < 2 * (measure_rho(sigma) + select_rho(epsilon)):
+            # The last round spends what is left (a hair less, for rounding in the ledger).
+            remaining *= 1 - 1e-9
+            if remaining <= 0:
+                break
+            sigma = math.sqrt(SENSITIVITY**2 / (2 * plan.alpha * remaining))
+            epsilon = math.sqrt(8 * (1 - plan.alpha) * remaining)
+            final = True
+        i = select(
+            candidates, weights, true_counts, X, sizes, n=n, sigma=sigma, epsilon=epsilon,
+            rng=rng, ledger=ledger,
+        )  # fmt: skip
+        r = candidates[i]
+        measured.append(measure(codes, sizes, r, sigma, rng, ledger))
+        before = marginal_counts(X, sizes, r) * (n / plan.records)
+        X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
+        after = marginal_counts(X, sizes, r) * (n / plan.records)
+        info = {"round": len(rounds) + 1, "marginal": list(r), "cells": int(before.size),
+                "sigma": sigma, "epsilon": epsilon, "sweeps": done,
+                "seconds": time.perf_counter() - t0}  # fmt: skip
+        if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
+            sigma, epsilon = sigma / 2, epsilon * 2
+            info["annealed"] = True
+        rounds.append(info)
+        if on_round is not None:
+            on_round(info)
+    X, done = fit_records(X, measured, sizes, n=n, sweeps=final_sweeps, rng=rng)
+    rounds.append({"round": "final fit", "sweeps": done})
+    return X, rounds
+
+
+@dataclass(kw_only=True, eq=False)
+class AdaptiveProjection(ZCDPBudget, Synthesizer):
+    """Private synthetic data by AIM's adaptive marginal selection and a record-set projection
+    (module docstring): a :class:`~dpquery.algorithms.synthesizer.Synthesizer` releasing
+    ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default ``16 g``)
+    and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection. ``seed``
+    fixes every random choice. Once :meth:`fit` runs, ``ledger_`` holds its ledger, even if
+    the fit raises."""
+
+    name: ClassVar[str] = "adaptive-projection"
+    options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "rho", "T", "size")
+
+    T: int | None = None
+    alpha: float = DEFAULT_ALPHA
+    size: int | None = None
+    sweeps: int = DEFAULT_SWEEPS
+    final_sweeps: int = DEFAULT_FINAL_SWEEPS
+    noise_fraction: float = DEFAULT_NOISE_FRACTION
+    one_way: OneWay = DEFAULT_ONE_WAY
+    seed: SeedLike = None
+
+    def __post_init__(self) -> None:
+        self.ledger_: Ledger | None = None
+
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> AdaptivePlan:
+        """The scales and budget :meth:`fit` would use; reads only public sizes (and refuses
+        what it cannot run before anything is charged)."""
+        if workload.kind != "conjunction":
+            raise DPQueryError(f"{self.name} answers conjunction workloads, not {workload.kind!r}")
+        layout = AttributeLayout.of_data(data)
+        if data.n * layout.g > MAX_CODES:
+            raise DPQueryError(
+                f"{self.name} holds the data as {data.n} records x {layout.g} attributes "
+                f"= {data.n * layout.g} codes, more than {MAX_CODES}; use an oracle-efficient "
+                "algorithm (fem, dqrs, dualquery) at this width"
+            )
+        positive_int("sweeps", self.sweeps)
+        positive_int("final_sweeps", self.final_sweeps)
+        if self.size is not None:
+            positive_int("size", self.size)
+        uses = np.zeros(layout.g, dtype=np.int64)
+        for r in workload_marginals(workload, layout):
+            uses[list(r)] += 1
+        return plan_adaptive(
+            n=data.n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget), T=self.T,
+            alpha=self.alpha, records=self.size, noise_fraction=self.noise_fraction,
+            one_way=self.one_way, uses=uses.tolist(),
+        )  # fmt: skip
+
+    def plan_accountant(self, plan: AdaptivePlan) -> Accountant:
+        return ZCDPAccountant(bounded_range=True, conversion="cks")
+
+    def run(self, run: Run) -> Outcome:
+        self.ledger_ = run.ledger
+        layout = AttributeLayout.of_data(run.data)
+        marginals = workload_marginals(run.workload, layout)
+        X, rounds = adaptive_marginals(
+            attribute_codes(run.data, layout), layout.sizes, marginals, plan=run.plan,
+            rng=run.rng, ledger=run.ledger, sweeps=self.sweeps, final_sweeps=self.final_sweeps,
+        )  # fmt: skip
+        parameters = {
+            **asdict(run.plan), "budget": run.plan.budget.to_dict(),
+            "workload_marginals": len(marginals), "sweeps": self.sweeps,
+            "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
+            "columns": {  # every attribute's 1-way marginal is measured first
+                "measured": layout.g,
+                "sources": column_sources(
+                    run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)),
+                    "1-way marginal",
+                ),
+            },
+        }  # fmt: skip
+        records = Records(layout.to_rows(X), None, run.data.domain)
+        return Outcome(records, rounds, parameters, timings={})
+
+
+__all__: Sequence[str] = [
+    "AdaptivePlan",
+    "AdaptiveProjection",
+    "adaptive_marginals",
+    "candidates_of",
+    "measure",
+    "measure_rho",
+    "plan_adaptive",
+    "select",
+    "select_rho",
+]
