@@ -104,7 +104,8 @@ def fit(
         "untouched": len(untouched_attributes(workload, data.onehot_groups)),
         "given_max": on_given["max"], "given_mean_tv": on_given["mean_tv"],
         "other_max": on_others["max"], "other_mean_tv": on_others["mean_tv"],
-        "ratio": on_others["max"] / on_given["max"], "one_way_max_tv": one_way_tv(data, release.records),
+        "ratio": on_others["max"] / on_given["max"],
+        "one_way_max_tv": one_way_tv(data, release.records),
         "spent": release.ledger.spent, "seconds": seconds,
     }  # fmt: skip
 

@@ -7,8 +7,8 @@ first recorded before the estimators were refactored onto one shared shape (the 
 every one); they were recorded again when the exponential mechanism's sampler became exact and
 DQRS's rejection coins exact Bernoulli draws, and the private density discrete Laplace noise
 on counts, which changes the records drawn for a seed and not the charges (every ledger digest
-stayed the same but the private density's, whose mechanism was renamed). A change here means a release changed:
-it must be deliberate and explained, never a side effect of a refactor.
+stayed the same but the private density's, whose mechanism was renamed). A change here means
+a release changed: it must be deliberate and explained, never a side effect of a refactor.
 
 Regenerate (only for a deliberate change of outputs):
 ``DPQUERY_DATA_DIR=... python -m tests.test_pinned_releases``.
