@@ -16,6 +16,7 @@ Run: ``DPQUERY_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_untouch
 from __future__ import annotations
 
 import argparse
+import itertools
 import csv
 import sys
 import time
@@ -68,7 +69,7 @@ def one_way_tv(data: BinaryData, records: Records) -> float:
 def marginal_scores(workload: Any, true: np.ndarray, released: np.ndarray) -> dict[str, float]:
     err = np.abs(released - true)
     bounds = workload.marginals
-    tv = [0.5 * err[lo:hi].sum() for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+    tv = [0.5 * err[lo:hi].sum() for lo, hi in itertools.pairwise(bounds)]
     return {"max": float(err.max()), "mean_tv": float(np.mean(tv))}
 
 
