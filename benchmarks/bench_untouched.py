@@ -16,8 +16,8 @@ Run: ``DPQUERY_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_untouch
 from __future__ import annotations
 
 import argparse
-import itertools
 import csv
+import itertools
 import sys
 import time
 from pathlib import Path
