@@ -30,8 +30,6 @@ import gzip
 import itertools
 import os
 import sys
-import time
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,7 +44,7 @@ from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.domain import Categorical, Domain
 from dpquery.privacy.dualquery import dualquery_pure_epsilon
 from dpquery.queries import Workload, answer, random_marginal_queries
-from tables import print_table, write_csv
+from tables import errors, print_table, real_data, timed, write_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "dqrs_mwem"
@@ -56,24 +54,6 @@ FIG5_PAIRS = {1.0: (35, 47), 2.0: (40, 62), 3.0: (45, 71), 4.0: (50, 78), 5.0: (
 # MWEM's replays of all measurements per round: 1 (one pass, the default) and 50 (Hardt et
 # al. Section 3.3's replay iterated; free post-processing of the measurements)
 MWEM_PASSES = (1, 50)
-
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
-def errors(true: np.ndarray, released: np.ndarray) -> tuple[float, float]:
-    err = np.abs(np.asarray(released, dtype=np.float64) - true)
-    return float(err.max()), float(err.mean())
-
-
-@cache
-def real_data(name: str) -> BinaryData:
-    from dpquery import datasets
-
-    return datasets.load(name)
 
 
 @cache

@@ -1,6 +1,6 @@
 """DualQuery, reproducing the paper's experiments (Gaboardi et al., Section 6 / 2015 Section 7).
 
-* Targets (issue 5): KDD99, 500,000 3-way marginals, eta 1.2, T 170, s 1750: the whole run,
+* Targets (the DualQuery reproduction): KDD99, 500,000 3-way marginals, eta 1.2, T 170, s 1750: the whole run,
   true answers included, under 120 s, mean error < 0.01, max error well below the zeros
   data set; biased bits with d = 512,000 (n = 20,000), 100,000 queries, eta 0.4, s 50,000,
   T from (1, 0.001): under 10 minutes in all (generation, true answers, run, evaluation).
@@ -49,7 +49,7 @@ from dpquery.data.domain import Domain
 from dpquery.data.synthetic import biased_bits, power_law_items
 from dpquery.privacy import AdvancedComposition, Tightest
 from dpquery.queries import Workload, answer, random_marginal_queries
-from tables import print_table, write_csv
+from tables import errors, print_table, real_data, timed, write_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "dualquery"
@@ -104,25 +104,7 @@ class Problem:
         return self._baselines[epsilon]
 
 
-def errors(true: np.ndarray, released: np.ndarray) -> tuple[float, float]:
-    err = np.abs(np.asarray(released, dtype=np.float64) - true)
-    return float(err.max()), float(err.mean())
-
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
 # ----------------------------------------------------------------------------- data
-
-
-@cache
-def real_data(name: str) -> BinaryData:
-    from dpquery import datasets
-
-    return datasets.load(name)
 
 
 @cache
@@ -284,7 +266,7 @@ def figure4(cfg: Config) -> list[dict]:
 
 
 def targets(cfg: Config) -> list[dict]:
-    """The two targets of issue 5, timed end to end (data, workload, answers, run, errors)."""
+    """The two reproduction targets, timed end to end (data, workload, answers, run, errors)."""
     del cfg
     kdd = target_run("kdd99", 500_000, dict(eta=1.2, T=170, samples=1750), 120.0)
     kdd["pass"] = (

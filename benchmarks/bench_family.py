@@ -42,13 +42,14 @@ from typing import Any
 
 import numpy as np
 
-from bench_fem import ANCHORS, EPSILONS, QUICK_EPSILONS, _write, measure, problem
+from bench_fem import ANCHORS, EPSILONS, QUICK_EPSILONS, measure, problem
 from dpquery.algorithms.dqrs import DQRS
 from dpquery.algorithms.dualquery import DualQuery
 from dpquery.algorithms.fem import FEM, SepFEM
 from dpquery.algorithms.mwem import MWEM
 from dpquery.algorithms.reweight import Reweighted
 from dpquery.errors import DPQueryError
+from tables import write_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "family"
@@ -128,7 +129,7 @@ def sweep(out: str, algorithms: list[str], settings: str, dataset: str, k: int,
             print(f"{dataset} k{k} m{m} {algorithm:9s} {row['setting']:38s} eps {eps:<5} "
                   f"seed {seed} T {row['T']:5d} max {row['max_error']:.4f} "
                   f"mean {row['mean_error']:.2e} {row['seconds']:7.1f} s", flush=True)  # fmt: skip
-            _write(RESULTS / f"{out}.csv", rows)
+            write_csv(rows, RESULTS, out)
     return rows
 
 
@@ -296,8 +297,8 @@ def _save(fig: Any, path: Path) -> None:
 def report() -> None:
     summary = summarise(load_rows())
     best = best_of_grid(summary)
-    _write(RESULTS / "summary.csv", summary)
-    _write(RESULTS / "best_of_grid.csv", best)
+    write_csv(summary, RESULTS, "summary")
+    write_csv(best, RESULTS, "best_of_grid")
     cols = ["dataset", "k", "marginals", "algorithm", "setting", "epsilon", "T", "runs",
             "max_error", "max_error_std", "max_error_min", "max_error_max", "seconds"]  # fmt: skip
     print("## all settings\n" + table(summary, cols))

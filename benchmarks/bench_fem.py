@@ -32,6 +32,7 @@ from dpquery import datasets
 from dpquery.algorithms.fem import FEM
 from dpquery.data.binary import BinaryData
 from dpquery.queries import Workload, answer, random_marginal_cells
+from tables import write_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "fem"
@@ -81,14 +82,6 @@ def run_once(epsilon: float, seed: int, **options: Any) -> dict[str, Any]:
     return {"epsilon": epsilon, "seed": seed, **measure(model)}
 
 
-def _write(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-
-
 def figure1(
     epsilons: tuple[float, ...], runs: int, suffix: str = "", settings: tuple[str, ...] = ()
 ) -> list[dict[str, Any]]:
@@ -100,7 +93,7 @@ def figure1(
         print(f"{name:8s} eps {eps:5.2f} seed {seed}  T {row['T']:5d}  max error "
               f"{row['max_error']:.4f} (anchor {ANCHORS[eps]:.3f})  {row['seconds']:6.1f} s",
               flush=True)  # fmt: skip
-        _write(RESULTS / f"figure1{suffix}.csv", rows)
+        write_csv(rows, RESULTS, f"figure1{suffix}")
     if settings:
         return rows  # one setting of a split run: plot when merged (--plot)
     plot(rows, FIGURES / f"fem_fig1_epsilon{suffix}.png")
@@ -116,7 +109,7 @@ def grid(runs: int = 1) -> list[dict[str, Any]]:
         rows.append(row)
         print(f"c {c} m {m} eps {eps} T {row['T']} max error {row['max_error']:.4f} "
               f"{row['seconds']:.1f} s", flush=True)  # fmt: skip
-        _write(RESULTS / "grid.csv", rows)
+        write_csv(rows, RESULTS, "grid")
     return rows
 
 

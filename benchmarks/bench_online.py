@@ -7,7 +7,6 @@ Run: ``python benchmarks/bench_online.py`` (or ``make bench BENCH=online``); wri
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 import time
@@ -28,6 +27,7 @@ from dpquery.online import (
     theorem_1_3_bounds,
 )
 from dpquery.online.representation import n_monomials, set_mask
+from tables import write_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "online"
@@ -35,12 +35,7 @@ FIGURES = ROOT / "docs" / "figures"
 
 
 def _write(name: str, rows: list[dict]) -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / name, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"  wrote {RESULTS / name}")
+    print(f"  wrote {write_csv(rows, RESULTS, name.removesuffix('.csv'))}")
 
 
 def _time(fn, repeats: int) -> float:

@@ -1,4 +1,4 @@
-"""Benchmark: true answers of random sensible 3-way marginal queries (issue 3, "Done when").
+"""Benchmark: true answers of random sensible 3-way marginal queries (the kernels' target).
 
 1. KDD99 (494,021 rows, DualQuery's bucketing) with 500,000 random 3-way queries.
 2. Biased-bits data (DualQuery Section 6.3) with n = 20,000, d = 512,000 and 100,000 queries.

@@ -1,11 +1,18 @@
-"""CSV and console tables shared by the benchmarks (not a benchmark: no ``main``)."""
+"""Helpers shared by the benchmarks (not a benchmark: no ``main``): CSV files, console tables,
+timings, error summaries and the cached real datasets."""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from dpquery.data.binary import BinaryData
 
 
 def write_csv(rows: list[dict], folder: Path, name: str) -> Path:
@@ -43,3 +50,24 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}" if abs(value) < 1e5 else f"{value:.3g}"
     return str(value)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """``fn()`` and its wall-clock seconds."""
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def errors(true: np.ndarray, released: np.ndarray) -> tuple[float, float]:
+    """Max and mean absolute error of ``released`` against ``true``."""
+    err = np.abs(np.asarray(released, dtype=np.float64) - true)
+    return float(err.max()), float(err.mean())
+
+
+@cache
+def real_data(name: str) -> BinaryData:
+    """A built-in dataset, loaded once per process."""
+    from dpquery import datasets
+
+    return datasets.load(name)

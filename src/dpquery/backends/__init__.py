@@ -17,9 +17,7 @@ from dpquery.backends.partitions import (
     table_partitions,
 )
 
-BACKENDS = ("local", "dask")
-
 __all__ = [
-    "BACKENDS", "DaskBackend", "Partition", "PartitionedData", "biased_bits_partitions",
+    "DaskBackend", "Partition", "PartitionedData", "biased_bits_partitions",
     "connect", "count_partition", "frame_partitions", "table_partitions",
 ]  # fmt: skip
