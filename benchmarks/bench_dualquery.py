@@ -1,6 +1,6 @@
 """DualQuery, reproducing the paper's experiments (Gaboardi et al., Section 6 / 2015 Section 7).
 
-* Targets (the DualQuery reproduction): KDD99, 500,000 3-way marginals, eta 1.2, T 170, s 1750: the whole run,
+* Targets: KDD99, 500,000 3-way marginals, eta 1.2, T 170, s 1750: the whole run,
   true answers included, under 120 s, mean error < 0.01, max error well below the zeros
   data set; biased bits with d = 512,000 (n = 20,000), 100,000 queries, eta 0.4, s 50,000,
   T from (1, 0.001): under 10 minutes in all (generation, true answers, run, evaluation).
