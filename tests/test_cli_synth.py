@@ -381,6 +381,7 @@ ALGORITHM_RUNS = {
     "sepfem": ("--epsilon", "1", "--T", "4", "--samples", "3"),
     "mwem": ("--epsilon", "1", "--T", "5"),
     "uniform": ("--epsilon", "1", "--size", "25"),
+    "adaptive-projection": ("--epsilon", "1", "--size", "200"),
 }
 
 
@@ -458,3 +459,39 @@ def test_bad_reweighting_options_are_refused(algorithm, extra, match, tmp, capsy
     before = listing(tmp)
     assert main(small_args(tmp, algorithm, *extra)) == 2
     check_clean_failure(tmp, before, capsys, match)
+
+
+def _columns_args(tmp: Path, *extra: str) -> list[str]:
+    # 1-way marginals of color and smoker only: age, size and e are untouched.
+    return [
+        "synth", "--data", str(tmp / "data.csv"), "--domain", str(tmp / "domain.json"),
+        "--algorithm", "fem", "--epsilon", "1", "--T", "4", "--samples", "3",
+        "--workload", "all-marginals", "--k", "1", "--attributes", "color", "smoker",
+        "--seed", "0", "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"), *extra,
+    ]  # fmt: skip
+
+
+def test_untouched_columns_are_measured_and_reported(tmp, capsys) -> None:
+    assert main(_columns_args(tmp)) == 0
+    out = capsys.readouterr().out
+    report = strict_json(tmp / "r.json")["release"]
+    columns = report["columns"]
+    assert columns["measured"] == 3 and columns["share"] == 0.05
+    assert columns["sources"] == {"color": "workload", "smoker": "workload",
+                                  "age": "1-way marginal", "size": "1-way marginal",
+                                  "e": "1-way marginal"}  # fmt: skip
+    assert "3 no query touches, measured as 1-way marginals (5% of the budget)" in out
+    assert report["privacy"]["spent"] <= 1.0
+
+
+def test_opted_out_columns_say_they_carry_no_information(tmp, capsys) -> None:
+    assert main(_columns_args(tmp, "--free-attributes", "uniform")) == 0
+    out = capsys.readouterr().out
+    sources = strict_json(tmp / "r.json")["release"]["columns"]["sources"]
+    assert sources["age"].startswith("not measured (uniform)")
+    assert "carries no information about the data" in sources["size"]
+    assert "age, size, e not measured: no information about the data" in out
+    code = main(_columns_args(tmp, "--free-attributes", "zeros", "--untouched-share", "0.1",
+                              "--overwrite"))  # fmt: skip
+    assert code != 0
+    assert "--untouched-share needs free_attributes left unset" in capsys.readouterr().err

@@ -279,11 +279,13 @@ def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
         print(f"  privacy: {Guarantee.from_dict(g).describe()}")
     print(f"  privacy: {rel['privacy']['neighbouring']}; noise from "
           f"{rel['randomness']['bit_generator']} ({rel['randomness']['note']})")  # fmt: skip
-    sources = rel.get("columns", {}).get("sources", {})
-    unmeasured = [k for k, v in sources.items() if v.startswith("not measured")]
-    if rel.get("columns", {}).get("measured"):
-        print(f"  columns: {rel['columns']['measured']} no query touches, measured as 1-way "
-              f"marginals ({rel['columns']['share']:.0%} of the budget)")  # fmt: skip
+    columns = rel.get("columns", {})
+    unmeasured = [k for k, v in columns.get("sources", {}).items() if v.startswith("not measured")]
+    if "share" in columns:
+        print(f"  columns: {columns['measured']} no query touches, measured as 1-way "
+              f"marginals ({columns['share']:.0%} of the budget)")  # fmt: skip
+    elif columns.get("measured"):
+        print(f"  columns: all {columns['measured']} measured as 1-way marginals")
     if unmeasured:
         print(f"  columns: {', '.join(unmeasured)} not measured: no information about the data")
     print(f"  time: {rel['timings'].get('total_s', 0.0):.1f} s")
