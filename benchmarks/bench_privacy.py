@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 
 from dpquery.privacy import sample_from_log_weights
-from dpquery.privacy.discrete_gaussian import sample_discrete_gaussian, sample_discrete_laplace
+from dpquery.privacy.discrete import sample_discrete_gaussian, sample_discrete_laplace
 from dpquery.rng import make_rng
 
 
@@ -54,7 +54,7 @@ def main(repeats: int = 9) -> None:
             print(f"  {name:<8} best {best * 1e3:6.1f} ms, median {median * 1e3:6.1f} ms "
                   f"over {repeats} runs")  # fmt: skip
     for name, draw, count in (
-        ("discrete Laplace, scale 1e6/7", partial(sample_discrete_laplace, Fraction(10**6, 7)),
+        ("discrete Laplace, scale 1e6/7", partial(sample_discrete_laplace, 10**6, 7),
          10**5),
         ("discrete Gaussian, sigma^2 = 50", partial(sample_discrete_gaussian, Fraction(50)),
          10**4),

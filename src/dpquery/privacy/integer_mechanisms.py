@@ -3,9 +3,9 @@
 A released noisy value must not be a raw floating-point noise draw (Mironov 2012: the float
 ``value + Laplace`` can reveal ``value``). These mechanisms take integer counts (e.g. ``n``
 times a counting query's answer) and add exact discrete Laplace or discrete Gaussian noise
-(:mod:`dpquery.privacy.discrete_gaussian`, Canonne-Kamath-Steinke 2020). Like every mechanism
+(:mod:`dpquery.privacy.discrete`, Canonne-Kamath-Steinke 2020). Like every mechanism
 they validate, charge the ledger, then draw. The noise scale is rounded *up* to a rational
-(:func:`~dpquery.privacy.discrete_gaussian.rational_at_least`), so the guarantee charged holds.
+(:func:`~dpquery.privacy.discrete.rational_at_least`), so the guarantee charged holds.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dpquery.privacy import _validate
 from dpquery.privacy.costs import ZCDP, PureDP
-from dpquery.privacy.discrete_gaussian import (
+from dpquery.privacy.discrete import (
     rational_at_least,
     sample_discrete_gaussian,
     sample_discrete_laplace,
@@ -67,7 +67,8 @@ def discrete_laplace_mechanism(
     rng = _check_rng(rng)
     c = integer_counts(counts)
     ledger.charge(name, PureDP(epsilon))
-    return c + sample_discrete_laplace(scale, c.size, rng).reshape(c.shape)
+    noise = sample_discrete_laplace(scale.numerator, scale.denominator, c.size, rng)
+    return c + noise.reshape(c.shape)
 
 
 def discrete_gaussian_mechanism(
