@@ -173,7 +173,7 @@ def mwem_rows(quick: bool, runs: int | None) -> list[dict]:
                 (("MWEM (2^17 cube)", cube, 2**17), ("MWEM (one-hot, 99 cells)", onehot, 99)),
                 MWEM_PASSES,
             ):
-                mw = MWEM(epsilon=eps, T=15, passes=passes, seed=seed)
+                mw = MWEM(epsilon=eps, delta=0.0, T=15, passes=passes, seed=seed)
                 rel, wall = timed(lambda mw=mw, data=data: mw.fit(data, workload, true))
                 name = label if passes == 1 else f"{label[:-1]}, {passes} passes)"
                 rows.append(fig5_row(name, eps, seed, rel, workload, true, wall, T=15,

@@ -126,7 +126,7 @@ def test_selection_prefers_the_worst_query() -> None:
 
 
 def test_pure_ledger_is_epsilon_split_over_2T() -> None:
-    release = MWEM(epsilon=1.5, T=6, seed=0).fit(small_data(), random_marginal_queries(
+    release = MWEM(epsilon=1.5, delta=0.0, T=6, seed=0).fit(small_data(), random_marginal_queries(
         DOMAIN, 2, 20, seed=1))  # fmt: skip
     per = {m["mechanism"]: m for m in release.ledger.report().to_dict()["per_mechanism"]}
     assert per["MWEM exponential mechanism"]["invocations"] == 6
@@ -150,7 +150,7 @@ def test_zcdp_ledger_is_rho_for_epsilon_delta() -> None:
 
 def test_gaussian_needs_delta() -> None:
     with pytest.raises(DPQueryError, match="delta"):
-        MWEM(epsilon=1.0, T=2, measurement="gaussian").fit(
+        MWEM(epsilon=1.0, delta=0.0, T=2, measurement="gaussian").fit(
             small_data(), random_marginal_queries(DOMAIN, 2, 5, seed=1)
         )
 

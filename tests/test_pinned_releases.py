@@ -46,6 +46,7 @@ CASES: dict[str, Callable[[], Any]] = {
     "dualquery-explicit": lambda: DualQuery(eta=1.2, T=6, samples=30, seed=1, progress=False),
     "dualquery-budget-density": lambda: DualQuery(
         epsilon=2.0,
+        delta=0.0,
         T=5,
         free_attributes="private-density",
         density_epsilon=0.1,
@@ -54,7 +55,7 @@ CASES: dict[str, Callable[[], Any]] = {
         progress=False,
     ),
     "dualquery-uniform-free": lambda: DualQuery(
-        epsilon=1.0, samples=20, free_attributes="uniform", seed=12, progress=False
+        epsilon=1.0, delta=0.0, samples=20, free_attributes="uniform", seed=12, progress=False
     ),
     "dqrs": lambda: DQRS(eta=0.1, T=6, samples=40, seed=2),
     "dqrs-budget": lambda: DQRS(epsilon=0.01, delta=1e-6, samples=30, seed=21),
@@ -69,7 +70,7 @@ CASES: dict[str, Callable[[], Any]] = {
         progress=False,
     ),
     "sepfem": lambda: SepFEM(epsilon=1.0, T=5, samples=4, seed=4, progress=False),
-    "mwem": lambda: MWEM(epsilon=1.0, T=5, seed=5),
+    "mwem": lambda: MWEM(epsilon=1.0, delta=0.0, T=5, seed=5),
     "mwem-gaussian": lambda: MWEM(epsilon=1.0, delta=1e-6, T=4, measurement="gaussian", seed=51),
     "reweighted-fem": lambda: Reweighted(
         FEM(T=5, samples=4, progress=False), epsilon=1.0, T=4, size=50, seed=6

@@ -164,3 +164,28 @@ def test_a_zcdp_child_of_an_approximate_budget_charges_its_parent() -> None:
     child = parent.child(Budget.zcdp(0.01), "stage")
     child.charge("Gaussian", ZCDP(0.005))
     assert parent.entries[0].charge.mechanism == "stage: Gaussian"
+
+
+@pytest.mark.parametrize("name", sorted(registry.ALGORITHMS))
+def test_every_algorithm_given_only_epsilon_plans_delta_one_over_n_squared(name: str) -> None:
+    data, workload = small_data(), random_marginal_queries(DOMAIN, 2, 20, seed=1)
+    plan = registry.ALGORITHMS[name](epsilon=1.0).plan(data, workload)
+    assert plan.budget.measure == "approx"
+    assert plan.budget.epsilon == 1.0
+    assert plan.budget.delta == 1.0 / data.n**2
+
+
+@pytest.mark.parametrize("name", ["dualquery", "dqrs", "mwem", "uniform"])
+def test_an_explicit_delta_of_zero_plans_pure_dp(name: str) -> None:
+    data, workload = small_data(), random_marginal_queries(DOMAIN, 2, 20, seed=1)
+    small = {"samples": 20} if name == "dualquery" else {}  # pure DP fits fewer samples
+    plan = registry.ALGORITHMS[name](epsilon=1.0, delta=0.0, **small).plan(data, workload)
+    assert plan.budget == Budget.pure(1.0)
+
+
+def test_the_pipelines_default_delta_to_one_over_n_squared() -> None:
+    data, workload = small_data(), random_marginal_queries(DOMAIN, 2, 20, seed=1)
+    columns = MeasuredColumns(DualQuery(epsilon=1.0, samples=20)).plan(data, workload)
+    reweighted = Reweighted(FEM(T=3, samples=2), epsilon=1.0, T=2).plan(data, workload)
+    for budget in (columns.budget, reweighted.budget):
+        assert budget == Budget.approx(1.0, 1.0 / data.n**2)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, ClassVar
 
-from dpquery.algorithms.parameters import budget_of
+from dpquery.algorithms.parameters import budget_of, with_default_delta
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
 from dpquery.algorithms.untouched import (
     MECHANISM,
@@ -150,7 +150,7 @@ class MeasuredColumns(Synthesizer):
             raise DPQueryError(
                 "MeasuredColumns shares the base's budget: give the base epsilon or rho"
             )
-        whole = budget_of(**keywords, default_delta=1.0 / data.n**2)
+        whole = budget_of(**with_default_delta(keywords, data.n))
         stripped = {k: None for k, v in keywords.items() if v is not None}
         return whole, self.base.with_params(**stripped)
 

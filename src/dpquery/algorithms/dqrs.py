@@ -266,7 +266,8 @@ class DQRS(BestResponseSynthesizer):
                                "'private-density'")  # fmt: skip
         return plan_dqrs(
             n=data.n, num_queries=2 * len(workload), log_universe=log_universe_size(data),
-            **epsilon_delta(self.name, self.budget_keywords(budget)), eta=self.eta, T=self.T,
+            **epsilon_delta(self.name, self.budget_keywords(budget, data.n)),
+            eta=self.eta, T=self.T,
             s=self.samples, alpha=self.alpha, beta=self.beta, accountant=self.accountant,
         )  # fmt: skip
 

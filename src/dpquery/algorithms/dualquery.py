@@ -213,7 +213,8 @@ class DualQuery(BestResponseSynthesizer):
             raise DPQueryError("density_epsilon applies only to free_attributes='private-density'")
         return plan_dualquery(
             n=data.n, num_queries=2 * len(workload), log_universe=log_universe_size(data),
-            **epsilon_delta(self.name, self.budget_keywords(budget)), eta=self.eta, T=self.T,
+            **epsilon_delta(self.name, self.budget_keywords(budget, data.n)),
+            eta=self.eta, T=self.T,
             s=self.samples, alpha=self.alpha, beta=self.beta, density_epsilon=density_eps,
             accountant=self.accountant,
         )  # fmt: skip

@@ -151,7 +151,7 @@ class FEM(Synthesizer, ZCDPBudget, OracleParameters, RunParameters):
             m = pm if m is None and self.eta is None else m
             s = ps if s is None else s
         return plan_fem(
-            n=data.n, **self.budget_keywords(budget), epsilon0=self.epsilon0, T=self.T,
+            n=data.n, **self.budget_keywords(budget, data.n), epsilon0=self.epsilon0, T=self.T,
             eta=self.eta, c=c, noise_multiple=m, s=s, accounting=self.accounting,
             accountant=self.accountant,
         )  # fmt: skip

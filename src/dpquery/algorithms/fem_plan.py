@@ -16,6 +16,7 @@ from dpquery.algorithms.parameters import budget_of, ceil_epsilon, positive, pos
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Accountant, Budget, Charge, Composition, ZCDPAccountant, spend
 from dpquery.privacy.conversions import Conversion
+from dpquery.privacy.delta import default_delta
 from dpquery.privacy.fem import fem_max_epsilon0, fem_max_rounds, fem_plan
 
 Accounting = Literal["zcdp", "bounded-range"]
@@ -111,10 +112,10 @@ def plan_fem(
             raise DPQueryError("give a budget (epsilon, delta or rho), or both T and epsilon0")
         T, eps0 = positive_int("T", T), positive("epsilon0", epsilon0)
         cost = Composition(fem_plan(T=T, epsilon0=eps0)).totals()
-        d = 1.0 / n**2 if delta is None else delta
+        d = default_delta(n) if delta is None else delta
         budget = Budget.approx(ceil_epsilon(spend(cost, Budget.approx(1.0, d), acc)), d)
         return _finish(T, eps0, eta, noise_multiple, s, budget, "explicit", accounting)
-    budget = budget_of(epsilon, delta, rho, default_delta=1.0 / n**2)
+    budget = budget_of(epsilon, delta, rho, default_delta=default_delta(n))
     if c is not None and (epsilon0 is not None or T is not None):
         raise DPQueryError("c sets epsilon0 = c sqrt(epsilon); give c or epsilon0 or T")
     T, eps0, mode = _rounds(budget, T, epsilon0, c, acc)

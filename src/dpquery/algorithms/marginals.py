@@ -58,6 +58,7 @@ from dpquery.privacy import (
     gaussian_mechanism,
     zcdp_rho_for,
 )
+from dpquery.privacy.delta import default_delta
 from dpquery.queries import Workload
 from dpquery.queries.marginals import (
     AttributeLayout,
@@ -151,7 +152,7 @@ def plan_adaptive(
             raise DPQueryError("a rho (zCDP) budget takes no delta")
         budget, total = Budget.zcdp(rho), positive("rho", rho)
     else:
-        d = 1.0 / n**2 if delta is None else delta
+        d = default_delta(n) if delta is None else delta
         budget = Budget.approx(positive("epsilon", epsilon), d)
         total = zcdp_rho_for(budget.limit, d, "cks")
     if not 0 < alpha < 1:
@@ -339,7 +340,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         for r in workload_marginals(workload, layout):
             uses[list(r)] += 1
         return plan_adaptive(
-            n=data.n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget), T=self.T,
+            n=data.n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget, data.n), T=self.T,
             alpha=self.alpha, records=self.size, noise_fraction=self.noise_fraction,
             one_way=self.one_way, uses=uses.tolist(),
         )  # fmt: skip

@@ -311,7 +311,7 @@ class MWEM(Synthesizer, ZCDPBudget, RunParameters):
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
     ) -> MWEMPlan:
         """The per-round costs :meth:`fit` will charge; reads nothing private."""
-        keywords = self.budget_keywords(budget)
+        keywords = self.budget_keywords(budget, data.n)
         if keywords["epsilon"] is None and keywords["rho"] is None:
             raise DPQueryError("MWEM needs a budget: epsilon (and delta for zCDP) or rho")
         plan = plan_mwem(**keywords, T=self.T, measurement=self.measurement,

@@ -54,7 +54,7 @@ def _game_options() -> list[Option]:
     """The budget and the game's sizes."""
     return [
         Option("epsilon", "privacy budget epsilon"),
-        Option("delta", "privacy budget delta (omit for pure DP; FEM: 1/n^2)"),
+        Option("delta", "privacy budget delta (default 1/n^2 with epsilon; 0: pure DP)"),
         Option("rho", "zCDP budget"),
         Option("eta", "step (dualquery, dqrs) or noise scale (fem, sepfem)", check=positive),
         Option(

@@ -13,6 +13,7 @@ import numpy as np
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget
+from dpquery.privacy.delta import default_delta as default_delta_of
 from dpquery.validation import open_unit, positive, positive_int
 
 
@@ -36,6 +37,15 @@ def budget_of(
         raise DPQueryError("give a budget: epsilon (with delta) or rho")
     delta = default_delta if delta is None else delta
     return Budget.pure(epsilon) if not delta else Budget.approx(epsilon, delta)
+
+
+def with_default_delta(keywords: dict[str, float | None], n: int) -> dict[str, float | None]:
+    """``keywords`` (``epsilon``, ``delta``, ``rho``) with ``delta`` set to ``1/n^2``
+    (:func:`~dpquery.privacy.delta.default_delta`) when ``epsilon`` is given and ``delta`` is
+    None: the one default of every estimator. ``delta=0`` stays pure DP; ``rho`` is untouched."""
+    if keywords.get("epsilon") is None or keywords.get("delta") is not None:
+        return dict(keywords)
+    return {**keywords, "delta": default_delta_of(n)}
 
 
 def budget_parameters(budget: Budget) -> dict[str, float | None]:

@@ -29,6 +29,7 @@ from dpquery.data.decode import sample_records
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Accountant, Budget, Charge, ZCDPAccountant
 from dpquery.privacy.budget import budget_rho
+from dpquery.privacy.delta import default_delta
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike, child_rng
 
@@ -156,10 +157,10 @@ class Reweighted(Synthesizer):
             raise DPQueryError(f"the base must be FEM or SepFEM, got {type(base).__name__}")
         if any(getattr(base, k) is not None for k in ("epsilon", "delta", "rho")):
             raise DPQueryError("leave the base's budget unset: Reweighted splits its own")
-        keywords = self.budget_keywords(budget)
+        keywords = self.budget_keywords(budget, data.n)
         if (keywords["epsilon"] is None) == (keywords["rho"] is None):
             raise DPQueryError("give a budget: epsilon (with delta) or rho, not both")
-        whole = budget_of(**keywords, default_delta=1.0 / data.n**2)
+        whole = budget_of(**keywords, default_delta=default_delta(data.n))
         # epsilon is converted to zCDP once; each stage spends its share of rho.
         rho = budget_rho(whole)
         first = base.with_params(**self._base_scaling(base, whole))

@@ -27,7 +27,7 @@ import numpy as np
 
 from dpquery.algorithms.game import RoundStats, check_inputs, round_timings, true_answers_of
 from dpquery.algorithms.options import check_options
-from dpquery.algorithms.parameters import budget_parameters
+from dpquery.algorithms.parameters import budget_parameters, with_default_delta
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
@@ -114,12 +114,15 @@ class Synthesizer(ABC):
         combine."""
         check_options(self.get_params())
 
-    def budget_keywords(self, budget: Budget | None) -> dict[str, float | None]:
-        """``epsilon``, ``delta`` and ``rho`` to plan with: the estimator's own, or those of
-        ``budget`` (a given ledger's), refusing an estimator whose own budget is also set."""
+    def budget_keywords(self, budget: Budget | None, n: int) -> dict[str, float | None]:
+        """``epsilon``, ``delta`` and ``rho`` to plan with on ``n`` records: the estimator's
+        own, ``delta`` defaulting to ``1/n^2`` when ``epsilon`` is given
+        (:func:`~dpquery.algorithms.parameters.with_default_delta`; ``delta=0``: pure DP), or
+        those of ``budget`` (a given ledger's), refusing an estimator whose own budget is also
+        set."""
         own = {k: getattr(self, k, None) for k in ("epsilon", "delta", "rho")}
         if budget is None:
-            return own
+            return with_default_delta(own, n)
         if any(v is not None for v in own.values()):
             raise DPQueryError(
                 f"{self.name} is spending a given ledger's budget: leave its own epsilon, "
@@ -195,7 +198,7 @@ class Synthesizer(ABC):
 # checks); these groups declare the hyperparameters several of them take, once.
 @dataclass(kw_only=True, eq=False)
 class EpsilonBudget:
-    """A budget ``epsilon`` (``delta``: None or 0 for pure DP)."""
+    """A budget ``epsilon`` with ``delta`` (None: ``1/n^2``; 0: pure DP)."""
 
     epsilon: float | None = None
     delta: float | None = None

@@ -57,7 +57,7 @@ class UniformRecords(Synthesizer, EpsilonBudget):
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
     ) -> UniformPlan:
-        return UniformPlan(budget_of(**self.budget_keywords(budget)), self.size)
+        return UniformPlan(budget_of(**self.budget_keywords(budget, data.n)), self.size)
 
     def run(self, run: Run) -> Outcome:
         rows = uniform_records(run.data.d, run.data.onehot_groups, run.plan.size, run.rng)
