@@ -122,3 +122,15 @@ def test_mwem_is_wrapped_too() -> None:
     assert "untouched_share" in registry.takes("mwem")
     assert "untouched_share" not in registry.takes("uniform")
     assert MWEM.name == "mwem"
+
+
+def test_a_pure_ledger_stays_pure_for_the_base() -> None:
+    # A pure budget handed down (a pure parent ledger) is not widened to (epsilon, 1/n^2).
+    workload = _workload(NAMES[:2])
+    ledger = Ledger(Budget.pure(2.0))
+    release = MeasuredColumns(DualQuery(samples=20, progress=False), seed=4).fit(
+        DATA, workload, ledger=ledger
+    )
+    assert release.ledger is ledger and ledger.budget.measure == "pure"
+    assert all(e.charge.cost.__class__.__name__ == "PureDP" for e in ledger.entries)
+    assert ledger.spent <= 2.0 + 1e-12

@@ -50,10 +50,10 @@ def with_default_delta(keywords: dict[str, float | None], n: int) -> dict[str, f
 
 def budget_parameters(budget: Budget) -> dict[str, float | None]:
     """``budget`` back as ``epsilon``, ``delta`` and ``rho`` keywords (:func:`budget_of`'s
-    inverse)."""
+    inverse: a pure budget keeps ``delta = 0``, so no default delta is applied to it)."""
     if budget.measure == "zcdp":
         return {"epsilon": None, "delta": None, "rho": budget.rho}
-    return {"epsilon": budget.epsilon, "delta": budget.delta or None, "rho": None}
+    return {"epsilon": budget.epsilon, "delta": budget.delta, "rho": None}
 
 
 def log_universe_size(data: BinaryData) -> float:
