@@ -476,11 +476,11 @@ def test_untouched_columns_are_measured_and_reported(tmp, capsys) -> None:
     out = capsys.readouterr().out
     report = strict_json(tmp / "r.json")["release"]
     columns = report["columns"]
-    assert columns["measured"] == 3 and columns["share"] == 0.05
+    assert columns["measured"] == 3 and columns["share"] == 0.01
     assert columns["sources"] == {"color": "workload", "smoker": "workload",
                                   "age": "1-way marginal", "size": "1-way marginal",
                                   "e": "1-way marginal"}  # fmt: skip
-    assert "3 no query touches, measured as 1-way marginals (5% of the budget)" in out
+    assert "3 no query touches, measured as 1-way marginals (1% of the budget)" in out
     assert report["privacy"]["spent"] <= 1.0
 
 

@@ -134,7 +134,7 @@ def _stage_options() -> list[Option]:
         Option(
             "untouched_share",
             "share of the budget measuring the 1-way marginals of attributes no query "
-            "touches (default 0.05; not with --free-attributes zeros/uniform)",
+            "touches (default 0.01; not with --free-attributes zeros/uniform)",
             check=fraction,
             metavar="FRACTION",
         ),
