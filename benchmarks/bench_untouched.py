@@ -27,13 +27,11 @@ import numpy as np
 
 from dpquery import datasets
 from dpquery.algorithms import registry
-from dpquery.algorithms.columns import DEFAULT_SHARE
 from dpquery.algorithms.untouched import attributes_of, untouched_attributes
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.queries.evaluate import answer
 from dpquery.queries.generators import fem_marginals, marginal_cells
-from dpquery.queries.workload import concat
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results" / "untouched"
@@ -78,7 +76,6 @@ def fit(
     seed: int,
     epsilon: float,
     share: float | None,
-    one_way: bool = False,
     algorithm: str = "fem",
 ) -> dict[str, Any]:
     data = datasets.load(dataset)
@@ -96,19 +93,15 @@ def fit(
         options["untouched_share"] = share
     model = registry.build(algorithm, options, seed=seed, progress=False)
     start = time.perf_counter()
-    fitted_on = workload
-    if one_way:
-        fitted_on = concat(
-            [workload, marginal_cells(data.domain, [(a,) for a in data.domain.names])]
-        )
-    release = model.fit(data, fitted_on)
+    release = model.fit(data, workload)
     seconds = time.perf_counter() - start
     on_given = marginal_scores(workload, answer(workload, data), answer(workload, release.records))
     on_others = marginal_scores(others, answer(others, data), answer(others, release.records))
     return {
         "dataset": dataset, "algorithm": algorithm, "epsilon": epsilon, "seed": seed,
-        "untouched_share": 0.0 if share == 0 else (share or DEFAULT_SHARE),
-        "one_way_cells": one_way,
+        # the share the release spent (0 when nothing was measured or the algorithm
+        # measures every attribute itself)
+        "untouched_share": release.parameters.get("columns", {}).get("share", 0.0),
         "untouched": len(untouched_attributes(workload, data.onehot_groups)),
         "given_max": on_given["max"], "given_mean_tv": on_given["mean_tv"],
         "other_max": on_others["max"], "other_mean_tv": on_others["mean_tv"],
@@ -124,7 +117,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--untouched-share", type=float, default=None)
-    parser.add_argument("--one-way-cells", action="store_true")
     parser.add_argument(
         "--algorithm",
         default="fem",
@@ -141,7 +133,6 @@ def main(argv: list[str] | None = None) -> int:
                 seed,
                 args.epsilon,
                 args.untouched_share,
-                args.one_way_cells,
                 args.algorithm,
             )
             new = not path.exists()

@@ -24,6 +24,7 @@ from dpquery.privacy.discrete import (
 )
 from dpquery.privacy.errors import PrivacyParameterError
 from dpquery.privacy.ledger import Ledger
+from dpquery.privacy.mechanisms import _check_ledger
 from dpquery.privacy.sampling import _check_rng
 
 
@@ -66,6 +67,7 @@ def discrete_laplace_mechanism(
     scale = discrete_laplace_scale(epsilon, sensitivity)
     rng = _check_rng(rng)
     c = integer_counts(counts)
+    ledger = _check_ledger(ledger)
     ledger.charge(name, PureDP(epsilon))
     noise = sample_discrete_laplace(scale.numerator, scale.denominator, c.size, rng)
     return c + noise.reshape(c.shape)
@@ -85,5 +87,6 @@ def discrete_gaussian_mechanism(
     sigma2 = discrete_gaussian_sigma2(rho, sensitivity)
     rng = _check_rng(rng)
     c = integer_counts(counts)
+    ledger = _check_ledger(ledger)
     ledger.charge(name, ZCDP(rho))
     return c + sample_discrete_gaussian(sigma2, c.size, rng).reshape(c.shape)
