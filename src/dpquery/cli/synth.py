@@ -56,6 +56,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_data_args(p)
     add_backend_args(p)
+    add_release_args(p)
+    g = p.add_argument_group("output")
+    g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
+                   help="synthetic records (.csv or .parquet), in the input's columns")  # fmt: skip
+    g.add_argument("--report", type=Path, metavar="REPORT.json",
+                   help="the publishable JSON report (account and privacy)")  # fmt: skip
+    g.add_argument("--evaluate", nargs="?", const="", metavar="FILE",
+                   help="also evaluate the release on the private data (NOT private) and "
+                   "write it to FILE (default <out stem>.evaluation.json)")  # fmt: skip
+    g.add_argument("--numeric", choices=("uniform", "label"), default="uniform",
+                   help="numeric bins: a uniform value in the bin, or the bin label")  # fmt: skip
+    g.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    g.add_argument("--seed", type=int, help="seed every random choice (testing/research only)")
+    g.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(func=_synth)
+
+
+def add_release_args(p: argparse.ArgumentParser) -> None:
+    """The algorithm, workload and privacy flags (shared with ``dpquery privacy synth``)."""
     p.add_argument("--algorithm", choices=registry.names(), default="dualquery",
                    help=f"{', '.join(registry.names())} (default dualquery)")  # fmt: skip
     g = p.add_argument_group("workload")
@@ -73,20 +92,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="per-round time limit of the exact oracles (cpsat, highs)")  # fmt: skip
     g.add_argument("--oracle-gap", type=float, metavar="GAP",
                    help="absolute gap accepted by the exact oracles, e.g. alpha/4 * s")  # fmt: skip
-    g = p.add_argument_group("output")
-    g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
-                   help="synthetic records (.csv or .parquet), in the input's columns")  # fmt: skip
-    g.add_argument("--report", type=Path, metavar="REPORT.json",
-                   help="the publishable JSON report (account and privacy)")  # fmt: skip
-    g.add_argument("--evaluate", nargs="?", const="", metavar="FILE",
-                   help="also evaluate the release on the private data (NOT private) and "
-                   "write it to FILE (default <out stem>.evaluation.json)")  # fmt: skip
-    g.add_argument("--numeric", choices=("uniform", "label"), default="uniform",
-                   help="numeric bins: a uniform value in the bin, or the bin label")  # fmt: skip
-    g.add_argument("--overwrite", action="store_true", help="replace existing output files")
-    g.add_argument("--seed", type=int, help="seed every random choice (testing/research only)")
-    g.add_argument("--quiet", action="store_true", help="no progress display")
-    p.set_defaults(func=_synth)
 
 
 def evaluation_path(args: argparse.Namespace) -> Path | None:
