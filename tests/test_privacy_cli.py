@@ -75,6 +75,18 @@ def test_fem_modes(capsys):
     assert "epsilon0=0.0447214" in alg1 and "rho0=0.001" in alg1
 
 
+def test_fem_budget_alone_plans_the_default_scaling(capsys):
+    from dpquery.algorithms.fem_plan import plan_fem
+
+    code, out, _ = run(capsys, "fem", "--epsilon", "1", "--delta", "1e-9", "--json")
+    assert code == 0
+    planned = json.loads(out)
+    assert planned["parameters"]["epsilon0"] == pytest.approx(0.008)  # c sqrt(1), c = 0.008
+    tight = next(r for r in planned["results"] if r["accountant"] == planned["tightest"])
+    # What FEM itself plans for this budget (its default accountant is the tightest here).
+    assert tight["T"] == plan_fem(n=10, epsilon=1.0, delta=1e-9).T
+
+
 def test_dqrs(capsys):
     args = ["dqrs", "--n", "50000", "--eta", "0.1", "--samples", "200"]
     code, out, _ = run(capsys, *args, "--T", "30", "--delta", "1e-6")

@@ -22,6 +22,7 @@ from typing import Any
 
 from dpquery import datasets
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
+from dpquery.algorithms.fem_plan import DEFAULT_C
 from dpquery.algorithms.marginals import AdaptivePlan
 from dpquery.algorithms.parameters import budget_of, positive, positive_int
 from dpquery.cli import synth
@@ -286,11 +287,17 @@ def _dqrs(args: argparse.Namespace) -> int:
 
 def _fem(args: argparse.Namespace) -> int:
     budget = _budget(args)
+    scaled = ""
+    if budget is not None and budget.epsilon is not None and args.T is args.epsilon0 is None:
+        # A budget alone: FEM's default, epsilon0 = c sqrt(epsilon) and the largest T.
+        args.epsilon0 = DEFAULT_C * math.sqrt(budget.epsilon)
+        scaled = f" (the default scaling epsilon0 = c sqrt(epsilon), c={DEFAULT_C:g})"
     if sum(x is not None for x in (args.T, args.epsilon0, budget)) != 2:
         raise DPQueryError(
             "give two of --T, --epsilon0 and a budget (--epsilon [--delta] or --rho): T and "
             "epsilon0 -> the guarantee; epsilon0 and a budget -> the largest T; T and a budget "
-            "-> the largest epsilon0 and rho0"
+            "-> the largest epsilon0 and rho0; an epsilon budget alone -> FEM's default "
+            "epsilon0 = c sqrt(epsilon) and the largest T"
         )
     with flag_errors("T", "epsilon0"):
         if args.T is not None:
@@ -310,7 +317,7 @@ def _fem(args: argparse.Namespace) -> int:
             budget, "T", lambda acc: fem_max_rounds(budget, epsilon0=args.epsilon0, accountant=acc)
         )
         header = (
-            f"FEM, epsilon0={args.epsilon0:g}: largest T within {budget.describe()} "
+            f"FEM, epsilon0={args.epsilon0:g}{scaled}: largest T within {budget.describe()} "
             f"(T passes, T+1 exceeds)"
         )
         payload: dict[str, object] = {
