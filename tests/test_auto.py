@@ -88,17 +88,17 @@ def test_auto_is_registered_and_takes_a_budget() -> None:
 
 # --- the policy ---------------------------------------------------------------------------------
 def test_policy_picks_adaptive_projection_where_it_fits() -> None:
-    c = choose(n=48_842, g=15, d=588, workload_kind="conjunction", budget_keywords={})
+    c = choose(n=48_842, g=15, d=588, workload_kind="conjunction")
     assert c.algorithm == "adaptive-projection" and "48842 records x 15 attributes" in c.reason
 
 
 def test_policy_picks_the_wide_algorithm_beyond_adaptive_projection() -> None:
-    c = choose(n=20_000, g=512_000, d=512_000, workload_kind="conjunction", budget_keywords={})
+    c = choose(n=20_000, g=512_000, d=512_000, workload_kind="conjunction")
     assert c.algorithm == WIDE and str(MAX_CODES) in c.reason
     c = choose(n=100, g=MAX_ATTRIBUTES + 1, d=5000, workload_kind="conjunction",
-               budget_keywords={})  # fmt: skip
+               )  # fmt: skip
     assert c.algorithm == WIDE and str(MAX_ATTRIBUTES) in c.reason
-    c = choose(n=100, g=5, d=20, workload_kind="parity", budget_keywords={})
+    c = choose(n=100, g=5, d=20, workload_kind="parity")
     assert c.algorithm == WIDE and "parity" in c.reason
 
 
