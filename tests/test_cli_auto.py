@@ -77,3 +77,23 @@ def test_a_budget_too_small_to_beat_the_baselines_is_said_before_the_fit(files: 
     assert "not expected to beat the uniform or zeros baselines" in line
     auto = json.loads((files / "r.json").read_text())["release"]["parameters"]["auto"]
     assert auto["warning"] in line
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_with_the_default_algorithm(tmp_path: Path) -> None:
+    """``make demo`` on a fresh machine: no data folder, an empty home (no cache)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    result = dpquery_cli("demo", "--quiet", cwd=tmp_path,
+                         env={"DPQUERY_DATA_DIR": None, "HOME": str(home)})  # fmt: skip
+    assert result.code == 0, result.err
+    out = result.out
+    assert "== adult (found: shipped): 30,162 records" in out
+    # delta = 1/n^2 = 1/30,162^2 = 1.1e-09, far below 1/n = 3.3e-05
+    assert "== privacy: (1, 1.1e-09)-DP (delta = 1/n^2; 1/n = 3.3e-05)" in out
+    assert "algorithm: adaptive-projection, chosen by auto:" in out
+    assert "NOT PRIVATE" in out and out.index("NOT PRIVATE") > out.index("synthetic records (of")
+    assert "above 1: noisier than any answer" in out  # the Laplace baseline, explained
+    assert "coherence:" in out and "of records drawn uniformly" in out
+    assert result.err == ""
+    assert list(home.iterdir()) == []  # nothing cached, nothing fetched
