@@ -101,6 +101,9 @@ def test_synth_writes_records_in_input_columns_and_a_report(tmp, capsys) -> None
     assert lines.index("other accountants (the same run, proved in other measures):") > 3
     assert "NOT PRIVATE" in captured.out  # the label is on the stream of the numbers
     assert "errors as fractions of records" in captured.out
+    remaining = strict_json(rep)["release"]["privacy"]["remaining"]
+    if remaining > 1e-6 * 2:  # DualQuery's rounds come whole: the rest is said, with why
+        assert f"unspent: {remaining:.3g} of epsilon 2" in captured.out
     report = strict_json(rep)
     rel, ev = report["release"], strict_json(evf)
     assert "evaluation" not in report

@@ -246,6 +246,7 @@ class Auto(ZCDPBudget, Synthesizer):
 
 __all__ = [
     "MAX_ATTRIBUTES",
+    "MIN_RECORDS",
     "WIDE",
     "WORK",
     "Auto",
