@@ -186,13 +186,31 @@ def report(args: argparse.Namespace) -> None:
     keys: dict[tuple[str, str, str], list[dict[str, str]]] = {}
     for r in rows:
         keys.setdefault((r["dataset"], r["epsilon"], r["candidate"]), []).append(r)
-    for (dataset, epsilon, candidate), group in keys.items():
+    order = ["small", "cps", "adult-pgm", "acs", "kdd99", "wide"]
+    ranked = list(CANDIDATES)
+
+    def rank(key: tuple[str, str, str]) -> tuple[int, float, int]:
+        dataset, epsilon, candidate = key
+        where = order.index(dataset) if dataset in order else len(order)
+        eps = float(epsilon) if epsilon else -1.0  # the baselines first
+        return where, eps, ranked.index(candidate) if candidate in ranked else -1
+
+    for dataset, epsilon, candidate in sorted(keys, key=rank):
+        group = keys[(dataset, epsilon, candidate)]
         ok = [r for r in group if not r["failure"]]
-        shape = f"{dataset} ({group[0]['n'] or '?'} x {group[0]['g'] or '?'})"
+        sized = next((r for r in group if r["n"]), None)
+        shape = dataset if sized is None else f"{dataset} ({sized['n']} x {sized['g']})"
         eps = epsilon or "-"
-        name = candidate if candidate in BASELINES else f"{candidate} ({group[0]['algorithm']})"
+        ran = next((r["algorithm"] for r in ok), "")
+        name = (
+            candidate
+            if candidate in BASELINES or ran in ("", candidate)
+            else f"{candidate} ({ran})"
+        )
         if not ok:
-            print(f"| {shape} | {eps} | {name} | {group[0]['failure']} | | | | | 0 |")
+            failure = group[0]["failure"].replace("\\n", "\n").strip("'\" \n")
+            failure = failure.split("DPQueryError: ")[-1].split("\n")[0].strip("'\"\\n ")
+            print(f"| {shape} | {eps} | {name} | failed: {failure} | | | | | 0 |")
             continue
 
         def cell(m: str, fmt: str = ".4f", ok: list[dict[str, str]] = ok) -> str:

@@ -23,7 +23,7 @@ from dpquery.algorithms.marginals import MAX_CODES, AdaptivePlan
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget
-from dpquery.queries import default_workload, marginal_cells
+from dpquery.queries import default_workload, marginal_cells, random_parities
 from dpquery.queries.default import default_marginals
 
 DOMAIN = Domain(
@@ -185,3 +185,12 @@ def test_auto_charges_what_the_chosen_algorithm_charges() -> None:
     named = registry.build("adaptive-projection", {"epsilon": 1.0, **plan.choice.options})
     assert plan.charges() == named.charges(data, workload)
     assert plan.budget == named.plan(data, workload).budget
+
+
+def test_a_size_the_wide_choice_cannot_take_is_refused_by_name() -> None:
+    data = mixed_data(50, seed=0)
+    assert data.domain is not None
+    parities = registry.build("auto", {"epsilon": 1.0, "size": 10}, seed=0)
+    workload = random_parities(data.d, 2, 20, seed=0, domain=data.domain)
+    with pytest.raises(DPQueryError, match=r"auto chose dualquery .* does not take size"):
+        parities.plan(data, workload)

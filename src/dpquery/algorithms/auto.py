@@ -119,7 +119,8 @@ def choose(
                     "stays within a minute"
                 )
         return Choice("adaptive-projection", reason, {"size": size})
-    return Choice(WIDE, reason, {"size": size} if WIDE != "dualquery" else {})
+    # dualquery releases its T rounds' records: a size the user gave is refused by name
+    return Choice(WIDE, reason, {} if size is None else {"size": size})
 
 
 class BaselineWarning(UserWarning):
