@@ -18,11 +18,12 @@ from dpquery.algorithms.auto import (
     candidate_count,
     choose,
     records_for,
+    wide_warning,
 )
 from dpquery.algorithms.marginals import MAX_CODES, AdaptivePlan
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Budget
+from dpquery.privacy import Budget, zcdp_rho_for
 from dpquery.queries import default_workload, marginal_cells, random_parities
 from dpquery.queries.default import default_marginals
 
@@ -194,3 +195,15 @@ def test_a_size_the_wide_choice_cannot_take_is_refused_by_name() -> None:
     workload = random_parities(data.d, 2, 20, seed=0, domain=data.domain)
     with pytest.raises(DPQueryError, match=r"auto chose dualquery .* does not take size"):
         parities.plan(data, workload)
+
+
+def test_the_wide_path_says_it_is_not_expected_to_beat_uniform_where_measured() -> None:
+    n = 20_000
+    assert wide_warning(Budget.approx(1.0, 1e-9), n) is not None
+    assert wide_warning(Budget.pure(0.1), n) is not None
+    assert wide_warning(Budget.approx(2.0, 1e-9), n) is None  # not measured: no claim
+    rho_1 = zcdp_rho_for(1.0, 1 / n**2)  # rho worth epsilon 1 at delta 1/n^2
+    assert wide_warning(Budget.zcdp(0.9 * rho_1), n) is not None
+    assert wide_warning(Budget.zcdp(1.5 * rho_1), n) is None
+    message = wide_warning(Budget.pure(0.1), n)
+    assert message is not None and "uniform baseline" in message

@@ -39,6 +39,8 @@ from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Accountant, Budget, Ledger
+from dpquery.privacy.conversions import zcdp_to_epsilon
+from dpquery.privacy.delta import default_delta
 from dpquery.queries import Workload
 from dpquery.queries.marginals import AttributeLayout, workload_marginals
 from dpquery.rng import SeedLike
@@ -49,6 +51,8 @@ from dpquery.rng import SeedLike
 MAX_ATTRIBUTES = 1000
 # The algorithm for wider data (docs/choosing.md).
 WIDE = "dualquery"
+# The largest epsilon at which the wide path was measured not to beat the uniform baseline.
+WIDE_MEASURED_EPSILON = 1.0
 # adaptive-projection's time per round grows with (candidate marginals) x (records): each
 # round scores every candidate on the records. The records are capped so that this product
 # stays within WORK (docs/choosing.md: ACS, 1,740 candidates, 27,253 records took 88 s at
@@ -147,6 +151,27 @@ def baseline_warning(plan: AdaptivePlan, n: int, sizes: Sequence[int]) -> str | 
     )
 
 
+def wide_warning(budget: Budget, n: int) -> str | None:
+    """The wide path's check (docs/choosing.md): at 512,000 bits and n = 20,000, none of
+    the oracle-efficient algorithms beat the uniform baseline's mean total variation at
+    epsilon 0.1 or 1; at a budget of epsilon <= :data:`WIDE_MEASURED_EPSILON` (a zCDP budget
+    converted at delta = 1/n^2) the release says so before it runs. Public: the budget."""
+    if budget.measure == "zcdp":
+        assert budget.rho is not None
+        epsilon = zcdp_to_epsilon(budget.rho, default_delta(n))
+    else:
+        assert budget.epsilon is not None
+        epsilon = budget.epsilon
+    if epsilon > WIDE_MEASURED_EPSILON:
+        return None
+    return (
+        f"at this width and epsilon <= {WIDE_MEASURED_EPSILON:g}, the measured releases of "
+        f"{WIDE} and its family did not beat the uniform baseline's mean total variation "
+        "(docs/choosing.md): the release is not expected to beat the uniform baseline, "
+        "which reads no data"
+    )
+
+
 @dataclass(frozen=True)
 class AutoPlan:
     """The choice, the chosen estimator and its plan (whose budget and charges are ours),
@@ -216,6 +241,8 @@ class Auto(ZCDPBudget, Synthesizer):
         warning = None
         if isinstance(inner, AdaptivePlan):
             warning = baseline_warning(inner, data.n, AttributeLayout.of_data(data).sizes.tolist())
+        elif choice.algorithm == WIDE:
+            warning = wide_warning(inner.budget, data.n)
         return AutoPlan(choice, model, inner, warning)
 
     def plan_accountant(self, plan: AutoPlan) -> Accountant | None:
@@ -249,6 +276,7 @@ __all__ = [
     "MAX_ATTRIBUTES",
     "MIN_RECORDS",
     "WIDE",
+    "WIDE_MEASURED_EPSILON",
     "WORK",
     "Auto",
     "AutoPlan",
@@ -258,4 +286,5 @@ __all__ = [
     "candidate_count",
     "choose",
     "records_for",
+    "wide_warning",
 ]
