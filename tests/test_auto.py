@@ -207,3 +207,10 @@ def test_the_wide_path_says_it_is_not_expected_to_beat_uniform_where_measured() 
     assert wide_warning(Budget.zcdp(1.5 * rho_1), n) is None
     message = wide_warning(Budget.pure(0.1), n)
     assert message is not None and "uniform baseline" in message
+
+
+def test_partitioned_data_runs_the_algorithm_that_reads_only_answers() -> None:
+    c = choose(n=494_021, g=41, d=396, workload_kind="conjunction", partitioned=True)
+    assert c.algorithm == WIDE and "partitioned" in c.reason and not c.wide
+    c = choose(n=20_000, g=512_000, d=512_000, workload_kind="conjunction")
+    assert c.wide

@@ -11,7 +11,8 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    attributes (its rounds start with one measurement per attribute, so its time grows with
    ``g``), and the workload is conjunctions. It was the best release measured wherever it runs.
 2. otherwise the oracle-efficient family, which works on bits and runs at hundreds of
-   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements).
+   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements); also on
+   data partitioned on a cluster, which it reads only through query answers.
 
 :class:`Auto` resolves the choice in :meth:`Auto.plan` (public sizes only), plans the chosen
 estimator (built by :func:`dpquery.algorithms.registry.build`, so it carries the same
@@ -64,11 +65,13 @@ MIN_RECORDS = 2_000
 
 @dataclass(frozen=True)
 class Choice:
-    """The algorithm the policy picked, why (one sentence), and the options it gets."""
+    """The algorithm the policy picked, why (one sentence), the options it gets, and whether
+    it was picked for the data's width (the case :func:`wide_warning` was measured on)."""
 
     algorithm: str
     reason: str
     options: dict[str, Any]
+    wide: bool = False
 
 
 def records_for(n: int, candidates: int) -> int:
@@ -90,13 +93,19 @@ def candidate_count(marginals: Sequence[tuple[int, ...]]) -> int:
 
 def choose(
     *, n: int, g: int, d: int, workload_kind: str, candidates: int = 0,
-    size: int | None = None,
+    size: int | None = None, partitioned: bool = False,
 ) -> Choice:  # fmt: skip
     """The policy of the module docstring, from public quantities only: ``n``, the attributes
-    ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, and the
-    user's ``size`` (records released; None: the policy's)."""
+    ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, the
+    user's ``size`` (records released; None: the policy's) and whether the data is
+    partitioned on a cluster (adaptive-projection holds the records in memory)."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
-    if workload_kind != "conjunction":
+    if partitioned:
+        reason = (
+            "the data is partitioned on a cluster and adaptive-projection needs the records "
+            f"in one process, so {WIDE}, which reads the data only through query answers, runs"
+        )
+    elif workload_kind != "conjunction":
         reason = f"the workload is {workload_kind} queries, which the game-based algorithms answer"
     elif records * g > MAX_CODES:
         reason = (
@@ -124,7 +133,8 @@ def choose(
                 )
         return Choice("adaptive-projection", reason, {"size": size})
     # dualquery releases its T rounds' records: a size the user gave is refused by name
-    return Choice(WIDE, reason, {} if size is None else {"size": size})
+    wide = not partitioned and workload_kind == "conjunction"
+    return Choice(WIDE, reason, {} if size is None else {"size": size}, wide)
 
 
 class BaselineWarning(UserWarning):
@@ -206,12 +216,13 @@ class Auto(ZCDPBudget, Synthesizer):
     def choose(self, data: BinaryData, workload: Workload) -> Choice:
         """The policy's choice for ``data``'s public shape and ``workload``."""
         layout = AttributeLayout.of_data(data)
+        partitioned = not isinstance(data, BinaryData)  # e.g. PartitionedData (dask)
         candidates = 0
-        if workload.kind == "conjunction":
+        if workload.kind == "conjunction" and not partitioned:
             candidates = candidate_count(workload_marginals(workload, layout))
         return choose(
             n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
-            candidates=candidates, size=self.size,
+            candidates=candidates, size=self.size, partitioned=partitioned,
         )  # fmt: skip
 
     def plan(
@@ -241,7 +252,7 @@ class Auto(ZCDPBudget, Synthesizer):
         warning = None
         if isinstance(inner, AdaptivePlan):
             warning = baseline_warning(inner, data.n, AttributeLayout.of_data(data).sizes.tolist())
-        elif choice.algorithm == WIDE:
+        elif choice.wide:
             warning = wide_warning(inner.budget, data.n)
         return AutoPlan(choice, model, inner, warning)
 
