@@ -381,7 +381,7 @@ def _synth_plan(args: argparse.Namespace) -> int:
     payload: dict[str, Any] = {
         "algorithm": model.name,
         "n": shape.n,
-        "workload": {"queries": len(workload), "kind": args.workload},
+        "workload": {"queries": len(workload), "kind": args.workload or "default"},
         "budget": plan.budget.to_dict(),
         "untouched": _untouched(model, plan, shape),
         "charges": [c.to_dict() for c in report.per_mechanism],
@@ -393,7 +393,7 @@ def _synth_plan(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2, default=str))
         return 0
     print(f"dpquery synth --algorithm {model.name}: n={shape.n}, {len(workload)} queries "
-          f"({args.workload}); no data read")  # fmt: skip
+          f"({args.workload or 'default'}); no data read")  # fmt: skip
     print(f"  budget: {plan.budget.describe()}")
     untouched = payload["untouched"]
     if untouched["attributes"]:

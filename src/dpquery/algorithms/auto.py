@@ -1,0 +1,301 @@
+"""``auto``: the release dpquery makes by default, chosen for the data's shape.
+
+The policy (measured in ``docs/choosing.md``, ``benchmarks/bench_choosing.py``) reads only
+public quantities: the number of records ``n`` (public under the library's bounded,
+replace-one neighbouring relation), the domain (attributes ``g``, bits ``d``, values per
+attribute), the budget and the workload's shape. It never looks at the data's values.
+
+1. **adaptive-projection** (AIM's whole-marginal measurements fitted by a record set,
+   :mod:`dpquery.algorithms.marginals`) whenever its record matrix fits: ``min(n, 50,000)``
+   records x ``g`` attributes within ``MAX_CODES`` codes and at most :data:`MAX_ATTRIBUTES`
+   attributes (its rounds start with one measurement per attribute, so its time grows with
+   ``g``), and the workload is conjunctions. It was the best release measured wherever it runs.
+2. otherwise the oracle-efficient family, which works on bits and runs at hundreds of
+   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements); also on
+   data partitioned on a cluster, which it reads only through query answers.
+
+:class:`Auto` resolves the choice in :meth:`Auto.plan` (public sizes only), plans the chosen
+estimator (built by :func:`dpquery.algorithms.registry.build`, so it carries the same
+pipeline, e.g. :class:`~dpquery.algorithms.columns.MeasuredColumns`, as when named), and runs
+it on the same ledger. The :class:`~dpquery.algorithms.release.Release` carries the chosen
+algorithm's name and, under ``parameters["auto"]``, the algorithm and the reason in one
+sentence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpquery.algorithms.marginals import DEFAULT_MAX_RECORDS, MAX_CODES, AdaptivePlan
+from dpquery.algorithms.release import Release
+from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
+from dpquery.data.binary import BinaryData
+from dpquery.errors import DPQueryError
+from dpquery.privacy import Accountant, Budget, Ledger
+from dpquery.privacy.conversions import zcdp_to_epsilon
+from dpquery.privacy.delta import default_delta
+from dpquery.queries import Workload
+from dpquery.queries.marginals import AttributeLayout, workload_marginals
+from dpquery.rng import SeedLike
+
+# Above this many attributes adaptive-projection's rounds (one 1-way measurement per
+# attribute, then a selection over every candidate) take minutes (docs/utility.md: 1,000
+# binary attributes took 43 s, 16,000 did not finish in 300 s).
+MAX_ATTRIBUTES = 1000
+# The algorithm for wider data (docs/choosing.md).
+WIDE = "dualquery"
+# The largest epsilon at which the wide path was measured not to beat the uniform baseline.
+WIDE_MEASURED_EPSILON = 1.0
+# adaptive-projection's time per round grows with (candidate marginals) x (records): each
+# round scores every candidate on the records. The records are capped so that this product
+# stays within WORK (docs/choosing.md: ACS, 1,740 candidates, 27,253 records took 88 s at
+# epsilon 1 with scoring; 10,000 records 24 s, the same errors within seed noise), never below
+# MIN_RECORDS (or n).
+WORK = 20_000_000
+MIN_RECORDS = 2_000
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The algorithm the policy picked, why (one sentence), the options it gets, and whether
+    it was picked for the data's width (the case :func:`wide_warning` was measured on)."""
+
+    algorithm: str
+    reason: str
+    options: dict[str, Any]
+    wide: bool = False
+
+
+def records_for(n: int, candidates: int) -> int:
+    """The records adaptive-projection fits: ``min(n, 50,000)``, lowered so that
+    ``candidates x records <= WORK`` but not below ``min(n, MIN_RECORDS)``."""
+    fit = WORK // max(candidates, 1)
+    return min(n, DEFAULT_MAX_RECORDS, max(fit, MIN_RECORDS))
+
+
+def candidate_count(marginals: Sequence[tuple[int, ...]]) -> int:
+    """How many marginals adaptive-projection scores each round: the workload's marginals and
+    all their non-empty sub-marginals (AIM's candidates)."""
+    found: set[tuple[int, ...]] = set()
+    for m in marginals:
+        for k in range(1, len(m) + 1):
+            found.update(itertools.combinations(m, k))
+    return len(found)
+
+
+def choose(
+    *, n: int, g: int, d: int, workload_kind: str, candidates: int = 0,
+    size: int | None = None, partitioned: bool = False,
+) -> Choice:  # fmt: skip
+    """The policy of the module docstring, from public quantities only: ``n``, the attributes
+    ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, the
+    user's ``size`` (records released; None: the policy's) and whether the data is
+    partitioned on a cluster (adaptive-projection holds the records in memory)."""
+    records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
+    if partitioned:
+        reason = (
+            "the data is partitioned on a cluster and adaptive-projection needs the records "
+            f"in one process, so {WIDE}, which reads the data only through query answers, runs"
+        )
+    elif workload_kind != "conjunction":
+        reason = f"the workload is {workload_kind} queries, which the game-based algorithms answer"
+    elif records * g > MAX_CODES:
+        reason = (
+            f"{records} records x {g} attributes exceed adaptive-projection's "
+            f"{MAX_CODES} codes, so the oracle-efficient {WIDE} runs on the {d} bits"
+        )
+    elif g > MAX_ATTRIBUTES:
+        reason = (
+            f"{g} attributes is more than the {MAX_ATTRIBUTES} adaptive-projection handles "
+            f"in reasonable time, so the oracle-efficient {WIDE} runs on the {d} bits"
+        )
+    else:
+        reason = (
+            f"{n} records x {g} attributes fit adaptive-projection (whole-marginal "
+            "measurements fitted by a record set), the most accurate release measured on "
+            "tables of this shape"
+        )
+        if size is None:
+            size = records_for(n, candidates)
+            if size < min(n, DEFAULT_MAX_RECORDS):
+                reason += (
+                    f"; it fits {size} records (not {min(n, DEFAULT_MAX_RECORDS)}) so that "
+                    f"scoring the workload's {candidates} candidate marginals each round "
+                    "stays within a minute"
+                )
+        return Choice("adaptive-projection", reason, {"size": size})
+    # dualquery releases its T rounds' records: a size the user gave is refused by name
+    wide = not partitioned and workload_kind == "conjunction"
+    return Choice(WIDE, reason, {} if size is None else {"size": size}, wide)
+
+
+class BaselineWarning(UserWarning):
+    """The budget is too small for the release to be expected to beat the baselines that
+    read no data (uniform, zeros); raised before anything is drawn."""
+
+
+def baseline_warning(plan: AdaptivePlan, n: int, sizes: Sequence[int]) -> str | None:
+    """The public pre-release check (docs/choosing.md): a message when, for every attribute
+    ``a``, the expected L1 error of its noisy 1-way measurement, ``|a| sqrt(2/pi) sigma_a /
+    n`` as a fraction of records, is at least 1, i.e. a total variation of at least 0.5: what
+    the zeros baseline scores on every marginal. The records start from these measurements,
+    so no estimate built on them is expected to beat the baselines. Reads the plan's noise
+    scales, ``n`` and the attribute sizes only (all public)."""
+    a = np.asarray(sizes, dtype=np.float64)
+    tv = 0.5 * a * math.sqrt(2 / math.pi) * np.asarray(plan.one_way) / n
+    if not (tv >= 0.5).all():
+        return None
+    return (
+        f"at this budget the noise of every attribute's 1-way measurement is at least as "
+        f"large as the data (expected total variation {tv.min():.2f} to {tv.max():.2f} per "
+        f"attribute, on n = {n} records): the release is not expected to beat the uniform or "
+        "zeros baselines, which read no data; raise epsilon, or release those baselines"
+    )
+
+
+def wide_warning(budget: Budget, n: int) -> str | None:
+    """The wide path's check (docs/choosing.md): at 512,000 bits and n = 20,000, none of
+    the oracle-efficient algorithms beat the uniform baseline's mean total variation at
+    epsilon 0.1 or 1; at a budget of epsilon <= :data:`WIDE_MEASURED_EPSILON` (a zCDP budget
+    converted at delta = 1/n^2) the release says so before it runs. Public: the budget."""
+    if budget.measure == "zcdp":
+        assert budget.rho is not None
+        epsilon = zcdp_to_epsilon(budget.rho, default_delta(n))
+    else:
+        assert budget.epsilon is not None
+        epsilon = budget.epsilon
+    if epsilon > WIDE_MEASURED_EPSILON:
+        return None
+    return (
+        f"at this width and epsilon <= {WIDE_MEASURED_EPSILON:g}, the measured releases of "
+        f"{WIDE} and its family did not beat the uniform baseline's mean total variation "
+        "(docs/choosing.md): the release is not expected to beat the uniform baseline, "
+        "which reads no data"
+    )
+
+
+@dataclass(frozen=True)
+class AutoPlan:
+    """The choice, the chosen estimator and its plan (whose budget and charges are ours),
+    and the pre-release check's message (None: the release is expected to be useful)."""
+
+    choice: Choice
+    model: Synthesizer
+    inner: Any
+    warning: str | None = None
+
+    @property
+    def budget(self) -> Budget:
+        return self.inner.budget
+
+    def charges(self) -> list:
+        return list(self.inner.charges())
+
+
+@dataclass(kw_only=True, eq=False)
+class Auto(ZCDPBudget, Synthesizer):
+    """The default release: the algorithm :func:`choose` picks for the data's shape, run with
+    this estimator's budget (module docstring). ``size`` is the number of records released
+    (the chosen algorithm's default when None)."""
+
+    name: ClassVar[str] = "auto"
+    options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "rho", "size")
+
+    size: int | None = None
+    seed: SeedLike = None
+    progress: bool | None = None
+
+    def choose(self, data: BinaryData, workload: Workload) -> Choice:
+        """The policy's choice for ``data``'s public shape and ``workload``."""
+        layout = AttributeLayout.of_data(data)
+        partitioned = not isinstance(data, BinaryData)  # e.g. PartitionedData (dask)
+        candidates = 0
+        if workload.kind == "conjunction" and not partitioned:
+            candidates = candidate_count(workload_marginals(workload, layout))
+        return choose(
+            n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
+            candidates=candidates, size=self.size, partitioned=partitioned,
+        )  # fmt: skip
+
+    def plan(
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
+    ) -> AutoPlan:
+        """Choose (public sizes only), build the chosen estimator and plan it."""
+        from dpquery.algorithms import registry  # the registry lists this class
+
+        choice = self.choose(data, workload)
+        own = {k: getattr(self, k) for k in ("epsilon", "delta", "rho")}
+        if budget is not None and any(v is not None for v in own.values()):
+            raise DPQueryError(
+                f"{self.name} is spending a given ledger's budget: leave its own epsilon, "
+                "delta and rho unset"
+            )
+        given = {**(own if budget is None else {}), **choice.options}
+        taken = registry.takes(choice.algorithm)
+        refused = [k for k, v in given.items() if v is not None and k not in taken]
+        if refused:
+            raise DPQueryError(
+                f"auto chose {choice.algorithm} ({choice.reason}), which does not take "
+                f"{', '.join(refused)}"
+            )
+        model = registry.build(choice.algorithm, given, seed=self.seed, progress=self.progress)
+        model.validate()
+        inner = model.plan(data, workload, budget=budget)
+        warning = None
+        if isinstance(inner, AdaptivePlan):
+            warning = baseline_warning(inner, data.n, AttributeLayout.of_data(data).sizes.tolist())
+        elif choice.wide:
+            warning = wide_warning(inner.budget, data.n)
+        return AutoPlan(choice, model, inner, warning)
+
+    def plan_accountant(self, plan: AutoPlan) -> Accountant | None:
+        return plan.model.plan_accountant(plan.inner)
+
+    def run(self, run: Run) -> Outcome:
+        plan: AutoPlan = run.plan
+        if plan.warning is not None:  # said before anything is drawn
+            warnings.warn(plan.warning, BaselineWarning, stacklevel=3)
+        outcome = plan.model.run(dataclasses.replace(run, plan=plan.inner))
+        auto = {"algorithm": plan.choice.algorithm, "reason": plan.choice.reason}
+        if plan.warning is not None:
+            auto["warning"] = plan.warning
+        parameters = {**outcome.parameters, "auto": auto}
+        return Outcome(outcome.records, outcome.rounds, parameters, outcome.timings)
+
+    def fit(
+        self,
+        data: BinaryData,
+        workload: Workload,
+        true_answers: np.ndarray | None = None,
+        *,
+        ledger: Ledger | None = None,
+    ) -> Release:
+        """:meth:`Synthesizer.fit`, the release named after the algorithm that ran."""
+        release = super().fit(data, workload, true_answers, ledger=ledger)
+        return dataclasses.replace(release, algorithm=release.parameters["auto"]["algorithm"])
+
+
+__all__ = [
+    "MAX_ATTRIBUTES",
+    "MIN_RECORDS",
+    "WIDE",
+    "WIDE_MEASURED_EPSILON",
+    "WORK",
+    "Auto",
+    "AutoPlan",
+    "BaselineWarning",
+    "Choice",
+    "baseline_warning",
+    "candidate_count",
+    "choose",
+    "records_for",
+    "wide_warning",
+]
