@@ -51,3 +51,14 @@ def test_the_shape_must_be_given_publicly(tmp_path):
     zero = dpquery_cli("privacy", "synth", "--domain", str(domain), "--n", "0", "--epsilon", "1")
     assert zero.code != 0 and "n must be a positive number of records, got 0" in zero.err
     assert "Traceback" not in neither.err + no_n.err + zero.err
+
+
+def test_the_default_plan_names_auto_s_choice_and_why():
+    text = dpquery_cli("privacy", "synth", "--dataset", "adult", "--epsilon", "1", "--json")
+    assert text.code == 0, text.err
+    planned = json.loads(text.out)
+    assert planned["algorithm"] == "auto"
+    assert planned["workload"]["kind"] == "default"
+    assert planned["auto"]["algorithm"] == "adaptive-projection"
+    assert "fit adaptive-projection" in planned["auto"]["reason"]
+    assert planned["remaining"]["use"] == "adaptive"

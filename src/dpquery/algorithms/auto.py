@@ -38,6 +38,7 @@ from dpquery.algorithms.marginals import DEFAULT_MAX_RECORDS, MAX_CODES, Adaptiv
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.data.binary import BinaryData
+from dpquery.data.shape import PublicShape
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Accountant, Budget, Ledger
 from dpquery.privacy.conversions import zcdp_to_epsilon
@@ -216,7 +217,8 @@ class Auto(ZCDPBudget, Synthesizer):
     def choose(self, data: BinaryData, workload: Workload) -> Choice:
         """The policy's choice for ``data``'s public shape and ``workload``."""
         layout = AttributeLayout.of_data(data)
-        partitioned = not isinstance(data, BinaryData)  # e.g. PartitionedData (dask)
+        # Anything but records in memory or their public shape: PartitionedData (dask).
+        partitioned = not isinstance(data, BinaryData | PublicShape)
         candidates = 0
         if workload.kind == "conjunction" and not partitioned:
             candidates = candidate_count(workload_marginals(workload, layout))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dpquery import datasets
+from dpquery.algorithms.auto import AutoPlan
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.fem_plan import DEFAULT_C
 from dpquery.algorithms.marginals import AdaptivePlan
@@ -376,7 +377,8 @@ def _synth_plan(args: argparse.Namespace) -> int:
     for c in plan.charges():  # a plan fits its budget: these charges never raise
         ledger.charge(c.mechanism, c.cost, count=c.count)
     report = ledger.report()
-    inner = plan.base_plan if isinstance(plan, ColumnsPlan) else plan
+    inner = plan.inner if isinstance(plan, AutoPlan) else plan
+    inner = inner.base_plan if isinstance(inner, ColumnsPlan) else inner
     rest = "adaptive" if isinstance(inner, AdaptivePlan) else "unspent"
     payload: dict[str, Any] = {
         "algorithm": model.name,
@@ -389,12 +391,19 @@ def _synth_plan(args: argparse.Namespace) -> int:
         "remaining": {"amount": report.remaining, "use": rest},
         "guarantees": [g.to_dict() for g in report.guarantees],
     }
+    if isinstance(plan, AutoPlan):
+        payload["auto"] = {"algorithm": plan.choice.algorithm, "reason": plan.choice.reason,
+                           "warning": plan.warning}  # fmt: skip
     if args.json:
         print(json.dumps(payload, indent=2, default=str))
         return 0
     print(f"dpquery synth --algorithm {model.name}: n={shape.n}, {len(workload)} queries "
           f"({args.workload or 'default'}); no data read")  # fmt: skip
     print(f"  budget: {plan.budget.describe()}")
+    if isinstance(plan, AutoPlan):
+        print(f"  auto runs {plan.choice.algorithm}: {plan.choice.reason}")
+        if plan.warning is not None:
+            print(f"  warning: {plan.warning}")
     untouched = payload["untouched"]
     if untouched["attributes"]:
         print(f"  untouched attributes ({', '.join(untouched['attributes'])}): 1-way marginals, "
@@ -423,6 +432,8 @@ def _synth_plan(args: argparse.Namespace) -> int:
 
 def _untouched(model: Any, plan: Any, shape: PublicShape) -> dict[str, Any]:
     """The attributes the pipeline measures before the algorithm runs, and their share."""
+    if isinstance(plan, AutoPlan):
+        model, plan = plan.model, plan.inner
     if not isinstance(plan, ColumnsPlan) or plan.measurement is None:
         return {"attributes": [], "share": 0.0}
     sources = column_sources(shape, plan.untouched, "measured")  # type: ignore[arg-type]
