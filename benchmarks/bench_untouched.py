@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import json
 import sys
 import time
 from pathlib import Path
@@ -79,6 +80,7 @@ def fit(
     share: float | None,
     algorithm: str = "fem",
     workload_seed: int = 1,
+    keywords: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     data = datasets.load(dataset)
     given = fem_marginals(data.domain, 3, 64, data.n, seed=workload_seed)
@@ -93,7 +95,10 @@ def fit(
         options["free_attributes"] = "zeros"
     elif share is not None:
         options["untouched_share"] = share
-    model = registry.build(algorithm, options, seed=seed, progress=False)
+    if keywords:  # library keywords the command line does not expose: the estimator itself
+        model = registry.algorithm(algorithm)(seed=seed, **options, **keywords)
+    else:
+        model = registry.build(algorithm, options, seed=seed, progress=False)
     start = time.perf_counter()
     release = model.fit(data, workload)
     seconds = time.perf_counter() - start
@@ -101,7 +106,7 @@ def fit(
     on_others = marginal_scores(others, answer(others, data), answer(others, release.records))
     return {
         "dataset": dataset, "algorithm": algorithm, "epsilon": epsilon, "seed": seed,
-        "workload_seed": workload_seed,
+        "workload_seed": workload_seed, "keywords": json.dumps(keywords or {}),
         # the share the release spent (0 when nothing was measured or the algorithm
         # measures every attribute itself)
         "untouched_share": release.parameters.get("columns", {}).get("share", 0.0),
@@ -126,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         default="fem",
         help="fem (reweighted by MWEM) or any registered algorithm taking epsilon",
     )
+    parser.add_argument("--keywords", default="", help="JSON estimator keywords (library only)")
     parser.add_argument("--out", default="untouched")
     args = parser.parse_args(argv)
     path = RESULTS / f"{args.out}.csv"
@@ -140,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.untouched_share,
                 args.algorithm,
                 workload_seed,
+                json.loads(args.keywords) if args.keywords else None,
             )
             new = not path.exists()
             with path.open("a", newline="") as fh:

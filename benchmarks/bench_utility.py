@@ -332,6 +332,7 @@ def report(args: argparse.Namespace) -> None:
             cells.append("failures: " + s["failures"])
         print(" | ".join(cells))
     _compare(summary)
+    _goal(summary)
     _figure(summary)
 
 
@@ -359,6 +360,33 @@ def _compare(summary: list[dict[str, Any]]) -> None:
             other = cell(mst) if mst is not None and m in mst else "-"
             print(f"| {ds}, {wl}/{ws} | {eps:g} | {m} | {cell(ours)} | {cell(aim)} | "
                   f"{ours[m] / aim[m]:.2f} | {other} |")  # fmt: skip
+
+
+def _goal(summary: list[dict[str, Any]]) -> None:
+    """Markdown: the utility goal cell by cell on adult-pgm (ratio = ours / AIM, goal <= 0.9)."""
+    keyed = {(s["workload"], s["workload_seed"], s["epsilon"], s["algorithm"]): s
+             for s in summary if s["dataset"] == "adult-pgm"}  # fmt: skip
+
+    def ratios(ours: dict[str, Any], aim: dict[str, Any], *ms: str) -> str:
+        out = []
+        for m in ms:
+            r = ours[m] / aim[m]
+            out.append(f"{r:.2f}" if r <= 0.9 else f"**{r:.2f}**")
+        return " / ".join(out)
+
+    print("\n| ours | workload | epsilon | 3-way max (workload / random64) | 3-way mean TV "
+          "(workload / random64) | 5-way max / TV | runs ours, AIM |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for (wl, ws, eps, algo), ours in sorted(keyed.items(), key=lambda kv: kv[0][::-1]):
+        aim = keyed.get((wl, ws, eps, "aim"))
+        if algo not in ("ours", "ours-2rho") or aim is None or aim["runs"] == 0:
+            continue
+        print(
+            f"| {algo} | {wl}/{ws} | {eps:g} | "
+            f"{ratios(ours, aim, 'workload_max', 'random64_max')} | "
+            f"{ratios(ours, aim, 'workload_tv', 'random64_tv')} | "
+            f"{ratios(ours, aim, 'five64_max', 'five64_tv')} | {ours['runs']}, {aim['runs']} |"
+        )
 
 
 def _figure(summary: list[dict[str, Any]]) -> None:
