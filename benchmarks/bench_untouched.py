@@ -119,6 +119,28 @@ def fit(
     }  # fmt: skip
 
 
+SUMMARY = ("given_max", "other_max", "ratio", "other_mean_tv", "one_way_max_tv")
+
+
+def report(names: list[str]) -> None:
+    """Per file, dataset and estimator keywords: runs, and mean [min-max] of each score."""
+    print("| rows | data | runs (seed/workload seed) | " + " | ".join(SUMMARY) + " |")
+    print("|---" * (len(SUMMARY) + 3) + "|")
+    for name in names:
+        with (RESULTS / f"{name}.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+        for r in rows:
+            groups.setdefault((r["dataset"], r.get("keywords") or "{}"), []).append(r)
+        for (dataset, keywords), rs in sorted(groups.items()):
+            runs = " ".join(f"{r['seed']}/{r.get('workload_seed', '1')}" for r in rs)
+            cells = []
+            for m in SUMMARY:
+                v = [float(r[m]) for r in rs]
+                cells.append(f"{np.mean(v):.4g} [{min(v):.4g}-{max(v):.4g}]")
+            print(f"| {name} {keywords} | {dataset} | {runs} | " + " | ".join(cells) + " |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["kdd99", "acs", "adult-pgm"])
@@ -133,7 +155,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keywords", default="", help="JSON estimator keywords (library only)")
     parser.add_argument("--out", default="untouched")
+    parser.add_argument(
+        "--report",
+        nargs="+",
+        metavar="CSV",
+        help="print a markdown summary of these CSVs (names in docs/results/untouched) and exit",
+    )
     args = parser.parse_args(argv)
+    if args.report:
+        report(args.report)
+        return 0
     path = RESULTS / f"{args.out}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     # seeds outermost: a job cut short has every dataset once
