@@ -1,10 +1,11 @@
 """Columns no workload query touches: given-workload error vs error elsewhere.
 
 Protocol: ``m`` = 64 random 3-way marginals of a dataset (workload seed 1, the FEM protocol's
-draw: marginals of at most n cells), FEM+MWEM (``Reweighted``) at epsilon 1, delta = 1/n^2.
-Scored on the given workload (max error), on 64 other 3-way marginals not in it (drawn with
-seeds 1001, 1002, ...; max error and mean TV) and on every attribute's 1-way marginal (max
-TV). ``--untouched-share`` is the share of the budget spent measuring the 1-way marginals of
+draw, or each of ``--workload-seeds``: marginals of at most n cells), FEM+MWEM
+(``Reweighted``, or ``--algorithm``) at epsilon 1, delta = 1/n^2. Scored on the given
+workload (max error), on 64 other 3-way marginals not in it (drawn with seeds 1001, 1002,
+...; max error and mean TV) and on every attribute's 1-way marginal (max TV).
+``--untouched-share`` is the share of the budget spent measuring the 1-way marginals of
 attributes no workload query touches (default: the library's; 0 = leave them to FEM's
 free-attribute policy, as before they were measured).
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import json
 import sys
 import time
 from pathlib import Path
@@ -77,9 +79,11 @@ def fit(
     epsilon: float,
     share: float | None,
     algorithm: str = "fem",
+    workload_seed: int = 1,
+    keywords: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     data = datasets.load(dataset)
-    given = fem_marginals(data.domain, 3, 64, data.n, seed=1)
+    given = fem_marginals(data.domain, 3, 64, data.n, seed=workload_seed)
     workload = marginal_cells(data.domain, given)
     others = marginal_cells(data.domain, other_marginals(data, given, 64))
     # The command line's path: FEM reweighted by MWEM, untouched attributes measured with
@@ -91,7 +95,10 @@ def fit(
         options["free_attributes"] = "zeros"
     elif share is not None:
         options["untouched_share"] = share
-    model = registry.build(algorithm, options, seed=seed, progress=False)
+    if keywords:  # library keywords the command line does not expose: the estimator itself
+        model = registry.algorithm(algorithm)(seed=seed, **options, **keywords)
+    else:
+        model = registry.build(algorithm, options, seed=seed, progress=False)
     start = time.perf_counter()
     release = model.fit(data, workload)
     seconds = time.perf_counter() - start
@@ -99,6 +106,7 @@ def fit(
     on_others = marginal_scores(others, answer(others, data), answer(others, release.records))
     return {
         "dataset": dataset, "algorithm": algorithm, "epsilon": epsilon, "seed": seed,
+        "workload_seed": workload_seed, "keywords": json.dumps(keywords or {}),
         # the share the release spent (0 when nothing was measured or the algorithm
         # measures every attribute itself)
         "untouched_share": release.parameters.get("columns", {}).get("share", 0.0),
@@ -111,10 +119,33 @@ def fit(
     }  # fmt: skip
 
 
+SUMMARY = ("given_max", "other_max", "ratio", "other_mean_tv", "one_way_max_tv")
+
+
+def report(names: list[str]) -> None:
+    """Per file, dataset and estimator keywords: runs, and mean [min-max] of each score."""
+    print("| rows | data | runs (seed/workload seed) | " + " | ".join(SUMMARY) + " |")
+    print("|---" * (len(SUMMARY) + 3) + "|")
+    for name in names:
+        with (RESULTS / f"{name}.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+        for r in rows:
+            groups.setdefault((r["dataset"], r.get("keywords") or "{}"), []).append(r)
+        for (dataset, keywords), rs in sorted(groups.items()):
+            runs = " ".join(f"{r['seed']}/{r.get('workload_seed', '1')}" for r in rs)
+            cells = []
+            for m in SUMMARY:
+                v = [float(r[m]) for r in rs]
+                cells.append(f"{np.mean(v):.4g} [{min(v):.4g}-{max(v):.4g}]")
+            print(f"| {name} {keywords} | {dataset} | {runs} | " + " | ".join(cells) + " |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["kdd99", "acs", "adult-pgm"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--workload-seeds", nargs="+", type=int, default=[1])
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--untouched-share", type=float, default=None)
     parser.add_argument(
@@ -122,11 +153,22 @@ def main(argv: list[str] | None = None) -> int:
         default="fem",
         help="fem (reweighted by MWEM) or any registered algorithm taking epsilon",
     )
+    parser.add_argument("--keywords", default="", help="JSON estimator keywords (library only)")
     parser.add_argument("--out", default="untouched")
+    parser.add_argument(
+        "--report",
+        nargs="+",
+        metavar="CSV",
+        help="print a markdown summary of these CSVs (names in docs/results/untouched) and exit",
+    )
     args = parser.parse_args(argv)
+    if args.report:
+        report(args.report)
+        return 0
     path = RESULTS / f"{args.out}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
-    for seed in args.seeds:  # seeds outermost: a job cut short has every dataset once
+    # seeds outermost: a job cut short has every dataset once
+    for seed, workload_seed in itertools.product(args.seeds, args.workload_seeds):
         for dataset in args.datasets:
             row = fit(
                 dataset,
@@ -134,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.epsilon,
                 args.untouched_share,
                 args.algorithm,
+                workload_seed,
+                json.loads(args.keywords) if args.keywords else None,
             )
             new = not path.exists()
             with path.open("a", newline="") as fh:

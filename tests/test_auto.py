@@ -136,8 +136,13 @@ def test_records_follow_the_candidates() -> None:
     assert records_for(10**6, 100) == 50_000  # the cap of adaptive-projection
     assert records_for(10**6, 20_000) == 2_000  # 1,000 would be too few: the floor
     assert records_for(500, 20_000) == 500  # never more than n
-    assert candidate_count([(0, 1, 2)]) == 7  # 3 + 3 + 1
-    assert candidate_count([(0, 1, 2), (1, 2, 3)]) == 11  # (1,), (2,), (1, 2) shared
+    # Sizes 2 x 2 x 2 x 100 with n = 10: the pairs with attribute 3 have 200 cells > n.
+    sizes, n = [2, 2, 2, 100], 10
+    assert candidate_count([(0, 1, 2)], sizes, n) == 7  # 3 + 3 + 1; no other pair overlaps
+    # (1,), (2,), (1, 2) shared; pairs (0, 3) and (3, x) are over n cells, so none is added.
+    assert candidate_count([(0, 1, 2), (1, 2, 3)], sizes, n) == 11
+    # With n = 1,000 every pair fits: (0, 3) joins the candidates (it overlaps the workload).
+    assert candidate_count([(0, 1, 2), (1, 2, 3)], sizes, 1000) == 12
 
 
 def test_the_chosen_records_are_in_the_reason() -> None:

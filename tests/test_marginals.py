@@ -19,6 +19,7 @@ from dpquery.algorithms.marginals import (
     adaptive_marginals,
     candidates_of,
     measure_rho,
+    pair_candidates,
     plan_adaptive,
     select_rho,
 )
@@ -199,9 +200,59 @@ def test_costs_by_hand() -> None:
         plan_adaptive(n=100, sizes=[2, 16], rho=0.5, T=10, one_way="usage")
 
 
+def test_one_way_share_by_hand() -> None:
+    """``one_way_share`` of the measuring budget ``alpha rho`` goes to the 1-way
+    measurements, split by ``|a|^(2/3)``; AIM's share is ``g / T``."""
+    plan = plan_adaptive(n=100, sizes=[2, 16], rho=0.5, T=10, alpha=0.9, one_way_share=0.4)
+    r = [measure_rho(s) for s in plan.one_way]
+    assert sum(r) == pytest.approx(0.4 * 0.9 * 0.5)
+    assert r[1] == pytest.approx(4 * r[0])  # (16 / 2)^(2/3) = 4
+    # 0.18 split 1 : 4 -> rho 0.036 and 0.144 -> sigma = 1 / sqrt(rho)
+    assert plan.one_way[0] == pytest.approx(1 / math.sqrt(0.036))
+    assert plan.one_way[1] == pytest.approx(1 / math.sqrt(0.144))
+    equal = plan_adaptive(n=100, sizes=[2, 16], rho=0.5, T=10, one_way="equal", one_way_share=0.5)
+    assert [measure_rho(s) for s in equal.one_way] == pytest.approx([0.1125, 0.1125])
+    default = plan_adaptive(n=100, sizes=[2, 16], rho=0.5, T=10, alpha=0.9)
+    assert sum(measure_rho(s) for s in default.one_way) == pytest.approx(2 / 10 * 0.9 * 0.5)
+    for bad in (0.0, 1.0, -0.2):
+        with pytest.raises(DPQueryError, match="one_way_share"):
+            plan_adaptive(n=100, sizes=[2, 16], rho=0.5, T=10, one_way_share=bad)
+
+
 def test_candidates_and_weights_by_hand() -> None:
     table = candidates_of([(0, 1), (1, 2)])
     assert table == {(0,): 1.0, (1,): 2.0, (0, 1): 3.0, (2,): 1.0, (1, 2): 3.0}
+    # Extra pairs get AIM's weight sum_s |r ∩ s|; one no workload marginal touches (w = 0)
+    # is dropped.
+    table = candidates_of([(0, 1), (1, 2)], extra=[(0, 2), (0, 3), (3, 4)])
+    assert table[(0, 2)] == 2.0  # |{0,2} ∩ {0,1}| + |{0,2} ∩ {1,2}| = 1 + 1
+    assert table[(0, 3)] == 1.0
+    assert (3, 4) not in table
+
+
+def test_pair_candidates_by_hand(monkeypatch) -> None:
+    # sizes 3, 2, 40, 5 with n = 100: (0, 2) has 120 cells, (2, 3) 200: left out.
+    assert pair_candidates([3, 2, 40, 5], 100) == [(0, 1), (0, 3), (1, 2), (1, 3)]
+    monkeypatch.setattr(am, "MAX_PAIR_CANDIDATES", 5)  # 4 attributes have 6 pairs
+    assert pair_candidates([3, 2, 40, 5], 100) == []
+
+
+def test_pairs_measure_a_dependence_outside_the_workload() -> None:
+    """(color, size) is strongly dependent in the data (independence is off by 0.27 on it)
+    and in no workload marginal: with pair candidates the release learns it, without them it
+    cannot. Seeded, deterministic."""
+    data = small_data()
+    layout = AttributeLayout.of_data(data)
+    workload = marginal_cells(DOMAIN, [["color", "smoker"], ["size", "city"]])
+    true = attribute_codes(data, layout)
+    errors = {}
+    for pairs in (True, False):
+        release = AdaptiveProjection(epsilon=8.0, seed=0, pairs=pairs).fit(data, workload)
+        me, _ = marginal_errors(true, codes_of(release, layout), layout.sizes, [(0, 2)])
+        errors[pairs] = me.max()
+        assert release.parameters["pair_candidates"] == (10 if pairs else 0)
+    assert errors[True] < 0.03
+    assert errors[False] > 0.15
 
 
 class RecordingLedger(Ledger):
@@ -259,10 +310,29 @@ def test_every_draw_is_charged_and_the_budget_is_spent_not_exceeded() -> None:
     assert ledger.spent > 0.999  # the last round spends what is left
 
 
+def test_one_way_share_is_what_the_ledger_holds_first() -> None:
+    """With ``one_way_share`` the first ``g`` charges are the planned 1-way measurements
+    (``rho_a = 1 / sigma_a^2``, summing to the share of ``alpha rho``), then the rounds
+    spend the rest without exceeding the budget."""
+    data = small_data()
+    layout = AttributeLayout.of_data(data)
+    plan = plan_adaptive(n=data.n, sizes=layout.sizes.tolist(), epsilon=1.0, one_way_share=0.3)
+    rng = np.random.default_rng(0)
+    ledger = RecordingLedger(plan.budget, rng)
+    adaptive_marginals(attribute_codes(data, layout), layout.sizes,
+                       workload_marginals(workload_2way(), layout), plan=plan, rng=rng,
+                       ledger=ledger, final_sweeps=2)  # fmt: skip
+    first = [e.charge.cost.rho for e in ledger.entries[: layout.g]]
+    assert first == pytest.approx([measure_rho(s) for s in plan.one_way])
+    assert sum(first) == pytest.approx(0.3 * plan.alpha * plan.rho)
+    assert 0.999 < ledger.spent <= 1.0
+
+
 @pytest.mark.parametrize(
     "options",
     [{"epsilon": 0.1}, {"epsilon": 2.0, "delta": 1e-5}, {"rho": 0.05}, {"epsilon": 1.0, "T": 7},
-     {"epsilon": 0.5, "alpha": 0.5, "one_way": "equal"}],
+     {"epsilon": 0.5, "alpha": 0.5, "one_way": "equal"}, {"epsilon": 1.0, "one_way_share": 0.3},
+     {"epsilon": 0.3, "pairs": False}],
 )  # fmt: skip
 def test_total_spent_within_budget(options) -> None:
     data = small_data()
@@ -350,6 +420,7 @@ def test_accurate_at_a_large_budget() -> None:
      ({}, "budget"), ({"epsilon": 1.0, "alpha": 1.5}, "alpha"),
      ({"epsilon": 1.0, "size": 0}, "size"), ({"epsilon": 1.0, "one_way": "x"}, "one_way"),
      ({"epsilon": 1.0, "sweeps": 0}, "sweeps"), ({"rho": 0.1, "delta": 1e-6}, "delta"),
+     ({"epsilon": 1.0, "one_way_share": 1.5}, "one_way_share"),
      ({"epsilon": 1.0, "T": 0}, "T")],
 )  # fmt: skip
 def test_bad_parameters_are_refused_by_name(options, match) -> None:

@@ -25,7 +25,6 @@ sentence.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import warnings
 from collections.abc import Sequence
@@ -34,7 +33,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.marginals import DEFAULT_MAX_RECORDS, MAX_CODES, AdaptivePlan
+from dpquery.algorithms.marginals import (
+    DEFAULT_MAX_RECORDS,
+    MAX_CODES,
+    AdaptivePlan,
+    candidates_of,
+    pair_candidates,
+)
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.data.binary import BinaryData
@@ -44,7 +49,7 @@ from dpquery.privacy import Accountant, Budget, Ledger
 from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.privacy.delta import default_delta
 from dpquery.queries import Workload
-from dpquery.queries.marginals import AttributeLayout, workload_marginals
+from dpquery.queries.marginals import AttributeLayout, Marginal, workload_marginals
 from dpquery.rng import SeedLike
 
 # Above this many attributes adaptive-projection's rounds (one 1-way measurement per
@@ -82,14 +87,10 @@ def records_for(n: int, candidates: int) -> int:
     return min(n, DEFAULT_MAX_RECORDS, max(fit, MIN_RECORDS))
 
 
-def candidate_count(marginals: Sequence[tuple[int, ...]]) -> int:
-    """How many marginals adaptive-projection scores each round: the workload's marginals and
-    all their non-empty sub-marginals (AIM's candidates)."""
-    found: set[tuple[int, ...]] = set()
-    for m in marginals:
-        for k in range(1, len(m) + 1):
-            found.update(itertools.combinations(m, k))
-    return len(found)
+def candidate_count(marginals: Sequence[Marginal], sizes: Sequence[int], n: int) -> int:
+    """How many marginals adaptive-projection scores each round: its candidates (AIM's
+    downward closure of the workload, and the pair candidates), as it builds them."""
+    return len(candidates_of(marginals, pair_candidates(sizes, n)))
 
 
 def choose(
@@ -221,7 +222,8 @@ class Auto(ZCDPBudget, Synthesizer):
         partitioned = not isinstance(data, BinaryData | PublicShape)
         candidates = 0
         if workload.kind == "conjunction" and not partitioned:
-            candidates = candidate_count(workload_marginals(workload, layout))
+            marginals = workload_marginals(workload, layout)
+            candidates = candidate_count(marginals, layout.sizes.tolist(), data.n)
         return choose(
             n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
             candidates=candidates, size=self.size, partitioned=partitioned,
