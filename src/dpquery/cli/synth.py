@@ -33,8 +33,9 @@ from dpquery.cli.common import (
     check_backend_args,
     flag_errors,
 )
+from dpquery.cli.output import add_output_args, output_rows
 from dpquery.cli.workload import workload_of_kind
-from dpquery.data.decode import decode
+from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report
 from dpquery.io import atomic_path
@@ -83,6 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "write it to FILE (default <out stem>.evaluation.json)")  # fmt: skip
     g.add_argument("--numeric", choices=("uniform", "label"), default="uniform",
                    help="numeric bins: a uniform value in the bin, or the bin label")  # fmt: skip
+    add_output_args(g)
     g.add_argument("--overwrite", action="store_true", help="replace existing output files")
     g.add_argument("--seed", type=int, help="seed every random choice (testing/research only)")
     g.add_argument("--quiet", action="store_true", help="no progress display")
@@ -144,6 +146,7 @@ def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) ->
 
 def _synth(args: argparse.Namespace) -> int:
     _check_outputs(args)  # before any work: no partial output, no overwritten input
+    output_rows(args, 1)  # --rows and --weights checked before the data is read
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
     check_backend_args(args)
@@ -198,9 +201,13 @@ def _release(
     dask = args.backend == "dask"
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
-    table, decode_report = decode(release.records, data.domain, numeric=args.numeric, seed=rng)
+    table, output = output_table(
+        release.records, data.domain, rows=output_rows(args, data.n), weights=args.weights,
+        numeric=args.numeric, seed=rng,
+    )  # fmt: skip
     report = publishable_report(release, randomness=describe_rng(rng))
-    report["release"]["decode"] = decode_report.to_dict()
+    report["release"]["output"] = output.to_dict()
+    report["release"]["decode"] = output.decode.to_dict()
     report["release"]["columns"] = columns_report(
         release.parameters, data, workload, getattr(model, "free_attributes", None)
     )

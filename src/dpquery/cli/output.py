@@ -1,0 +1,29 @@
+"""The output table's flags, shared by the commands that write a release as a table:
+``--rows N`` (default: the input's n, public) and ``--weights`` (the weighted support)."""
+
+from __future__ import annotations
+
+import argparse
+
+from dpquery.errors import DPQueryError
+
+
+def add_output_args(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--rows", type=int, metavar="N",
+                       help="rows of the output table, sampled from the release (default: "
+                       "as many as the input, n, which is public)")  # fmt: skip
+    group.add_argument("--weights", action="store_true",
+                       help="write the released records themselves with a 'weight' column "
+                       "instead of sampling rows")  # fmt: skip
+
+
+def output_rows(args: argparse.Namespace, n: int) -> int | None:
+    """The rows to sample (``--rows``, default ``n``), or None with ``--weights``."""
+    if args.rows is not None and args.rows < 1:
+        raise DPQueryError(f"--rows must be a positive integer, got {args.rows}")
+    if args.weights:
+        if args.rows is not None:
+            raise DPQueryError("--rows and --weights exclude each other: the weighted output "
+                               "has the released records")  # fmt: skip
+        return None
+    return n if args.rows is None else args.rows
