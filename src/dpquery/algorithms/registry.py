@@ -9,6 +9,9 @@ listed in :data:`ALGORITHMS` (``docs/architecture.md``).
 FEM and sepFEM may also run as the base of a :class:`~dpquery.algorithms.reweight.Reweighted`
 pipeline: giving them ``fraction`` (the share MWEM reweights with) builds the pipeline.
 
+``auto`` (:mod:`dpquery.algorithms.auto`) chooses one of the others from the data's public
+shape when it plans, and builds it here.
+
 Every algorithm that reads the data is built inside a
 :class:`~dpquery.algorithms.columns.MeasuredColumns` pipeline, which measures the attributes no
 workload query touches, unless the user chose a free-attribute policy (``zeros`` or
@@ -20,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from dpquery.algorithms.auto import Auto
 from dpquery.algorithms.columns import DEFAULT_SHARE, MeasuredColumns
 from dpquery.algorithms.dqrs import DQRS
 from dpquery.algorithms.dualquery import DualQuery
@@ -34,7 +38,7 @@ from dpquery.errors import DPQueryError
 
 ALGORITHMS: dict[str, type[Synthesizer]] = {
     cls.name: cls
-    for cls in (DualQuery, DQRS, FEM, SepFEM, MWEM, AdaptiveProjection, UniformRecords)
+    for cls in (Auto, DualQuery, DQRS, FEM, SepFEM, MWEM, AdaptiveProjection, UniformRecords)
 }
 # Keywords every estimator may take that are not user options: the seed (the front end's
 # generator), the progress display and the oracle's own options.
@@ -80,8 +84,9 @@ def takes(name: str) -> tuple[str, ...]:
 
 def _reads_data(cls: type[Synthesizer]) -> bool:
     """Whether the algorithm may leave attributes unmeasured: it reads the data, and does not
-    measure every attribute's 1-way marginal itself (as AdaptiveProjection does)."""
-    return cls not in (UniformRecords, AdaptiveProjection)
+    measure every attribute's 1-way marginal itself (as AdaptiveProjection does); ``auto``
+    builds its choice here, with the choice's own pipeline."""
+    return cls not in (UniformRecords, AdaptiveProjection, Auto)
 
 
 def all_options() -> dict[str, Option]:

@@ -11,6 +11,7 @@ See ``docs/queries.md``. Everything an algorithm needs:
 """
 
 from dpquery.queries.build import WORKLOAD_KINDS, build_workload, check_same_domain
+from dpquery.queries.default import default_workload
 from dpquery.queries.evaluate import (
     answer,
     answer_data,
@@ -48,6 +49,7 @@ __all__ = [
     "check_same_domain",
     "concat",
     "data_fingerprint",
+    "default_workload",
     "describe_query",
     "fem_marginals",
     "fold_counts",

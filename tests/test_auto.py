@@ -1,0 +1,115 @@
+"""The default path: ``default_workload`` and the ``auto`` policy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tests.conftest import mixed_data
+
+from dpquery.algorithms import registry
+from dpquery.algorithms.auto import MAX_ATTRIBUTES, WIDE, Auto, choose
+from dpquery.algorithms.marginals import MAX_CODES
+from dpquery.data.domain import Binary, Categorical, Domain, Numeric
+from dpquery.errors import DPQueryError
+from dpquery.queries import default_workload, marginal_cells
+from dpquery.queries.default import default_marginals
+
+DOMAIN = Domain(
+    (
+        Categorical("color", ("red", "green", "blue")),
+        Binary("smoker", ("no", "yes")),
+        Numeric.equal_width("age", 0, 100, 20),
+        Categorical("size", (1, 2, 3, 4)),
+        Binary("e"),
+    )
+)
+
+
+# --- default_workload ---------------------------------------------------------------------------
+def test_default_workload_is_every_kway_marginal_of_at_most_n_cells() -> None:
+    # value counts 3, 2, 20, 4, 2: by hand, the 3-way sets of at most 100 cells are
+    # 3*2*4 = 24, 3*2*2 = 12, 3*4*2 = 24, 2*20*2 = 80, 2*4*2 = 16 cells; the other five
+    # (e.g. color x age x size, 240 cells) have more
+    n = 100
+    expected = [(0, 1, 3), (0, 1, 4), (0, 3, 4), (1, 2, 4), (1, 3, 4)]
+    assert default_marginals(DOMAIN, n, k=3) == expected
+    workload = default_workload(DOMAIN, n, k=3)
+    names = DOMAIN.names
+    reference = marginal_cells(DOMAIN, [[names[a] for a in c] for c in expected])
+    for field in ("offsets", "bits", "positive", "marginals"):
+        assert np.array_equal(getattr(workload, field), getattr(reference, field)), field
+    assert workload.domain is DOMAIN
+
+
+def test_default_workload_lowers_k_to_what_the_domain_allows() -> None:
+    assert default_marginals(DOMAIN, 10**6, k=9) == [(0, 1, 2, 3, 4)]  # k > g: all g
+    # at n = 5 no 3-way or 2-way marginal fits except binary pairs: (smoker, e) has 4 cells
+    assert default_marginals(DOMAIN, 5, k=3) == [(1, 4)]
+    # at n = 1 nothing fits: every 1-way marginal
+    assert default_marginals(DOMAIN, 1, k=3) == [(a,) for a in range(5)]
+
+
+def test_default_workload_draws_a_seeded_subset_when_there_are_too_many() -> None:
+    wide = Domain.binary(40)  # C(40, 3) = 9,880 sets of 8 cells
+    a = default_marginals(wide, 1000, k=3, seed=1, max_marginals=50)
+    b = default_marginals(wide, 1000, k=3, seed=1, max_marginals=50)
+    c = default_marginals(wide, 1000, k=3, seed=2, max_marginals=50)
+    assert a == b != c
+    assert len(a) == 50 == len(set(a)) and a == sorted(a)
+    assert all(len(s) == 3 and list(s) == sorted(s) for s in a)
+
+
+def test_default_workload_on_half_a_million_bits_is_drawn_not_listed() -> None:
+    wide = Domain.binary(512_000)  # about 2.2e16 3-way sets: drawn at random
+    sets = default_marginals(wide, 20_000, k=3, seed=0, max_marginals=100)
+    assert len(sets) == 100 == len(set(sets))
+    assert default_marginals(wide, 20_000, k=3, seed=0, max_marginals=100) == sets
+    workload = default_workload(wide, 20_000, k=3, seed=0, max_marginals=100)
+    assert len(workload) == 800 and workload.d == 512_000
+
+
+@pytest.mark.parametrize("bad", [{"n": 0}, {"k": 0}, {"max_marginals": 0}])
+def test_default_workload_refuses_bad_sizes(bad: dict[str, int]) -> None:
+    keywords = {"n": 10, "k": 3, "max_marginals": 10, **bad}
+    n = keywords.pop("n")
+    with pytest.raises(DPQueryError, match=next(iter(bad))):
+        default_marginals(DOMAIN, n, **keywords)
+
+
+# --- the registry ---------------------------------------------------------------------------
+def test_auto_is_registered_and_takes_a_budget() -> None:
+    assert "auto" in registry.names()
+    assert {"epsilon", "delta", "rho", "size"} <= set(registry.takes("auto"))
+    model = registry.build("auto", {"epsilon": 1.0}, seed=0, progress=False)
+    assert isinstance(model, Auto)
+    with pytest.raises(registry.OptionError, match="eta"):
+        registry.build("auto", {"epsilon": 1.0, "eta": 1.0})
+
+
+# --- the policy ---------------------------------------------------------------------------------
+def test_policy_picks_adaptive_projection_where_it_fits() -> None:
+    c = choose(n=48_842, g=15, d=588, workload_kind="conjunction", budget_keywords={})
+    assert c.algorithm == "adaptive-projection" and "48842 records x 15 attributes" in c.reason
+
+
+def test_policy_picks_the_wide_algorithm_beyond_adaptive_projection() -> None:
+    c = choose(n=20_000, g=512_000, d=512_000, workload_kind="conjunction", budget_keywords={})
+    assert c.algorithm == WIDE and str(MAX_CODES) in c.reason
+    c = choose(n=100, g=MAX_ATTRIBUTES + 1, d=5000, workload_kind="conjunction",
+               budget_keywords={})  # fmt: skip
+    assert c.algorithm == WIDE and str(MAX_ATTRIBUTES) in c.reason
+    c = choose(n=100, g=5, d=20, workload_kind="parity", budget_keywords={})
+    assert c.algorithm == WIDE and "parity" in c.reason
+
+
+def test_auto_release_says_what_ran_and_why() -> None:
+    data = mixed_data(300, seed=0)
+    assert data.domain is not None
+    workload = default_workload(data.domain, data.n, seed=0)
+    release = registry.build("auto", {"epsilon": 1.0}, seed=0, progress=False).fit(data, workload)
+    assert release.algorithm == "adaptive-projection"
+    assert release.parameters["auto"]["algorithm"] == "adaptive-projection"
+    assert "fit adaptive-projection" in release.parameters["auto"]["reason"]
+    assert 0.999 <= release.ledger.spent <= 1.0
+    again = registry.build("auto", {"epsilon": 1.0}, seed=0, progress=False).fit(data, workload)
+    assert np.array_equal(release.records.rows, again.records.rows)
