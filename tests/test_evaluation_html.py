@@ -223,7 +223,9 @@ def test_evaluate_html_end_to_end(files):
     doc = check_numbers_match_the_json(page)
     check_images(page, len(DOMAIN) + 3)
     # The page's JSON is the JSON evaluation and the release's own account.
-    assert doc["evaluation"]["errors"]["synthetic"] == json.loads((files / "E.json").read_text())
+    saved = json.loads((files / "E.json").read_text())
+    assert saved.pop("coherence") == doc["evaluation"]["coherence"]  # the same measurement
+    assert doc["evaluation"]["errors"]["synthetic"] == saved
     release = json.loads((files / "R.json").read_text())["release"]
     assert doc["release"]["privacy"] == release["privacy"]
     assert doc["release"]["parameters"] == release["parameters"]

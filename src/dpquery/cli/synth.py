@@ -34,6 +34,7 @@ from dpquery.cli.common import (
     flag_errors,
 )
 from dpquery.cli.output import add_output_args, output_rows
+from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.workload import workload_of_kind
 from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
@@ -217,6 +218,7 @@ def _release(
     evaluation = evaluation_report(
         release, data, workload, true_answers=true[0], fresh_workload=fresh,
         fresh_true_answers=true[1] if fresh is not None else None, seed=rng,
+        real_table=real_table(args, data.domain), synthetic_table=table,
     )  # fmt: skip
     if dask:  # time on the cluster: the row count and both workloads' answers
         evaluation["timings"]["backend_s"] = data.seconds
@@ -314,3 +316,4 @@ def _evaluation_summary(ev: dict[str, Any], path: Path | None) -> None:
     rows += [(f"{k} baseline", v) for k, v in ev["baselines"].items()]
     for name, e in rows:
         print(f"  {name:<16}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}")
+    print(f"  {describe_coherence(ev.get('coherence'))}")
