@@ -53,6 +53,9 @@ def test_canonical_form_matches_csv_text_with_decoded_values(files: Path) -> Non
     worst = {w["constraint"]: w["violated_fraction"] for w in section["worst"]}
     assert worst["never relationship = 'Wife' with sex = 'Male'"] == 0.5
     assert section["incoherent_fraction"] == 1.0  # the male wife, and a child of 95
+    # among categorical attributes only the male wife breaks a rule (age is numeric)
+    assert section["categorical"]["incoherent_fraction"] == 0.5
+    assert 0 < section["categorical"]["constraints"] < section["constraints"]
     assert "NOT differentially private" in section["note"]
     sizes = canonical_table(real, domain)["size"]
     assert sizes.tolist() == real["size"].astype(int).tolist()  # text "1" is the value 1

@@ -93,9 +93,12 @@ def describe_coherence(coherence: dict[str, Any] | None) -> str:
     """One line for the console (the evaluation's NOT PRIVATE label is printed above it)."""
     if coherence is None:
         return "coherence: not measured (needs the real and synthetic tables, not .npz)"
+    categorical = coherence["categorical"]
     return (
         f"coherence: {coherence['incoherent_fraction']:.4f} of synthetic records break at "
-        f"least one of {coherence['constraints']} rules every real record keeps"
+        f"least one of {coherence['constraints']} rules every real record keeps; "
+        f"{categorical['incoherent_fraction']:.4f} one of the {categorical['constraints']} "
+        "among categorical attributes"
     )
 
 
