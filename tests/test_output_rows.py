@@ -282,3 +282,17 @@ def test_cli_refuses_bad_rows_before_any_work(small: Path, extra, match) -> None
     code, err, out = synth(small, *extra)
     assert code != 0 and match in err
     assert not out.exists() and not (small / "r.json").exists()
+
+
+def test_codebook_entries_declare_dtypes() -> None:
+    domain = Domain.from_codebook({
+        "e": {"values": ["low", "high"], "dtype": "category:ordered"},
+        "x": {"min": 0, "max": 1, "bins": 2, "dtype": "float32"},
+        "k": {"type": "categorical", "values": [1, 2], "dtype": "int8"},
+    })  # fmt: skip
+    assert [a.output_dtype for a in domain.attributes] == ["category:ordered", "float32", "int8"]
+    out, _ = output_table(Records([[1, 0, 0, 1, 1, 0]], None, domain), domain, rows=3, seed=0)
+    assert list(out["e"].cat.categories) == ["low", "high"] and out["e"].cat.ordered
+    assert str(out["x"].dtype) == "float32" and str(out["k"].dtype) == "int8"
+    with pytest.raises(DomainError, match="'e': dtype 'bogus' is not a pandas dtype"):
+        Domain.from_codebook({"e": {"values": ["a"], "dtype": "bogus"}})
