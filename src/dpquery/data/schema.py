@@ -112,7 +112,8 @@ def column(
     """A decoded column: ``values`` with ``missing`` rows set missing, as ``dtype``
     (``categories``: the domain's non-missing values, for a categorical dtype)."""
     if dtype in CATEGORICAL_DTYPES:
-        kept = np.where(missing, None, values) if missing.any() else values
+        kept = values.astype(object)
+        kept[missing] = None  # not a category: pandas makes it missing
         return pd.Series(
             pd.Categorical(kept, categories=list(categories), ordered=dtype == ORDERED_CATEGORY)
         )
