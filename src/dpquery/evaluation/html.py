@@ -224,7 +224,12 @@ def _coherence(page: _Page) -> str:
         "ranges), read off the private data, and the fraction of synthetic records that break "
         f"them. Of {page.value('evaluation.coherence.constraints')} rules, at least one is "
         f"broken by a fraction {page.value('evaluation.coherence.incoherent_fraction')} of the "
-        "synthetic records. Evidence: the records independence predicts for a forbidden pair, "
+        "synthetic records; of the "
+        f"{page.value('evaluation.coherence.categorical.constraints')} rules among categorical "
+        "attributes (a numeric value is drawn inside its public bin, which can break rules "
+        "whatever the release), by a fraction "
+        f"{page.value('evaluation.coherence.categorical.incoherent_fraction')}. Evidence: "
+        "the records independence predicts for a forbidden pair, "
         "or the fraction of real records beyond an implied bound. The most broken rules:</p>"
         + _table(["rule", "evidence", "fraction of synthetic records breaking it"], rows)
     )
