@@ -9,9 +9,10 @@ DQRS's rejection coins exact Bernoulli draws, and the private density discrete L
 on counts, which changes the records drawn for a seed and not the charges (every ledger digest
 stayed the same but the private density's, whose mechanism was renamed); the private density's
 records once more when its discrete Laplace noise moved to the one exact sampler of
-:mod:`dpquery.privacy.discrete` (same distribution, other draws; charges unchanged). The command line's tables (not the
-releases) were recorded again when ``dpquery synth`` began writing ``n`` rows sampled from the
-release, in the domain's output dtypes, instead of the released records. A change
+:mod:`dpquery.privacy.discrete` (same distribution, other draws; charges unchanged). The
+command line's tables (not the releases) were recorded again when ``dpquery synth`` began
+writing ``n`` rows sampled from the release, in the domain's output dtypes, instead of the
+released records. A change
 here means a release changed: it must be deliberate and explained, never a side effect of a
 refactor.
 
