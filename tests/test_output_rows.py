@@ -201,11 +201,21 @@ def test_declared_dtypes_travel_in_the_domain_json(tmp_path: Path) -> None:
         (lambda: Numeric("x", (0, 1), dtype="object"), "needs a numeric dtype"),
         (lambda: Categorical("c", ("a",), dtype="nonsense"), "'nonsense' is not a pandas dtype"),
         (lambda: Categorical("c", ("a",), dtype=3), "dtype must be a string"),
+        (lambda: Numeric("x", (0, 0.5, 1), dtype="int64"), "would truncate its values"),
+        (lambda: Categorical("c", (1.5, 2), dtype="int64"), "cannot be held in dtype"),
+        (lambda: Categorical("c", ("False", "True"), dtype="bool"), "cannot be held in dtype"),
     ],
 )
 def test_bad_dtypes_are_refused(attribute, match) -> None:
     with pytest.raises(DomainError, match=match):
         attribute()
+
+
+def test_an_integer_column_over_decimal_edges_decodes_as_floats() -> None:
+    domain = Domain((Numeric("x", (0, 0.5, 1)),))
+    typed = domain.with_dtypes(pd.DataFrame({"x": [0, 1]}))  # int64 cannot hold 0.7
+    out, _ = output_table(Records([[0, 1]], None, typed), typed, rows=50, seed=0)
+    assert out["x"].dtype == np.float64 and (out["x"] >= 0.5).all()
 
 
 def test_nullable_dtype_when_a_missing_value_is_declared() -> None:

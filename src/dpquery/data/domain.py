@@ -122,7 +122,6 @@ class Numeric:
 
     def __post_init__(self) -> None:
         _check_name(self.name)
-        schema.check_dtype(self.name, self.dtype, None)
         edges = tuple(float(e) for e in self.edges)
         object.__setattr__(self, "edges", edges)
         if len(edges) < 2 or not all(map(math.isfinite, edges)):
@@ -137,6 +136,12 @@ class Numeric:
                 f"attribute {self.name!r}: out_of_range must be 'clip' or 'error', "
                 f"got {self.out_of_range!r}"
             )
+        schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
+
+    @property
+    def whole(self) -> bool:
+        """Whether decoded values are integers (``integer``, or edges that are all integers)."""
+        return self.integer or schema.edge_decimals(self.edges) == 0
 
     @classmethod
     def equal_width(cls, name: str, lo: float, hi: float, bins: int, **kwargs: Any) -> Numeric:
@@ -152,8 +157,7 @@ class Numeric:
     @property
     def output_dtype(self) -> str:
         """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
-        whole = self.integer or schema.edge_decimals(self.edges) == 0
-        base = self.dtype or ("int64" if whole else "float64")
+        base = self.dtype or ("int64" if self.whole else "float64")
         return schema.nullable(base) if self.missing else base
 
     @property

@@ -44,9 +44,12 @@ def dtype_name(dtype: Any) -> str:
     return str(dtype)
 
 
-def check_dtype(name: str, dtype: object, values: Sequence[Hashable] | None) -> None:
+def check_dtype(
+    name: str, dtype: object, values: Sequence[Hashable] | None, *, whole: bool = True
+) -> None:
     """Refuse a ``dtype`` that attribute ``name`` cannot decode to. ``values`` are the
-    attribute's non-missing values (None: a numeric attribute, which needs a numeric dtype)."""
+    attribute's non-missing values (None: a numeric attribute, which needs a numeric dtype,
+    and an integer one only when its decoded values are ``whole``)."""
     if dtype is None:
         return
     if not isinstance(dtype, str):
@@ -70,13 +73,32 @@ def check_dtype(name: str, dtype: object, values: Sequence[Hashable] | None) -> 
             raise DomainError(
                 f"attribute {name!r}: a numeric attribute needs a numeric dtype, got {dtype!r}"
             )
+        if resolved.kind in "iu" and not whole:
+            raise DomainError(
+                f"attribute {name!r}: its bin edges have decimals, so an integer dtype "
+                f"({dtype!r}) would truncate its values; use a float dtype or integer=True"
+            )
         return
     try:
-        pd.Series(list(values), dtype=object).astype(resolved)
+        held = pd.Series(list(values), dtype=object).astype(resolved).tolist()
     except (ValueError, TypeError):
+        held = None
+    if held is None or not all(map(_same, values, held)):
         raise DomainError(
             f"attribute {name!r}: its values {list(values)[:5]} cannot be held in dtype {dtype!r}"
-        ) from None
+        )
+
+
+def _same(value: object, held: object) -> bool:
+    """Whether ``held`` (``value`` converted to a dtype) still says ``value``: equal, the same
+    text ("1" and 1) or the same number (1 and 1.0); not 1.5 truncated to 1, nor the text
+    "False" made True."""
+    if held == value or str(held) == str(value):
+        return True
+    try:
+        return float(held) == float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
 
 
 def edge_decimals(edges: tuple[float, ...]) -> int | None:
