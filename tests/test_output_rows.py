@@ -245,14 +245,17 @@ def small(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def synth(tmp: Path, *extra: str) -> tuple[int, str, Path]:
+def synth(tmp: Path, *extra: str, quiet: bool = True) -> tuple[int, str, Path]:
     out = tmp / "s.csv"
     result = dpquery_cli(
         "synth", "--data", str(tmp / "data.csv"), "--domain", str(tmp / "domain.json"),
         "--algorithm", "fem", "--epsilon", "1", "--T", "4", "--samples", "3",
-        "--workload", "marginals", "--k", "2", "--queries", "30", "--seed", "0", "--quiet",
-        "--out", str(out), "--report", str(tmp / "r.json"), *extra,
+        "--workload", "marginals", "--k", "2", "--queries", "30", "--seed", "0",
+        "--out", str(out), "--report", str(tmp / "r.json"), *extra, *(["--quiet"] * quiet),
     )  # fmt: skip
+    if not quiet:
+        assert "output: " in result.out, result.out
+        return result.code, result.out, out
     return result.code, result.err, out
 
 
@@ -265,8 +268,9 @@ def test_cli_writes_n_rows_by_default_and_rows_when_asked(small: Path) -> None:
     release = json.loads((small / "r.json").read_text())["release"]
     assert release["output"]["rows"] == 300
     assert release["output"]["released_records"] == release["records"] == 12  # T s
-    code, err, out = synth(small, "--rows", "17", "--overwrite")
-    assert code == 0, err
+    code, printed, out = synth(small, "--rows", "17", "--overwrite", quiet=False)
+    assert code == 0
+    assert "output: 17 rows sampled from the 12 released records" in printed
     assert len(pd.read_csv(out)) == 17
     assert json.loads((small / "r.json").read_text())["release"]["output"]["rows"] == 17
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from typing import Any
+
 from dpquery.errors import DPQueryError
 
 
@@ -27,3 +29,14 @@ def output_rows(args: argparse.Namespace, n: int) -> int | None:
                                "has the released records")  # fmt: skip
         return None
     return n if args.rows is None else args.rows
+
+
+def describe_output(output: dict[str, Any], path: object) -> str:
+    """One console line: how the table's rows were made (the report's ``release.output``)."""
+    if output["method"].startswith("the released records"):
+        return f"  output: the {output['rows']} released records with a 'weight' column -> {path}"
+    return (
+        f"  output: {output['rows']} rows sampled from the {output['released_records']} "
+        f"released records (systematic sampling: each repeated in proportion to its weight) "
+        f"-> {path}"
+    )

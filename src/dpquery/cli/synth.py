@@ -33,7 +33,7 @@ from dpquery.cli.common import (
     check_backend_args,
     flag_errors,
 )
-from dpquery.cli.output import add_output_args, output_rows
+from dpquery.cli.output import add_output_args, describe_output, output_rows
 from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.workload import workload_of_kind
 from dpquery.data.sample import output_table
@@ -177,6 +177,8 @@ def _synth(args: argparse.Namespace) -> int:
         else:
             table.to_csv(tmp, index=False)
     _summary(report, args)
+    if not args.quiet:
+        print(describe_output(report["release"]["output"], args.out))
     if evaluation is not None:
         _evaluation_summary(evaluation, evaluated)
     return 0
