@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-
 from typing import Any
 
 from dpquery.errors import DPQueryError
