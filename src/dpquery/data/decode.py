@@ -119,6 +119,25 @@ def decode(
     decodes to a missing value. When the weights are not all equal, a ``weight`` column
     (summing to 1) is added.
     """
+    table, report = decode_rows(records, None, domain, numeric=numeric, seed=seed)
+    p = records.probabilities
+    if records.m and not np.allclose(p, p[0], rtol=0, atol=1e-15):
+        table["weight"] = p
+    return table, report
+
+
+def decode_rows(
+    records: Records,
+    index: np.ndarray | None,
+    domain: Domain | None = None,
+    *,
+    numeric: NumericMode = "uniform",
+    seed: SeedLike = None,
+) -> tuple[pd.DataFrame, DecodeReport]:
+    """The rows ``index`` of ``records`` (repeats allowed; None: every record once) as
+    :func:`decode` makes them, without weights. A broken one-hot group is repaired once per
+    record, and every output row draws its own numeric values; nothing of size
+    rows x bits is built, so a wide release decodes to many rows."""
     domain = domain if domain is not None else records.domain
     if domain is None:
         raise DPQueryError("decoding needs a domain: the records carry none and none was given")
@@ -132,18 +151,15 @@ def decode(
     for i, attr in enumerate(domain.attributes):
         bits = records.rows[:, domain.offsets[i] : domain.offsets[i + 1]]
         if isinstance(attr, Binary):
-            columns[attr.name] = _categorical_values(attr, bits[:, 0].astype(np.int64))
-            continue
-        codes, repairs[attr.name] = _group_codes(bits, rng)
+            codes = bits[:, 0].astype(np.int64)
+        else:
+            codes, repairs[attr.name] = _group_codes(bits, rng)
+        codes = codes if index is None else codes[index]
         if isinstance(attr, Numeric):
             columns[attr.name] = _numeric_values(attr, codes, numeric, rng)
         else:
             columns[attr.name] = _categorical_values(attr, codes)
-    table = pd.DataFrame(columns)
-    p = records.probabilities
-    if records.m and not np.allclose(p, p[0], rtol=0, atol=1e-15):
-        table["weight"] = p
-    return table, DecodeReport(repairs)
+    return pd.DataFrame(columns), DecodeReport(repairs)
 
 
 def sample_records(records: Records, size: int, *, seed: SeedLike = None) -> Records:

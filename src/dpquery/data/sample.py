@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpquery.data.decode import DecodeReport, NumericMode, decode
+from dpquery.data.decode import DecodeReport, NumericMode, decode, decode_rows
 from dpquery.data.domain import Domain
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -75,13 +75,19 @@ def check_rows(rows: object) -> int:
     return int(rows)
 
 
-def resample(records: Records, rows: int, *, seed: SeedLike = None) -> Records:
-    """``rows`` equal-weight records allocated from ``records`` by :func:`systematic_counts`,
-    in random order."""
-    rng = make_rng(seed)
+def sample_index(records: Records, rows: int, rng: np.random.Generator) -> np.ndarray:
+    """Which record each of ``rows`` output rows copies (:func:`systematic_counts`), in
+    random order."""
     counts = systematic_counts(records.probabilities, rows, rng)
     index = np.repeat(np.arange(records.m), counts)
     rng.shuffle(index)
+    return index
+
+
+def resample(records: Records, rows: int, *, seed: SeedLike = None) -> Records:
+    """``rows`` equal-weight records allocated from ``records`` by :func:`systematic_counts`,
+    in random order."""
+    index = sample_index(records, check_rows(rows), make_rng(seed))
     return Records(records.rows[index], None, records.domain)
 
 
@@ -132,9 +138,11 @@ def output_table(
         return table, OutputReport(records.m, records.m, WEIGHTED, report)
     if rows is None:
         raise DPQueryError("output_table needs rows (the input's n, public) or weights=True")
-    sampled = resample(records, check_rows(rows), seed=rng)
-    table, report = decode(sampled, domain, numeric=numeric, seed=rng)
-    return table, OutputReport(sampled.m, records.m, SYSTEMATIC, report)
+    index = sample_index(records, check_rows(rows), rng)
+    table, report = decode_rows(records, index, domain, numeric=numeric, seed=rng)
+    return table, OutputReport(len(index), records.m, SYSTEMATIC, report)
 
 
-__all__ = ["OutputReport", "check_rows", "output_table", "resample", "systematic_counts"]
+__all__ = [
+    "OutputReport", "check_rows", "output_table", "resample", "sample_index", "systematic_counts",
+]  # fmt: skip
