@@ -310,3 +310,20 @@ def test_codebook_entries_declare_dtypes() -> None:
     assert str(out["x"].dtype) == "float32" and str(out["k"].dtype) == "int8"
     with pytest.raises(DomainError, match="'e': dtype 'bogus' is not a pandas dtype"):
         Domain.from_codebook({"e": {"values": ["a"], "dtype": "bogus"}})
+
+
+def test_cli_parquet_output_keeps_the_parquet_inputs_dtypes(small: Path) -> None:
+    table = pd.read_csv(small / "data.csv")
+    table["color"] = pd.Categorical(table["color"], categories=["red", "green", "blue"])
+    table["size"] = table["size"].astype("int8")
+    table.to_parquet(small / "data.parquet")
+    out = small / "s.parquet"
+    result = dpquery_cli(
+        "synth", "--data", str(small / "data.parquet"), "--domain", str(small / "domain.json"),
+        "--algorithm", "adaptive-projection", "--epsilon", "1", "--workload", "all-marginals",
+        "--k", "2", "--seed", "0", "--quiet", "--out", str(out),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    synthetic = pd.read_parquet(out)
+    assert synthetic.dtypes.to_dict() == table.dtypes.to_dict() and len(synthetic) == 300
+    assert list(synthetic["color"].cat.categories) == ["red", "green", "blue"]

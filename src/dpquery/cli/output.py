@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
+
+PARQUET = (".parquet", ".pq")
 
 
 def add_output_args(group: argparse._ArgumentGroup) -> None:
@@ -39,3 +43,15 @@ def describe_output(output: dict[str, Any], path: object) -> str:
         f"released records (systematic sampling: each repeated in proportion to its weight) "
         f"-> {path}"
     )
+
+
+def with_input_dtypes(args: argparse.Namespace, domain: Domain) -> Domain:
+    """The domain with the dtypes of a Parquet input's schema (read from the file's footer,
+    not its rows: the schema, like the column names); other inputs keep the domain's own
+    (a CSV has no dtypes: pandas would infer them from the values)."""
+    data = getattr(args, "data", None)
+    if data is None or Path(data).suffix.lower() not in PARQUET or not Path(data).is_file():
+        return domain
+    import pyarrow.parquet as pq
+
+    return domain.with_dtypes(pq.read_schema(data).empty_table().to_pandas())

@@ -33,7 +33,12 @@ from dpquery.cli.common import (
     check_backend_args,
     flag_errors,
 )
-from dpquery.cli.output import add_output_args, describe_output, output_rows
+from dpquery.cli.output import (
+    add_output_args,
+    describe_output,
+    output_rows,
+    with_input_dtypes,
+)
 from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.workload import workload_of_kind
 from dpquery.data.sample import output_table
@@ -205,7 +210,8 @@ def _release(
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
     table, output = output_table(
-        release.records, data.domain, rows=output_rows(args, data.n), weights=args.weights,
+        release.records, with_input_dtypes(args, data.domain), rows=output_rows(args, data.n),
+        weights=args.weights,
         numeric=args.numeric, seed=rng,
     )  # fmt: skip
     report = publishable_report(release, randomness=describe_rng(rng))
