@@ -7,10 +7,22 @@ import pytest
 from tests.conftest import mixed_data
 
 from dpquery.algorithms import registry
-from dpquery.algorithms.auto import MAX_ATTRIBUTES, WIDE, Auto, choose
-from dpquery.algorithms.marginals import MAX_CODES
+from dpquery.algorithms.auto import (
+    MAX_ATTRIBUTES,
+    MIN_RECORDS,
+    WIDE,
+    WORK,
+    Auto,
+    BaselineWarning,
+    baseline_warning,
+    candidate_count,
+    choose,
+    records_for,
+)
+from dpquery.algorithms.marginals import MAX_CODES, AdaptivePlan
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
+from dpquery.privacy import Budget
 from dpquery.queries import default_workload, marginal_cells
 from dpquery.queries.default import default_marginals
 
@@ -88,17 +100,17 @@ def test_auto_is_registered_and_takes_a_budget() -> None:
 
 # --- the policy ---------------------------------------------------------------------------------
 def test_policy_picks_adaptive_projection_where_it_fits() -> None:
-    c = choose(n=48_842, g=15, d=588, workload_kind="conjunction", budget_keywords={})
+    c = choose(n=48_842, g=15, d=588, workload_kind="conjunction")
     assert c.algorithm == "adaptive-projection" and "48842 records x 15 attributes" in c.reason
 
 
 def test_policy_picks_the_wide_algorithm_beyond_adaptive_projection() -> None:
-    c = choose(n=20_000, g=512_000, d=512_000, workload_kind="conjunction", budget_keywords={})
+    c = choose(n=20_000, g=512_000, d=512_000, workload_kind="conjunction")
     assert c.algorithm == WIDE and str(MAX_CODES) in c.reason
     c = choose(n=100, g=MAX_ATTRIBUTES + 1, d=5000, workload_kind="conjunction",
-               budget_keywords={})  # fmt: skip
+               )  # fmt: skip
     assert c.algorithm == WIDE and str(MAX_ATTRIBUTES) in c.reason
-    c = choose(n=100, g=5, d=20, workload_kind="parity", budget_keywords={})
+    c = choose(n=100, g=5, d=20, workload_kind="parity")
     assert c.algorithm == WIDE and "parity" in c.reason
 
 
@@ -113,3 +125,63 @@ def test_auto_release_says_what_ran_and_why() -> None:
     assert 0.999 <= release.ledger.spent <= 1.0
     again = registry.build("auto", {"epsilon": 1.0}, seed=0, progress=False).fit(data, workload)
     assert np.array_equal(release.records.rows, again.records.rows)
+
+
+# --- the runtime rule and the pre-release check (hand-computed) ------------------------------
+def test_records_follow_the_candidates() -> None:
+    assert WORK == 20_000_000 and MIN_RECORDS == 2_000
+    assert records_for(27_253, 1_740) == 11_494  # 20e6 // 1,740 (ACS's default workload)
+    assert records_for(48_842, 383) == 48_842  # 52,219 > n: every record
+    assert records_for(10**6, 100) == 50_000  # the cap of adaptive-projection
+    assert records_for(10**6, 20_000) == 2_000  # 1,000 would be too few: the floor
+    assert records_for(500, 20_000) == 500  # never more than n
+    assert candidate_count([(0, 1, 2)]) == 7  # 3 + 3 + 1
+    assert candidate_count([(0, 1, 2), (1, 2, 3)]) == 11  # (1,), (2,), (1, 2) shared
+
+
+def test_the_chosen_records_are_in_the_reason() -> None:
+    c = choose(n=27_253, g=22, d=448, workload_kind="conjunction", candidates=1_740)
+    assert c.options == {"size": 11_494}
+    assert "it fits 11494 records (not 27253)" in c.reason
+    c = choose(n=27_253, g=22, d=448, workload_kind="conjunction", candidates=1_740, size=500)
+    assert c.options == {"size": 500} and "it fits" not in c.reason  # the user's size
+
+
+def _plan(one_way: tuple[float, ...]) -> AdaptivePlan:
+    return AdaptivePlan(1.0, Budget.zcdp(1.0), 10, 0.9, 1.0, 1.0, 100, one_way)
+
+
+def test_baseline_check_threshold_by_hand() -> None:
+    """Expected total variation of a noisy 1-way marginal: 0.5 |a| sqrt(2/pi) sigma / n. At
+    n = 100 it reaches 0.5 at sigma = 100 / (|a| sqrt(2/pi)): 62.67 for |a| = 2, 31.33 for
+    |a| = 4."""
+    sizes = [2, 4]
+    assert baseline_warning(_plan((62.0, 31.0)), 100, sizes) is None
+    assert baseline_warning(_plan((63.0, 31.0)), 100, sizes) is None  # one attribute below
+    message = baseline_warning(_plan((63.0, 32.0)), 100, sizes)
+    assert message is not None and "0.50 to 0.51" in message
+    assert "not expected to beat the uniform or zeros baselines" in message
+
+
+def test_auto_warns_before_drawing_and_records_the_warning() -> None:
+    data = mixed_data(60, seed=0)
+    assert data.domain is not None
+    workload = default_workload(data.domain, data.n, seed=0)
+    model = registry.build("auto", {"epsilon": 0.05}, seed=0, progress=False)
+    assert model.plan(data, workload).warning is not None
+    with pytest.warns(BaselineWarning, match="not expected to beat"):
+        release = model.fit(data, workload)
+    assert "warning" in release.parameters["auto"]
+    quiet = registry.build("auto", {"epsilon": 5.0}, seed=0, progress=False)
+    assert quiet.plan(data, workload).warning is None
+
+
+def test_auto_charges_what_the_chosen_algorithm_charges() -> None:
+    data = mixed_data(300, seed=0)
+    assert data.domain is not None
+    workload = default_workload(data.domain, data.n, seed=0)
+    auto = registry.build("auto", {"epsilon": 1.0}, seed=0, progress=False)
+    plan = auto.plan(data, workload)
+    named = registry.build("adaptive-projection", {"epsilon": 1.0, **plan.choice.options})
+    assert plan.charges() == named.charges(data, workload)
+    assert plan.budget == named.plan(data, workload).budget

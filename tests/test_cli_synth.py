@@ -51,7 +51,7 @@ def tmp(tmp_path: Path) -> Path:
 def synth_args(tmp: Path, *extra: str, seed: int | None = 0) -> list[str]:
     args = [
         "synth", "--data", str(tmp / "data.csv"), "--domain", str(tmp / "domain.json"),
-        "--workload", "marginals", "--k", "2", "--queries", "60",
+        "--algorithm", "dualquery", "--workload", "marginals", "--k", "2", "--queries", "60",
         "--eta", "0.5", "--samples", "20", "--quiet", *extra,
     ]  # fmt: skip
     return [*args, "--seed", str(seed)] if seed is not None else args
@@ -90,10 +90,20 @@ def without_timings(x: object) -> object:
 def test_synth_writes_records_in_input_columns_and_a_report(tmp, capsys) -> None:
     out, rep, evf = tmp / "s.csv", tmp / "r.json", tmp / "s.evaluation.json"
     args = synth_args(tmp, *BUDGET, "--out", str(out), "--report", str(rep), "--evaluate")
+    args.remove("--quiet")
     assert main(args) == 0
     captured = capsys.readouterr()
-    assert "dualquery: T=" in captured.out
+    lines = captured.out.splitlines()
+    # the guarantee asked for first, then what ran, then what was written
+    assert lines[0] == "privacy: (2, 1.0e-03)-DP, bounded DP (replace one record), n public"
+    assert lines[1] == "algorithm: dualquery (--algorithm)"
+    assert "T=" in lines[2] and lines[3].startswith("wrote ")
+    assert lines.index("other accountants (the same run, proved in other measures):") > 3
     assert "NOT PRIVATE" in captured.out  # the label is on the stream of the numbers
+    assert "errors as fractions of records" in captured.out
+    remaining = strict_json(rep)["release"]["privacy"]["remaining"]
+    if remaining > 1e-6 * 2:  # DualQuery's rounds come whole: the rest is said, with why
+        assert f"unspent: {remaining:.3g} of epsilon 2" in captured.out
     report = strict_json(rep)
     rel, ev = report["release"], strict_json(evf)
     assert "evaluation" not in report
@@ -155,8 +165,9 @@ def test_integer_coded_table_comes_back_integer_coded(tmp) -> None:
     out = tmp / "s.csv"
     args = [
         "synth", "--data", str(tmp / "ints.csv"), "--domain", str(tmp / "pgm.json"),
-        "--epsilon", "2", "--delta", "1e-3", "--eta", "0.5", "--samples", "20",
-        "--queries", "30", "--k", "2", "--seed", "0", "--quiet", "--out", str(out),
+        "--algorithm", "dualquery", "--epsilon", "2", "--delta", "1e-3", "--eta", "0.5",
+        "--samples", "20", "--queries", "30", "--k", "2", "--seed", "0", "--quiet",
+        "--out", str(out), "--workload", "marginals",
     ]  # fmt: skip
     assert main(args) == 0
     synth = pd.read_csv(out)
@@ -428,7 +439,8 @@ def test_options_an_algorithm_does_not_take_are_refused(algorithm, extra, match,
 
 def test_release_on_an_inferred_domain_says_it_is_not_private(tmp, capsys) -> None:
     args = [
-        "synth", "--data", str(tmp / "data.csv"), "--infer-domain", "--workload", "marginals",
+        "synth", "--data", str(tmp / "data.csv"), "--infer-domain", "--algorithm", "dualquery",
+        "--workload", "marginals",
         "--k", "2", "--queries", "40", "--eta", "0.5", "--samples", "10", "--T", "3",
         "--quiet", "--seed", "0", "--out", str(tmp / "s.csv"), "--report", str(tmp / "r.json"),
     ]  # fmt: skip

@@ -53,7 +53,8 @@ def synth(tmp: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
-DUALQUERY = ("--epsilon", "2", "--delta", "1e-6", "--eta", "0.5", "--samples", "20")
+DUALQUERY = ("--algorithm", "dualquery", "--epsilon", "2", "--delta", "1e-6", "--eta", "0.5",
+             "--samples", "20")  # fmt: skip
 MWEM = ("--algorithm", "mwem", "--epsilon", "1", "--delta", "1e-6", "--T", "8")
 
 
@@ -100,7 +101,9 @@ def test_evaluate_goes_to_its_own_file_labelled_not_private(tmp, capsys) -> None
     assert main(synth(tmp, *DUALQUERY, "--seed", "0")) == 0
     plain = ((tmp / "s.csv").read_bytes(), json.loads((tmp / "r.json").read_text()))
     capsys.readouterr()
-    assert main(synth(tmp, *DUALQUERY, "--seed", "0", "--overwrite", "--evaluate")) == 0
+    args = synth(tmp, *DUALQUERY, "--seed", "0", "--overwrite", "--evaluate")
+    args.remove("--quiet")
+    assert main(args) == 0
     out = capsys.readouterr().out
     evaluation = json.loads((tmp / "s.evaluation.json").read_text())
     assert evaluation["label"].startswith("NOT PRIVATE")
@@ -148,7 +151,7 @@ def test_report_holds_no_float_from_a_noise_draw(tmp, monkeypatch, extra, module
 
 
 def test_delta_defaults_to_one_over_n_squared(tmp, capsys) -> None:
-    assert main(synth(tmp, "--epsilon", "2", "--eta", "0.5", "--samples", "20", "--seed", "0")) == 0
+    assert main(synth(tmp, "--epsilon", "2", "--seed", "0")) == 0  # the default: auto
     budget = json.loads((tmp / "r.json").read_text())["release"]["privacy"]["budget"]
     assert budget["delta"] == 1 / N**2
     assert "warning" not in capsys.readouterr().err
@@ -156,7 +159,7 @@ def test_delta_defaults_to_one_over_n_squared(tmp, capsys) -> None:
 
 @pytest.mark.parametrize("delta", ["0.0025", "0.01"])  # 1/n and above
 def test_delta_of_one_over_n_or_more_is_warned_on_stderr(tmp, capsys, delta) -> None:
-    args = synth(tmp, "--epsilon", "2", "--delta", delta, "--eta", "0.5", "--samples", "20")
+    args = synth(tmp, "--epsilon", "2", "--delta", delta)
     assert main([*args, "--seed", "0"]) == 0
     err = capsys.readouterr().err
     (line,) = [x for x in err.splitlines() if "warning" in x]
@@ -164,7 +167,9 @@ def test_delta_of_one_over_n_or_more_is_warned_on_stderr(tmp, capsys, delta) -> 
 
 
 def test_unseeded_release_says_its_noise_is_cryptographic(tmp, capsys) -> None:
-    assert main(synth(tmp, *DUALQUERY)) == 0
+    args = synth(tmp, *DUALQUERY)
+    args.remove("--quiet")
+    assert main(args) == 0
     randomness = json.loads((tmp / "r.json").read_text())["release"]["randomness"]
     assert randomness["cryptographic"] is True
     assert randomness["bit_generator"] == "AESCounter"

@@ -64,7 +64,7 @@ def test_canonical_form_matches_csv_text_with_decoded_values(files: Path) -> Non
 def test_synth_evaluate_reports_coherence_not_in_the_publishable_report(files: Path) -> None:
     result = dpquery_cli(
         "synth", *DATA, "--algorithm", "adaptive-projection", "--epsilon", "1",
-        "--workload", "all-marginals", "--k", "2", "--seed", "0", "--quiet",
+        "--workload", "all-marginals", "--k", "2", "--seed", "0",
         "--out", "S.csv", "--report", "R.json", "--evaluate", cwd=files,
     )  # fmt: skip
     assert result.code == 0, result.err

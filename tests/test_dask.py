@@ -204,7 +204,8 @@ def test_kdd99_partitions_bit_exact(
 
 # -- the CLI ----------------------------------------------------------------------------
 KDD_SYNTH = (
-    "synth", "--dataset", "kdd99", "--workload", "marginals", "--k", "3", "--queries", "500",
+    "synth", "--dataset", "kdd99", "--algorithm", "dualquery", "--workload", "marginals",
+    "--k", "3", "--queries", "500",
     "--epsilon", "1", "--delta", "1e-6", "--T", "8", "--samples", "30", "--eta", "0.5",
     "--seed", "11", "--quiet",
 )  # fmt: skip

@@ -254,7 +254,7 @@ def synth(tmp: Path, *extra: str, quiet: bool = True) -> tuple[int, str, Path]:
         "--out", str(out), "--report", str(tmp / "r.json"), *extra, *(["--quiet"] * quiet),
     )  # fmt: skip
     if not quiet:
-        assert "output: " in result.out, result.out
+        assert "wrote " in result.out, result.out
         return result.code, result.out, out
     return result.code, result.err, out
 
@@ -270,7 +270,7 @@ def test_cli_writes_n_rows_by_default_and_rows_when_asked(small: Path) -> None:
     assert release["output"]["released_records"] == release["records"] == 12  # T s
     code, printed, out = synth(small, "--rows", "17", "--overwrite", quiet=False)
     assert code == 0
-    assert "output: 17 rows sampled from the 12 released records" in printed
+    assert "wrote 17 rows to" in printed and "sampled from the 12 synthetic records" in printed
     assert len(pd.read_csv(out)) == 17
     assert json.loads((small / "r.json").read_text())["release"]["output"]["rows"] == 17
 

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from dpquery.progress import Progress
+from dpquery.progress import Progress, budget_progress
 
 
 class Terminal(io.StringIO):
@@ -77,3 +77,36 @@ def test_close_once_even_on_error():
     with pytest.raises(ValueError, match="interval must be positive"):
         Progress(10, "x", interval=0)
     assert clock.t == 100.0
+
+
+class _FakeAccountant:
+    def rho(self, totals: float) -> float:
+        return totals
+
+
+class _FakeLedger:
+    """What budget_progress reads: the accountant's rho of the ledger's totals."""
+
+    accountant = _FakeAccountant()
+
+    def __init__(self) -> None:
+        self.totals = 0.0
+
+
+def test_budget_progress_shows_the_share_of_the_budget_spent():
+    out, ledger = io.StringIO(), _FakeLedger()
+    with budget_progress("adaptive-projection", 2.0, ledger, None, stream=out) as on_round:
+        assert on_round is not None
+        for spent in (0.5, 1.0, 1.9):
+            ledger.totals = spent
+            on_round({})
+    # not a terminal, the loop was faster than the interval: one last line, at 100%
+    (line,) = out.getvalue().splitlines()
+    assert line.startswith("adaptive-projection: 100/100 % of budget [")
+
+
+def test_budget_progress_is_silent_when_quiet():
+    out = io.StringIO()
+    with budget_progress("x", 1.0, _FakeLedger(), False, stream=out) as on_round:
+        assert on_round is None
+    assert out.getvalue() == ""

@@ -15,15 +15,21 @@ Use::
 
 Progress lines go to stderr by default and depend only on counters and the clock, never on
 private data.
+
+:func:`budget_progress` is the display of a loop whose length is not known in advance but
+whose end is: an adaptive mechanism that runs until its privacy budget is spent
+(adaptive-projection's rounds) shows the percentage of the budget its ledger has charged, a
+public quantity (the charges are planned from public sizes and the mechanisms' outputs).
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
-from typing import TextIO
+from typing import Any, Protocol, TextIO
 
 from tqdm import tqdm
 
@@ -109,3 +115,31 @@ class Progress:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class _Ledger(Protocol):
+    @property
+    def accountant(self) -> Any: ...
+
+    @property
+    def totals(self) -> Any: ...
+
+
+@contextmanager
+def budget_progress(
+    desc: str, rho: float, ledger: _Ledger, show: bool | None, *, stream: TextIO | None = None
+) -> Iterator[Callable[[dict[str, Any]], None] | None]:
+    """An ``on_round`` callback showing the percentage of ``rho`` (zCDP) that ``ledger`` has
+    charged (None when ``show`` is False: no display at all). ``show=None`` shows it: a bar
+    with ETA on a terminal, a plain line every few seconds elsewhere."""
+    if show is False:
+        yield None
+        return
+    with Progress(100, desc, unit="% of budget", stream=stream) as bar:
+
+        def on_round(_info: dict[str, Any]) -> None:
+            spent = ledger.accountant.rho(ledger.totals) / rho if rho > 0 else 1.0
+            bar.update(max(0, min(100, int(100 * spent)) - bar.n))
+
+        yield on_round
+        bar.update(100 - bar.n)  # the run ended: the budget is spent

@@ -24,19 +24,23 @@ sentence.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.marginals import DEFAULT_MAX_RECORDS, MAX_CODES
+from dpquery.algorithms.marginals import DEFAULT_MAX_RECORDS, MAX_CODES, AdaptivePlan
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Accountant, Budget, Ledger
 from dpquery.queries import Workload
-from dpquery.queries.marginals import AttributeLayout
+from dpquery.queries.marginals import AttributeLayout, workload_marginals
 from dpquery.rng import SeedLike
 
 # Above this many attributes adaptive-projection's rounds (one 1-way measurement per
@@ -45,6 +49,13 @@ from dpquery.rng import SeedLike
 MAX_ATTRIBUTES = 1000
 # The algorithm for wider data (docs/choosing.md).
 WIDE = "dualquery"
+# adaptive-projection's time per round grows with (candidate marginals) x (records): each
+# round scores every candidate on the records. The records are capped so that this product
+# stays within WORK (docs/choosing.md: ACS, 1,740 candidates, 27,253 records took 88 s at
+# epsilon 1; 10,000 records 24 s, the same errors within seed noise), and never below
+# MIN_RECORDS (or n).
+WORK = 20_000_000
+MIN_RECORDS = 2_000
 
 
 @dataclass(frozen=True)
@@ -56,11 +67,30 @@ class Choice:
     options: dict[str, Any]
 
 
+def records_for(n: int, candidates: int) -> int:
+    """The records adaptive-projection fits: ``min(n, 50,000)``, lowered so that
+    ``candidates x records <= WORK`` but not below ``min(n, MIN_RECORDS)``."""
+    fit = WORK // max(candidates, 1)
+    return min(n, DEFAULT_MAX_RECORDS, max(fit, MIN_RECORDS))
+
+
+def candidate_count(marginals: Sequence[tuple[int, ...]]) -> int:
+    """How many marginals adaptive-projection scores each round: the workload's marginals and
+    all their non-empty sub-marginals (AIM's candidates)."""
+    found: set[tuple[int, ...]] = set()
+    for m in marginals:
+        for k in range(1, len(m) + 1):
+            found.update(itertools.combinations(m, k))
+    return len(found)
+
+
 def choose(
-    *, n: int, g: int, d: int, workload_kind: str, budget_keywords: dict[str, Any],
+    *, n: int, g: int, d: int, workload_kind: str, candidates: int = 0,
     size: int | None = None,
 ) -> Choice:  # fmt: skip
-    """The policy of the module docstring, from public quantities only."""
+    """The policy of the module docstring, from public quantities only: ``n``, the attributes
+    ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, and the
+    user's ``size`` (records released; None: the policy's)."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
     if workload_kind != "conjunction":
         reason = f"the workload is {workload_kind} queries, which the game-based algorithms answer"
@@ -75,23 +105,56 @@ def choose(
             f"in reasonable time, so the oracle-efficient {WIDE} runs on the {d} bits"
         )
     else:
-        return Choice(
-            "adaptive-projection",
+        reason = (
             f"{n} records x {g} attributes fit adaptive-projection (whole-marginal "
             "measurements fitted by a record set), the most accurate release measured on "
-            "tables of this shape",
-            {"size": size},
+            "tables of this shape"
         )
+        if size is None:
+            size = records_for(n, candidates)
+            if size < min(n, DEFAULT_MAX_RECORDS):
+                reason += (
+                    f"; it fits {size} records (not {min(n, DEFAULT_MAX_RECORDS)}) so that "
+                    f"scoring the workload's {candidates} candidate marginals each round "
+                    "stays within a minute"
+                )
+        return Choice("adaptive-projection", reason, {"size": size})
     return Choice(WIDE, reason, {"size": size} if WIDE != "dualquery" else {})
+
+
+class BaselineWarning(UserWarning):
+    """The budget is too small for the release to be expected to beat the baselines that
+    read no data (uniform, zeros); raised before anything is drawn."""
+
+
+def baseline_warning(plan: AdaptivePlan, n: int, sizes: Sequence[int]) -> str | None:
+    """The public pre-release check (docs/choosing.md): a message when, for every attribute
+    ``a``, the expected L1 error of its noisy 1-way measurement, ``|a| sqrt(2/pi) sigma_a /
+    n`` as a fraction of records, is at least 1, i.e. a total variation of at least 0.5: what
+    the zeros baseline scores on every marginal. The records start from these measurements,
+    so no estimate built on them is expected to beat the baselines. Reads the plan's noise
+    scales, ``n`` and the attribute sizes only (all public)."""
+    a = np.asarray(sizes, dtype=np.float64)
+    tv = 0.5 * a * math.sqrt(2 / math.pi) * np.asarray(plan.one_way) / n
+    if not (tv >= 0.5).all():
+        return None
+    return (
+        f"at this budget the noise of every attribute's 1-way measurement is at least as "
+        f"large as the data (expected total variation {tv.min():.2f} to {tv.max():.2f} per "
+        f"attribute, on n = {n} records): the release is not expected to beat the uniform or "
+        "zeros baselines, which read no data; raise epsilon, or release those baselines"
+    )
 
 
 @dataclass(frozen=True)
 class AutoPlan:
-    """The choice, the chosen estimator and its plan (whose budget and charges are ours)."""
+    """The choice, the chosen estimator and its plan (whose budget and charges are ours),
+    and the pre-release check's message (None: the release is expected to be useful)."""
 
     choice: Choice
     model: Synthesizer
     inner: Any
+    warning: str | None = None
 
     @property
     def budget(self) -> Budget:
@@ -117,10 +180,12 @@ class Auto(ZCDPBudget, Synthesizer):
     def choose(self, data: BinaryData, workload: Workload) -> Choice:
         """The policy's choice for ``data``'s public shape and ``workload``."""
         layout = AttributeLayout.of_data(data)
-        keywords = {k: getattr(self, k) for k in ("epsilon", "delta", "rho")}
+        candidates = 0
+        if workload.kind == "conjunction":
+            candidates = candidate_count(workload_marginals(workload, layout))
         return choose(
             n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
-            budget_keywords=keywords, size=self.size,
+            candidates=candidates, size=self.size,
         )  # fmt: skip
 
     def plan(
@@ -146,18 +211,24 @@ class Auto(ZCDPBudget, Synthesizer):
             )
         model = registry.build(choice.algorithm, given, seed=self.seed, progress=self.progress)
         model.validate()
-        return AutoPlan(choice, model, model.plan(data, workload, budget=budget))
+        inner = model.plan(data, workload, budget=budget)
+        warning = None
+        if isinstance(inner, AdaptivePlan):
+            warning = baseline_warning(inner, data.n, AttributeLayout.of_data(data).sizes.tolist())
+        return AutoPlan(choice, model, inner, warning)
 
     def plan_accountant(self, plan: AutoPlan) -> Accountant | None:
         return plan.model.plan_accountant(plan.inner)
 
     def run(self, run: Run) -> Outcome:
         plan: AutoPlan = run.plan
+        if plan.warning is not None:  # said before anything is drawn
+            warnings.warn(plan.warning, BaselineWarning, stacklevel=3)
         outcome = plan.model.run(dataclasses.replace(run, plan=plan.inner))
-        parameters = {
-            **outcome.parameters,
-            "auto": {"algorithm": plan.choice.algorithm, "reason": plan.choice.reason},
-        }
+        auto = {"algorithm": plan.choice.algorithm, "reason": plan.choice.reason}
+        if plan.warning is not None:
+            auto["warning"] = plan.warning
+        parameters = {**outcome.parameters, "auto": auto}
         return Outcome(outcome.records, outcome.rounds, parameters, outcome.timings)
 
     def fit(
@@ -173,4 +244,17 @@ class Auto(ZCDPBudget, Synthesizer):
         return dataclasses.replace(release, algorithm=release.parameters["auto"]["algorithm"])
 
 
-__all__ = ["MAX_ATTRIBUTES", "WIDE", "Auto", "AutoPlan", "Choice", "choose"]
+__all__ = [
+    "MAX_ATTRIBUTES",
+    "MIN_RECORDS",
+    "WIDE",
+    "WORK",
+    "Auto",
+    "AutoPlan",
+    "BaselineWarning",
+    "Choice",
+    "baseline_warning",
+    "candidate_count",
+    "choose",
+    "records_for",
+]

@@ -59,6 +59,7 @@ from dpquery.privacy import (
     zcdp_rho_for,
 )
 from dpquery.privacy.delta import default_delta
+from dpquery.progress import budget_progress
 from dpquery.queries import Workload
 from dpquery.queries.marginals import (
     AttributeLayout,
@@ -300,8 +301,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     (module docstring): a :class:`~dpquery.algorithms.synthesizer.Synthesizer` releasing
     ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default ``16 g``)
     and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection. ``seed``
-    fixes every random choice. Once :meth:`fit` runs, ``ledger_`` holds its ledger, even if
-    the fit raises."""
+    fixes every random choice; ``progress`` shows the share of the budget spent
+    (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit` runs,
+    ``ledger_`` holds its ledger, even if the fit raises."""
 
     name: ClassVar[str] = "adaptive-projection"
     options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "rho", "T", "size")
@@ -314,6 +316,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     noise_fraction: float = DEFAULT_NOISE_FRACTION
     one_way: OneWay = DEFAULT_ONE_WAY
     seed: SeedLike = None
+    progress: bool | None = None
 
     def __post_init__(self) -> None:
         self.ledger_: Ledger | None = None
@@ -352,10 +355,12 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         self.ledger_ = run.ledger
         layout = AttributeLayout.of_data(run.data)
         marginals = workload_marginals(run.workload, layout)
-        X, rounds = adaptive_marginals(
-            attribute_codes(run.data, layout), layout.sizes, marginals, plan=run.plan,
-            rng=run.rng, ledger=run.ledger, sweeps=self.sweeps, final_sweeps=self.final_sweeps,
-        )  # fmt: skip
+        with budget_progress(self.name, run.plan.rho, run.ledger, self.progress) as on_round:
+            X, rounds = adaptive_marginals(
+                attribute_codes(run.data, layout), layout.sizes, marginals, plan=run.plan,
+                rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
+                final_sweeps=self.final_sweeps, on_round=on_round,
+            )  # fmt: skip
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
             "workload_marginals": len(marginals), "sweeps": self.sweeps,

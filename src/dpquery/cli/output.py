@@ -34,14 +34,13 @@ def output_rows(args: argparse.Namespace, n: int) -> int | None:
     return n if args.rows is None else args.rows
 
 
-def describe_output(output: dict[str, Any], path: object) -> str:
-    """One console line: how the table's rows were made (the report's ``release.output``)."""
+def describe_output(output: dict[str, Any], d: int) -> str:
+    """How the table's rows were made (the report's ``release.output``), for the console."""
     if output["method"].startswith("the released records"):
-        return f"  output: the {output['rows']} released records with a 'weight' column -> {path}"
+        return f"the {output['rows']} released records over {d} bits, with a 'weight' column"
     return (
-        f"  output: {output['rows']} rows sampled from the {output['released_records']} "
-        f"released records (systematic sampling: each repeated in proportion to its weight) "
-        f"-> {path}"
+        f"sampled from the {output['released_records']} synthetic records over {d} bits "
+        "(systematic sampling: each repeated in proportion to its weight)"
     )
 
 

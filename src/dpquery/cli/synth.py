@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from dpquery.algorithms import registry
+from dpquery.algorithms.auto import Auto, BaselineWarning
 from dpquery.algorithms.columns import columns_report
 from dpquery.algorithms.options import Option
 from dpquery.cli.common import (
@@ -47,7 +48,13 @@ from dpquery.evaluation.release_report import evaluation_report, publishable_rep
 from dpquery.io import atomic_path
 from dpquery.privacy.delta import LargeDeltaWarning, check_delta, default_delta
 from dpquery.privacy.ledger import Guarantee
-from dpquery.queries import WORKLOAD_KINDS, Workload, answer, check_same_domain
+from dpquery.queries import (
+    WORKLOAD_KINDS,
+    Workload,
+    answer,
+    check_same_domain,
+    default_workload,
+)
 from dpquery.rng import describe_rng, make_rng
 
 # The exact oracles' limits, passed to the algorithm as its oracle's options.
@@ -63,13 +70,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_data_args(p)
     add_backend_args(p)
-    p.add_argument("--algorithm", choices=registry.names(), default="dualquery",
-                   help=f"{', '.join(registry.names())} (default dualquery)")  # fmt: skip
+    p.add_argument("--algorithm", choices=registry.names(), default="auto",
+                   help=f"{', '.join(registry.names())} (default auto: the best release "
+                   "measured for the data's shape, see docs/choosing.md)")  # fmt: skip
     g = p.add_argument_group("workload")
-    g.add_argument("--workload", default="marginals", metavar="KIND|W.npz",
+    g.add_argument("--workload", metavar="KIND|W.npz",
                    help="a saved workload, or a kind to generate: "
-                   + ", ".join(WORKLOAD_KINDS))  # fmt: skip
-    g.add_argument("--k", type=int, default=3, help="attributes per query (default 3)")
+                   + ", ".join(WORKLOAD_KINDS) + " (default: every k-way marginal of the "
+                   "domain with at most n cells)")  # fmt: skip
+    g.add_argument("--k", type=int, default=3, help="attributes per marginal (default 3)")
     g.add_argument("--queries", type=int, default=100_000, help="number of queries to generate")
     g.add_argument("--marginals", type=int, help="number of marginals (marginal-cells)")
     g.add_argument("--attributes", nargs="+", metavar="NAME", help="attributes (all-marginals)")
@@ -93,7 +102,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_output_args(g)
     g.add_argument("--overwrite", action="store_true", help="replace existing output files")
     g.add_argument("--seed", type=int, help="seed every random choice (testing/research only)")
-    g.add_argument("--quiet", action="store_true", help="no progress display")
+    g.add_argument("--quiet", action="store_true",
+                   help="print nothing on success (warnings the user must see still go to "
+                   "stderr)")  # fmt: skip
     p.set_defaults(func=_synth)
 
 
@@ -116,7 +127,7 @@ def _add_option(group: argparse._ArgumentGroup, option: Option) -> None:
 def _check_outputs(args: argparse.Namespace) -> None:
     outputs = [o for o in (args.out, args.report, evaluation_path(args)) if o is not None]
     inputs = [Path(p) for p in (args.data, args.domain) if p is not None]
-    if Path(args.workload).suffix == ".npz":
+    if args.workload is not None and Path(args.workload).suffix == ".npz":
         inputs.append(Path(args.workload))
     resolved = [o.resolve() for o in outputs]
     if len(set(resolved)) != len(resolved):
@@ -133,6 +144,12 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) -> tuple:
+    """The workload to release for and, when it is drawn at random, a fresh one of the same
+    kind to evaluate on (None for the default and all-marginals workloads)."""
+    if args.workload is None:
+        if data.domain is None:
+            raise DPQueryError("the default workload needs the data's domain")
+        return default_workload(data.domain, data.n, k=args.k, seed=rng), None
     if Path(args.workload).suffix == ".npz":
         workload = Workload.load(args.workload)
         check_same_domain(workload, data.d, data.domain)
@@ -158,6 +175,7 @@ def _synth(args: argparse.Namespace) -> int:
     check_backend_args(args)
     with warnings.catch_warnings(), backend_data(args) as opened:
         warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr, below
+        warnings.simplefilter("ignore", BaselineWarning)  # likewise, before the fit
         data: Any = opened  # BinaryData, or PartitionedData standing in for it (dask)
         if data.domain is None:
             raise DPQueryError("synth needs a domain to write records in the input's columns")
@@ -165,6 +183,7 @@ def _synth(args: argparse.Namespace) -> int:
         rng = make_rng(args.seed)
         workload, fresh = _workloads(args, data, rng)
         model = _estimator(args, oracle_options, rng)
+        _baseline_check(model, data, workload)
         report, evaluation, table = _release(args, model, data, workload, fresh, rng)
     # Serialise before writing anything: a failure here must leave no output at all.
     text = json.dumps(report, indent=2, default=_json) + "\n"
@@ -181,11 +200,9 @@ def _synth(args: argparse.Namespace) -> int:
             table.to_parquet(tmp, index=False)
         else:
             table.to_csv(tmp, index=False)
-    _summary(report, args)
-    if not args.quiet:
-        print(describe_output(report["release"]["output"], args.out))
+    _summary(report, args, len(table))
     if evaluation is not None:
-        _evaluation_summary(evaluation, evaluated)
+        _evaluation_summary(evaluation, evaluated, args.quiet)
     return 0
 
 
@@ -196,6 +213,15 @@ def _delta_rule(args: argparse.Namespace, n: int) -> None:
     message = check_delta(args.delta, n)  # its Python warning is silenced in _synth
     if message is not None:
         print(f"dpquery synth: warning: {message}", file=sys.stderr)
+
+
+def _baseline_check(model: Any, data: Any, workload: Workload) -> None:
+    """The public pre-release check of ``auto`` (docs/choosing.md), said on stderr before
+    the fit, also with ``--quiet``: the user must see it."""
+    if isinstance(model, Auto):
+        warning = model.plan(data, workload).warning
+        if warning is not None:
+            print(f"dpquery synth: warning: {warning}", file=sys.stderr)
 
 
 def _release(
@@ -281,47 +307,101 @@ def _json(x: object) -> object:
     raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
-def _summary(report: dict[str, Any], args: argparse.Namespace) -> None:
-    """The publishable account, on stdout: parameters, records, guarantees, randomness."""
+def asked_guarantee(budget: dict[str, Any]) -> str:
+    """The guarantee the user asked for, in one phrase: ``(1, 2.0e-09)-DP``."""
+    if budget["measure"] == "zcdp":
+        return f"rho = {budget['rho']:g} zCDP"
+    if budget["measure"] == "pure" or not budget["delta"]:
+        return f"({budget['epsilon']:g}, 0)-DP (pure)"
+    return f"({budget['epsilon']:g}, {budget['delta']:.1e})-DP"
+
+
+# Why an algorithm may leave part of the budget unspent (its rounds come whole).
+UNSPENT_REASON = (
+    "the algorithm's rounds come whole, and one more would exceed the budget; ask for fewer "
+    "rounds or a larger step to spend it"
+)
+
+
+def _summary(report: dict[str, Any], args: argparse.Namespace, rows: int) -> None:
+    """The publishable account on stdout, the guarantee asked for first (nothing with
+    ``--quiet``): what ran and why, what was written, then the other accountants."""
+    if args.quiet:
+        return
     rel = report["release"]
-    p = rel["parameters"]
-    if "base" in p:  # reweighted: the base's parameters, then MWEM's share and rounds
-        p = {**p["base"], "reweight": p["fraction"], "mwem_T": p["mwem"]["T"]}
-    shown = ", ".join(f"{k}={p[k]:g}" if isinstance(p[k], float) else f"{k}={p[k]}"
-                      for k in ("T", "s", "eta", "epsilon0", "mode", "reweight", "mwem_T")
-                      if k in p)  # fmt: skip
-    print(f"{rel['algorithm']}: {shown}; {rel['records']} records over {rel['d']} bits "
-          f"-> {args.out}")  # fmt: skip
-    for g in rel["privacy"]["guarantees"]:
-        print(f"  privacy: {Guarantee.from_dict(g).describe()}")
-    print(f"  privacy: {rel['privacy']['neighbouring']}; noise from "
-          f"{rel['randomness']['bit_generator']} ({rel['randomness']['note']})")  # fmt: skip
-    columns = rel.get("columns", {})
-    unmeasured = [k for k, v in columns.get("sources", {}).items() if v.startswith("not measured")]
-    if "share" in columns:
-        print(f"  columns: {columns['measured']} no query touches, measured as 1-way "
-              f"marginals ({columns['share']:.0%} of the budget)")  # fmt: skip
-    elif columns.get("measured"):
-        print(f"  columns: all {columns['measured']} measured as 1-way marginals")
-    if unmeasured:
-        print(f"  columns: {', '.join(unmeasured)} not measured: no information about the data")
-    print(f"  time: {rel['timings'].get('total_s', 0.0):.1f} s")
+    privacy, p = rel["privacy"], rel["parameters"]
+    budget = privacy["budget"]
+    print(f"privacy: {asked_guarantee(budget)}, {privacy['neighbouring']}")
+    if "auto" in p:
+        print(f"algorithm: {rel['algorithm']}, chosen by auto: {p['auto']['reason']}")
+    else:
+        print(f"algorithm: {rel['algorithm']} (--algorithm)")
+    shown = _shown_parameters(p)
+    if shown:
+        print(f"  parameters: {shown}")
+    print(f"wrote {rows} rows to {args.out}: {describe_output(rel['output'], rel['d'])}")
+    _columns_summary(rel.get("columns", {}))
+    limit = budget["rho"] if budget["measure"] == "zcdp" else budget["epsilon"]
+    unit = "rho" if budget["measure"] == "zcdp" else "epsilon"
+    remaining = privacy["remaining"]
+    if isinstance(remaining, float | int) and remaining > 1e-6 * limit:
+        print(f"unspent: {remaining:.3g} of {unit} {limit:g} ({remaining / limit:.0%}): "
+              f"{UNSPENT_REASON}")  # fmt: skip
+    print("other accountants (the same run, proved in other measures):")
+    for g in privacy["guarantees"]:
+        print(f"  {Guarantee.from_dict(g).describe()}")
+    print(f"noise: {rel['randomness']['bit_generator']} ({rel['randomness']['note']})")
+    print(f"time: {rel['timings'].get('total_s', 0.0):.1f} s")
     backend = report.get("backend", {})
     if backend.get("name") == "dask":
-        print(f"  backend: dask, {backend['partitions']} partitions on {backend['workers']} "
+        print(f"backend: dask, {backend['partitions']} partitions on {backend['workers']} "
               "workers")  # fmt: skip
 
 
-def _evaluation_summary(ev: dict[str, Any], path: Path | None) -> None:
-    """The evaluation's numbers, on stdout, under their NOT PRIVATE label."""
-    print(f"  {ev['label']} (written to {path}):")
+def _shown_parameters(p: dict[str, Any]) -> str:
+    if "base" in p:  # reweighted: the base's parameters, then MWEM's share and rounds
+        p = {**p["base"], "reweight": p["fraction"], "mwem_T": p["mwem"]["T"]}
+    keys = ("T", "s", "eta", "epsilon0", "mode", "reweight", "mwem_T", "records")
+    return ", ".join(f"{k}={p[k]:g}" if isinstance(p[k], float) else f"{k}={p[k]}"
+                     for k in keys if k in p)  # fmt: skip
+
+
+def _columns_summary(columns: dict[str, Any]) -> None:
+    unmeasured = [k for k, v in columns.get("sources", {}).items() if v.startswith("not measured")]
+    if "share" in columns:
+        print(f"columns: {columns['measured']} no query touches, measured as 1-way "
+              f"marginals ({columns['share']:.0%} of the budget)")  # fmt: skip
+    elif columns.get("measured"):
+        print(f"columns: all {columns['measured']} measured as 1-way marginals")
+    if unmeasured:
+        print(f"columns: {', '.join(unmeasured)} not measured: no information about the data")
+
+
+BASELINE_MEANING = {
+    "zeros": "one all-zero record; reads no data",
+    "uniform": "the uniform distribution over the domain; reads no data",
+    "laplace": "each query's true answer plus Laplace noise, at the release's epsilon",
+}
+
+
+def _evaluation_summary(ev: dict[str, Any], path: Path | None, quiet: bool) -> None:
+    """The evaluation's numbers, on stdout, under their NOT PRIVATE label, each baseline
+    explained (nothing with ``--quiet``: they are in the file)."""
+    if quiet:
+        return
+    print(f"{ev['label']} (written to {path}):")
     if "backend_s" in ev["timings"]:
         print(f"  backend: {ev['timings']['backend_s']:.1f} s computing true answers")
-    print(f"  {'':<16}{'max error':>10}{'mean error':>12}")
-    rows = [("release", ev["errors"]["workload"])]
+    print("  errors as fractions of records (|synthetic answer - true answer| per query):")
+    print(f"  {'':<16}{'max error':>10}{'mean error':>12}  what it is")
+    rows = [("release", ev["errors"]["workload"], "the synthetic records, on the workload")]
     if "fresh_workload" in ev["errors"]:
-        rows.append(("fresh workload", ev["errors"]["fresh_workload"]))
-    rows += [(f"{k} baseline", v) for k, v in ev["baselines"].items()]
-    for name, e in rows:
-        print(f"  {name:<16}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}")
+        rows.append(("fresh workload", ev["errors"]["fresh_workload"],
+                     "the records, on queries drawn afresh"))  # fmt: skip
+    rows += [(f"{k} baseline", v, BASELINE_MEANING.get(k, "")) for k, v in ev["baselines"].items()]
+    for name, e, meaning in rows:
+        note = meaning
+        if e["max_error"] > 1:
+            note += "; above 1: noisier than any answer in [0, 1] could be"
+        print(f"  {name:<16}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}  {note}")
     print(f"  {describe_coherence(ev.get('coherence'))}")

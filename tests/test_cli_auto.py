@@ -1,0 +1,99 @@
+"""``dpquery synth`` with its defaults (``--algorithm auto``, the default workload), run as a
+user runs it: the real command in a subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from tests.cli_process import dpquery_cli
+from tests.test_cli_synth import DOMAIN
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    n = 400
+    pd.DataFrame(
+        {
+            "color": rng.choice(["red", "green", "blue"], n, p=[0.6, 0.3, 0.1]),
+            "smoker": rng.choice(["no", "yes"], n),
+            "age": np.round(rng.uniform(0, 100, n), 1),
+            "size": rng.choice([1, 2, 3, 4], n),
+            "e": rng.choice([0, 1], n, p=[0.8, 0.2]),
+        }
+    ).to_csv(tmp_path / "data.csv", index=False)
+    DOMAIN.save(tmp_path / "domain.json")
+    return tmp_path
+
+
+DATA = ("--data", "data.csv", "--domain", "domain.json")
+
+
+def test_the_default_command_runs_auto_on_the_default_workload(files: Path) -> None:
+    result = dpquery_cli("synth", *DATA, "--epsilon", "1", "--out", "s.csv", "--report",
+                         "r.json", "--seed", "0", cwd=files)  # fmt: skip
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    # the guarantee asked for (delta defaults to 1/n^2 = 6.25e-06), then what ran and why
+    assert lines[0] == "privacy: (1, 6.3e-06)-DP, bounded DP (replace one record), n public"
+    assert lines[1].startswith("algorithm: adaptive-projection, chosen by auto: 400 records")
+    assert any(x.startswith("wrote ") and "s.csv" in x for x in lines)
+    assert "other accountants (the same run, proved in other measures):" in lines
+    assert "error" not in result.out.lower()  # evaluation numbers only with --evaluate
+    # progress on stderr (not a terminal: plain lines), the share of the budget spent
+    assert "adaptive-projection: 100/100 % of budget" in result.err
+    release = json.loads((files / "r.json").read_text())["release"]
+    assert release["algorithm"] == "adaptive-projection"
+    assert release["parameters"]["auto"]["algorithm"] == "adaptive-projection"
+    assert "fit adaptive-projection" in release["parameters"]["auto"]["reason"]
+    # the default workload: every 3-way marginal of at most n = 400 cells; with 3, 2, 5, 4
+    # and 2 values the largest, color x age x size, has 60: all C(5, 3) = 10 of them
+    assert release["parameters"]["workload_marginals"] == 10
+    table = pd.read_csv(files / "s.csv")
+    assert list(table.columns) == list(DOMAIN.names)
+
+
+def test_quiet_prints_nothing_on_success(files: Path) -> None:
+    result = dpquery_cli("synth", *DATA, "--epsilon", "1", "--out", "s.csv", "--seed", "0",
+                         "--quiet", "--evaluate", cwd=files)  # fmt: skip
+    assert result.code == 0, result.err
+    assert (result.out, result.err) == ("", "")
+    assert (files / "s.csv").exists() and (files / "s.evaluation.json").exists()
+
+
+def test_a_budget_too_small_to_beat_the_baselines_is_said_before_the_fit(files: Path) -> None:
+    """n = 400 at epsilon 0.01: every attribute's 1-way measurement is noisier than the data
+    (docs/choosing.md); said on stderr even with --quiet, and in the report."""
+    result = dpquery_cli("synth", *DATA, "--epsilon", "0.01", "--out", "s.csv", "--seed", "0",
+                         "--quiet", "--report", "r.json", cwd=files)  # fmt: skip
+    assert result.code == 0, result.err
+    assert result.out == ""
+    (line,) = result.err.splitlines()
+    assert line.startswith("dpquery synth: warning: at this budget the noise")
+    assert "not expected to beat the uniform or zeros baselines" in line
+    auto = json.loads((files / "r.json").read_text())["release"]["parameters"]["auto"]
+    assert auto["warning"] in line
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_with_the_default_algorithm(tmp_path: Path) -> None:
+    """``make demo`` on a fresh machine: no data folder, an empty home (no cache)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    result = dpquery_cli("demo", "--quiet", cwd=tmp_path,
+                         env={"DPQUERY_DATA_DIR": None, "HOME": str(home)})  # fmt: skip
+    assert result.code == 0, result.err
+    out = result.out
+    assert "== adult (found: shipped): 30,162 records" in out
+    # delta = 1/n^2 = 1/30,162^2 = 1.1e-09, far below 1/n = 3.3e-05
+    assert "== privacy: (1, 1.1e-09)-DP (delta = 1/n^2; 1/n = 3.3e-05)" in out
+    assert "algorithm: adaptive-projection, chosen by auto:" in out
+    assert "NOT PRIVATE" in out and out.index("NOT PRIVATE") > out.index("synthetic records (of")
+    assert "above 1: noisier than any answer" in out  # the Laplace baseline, explained
+    assert "coherence:" in out and "of records drawn uniformly" in out
+    assert result.err == ""
+    assert list(home.iterdir()) == []  # nothing cached, nothing fetched
