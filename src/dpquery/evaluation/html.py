@@ -250,6 +250,12 @@ def _flat(obj: Any, key: str) -> Iterator[str]:
         yield key
 
 
+def _name_cell(name: str) -> str:
+    """A table cell naming a key of the page's JSON (``epsilon0``, ``one_way.2``): a label,
+    marked so that its digits are not taken for a number shown on the page."""
+    return f'<td class="name">{html.escape(name)}</td>'
+
+
 def _records(page: _Page, key: str) -> str:
     items = lookup(page.doc, key)
     cols: list[str] = []
@@ -290,7 +296,7 @@ def _release(page: _Page) -> str:
     scalars = [k for k in _flat(page.doc, "release.privacy")]
     if scalars:
         parts.append(_table(["quantity", "value"],
-                            [[f"<td>{html.escape(k[len('release.privacy.'):])}</td>",
+                            [[_name_cell(k[len('release.privacy.'):]),
                               page.cell(k)] for k in scalars]))  # fmt: skip
     headings = {
         "guarantees": "The guarantee in each measure",
@@ -305,7 +311,7 @@ def _release(page: _Page) -> str:
         keys = list(_flat(page.doc, "release.parameters"))
         parts.append("<h2>Parameters</h2>")
         parts.append(_table(["parameter", "value"],
-                            [[f"<td>{html.escape(k[len('release.parameters.'):])}</td>",
+                            [[_name_cell(k[len('release.parameters.'):]),
                               page.cell(k)] for k in keys]))  # fmt: skip
     return "".join(parts)
 
