@@ -133,6 +133,7 @@ def test_an_inferred_domain_is_an_explicit_opt_in_that_warns(df) -> None:
     assert release.non_private_domain and "NOT" in release.privacy()["warning"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not datasets.available("adult"), reason="Adult not found")
 def test_readme_example_runs() -> None:
     """The README's pandas example, executed as written (README and test cannot drift)."""

@@ -259,6 +259,7 @@ def synth(tmp: Path, *extra: str, quiet: bool = True) -> tuple[int, str, Path]:
     return result.code, result.err, out
 
 
+@pytest.mark.slow
 def test_cli_writes_n_rows_by_default_and_rows_when_asked(small: Path) -> None:
     code, err, out = synth(small)
     assert code == 0, err
