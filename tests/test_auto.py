@@ -18,12 +18,13 @@ from dpquery.algorithms.auto import (
     candidate_count,
     choose,
     records_for,
+    wide_warning,
 )
 from dpquery.algorithms.marginals import MAX_CODES, AdaptivePlan
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Budget
-from dpquery.queries import default_workload, marginal_cells
+from dpquery.privacy import Budget, zcdp_rho_for
+from dpquery.queries import default_workload, marginal_cells, random_parities
 from dpquery.queries.default import default_marginals
 
 DOMAIN = Domain(
@@ -185,3 +186,31 @@ def test_auto_charges_what_the_chosen_algorithm_charges() -> None:
     named = registry.build("adaptive-projection", {"epsilon": 1.0, **plan.choice.options})
     assert plan.charges() == named.charges(data, workload)
     assert plan.budget == named.plan(data, workload).budget
+
+
+def test_a_size_the_wide_choice_cannot_take_is_refused_by_name() -> None:
+    data = mixed_data(50, seed=0)
+    assert data.domain is not None
+    parities = registry.build("auto", {"epsilon": 1.0, "size": 10}, seed=0)
+    workload = random_parities(data.d, 2, 20, seed=0, domain=data.domain)
+    with pytest.raises(DPQueryError, match=r"auto chose dualquery .* does not take size"):
+        parities.plan(data, workload)
+
+
+def test_the_wide_path_says_it_is_not_expected_to_beat_uniform_where_measured() -> None:
+    n = 20_000
+    assert wide_warning(Budget.approx(1.0, 1e-9), n) is not None
+    assert wide_warning(Budget.pure(0.1), n) is not None
+    assert wide_warning(Budget.approx(2.0, 1e-9), n) is None  # not measured: no claim
+    rho_1 = zcdp_rho_for(1.0, 1 / n**2)  # rho worth epsilon 1 at delta 1/n^2
+    assert wide_warning(Budget.zcdp(0.9 * rho_1), n) is not None
+    assert wide_warning(Budget.zcdp(1.5 * rho_1), n) is None
+    message = wide_warning(Budget.pure(0.1), n)
+    assert message is not None and "uniform baseline" in message
+
+
+def test_partitioned_data_runs_the_algorithm_that_reads_only_answers() -> None:
+    c = choose(n=494_021, g=41, d=396, workload_kind="conjunction", partitioned=True)
+    assert c.algorithm == WIDE and "partitioned" in c.reason and not c.wide
+    c = choose(n=20_000, g=512_000, d=512_000, workload_kind="conjunction")
+    assert c.wide

@@ -311,3 +311,18 @@ def test_npz_input_partitions(backend: DaskBackend, files: Path) -> None:
     assert main(args) == 0
     assert np.array_equal(np.load(files / "a.npy"), answer_data(Workload.load(files / "w.npz"),
                                                                 local))  # fmt: skip
+
+
+def test_default_synth_on_the_cluster_runs_what_reads_only_answers(
+    backend: DaskBackend, files: Path
+) -> None:
+    """``auto`` on partitioned data: adaptive-projection needs the records in one process,
+    so the policy runs dualquery, and the report says why."""
+    args = ["synth", "--data", str(files / "data.csv"), "--domain", str(files / "domain.json"),
+            "--epsilon", "2", "--k", "2", "--backend", "dask", "--scheduler", backend.address,
+            "--partitions", "3", "--seed", "0", "--quiet", "--out", str(files / "s.csv"),
+            "--report", str(files / "r.json")]  # fmt: skip
+    assert main(args) == 0
+    release = json.loads((files / "r.json").read_text())["release"]
+    assert release["algorithm"] == "dualquery"
+    assert "partitioned on a cluster" in release["parameters"]["auto"]["reason"]

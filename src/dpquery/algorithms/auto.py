@@ -11,7 +11,8 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    attributes (its rounds start with one measurement per attribute, so its time grows with
    ``g``), and the workload is conjunctions. It was the best release measured wherever it runs.
 2. otherwise the oracle-efficient family, which works on bits and runs at hundreds of
-   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements).
+   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements); also on
+   data partitioned on a cluster, which it reads only through query answers.
 
 :class:`Auto` resolves the choice in :meth:`Auto.plan` (public sizes only), plans the chosen
 estimator (built by :func:`dpquery.algorithms.registry.build`, so it carries the same
@@ -39,6 +40,8 @@ from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Accountant, Budget, Ledger
+from dpquery.privacy.conversions import zcdp_to_epsilon
+from dpquery.privacy.delta import default_delta
 from dpquery.queries import Workload
 from dpquery.queries.marginals import AttributeLayout, workload_marginals
 from dpquery.rng import SeedLike
@@ -49,6 +52,8 @@ from dpquery.rng import SeedLike
 MAX_ATTRIBUTES = 1000
 # The algorithm for wider data (docs/choosing.md).
 WIDE = "dualquery"
+# The largest epsilon at which the wide path was measured not to beat the uniform baseline.
+WIDE_MEASURED_EPSILON = 1.0
 # adaptive-projection's time per round grows with (candidate marginals) x (records): each
 # round scores every candidate on the records. The records are capped so that this product
 # stays within WORK (docs/choosing.md: ACS, 1,740 candidates, 27,253 records took 88 s at
@@ -60,11 +65,13 @@ MIN_RECORDS = 2_000
 
 @dataclass(frozen=True)
 class Choice:
-    """The algorithm the policy picked, why (one sentence), and the options it gets."""
+    """The algorithm the policy picked, why (one sentence), the options it gets, and whether
+    it was picked for the data's width (the case :func:`wide_warning` was measured on)."""
 
     algorithm: str
     reason: str
     options: dict[str, Any]
+    wide: bool = False
 
 
 def records_for(n: int, candidates: int) -> int:
@@ -86,13 +93,19 @@ def candidate_count(marginals: Sequence[tuple[int, ...]]) -> int:
 
 def choose(
     *, n: int, g: int, d: int, workload_kind: str, candidates: int = 0,
-    size: int | None = None,
+    size: int | None = None, partitioned: bool = False,
 ) -> Choice:  # fmt: skip
     """The policy of the module docstring, from public quantities only: ``n``, the attributes
-    ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, and the
-    user's ``size`` (records released; None: the policy's)."""
+    ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, the
+    user's ``size`` (records released; None: the policy's) and whether the data is
+    partitioned on a cluster (adaptive-projection holds the records in memory)."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
-    if workload_kind != "conjunction":
+    if partitioned:
+        reason = (
+            "the data is partitioned on a cluster and adaptive-projection needs the records "
+            f"in one process, so {WIDE}, which reads the data only through query answers, runs"
+        )
+    elif workload_kind != "conjunction":
         reason = f"the workload is {workload_kind} queries, which the game-based algorithms answer"
     elif records * g > MAX_CODES:
         reason = (
@@ -119,7 +132,9 @@ def choose(
                     "stays within a minute"
                 )
         return Choice("adaptive-projection", reason, {"size": size})
-    return Choice(WIDE, reason, {"size": size} if WIDE != "dualquery" else {})
+    # dualquery releases its T rounds' records: a size the user gave is refused by name
+    wide = not partitioned and workload_kind == "conjunction"
+    return Choice(WIDE, reason, {} if size is None else {"size": size}, wide)
 
 
 class BaselineWarning(UserWarning):
@@ -143,6 +158,27 @@ def baseline_warning(plan: AdaptivePlan, n: int, sizes: Sequence[int]) -> str | 
         f"large as the data (expected total variation {tv.min():.2f} to {tv.max():.2f} per "
         f"attribute, on n = {n} records): the release is not expected to beat the uniform or "
         "zeros baselines, which read no data; raise epsilon, or release those baselines"
+    )
+
+
+def wide_warning(budget: Budget, n: int) -> str | None:
+    """The wide path's check (docs/choosing.md): at 512,000 bits and n = 20,000, none of
+    the oracle-efficient algorithms beat the uniform baseline's mean total variation at
+    epsilon 0.1 or 1; at a budget of epsilon <= :data:`WIDE_MEASURED_EPSILON` (a zCDP budget
+    converted at delta = 1/n^2) the release says so before it runs. Public: the budget."""
+    if budget.measure == "zcdp":
+        assert budget.rho is not None
+        epsilon = zcdp_to_epsilon(budget.rho, default_delta(n))
+    else:
+        assert budget.epsilon is not None
+        epsilon = budget.epsilon
+    if epsilon > WIDE_MEASURED_EPSILON:
+        return None
+    return (
+        f"at this width and epsilon <= {WIDE_MEASURED_EPSILON:g}, the measured releases of "
+        f"{WIDE} and its family did not beat the uniform baseline's mean total variation "
+        "(docs/choosing.md): the release is not expected to beat the uniform baseline, "
+        "which reads no data"
     )
 
 
@@ -180,12 +216,13 @@ class Auto(ZCDPBudget, Synthesizer):
     def choose(self, data: BinaryData, workload: Workload) -> Choice:
         """The policy's choice for ``data``'s public shape and ``workload``."""
         layout = AttributeLayout.of_data(data)
+        partitioned = not isinstance(data, BinaryData)  # e.g. PartitionedData (dask)
         candidates = 0
-        if workload.kind == "conjunction":
+        if workload.kind == "conjunction" and not partitioned:
             candidates = candidate_count(workload_marginals(workload, layout))
         return choose(
             n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
-            candidates=candidates, size=self.size,
+            candidates=candidates, size=self.size, partitioned=partitioned,
         )  # fmt: skip
 
     def plan(
@@ -215,6 +252,8 @@ class Auto(ZCDPBudget, Synthesizer):
         warning = None
         if isinstance(inner, AdaptivePlan):
             warning = baseline_warning(inner, data.n, AttributeLayout.of_data(data).sizes.tolist())
+        elif choice.wide:
+            warning = wide_warning(inner.budget, data.n)
         return AutoPlan(choice, model, inner, warning)
 
     def plan_accountant(self, plan: AutoPlan) -> Accountant | None:
@@ -248,6 +287,7 @@ __all__ = [
     "MAX_ATTRIBUTES",
     "MIN_RECORDS",
     "WIDE",
+    "WIDE_MEASURED_EPSILON",
     "WORK",
     "Auto",
     "AutoPlan",
@@ -257,4 +297,5 @@ __all__ = [
     "candidate_count",
     "choose",
     "records_for",
+    "wide_warning",
 ]
