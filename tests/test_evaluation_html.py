@@ -230,9 +230,9 @@ DATA = ["--data", "people.csv", "--domain", "domain.json"]
 @pytest.mark.slow
 def test_evaluate_html_end_to_end(files):
     """A real release (``dpquery synth``), then ``dpquery evaluate --html``."""
-    synth = dpquery_cli("synth", *DATA, "--epsilon", "1", "--delta", "1e-3", "--workload",
-                        "W.npz", "--out", "S.csv", "--report", "R.json", "--seed", "0",
-                        "--quiet", cwd=files)  # fmt: skip
+    synth = dpquery_cli("synth", *DATA, "--algorithm", "dualquery", "--epsilon", "1",
+                        "--delta", "1e-3", "--workload", "W.npz", "--out", "S.csv", "--report",
+                        "R.json", "--seed", "0", "--quiet", cwd=files)  # fmt: skip
     assert synth.code == 0, synth.err
     result = dpquery_cli("evaluate", *DATA, "--synthetic", "S.csv", "--workload", "W.npz",
                          "--report", "E.json", "--html", "page.html", "--release-report",

@@ -110,3 +110,12 @@ def test_budget_progress_is_silent_when_quiet():
     with budget_progress("x", 1.0, _FakeLedger(), False, stream=out) as on_round:
         assert on_round is None
     assert out.getvalue() == ""
+
+
+def test_a_note_is_shown_beside_the_count():
+    out, clock = io.StringIO(), Clock()
+    with Progress(3, "DualQuery", unit="rounds", stream=out, clock=clock) as bar:
+        clock.t += 6.0
+        bar.update(note="oracle 1.0 ms  objective 2.0")
+    (line, *_) = out.getvalue().splitlines()
+    assert line.startswith("DualQuery: 1/3 rounds [") and line.endswith("objective 2.0")

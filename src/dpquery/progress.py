@@ -59,6 +59,7 @@ class Progress:
         self.stream = sys.stderr if stream is None else stream
         self.quiet, self.interval, self.clock = quiet, interval, clock
         self.n = 0
+        self.note = ""  # a short public status shown beside the count (e.g. a round's oracle)
         self._shown: int | None = None  # the count of the last plain line
         self._start = self._last = clock()
         self._bar: tqdm | None = None
@@ -72,10 +73,14 @@ class Progress:
         """``quiet``, ``bar`` (terminal) or ``lines`` (anything else)."""
         return "quiet" if self.quiet else "bar" if self._bar is not None else "lines"
 
-    def update(self, n: int = 1) -> None:
-        """``n`` more steps are done."""
+    def update(self, n: int = 1, note: str | None = None) -> None:
+        """``n`` more steps are done; ``note`` replaces the status shown beside the count."""
         self.n += n
+        if note is not None:
+            self.note = note
         if self._bar is not None:
+            if note is not None:
+                self._bar.set_postfix_str(note, refresh=False)
             self._bar.update(n)
         elif not self.quiet and self.clock() - self._last >= self.interval:
             self._line()
@@ -92,7 +97,8 @@ class Progress:
             if rate:  # the ETA at the mean rate so far, as tqdm computes it
                 timing += "<" + tqdm.format_interval(max(self.total - self.n, 0) / rate)
         speed = f"{rate:.2f} {self.unit}/s" if rate else f"? {self.unit}/s"
-        self.stream.write(f"{self.desc}: {count} {self.unit} [{timing}, {speed}]\n")
+        note = f"  {self.note}" if self.note else ""
+        self.stream.write(f"{self.desc}: {count} {self.unit} [{timing}, {speed}]{note}\n")
         self.stream.flush()
 
     def close(self) -> None:

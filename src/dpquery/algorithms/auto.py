@@ -57,7 +57,7 @@ WIDE_MEASURED_EPSILON = 1.0
 # adaptive-projection's time per round grows with (candidate marginals) x (records): each
 # round scores every candidate on the records. The records are capped so that this product
 # stays within WORK (docs/choosing.md: ACS, 1,740 candidates, 27,253 records took 88 s at
-# epsilon 1; 10,000 records 24 s, the same errors within seed noise), and never below
+# epsilon 1 with scoring; 10,000 records 24 s, the same errors within seed noise), never below
 # MIN_RECORDS (or n).
 WORK = 20_000_000
 MIN_RECORDS = 2_000

@@ -18,7 +18,6 @@ workload. A primal data player makes its first play in ``start``, before round 1
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -28,6 +27,7 @@ import numpy as np
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
+from dpquery.progress import Progress as Display
 from dpquery.queries import Workload, answer
 
 RoundStats = dict[str, Any]
@@ -96,30 +96,28 @@ def unit_answers(workload: Workload, target: BinaryData | Records) -> np.ndarray
 
 
 class Progress:
-    """An ``on_round`` callback printing one updating line on stderr: the round, the
-    oracle's time and ``describe(info)``; it shows nothing derived from the private data
-    beyond the release. ``show=None`` shows it on a terminal only."""
+    """An ``on_round`` callback showing the rounds on stderr (:class:`dpquery.progress.Progress`:
+    a bar with ETA on a terminal, a plain line every few seconds otherwise) with the oracle's
+    time and ``describe(info)``; it shows nothing derived from the private data beyond the
+    release. ``show=False`` shows nothing."""
 
     def __init__(
         self, name: str, T: int, describe: Callable[[RoundStats], str], show: bool | None
     ) -> None:
-        self.name, self.T, self.describe = name, T, describe
-        self.on = sys.stderr.isatty() if show is None else show
+        self.describe = describe
+        self.on = show is not False
+        self.display = Display(T, name, unit="rounds", quiet=not self.on)
 
     @property
     def callback(self) -> Callable[[RoundStats], None] | None:
         return self.show if self.on else None
 
     def show(self, info: RoundStats) -> None:
-        print(
-            f"\r{self.name} round {info['round']}/{self.T}  "
-            f"oracle {info['respond_s'] * 1e3:7.1f} ms  {self.describe(info)}",
-            end="", file=sys.stderr, flush=True,
-        )  # fmt: skip
+        note = f"oracle {info['respond_s'] * 1e3:.1f} ms  {self.describe(info)}"
+        self.display.update(note=note.strip())
 
     def close(self) -> None:
-        if self.on:
-            print(file=sys.stderr)
+        self.display.close()
 
 
 def check_inputs(name: str, data: BinaryData, workload: Workload) -> None:

@@ -2,7 +2,15 @@
 
 The algorithms, their options (help, type, choices) and which algorithm takes which come from
 the library's registry (:mod:`dpquery.algorithms.registry`); this module maps flags to those
-options and formats the output.
+options and formats the output. The defaults: ``--algorithm auto`` (the measured policy of
+:mod:`dpquery.algorithms.auto`, ``docs/choosing.md``) and, with no ``--workload``, every
+``--k``-way marginal of at most n cells (:func:`dpquery.queries.default_workload`).
+
+The summary on stdout leads with the guarantee asked for, then which algorithm ran and why,
+what was written, the unspent budget (and why) and the other accountants. ``--quiet`` prints
+nothing on success; warnings the user must see still go to stderr: a ``delta`` of ``1/n`` or
+more, a domain read from the data, and the pre-release check's "not expected to beat the
+baselines" (said before the fit).
 
 By default it computes nothing on the private data beyond the release: it writes the records
 and, with ``--report``, the publishable report (the release's account and privacy guarantee),
