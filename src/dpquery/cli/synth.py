@@ -12,10 +12,12 @@ nothing on success; warnings the user must see still go to stderr: a ``delta`` o
 more, a domain read from the data, and the pre-release check's "not expected to beat the
 baselines" (said before the fit).
 
-By default it computes nothing on the private data beyond the release: it writes the records
-and, with ``--report``, the publishable report (the release's account and privacy guarantee),
-and prints the same. ``--evaluate [FILE]`` adds the curator's evaluation (errors against the
-true answers, baselines, timings of passes over the private data): NOT private, written to its
+By default it computes nothing on the private data beyond the release: it writes n rows
+sampled from the release (``--rows N``, or ``--weights`` for the released records with their
+weights; :mod:`dpquery.cli.output`) and, with ``--report``, the publishable report (the
+release's account and privacy guarantee, how the rows were made), and prints the same.
+``--evaluate [FILE]`` adds the curator's evaluation (errors against the true answers,
+baselines, coherence, timings of passes over the private data): NOT private, written to its
 own file and labelled so on stdout, where its numbers are printed.
 """
 
