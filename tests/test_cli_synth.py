@@ -115,7 +115,11 @@ def test_synth_writes_records_in_input_columns_and_a_report(tmp, capsys) -> None
     synth = pd.read_csv(out)
     source = pd.read_csv(tmp / "data.csv")
     assert list(synth.columns) == list(source.columns)
-    assert len(synth) == p["T"] == rel["records"] == rel["oracle_summary"]["rounds"]
+    assert p["T"] == rel["records"] == rel["oracle_summary"]["rounds"]
+    # n rows sampled from the T released records (n is public), and the report says so
+    assert len(synth) == 400 == rel["output"]["rows"]
+    assert rel["output"]["released_records"] == p["T"]
+    assert rel["output"]["method"].startswith("systematic sampling")
     assert set(synth["color"]) <= {"red", "green", "blue"}
     assert set(synth["smoker"]) <= {"no", "yes"}
     assert set(synth["size"]) <= {1, 2, 3, 4} and set(synth["e"]) <= {0, 1}
@@ -456,7 +460,8 @@ def test_fem_reweighted_by_mwem_through_synth(tmp) -> None:
     assert release["parameters"]["base"]["T"] == 4 and release["parameters"]["mwem"]["T"] == 3
     assert release["privacy"]["budget"]["epsilon"] == 1.0
     assert release["privacy"]["spent"] <= 1.0
-    assert len(pd.read_csv(tmp / "s.csv")) == release["records"]
+    assert len(pd.read_csv(tmp / "s.csv")) == 400  # n rows drawn from its weighted records
+    assert release["output"]["released_records"] == release["records"]
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from dpquery.data import (
     pack_columns,
     sample_records,
 )
+from dpquery.data.schema import edge_decimals
 from dpquery.errors import DPQueryError
 
 
@@ -116,17 +117,37 @@ def test_encode_decode_round_trip(data):
 
 
 def test_uniform_values_spread_over_the_bin():
-    dom = Domain((Numeric("x", (0, 10, 20)), Numeric("k", (0, 5, 10), integer=True)))
-    records = Records(np.tile([[0, 1, 1, 0]], (4000, 1)), domain=dom)
+    dom = Domain((Numeric("x", (0, 0.5, 1)), Numeric("k", (0, 5, 10), integer=True)))
+    records = Records(np.tile([[0, 1, 1, 0]], (4400, 1)), domain=dom)
     table, _ = decode(records, seed=1)
     x = table["x"].to_numpy()
-    assert ((x >= 10) & (x < 20)).all()
-    # Uniform on [10, 20): each of the 10 unit cells holds 400 +- 19 (sd); a 6-sd band
-    # fails with probability < 2e-8 per cell.
-    counts = np.histogram(x, bins=10, range=(10, 20))[0]
-    assert (np.abs(counts - 400) < 6 * 19).all()
+    # Edges in 0.5 steps: one decimal, so the closed last bin [0.5, 1] holds the 6 values
+    # 0.5, 0.6, ..., 1.0, each with probability 1/6: 733 +- 25 (sd) of 4,400; a 6-sd band
+    # fails with probability < 2e-8 per value.
+    values, counts = np.unique(x, return_counts=True)
+    assert values.tolist() == [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert (np.abs(counts - 4400 / 6) < 6 * 25).all()
     k = table["k"].to_numpy()
     assert set(np.unique(k)) == {0, 1, 2, 3, 4}  # integers of [0, 5)
+
+
+def test_values_without_a_short_decimal_grid_stay_continuous():
+    dom = Domain((Numeric("x", (0, 1 / 3, 2 / 3)),))
+    table, _ = decode(Records(np.tile([[0, 1]], (4000, 1)), domain=dom), seed=1)
+    x = table["x"].to_numpy()
+    assert ((x >= 1 / 3) & (x <= 2 / 3)).all()
+    # Uniform on [1/3, 2/3]: each of 10 cells holds 400 +- 19 (sd); a 6-sd band fails with
+    # probability < 2e-8 per cell.
+    counts = np.histogram(x, bins=10, range=(1 / 3, 2 / 3))[0]
+    assert (np.abs(counts - 400) < 6 * 19).all()
+
+
+@pytest.mark.parametrize(
+    ("edges", "decimals"),
+    [((0, 10, 20), 0), ((0, 0.5, 1), 1), ((0.25, 0.5), 2), ((0, 1 / 3), None), ((0, 1e6), 0)],
+)
+def test_edge_decimals(edges, decimals):
+    assert edge_decimals(edges) == decimals
 
 
 def test_integer_last_bin_includes_upper_edge():

@@ -104,6 +104,8 @@ class Page(HTMLParser):
         self.images: list[str] = []
         self.refs: list[str] = []
         self.other_text: list[str] = []
+        self.names: list[str] = []  # cells naming a JSON key (class="name")
+        self._naming = False
         self.json = ""
         self._key: str | None = None
         self._in: list[str] = []
@@ -113,6 +115,9 @@ class Page(HTMLParser):
         self._in.append(tag)
         if tag == "span" and "data-key" in a:
             self._key, self._text = a["data-key"], ""
+        if tag == "td" and a.get("class") == "name":
+            self.names.append("")
+            self._naming = True
         if tag == "img":
             self.images.append(a["src"])
             self._in.pop()  # a void element
@@ -123,6 +128,8 @@ class Page(HTMLParser):
     def handle_endtag(self, tag):
         if self._in and self._in[-1] == tag:
             self._in.pop()
+        if tag == "td":
+            self._naming = False
         if tag == "span" and self._key is not None:
             self.spans.append((self._key, self._text))
             self._key = None
@@ -134,6 +141,8 @@ class Page(HTMLParser):
             return
         elif self._key is not None:
             self._text += data
+        elif self._naming:
+            self.names[-1] += data
         else:
             self.other_text.append(data)
 
@@ -143,6 +152,14 @@ def parse(text: str) -> Page:
     page.feed(text)
     page.close()
     return page
+
+
+def _has(doc: dict, key: str) -> bool:
+    try:
+        lookup(doc, key)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return False
+    return True
 
 
 def check_numbers_match_the_json(page: Page) -> dict:
@@ -157,6 +174,9 @@ def check_numbers_match_the_json(page: Page) -> dict:
         else:
             assert text == format_number(value), key
             assert float(text.replace(",", "")) == pytest.approx(value, rel=5e-4, abs=1e-12)
+    # A cell naming a key (epsilon0, one_way.2) names one of the JSON's release keys.
+    for name in page.names:
+        assert any(_has(doc, f"release.{part}.{name}") for part in ("parameters", "privacy")), name
     # No number on the page comes from anywhere but the JSON.
     stray = re.findall(r"\d", " ".join(page.other_text))
     assert not stray, [t for t in page.other_text if re.search(r"\d", t)]
@@ -223,7 +243,9 @@ def test_evaluate_html_end_to_end(files):
     doc = check_numbers_match_the_json(page)
     check_images(page, len(DOMAIN) + 3)
     # The page's JSON is the JSON evaluation and the release's own account.
-    assert doc["evaluation"]["errors"]["synthetic"] == json.loads((files / "E.json").read_text())
+    saved = json.loads((files / "E.json").read_text())
+    assert saved.pop("coherence") == doc["evaluation"]["coherence"]  # the same measurement
+    assert doc["evaluation"]["errors"]["synthetic"] == saved
     release = json.loads((files / "R.json").read_text())["release"]
     assert doc["release"]["privacy"] == release["privacy"]
     assert doc["release"]["parameters"] == release["parameters"]

@@ -9,7 +9,10 @@ DQRS's rejection coins exact Bernoulli draws, and the private density discrete L
 on counts, which changes the records drawn for a seed and not the charges (every ledger digest
 stayed the same but the private density's, whose mechanism was renamed); the private density's
 records once more when its discrete Laplace noise moved to the one exact sampler of
-:mod:`dpquery.privacy.discrete` (same distribution, other draws; charges unchanged). A change
+:mod:`dpquery.privacy.discrete` (same distribution, other draws; charges unchanged). The
+command line's tables (not the releases) were recorded again when ``dpquery synth`` began
+writing ``n`` rows sampled from the release, in the domain's output dtypes, instead of the
+released records. A change
 here means a release changed: it must be deliberate and explained, never a side effect of a
 refactor.
 
@@ -139,9 +142,9 @@ PINNED: dict[str, tuple[str, str]] = {
     ),
 }
 CLI_PINNED: dict[str, str] = {
-    "dualquery": "2c0604d6eef56200abac954b8b078309b4712bbb51a72b32da4022f79201b37a",
-    "fem": "943963309de7dfb18d442653a99616c1966b8d360de47e6020eecb7ee4b4f041",
-    "fem-reweight": "e941dfc19e9bcd15f4f37ff523ddf5515d0670f96c1a1e901eb16c74020000a9",
+    "dualquery": "fe7512a0775cc25a3fa46dbf9e8c4d52b93fa581e3d673c5a4c19f5de67bd85b",
+    "fem": "f0fc7ce355051ea5c9771ac9f25a827ecef944ea28ba0c3a01f5f24f2b776c70",
+    "fem-reweight": "16b2426c5cff46b411a72e2e705fad7eea6de03579f2c1e63378a60e3cd8c1c2",
 }
 
 

@@ -1,6 +1,8 @@
 """dpquery: differentially private query release on high-dimensional data.
 
-The estimators (``DualQuery``, ``DQRS``, ``FEM``, ``SepFEM``, ``MWEM``, ``Reweighted``) fit a
+``synthesize(df, domain, epsilon=1)`` returns a private synthetic DataFrame and its
+:class:`Release`; :class:`DPSynthesizer` is the same as a scikit-learn style estimator. The
+estimators (``DualQuery``, ``DQRS``, ``FEM``, ``SepFEM``, ``MWEM``, ``Reweighted``) fit a
 :class:`Release` from encoded data and a workload; :class:`Domain`, :func:`encode` and
 :func:`decode` move between tables and bits; :func:`load` reads a built-in dataset; every
 release's privacy is accounted on a :class:`Ledger`. See ``docs/architecture.md``.
@@ -20,6 +22,7 @@ from dpquery.algorithms import (
     SepFEM,
     Synthesizer,
 )
+from dpquery.api import DPSynthesizer, synthesize
 from dpquery.data.decode import decode
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
@@ -31,6 +34,7 @@ __all__ = [
     "FEM",
     "MWEM",
     "Budget",
+    "DPSynthesizer",
     "Domain",
     "DualQuery",
     "Ledger",
@@ -42,4 +46,5 @@ __all__ = [
     "decode",
     "encode",
     "load",
+    "synthesize",
 ]

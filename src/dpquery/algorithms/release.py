@@ -19,6 +19,7 @@ from typing import Any
 from dpquery.data.records import Records
 from dpquery.privacy import Ledger, all_accountants
 from dpquery.privacy.errors import AccountingError
+from dpquery.privacy.ledger import Guarantee
 
 RAW_NOISE_KEYS = frozenset({"measurement"})
 """Round entries holding a raw floating-point noise draw: internal, never published."""
@@ -80,6 +81,16 @@ class Release:
                 "differentially private"
             )
         return report
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The guarantee in the measure of the budget asked for: ``(epsilon, delta)`` at the
+        budget's delta, pure ``epsilon``, or ``rho`` (zCDP), under the ledger's accountant."""
+        budget = self.ledger.budget
+        for g in self.ledger.report().guarantees:
+            if g.measure == budget.measure:
+                return g
+        raise AccountingError(f"the ledger proves no {budget.measure} guarantee")
 
     def private_timings(self) -> dict[str, float]:
         """Timings of passes over the private data: for the curator, not for publication."""

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dpquery.data.binary import BinaryData
+from dpquery.data.domain import Domain
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.queries.workload import Workload
@@ -49,21 +50,56 @@ def load_release_report(args: argparse.Namespace) -> dict[str, Any] | None:
     return release
 
 
-def _tables(
-    args: argparse.Namespace, data: BinaryData
-) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    """The real and synthetic tables in their own columns, when neither is an encoded .npz
-    (the coherence measurement needs raw values)."""
+def real_table(args: argparse.Namespace, domain: Domain | None) -> pd.DataFrame | None:
+    """The real table in its own columns (the coherence measurement needs raw values), or
+    None when the data is only encoded (.npz) or partitioned (dask)."""
     from dpquery import datasets
     from dpquery.data.encode import read_table
 
-    if args.synthetic.suffix == ".npz" or (args.data is not None and args.data.suffix == ".npz"):
-        return None, None
     if args.dataset is not None:
-        real = datasets.load_table(args.dataset)[0]
-    else:
-        real = read_table(args.data, data.domain)
-    return real, read_table(args.synthetic, None)
+        return datasets.load_table(args.dataset)[0]
+    if getattr(args, "backend", "local") == "dask" or args.data is None:
+        return None
+    if args.data.suffix == ".npz" or args.data.is_dir() or domain is None:
+        return None
+    return read_table(args.data, domain)
+
+
+def _tables(
+    args: argparse.Namespace, data: BinaryData
+) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The real and synthetic tables in their own columns, when neither is an encoded .npz."""
+    from dpquery.data.encode import read_table
+
+    if args.synthetic.suffix == ".npz":
+        return None, None
+    real = real_table(args, data.domain)
+    return (None, None) if real is None else (real, read_table(args.synthetic, None))
+
+
+def coherence_of(
+    args: argparse.Namespace, data: BinaryData, limit: int = 15
+) -> dict[str, Any] | None:
+    """``dpquery evaluate``'s coherence section (NOT PRIVATE), or None without raw tables."""
+    from dpquery.evaluation.coherence import coherence_section
+
+    real, synthetic = _tables(args, data)
+    if real is None or synthetic is None or data.domain is None:
+        return None
+    return coherence_section(real, synthetic, data.domain, limit=limit)
+
+
+def describe_coherence(coherence: dict[str, Any] | None) -> str:
+    """One line for the console (the evaluation's NOT PRIVATE label is printed above it)."""
+    if coherence is None:
+        return "coherence: not measured (needs the real and synthetic tables, not .npz)"
+    categorical = coherence["categorical"]
+    return (
+        f"coherence: {coherence['incoherent_fraction']:.4f} of synthetic records break at "
+        f"least one of {coherence['constraints']} rules every real record keeps; "
+        f"{categorical['incoherent_fraction']:.4f} one of the {categorical['constraints']} "
+        "among categorical attributes"
+    )
 
 
 def write_html_report(

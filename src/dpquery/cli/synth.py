@@ -12,10 +12,12 @@ nothing on success; warnings the user must see still go to stderr: a ``delta`` o
 more, a domain read from the data, and the pre-release check's "not expected to beat the
 baselines" (said before the fit).
 
-By default it computes nothing on the private data beyond the release: it writes the records
-and, with ``--report``, the publishable report (the release's account and privacy guarantee),
-and prints the same. ``--evaluate [FILE]`` adds the curator's evaluation (errors against the
-true answers, baselines, timings of passes over the private data): NOT private, written to its
+By default it computes nothing on the private data beyond the release: it writes n rows
+sampled from the release (``--rows N``, or ``--weights`` for the released records with their
+weights; :mod:`dpquery.cli.output`) and, with ``--report``, the publishable report (the
+release's account and privacy guarantee, how the rows were made), and prints the same.
+``--evaluate [FILE]`` adds the curator's evaluation (errors against the true answers,
+baselines, coherence, timings of passes over the private data): NOT private, written to its
 own file and labelled so on stdout, where its numbers are printed.
 """
 
@@ -42,8 +44,15 @@ from dpquery.cli.common import (
     check_backend_args,
     flag_errors,
 )
+from dpquery.cli.output import (
+    add_output_args,
+    describe_output,
+    output_rows,
+    with_input_dtypes,
+)
+from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.workload import workload_of_kind
-from dpquery.data.decode import decode
+from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report
 from dpquery.io import atomic_path
@@ -82,6 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "write it to FILE (default <out stem>.evaluation.json)")  # fmt: skip
     g.add_argument("--numeric", choices=("uniform", "label"), default="uniform",
                    help="numeric bins: a uniform value in the bin, or the bin label")  # fmt: skip
+    add_output_args(g)
     g.add_argument("--overwrite", action="store_true", help="replace existing output files")
     g.add_argument("--seed", type=int, help="seed every random choice (testing/research only)")
     g.add_argument("--quiet", action="store_true",
@@ -174,6 +184,7 @@ def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) ->
 
 def _synth(args: argparse.Namespace) -> int:
     _check_outputs(args)  # before any work: no partial output, no overwritten input
+    output_rows(args, 1)  # --rows and --weights checked before the data is read
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
     check_backend_args(args)
@@ -239,9 +250,14 @@ def _release(
     dask = args.backend == "dask"
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
-    table, decode_report = decode(release.records, data.domain, numeric=args.numeric, seed=rng)
+    table, output = output_table(
+        release.records, with_input_dtypes(args, data.domain), rows=output_rows(args, data.n),
+        weights=args.weights,
+        numeric=args.numeric, seed=rng,
+    )  # fmt: skip
     report = publishable_report(release, randomness=describe_rng(rng))
-    report["release"]["decode"] = decode_report.to_dict()
+    report["release"]["output"] = output.to_dict()
+    report["release"]["decode"] = output.decode.to_dict()
     report["release"]["columns"] = columns_report(
         release.parameters, data, workload, getattr(model, "free_attributes", None)
     )
@@ -251,6 +267,7 @@ def _release(
     evaluation = evaluation_report(
         release, data, workload, true_answers=true[0], fresh_workload=fresh,
         fresh_true_answers=true[1] if fresh is not None else None, seed=rng,
+        real_table=real_table(args, data.domain), synthetic_table=table,
     )  # fmt: skip
     if dask:  # time on the cluster: the row count and both workloads' answers
         evaluation["timings"]["backend_s"] = data.seconds
@@ -337,8 +354,7 @@ def _summary(report: dict[str, Any], args: argparse.Namespace, rows: int) -> Non
     shown = _shown_parameters(p)
     if shown:
         print(f"  parameters: {shown}")
-    print(f"wrote {rows} rows to {args.out} ({rel['records']} synthetic records over "
-          f"{rel['d']} bits)")  # fmt: skip
+    print(f"wrote {rows} rows to {args.out}: {describe_output(rel['output'], rel['d'])}")
     _columns_summary(rel.get("columns", {}))
     limit = budget["rho"] if budget["measure"] == "zcdp" else budget["epsilon"]
     unit = "rho" if budget["measure"] == "zcdp" else "epsilon"
@@ -403,3 +419,4 @@ def _evaluation_summary(ev: dict[str, Any], path: Path | None, quiet: bool) -> N
         if e["max_error"] > 1:
             note += "; above 1: noisier than any answer in [0, 1] could be"
         print(f"  {name:<16}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}  {note}")
+    print(f"  {describe_coherence(ev.get('coherence'))}")

@@ -16,7 +16,13 @@ import numpy as np
 
 from dpquery.backends import PartitionedData
 from dpquery.cli.common import add_backend_args, add_data_args, backend_data, load_data
-from dpquery.cli.report import add_html_args, load_release_report, write_html_report
+from dpquery.cli.report import (
+    add_html_args,
+    coherence_of,
+    describe_coherence,
+    load_release_report,
+    write_html_report,
+)
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain
 from dpquery.data.records import Records
@@ -255,10 +261,15 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise DPQueryError(f"synthetic records have {synthetic.d} bits, the data {data.d}")
     true = _true_answers(args, workload, data)
     report = error_report(true, answer(workload, synthetic), workload)
+    coherence = coherence_of(args, data)
     print(NOT_PRIVATE)  # on the stream of the numbers it labels
     print(report.describe())
+    print(describe_coherence(coherence))
     if args.html is not None:
         write_html_report(args, data, synthetic, workload, true, release)
     if args.report is not None:
-        atomic_write_text(args.report, report.to_json(), overwrite=args.overwrite)
+        obj = report.to_dict()
+        if coherence is not None:  # NOT PRIVATE, like the errors; its note says so
+            obj["coherence"] = coherence
+        atomic_write_text(args.report, json.dumps(obj, indent=2) + "\n", overwrite=args.overwrite)
     return 0

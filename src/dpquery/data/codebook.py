@@ -26,7 +26,7 @@ from typing import Any
 from dpquery.errors import DomainError
 
 _RANGE_KEYS = {"min", "max", "bins"}
-_NUMERIC_OPTIONS = {"integer", "missing", "out_of_range"}
+_NUMERIC_OPTIONS = {"integer", "missing", "out_of_range", "dtype"}
 _FORMS = (
     "a list of categories, {'values': [...]}, {'min': ..., 'max': ..., 'bins': ...}, "
     "{'edges': [...]} or a full attribute object with 'type'"
@@ -85,13 +85,14 @@ def _categorical(name: str, spec: Mapping[str, Any] | list[Any]) -> Any:
 
     if isinstance(spec, list):
         spec = {"values": spec}
-    _check_keys(name, spec, {"values", "missing"})
+    _check_keys(name, spec, {"values", "missing", "dtype"})
     values = spec["values"]
     if not isinstance(values, list | tuple) or not values:
         raise _fail(name, f"'values' must be a non-empty list of categories, got {values!r}")
     if any(isinstance(v, dict) for v in values):
         raise _fail(name, "categories must be strings or numbers, not objects")
-    return Categorical(name, tuple(_hashable(v) for v in values), spec.get("missing"))
+    values = tuple(_hashable(v) for v in values)
+    return Categorical(name, values, spec.get("missing"), dtype=spec.get("dtype"))
 
 
 def attribute_from_codebook(name: str, spec: Any) -> Any:

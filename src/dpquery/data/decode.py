@@ -17,8 +17,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpquery.data.domain import Binary, Domain, Numeric
+from dpquery.data import schema
+from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.data.records import Records
+from dpquery.data.schema import edge_decimals
 from dpquery.errors import DPQueryError
 from dpquery.rng import SeedLike, make_rng
 
@@ -55,30 +57,50 @@ def _group_codes(bits: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray
     return codes, int(broken.sum())
 
 
+def _grid_values(
+    lo: np.ndarray, hi: np.ndarray, last: np.ndarray, step: float, u: np.ndarray
+) -> np.ndarray:
+    """A value uniform over the multiples of ``step`` inside each bin ``[lo, hi)`` (the last
+    bin closed); a bin holding none gets the multiple nearest its middle."""
+    lo_u, hi_u = np.round(lo / step, 6), np.round(hi / step, 6)  # no 0.5/0.1 = 5.000001
+    first = np.ceil(lo_u)
+    final = np.where(last, np.floor(hi_u), np.ceil(hi_u) - 1)
+    empty = final < first
+    first = np.where(empty, np.round((lo_u + hi_u) / 2), first)
+    final = np.where(empty, first, final)
+    return (first + np.floor(u * (final - first + 1))) * step
+
+
 def _numeric_values(
     attr: Numeric, codes: np.ndarray, mode: NumericMode, rng: np.random.Generator
 ) -> pd.Series:
+    in_bin = codes < attr.n_bins
     if mode == "label":
         labels = np.array(attr.labels, dtype=object)
-        out = pd.Series(labels[codes], dtype=object)
-        return out.where(codes < attr.n_bins, None)
+        return pd.Series(labels[codes], dtype=object).where(in_bin, None)
     edges = np.asarray(attr.edges)
-    in_bin = codes < attr.n_bins
     c = np.minimum(codes, attr.n_bins - 1)
     lo, hi = edges[c], edges[c + 1]
-    if attr.integer:
-        last = c == attr.n_bins - 1
-        first_int = np.ceil(lo)
-        last_int = np.where(last, np.floor(hi), np.ceil(hi) - 1)
-        # A bin narrower than one unit may hold no integer: use the integer nearest its middle.
-        empty = last_int < first_int
-        first_int = np.where(empty, np.round((lo + hi) / 2), first_int)
-        last_int = np.where(empty, first_int, last_int)
-        values = first_int + np.floor(rng.random(len(c)) * (last_int - first_int + 1))
-        out = pd.Series(values.astype(np.int64), dtype="Int64")
+    u = rng.random(len(c))
+    decimals = 0 if attr.integer else edge_decimals(attr.edges)
+    if decimals is None:
+        values = lo + u * (hi - lo)
     else:
-        out = pd.Series(lo + rng.random(len(c)) * (hi - lo))
-    return out.where(in_bin, pd.NA if attr.integer else np.nan)
+        values = _grid_values(lo, hi, c == attr.n_bins - 1, 10.0**-decimals, u)
+        values = np.round(values, decimals)
+    return schema.column(values, ~in_bin, attr.output_dtype)
+
+
+def _categorical_values(attr: Categorical | Binary, codes: np.ndarray) -> pd.Series:
+    values = np.empty(len(attr.values), dtype=object)
+    values[:] = attr.values  # element-wise: a value may itself be a tuple
+    missing = (
+        codes == attr.values.index(attr.missing)
+        if isinstance(attr, Categorical) and attr.missing is not None
+        else np.zeros(len(codes), dtype=bool)
+    )
+    present = attr.present_values if isinstance(attr, Categorical) else attr.values
+    return schema.column(values[codes], missing, attr.output_dtype, present)
 
 
 def decode(
@@ -88,12 +110,34 @@ def decode(
     numeric: NumericMode = "uniform",
     seed: SeedLike = None,
 ) -> tuple[pd.DataFrame, DecodeReport]:
-    """Decode records to a DataFrame with one column per attribute.
+    """Decode records to a DataFrame with one column per attribute, in the attribute's
+    output dtype (:mod:`dpquery.data.schema`).
 
-    Numeric bins become a value drawn uniformly in the bin (``numeric="uniform"``, seeded)
-    or the bin label (``"label"``). A missing category decodes to a missing value. When the
-    weights are not all equal, a ``weight`` column (summing to 1) is added.
+    Numeric bins become a value drawn uniformly in the bin, on the grid of the edges'
+    precision (:func:`edge_decimals`; integers for an ``integer`` attribute)
+    (``numeric="uniform"``, seeded) or the bin label (``"label"``). A missing category
+    decodes to a missing value. When the weights are not all equal, a ``weight`` column
+    (summing to 1) is added.
     """
+    table, report = decode_rows(records, None, domain, numeric=numeric, seed=seed)
+    p = records.probabilities
+    if records.m and not np.allclose(p, p[0], rtol=0, atol=1e-15):
+        table["weight"] = p
+    return table, report
+
+
+def decode_rows(
+    records: Records,
+    index: np.ndarray | None,
+    domain: Domain | None = None,
+    *,
+    numeric: NumericMode = "uniform",
+    seed: SeedLike = None,
+) -> tuple[pd.DataFrame, DecodeReport]:
+    """The rows ``index`` of ``records`` (repeats allowed; None: every record once) as
+    :func:`decode` makes them, without weights. A broken one-hot group is repaired once per
+    record, and every output row draws its own numeric values; nothing of size
+    rows x bits is built, so a wide release decodes to many rows."""
     domain = domain if domain is not None else records.domain
     if domain is None:
         raise DPQueryError("decoding needs a domain: the records carry none and none was given")
@@ -107,22 +151,15 @@ def decode(
     for i, attr in enumerate(domain.attributes):
         bits = records.rows[:, domain.offsets[i] : domain.offsets[i + 1]]
         if isinstance(attr, Binary):
-            columns[attr.name] = np.array(attr.values, dtype=object)[bits[:, 0]]
-            continue
-        codes, repairs[attr.name] = _group_codes(bits, rng)
+            codes = bits[:, 0].astype(np.int64)
+        else:
+            codes, repairs[attr.name] = _group_codes(bits, rng)
+        codes = codes if index is None else codes[index]
         if isinstance(attr, Numeric):
             columns[attr.name] = _numeric_values(attr, codes, numeric, rng)
         else:
-            vals = pd.Series(np.array(attr.values, dtype=object)[codes], dtype=object)
-            columns[attr.name] = (
-                vals if attr.missing is None else vals.mask(vals == attr.missing, None)
-            )
-    table = pd.DataFrame(columns)
-    table = table.infer_objects()
-    p = records.probabilities
-    if records.m and not np.allclose(p, p[0], rtol=0, atol=1e-15):
-        table["weight"] = p
-    return table, DecodeReport(repairs)
+            columns[attr.name] = _categorical_values(attr, codes)
+    return pd.DataFrame(columns), DecodeReport(repairs)
 
 
 def sample_records(records: Records, size: int, *, seed: SeedLike = None) -> Records:

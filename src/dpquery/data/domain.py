@@ -18,7 +18,7 @@ import json
 import math
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from dpquery.data import schema
 from dpquery.errors import DomainError, NonPrivateWarning
 
 OutOfRange = Literal["clip", "error"]
@@ -52,13 +53,16 @@ class Categorical:
 
     ``missing`` names the category that a missing value (NaN/None) encodes to; it must be one
     of ``values``. Without it, a missing value is an error. ``recode`` maps raw values to
-    categories, for public merges of raw codes (e.g. two rare services into one).
+    categories, for public merges of raw codes (e.g. two rare services into one). ``dtype``
+    is the column's pandas dtype in decoded output (:mod:`dpquery.data.schema`; None: from
+    the values' types).
     """
 
     name: str
     values: tuple[Hashable, ...]
     missing: Hashable | None = None
     recode: Mapping[Hashable, Hashable] = field(default_factory=dict)
+    dtype: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -75,6 +79,18 @@ class Categorical:
         bad = [c for c in self.recode.values() if c not in self.values]
         if bad:
             raise DomainError(f"attribute {self.name!r}: recode targets {bad} are not values")
+        schema.check_dtype(self.name, self.dtype, self.present_values)
+
+    @property
+    def present_values(self) -> tuple[Hashable, ...]:
+        """The values that decode to themselves (all but the missing category)."""
+        return tuple(v for v in self.values if self.missing is None or v != self.missing)
+
+    @property
+    def output_dtype(self) -> str:
+        """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
+        base = self.dtype or schema.values_dtype(self.present_values)
+        return base if self.missing is None else schema.nullable(base)
 
     @property
     def size(self) -> int:
@@ -92,7 +108,9 @@ class Numeric:
     Bin i is ``[edges[i], edges[i+1])``; the last bin also holds ``edges[-1]``. Values outside
     ``[edges[0], edges[-1]]`` clip to the end bins (``out_of_range="clip"``) or are an error
     (``"error"``, the default). With ``missing=True`` one extra bit, after the bins, holds
-    missing values. ``integer=True`` decodes bins to integers.
+    missing values. ``integer=True`` decodes bins to integers; ``dtype`` is the column's
+    pandas dtype in decoded output (:mod:`dpquery.data.schema`; None: ``int64`` for an integer
+    attribute or integer edges, ``float64`` otherwise).
     """
 
     name: str
@@ -100,6 +118,7 @@ class Numeric:
     out_of_range: OutOfRange = "error"
     missing: bool = False
     integer: bool = False
+    dtype: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -117,6 +136,12 @@ class Numeric:
                 f"attribute {self.name!r}: out_of_range must be 'clip' or 'error', "
                 f"got {self.out_of_range!r}"
             )
+        schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
+
+    @property
+    def whole(self) -> bool:
+        """Whether decoded values are integers (``integer``, or edges that are all integers)."""
+        return self.integer or schema.edge_decimals(self.edges) == 0
 
     @classmethod
     def equal_width(cls, name: str, lo: float, hi: float, bins: int, **kwargs: Any) -> Numeric:
@@ -128,6 +153,12 @@ class Numeric:
     @property
     def n_bins(self) -> int:
         return len(self.edges) - 1
+
+    @property
+    def output_dtype(self) -> str:
+        """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
+        base = self.dtype or ("int64" if self.whole else "float64")
+        return schema.nullable(base) if self.missing else base
 
     @property
     def size(self) -> int:
@@ -154,10 +185,12 @@ def _fmt_int(x: float) -> str:
 
 @dataclass(frozen=True)
 class Binary:
-    """A two-valued attribute encoded as one free bit: ``values[1]`` sets it."""
+    """A two-valued attribute encoded as one free bit: ``values[1]`` sets it. ``dtype`` is
+    the column's pandas dtype in decoded output (None: from the values' types)."""
 
     name: str
     values: tuple[Hashable, Hashable] = (0, 1)
+    dtype: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -166,6 +199,12 @@ class Binary:
             raise DomainError(
                 f"binary attribute {self.name!r} needs two distinct values, got {self.values}"
             )
+        schema.check_dtype(self.name, self.dtype, self.values)
+
+    @property
+    def output_dtype(self) -> str:
+        """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
+        return self.dtype or schema.values_dtype(self.values)
 
     @property
     def size(self) -> int:
@@ -311,6 +350,26 @@ class Domain:
             lines.append(f"  {a.name:<28} {kind:<11} {a.size:>5} bits @ {off:<6} {detail}")
         return "\n".join(lines)
 
+    def with_dtypes(self, table: pd.DataFrame) -> Domain:
+        """This domain with each undeclared attribute's output dtype read from the dtype of
+        ``table``'s column of that name (the schema, like the column names; see
+        :mod:`dpquery.data.schema`). A dtype the attribute cannot decode to is left undeclared.
+        """
+        attrs = []
+        for a in self.attributes:
+            if a.dtype is None and a.name in table.columns:
+                try:
+                    a = replace(a, dtype=schema.dtype_name(table[a.name].dtype))
+                except DomainError:
+                    pass  # e.g. a numeric attribute read as text: the domain's default
+            attrs.append(a)
+        return Domain(tuple(attrs), self.non_private, self.note)
+
+    def layout(self) -> list[dict[str, Any]]:
+        """The attributes' bit layout as JSON (``to_dict`` without the output dtypes): two
+        domains with the same layout encode every record to the same bits."""
+        return [_layout_to_dict(a) for a in self.attributes]
+
     # -- JSON -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -404,6 +463,13 @@ class Domain:
 
 
 def _attr_to_dict(a: Attribute) -> dict[str, Any]:
+    out = _layout_to_dict(a)
+    if a.dtype is not None:  # only when declared: older readers see the same layout
+        out["dtype"] = a.dtype
+    return out
+
+
+def _layout_to_dict(a: Attribute) -> dict[str, Any]:
     if isinstance(a, Categorical):
         out: dict[str, Any] = {"name": a.name, "type": "categorical", "values": list(a.values)}
         if a.missing is not None:
@@ -428,9 +494,9 @@ def _attr_from_dict(obj: Any) -> Attribute:
         raise DomainError(f"an attribute must be an object with 'name' and 'type', got {obj!r}")
     kind, name = obj["type"], obj["name"]
     allowed = {
-        "categorical": {"values", "missing", "recode"},
-        "numeric": {"edges", "out_of_range", "missing", "integer"},
-        "binary": {"values"},
+        "categorical": {"values", "missing", "recode", "dtype"},
+        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype"},
+        "binary": {"values", "dtype"},
     }
     if kind not in allowed:
         raise DomainError(
@@ -451,6 +517,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 tuple(_hashable(v) for v in obj["values"]),
                 _hashable(obj.get("missing")),
                 {_hashable(k): _hashable(v) for k, v in obj.get("recode", [])},
+                obj.get("dtype"),
             )
         if kind == "numeric":
             return Numeric(
@@ -459,8 +526,10 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("out_of_range", "error"),
                 bool(obj.get("missing", False)),
                 bool(obj.get("integer", False)),
+                obj.get("dtype"),
             )
-        return Binary(name, tuple(_hashable(v) for v in obj.get("values", (0, 1))))  # type: ignore[arg-type]
+        values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
+        return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]
     except KeyError as exc:
         raise DomainError(f"attribute {name!r} ({kind}) is missing the key {exc}") from None
     except TypeError as exc:

@@ -45,6 +45,8 @@ def attribute_codes(series: pd.Series, attr: Attribute) -> np.ndarray:
     """Index of each value within its attribute's bits (0 or 1 for a binary attribute)."""
     if isinstance(attr, Numeric):
         return _numeric_codes(series, attr)
+    if isinstance(series.dtype, pd.CategoricalDtype):  # map by value, not by pandas' codes
+        series = series.astype(object)
     values = attr.values
     lookup: dict[object, int] = {}
     for i, v in enumerate(values):  # exact values first, then their text (CSV reads text)

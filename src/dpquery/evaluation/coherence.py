@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpquery.data.domain import Domain, Numeric
+from dpquery.data.encode import attribute_codes
 from dpquery.errors import DPQueryError
 
 NOT_PRIVATE_NOTE = (
@@ -218,3 +220,53 @@ def coherence_report(
         rates[k] = float(w[v].sum())
         broken |= v
     return CoherenceReport(constraints, rates, float(w[broken].sum()), len(real), m)
+
+
+CATEGORICAL_NOTE = (
+    "rules among categorical and binary attributes only: a numeric value is decoded by a draw "
+    "inside its public bin, which can break rules the real values keep whatever the release "
+    "(e.g. 10-year bins of education-num), so these isolate what the release itself got wrong"
+)
+
+
+def canonical_table(table: pd.DataFrame, domain: Domain) -> pd.DataFrame:
+    """``table``'s domain columns in one representation, so that a real table (raw values,
+    text read from a CSV) and a decoded one compare value by value: a categorical or binary
+    value becomes the domain's value it encodes to (recodes applied, a missing category
+    missing), a numeric value a float. A ``weight`` column is kept."""
+    columns: dict[str, Any] = {}
+    for attr in domain.attributes:
+        if attr.name not in table.columns:
+            continue
+        col = table[attr.name]
+        if isinstance(attr, Numeric):
+            columns[attr.name] = pd.to_numeric(col, errors="coerce").astype(np.float64)
+            continue
+        values = np.empty(len(attr.values), dtype=object)
+        values[:] = attr.values
+        decoded = pd.Series(values[attribute_codes(col, attr)], index=table.index, dtype=object)
+        missing = getattr(attr, "missing", None)
+        columns[attr.name] = decoded if missing is None else decoded.mask(decoded == missing)
+    if "weight" in table.columns and "weight" not in domain:
+        columns["weight"] = table["weight"]
+    return pd.DataFrame(columns, index=table.index)
+
+
+def coherence_section(
+    real: pd.DataFrame, synthetic: pd.DataFrame, domain: Domain, *, limit: int = 15
+) -> dict[str, Any]:
+    """The coherence of ``synthetic`` against ``real`` as a JSON-ready dict (both tables
+    through :func:`canonical_table`; the ``limit`` most violated constraints). NOT PRIVATE:
+    the dict carries its note."""
+    real_c, synthetic_c = canonical_table(real, domain), canonical_table(synthetic, domain)
+    constraints = find_constraints(real_c)
+    out = coherence_report(real_c, synthetic_c, constraints=constraints).to_dict(limit=limit)
+    numeric = {a.name for a in domain.attributes if isinstance(a, Numeric)}
+    among = [c for c in constraints if c.column not in numeric and c.other not in numeric]
+    part = coherence_report(real_c, synthetic_c, constraints=among)
+    out["categorical"] = {
+        "constraints": len(among),
+        "incoherent_fraction": part.incoherent,
+        "note": CATEGORICAL_NOTE,
+    }
+    return out

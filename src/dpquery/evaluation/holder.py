@@ -20,7 +20,7 @@ from dpquery.algorithms.baselines import UniformDistribution, ZerosDataset
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
-from dpquery.evaluation.coherence import coherence_report
+from dpquery.evaluation.coherence import coherence_section
 from dpquery.evaluation.marginals import (
     MAX_INDICATORS_FOR_PAIRS,
     Indicators,
@@ -67,8 +67,9 @@ def evaluate_synthetic(
     m = synthetic.n if isinstance(synthetic, BinaryData) else synthetic.m
     coherence = {}
     if real_table is not None and synthetic_table is not None:
-        report = coherence_report(real_table, synthetic_table)
-        coherence = {"coherence": report.to_dict(limit=worst_constraints)}
+        coherence = {"coherence": coherence_section(
+            real_table, synthetic_table, domain, limit=worst_constraints
+        )}  # fmt: skip
     return {
         "note": NOT_PRIVATE_NOTE,
         "data": {"records": data.n, "attributes": len(domain), "bits": data.d},

@@ -224,7 +224,12 @@ def _coherence(page: _Page) -> str:
         "ranges), read off the private data, and the fraction of synthetic records that break "
         f"them. Of {page.value('evaluation.coherence.constraints')} rules, at least one is "
         f"broken by a fraction {page.value('evaluation.coherence.incoherent_fraction')} of the "
-        "synthetic records. Evidence: the records independence predicts for a forbidden pair, "
+        "synthetic records; of the "
+        f"{page.value('evaluation.coherence.categorical.constraints')} rules among categorical "
+        "attributes (a numeric value is drawn inside its public bin, which can break rules "
+        "whatever the release), by a fraction "
+        f"{page.value('evaluation.coherence.categorical.incoherent_fraction')}. Evidence: "
+        "the records independence predicts for a forbidden pair, "
         "or the fraction of real records beyond an implied bound. The most broken rules:</p>"
         + _table(["rule", "evidence", "fraction of synthetic records breaking it"], rows)
     )
@@ -243,6 +248,12 @@ def _flat(obj: Any, key: str) -> Iterator[str]:
                 yield f"{key}.{i}"
     else:
         yield key
+
+
+def _name_cell(name: str) -> str:
+    """A table cell naming a key of the page's JSON (``epsilon0``, ``one_way.2``): a label,
+    marked so that its digits are not taken for a number shown on the page."""
+    return f'<td class="name">{html.escape(name)}</td>'
 
 
 def _records(page: _Page, key: str) -> str:
@@ -285,7 +296,7 @@ def _release(page: _Page) -> str:
     scalars = [k for k in _flat(page.doc, "release.privacy")]
     if scalars:
         parts.append(_table(["quantity", "value"],
-                            [[f"<td>{html.escape(k[len('release.privacy.'):])}</td>",
+                            [[_name_cell(k[len('release.privacy.'):]),
                               page.cell(k)] for k in scalars]))  # fmt: skip
     headings = {
         "guarantees": "The guarantee in each measure",
@@ -300,7 +311,7 @@ def _release(page: _Page) -> str:
         keys = list(_flat(page.doc, "release.parameters"))
         parts.append("<h2>Parameters</h2>")
         parts.append(_table(["parameter", "value"],
-                            [[f"<td>{html.escape(k[len('release.parameters.'):])}</td>",
+                            [[_name_cell(k[len('release.parameters.'):]),
                               page.cell(k)] for k in keys]))  # fmt: skip
     return "".join(parts)
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dpquery.algorithms.baselines import LaplaceNoise, UniformDistribution, ZerosDataset
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
+from dpquery.evaluation.coherence import coherence_section
 from dpquery.evaluation.metrics import error_report
 from dpquery.queries import Workload, answer
 from dpquery.rng import SeedLike
@@ -68,11 +70,16 @@ def evaluation_report(
     fresh_true_answers: np.ndarray | None = None,
     baseline_epsilon: float | None = None,
     seed: SeedLike = None,
+    real_table: pd.DataFrame | None = None,
+    synthetic_table: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The release's errors on ``workload`` and on a fresh workload of the same kind (true
     answers computed unless given), beside the zeros, uniform and Laplace-per-query
     baselines (the latter at ``baseline_epsilon``, default the release's epsilon budget), and
-    the timings of the passes over the private data. NOT private: for the curator only."""
+    the timings of the passes over the private data; with the real table and the synthetic
+    table written (both in the user's columns), their ``coherence``: how often synthetic
+    records break rules every real record keeps (:mod:`dpquery.evaluation.coherence`). NOT
+    private: for the curator only."""
     true = answer(workload, data) if true_answers is None else true_answers
     released = answer(workload, release.records)
     errors = {"workload": _errors(true, released, workload)}
@@ -90,13 +97,16 @@ def evaluation_report(
     if eps is not None:
         lap = LaplaceNoise(eps, seed=seed).fit(data, workload, true_answers=true)
         baselines["laplace"] = {**_errors(true, lap.answers, workload), "epsilon": eps}
-    return {
+    out = {
         "label": NOT_PRIVATE,
         "note": EVALUATION_NOTE,
         "errors": errors,
         "baselines": baselines,
         "timings": release.private_timings(),
     }
+    if real_table is not None and synthetic_table is not None and data.domain is not None:
+        out["coherence"] = coherence_section(real_table, synthetic_table, data.domain)
+    return out
 
 
 def release_report(

@@ -68,6 +68,6 @@ def check_same_domain(workload: Workload, d: int, domain: Domain | None) -> None
     if (
         workload.domain is not None
         and domain is not None
-        and workload.domain.to_dict()["attributes"] != domain.to_dict()["attributes"]
+        and workload.domain.layout() != domain.layout()
     ):
         raise DPQueryError("the workload was made over a different domain than the data's")

@@ -1,0 +1,214 @@
+"""The pandas front door: a DataFrame in, a private synthetic DataFrame out.
+
+:func:`synthesize` is one call; :class:`DPSynthesizer` is the same as an estimator following
+scikit-learn's conventions (``__init__`` stores keyword hyperparameters verbatim, ``fit``
+validates them and sets fitted attributes with a trailing underscore, ``get_params`` /
+``set_params``). Both run the library's pipeline: encode the table over the public domain,
+the default workload when none is given (all ``k``-way marginals,
+:func:`dpquery.queries.default_workload`), the chosen algorithm (``"auto"`` by default,
+:mod:`dpquery.algorithms.auto`) on one ledger, then as many rows as the input (``n`` is
+public under bounded DP) sampled from the release (:mod:`dpquery.data.sample`), in the
+input's columns and dtypes (:mod:`dpquery.data.schema`).
+
+The domain is never read off the data: it is a :class:`~dpquery.data.Domain`, a codebook
+mapping (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain JSON file.
+:func:`dpquery.data.infer_domain` reads one from the table for exploration; passing its
+result is the explicit opt-in, and it warns and marks the release NOT private.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpquery.algorithms import registry
+from dpquery.algorithms.release import Release
+from dpquery.data.domain import Domain
+from dpquery.data.encode import encode
+from dpquery.data.sample import check_rows, output_table
+from dpquery.errors import DPQueryError
+from dpquery.queries import Workload, check_same_domain, default_workload
+from dpquery.rng import SeedLike, make_rng
+
+NO_DOMAIN = (
+    "a public domain is needed: pass domain= a dpquery.Domain, a codebook dict (see "
+    "Domain.from_codebook) or the path of a domain JSON file. It is never read off the data "
+    "silently: dpquery.data.infer_domain(df) does that for exploration only (NOT private), "
+    "and its result may be passed explicitly"
+)
+
+
+def as_domain(domain: object) -> Domain:
+    """A :class:`Domain` from a Domain, a codebook mapping or a domain JSON path."""
+    if isinstance(domain, Domain):
+        return domain
+    if isinstance(domain, Mapping):
+        return Domain.from_codebook(domain)
+    if isinstance(domain, str | Path):
+        return Domain.load(domain)
+    if domain is None:
+        raise DPQueryError(NO_DOMAIN)
+    raise DPQueryError(
+        f"domain must be a dpquery.Domain, a codebook dict or a path to a domain JSON file, "
+        f"got {type(domain).__name__}"
+    )
+
+
+class DPSynthesizer:
+    """Private synthetic data from a DataFrame, scikit-learn style (module docstring)::
+
+        model = DPSynthesizer(epsilon=1.0, seed=0).fit(df, domain)
+        synthetic = model.sample()          # as many rows as df
+        model.release_.guarantee            # the privacy guarantee asked for
+
+    Hyperparameters: the budget (``epsilon`` with ``delta``, which defaults to ``1/n^2``, or
+    ``rho``), the ``algorithm`` (a registry name, ``"auto"`` by default), ``k`` (the default
+    workload's marginal order), ``options`` (the algorithm's own options, e.g. ``{"T": 50}``),
+    ``seed`` (every random choice; None: a cryptographically secure generator) and
+    ``progress`` (the algorithm's progress display; None: its default).
+
+    Fitted attributes: ``release_`` (the :class:`~dpquery.algorithms.release.Release`),
+    ``domain_`` (the domain, carrying the input's dtypes), ``workload_``, ``n_``, ``columns_``.
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        algorithm: str = "auto",
+        k: int = 3,
+        options: Mapping[str, Any] | None = None,
+        seed: SeedLike = None,
+        progress: bool | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+        self.algorithm = algorithm
+        self.k = k
+        self.options = options
+        self.seed = seed
+        self.progress = progress
+
+    # -- scikit-learn's parameter protocol -------------------------------------------------
+    _PARAMS = ("epsilon", "delta", "rho", "algorithm", "k", "options", "seed", "progress")
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The hyperparameters as stored."""
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def set_params(self, **params: Any) -> DPSynthesizer:
+        """Change hyperparameters (checked at the next :meth:`fit`)."""
+        unknown = sorted(set(params) - set(self._PARAMS))
+        if unknown:
+            raise DPQueryError(
+                f"DPSynthesizer has no parameter {', '.join(unknown)}; it has {self._PARAMS}"
+            )
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        given = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if v is not None)
+        return f"DPSynthesizer({given})"
+
+    # -- fit / sample ----------------------------------------------------------------------
+    def _estimator(self, rng: np.random.Generator) -> Any:
+        if self.algorithm not in registry.names():
+            raise DPQueryError(
+                f"algorithm must be one of {registry.names()}, got {self.algorithm!r}"
+            )
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise DPQueryError(f"k must be a positive integer, got {self.k!r}")
+        if self.options is not None and not isinstance(self.options, Mapping):
+            raise DPQueryError(f"options must be a dict, got {type(self.options).__name__}")
+        options = dict(self.options or {})
+        budget = {"epsilon": self.epsilon, "delta": self.delta, "rho": self.rho}
+        clash = sorted(set(options) & set(budget))
+        if clash:
+            raise DPQueryError(f"give {', '.join(clash)} as keyword(s), not in options")
+        model = registry.build(
+            self.algorithm, {**budget, **options}, seed=rng, progress=self.progress
+        )
+        model.validate()  # every value's range, before the data is read
+        return model
+
+    def fit(
+        self, df: pd.DataFrame, domain: object = None, workload: Workload | None = None
+    ) -> DPSynthesizer:
+        """Release private synthetic records of ``df`` over the public ``domain`` (a
+        Domain, a codebook dict or a domain JSON path; required) for ``workload`` (default:
+        all ``k``-way marginals). Returns ``self``."""
+        if not isinstance(df, pd.DataFrame):
+            raise DPQueryError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+        if len(df) == 0:
+            raise DPQueryError("df has no rows: there is nothing to release")
+        public = as_domain(domain)
+        rng = make_rng(self.seed)
+        model = self._estimator(rng)
+        data = encode(df, public)
+        if workload is None:
+            workload = default_workload(public, data.n, k=self.k, seed=rng)
+        elif not isinstance(workload, Workload):
+            raise DPQueryError(
+                f"workload must be a dpquery.queries.Workload, got {type(workload).__name__}"
+            )
+        check_same_domain(workload, data.d, public)
+        self.release_: Release = model.fit(data, workload)
+        self.domain_ = public.with_dtypes(df)
+        self.workload_ = workload
+        self.n_ = data.n
+        self.columns_ = [c for c in df.columns if c in public]
+        self._rng = rng
+        return self
+
+    def sample(self, m: int | None = None) -> pd.DataFrame:
+        """``m`` synthetic rows (default ``n``, the input's) sampled from the release
+        (:func:`dpquery.data.output_table`), in the input's column order and dtypes.
+        Post-processing: no privacy cost; each call draws afresh from the one generator."""
+        if not hasattr(self, "release_"):
+            raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
+        rows = self.n_ if m is None else check_rows(m)
+        table, _ = output_table(self.release_.records, self.domain_, rows=rows, seed=self._rng)
+        return table[self.columns_]
+
+
+def synthesize(
+    df: pd.DataFrame,
+    domain: object,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rho: float | None = None,
+    workload: Workload | None = None,
+    algorithm: str = "auto",
+    rows: int | None = None,
+    seed: SeedLike = None,
+    k: int = 3,
+    **options: Any,
+) -> tuple[pd.DataFrame, Release]:
+    """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account).
+
+    ``domain`` is public: a :class:`~dpquery.data.Domain`, a codebook dict or a domain JSON
+    path. The budget is ``epsilon`` (``delta`` defaults to ``1/n^2``; ``delta=0``: pure DP)
+    or ``rho`` (zCDP). ``workload`` defaults to all ``k``-way marginals; ``rows`` to
+    ``len(df)``; ``options`` are the algorithm's own (e.g. ``T=50``). See
+    :class:`DPSynthesizer`.
+    """
+    if rows is not None:
+        check_rows(rows)  # before anything is spent
+    model = DPSynthesizer(
+        epsilon=epsilon, delta=delta, rho=rho, algorithm=algorithm, k=k, options=options,
+        seed=seed,
+    )  # fmt: skip
+    model.fit(df, domain, workload)
+    return model.sample(rows), model.release_
+
+
+__all__ = ["DPSynthesizer", "as_domain", "synthesize"]
