@@ -27,7 +27,8 @@ from dpquery.data.binary import BinaryData
 from dpquery.data.decode import decode
 from dpquery.data.encode import encode
 from dpquery.data.records import Records
-from dpquery.evaluation.coherence import coherence_report
+from dpquery.data.sample import output_table
+from dpquery.evaluation.coherence import canonical_table, coherence_section
 from dpquery.evaluation.release_report import release_report
 from dpquery.privacy.delta import check_delta, default_delta
 from dpquery.queries import Workload, answer, default_workload
@@ -72,9 +73,11 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"   algorithm: {release.algorithm}, chosen by auto: "
           f"{release.parameters['auto']['reason']}")  # fmt: skip
     print(f"   {release.records.m:,} synthetic records in {release.timings['total_s']:.1f} s")
-    synthetic, _ = decode(release.records, domain, seed=args.seed)
-    print(f"\n== {RECORDS_SHOWN} synthetic records (of {len(synthetic):,}), in Adult's columns:")
-    print(synthetic.head(RECORDS_SHOWN).to_string(index=False))
+    synthetic, _ = output_table(release.records, domain, rows=data.n, seed=args.seed)
+    print(f"\n== {RECORDS_SHOWN} of the {len(synthetic):,} synthetic rows (n, as `dpquery synth` "
+          "writes them), numeric columns shown by their public bin:")  # fmt: skip
+    shown = canonical_table(synthetic.head(RECORDS_SHOWN), domain)
+    print(shown.to_string(index=False))
     _evaluation(args, release, data, workload, table, synthetic)
     return 0
 
@@ -96,13 +99,14 @@ def _evaluation(
         if e["max_error"] > 1:
             meaning += "; above 1: noisier than any answer in [0, 1] could be"
         print(f"   {name:<20}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}  {meaning}")
-    coherence = coherence_report(table, synthetic)
+    coherence = coherence_section(table, synthetic, data.domain, limit=RULES_SHOWN)
     rng = np.random.default_rng(args.seed)
     drawn = uniform_records(data.d, data.onehot_groups, len(synthetic), rng)
     uniform, _ = decode(Records(drawn, None, data.domain), data.domain, seed=rng)
-    reference = coherence_report(table, uniform, constraints=coherence.constraints)
-    print(f"\n   coherence: {coherence.incoherent:.1%} of the synthetic records break at least "
-          f"one of {len(coherence.constraints)} rules that every real record keeps "
-          f"({reference.incoherent:.1%} of records drawn uniformly); the most broken:")  # fmt: skip
-    for rule in coherence.to_dict(limit=RULES_SHOWN)["worst"]:
+    reference = coherence_section(table, uniform, data.domain)
+    print(f"\n   coherence: {coherence['incoherent_fraction']:.1%} of the synthetic rows break at "
+          f"least one of {coherence['constraints']} rules that every real record keeps (numeric "
+          f"attributes by their bins; {reference['incoherent_fraction']:.1%} of records drawn "
+          "uniformly); the most broken:")  # fmt: skip
+    for rule in coherence["worst"]:
         print(f"     {rule['violated_fraction']:.1%}  {rule['constraint']}")

@@ -223,9 +223,8 @@ def coherence_report(
 
 
 CATEGORICAL_NOTE = (
-    "rules among categorical and binary attributes only: a numeric value is decoded by a draw "
-    "inside its public bin, which can break rules the real values keep whatever the release "
-    "(e.g. 10-year bins of education-num), so these isolate what the release itself got wrong"
+    "rules among categorical and binary attributes only (numeric attributes enter the other "
+    "rules by their public bins)"
 )
 
 
@@ -233,16 +232,21 @@ def canonical_table(table: pd.DataFrame, domain: Domain) -> pd.DataFrame:
     """``table``'s domain columns in one representation, so that a real table (raw values,
     text read from a CSV) and a decoded one compare value by value: a categorical or binary
     value becomes the domain's value it encodes to (recodes applied, a missing category
-    missing), a numeric value a float. A ``weight`` column is kept."""
+    missing), a numeric value the label of its public bin. Bins, not values: the release
+    carries a numeric attribute only to its bin (a decoded value is a draw inside it), so a
+    rule the real values keep inside a bin is not one a release can keep. A ``weight``
+    column is kept."""
     columns: dict[str, Any] = {}
     for attr in domain.attributes:
         if attr.name not in table.columns:
             continue
         col = table[attr.name]
+        values = np.empty(len(attr.labels if isinstance(attr, Numeric) else attr.values),
+                          dtype=object)  # fmt: skip
         if isinstance(attr, Numeric):
-            columns[attr.name] = pd.to_numeric(col, errors="coerce").astype(np.float64)
+            values[:] = attr.labels
+            columns[attr.name] = pd.Series(values[attribute_codes(col, attr)], index=table.index)
             continue
-        values = np.empty(len(attr.values), dtype=object)
         values[:] = attr.values
         decoded = pd.Series(values[attribute_codes(col, attr)], index=table.index, dtype=object)
         missing = getattr(attr, "missing", None)
