@@ -87,6 +87,7 @@ def _evaluation(
     table: pd.DataFrame, synthetic: pd.DataFrame,
 ) -> None:  # fmt: skip
     """The NOT PRIVATE part: errors beside the baselines, and coherence."""
+    assert data.domain is not None  # encoded from the dataset's domain
     report = release_report(release, data, workload, true_answers=answer(workload, data),
                             seed=args.seed)  # fmt: skip
     ev = report["evaluation"]
