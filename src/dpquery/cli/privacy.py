@@ -6,9 +6,8 @@ instead of ``--T``, the largest ``T`` under each (``T`` passes, ``T + 1`` exceed
 with ``--T`` and a budget prints the largest per-round ``epsilon_0`` (and ``rho_0 = rho / T``).
 ``--json`` prints one JSON object instead.
 
-``synth`` plans what ``dpquery synth`` with the same flags would spend, stage by stage (the
-measurement of the attributes no workload query touches, then the algorithm), from the public
-domain and ``n`` alone: no data is read.
+``synth`` (:mod:`dpquery.cli.plan_synth`) plans what ``dpquery synth`` with the same flags
+would spend, stage by stage, from the public domain and ``n`` alone: no data is read.
 """
 
 from __future__ import annotations
@@ -17,26 +16,17 @@ import argparse
 import json
 import math
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
 
-from dpquery import datasets
-from dpquery.algorithms.auto import AutoPlan
-from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.fem_plan import DEFAULT_C
-from dpquery.algorithms.marginals import AdaptivePlan
 from dpquery.algorithms.parameters import budget_of, positive, positive_int
-from dpquery.cli import synth
+from dpquery.cli import plan_synth
 from dpquery.cli.common import flag_errors
-from dpquery.data.domain import Domain
-from dpquery.data.shape import PublicShape
 from dpquery.errors import DPQueryError
 from dpquery.privacy import (
     Accountant,
     Budget,
     Charge,
     Composition,
-    Ledger,
     Tightest,
     ZCDPAccountant,
     all_accountants,
@@ -53,7 +43,6 @@ from dpquery.privacy.fem import (
     fem_plan,
     fem_round_epsilon,
 )
-from dpquery.rng import make_rng
 from dpquery.validation import open_unit
 
 Row = dict[str, object]
@@ -80,20 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,
     fem.add_argument("--epsilon0", type=float, help="exponential-mechanism parameter per round")
     _add_budget_args(fem)
     fem.set_defaults(func=_fem)
-    plan = algs.add_parser(
-        "synth",
-        help="what `dpquery synth` with the same flags would spend, stage by stage",
-        description="Plan a `dpquery synth` run from the public domain and n: every charge, "
-        "stage by stage, and the guarantee. Reads no data.",
-    )
-    g = plan.add_argument_group("public shape (--dataset, or --domain with --n)")
-    g.add_argument("--dataset", metavar="NAME", help="a built-in dataset: its domain and n")
-    g.add_argument("--domain", type=Path, metavar="DOMAIN.json", help="the public domain")
-    g.add_argument("--n", type=int, help="number of records (public)")
-    synth.add_release_args(plan)
-    plan.add_argument("--seed", type=int, help="seed of a generated random workload")
-    plan.add_argument("--json", action="store_true", help="print one JSON object")
-    plan.set_defaults(func=_synth_plan, quiet=True)
+    plan_synth.register(algs)
 
 
 def _add_mw_args(p: argparse.ArgumentParser) -> None:
@@ -348,93 +324,3 @@ def _fem(args: argparse.Namespace) -> int:
         "budget": budget.to_dict(),
     }
     return _emit(args, header, payload, rows, "epsilon0", max)
-
-
-# --- synth ----------------------------------------------------------------------------------
-
-
-def _shape(args: argparse.Namespace) -> PublicShape:
-    if (args.dataset is None) == (args.domain is None):
-        raise DPQueryError("give --dataset NAME, or --domain DOMAIN.json with --n N")
-    if args.dataset is not None:
-        n = args.n if args.n is not None else datasets.info(args.dataset).rows
-        return PublicShape(n, datasets.domain(args.dataset))
-    if args.n is None:
-        raise DPQueryError("--domain needs --n, the public number of records")
-    return PublicShape(args.n, Domain.load(args.domain))
-
-
-def _synth_plan(args: argparse.Namespace) -> int:
-    shape = _shape(args)
-    oracle_options = synth._oracle_options(args)
-    synth._estimator(args, oracle_options, None)  # every option checked first
-    synth._delta_rule(args, shape.n)
-    rng = make_rng(args.seed)
-    workload, _ = synth._workloads(args, shape, rng)
-    model = synth._estimator(args, oracle_options, rng)
-    plan = model.plan(shape, workload)
-    ledger = Ledger(plan.budget, model.plan_accountant(plan))
-    for c in plan.charges():  # a plan fits its budget: these charges never raise
-        ledger.charge(c.mechanism, c.cost, count=c.count)
-    report = ledger.report()
-    inner = plan.inner if isinstance(plan, AutoPlan) else plan
-    inner = inner.base_plan if isinstance(inner, ColumnsPlan) else inner
-    rest = "adaptive" if isinstance(inner, AdaptivePlan) else "unspent"
-    payload: dict[str, Any] = {
-        "algorithm": model.name,
-        "n": shape.n,
-        "workload": {"queries": len(workload), "kind": args.workload or "default"},
-        "budget": plan.budget.to_dict(),
-        "untouched": _untouched(model, plan, shape),
-        "charges": [c.to_dict() for c in report.per_mechanism],
-        "planned_spend": report.spent,
-        "remaining": {"amount": report.remaining, "use": rest},
-        "guarantees": [g.to_dict() for g in report.guarantees],
-    }
-    if isinstance(plan, AutoPlan):
-        payload["auto"] = {"algorithm": plan.choice.algorithm, "reason": plan.choice.reason,
-                           "warning": plan.warning}  # fmt: skip
-    if args.json:
-        print(json.dumps(payload, indent=2, default=str))
-        return 0
-    print(f"dpquery synth --algorithm {model.name}: n={shape.n}, {len(workload)} queries "
-          f"({args.workload or 'default'}); no data read")  # fmt: skip
-    print(f"  budget: {plan.budget.describe()}")
-    if isinstance(plan, AutoPlan):
-        print(f"  auto runs {plan.choice.algorithm}: {plan.choice.reason}")
-        if plan.warning is not None:
-            print(f"  warning: {plan.warning}")
-    untouched = payload["untouched"]
-    if untouched["attributes"]:
-        print(f"  untouched attributes ({', '.join(untouched['attributes'])}): 1-way marginals, "
-              f"{untouched['share']:.0%} of the budget")  # fmt: skip
-    else:
-        print("  untouched attributes: none (the workload touches every attribute)")
-    print("  charges planned before any data is read, stage by stage:")
-    for m in report.per_mechanism:
-        cost = f"rho={m.rho:.6g}" if m.rho is not None else f"epsilon={m.epsilon:.6g}"
-        print(f"    {m.mechanism}: {m.invocations} x, total {cost}")
-    asked = [g for g in report.guarantees if g.measure == plan.budget.measure]
-    for g in asked:
-        print(f"  planned charges: {g.describe()}")
-    others = [g for g in report.guarantees if g not in asked]
-    if others:
-        print("  other accountants:")
-        for g in others:
-            print(f"    {g.describe()}")
-    if report.remaining > 1e-9 * plan.budget.limit:
-        left = f"{report.remaining:.6g} of {plan.budget.limit:.6g}"
-        print(f"  the rest ({left}) is spent by adaptive rounds, each charged before it draws, "
-              "never past the budget" if rest == "adaptive" else
-              f"  unspent: {left} (the largest plan that fits the budget leaves it)")  # fmt: skip
-    return 0
-
-
-def _untouched(model: Any, plan: Any, shape: PublicShape) -> dict[str, Any]:
-    """The attributes the pipeline measures before the algorithm runs, and their share."""
-    if isinstance(plan, AutoPlan):
-        model, plan = plan.model, plan.inner
-    if not isinstance(plan, ColumnsPlan) or plan.measurement is None:
-        return {"attributes": [], "share": 0.0}
-    sources = column_sources(shape, plan.untouched, "measured")  # type: ignore[arg-type]
-    return {"attributes": [k for k, v in sources.items() if v == "measured"], "share": model.share}
