@@ -144,10 +144,20 @@ def test_values_without_a_short_decimal_grid_stay_continuous():
 
 @pytest.mark.parametrize(
     ("edges", "decimals"),
-    [((0, 10, 20), 0), ((0, 0.5, 1), 1), ((0.25, 0.5), 2), ((0, 1 / 3), None), ((0, 1e6), 0)],
-)
+    [((0, 10, 20), 0), ((0, 0.5, 1), 1), ((0.25, 0.5), 2), ((0, 1 / 3), None), ((0, 1e6), 0),
+     ((0, 0.1, 0.2, 0.30000000000000004), 1), ((2.225073858507203e-309, 1.0), None)],
+)  # fmt: skip
 def test_edge_decimals(edges, decimals):
     assert edge_decimals(edges) == decimals
+
+
+def test_a_tiny_lower_edge_keeps_decoded_values_in_their_bin():
+    # Found by the round-trip property: rounding to "0 decimals" put values at 0, below the
+    # bin's lower edge 2.2e-309.
+    dom = Domain((Numeric("x", (2.225073858507203e-309, 1.0)),))
+    table, _ = decode(Records(np.ones((50, 1), dtype=np.uint8), domain=dom), seed=0)
+    x = table["x"].to_numpy()
+    assert ((x >= 2.225073858507203e-309) & (x <= 1.0)).all()
 
 
 def test_integer_last_bin_includes_upper_edge():

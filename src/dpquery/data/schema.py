@@ -108,7 +108,9 @@ def edge_decimals(edges: tuple[float, ...]) -> int | None:
     e = np.asarray(edges, dtype=np.float64)
     for k in range(MAX_DECIMALS + 1):
         scaled = e * 10.0**k
-        if np.allclose(scaled, np.round(scaled), rtol=0, atol=1e-6):
+        # Relative, not absolute: an edge of 1e-309 is not "0 to 6 decimals" (a value
+        # rounded to 0 would leave its bin); 0.1 * 10 = 1.0000000000000002 is 1.
+        if np.allclose(scaled, np.round(scaled), rtol=1e-9, atol=0):
             return k
     return None
 
