@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -94,3 +95,12 @@ def test_evaluate_report_carries_coherence(files: Path) -> None:
     assert report["coherence"]["incoherent_fraction"] > 0.1
     assert "max_error" in report  # the error report is unchanged beside it
     assert "coherence: " in result.out
+
+
+def test_a_numeric_missing_value_stays_missing_in_the_canonical_form() -> None:
+    domain = Domain.from_codebook({"age": {"min": 0, "max": 100, "bins": 10}})
+    domain = Domain((dataclasses.replace(domain.attributes[0], missing=True),))
+    table = pd.DataFrame({"age": [5.0, None, 95.0]})
+    ages = canonical_table(table, domain)["age"].tolist()
+    labels = domain.attributes[0].labels  # ten bins, then the missing value's label
+    assert ages[0] == labels[0] and ages[2] == labels[9] and pd.isna(ages[1])

@@ -22,13 +22,14 @@ one has it); the report is for the data holder's evaluation, never for publicati
 from __future__ import annotations
 
 import itertools
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpquery.data.domain import Domain, Numeric
+from dpquery.data.domain import MISSING_LABEL, Domain, Numeric
 from dpquery.data.encode import attribute_codes
 from dpquery.errors import DPQueryError
 
@@ -240,16 +241,14 @@ def canonical_table(table: pd.DataFrame, domain: Domain) -> pd.DataFrame:
     for attr in domain.attributes:
         if attr.name not in table.columns:
             continue
-        col = table[attr.name]
-        values = np.empty(len(attr.labels if isinstance(attr, Numeric) else attr.values),
-                          dtype=object)  # fmt: skip
-        if isinstance(attr, Numeric):
-            values[:] = attr.labels
-            columns[attr.name] = pd.Series(values[attribute_codes(col, attr)], index=table.index)
-            continue
-        values[:] = attr.values
-        decoded = pd.Series(values[attribute_codes(col, attr)], index=table.index, dtype=object)
-        missing = getattr(attr, "missing", None)
+        names: tuple[Hashable, ...]
+        if isinstance(attr, Numeric):  # its bins' labels, the last one missing if declared
+            names, missing = attr.labels, MISSING_LABEL if attr.missing else None
+        else:
+            names, missing = attr.values, getattr(attr, "missing", None)
+        values = np.empty(len(names), dtype=object)
+        values[:] = names  # element-wise: a value may itself be a tuple
+        decoded = pd.Series(values[attribute_codes(table[attr.name], attr)], index=table.index)
         columns[attr.name] = decoded if missing is None else decoded.mask(decoded == missing)
     if "weight" in table.columns and "weight" not in domain:
         columns["weight"] = table["weight"]
