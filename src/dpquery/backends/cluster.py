@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -96,7 +97,7 @@ def connect(
         threads = max(1, (os.cpu_count() or 1) // workers)
         return DaskBackend(client, True, threads, cluster)
     try:
-        client = distributed.Client(scheduler, timeout=timeout)
+        client = _client(distributed, scheduler, timeout)
     except (ValueError, TypeError) as exc:
         raise DPQueryError(
             f"{scheduler!r} is not a Dask scheduler address such as tcp://10.0.0.5:8786 ({exc})"
@@ -106,3 +107,15 @@ def connect(
             f"cannot connect to the Dask scheduler at {scheduler!r} within {timeout:g} s: {exc}"
         ) from None
     return DaskBackend(client, False)
+
+
+def _client(distributed: Any, scheduler: str, timeout: float) -> Any:
+    """``distributed.Client(scheduler)``; when it raises, the half-built client is collected
+    here and now. Left to the garbage collector, its ``__del__`` can run inside the next
+    Client's start and wait on the event-loop lock that start holds (a deadlock seen in the
+    test suite after a refused address)."""
+    try:
+        return distributed.Client(scheduler, timeout=timeout)
+    except BaseException:
+        gc.collect()
+        raise
