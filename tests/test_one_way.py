@@ -19,6 +19,7 @@ from dpquery.algorithms import marginals as am
 from dpquery.algorithms import one_way as ow
 from dpquery.algorithms.marginals import AdaptiveProjection, adaptive_marginals, plan_adaptive
 from dpquery.algorithms.projection import Measurement
+from dpquery.cli import main
 from dpquery.data import Binary, Categorical, Domain, encode
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Ledger, ZCDPAccountant
@@ -241,8 +242,10 @@ def test_the_refinement_is_reported_column_by_column() -> None:
     on = AdaptiveProjection(epsilon=2.0, seed=0, final_sweeps=2).fit(data, WORKLOAD)
     report = on.parameters["column_refinement"]
     assert list(report["columns"]) == ["big"]
-    assert on.parameters["columns"]["refined"] == {"big": report["columns"]["big"]["rho"]}
     big = report["columns"]["big"]
+    assert on.parameters["columns"]["refined"] == {
+        "big": {"rho": big["rho"], "share": big["rho"] / on.parameters["rho"]}
+    }
     assert big["tv_after"] < 0.05 < big["tv_before"]
     assert big["combined_sigma"] ** -2 == pytest.approx(
         on.parameters["one_way"][0] ** -2 + sum(s**-2 for s in big["sigmas"])
@@ -282,3 +285,26 @@ def test_privacy_synth_states_the_cap():
     assert f"column refinement: up to rho={planned['cap_rho']:.6g}" in plain.out
     assert "decided from the noisy 1-way marginals" in plain.out
     assert "cannot be known in advance" in plain.out
+
+
+def test_synth_console_and_report_name_the_refined_columns(tmp_path, capsys) -> None:
+    rng = np.random.default_rng(0)
+    p = np.r_[np.full(10, 0.08), np.full(50, 0.2 / 50)]
+    n = 4000
+    pd.DataFrame(
+        {"big": rng.choice(60, n, p=p), "smoker": rng.choice(["no", "yes"], n),
+         "size": rng.choice(4, n) + 1}
+    ).to_csv(tmp_path / "data.csv", index=False)  # fmt: skip
+    DOMAIN.save(tmp_path / "domain.json")
+    code = main([
+        "synth", "--data", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
+        "--algorithm", "adaptive-projection", "--epsilon", "2", "--workload", "all-marginals",
+        "--k", "2", "--seed", "0", "--out", str(tmp_path / "s.csv"), "--report",
+        str(tmp_path / "r.json"),
+    ])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    refined = json.loads((tmp_path / "r.json").read_text())["release"]["columns"]["refined"]
+    assert list(refined) == ["big"]
+    assert f"columns: re-measured, their noisy 1-way marginals estimated past the target: big " \
+           f"(rho={refined['big']['rho']:.3g}" in out  # fmt: skip

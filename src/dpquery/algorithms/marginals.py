@@ -462,7 +462,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources,
-                "refined": {k: v["rho"] for k, v in refined.items()},  # name: rho spent
+                # re-measured columns: the rho each cost, and its share of the budget's rho
+                "refined": {k: {"rho": v["rho"], "share": v["rho"] / run.plan.rho}
+                            for k, v in refined.items()},
             },
             "column_refinement": {
                 "target": run.plan.column_tv, "cap": run.plan.column_cap,
