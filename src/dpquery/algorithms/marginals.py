@@ -6,7 +6,9 @@ graphical model replaced by a set of discrete records fitted to the measurements
 (:mod:`dpquery.algorithms.projection`), so the memory grows with the number of attributes and
 records, not with the junction tree:
 
-1. measure every 1-way marginal with Gaussian noise (every attribute carries a measurement);
+1. measure every 1-way marginal with Gaussian noise (every attribute carries a measurement),
+   and again those whose noisy marginal is estimated past ``column_tv`` in total variation,
+   within a cap (:mod:`dpquery.algorithms.one_way`; not in AIM);
 2. for ``t = 1, 2, ...`` until the budget is spent: select a candidate marginal ``r`` (the
    workload's marginals and their sub-marginals, and every 2-way marginal of at most ``n``
    cells on domains of at most 64 attributes: :func:`pair_candidates`) by the exponential
@@ -54,6 +56,7 @@ from dpquery.algorithms.one_way import (
     check_column_tv,
     one_way_start,
     refine_columns,
+    refinement_report,
 )
 from dpquery.algorithms.parameters import positive, positive_int
 from dpquery.algorithms.projection import Measurement, fit_records, initial_records
@@ -449,26 +452,17 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
         )
-        names, refined = list(sources), {}
-        for r in rounds:
-            if r["round"] == "column refinement":
-                r["attribute"] = names[r["attribute"]]
-                refined[r["attribute"]] = {k: v for k, v in r.items()
-                                           if k not in ("round", "attribute")}  # fmt: skip
+        refinement = refinement_report(rounds, list(sources), run.plan.rho)
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
             "pair_candidates": len(pair_candidates(layout.sizes, run.data.n)) if self.pairs else 0,
             "workload_marginals": len(marginals), "sweeps": self.sweeps,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
-                "measured": layout.g, "sources": sources,
-                # re-measured columns: the rho each cost, and its share of the budget's rho
-                "refined": {k: {"rho": v["rho"], "share": v["rho"] / run.plan.rho}
-                            for k, v in refined.items()},
+                "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
             },
             "column_refinement": {
-                "target": run.plan.column_tv, "cap": run.plan.column_cap,
-                "spent": sum(v["rho"] for v in refined.values()), "columns": refined,
+                "target": run.plan.column_tv, "cap": run.plan.column_cap, **refinement,
             },
         }  # fmt: skip
         records = Records(layout.to_rows(X), None, run.data.domain)

@@ -150,6 +150,25 @@ def refine_columns(
     return new, records
 
 
+def refinement_report(
+    rounds: list[dict[str, Any]], names: Sequence[str], rho: float
+) -> dict[str, Any]:
+    """The release's account of the refinement, from the run's ``"column refinement"`` rounds
+    (whose attribute indices become ``names``, in place): ``refined``, each re-measured
+    column's ``rho`` and its share of the budget's ``rho``; ``spent``, their sum; ``columns``,
+    each one's scales and estimates before and after."""
+    columns: dict[str, dict[str, Any]] = {}
+    for r in rounds:
+        if r["round"] == "column refinement":
+            r["attribute"] = names[r["attribute"]]
+            columns[r["attribute"]] = {k: v for k, v in r.items()
+                                       if k not in ("round", "attribute")}  # fmt: skip
+    return {
+        "refined": {k: {"rho": v["rho"], "share": v["rho"] / rho} for k, v in columns.items()},
+        "spent": sum(v["rho"] for v in columns.values()), "columns": columns,
+    }  # fmt: skip
+
+
 def one_way_start(one_way: Sequence[Measurement], extra: Sequence[Measurement]) -> list[np.ndarray]:
     """Each attribute's combined 1-way counts (:func:`combine` of its measurement and its
     re-measurements in ``extra``), where the records start."""
@@ -168,6 +187,7 @@ __all__ = [
     "kept_cells",
     "one_way_start",
     "refine_columns",
+    "refinement_report",
     "second_rho",
     "target_sigma",
     "tv_estimate",
