@@ -138,6 +138,16 @@ def test_a_later_step_spends_what_is_left_of_the_cap() -> None:
     assert records[0]["rho"] == pytest.approx(0.002)
 
 
+def test_a_cap_spent_exactly_stops_the_steps() -> None:
+    # The cap is exactly the first step's cost: nothing is left for the second.
+    fake = Fake(TRUE)
+    first = Measurement((0,), np.array([700.0, 300.0, 0.0, 0.0]), 50.0)
+    cap = ow.second_rho(50.0, ow.target_sigma(2, 1000, 0.05))
+    _, records = ow.refine_columns([first], fake, n=1000, tau=0.05, cap=cap)
+    assert len(fake.calls) == 1
+    assert records[0]["rho"] == pytest.approx(cap)
+
+
 def test_nothing_past_the_target_measures_nothing() -> None:
     fake = Fake(TRUE)
     new, records = ow.refine_columns([Measurement((0,), TRUE, 5.0)], fake, n=1000, tau=0.05,

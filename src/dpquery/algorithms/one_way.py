@@ -124,12 +124,12 @@ def refine_columns(
             tv, sd = tv_estimate(sigma, k, n)
             if tv + Z * sd > tau * (1 + 1e-9):
                 need[a] = second_rho(sigma, target_sigma(k, n, tau))
-        total = sum(need.values())
-        if not need or (step == 0 and total > cap):
+        total, room = sum(need.values()), cap - spent
+        if not need or (step == 0 and total > cap) or room <= 0:
             break
-        last = total > cap - spent
+        last = total > room
         if last:  # spend what is left of the cap, in proportion
-            need = {a: r * (cap - spent) / total for a, r in need.items()}
+            need = {a: r * room / total for a, r in need.items()}
         for a, r in need.items():
             x = measure(a, 1 / math.sqrt(r))
             groups[a].append(x)
