@@ -81,6 +81,16 @@ def test_second_measurement_cost_and_the_combination_by_hand() -> None:
     assert ow.combine([a, b])[1] == pytest.approx(2.0)
 
 
+def test_records_start_from_the_combination() -> None:
+    a = Measurement((0,), np.array([1.0, 3.0]), 1.0)
+    b = Measurement((1,), np.array([5.0, 0.0]), 3.0)
+    again = Measurement((0,), np.array([3.0, 5.0]), 2.0)
+    start = ow.one_way_start([a, b], [again])
+    assert start[0] == pytest.approx([1.4, 3.4])  # as in the combination by hand above
+    assert start[1] is b.y  # not re-measured: its own counts, untouched
+    assert all(x is m.y for x, m in zip(ow.one_way_start([a, b], []), [a, b], strict=True))
+
+
 def test_kept_cells_are_the_simplex_projection_s_support() -> None:
     # [10, 5, 0.5, -3] onto 15 records: tau = 0.5 / 3, three cells stay positive.
     assert ow.kept_cells(np.array([10.0, 5.0, 0.5, -3.0]), 15) == 3
