@@ -102,6 +102,7 @@ def fit(
     start = time.perf_counter()
     release = model.fit(data, workload)
     seconds = time.perf_counter() - start
+    refinement = release.parameters.get("column_refinement", {})
     on_given = marginal_scores(workload, answer(workload, data), answer(workload, release.records))
     on_others = marginal_scores(others, answer(others, data), answer(others, release.records))
     return {
@@ -116,6 +117,9 @@ def fit(
         "ratio": on_others["max"] / on_given["max"],
         "one_way_max_tv": one_way_tv(data, release.records),
         "spent": release.ledger.spent, "seconds": seconds,
+        # adaptive-projection's column refinement: the columns re-measured, its share of rho
+        "refined": " ".join(refinement.get("columns", {})),
+        "refined_share": refinement.get("spent", 0.0) / release.parameters.get("rho", 1.0),
     }  # fmt: skip
 
 

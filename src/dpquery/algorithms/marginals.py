@@ -6,7 +6,9 @@ graphical model replaced by a set of discrete records fitted to the measurements
 (:mod:`dpquery.algorithms.projection`), so the memory grows with the number of attributes and
 records, not with the junction tree:
 
-1. measure every 1-way marginal with Gaussian noise (every attribute carries a measurement);
+1. measure every 1-way marginal with Gaussian noise (every attribute carries a measurement),
+   and again those whose noisy marginal is estimated past ``column_tv`` in total variation,
+   within a cap (:mod:`dpquery.algorithms.one_way`; not in AIM);
 2. for ``t = 1, 2, ...`` until the budget is spent: select a candidate marginal ``r`` (the
    workload's marginals and their sub-marginals, and every 2-way marginal of at most ``n``
    cells on domains of at most 64 attributes: :func:`pair_candidates`) by the exponential
@@ -47,6 +49,15 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from dpquery.algorithms.columns import column_sources
+from dpquery.algorithms.one_way import (
+    DEFAULT_COLUMN_CAP,
+    DEFAULT_COLUMN_TV,
+    REFINE,
+    check_column_tv,
+    one_way_start,
+    refine_columns,
+    refinement_report,
+)
 from dpquery.algorithms.parameters import positive, positive_int
 from dpquery.algorithms.projection import Measurement, fit_records, initial_records
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
@@ -113,9 +124,13 @@ class AdaptivePlan:
     epsilon0: float
     records: int
     one_way: tuple[float, ...]  # the noise scale of each attribute's 1-way measurement
+    column_tv: float | None = None  # the refinement's target (None: no refinement)
+    column_cap: float = 0.0  # the most (rho) the refinements may spend, decided from the data
 
     def charges(self) -> list[Charge]:
-        """What the run charges before its first selection: the ``g`` 1-way measurements."""
+        """What the run charges before its first selection: the ``g`` 1-way measurements
+        (the refinements, data-dependent, spend at most ``column_cap`` of what the rounds
+        would otherwise spend)."""
         return [Charge(MEASURE, ZCDP(measure_rho(s))) for s in self.one_way]
 
 
@@ -136,7 +151,8 @@ def plan_adaptive(
     rho: float | None = None, T: int | None = None, alpha: float = DEFAULT_ALPHA,
     records: int | None = None, noise_fraction: float = DEFAULT_NOISE_FRACTION,
     one_way: OneWay = DEFAULT_ONE_WAY, uses: Sequence[int] | None = None,
-    one_way_share: float | None = None,
+    one_way_share: float | None = None, column_tv: float | None = None,
+    column_cap: float = DEFAULT_COLUMN_CAP,
 ) -> AdaptivePlan:  # fmt: skip
     """AIM's starting scales: ``sigma_0 = sqrt(T / (alpha rho))`` (so ``T`` measurements cost
     ``alpha rho``) and ``epsilon_0 = sqrt(8 (1 - alpha) rho / T)`` (``T`` selections cost the
@@ -153,7 +169,12 @@ def plan_adaptive(
     ``a`` (public), minimising ``sum_a u_a |a| sigma_a``, the 1-way error as the workload
     sees it; ``"equal"`` measures each at ``sigma_0`` (AIM). Together the 1-way
     measurements cost AIM's ``g / T`` of the measuring budget ``alpha rho``, or
-    ``one_way_share`` of it when given (more accurate columns, fewer rounds)."""
+    ``one_way_share`` of it when given (more accurate columns, fewer rounds).
+
+    ``column_tv`` (None: off) is the target of the column refinement
+    (:mod:`dpquery.algorithms.one_way`), which may spend up to ``column_cap`` of what the
+    1-way measurements leave (``rho`` minus their cost), decided from the noisy 1-way
+    marginals."""
     n = positive_int("n", n)
     sizes = [positive_int("attribute size", a) for a in sizes]
     g = len(sizes)
@@ -210,7 +231,12 @@ def plan_adaptive(
             rho_1 = one_way_share * alpha * total
         rho_a = rho_1 * c / c.sum()
         sigmas = tuple(float(math.sqrt(SENSITIVITY**2 / (2 * r))) for r in rho_a)
-    return AdaptivePlan(total, budget, T, alpha, sigma0, epsilon0, m, sigmas)
+    if not 0 < column_cap < 1:
+        raise DPQueryError(f"column_cap must be in (0, 1), got {column_cap!r}")
+    cap = 0.0
+    if check_column_tv(column_tv) is not None:
+        cap = column_cap * max(0.0, total - sum(measure_rho(s) for s in sigmas))
+    return AdaptivePlan(total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap)
 
 
 def candidates_of(
@@ -251,12 +277,12 @@ def _combinations(s: Marginal, k: int) -> list[Marginal]:
 
 def measure(
     codes: np.ndarray, sizes: np.ndarray, marginal: Marginal, sigma: float,
-    rng: np.random.Generator, ledger: Ledger,
+    rng: np.random.Generator, ledger: Ledger, name: str = MEASURE,
 ) -> Measurement:  # fmt: skip
     """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw."""
     x = marginal_counts(codes, sizes, marginal)
     y = gaussian_mechanism(
-        x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=MEASURE
+        x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=name
     )
     return Measurement(marginal, y, sigma)
 
@@ -296,13 +322,21 @@ def adaptive_marginals(
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
     measured = [measure(codes, sizes, (a,), s, rng, ledger) for a, s in enumerate(plan.one_way)]
-    X = initial_records([x.y for x in measured], plan.records, rng, n=n)
+    rounds: list[dict[str, Any]] = []
+    extra: list[Measurement] = []
+    if plan.column_tv is not None:
+        extra, refined = refine_columns(
+            measured, lambda a, s: measure(codes, sizes, (a,), s, rng, ledger, REFINE), n=n,
+            tau=plan.column_tv, cap=plan.column_cap,
+        )  # fmt: skip
+        rounds += [{"round": "column refinement", **r} for r in refined]
+    X = initial_records(one_way_start(measured, extra), plan.records, rng, n=n)
+    measured += extra
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
     candidates = list(table)
     weights = np.array([table[r] for r in candidates])
     true_counts = [marginal_counts(codes, sizes, r) for r in candidates]
-    rounds: list[dict[str, Any]] = []
-    final = False
+    final, t = False, 0
     while not final:
         t0 = time.perf_counter()
         used = acc.rho(ledger.totals)
@@ -324,7 +358,8 @@ def adaptive_marginals(
         before = marginal_counts(X, sizes, r) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
         after = marginal_counts(X, sizes, r) * (n / plan.records)
-        info = {"round": len(rounds) + 1, "marginal": list(r), "cells": int(before.size),
+        t += 1
+        info = {"round": t, "marginal": list(r), "cells": int(before.size),
                 "sigma": sigma, "epsilon": epsilon, "sweeps": done,
                 "seconds": time.perf_counter() - t0}  # fmt: skip
         if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
@@ -345,10 +380,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default ``16 g``)
     and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
-    (:func:`plan_adaptive`); ``pairs`` adds :func:`pair_candidates` to the selection's
-    candidates. ``seed`` fixes every random choice; ``progress`` shows the share of the
-    budget spent (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit`
-    runs, ``ledger_`` holds its ledger, even if the fit raises."""
+    (:func:`plan_adaptive`); ``column_tv`` (None: off) re-measures the columns whose noisy
+    1-way marginal is estimated past that total variation, spending at most ``column_cap``
+    of the budget the 1-way measurements leave (:mod:`dpquery.algorithms.one_way`);
+    ``pairs`` adds :func:`pair_candidates` to the selection's candidates. ``seed`` fixes
+    every random choice; ``progress`` shows the share of the budget spent
+    (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit` runs,
+    ``ledger_`` holds its ledger, even if the fit raises."""
 
     name: ClassVar[str] = "adaptive-projection"
     options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "rho", "T", "size")
@@ -361,6 +399,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     noise_fraction: float = DEFAULT_NOISE_FRACTION
     one_way: OneWay = DEFAULT_ONE_WAY
     one_way_share: float | None = None
+    column_tv: float | None = DEFAULT_COLUMN_TV
+    column_cap: float = DEFAULT_COLUMN_CAP
     pairs: bool = True
     seed: SeedLike = None
     progress: bool | None = None
@@ -393,6 +433,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             n=data.n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget, data.n), T=self.T,
             alpha=self.alpha, records=self.size, noise_fraction=self.noise_fraction,
             one_way=self.one_way, uses=uses.tolist(), one_way_share=self.one_way_share,
+            column_tv=self.column_tv, column_cap=self.column_cap,
         )  # fmt: skip
 
     def plan_accountant(self, plan: AdaptivePlan) -> Accountant:
@@ -408,17 +449,20 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
             )  # fmt: skip
+        sources = column_sources(
+            run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
+        )
+        refinement = refinement_report(rounds, list(sources), run.plan.rho)
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
             "pair_candidates": len(pair_candidates(layout.sizes, run.data.n)) if self.pairs else 0,
             "workload_marginals": len(marginals), "sweeps": self.sweeps,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
-                "measured": layout.g,
-                "sources": column_sources(
-                    run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)),
-                    "1-way marginal",
-                ),
+                "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
+            },
+            "column_refinement": {
+                "target": run.plan.column_tv, "cap": run.plan.column_cap, **refinement,
             },
         }  # fmt: skip
         records = Records(layout.to_rows(X), None, run.data.domain)

@@ -4,8 +4,9 @@ From the public shape alone (``--dataset``, whose domain and row count are publi
 ``--domain`` with ``--n``), it plans the run on a :class:`~dpquery.data.shape.PublicShape`
 and prints every charge stage by stage: the measurement of the attributes no workload query
 touches (which, and their share), the algorithm's charges, ``auto``'s choice and its
-pre-release warning, the guarantee asked for first and the other accountants after. No data
-is read.
+pre-release warning, adaptive-projection's column refinement (its cap: the amount is decided
+from the noisy 1-way marginals, so no plan can know it), the guarantee asked for first and
+the other accountants after. No data is read.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def _synth_plan(args: argparse.Namespace) -> int:
         "charges": [c.to_dict() for c in report.per_mechanism],
         "planned_spend": report.spent,
         "remaining": {"amount": report.remaining, "use": rest},
+        "column_refinement": _refinement(inner),
         "guarantees": [g.to_dict() for g in report.guarantees],
     }
     if isinstance(plan, AutoPlan):
@@ -113,12 +115,28 @@ def _synth_plan(args: argparse.Namespace) -> int:
         print("  other accountants:")
         for g in others:
             print(f"    {g.describe()}")
+    refinement = payload["column_refinement"]
+    if refinement is not None:
+        print(f"  column refinement: up to rho={refinement['cap_rho']:.6g} "
+              f"({refinement['cap_share']:.1%} of rho), decided from the noisy 1-way "
+              f"marginals: columns estimated past total variation {refinement['target']:g} are "
+              "re-measured; the amount depends on the data and cannot be known in advance, "
+              "and the rounds spend what it leaves")  # fmt: skip
     if report.remaining > 1e-9 * plan.budget.limit:
         left = f"{report.remaining:.6g} of {plan.budget.limit:.6g}"
         print(f"  the rest ({left}) is spent by adaptive rounds, each charged before it draws, "
               "never past the budget" if rest == "adaptive" else
               f"  unspent: {left} (the largest plan that fits the budget leaves it)")  # fmt: skip
     return 0
+
+
+def _refinement(plan: Any) -> dict[str, Any] | None:
+    """adaptive-projection's column refinement: its target and cap (None: off)."""
+    if not isinstance(plan, AdaptivePlan) or plan.column_tv is None:
+        return None
+    return {"target": plan.column_tv, "cap_rho": plan.column_cap,
+            "cap_share": plan.column_cap / plan.rho,
+            "decided": "from the noisy 1-way marginals"}  # fmt: skip
 
 
 def _untouched(model: Any, plan: Any, shape: PublicShape) -> dict[str, Any]:

@@ -390,6 +390,12 @@ def _columns_summary(columns: dict[str, Any]) -> None:
         print(f"columns: all {columns['measured']} measured as 1-way marginals")
     if unmeasured:
         print(f"columns: {', '.join(unmeasured)} not measured: no information about the data")
+    refined = columns.get("refined", {})
+    if refined:
+        costs = ", ".join(f"{k} (rho={v['rho']:.3g}, {v['share']:.1%} of rho)"
+                          for k, v in refined.items())  # fmt: skip
+        print(f"columns: re-measured, their noisy 1-way marginals estimated past the target: "
+              f"{costs}")  # fmt: skip
 
 
 BASELINE_MEANING = {
