@@ -92,6 +92,27 @@ def test_sampling_keeps_the_releases_one_way_marginals() -> None:
         assert abs(counts[j] - expected) <= 6 * np.sqrt((f * (1 - f)).sum()) + 1, j
 
 
+def test_the_leading_attributes_counts_are_off_by_less_than_one_row() -> None:
+    # Records ordered by their largest attribute before the comb: each of its values is one
+    # stretch of the line, so its count is floor or ceil of rows x its weight.
+    domain = Domain([Categorical("big", tuple(range(40))), Categorical("small", ("a", "b", "c"))])
+    rng = np.random.default_rng(5)
+    m, rows = 3000, 7001
+    big, small = rng.integers(0, 40, m), rng.integers(0, 3, m)
+    bits = np.zeros((m, domain.d), dtype=np.uint8)
+    bits[np.arange(m), big] = 1
+    bits[np.arange(m), 40 + small] = 1
+    records = Records(bits, rng.random(m) ** 2, domain)
+    for seed in range(5):
+        sampled = resample(records, rows, seed=seed).rows[:, :40].sum(axis=0)
+        expected = np.array([records.probabilities[big == v].sum() for v in range(40)]) * rows
+        assert (np.abs(sampled - expected) < 1).all()
+    # a random order (no domain) lets the rounding errors of a value's records add up
+    bare = Records(bits, records.weights)
+    off = np.abs(resample(bare, rows, seed=0).rows[:, :40].sum(axis=0) - expected)
+    assert off.max() > 1
+
+
 # -- the table ----------------------------------------------------------------------------
 @needs_adult
 def test_real_table_round_trips_columns_dtypes_and_missing_values() -> None:

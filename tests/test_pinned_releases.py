@@ -12,7 +12,8 @@ records once more when its discrete Laplace noise moved to the one exact sampler
 :mod:`dpquery.privacy.discrete` (same distribution, other draws; charges unchanged). The
 command line's tables (not the releases) were recorded again when ``dpquery synth`` began
 writing ``n`` rows sampled from the release, in the domain's output dtypes, instead of the
-released records. A change
+released records, and again when the rows were ordered by the largest attributes before
+the systematic comb (:mod:`dpquery.data.sample`; the releases unchanged). A change
 here means a release changed: it must be deliberate and explained, never a side effect of a
 refactor.
 
@@ -142,9 +143,9 @@ PINNED: dict[str, tuple[str, str]] = {
     ),
 }
 CLI_PINNED: dict[str, str] = {
-    "dualquery": "fe7512a0775cc25a3fa46dbf9e8c4d52b93fa581e3d673c5a4c19f5de67bd85b",
-    "fem": "f0fc7ce355051ea5c9771ac9f25a827ecef944ea28ba0c3a01f5f24f2b776c70",
-    "fem-reweight": "16b2426c5cff46b411a72e2e705fad7eea6de03579f2c1e63378a60e3cd8c1c2",
+    "dualquery": "81d7a786a5afc8d0c873718c65b7507e58fdc2a4e8e137b167359bfefc4c4507",
+    "fem": "654399bbd4ce9da09f864891ea96d358efe71a2cdab2f051989f4a9966881330",
+    "fem-reweight": "6a700bc5b7560d19fa8aa6f207cb7c6a0028f9bf3a6141f5abe30bca21087252",
 }
 
 
