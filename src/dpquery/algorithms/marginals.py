@@ -47,6 +47,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from dpquery.algorithms.columns import column_sources
+from dpquery.algorithms.compress import Compression
 from dpquery.algorithms.parameters import positive, positive_int
 from dpquery.algorithms.projection import Measurement, fit_records, initial_records
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
@@ -251,27 +252,42 @@ def _combinations(s: Marginal, k: int) -> list[Marginal]:
 
 def measure(
     codes: np.ndarray, sizes: np.ndarray, marginal: Marginal, sigma: float,
-    rng: np.random.Generator, ledger: Ledger,
+    rng: np.random.Generator, ledger: Ledger, compression: Compression | None = None,
 ) -> Measurement:  # fmt: skip
-    """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw."""
-    x = marginal_counts(codes, sizes, marginal)
+    """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw; with
+    ``compression``, the counts of the compressed marginal (``codes`` the full-domain codes;
+    the same sensitivity ``sqrt(2)`` and cost, :mod:`dpquery.algorithms.compress`)."""
+    if compression is None:
+        x = marginal_counts(codes, sizes, marginal)
+    else:
+        x = compression.counts(codes, marginal)
     y = gaussian_mechanism(
         x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=MEASURE
     )
-    return Measurement(marginal, y, sigma)
+    if compression is None:
+        return Measurement(marginal, y, sigma)
+    return compression.measurement(marginal, y, sigma)
 
 
 def select(
     candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
     X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
-    rng: np.random.Generator, ledger: Ledger,
+    rng: np.random.Generator, ledger: Ledger, compression: Compression | None = None,
+    coarse: Sequence[bool] = (),
 ) -> int:  # fmt: skip
     """AIM's selection: the exponential mechanism on ``w_r (||M_r(D) - M_r(D_hat)||_1 -
-    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one."""
+    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one. A candidate with
+    ``coarse[i]`` is the marginal on ``compression``'s domain (``n_r`` its compressed cells;
+    the same sensitivity: a record still moves at most one count down and one up)."""
     scale = n / X.shape[0]
+    Xc = None if compression is None else compression.apply(X)
     scores = np.empty(len(candidates))
     for i, r in enumerate(candidates):
-        est = marginal_counts(X, sizes, r) * scale
+        if i < len(coarse) and coarse[i]:
+            assert compression is not None and Xc is not None
+            est = marginal_counts(Xc, compression.sizes, r) * scale
+        else:
+            est = marginal_counts(X, sizes, r) * scale
         bias = math.sqrt(2 / math.pi) * sigma * est.size
         scores[i] = weights[i] * (np.abs(true_counts[i] - est).sum() - bias)
     return int(exponential_mechanism(
@@ -287,11 +303,13 @@ def adaptive_marginals(
     codes: np.ndarray, sizes: np.ndarray, workload: Sequence[Marginal], *, plan: AdaptivePlan,
     rng: np.random.Generator, ledger: Ledger, sweeps: int = DEFAULT_SWEEPS,
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
-    pairs: bool = True,
+    pairs: bool = True, compress: float | None = None,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
-    :func:`pair_candidates` to the workload's candidates."""
+    :func:`pair_candidates` to the workload's candidates; ``compress`` (the threshold ``c``)
+    adds each candidate's compressed version, on the domain the 1-way measurements define
+    (:mod:`dpquery.algorithms.compress`), with the same weight ``w_r``."""
     n = codes.shape[0]
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
@@ -299,8 +317,15 @@ def adaptive_marginals(
     X = initial_records([x.y for x in measured], plan.records, rng, n=n)
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
     candidates = list(table)
+    # Post-processing of the 1-way measurements (no charge): compressed candidates.
+    comp = None if compress is None else Compression.of(measured, len(sizes), n, compress)
+    shrunk = [] if comp is None else comp.shrunk(candidates, sizes)
+    coarse = [False] * len(candidates) + [True] * len(shrunk)
+    candidates += shrunk
     weights = np.array([table[r] for r in candidates])
-    true_counts = [marginal_counts(codes, sizes, r) for r in candidates]
+    ccodes, csizes = (codes, sizes) if comp is None else (comp.apply(codes), comp.sizes)
+    true_counts = [marginal_counts(ccodes if c else codes, csizes if c else sizes, r)
+                   for r, c in zip(candidates, coarse, strict=True)]  # fmt: skip
     rounds: list[dict[str, Any]] = []
     final = False
     while not final:
@@ -317,15 +342,16 @@ def adaptive_marginals(
             final = True
         i = select(
             candidates, weights, true_counts, X, sizes, n=n, sigma=sigma, epsilon=epsilon,
-            rng=rng, ledger=ledger,
+            rng=rng, ledger=ledger, compression=comp, coarse=coarse,
         )  # fmt: skip
         r = candidates[i]
-        measured.append(measure(codes, sizes, r, sigma, rng, ledger))
-        before = marginal_counts(X, sizes, r) * (n / plan.records)
+        x = measure(codes, sizes, r, sigma, rng, ledger, comp if coarse[i] else None)
+        measured.append(x)
+        before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
-        after = marginal_counts(X, sizes, r) * (n / plan.records)
+        after = x.counts(X, sizes) * (n / plan.records)
         info = {"round": len(rounds) + 1, "marginal": list(r), "cells": int(before.size),
-                "sigma": sigma, "epsilon": epsilon, "sweeps": done,
+                "compressed": coarse[i], "sigma": sigma, "epsilon": epsilon, "sweeps": done,
                 "seconds": time.perf_counter() - t0}  # fmt: skip
         if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
             sigma, epsilon = sigma / 2, epsilon * 2
@@ -346,9 +372,12 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
     (:func:`plan_adaptive`); ``pairs`` adds :func:`pair_candidates` to the selection's
-    candidates. ``seed`` fixes every random choice; ``progress`` shows the share of the
-    budget spent (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit`
-    runs, ``ledger_`` holds its ledger, even if the fit raises."""
+    candidates; ``compress`` (a threshold ``c``, None: off) adds every candidate on the
+    domain compressed by the 1-way measurements (values below ``c sigma_a`` merged,
+    :mod:`dpquery.algorithms.compress`; post-processing, no extra cost). ``seed`` fixes
+    every random choice; ``progress`` shows the share of the budget spent
+    (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit` runs,
+    ``ledger_`` holds its ledger, even if the fit raises."""
 
     name: ClassVar[str] = "adaptive-projection"
     options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "rho", "T", "size")
@@ -362,6 +391,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     one_way: OneWay = DEFAULT_ONE_WAY
     one_way_share: float | None = None
     pairs: bool = True
+    compress: float | None = None
     seed: SeedLike = None
     progress: bool | None = None
 
@@ -384,6 +414,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             )
         positive_int("sweeps", self.sweeps)
         positive_int("final_sweeps", self.final_sweeps)
+        if self.compress is not None:  # the threshold c: values below c sigma_a merge
+            positive("compress", self.compress)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -407,11 +439,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 attribute_codes(run.data, layout), layout.sizes, marginals, plan=run.plan,
                 rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
+                compress=self.compress,
             )  # fmt: skip
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
             "pair_candidates": len(pair_candidates(layout.sizes, run.data.n)) if self.pairs else 0,
             "workload_marginals": len(marginals), "sweeps": self.sweeps,
+            "compress": self.compress,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g,
