@@ -76,6 +76,8 @@ def test_compressed_counts_are_the_fine_counts_summed_through_the_maps() -> None
         np.add.at(want, np.ix_(*[comp.maps[a] for a in r]), fine)
         got = comp.counts(codes, r)
         assert np.array_equal(got, want.ravel())
+        coarse = np.bincount(comp.cell_map(r), weights=fine.ravel(), minlength=comp.cells(r))
+        assert np.array_equal(coarse, got)
         assert np.array_equal(comp.measurement(r, got, 1.0).counts(codes, layout.sizes), got)
     assert comp.shrunk([(0,), (4,), (0, 4), (0, 1)], layout.sizes) == [(4,), (0, 4)]
 

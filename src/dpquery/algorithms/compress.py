@@ -96,6 +96,13 @@ class Compression:
         """Cells of the marginal on the compressed domain."""
         return int(np.prod([self.sizes[a] for a in marginal]))
 
+    def cell_map(self, marginal: Marginal) -> np.ndarray:
+        """Each fine cell's compressed cell (cells row-major, as ``marginal_counts``)."""
+        idx = np.zeros(1, dtype=np.int64)
+        for a in marginal:
+            idx = (idx[:, None] * self.sizes[a] + self.maps[a][None, :]).ravel()
+        return idx
+
     def shrunk(self, candidates: Sequence[Marginal], sizes: np.ndarray) -> list[Marginal]:
         """The candidates with fewer cells compressed than fine (the others gain nothing)."""
         return [r for r in candidates

@@ -272,22 +272,23 @@ def measure(
 def select(
     candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
     X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
-    rng: np.random.Generator, ledger: Ledger, compression: Compression | None = None,
-    coarse: Sequence[bool] = (),
+    rng: np.random.Generator, ledger: Ledger, cell_maps: Sequence[np.ndarray | None] = (),
 ) -> int:  # fmt: skip
     """AIM's selection: the exponential mechanism on ``w_r (||M_r(D) - M_r(D_hat)||_1 -
     sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one. A candidate with
-    ``coarse[i]`` is the marginal on ``compression``'s domain (``n_r`` its compressed cells;
-    the same sensitivity: a record still moves at most one count down and one up)."""
+    ``cell_maps[i]`` (each fine cell's compressed cell, :meth:`Compression.cell_map`) is the
+    compressed marginal (``true_counts[i]`` compressed, ``n_r`` its cells; the same
+    sensitivity: a record still moves at most one count down and one up)."""
     scale = n / X.shape[0]
-    Xc = None if compression is None else compression.apply(X)
+    fine: dict[Marginal, np.ndarray] = {}
     scores = np.empty(len(candidates))
     for i, r in enumerate(candidates):
-        if i < len(coarse) and coarse[i]:
-            assert compression is not None and Xc is not None
-            est = marginal_counts(Xc, compression.sizes, r) * scale
-        else:
-            est = marginal_counts(X, sizes, r) * scale
+        if r not in fine:
+            fine[r] = marginal_counts(X, sizes, r) * scale
+        est = fine[r]
+        cmap = cell_maps[i] if i < len(cell_maps) else None
+        if cmap is not None:  # the fine estimate summed through the value maps
+            est = np.bincount(cmap, weights=est, minlength=true_counts[i].size)
         bias = math.sqrt(2 / math.pi) * sigma * est.size
         scores[i] = weights[i] * (np.abs(true_counts[i] - est).sum() - bias)
     return int(exponential_mechanism(
@@ -317,15 +318,20 @@ def adaptive_marginals(
     X = initial_records([x.y for x in measured], plan.records, rng, n=n)
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
     candidates = list(table)
-    # Post-processing of the 1-way measurements (no charge): compressed candidates.
-    comp = None if compress is None else Compression.of(measured, len(sizes), n, compress)
-    shrunk = [] if comp is None else comp.shrunk(candidates, sizes)
-    coarse = [False] * len(candidates) + [True] * len(shrunk)
-    candidates += shrunk
-    weights = np.array([table[r] for r in candidates])
-    ccodes, csizes = (codes, sizes) if comp is None else (comp.apply(codes), comp.sizes)
-    true_counts = [marginal_counts(ccodes if c else codes, csizes if c else sizes, r)
-                   for r, c in zip(candidates, coarse, strict=True)]  # fmt: skip
+    w = [table[r] for r in candidates]
+    fine = {r: marginal_counts(codes, sizes, r) for r in candidates}
+    true_counts = [fine[r] for r in candidates]
+    cell_maps: list[np.ndarray | None] = [None] * len(candidates)
+    comp = None
+    if compress is not None:  # post-processing of the 1-way measurements: no charge
+        comp = Compression.of(measured, len(sizes), n, compress)
+        for r in comp.shrunk(candidates, sizes):
+            f = comp.cell_map(r)
+            candidates.append(r)
+            w.append(table[r])
+            cell_maps.append(f)
+            true_counts.append(np.bincount(f, weights=fine[r], minlength=comp.cells(r)))
+    weights = np.array(w)
     rounds: list[dict[str, Any]] = []
     final = False
     while not final:
@@ -342,17 +348,17 @@ def adaptive_marginals(
             final = True
         i = select(
             candidates, weights, true_counts, X, sizes, n=n, sigma=sigma, epsilon=epsilon,
-            rng=rng, ledger=ledger, compression=comp, coarse=coarse,
+            rng=rng, ledger=ledger, cell_maps=cell_maps,
         )  # fmt: skip
         r = candidates[i]
-        x = measure(codes, sizes, r, sigma, rng, ledger, comp if coarse[i] else None)
+        x = measure(codes, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp)
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
         after = x.counts(X, sizes) * (n / plan.records)
         info = {"round": len(rounds) + 1, "marginal": list(r), "cells": int(before.size),
-                "compressed": coarse[i], "sigma": sigma, "epsilon": epsilon, "sweeps": done,
-                "seconds": time.perf_counter() - t0}  # fmt: skip
+                "compressed": cell_maps[i] is not None, "sigma": sigma, "epsilon": epsilon,
+                "sweeps": done, "seconds": time.perf_counter() - t0}  # fmt: skip
         if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
             sigma, epsilon = sigma / 2, epsilon * 2
             info["annealed"] = True

@@ -82,7 +82,8 @@ class _Packed:
     weight: np.ndarray  # (M,) 1 / sigma^2 (rescaled)
     vmap: np.ndarray  # flat value maps, value -> (compressed) value
     moffs: np.ndarray  # (M, kmax) offset of each attribute's map in vmap
-    att_ptr: np.ndarray  # (g + 1,) CSR: the measurements touching each attribute
+    att_ptr: np.ndarray  # (g + 1,) CSR: the measurements touching each attribute,
+    att_mid: np.ndarray  # (g,) ordinary ones in [att_ptr[a], att_mid[a]), compressed after
     att_r: np.ndarray
     att_stride: np.ndarray
     att_moff: np.ndarray
@@ -100,7 +101,7 @@ def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int
     vmaps: list[np.ndarray] = [np.arange(int(s), dtype=np.int64) for s in sizes]
     top = int(identity[-1])
     cells: list[int] = []
-    touching: list[list[tuple[int, int, int]]] = [[] for _ in range(len(sizes))]
+    touching: list[list[tuple[bool, int, int, int]]] = [[] for _ in range(len(sizes))]
     for r, x in enumerate(measurements):
         maps = None if x.maps is None else x.value_maps(sizes)
         stride = 1
@@ -116,7 +117,7 @@ def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int
                 off, width, top = top, int(f.max()) + 1, top + f.size
                 vmaps.append(f)
             attrs[r, j], strides[r, j], moffs[r, j] = a, stride, off
-            touching[a].append((r, stride, off))
+            touching[a].append((maps is not None, r, stride, off))
             stride *= width
         if np.asarray(x.y).size != stride:
             raise DPQueryError(f"measurement of {x.marginal} has {np.asarray(x.y).size} "
@@ -128,18 +129,29 @@ def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int
     # sigma in units of m records; only relative weights matter for the argmin.
     weight = np.array([1.0 / (x.sigma * scale) ** 2 for x in measurements])
     weight /= weight.max()
+    for t in touching:
+        t.sort(key=lambda p: p[0])  # stable: ordinary marginals first, in measurement order
     att_ptr = np.concatenate([[0], np.cumsum([len(t) for t in touching])]).astype(np.int64)
+    att_mid = att_ptr[:-1] + np.array([sum(not p[0] for p in t) for t in touching], np.int64)
     flat = [p for t in touching for p in t]
-    att_r = np.array([p[0] for p in flat], dtype=np.int64)
-    att_stride = np.array([p[1] for p in flat], dtype=np.int64)
-    att_moff = np.array([p[2] for p in flat], dtype=np.int64)
+    att_r = np.array([p[1] for p in flat], dtype=np.int64)
+    att_stride = np.array([p[2] for p in flat], dtype=np.int64)
+    att_moff = np.array([p[3] for p in flat], dtype=np.int64)
     vmap = np.concatenate(vmaps).astype(np.int64)
-    return _Packed(attrs, strides, k, offsets, target, weight, vmap, moffs, att_ptr, att_r,
-                   att_stride, att_moff)  # fmt: skip
+    return _Packed(attrs, strides, k, offsets, target, weight, vmap, moffs, att_ptr, att_mid,
+                   att_r, att_stride, att_moff)  # fmt: skip
 
 
 @numba.njit(cache=True)
-def _cell(X, i, attrs, strides, k, r, vmap, moffs):  # pragma: no cover - jit
+def _cell(X, i, attrs, strides, k, r):  # pragma: no cover - jit
+    c = 0
+    for j in range(k[r]):
+        c += X[i, attrs[r, j]] * strides[r, j]
+    return c
+
+
+@numba.njit(cache=True)
+def _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs):  # pragma: no cover - jit
     c = 0
     for j in range(k[r]):
         c += vmap[moffs[r, j] + X[i, attrs[r, j]]] * strides[r, j]
@@ -151,7 +163,7 @@ def _counts_kernel(X, attrs, strides, k, offsets, vmap, moffs):  # pragma: no co
     current = np.zeros(offsets[-1])
     for r in range(k.size):
         for i in range(X.shape[0]):
-            current[offsets[r] + _cell(X, i, attrs, strides, k, r, vmap, moffs)] += 1.0
+            current[offsets[r] + _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs)] += 1.0
     return current
 
 
@@ -171,6 +183,7 @@ def _sweep_kernel(
     vmap,
     moffs,
     att_ptr,
+    att_mid,
     att_r,
     att_stride,
     att_moff,
@@ -186,10 +199,20 @@ def _sweep_kernel(
             s = sizes[a]
             old = X[i, a]
             delta[:s] = 0.0
-            for p in range(lo, hi):
+            mid = att_mid[a]
+            for p in range(lo, mid):  # ordinary marginals (v = old is never chosen)
+                r, st = att_r[p], att_stride[p]
+                base = offsets[r] + _cell(X, i, attrs, strides, k, r) - old * st
+                w = weight[r]
+                oc = base + old * st
+                remove = 1.0 - 2.0 * (current[oc] - target[oc])
+                for v in range(s):
+                    c = base + v * st
+                    delta[v] += w * (remove + 2.0 * (current[c] - target[c]) + 1.0)
+            for p in range(mid, hi):  # compressed ones, through the value maps
                 r, st, mo = att_r[p], att_stride[p], att_moff[p]
+                oc = offsets[r] + _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs)
                 mold = vmap[mo + old]
-                oc = offsets[r] + _cell(X, i, attrs, strides, k, r, vmap, moffs)
                 base = oc - mold * st
                 w = weight[r]
                 remove = 1.0 - 2.0 * (current[oc] - target[oc])
@@ -203,9 +226,14 @@ def _sweep_kernel(
                 if v != old and delta[v] < best_delta:
                     best, best_delta = v, delta[v]
             if best != old:
-                for p in range(lo, hi):
+                for p in range(lo, mid):
+                    r, st = att_r[p], att_stride[p]
+                    base = offsets[r] + _cell(X, i, attrs, strides, k, r) - old * st
+                    current[base + old * st] -= 1.0
+                    current[base + best * st] += 1.0
+                for p in range(mid, hi):
                     r, st, mo = att_r[p], att_stride[p], att_moff[p]
-                    oc = offsets[r] + _cell(X, i, attrs, strides, k, r, vmap, moffs)
+                    oc = offsets[r] + _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs)
                     current[oc] -= 1.0
                     current[oc + (vmap[mo + best] - vmap[mo + old]) * st] += 1.0
                 X[i, a] = best
@@ -272,7 +300,7 @@ def fit_records(
         moves = _sweep_kernel(
             X, records, attributes, sizes64, packed.attrs, packed.strides, packed.k,
             packed.offsets, packed.target, packed.weight, current, packed.vmap, packed.moffs,
-            packed.att_ptr, packed.att_r, packed.att_stride, packed.att_moff,
+            packed.att_ptr, packed.att_mid, packed.att_r, packed.att_stride, packed.att_moff,
         )  # fmt: skip
         done += 1
         if moves < tol * m:
