@@ -113,4 +113,24 @@ class Compression:
         return Measurement(marginal, y, sigma, tuple(self.maps[a] for a in marginal))
 
 
-__all__ = ["Compression", "one_way_estimates", "value_map"]
+def scored_candidates(
+    table: dict[Marginal, float], codes: np.ndarray, sizes: np.ndarray,
+    compression: Compression | None,
+) -> tuple[list[Marginal], np.ndarray, list[np.ndarray], list[np.ndarray | None]]:  # fmt: skip
+    """The selection's candidates (AIM's, ``table`` with their weights), each with its weight,
+    its true counts on ``codes`` and ``None``; then, with ``compression``, every one it
+    shrinks again with the same weight, its compressed true counts and its cell map."""
+    candidates = list(table)
+    fine = {r: marginal_counts(codes, sizes, r) for r in candidates}
+    true_counts = [fine[r] for r in candidates]
+    cell_maps: list[np.ndarray | None] = [None] * len(candidates)
+    if compression is not None:
+        for r in compression.shrunk(list(table), sizes):
+            f = compression.cell_map(r)
+            candidates.append(r)
+            cell_maps.append(f)
+            true_counts.append(np.bincount(f, weights=fine[r], minlength=compression.cells(r)))
+    return candidates, np.array([table[r] for r in candidates]), true_counts, cell_maps
+
+
+__all__ = ["Compression", "one_way_estimates", "scored_candidates", "value_map"]

@@ -32,7 +32,8 @@ zCDP composes additively and converts to ``(epsilon, delta)`` by Canonne, Kamath
 and ``n``, all public, so they change no cost.
 
 (Over 400 lines: the plan, the candidates, the two mechanisms and the loop are one algorithm
-box, kept in one module so that it reads as AIM's Algorithm 1.)
+box, kept in one module so that it reads as AIM's Algorithm 1; the optional compression of
+candidates lives in :mod:`dpquery.algorithms.compress`.)
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from dpquery.algorithms.columns import column_sources
-from dpquery.algorithms.compress import Compression
+from dpquery.algorithms.compress import Compression, scored_candidates
 from dpquery.algorithms.parameters import positive, positive_int
 from dpquery.algorithms.projection import Measurement, fit_records, initial_records
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
@@ -257,16 +258,12 @@ def measure(
     """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw; with
     ``compression``, the counts of the compressed marginal (``codes`` the full-domain codes;
     the same sensitivity ``sqrt(2)`` and cost, :mod:`dpquery.algorithms.compress`)."""
-    if compression is None:
-        x = marginal_counts(codes, sizes, marginal)
-    else:
-        x = compression.counts(codes, marginal)
+    c = compression
+    x = marginal_counts(codes, sizes, marginal) if c is None else c.counts(codes, marginal)
     y = gaussian_mechanism(
         x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=MEASURE
     )
-    if compression is None:
-        return Measurement(marginal, y, sigma)
-    return compression.measurement(marginal, y, sigma)
+    return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
 
 def select(
@@ -317,21 +314,9 @@ def adaptive_marginals(
     measured = [measure(codes, sizes, (a,), s, rng, ledger) for a, s in enumerate(plan.one_way)]
     X = initial_records([x.y for x in measured], plan.records, rng, n=n)
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
-    candidates = list(table)
-    w = [table[r] for r in candidates]
-    fine = {r: marginal_counts(codes, sizes, r) for r in candidates}
-    true_counts = [fine[r] for r in candidates]
-    cell_maps: list[np.ndarray | None] = [None] * len(candidates)
-    comp = None
-    if compress is not None:  # post-processing of the 1-way measurements: no charge
-        comp = Compression.of(measured, len(sizes), n, compress)
-        for r in comp.shrunk(candidates, sizes):
-            f = comp.cell_map(r)
-            candidates.append(r)
-            w.append(table[r])
-            cell_maps.append(f)
-            true_counts.append(np.bincount(f, weights=fine[r], minlength=comp.cells(r)))
-    weights = np.array(w)
+    # Post-processing of the 1-way measurements (no charge): the compressed candidates.
+    comp = None if compress is None else Compression.of(measured, len(sizes), n, compress)
+    candidates, weights, true_counts, cell_maps = scored_candidates(table, codes, sizes, comp)
     rounds: list[dict[str, Any]] = []
     final = False
     while not final:
