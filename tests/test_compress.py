@@ -104,8 +104,9 @@ def test_kernel_counts_through_the_maps_equal_a_direct_computation() -> None:
 
 
 def test_fit_records_fits_an_exact_compressed_marginal() -> None:
-    """Exact fine 1-ways plus an exact compressed (color, city) and (size, e, city): the fit
-    reaches them (counts equal to the direct computation) and the loss decreases."""
+    """Exact fine 1-ways plus exact compressed (color, city), (size, e, city) and (smoker,
+    city) under another map of city: the fit reaches them (counts equal to the direct
+    computation) and the loss decreases."""
     data = small_data()
     layout = AttributeLayout.of_data(data)
     codes = attribute_codes(data, layout)
@@ -117,6 +118,11 @@ def test_fit_records_fits_an_exact_compressed_marginal() -> None:
         np.array([2, 2, 3, 2, 3]),
     )  # fmt: skip
     exact = ones + [comp.measurement(r, comp.counts(codes, r), 1.0) for r in [(0, 4), (2, 3, 4)]]
+    # A second map on city (another grouping of its values): the kernel sums per map.
+    other = np.array([0, 0, 0, 1, 1, 1])
+    exact.append(Measurement((1, 4), marginal_counts(
+        np.stack([codes[:, 1], other[codes[:, 4]]], 1), np.array([2, 2]), (0, 1)
+    ).astype(float), 1.0, (np.arange(2), other)))  # fmt: skip
     rng = np.random.default_rng(3)
     X = initial_records([x.y for x in ones], data.n, rng, n=data.n)
     before = loss(X, exact, layout.sizes, data.n)

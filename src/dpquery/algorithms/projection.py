@@ -87,6 +87,7 @@ class _Packed:
     att_r: np.ndarray
     att_stride: np.ndarray
     att_moff: np.ndarray
+    att_k: np.ndarray  # values of the attribute's (compressed) map in that measurement
 
 
 def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int) -> _Packed:
@@ -100,8 +101,9 @@ def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int
     identity = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     vmaps: list[np.ndarray] = [np.arange(int(s), dtype=np.int64) for s in sizes]
     top = int(identity[-1])
+    seen: dict[tuple[int, bytes], int] = {}
     cells: list[int] = []
-    touching: list[list[tuple[bool, int, int, int]]] = [[] for _ in range(len(sizes))]
+    touching: list[list[tuple[bool, int, int, int, int]]] = [[] for _ in range(len(sizes))]
     for r, x in enumerate(measurements):
         maps = None if x.maps is None else x.value_maps(sizes)
         stride = 1
@@ -111,13 +113,17 @@ def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int
                 off, width = int(identity[a]), int(sizes[a])
             else:
                 f = maps[j]
-                if f.shape != (int(sizes[a]),) or f.min() < 0:
+                if f.shape != (int(sizes[a]),) or f.min() < 0 or f.max() >= f.size:
                     raise DPQueryError(f"the value map of attribute {a} must map its "
-                                       f"{int(sizes[a])} values to codes >= 0")  # fmt: skip
-                off, width, top = top, int(f.max()) + 1, top + f.size
-                vmaps.append(f)
+                                       f"{f.size} values to codes in [0, {f.size})")  # fmt: skip
+                key = (a, f.tobytes())  # one copy of each map: the kernel groups by it
+                if key not in seen:
+                    seen[key] = top
+                    top += f.size
+                    vmaps.append(f)
+                off, width = seen[key], int(f.max()) + 1
             attrs[r, j], strides[r, j], moffs[r, j] = a, stride, off
-            touching[a].append((maps is not None, r, stride, off))
+            touching[a].append((maps is not None, r, stride, off, width))
             stride *= width
         if np.asarray(x.y).size != stride:
             raise DPQueryError(f"measurement of {x.marginal} has {np.asarray(x.y).size} "
@@ -130,16 +136,18 @@ def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int
     weight = np.array([1.0 / (x.sigma * scale) ** 2 for x in measurements])
     weight /= weight.max()
     for t in touching:
-        t.sort(key=lambda p: p[0])  # stable: ordinary marginals first, in measurement order
+        # Ordinary marginals first, in measurement order; compressed ones grouped by map.
+        t.sort(key=lambda p: (p[0], p[3] if p[0] else 0))
     att_ptr = np.concatenate([[0], np.cumsum([len(t) for t in touching])]).astype(np.int64)
     att_mid = att_ptr[:-1] + np.array([sum(not p[0] for p in t) for t in touching], np.int64)
     flat = [p for t in touching for p in t]
     att_r = np.array([p[1] for p in flat], dtype=np.int64)
     att_stride = np.array([p[2] for p in flat], dtype=np.int64)
     att_moff = np.array([p[3] for p in flat], dtype=np.int64)
+    att_k = np.array([p[4] for p in flat], dtype=np.int64)
     vmap = np.concatenate(vmaps).astype(np.int64)
     return _Packed(attrs, strides, k, offsets, target, weight, vmap, moffs, att_ptr, att_mid,
-                   att_r, att_stride, att_moff)  # fmt: skip
+                   att_r, att_stride, att_moff, att_k)  # fmt: skip
 
 
 @numba.njit(cache=True)
@@ -187,9 +195,11 @@ def _sweep_kernel(
     att_r,
     att_stride,
     att_moff,
+    att_k,
 ):  # pragma: no cover - jit
     """One pass of best-improvement single-attribute moves; returns the number of moves."""
     delta = np.empty(sizes.max())
+    coarse = np.empty(sizes.max())  # the change per compressed value
     moves = 0
     for i in records:
         for a in attributes:
@@ -209,18 +219,24 @@ def _sweep_kernel(
                 for v in range(s):
                     c = base + v * st
                     delta[v] += w * (remove + 2.0 * (current[c] - target[c]) + 1.0)
-            for p in range(mid, hi):  # compressed ones, through the value maps
-                r, st, mo = att_r[p], att_stride[p], att_moff[p]
-                oc = offsets[r] + _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs)
+            p = mid
+            while p < hi:  # compressed ones: summed per compressed value, one map at a time
+                mo, kk = att_moff[p], att_k[p]
                 mold = vmap[mo + old]
-                base = oc - mold * st
-                w = weight[r]
-                remove = 1.0 - 2.0 * (current[oc] - target[oc])
+                coarse[:kk] = 0.0
+                while p < hi and att_moff[p] == mo:
+                    r, st = att_r[p], att_stride[p]
+                    oc = offsets[r] + _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs)
+                    base = oc - mold * st
+                    w = weight[r]
+                    remove = 1.0 - 2.0 * (current[oc] - target[oc])
+                    for u in range(kk):
+                        c = base + u * st
+                        coarse[u] += w * (remove + 2.0 * (current[c] - target[c]) + 1.0)
+                    p += 1
+                coarse[mold] = 0.0  # a value merged with the old one moves no count
                 for v in range(s):
-                    mv = vmap[mo + v]
-                    if mv != mold:  # a value merged with the old one moves no count here
-                        c = base + mv * st
-                        delta[v] += w * (remove + 2.0 * (current[c] - target[c]) + 1.0)
+                    delta[v] += coarse[vmap[mo + v]]
             best, best_delta = old, -1e-9
             for v in range(s):
                 if v != old and delta[v] < best_delta:
@@ -301,6 +317,7 @@ def fit_records(
             X, records, attributes, sizes64, packed.attrs, packed.strides, packed.k,
             packed.offsets, packed.target, packed.weight, current, packed.vmap, packed.moffs,
             packed.att_ptr, packed.att_mid, packed.att_r, packed.att_stride, packed.att_moff,
+            packed.att_k,
         )  # fmt: skip
         done += 1
         if moves < tol * m:
