@@ -365,7 +365,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     (:func:`plan_adaptive`); ``pairs`` adds :func:`pair_candidates` to the selection's
     candidates; ``compress`` (a threshold ``c``, None: off) adds every candidate on the
     domain compressed by the 1-way measurements (values below ``c sigma_a`` merged,
-    :mod:`dpquery.algorithms.compress`; post-processing, no extra cost). ``seed`` fixes
+    :mod:`dpquery.algorithms.compress`; post-processing, no extra cost; docs/utility.md
+    Tuning: ``c = 5`` lowers the max error at epsilon >= 0.25, not at 0.1). ``seed`` fixes
     every random choice; ``progress`` shows the share of the budget spent
     (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit` runs,
     ``ledger_`` holds its ledger, even if the fit raises."""
