@@ -82,7 +82,7 @@ class _Packed:
     weight: np.ndarray  # (M,) 1 / sigma^2 (rescaled)
     vmap: np.ndarray  # flat value maps, value -> (compressed) value
     moffs: np.ndarray  # (M, kmax) offset of each attribute's map in vmap
-    att_ptr: np.ndarray  # (g + 1,) CSR: the measurements touching each attribute,
+    att_ptr: np.ndarray  # (g + 1,) CSR: the measurements touching each attribute
     att_mid: np.ndarray  # (g,) ordinary ones in [att_ptr[a], att_mid[a]), compressed after
     att_r: np.ndarray
     att_stride: np.ndarray
