@@ -34,7 +34,8 @@ zCDP composes additively and converts to ``(epsilon, delta)`` by Canonne, Kamath
 and ``n``, all public, so they change no cost.
 
 (Over 400 lines: the plan, the candidates, the two mechanisms and the loop are one algorithm
-box, kept in one module so that it reads as AIM's Algorithm 1.)
+box, kept in one module so that it reads as AIM's Algorithm 1; the optional compression of
+candidates lives in :mod:`dpquery.algorithms.compress`.)
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from dpquery.algorithms.columns import column_sources
+from dpquery.algorithms.compress import DEFAULT_COMPRESS, Compression, scored_candidates
 from dpquery.algorithms.one_way import (
     DEFAULT_COLUMN_CAP,
     DEFAULT_COLUMN_TV,
     REFINE,
     check_column_tv,
-    one_way_start,
+    one_way_estimates,
     refine_columns,
     refinement_report,
 )
@@ -277,27 +279,40 @@ def _combinations(s: Marginal, k: int) -> list[Marginal]:
 
 def measure(
     codes: np.ndarray, sizes: np.ndarray, marginal: Marginal, sigma: float,
-    rng: np.random.Generator, ledger: Ledger, name: str = MEASURE,
+    rng: np.random.Generator, ledger: Ledger, compression: Compression | None = None,
+    name: str = MEASURE,
 ) -> Measurement:  # fmt: skip
-    """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw."""
-    x = marginal_counts(codes, sizes, marginal)
+    """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw; with
+    ``compression``, the counts of the compressed marginal (``codes`` the full-domain codes;
+    the same sensitivity ``sqrt(2)`` and cost, :mod:`dpquery.algorithms.compress`)."""
+    c = compression
+    x = marginal_counts(codes, sizes, marginal) if c is None else c.counts(codes, marginal)
     y = gaussian_mechanism(
         x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=name
     )
-    return Measurement(marginal, y, sigma)
+    return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
 
 def select(
     candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
     X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
-    rng: np.random.Generator, ledger: Ledger,
+    rng: np.random.Generator, ledger: Ledger, cell_maps: Sequence[np.ndarray | None] = (),
 ) -> int:  # fmt: skip
     """AIM's selection: the exponential mechanism on ``w_r (||M_r(D) - M_r(D_hat)||_1 -
-    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one."""
+    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one. A candidate with
+    ``cell_maps[i]`` (each fine cell's compressed cell, :meth:`Compression.cell_map`) is the
+    compressed marginal (``true_counts[i]`` compressed, ``n_r`` its cells; the same
+    sensitivity: a record still moves at most one count down and one up)."""
     scale = n / X.shape[0]
+    fine: dict[Marginal, np.ndarray] = {}
     scores = np.empty(len(candidates))
     for i, r in enumerate(candidates):
-        est = marginal_counts(X, sizes, r) * scale
+        if r not in fine:
+            fine[r] = marginal_counts(X, sizes, r) * scale
+        est = fine[r]
+        cmap = cell_maps[i] if i < len(cell_maps) else None
+        if cmap is not None:  # the fine estimate summed through the value maps
+            est = np.bincount(cmap, weights=est, minlength=true_counts[i].size)
         bias = math.sqrt(2 / math.pi) * sigma * est.size
         scores[i] = weights[i] * (np.abs(true_counts[i] - est).sum() - bias)
     return int(exponential_mechanism(
@@ -313,11 +328,13 @@ def adaptive_marginals(
     codes: np.ndarray, sizes: np.ndarray, workload: Sequence[Marginal], *, plan: AdaptivePlan,
     rng: np.random.Generator, ledger: Ledger, sweeps: int = DEFAULT_SWEEPS,
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
-    pairs: bool = True,
+    pairs: bool = True, compress: float | None = None,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
-    :func:`pair_candidates` to the workload's candidates."""
+    :func:`pair_candidates` to the workload's candidates; ``compress`` (the threshold ``c``)
+    adds each candidate's compressed version, on the domain the 1-way measurements define
+    (:mod:`dpquery.algorithms.compress`), with the same weight ``w_r``."""
     n = codes.shape[0]
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
@@ -326,16 +343,17 @@ def adaptive_marginals(
     extra: list[Measurement] = []
     if plan.column_tv is not None:
         extra, refined = refine_columns(
-            measured, lambda a, s: measure(codes, sizes, (a,), s, rng, ledger, REFINE), n=n,
+            measured, lambda a, s: measure(codes, sizes, (a,), s, rng, ledger, name=REFINE), n=n,
             tau=plan.column_tv, cap=plan.column_cap,
         )  # fmt: skip
         rounds += [{"round": "column refinement", **r} for r in refined]
-    X = initial_records(one_way_start(measured, extra), plan.records, rng, n=n)
     measured += extra
+    X = initial_records([y for y, _ in one_way_estimates(measured, len(sizes))],
+                        plan.records, rng, n=n)  # fmt: skip
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
-    candidates = list(table)
-    weights = np.array([table[r] for r in candidates])
-    true_counts = [marginal_counts(codes, sizes, r) for r in candidates]
+    # Post-processing of the 1-way measurements (no charge): the compressed candidates.
+    comp = None if compress is None else Compression.of(measured, len(sizes), n, compress)
+    candidates, weights, true_counts, cell_maps = scored_candidates(table, codes, sizes, comp)
     final, t = False, 0
     while not final:
         t0 = time.perf_counter()
@@ -351,17 +369,18 @@ def adaptive_marginals(
             final = True
         i = select(
             candidates, weights, true_counts, X, sizes, n=n, sigma=sigma, epsilon=epsilon,
-            rng=rng, ledger=ledger,
+            rng=rng, ledger=ledger, cell_maps=cell_maps,
         )  # fmt: skip
         r = candidates[i]
-        measured.append(measure(codes, sizes, r, sigma, rng, ledger))
-        before = marginal_counts(X, sizes, r) * (n / plan.records)
+        x = measure(codes, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp)
+        measured.append(x)
+        before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
-        after = marginal_counts(X, sizes, r) * (n / plan.records)
+        after = x.counts(X, sizes) * (n / plan.records)
         t += 1
         info = {"round": t, "marginal": list(r), "cells": int(before.size),
-                "sigma": sigma, "epsilon": epsilon, "sweeps": done,
-                "seconds": time.perf_counter() - t0}  # fmt: skip
+                "compressed": cell_maps[i] is not None, "sigma": sigma, "epsilon": epsilon,
+                "sweeps": done, "seconds": time.perf_counter() - t0}  # fmt: skip
         if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
             sigma, epsilon = sigma / 2, epsilon * 2
             info["annealed"] = True
@@ -383,7 +402,11 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     (:func:`plan_adaptive`); ``column_tv`` (None: off) re-measures the columns whose noisy
     1-way marginal is estimated past that total variation, spending at most ``column_cap``
     of the budget the 1-way measurements leave (:mod:`dpquery.algorithms.one_way`);
-    ``pairs`` adds :func:`pair_candidates` to the selection's candidates. ``seed`` fixes
+    ``pairs`` adds :func:`pair_candidates` to the selection's candidates; ``compress`` (a
+    threshold ``c``, default 5; None: off) adds every candidate on the domain compressed by
+    the 1-way measurements (values below ``c sigma_a`` merged,
+    :mod:`dpquery.algorithms.compress`; post-processing, no extra cost; docs/utility.md
+    Tuning). ``seed`` fixes
     every random choice; ``progress`` shows the share of the budget spent
     (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit` runs,
     ``ledger_`` holds its ledger, even if the fit raises."""
@@ -402,6 +425,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     column_tv: float | None = DEFAULT_COLUMN_TV
     column_cap: float = DEFAULT_COLUMN_CAP
     pairs: bool = True
+    compress: float | None = DEFAULT_COMPRESS
     seed: SeedLike = None
     progress: bool | None = None
 
@@ -424,6 +448,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             )
         positive_int("sweeps", self.sweeps)
         positive_int("final_sweeps", self.final_sweeps)
+        if self.compress is not None:  # the threshold c: values below c sigma_a merge
+            positive("compress", self.compress)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -448,6 +474,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 attribute_codes(run.data, layout), layout.sizes, marginals, plan=run.plan,
                 rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
+                compress=self.compress,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -457,6 +484,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
             "pair_candidates": len(pair_candidates(layout.sizes, run.data.n)) if self.pairs else 0,
             "workload_marginals": len(marginals), "sweeps": self.sweeps,
+            "compress": self.compress,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),

@@ -169,13 +169,20 @@ def refinement_report(
     }  # fmt: skip
 
 
-def one_way_start(one_way: Sequence[Measurement], extra: Sequence[Measurement]) -> list[np.ndarray]:
-    """Each attribute's combined 1-way counts (:func:`combine` of its measurement and its
-    re-measurements in ``extra``), where the records start."""
-    by = {x.marginal: [x] for x in one_way}
-    for x in extra:
-        by[x.marginal].append(x)
-    return [combine(by[x.marginal])[0] for x in one_way]
+def one_way_estimates(
+    measurements: Sequence[Measurement], g: int
+) -> list[tuple[np.ndarray, float]]:
+    """Per attribute, its 1-way measurements among ``measurements`` (a 1-way measurement and
+    its re-measurements; other marginals are skipped) combined by :func:`combine`: where the
+    records start and what the domain compression reads."""
+    groups: list[list[Measurement]] = [[] for _ in range(g)]
+    for x in measurements:
+        if len(x.marginal) == 1 and x.maps is None:
+            groups[x.marginal[0]].append(x)
+    missing = [a for a in range(g) if not groups[a]]
+    if missing:
+        raise DPQueryError(f"attribute {missing[0]} has no 1-way measurement")
+    return [combine(group) for group in groups]
 
 
 __all__ = [
@@ -185,7 +192,7 @@ __all__ = [
     "check_column_tv",
     "combine",
     "kept_cells",
-    "one_way_start",
+    "one_way_estimates",
     "refine_columns",
     "refinement_report",
     "second_rho",

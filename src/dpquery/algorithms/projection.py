@@ -19,9 +19,14 @@ marginal ``r`` containing ``a``, one count down (cell ``c_u``) and one up (cell 
     Delta L = sum_{r ∋ a} w_r ( 2 (C[c_v] - y[c_v]) - 2 (C[c_u] - y[c_u]) + 2 ),
 
 so one move costs ``O(sum_{r ∋ a} |a|)`` (all values ``v`` tried at once) with counts updated in
-place. A sweep visits every record and every attribute in a random order and makes the best
-improving move; the records start from the measured 1-way marginals
-(:func:`initial_records`). Nothing here reads the data: the inputs are the measurements.
+place. A measurement may be over a *compressed* domain (MST's domain compression, McKenna,
+Miklau, Sheldon 2021, Section 4): each of its attributes carries a public value map
+``phi_a: value -> compressed value`` and the record's cell is that of ``(phi_a(x_a))_a``; the
+records keep their full-domain codes, and a move from ``u`` to ``v`` changes that measurement's
+counts only when ``phi_a(u) != phi_a(v)`` (ordinary marginals: identity maps). A sweep
+visits every record and every attribute in a random order and makes the best improving move;
+the records start from the measured 1-way marginals (:func:`initial_records`). Nothing here
+reads the data: the inputs are the measurements.
 """
 
 from __future__ import annotations
@@ -39,11 +44,30 @@ from dpquery.queries.marginals import Marginal, marginal_counts
 @dataclass(frozen=True)
 class Measurement:
     """A noisy count vector ``y`` of the marginal over ``marginal`` (Gaussian, scale
-    ``sigma``), measured on ``n`` records."""
+    ``sigma``), measured on ``n`` records. ``maps`` (one integer array per attribute of the
+    marginal, value -> compressed value, onto ``0..k_a-1``) makes it a marginal of the
+    compressed values, ``y`` of ``prod_a k_a`` cells; None: the values themselves."""
 
     marginal: Marginal
     y: np.ndarray
     sigma: float
+    maps: tuple[np.ndarray, ...] | None = None
+
+    def value_maps(self, sizes: np.ndarray) -> list[np.ndarray]:
+        """The map of each attribute of the marginal (identity when not compressed)."""
+        if self.maps is None:
+            return [np.arange(int(sizes[a]), dtype=np.int64) for a in self.marginal]
+        return [np.asarray(f, dtype=np.int64) for f in self.maps]
+
+    def counts(self, X: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """The marginal's counts on records ``X`` (``(m, g)`` full-domain codes), through the
+        maps: the vector ``y`` measures."""
+        if self.maps is None:
+            return marginal_counts(X, sizes, self.marginal)
+        maps = self.value_maps(sizes)
+        Xc = np.stack([f[X[:, a]] for f, a in zip(maps, self.marginal, strict=True)], axis=1)
+        k = np.array([int(f.max()) + 1 for f in maps], dtype=np.int64)
+        return marginal_counts(Xc, k, tuple(range(len(maps))))
 
 
 @dataclass(frozen=True)
@@ -56,9 +80,14 @@ class _Packed:
     offsets: np.ndarray  # (M + 1,) first cell of each marginal in the flat vectors
     target: np.ndarray  # flat noisy counts, rescaled to m records
     weight: np.ndarray  # (M,) 1 / sigma^2 (rescaled)
+    vmap: np.ndarray  # flat value maps, value -> (compressed) value
+    moffs: np.ndarray  # (M, kmax) offset of each attribute's map in vmap
     att_ptr: np.ndarray  # (g + 1,) CSR: the measurements touching each attribute
+    att_mid: np.ndarray  # (g,) ordinary ones in [att_ptr[a], att_mid[a]), compressed after
     att_r: np.ndarray
     att_stride: np.ndarray
+    att_moff: np.ndarray
+    att_k: np.ndarray  # values of the attribute's (compressed) map in that measurement
 
 
 def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int) -> _Packed:
@@ -66,27 +95,59 @@ def _pack(measurements: Sequence[Measurement], sizes: np.ndarray, n: int, m: int
     kmax = max(len(x.marginal) for x in measurements)
     attrs = np.full((M, kmax), -1, dtype=np.int64)
     strides = np.zeros((M, kmax), dtype=np.int64)
+    moffs = np.zeros((M, kmax), dtype=np.int64)
     k = np.array([len(x.marginal) for x in measurements], dtype=np.int64)
-    cells = [int(np.prod([sizes[a] for a in x.marginal])) for x in measurements]
+    # Identity maps first (shared by every ordinary marginal), then each compressed one's.
+    identity = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    vmaps: list[np.ndarray] = [np.arange(int(s), dtype=np.int64) for s in sizes]
+    top = int(identity[-1])
+    seen: dict[tuple[int, bytes], int] = {}
+    cells: list[int] = []
+    touching: list[list[tuple[bool, int, int, int, int]]] = [[] for _ in range(len(sizes))]
+    for r, x in enumerate(measurements):
+        maps = None if x.maps is None else x.value_maps(sizes)
+        stride = 1
+        for j in range(len(x.marginal) - 1, -1, -1):
+            a = x.marginal[j]
+            if maps is None:
+                off, width = int(identity[a]), int(sizes[a])
+            else:
+                f = maps[j]
+                if f.shape != (int(sizes[a]),) or f.min() < 0 or f.max() >= f.size:
+                    raise DPQueryError(f"the value map of attribute {a} must map its "
+                                       f"{f.size} values to codes in [0, {f.size})")  # fmt: skip
+                key = (a, f.tobytes())  # one copy of each map: the kernel groups by it
+                if key not in seen:
+                    seen[key] = top
+                    top += f.size
+                    vmaps.append(f)
+                off, width = seen[key], int(f.max()) + 1
+            attrs[r, j], strides[r, j], moffs[r, j] = a, stride, off
+            touching[a].append((maps is not None, r, stride, off, width))
+            stride *= width
+        if np.asarray(x.y).size != stride:
+            raise DPQueryError(f"measurement of {x.marginal} has {np.asarray(x.y).size} "
+                               f"counts, its (compressed) marginal {stride} cells")  # fmt: skip
+        cells.append(stride)
     offsets = np.concatenate([[0], np.cumsum(cells)]).astype(np.int64)
     scale = m / n
     target = np.concatenate([np.asarray(x.y, dtype=np.float64) * scale for x in measurements])
     # sigma in units of m records; only relative weights matter for the argmin.
     weight = np.array([1.0 / (x.sigma * scale) ** 2 for x in measurements])
     weight /= weight.max()
-    touching: list[list[tuple[int, int]]] = [[] for _ in range(len(sizes))]
-    for r, x in enumerate(measurements):
-        stride = 1
-        for j in range(len(x.marginal) - 1, -1, -1):
-            a = x.marginal[j]
-            attrs[r, j], strides[r, j] = a, stride
-            touching[a].append((r, stride))
-            stride *= int(sizes[a])
+    for t in touching:
+        # Ordinary marginals first, in measurement order; compressed ones grouped by map.
+        t.sort(key=lambda p: (p[0], p[3] if p[0] else 0))
     att_ptr = np.concatenate([[0], np.cumsum([len(t) for t in touching])]).astype(np.int64)
+    att_mid = att_ptr[:-1] + np.array([sum(not p[0] for p in t) for t in touching], np.int64)
     flat = [p for t in touching for p in t]
-    att_r = np.array([p[0] for p in flat], dtype=np.int64)
-    att_stride = np.array([p[1] for p in flat], dtype=np.int64)
-    return _Packed(attrs, strides, k, offsets, target, weight, att_ptr, att_r, att_stride)
+    att_r = np.array([p[1] for p in flat], dtype=np.int64)
+    att_stride = np.array([p[2] for p in flat], dtype=np.int64)
+    att_moff = np.array([p[3] for p in flat], dtype=np.int64)
+    att_k = np.array([p[4] for p in flat], dtype=np.int64)
+    vmap = np.concatenate(vmaps).astype(np.int64)
+    return _Packed(attrs, strides, k, offsets, target, weight, vmap, moffs, att_ptr, att_mid,
+                   att_r, att_stride, att_moff, att_k)  # fmt: skip
 
 
 @numba.njit(cache=True)
@@ -98,11 +159,19 @@ def _cell(X, i, attrs, strides, k, r):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True)
-def _counts_kernel(X, attrs, strides, k, offsets):  # pragma: no cover - jit
+def _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs):  # pragma: no cover - jit
+    c = 0
+    for j in range(k[r]):
+        c += vmap[moffs[r, j] + X[i, attrs[r, j]]] * strides[r, j]
+    return c
+
+
+@numba.njit(cache=True)
+def _counts_kernel(X, attrs, strides, k, offsets, vmap, moffs):  # pragma: no cover - jit
     current = np.zeros(offsets[-1])
     for r in range(k.size):
         for i in range(X.shape[0]):
-            current[offsets[r] + _cell(X, i, attrs, strides, k, r)] += 1.0
+            current[offsets[r] + _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs)] += 1.0
     return current
 
 
@@ -119,12 +188,18 @@ def _sweep_kernel(
     target,
     weight,
     current,
+    vmap,
+    moffs,
     att_ptr,
+    att_mid,
     att_r,
     att_stride,
+    att_moff,
+    att_k,
 ):  # pragma: no cover - jit
     """One pass of best-improvement single-attribute moves; returns the number of moves."""
     delta = np.empty(sizes.max())
+    coarse = np.empty(sizes.max())  # the change per compressed value
     moves = 0
     for i in records:
         for a in attributes:
@@ -134,7 +209,8 @@ def _sweep_kernel(
             s = sizes[a]
             old = X[i, a]
             delta[:s] = 0.0
-            for p in range(lo, hi):
+            mid = att_mid[a]
+            for p in range(lo, mid):  # ordinary marginals (v = old is never chosen)
                 r, st = att_r[p], att_stride[p]
                 base = offsets[r] + _cell(X, i, attrs, strides, k, r) - old * st
                 w = weight[r]
@@ -143,16 +219,39 @@ def _sweep_kernel(
                 for v in range(s):
                     c = base + v * st
                     delta[v] += w * (remove + 2.0 * (current[c] - target[c]) + 1.0)
+            p = mid
+            while p < hi:  # compressed ones: summed per compressed value, one map at a time
+                mo, kk = att_moff[p], att_k[p]
+                mold = vmap[mo + old]
+                coarse[:kk] = 0.0
+                while p < hi and att_moff[p] == mo:
+                    r, st = att_r[p], att_stride[p]
+                    oc = offsets[r] + _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs)
+                    base = oc - mold * st
+                    w = weight[r]
+                    remove = 1.0 - 2.0 * (current[oc] - target[oc])
+                    for u in range(kk):
+                        c = base + u * st
+                        coarse[u] += w * (remove + 2.0 * (current[c] - target[c]) + 1.0)
+                    p += 1
+                coarse[mold] = 0.0  # a value merged with the old one moves no count
+                for v in range(s):
+                    delta[v] += coarse[vmap[mo + v]]
             best, best_delta = old, -1e-9
             for v in range(s):
                 if v != old and delta[v] < best_delta:
                     best, best_delta = v, delta[v]
             if best != old:
-                for p in range(lo, hi):
+                for p in range(lo, mid):
                     r, st = att_r[p], att_stride[p]
                     base = offsets[r] + _cell(X, i, attrs, strides, k, r) - old * st
                     current[base + old * st] -= 1.0
                     current[base + best * st] += 1.0
+                for p in range(mid, hi):
+                    r, st, mo = att_r[p], att_stride[p], att_moff[p]
+                    oc = offsets[r] + _mapped_cell(X, i, attrs, strides, k, r, vmap, moffs)
+                    current[oc] -= 1.0
+                    current[oc + (vmap[mo + best] - vmap[mo + old]) * st] += 1.0
                 X[i, a] = best
                 moves += 1
     return moves
@@ -207,15 +306,18 @@ def fit_records(
     m = X.shape[0]
     packed = _pack(measurements, sizes, n, m)
     sizes64 = np.asarray(sizes, dtype=np.int64)
-    current = _counts_kernel(X, packed.attrs, packed.strides, packed.k, packed.offsets)
+    current = _counts_kernel(
+        X, packed.attrs, packed.strides, packed.k, packed.offsets, packed.vmap, packed.moffs
+    )
     done = 0
     for _ in range(sweeps):
         records = rng.permutation(m).astype(np.int64)
         attributes = rng.permutation(len(sizes64)).astype(np.int64)
         moves = _sweep_kernel(
             X, records, attributes, sizes64, packed.attrs, packed.strides, packed.k,
-            packed.offsets, packed.target, packed.weight, current, packed.att_ptr,
-            packed.att_r, packed.att_stride,
+            packed.offsets, packed.target, packed.weight, current, packed.vmap, packed.moffs,
+            packed.att_ptr, packed.att_mid, packed.att_r, packed.att_stride, packed.att_moff,
+            packed.att_k,
         )  # fmt: skip
         done += 1
         if moves < tol * m:
@@ -230,7 +332,7 @@ def loss(X: np.ndarray, measurements: Sequence[Measurement], sizes: np.ndarray, 
     total = 0.0
     for r, x in enumerate(measurements):
         lo, hi = packed.offsets[r], packed.offsets[r + 1]
-        diff = marginal_counts(X, sizes, x.marginal) - packed.target[lo:hi]
+        diff = x.counts(X, sizes) - packed.target[lo:hi]
         total += packed.weight[r] * float(diff @ diff)
     return total
 

@@ -1,0 +1,120 @@
+"""Domain compression of candidate marginals (MST's, applied to AIM's candidates).
+
+MST (McKenna, Miklau, Sheldon 2021, "Winning the NIST Contest: A scalable and general approach
+to differentially private synthetic data", Section 4, "domain compression") merges, after the
+1-way marginals are measured, every value whose noisy count is below ``3 sigma`` into one
+"other" value and measures later marginals on the compressed domain: cells that hold almost no
+record stop taking noise, and AIM's selection penalty ``sqrt(2/pi) sigma n_r`` shrinks with the
+cell count ``n_r``.
+
+Here, per attribute ``a``, the noisy 1-way counts ``y_a`` (all 1-way measurements of ``a``
+combined by inverse variance) are projected onto the simplex of ``n`` records and every value
+whose projected count is below ``c sigma_a`` joins one "other" value:
+
+    phi_a(v) = rank of v among the kept values,  or  k_a (the "other" value) when merged.
+
+The maps read only the measurements and their public scales (:func:`value_map` takes nothing
+else), so they are post-processing of charged mechanisms and change no cost. A compressed
+marginal's count vector still has L2 sensitivity ``sqrt(2)`` under replace-one (a record moves
+one count down and one up, or none when its old and new values share a compressed cell), and
+its L1 distance still moves by at most 2, so the selection's sensitivity and the measurement's
+cost are those of the fine marginal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpquery.algorithms.one_way import one_way_estimates
+from dpquery.algorithms.parameters import positive
+from dpquery.algorithms.projection import Measurement, simplex_projection
+from dpquery.queries.marginals import Marginal, marginal_counts
+
+# The threshold c: values whose noisy count is below c sigma_a merge (MST uses 3; c = 5 was
+# tuned on adult-pgm, docs/utility.md Tuning).
+DEFAULT_COMPRESS = 5.0
+
+
+def value_map(y: np.ndarray, sigma: float, n: int, c: float) -> np.ndarray:
+    """``phi_a`` of the module docstring: the values whose noisy count ``y`` (scale
+    ``sigma``), projected onto the simplex of ``n`` records, is below ``c sigma`` share one
+    code after the kept values' (in value order); the identity when fewer than two values
+    fall below (merging one value shrinks nothing)."""
+    y = np.asarray(y, dtype=np.float64)
+    keep = simplex_projection(y, float(n)) >= c * positive("sigma", sigma)
+    if int((~keep).sum()) < 2:
+        return np.arange(y.size, dtype=np.int64)
+    out = np.full(y.size, int(keep.sum()), dtype=np.int64)
+    out[keep] = np.arange(int(keep.sum()))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Compression:
+    """The value maps ``phi_a`` of every attribute and the compressed sizes ``k_a``."""
+
+    maps: tuple[np.ndarray, ...]
+    sizes: np.ndarray
+
+    @classmethod
+    def of(cls, measurements: Sequence[Measurement], g: int, n: int, c: float) -> Compression:
+        """The maps from the 1-way measurements among ``measurements`` (threshold ``c``)."""
+        maps = tuple(value_map(y, s, n, c) for y, s in one_way_estimates(measurements, g))
+        return cls(maps, np.array([int(f.max()) + 1 for f in maps], dtype=np.int64))
+
+    def apply(self, codes: np.ndarray) -> np.ndarray:
+        """``(m, g)`` full-domain codes as compressed codes (same dtype: ``k_a <= |a|``)."""
+        out = np.empty_like(codes)
+        for a, f in enumerate(self.maps):
+            out[:, a] = f[codes[:, a]]
+        return out
+
+    def counts(self, codes: np.ndarray, marginal: Marginal) -> np.ndarray:
+        """The compressed marginal's counts on ``(m, g)`` full-domain codes."""
+        return marginal_counts(self.apply(codes), self.sizes, marginal)
+
+    def cells(self, marginal: Marginal) -> int:
+        """Cells of the marginal on the compressed domain."""
+        return int(np.prod([self.sizes[a] for a in marginal]))
+
+    def cell_map(self, marginal: Marginal) -> np.ndarray:
+        """Each fine cell's compressed cell (cells row-major, as ``marginal_counts``)."""
+        idx = np.zeros(1, dtype=np.int64)
+        for a in marginal:
+            idx = (idx[:, None] * self.sizes[a] + self.maps[a][None, :]).ravel()
+        return idx
+
+    def shrunk(self, candidates: Sequence[Marginal], sizes: np.ndarray) -> list[Marginal]:
+        """The candidates with fewer cells compressed than fine (the others gain nothing)."""
+        return [r for r in candidates
+                if self.cells(r) < int(np.prod([int(sizes[a]) for a in r]))]  # fmt: skip
+
+    def measurement(self, marginal: Marginal, y: np.ndarray, sigma: float) -> Measurement:
+        """A measurement ``y`` of the compressed marginal, for the estimator."""
+        return Measurement(marginal, y, sigma, tuple(self.maps[a] for a in marginal))
+
+
+def scored_candidates(
+    table: dict[Marginal, float], codes: np.ndarray, sizes: np.ndarray,
+    compression: Compression | None,
+) -> tuple[list[Marginal], np.ndarray, list[np.ndarray], list[np.ndarray | None]]:  # fmt: skip
+    """The selection's candidates (AIM's, ``table`` with their weights), each with its weight,
+    its true counts on ``codes`` and ``None``; then, with ``compression``, every one it
+    shrinks again with the same weight, its compressed true counts and its cell map."""
+    candidates = list(table)
+    fine = {r: marginal_counts(codes, sizes, r) for r in candidates}
+    true_counts = [fine[r] for r in candidates]
+    cell_maps: list[np.ndarray | None] = [None] * len(candidates)
+    if compression is not None:
+        for r in compression.shrunk(list(table), sizes):
+            f = compression.cell_map(r)
+            candidates.append(r)
+            cell_maps.append(f)
+            true_counts.append(np.bincount(f, weights=fine[r], minlength=compression.cells(r)))
+    return candidates, np.array([table[r] for r in candidates]), true_counts, cell_maps
+
+
+__all__ = ["DEFAULT_COMPRESS", "Compression", "scored_candidates", "value_map"]
