@@ -11,8 +11,9 @@ records, not with the junction tree:
    within a cap (:mod:`dpquery.algorithms.one_way`; not in AIM);
 2. for ``t = 1, 2, ...`` until the budget is spent: select a candidate marginal ``r`` (the
    workload's marginals and their sub-marginals, and every 2-way marginal of at most ``n``
-   cells on domains of at most 64 attributes: :func:`pair_candidates`) by the exponential
-   mechanism on the quality
+   cells on domains of at most 64 attributes: :func:`pair_candidates`; each also on the
+   domain the noisy 1-way marginals compress, rare values merged: MST's compression,
+   :mod:`dpquery.algorithms.compress`) by the exponential mechanism on the quality
 
        q_r(D) = w_r ( ||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma_t n_r ),
 
@@ -34,8 +35,9 @@ zCDP composes additively and converts to ``(epsilon, delta)`` by Canonne, Kamath
 and ``n``, all public, so they change no cost.
 
 (Over 400 lines: the plan, the candidates, the two mechanisms and the loop are one algorithm
-box, kept in one module so that it reads as AIM's Algorithm 1; the optional compression of
-candidates lives in :mod:`dpquery.algorithms.compress`.)
+box, kept in one module so that it reads as AIM's Algorithm 1; the compression of candidates
+lives in :mod:`dpquery.algorithms.compress`, the column refinement in
+:mod:`dpquery.algorithms.one_way`.)
 """
 
 from __future__ import annotations
