@@ -202,6 +202,39 @@ def test_a_size_the_wide_choice_cannot_take_is_refused_by_name() -> None:
         parities.plan(data, workload)
 
 
+def test_compress_and_column_tv_pass_to_adaptive_projection_and_zero_turns_them_off() -> None:
+    data = mixed_data(300, seed=0)
+    assert data.domain is not None
+    workload = default_workload(data.domain, data.n, seed=0)
+    off = {"epsilon": 1.0, "compress": 0, "column_tv": 0}
+    plan = registry.build("auto", off, seed=0, progress=False).plan(data, workload)
+    assert plan.model.compress == 0 and plan.inner.column_tv is None and plan.inner.column_cap == 0
+    release = registry.build("auto", off, seed=0, progress=False).fit(data, workload)
+    rounds = [r for r in release.rounds if isinstance(r.get("round"), int)]
+    assert rounds and not any(r["compressed"] for r in rounds)
+    # 0 is the same run as None: byte-identical records
+    plain = registry.build("adaptive-projection", {"epsilon": 1.0}, seed=0, progress=False)
+    plain.compress, plain.column_tv = None, None
+    assert np.array_equal(plain.fit(data, workload).records.rows, release.records.rows)
+    on = registry.build("auto", {"epsilon": 1.0, "compress": 3.0}, seed=0, progress=False)
+    assert on.plan(data, workload).model.compress == 3.0
+    parities = registry.build("auto", {"epsilon": 1.0, "compress": 3.0}, seed=0)
+    with pytest.raises(DPQueryError, match=r"auto chose dualquery .* does not take compress"):
+        parities.plan(data, random_parities(data.d, 2, 20, seed=0, domain=data.domain))
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("compress", -1.0), ("column_tv", 1.5), ("column_tv", -0.1)]
+)
+def test_bad_compress_or_column_tv_is_refused_by_name(option: str, value: float) -> None:
+    data = mixed_data(50, seed=0)
+    assert data.domain is not None
+    workload = default_workload(data.domain, data.n, seed=0)
+    model = registry.build("adaptive-projection", {"epsilon": 1.0, option: value}, seed=0)
+    with pytest.raises(DPQueryError, match=option):
+        model.fit(data, workload)
+
+
 def test_the_wide_path_says_it_is_not_expected_to_beat_uniform_where_measured() -> None:
     n = 20_000
     assert wide_warning(Budget.approx(1.0, 1e-9), n) is not None

@@ -429,11 +429,25 @@ def test_every_algorithm_releases_through_synth(algorithm, tmp) -> None:
         ("dualquery", (*BUDGET, "--rho", "0.1"), "dualquery does not take --rho"),
         ("fem", ("--epsilon", "1", "--alpha", "0.1"), "fem does not take --alpha"),
         ("mwem", ("--epsilon", "1", "--oracle", "cpsat"), "mwem does not take --oracle"),
+        ("dualquery", (*BUDGET, "--compress", "3"), "dualquery does not take --compress"),
     ],
 )
 def test_options_an_algorithm_does_not_take_are_refused(algorithm, extra, match, tmp, capsys):
     before = listing(tmp)
     assert main(small_args(tmp, algorithm, *extra)) == 2
+    check_clean_failure(tmp, before, capsys, match)
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "extra", "match"),
+    [
+        ("adaptive-projection", ("--compress", "-1"), "--compress must be"),
+        ("auto", ("--column-tv", "2"), "--column-tv must lie strictly between 0 and 1, got 2"),
+    ],
+)
+def test_out_of_range_adaptive_options_are_refused(algorithm, extra, match, tmp, capsys):
+    before = listing(tmp)
+    assert main(small_args(tmp, algorithm, "--epsilon", "1", *extra)) == 2
     check_clean_failure(tmp, before, capsys, match)
 
 

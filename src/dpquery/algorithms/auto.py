@@ -206,12 +206,22 @@ class AutoPlan:
 class Auto(ZCDPBudget, Synthesizer):
     """The default release: the algorithm :func:`choose` picks for the data's shape, run with
     this estimator's budget (module docstring). ``size`` is the number of records released
-    (the chosen algorithm's default when None)."""
+    (the chosen algorithm's default when None); ``compress`` and ``column_tv``, when given,
+    go to adaptive-projection (another choice refuses them)."""
 
     name: ClassVar[str] = "auto"
-    options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "rho", "size")
+    options: ClassVar[tuple[str, ...]] = (
+        "epsilon",
+        "delta",
+        "rho",
+        "size",
+        "compress",
+        "column_tv",
+    )
 
     size: int | None = None
+    compress: float | None = None  # adaptive-projection's, passed on when given
+    column_tv: float | None = None
     seed: SeedLike = None
     progress: bool | None = None
 
@@ -242,7 +252,8 @@ class Auto(ZCDPBudget, Synthesizer):
                 f"{self.name} is spending a given ledger's budget: leave its own epsilon, "
                 "delta and rho unset"
             )
-        given = {**(own if budget is None else {}), **choice.options}
+        passed = {k: getattr(self, k) for k in ("compress", "column_tv")}
+        given = {**(own if budget is None else {}), **choice.options, **passed}
         taken = registry.takes(choice.algorithm)
         refused = [k for k, v in given.items() if v is not None and k not in taken]
         if refused:

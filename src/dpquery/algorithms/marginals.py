@@ -238,7 +238,8 @@ def plan_adaptive(
     if not 0 < column_cap < 1:
         raise DPQueryError(f"column_cap must be in (0, 1), got {column_cap!r}")
     cap = 0.0
-    if check_column_tv(column_tv) is not None:
+    column_tv = check_column_tv(column_tv)
+    if column_tv is not None:
         cap = column_cap * max(0.0, total - sum(measure_rho(s) for s in sigmas))
     return AdaptivePlan(total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap)
 
@@ -354,7 +355,7 @@ def adaptive_marginals(
                         plan.records, rng, n=n)  # fmt: skip
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
     # Post-processing of the 1-way measurements (no charge): the compressed candidates.
-    comp = None if compress is None else Compression.of(measured, len(sizes), n, compress)
+    comp = None if not compress else Compression.of(measured, len(sizes), n, compress)
     candidates, weights, true_counts, cell_maps = scored_candidates(table, codes, sizes, comp)
     final, t = False, 0
     while not final:
@@ -401,11 +402,11 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default ``16 g``)
     and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
-    (:func:`plan_adaptive`); ``column_tv`` (None: off) re-measures the columns whose noisy
+    (:func:`plan_adaptive`); ``column_tv`` (None or 0: off) re-measures the columns whose noisy
     1-way marginal is estimated past that total variation, spending at most ``column_cap``
     of the budget the 1-way measurements leave (:mod:`dpquery.algorithms.one_way`);
     ``pairs`` adds :func:`pair_candidates` to the selection's candidates; ``compress`` (a
-    threshold ``c``, default 5; None: off) adds every candidate on the domain compressed by
+    threshold ``c``, default 5; None or 0: off) adds every candidate on the domain compressed by
     the 1-way measurements (values below ``c sigma_a`` merged,
     :mod:`dpquery.algorithms.compress`; post-processing, no extra cost; docs/utility.md
     Tuning). ``seed`` fixes
@@ -414,7 +415,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ``ledger_`` holds its ledger, even if the fit raises."""
 
     name: ClassVar[str] = "adaptive-projection"
-    options: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "rho", "T", "size")
+    options: ClassVar[tuple[str, ...]] = (
+        "epsilon", "delta", "rho", "T", "size", "compress", "column_tv",
+    )  # fmt: skip
 
     T: int | None = None
     alpha: float = DEFAULT_ALPHA
@@ -450,7 +453,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             )
         positive_int("sweeps", self.sweeps)
         positive_int("final_sweeps", self.final_sweeps)
-        if self.compress is not None:  # the threshold c: values below c sigma_a merge
+        if self.compress:  # the threshold c: values below c sigma_a merge (None, 0: off)
             positive("compress", self.compress)
         if self.size is not None:
             positive_int("size", self.size)

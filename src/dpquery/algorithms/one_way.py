@@ -60,9 +60,12 @@ Measure = Callable[[int, float], Measurement]
 
 
 def check_column_tv(column_tv: float | None) -> float | None:
-    """``column_tv`` is None (no refinement) or a total variation in ``(0, 1)``."""
-    if column_tv is not None and not 0 < column_tv < 1:
-        raise DPQueryError(f"column_tv must be None or in (0, 1), got {column_tv!r}")
+    """``column_tv`` is a total variation in ``(0, 1)``, or None or 0 (no refinement,
+    returned as None)."""
+    if column_tv is None or column_tv == 0:
+        return None
+    if not 0 < column_tv < 1:
+        raise DPQueryError(f"column_tv must be in (0, 1), or 0 or None (off), got {column_tv!r}")
     return column_tv
 
 

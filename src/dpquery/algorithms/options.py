@@ -46,6 +46,15 @@ def _choice(choices: tuple[str, ...]) -> Callable[[str, Any], Any]:
     return check
 
 
+def _zero_or(check: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
+    """``check``, except that 0 (the option turned off) passes."""
+
+    def zero_or(name: str, value: Any) -> Any:
+        return value if value == 0 else check(name, value)
+
+    return zero_or
+
+
 def _options() -> dict[str, Option]:
     return {o.name: o for o in [*_game_options(), *_stage_options(), *_oracle_options()]}
 
@@ -130,6 +139,20 @@ def _stage_options() -> list[Option]:
             int,
             check=positive_int,
             metavar="T",
+        ),
+        Option(
+            "compress",
+            "adaptive-projection: also offer each candidate marginal with the values whose "
+            "noisy 1-way count is below compress x sigma merged (default 5; 0: off)",
+            check=_zero_or(positive),
+            metavar="C",
+        ),
+        Option(
+            "column_tv",
+            "adaptive-projection: re-measure the columns whose noisy 1-way marginal is "
+            "estimated past this total variation, when affordable (default 0.05; 0: off)",
+            check=_zero_or(fraction),
+            metavar="TV",
         ),
         Option(
             "untouched_share",
