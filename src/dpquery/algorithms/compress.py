@@ -30,7 +30,7 @@ import numpy as np
 
 from dpquery.algorithms.one_way import one_way_estimates
 from dpquery.algorithms.parameters import positive
-from dpquery.algorithms.projection import Measurement, simplex_projection
+from dpquery.algorithms.projection import Measurement, mapped_counts, simplex_projection
 from dpquery.queries.marginals import Marginal, marginal_counts
 
 # The threshold c: values whose noisy count is below c sigma_a merge (MST uses 3; c = 5 was
@@ -65,16 +65,9 @@ class Compression:
         maps = tuple(value_map(y, s, n, c) for y, s in one_way_estimates(measurements, g))
         return cls(maps, np.array([int(f.max()) + 1 for f in maps], dtype=np.int64))
 
-    def apply(self, codes: np.ndarray) -> np.ndarray:
-        """``(m, g)`` full-domain codes as compressed codes (same dtype: ``k_a <= |a|``)."""
-        out = np.empty_like(codes)
-        for a, f in enumerate(self.maps):
-            out[:, a] = f[codes[:, a]]
-        return out
-
     def counts(self, codes: np.ndarray, marginal: Marginal) -> np.ndarray:
         """The compressed marginal's counts on ``(m, g)`` full-domain codes."""
-        return marginal_counts(self.apply(codes), self.sizes, marginal)
+        return mapped_counts(codes, marginal, [self.maps[a] for a in marginal])
 
     def cells(self, marginal: Marginal) -> int:
         """Cells of the marginal on the compressed domain."""

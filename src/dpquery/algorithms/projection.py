@@ -64,10 +64,17 @@ class Measurement:
         maps: the vector ``y`` measures."""
         if self.maps is None:
             return marginal_counts(X, sizes, self.marginal)
-        maps = self.value_maps(sizes)
-        Xc = np.stack([f[X[:, a]] for f, a in zip(maps, self.marginal, strict=True)], axis=1)
-        k = np.array([int(f.max()) + 1 for f in maps], dtype=np.int64)
-        return marginal_counts(Xc, k, tuple(range(len(maps))))
+        return mapped_counts(X, self.marginal, self.maps)
+
+
+def mapped_counts(X: np.ndarray, marginal: Marginal, maps: Sequence[np.ndarray]) -> np.ndarray:
+    """The counts of ``marginal`` on ``(m, g)`` full-domain codes ``X`` with each of its
+    attributes' values sent through its map (onto ``0..max``): only the marginal's columns
+    are mapped."""
+    maps = [np.asarray(f, dtype=np.int64) for f in maps]
+    Xc = np.stack([f[X[:, a]] for f, a in zip(maps, marginal, strict=True)], axis=1)
+    k = np.array([int(f.max()) + 1 for f in maps], dtype=np.int64)
+    return marginal_counts(Xc, k, tuple(range(len(maps))))
 
 
 @dataclass(frozen=True)
@@ -337,4 +344,4 @@ def loss(X: np.ndarray, measurements: Sequence[Measurement], sizes: np.ndarray, 
     return total
 
 
-__all__ = ["Measurement", "fit_records", "initial_records", "loss"]
+__all__ = ["Measurement", "fit_records", "initial_records", "loss", "mapped_counts"]
