@@ -9,12 +9,12 @@ from dpquery.algorithms.baselines import (
     UniformDistribution,
     ZerosDataset,
 )
-from dpquery.algorithms.dqrs import DQRS
-from dpquery.algorithms.dualquery import DualQuery
-from dpquery.algorithms.fem import FEM, SepFEM
-from dpquery.algorithms.mwem import MWEM
+from dpquery.algorithms.game.dqrs import DQRS
+from dpquery.algorithms.game.dualquery import DualQuery
+from dpquery.algorithms.game.fem import FEM, SepFEM
+from dpquery.algorithms.game.mwem import MWEM
+from dpquery.algorithms.game.reweight import Reweighted
 from dpquery.algorithms.release import Release
-from dpquery.algorithms.reweight import Reweighted
 from dpquery.algorithms.synthesizer import Synthesizer
 from dpquery.algorithms.uniform import UniformRecords
 

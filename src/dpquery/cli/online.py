@@ -20,6 +20,10 @@ from typing import Any, TextIO
 
 from dpquery.cli.common import add_data_args, load_data
 from dpquery.errors import DPQueryError
+from dpquery.online.session import PMWSession
+from dpquery.online.state import SessionParams
+from dpquery.online.store import SessionStore, StoreError
+from dpquery.online.summary import CompactSummary
 
 PARAM_FLAGS = {
     "epsilon": "epsilon", "delta": "delta", "alpha": "alpha", "k": "k", "beta": "beta",
@@ -73,8 +77,6 @@ def _given_params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) -> int:
-    from dpquery.online.store import StoreError
-
     out = sys.stdout
     for line_no, line in enumerate(stdin, start=1):
         if not line.strip():
@@ -96,11 +98,6 @@ def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dpquery.online.session import PMWSession
-    from dpquery.online.state import SessionParams
-    from dpquery.online.store import SessionStore
-    from dpquery.online.summary import CompactSummary
-
     if args.summary is not None:
         if args.state is not None or args.data is not None or args.dataset is not None:
             raise DPQueryError("--summary answers offline: give no --state, --data or --dataset")

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from dpquery import datasets
 from dpquery.backends import PartitionedData
 from dpquery.cli.common import add_backend_args, add_data_args, backend_data, load_data
 from dpquery.cli.report import (
@@ -25,6 +26,7 @@ from dpquery.cli.report import (
 )
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain
+from dpquery.data.encode import encode, read_table
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.metrics import error_report
@@ -131,8 +133,6 @@ def _check_output(args: argparse.Namespace, output: Path) -> None:
 
 def _domain_and_n(args: argparse.Namespace, need_n: bool) -> tuple[Domain, int | None]:
     """The public domain named on the command line, and n when needed."""
-    from dpquery import datasets
-
     if args.dataset is not None:
         if args.data is not None or args.domain is not None:
             raise DPQueryError("give --dataset alone, or --data with --domain")
@@ -187,8 +187,6 @@ def _true_answers(
 def _load_synthetic(path: Path, domain: Domain | None) -> BinaryData | Records:
     """Synthetic records: an encoded ``.npz`` or a table over the domain (``weight`` column
     optional)."""
-    from dpquery.data.encode import encode, read_table
-
     if path.suffix == ".npz":
         return load_binary(path)
     if domain is None:
