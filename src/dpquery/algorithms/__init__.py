@@ -1,6 +1,7 @@
-"""Layer 5: the query-release game loops (one estimator protocol, :mod:`.synthesizer`), the
-registry a front end reads (:mod:`.registry`), and the baselines every release is compared
-with."""
+"""Layer 5: the estimator protocol (:mod:`.synthesizer`), the registry a front end reads
+(:mod:`.registry`) and the baselines every release is compared with, at the top level; the
+families of algorithms in subpackages: the query-release game (:mod:`.game`: DualQuery, DQRS,
+FEM, sepFEM, MWEM) and adaptive marginal measurement (:mod:`.marginal`)."""
 
 from dpquery.algorithms.baselines import (
     BaselineResult,
