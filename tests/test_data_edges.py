@@ -14,10 +14,10 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-from data_strategies import decimal_ranges
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from data_strategies import decimal_ranges
 from dpquery.data import Domain, Numeric
 from dpquery.data.decode import decode_rows
 from dpquery.data.encode import attribute_codes, read_table

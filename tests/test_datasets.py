@@ -222,7 +222,7 @@ def test_fetch_default_destination_is_the_cache(tmp_path, monkeypatch):
 
 def test_fetch_errors(tmp_path, monkeypatch):
     dest = tmp_path / "dest"
-    with pytest.raises(DPQueryError, match="has no official download: copy .* by hand"):
+    with pytest.raises(DPQueryError, match=r"has no official download: copy .* by hand"):
         datasets.fetch("acs", dest=dest)
     missing = (tmp_path / "server" / "absent.csv").as_uri()
     _register(monkeypatch, "cps", DataFile("census_cps/hdmm_CPS.csv.gz", missing, "0" * 64))

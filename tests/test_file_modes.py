@@ -90,8 +90,8 @@ def test_cli_writers_honour_the_umask(tmp_path, table, umask) -> None:
     assert main(["workload", "make", "--kind", "all-marginals", "--domain",
                  str(out / "domain.json"), "--k", "1", "-o", str(out / "W.npz")]) == 0  # fmt: skip
     assert main(["answer", str(out / "W.npz"), *data, "-o", str(out / "answers.csv")]) == 0
-    assert main(["encode", str(out / "data.csv"), "--domain", str(out / "domain.json"),
-                 "-o", str(out / "data.npz"), "--save-domain", str(out / "d2.json")]) == 0  # fmt: skip
+    encode = ["encode", str(out / "data.csv"), "--domain", str(out / "domain.json")]
+    assert main([*encode, "-o", str(out / "data.npz"), "--save-domain", str(out / "d2.json")]) == 0
     written = ["s.csv", "r.json", "s.parquet", "W.npz", "answers.csv", "data.npz", "d2.json"]
     evaluate = ["evaluate", *data, "--synthetic", str(out / "s.csv"), "--workload",
                 str(out / "W.npz"), "--report", str(out / "e.json")]  # fmt: skip

@@ -194,8 +194,7 @@ def locate(name: str) -> dict[str, Path]:
         if path is None:
             where = ", ".join(str(d) for d in search_dirs())
             raise DatasetNotFoundError(
-                f"dataset {name!r}: file {f.path} not found in {where}; "
-                f"{info(name).how_to_get()}"
+                f"dataset {name!r}: file {f.path} not found in {where}; " + info(name).how_to_get()
             )
         found[f.path] = path
     return found
