@@ -51,7 +51,7 @@ def test_the_reported_carat_edges() -> None:
 
 
 def test_equal_width_rate_edges() -> None:
-    # KDD99's rates: 10 bins over [0, 1]; 0.3, 0.6 and 0.7 were encoded one bin low
+    # 10 bins over [0, 1]: float steps (np.linspace) put 0.3, 0.6 and 0.7 one bin low
     rate = Numeric.equal_width("rate", 0, 1, 10)
     assert rate.edges == (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
     codes = attribute_codes(pd.Series([0.3, 0.6, 0.7, 1.0]), rate)
@@ -114,3 +114,14 @@ def test_decoded_edges_reencode_through_read_table(tmp_path) -> None:
     table.to_csv(tmp_path / "s.csv", index=False)
     back = read_table(tmp_path / "s.csv", domain)
     assert attribute_codes(back["carat"], domain["carat"]).tolist() == index.tolist()
+
+
+def test_decoding_far_from_zero_stays_in_its_bin() -> None:
+    # -450761.6 .. -450761.5 in 40 bins of 0.0025: an edge over the step is -4507615975
+    # give or take 5e-7, which rounding to 6 decimals did not make whole; 3 of these 800
+    # values landed in the next bin (found by the property test above)
+    domain = Domain.from_codebook({"x": {"min": -450761.6, "max": -450761.5, "bins": 40}})
+    index = np.repeat(np.arange(40), 20)
+    table, _ = decode_rows(Records(np.eye(40, dtype=np.uint8), None, domain), index, seed=0)
+    assert attribute_codes(table["x"], domain["x"]).tolist() == index.tolist()
+    assert (table["x"] == -450761.6).any()  # on the grid of the edges' 4 decimals
