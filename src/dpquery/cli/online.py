@@ -24,6 +24,7 @@ from dpquery.online.session import PMWSession
 from dpquery.online.state import SessionParams
 from dpquery.online.store import SessionStore, StoreError
 from dpquery.online.summary import CompactSummary
+from dpquery.privacy.delta import check_delta, default_delta
 
 PARAM_FLAGS = {
     "epsilon": "epsilon", "delta": "delta", "alpha": "alpha", "k": "k", "beta": "beta",
@@ -46,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--state", type=Path, metavar="SESSION.db",
                    help="SQLite session state: created if missing, resumed if present")  # fmt: skip
     p.add_argument("--epsilon", type=float, help="privacy budget of the whole session")
-    p.add_argument("--delta", type=float, help="delta of the budget (0: pure DP)")
+    p.add_argument("--delta", type=float,
+                   help="delta of the budget (default 1/n^2; 0: pure DP)")  # fmt: skip
     p.add_argument("--alpha", type=float, help="promised accuracy of every answer")
     p.add_argument("--k", type=int, help="largest number of literals per query")
     p.add_argument("--beta", type=float, help="failure probability to check (default 0.05)")
@@ -123,9 +125,12 @@ def _run(args: argparse.Namespace) -> int:
     else:
         if args.export_summary is not None:
             raise DPQueryError(f"{args.state} holds no session to export")
-        missing = [f"--{f}" for f in ("epsilon", "delta", "alpha", "k") if f not in given]
+        missing = [f"--{f}" for f in ("epsilon", "alpha", "k") if f not in given]
         if missing:
             raise DPQueryError(f"a new session needs {', '.join(missing)}")
+        if "delta" not in given:
+            given["delta"] = default_delta(data.n)
+        check_delta(given["delta"], data.n)
         session = PMWSession.open(args.state, data, SessionParams(**given), args.seed)
     if args.export_summary is not None:
         summary = session.export_summary(samples=args.summary_samples, seed=args.seed)

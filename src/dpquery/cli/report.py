@@ -33,6 +33,20 @@ def add_html_args(parser: argparse.ArgumentParser) -> None:
                              "shows its privacy account and parameters")  # fmt: skip
 
 
+def check_html_support(args: argparse.Namespace) -> None:
+    """With ``--html``, fail before any work when matplotlib (the ``report`` extra) is
+    missing: the page cannot be drawn, so nothing is computed, printed or written."""
+    if args.html is None:
+        return
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise DPQueryError(
+            f"--html {args.html} draws its plots with matplotlib, which is not installed: "
+            "pip install 'dpquery[report]' (or drop --html); nothing was computed or written"
+        ) from None
+
+
 def load_release_report(args: argparse.Namespace) -> dict[str, Any] | None:
     """The ``release`` section of ``--release-report`` (checked before any work)."""
     if args.release_report is None:

@@ -19,6 +19,7 @@ from dpquery.backends import PartitionedData
 from dpquery.cli.common import add_backend_args, add_data_args, backend_data, load_data
 from dpquery.cli.report import (
     add_html_args,
+    check_html_support,
     coherence_of,
     describe_coherence,
     load_release_report,
@@ -251,6 +252,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     for output in (args.report, args.html):
         if output is not None:
             _check_output(args, output)
+    check_html_support(args)  # a missing extra fails before any data is read
     release = load_release_report(args)  # a bad --release-report fails before any work
     workload = Workload.load(args.workload)
     data = load_data(args)

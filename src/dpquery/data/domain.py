@@ -19,6 +19,7 @@ import math
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -146,10 +147,19 @@ class Numeric:
 
     @classmethod
     def equal_width(cls, name: str, lo: float, hi: float, bins: int, **kwargs: Any) -> Numeric:
-        """``bins`` equal-width bins over the public range ``[lo, hi]``."""
+        """``bins`` equal-width bins over the public range ``[lo, hi]``.
+
+        Edges are exact decimals: ``lo + i (hi - lo) / bins`` computed in decimal arithmetic
+        from the decimals ``lo`` and ``hi`` stand for, then rounded once to the nearest float.
+        Over [0, 5.2] in 26 bins the fourth edge is 0.6 (the float a CSV's "0.6" reads as),
+        not the 0.6000000000000001 of float steps, so a value written as an edge falls in
+        the bin that edge opens."""
         if bins < 1:
             raise DomainError(f"attribute {name!r}: bins must be >= 1, got {bins}")
-        return cls(name, tuple(np.linspace(lo, hi, bins + 1)), **kwargs)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise DomainError(f"attribute {name!r}: the range must be finite, got [{lo}, {hi}]")
+        a, b = _decimal(lo), _decimal(hi)
+        return cls(name, tuple(float(a + (b - a) * i / bins) for i in range(bins + 1)), **kwargs)
 
     @property
     def n_bins(self) -> int:
@@ -174,6 +184,14 @@ class Numeric:
             for i, (lo, hi) in enumerate(zip(self.edges, self.edges[1:], strict=False))
         )
         return (*bins, MISSING_LABEL) if self.missing else bins
+
+
+def _decimal(x: float) -> Decimal:
+    """The decimal a number stands for: an integer exactly, a float as its shortest repr
+    (0.6, not the binary 0.59999999999999997779...)."""
+    if isinstance(x, int | np.integer) and not isinstance(x, bool):
+        return Decimal(int(x))
+    return Decimal(repr(float(x)))
 
 
 def _fmt_float(x: float) -> str:
