@@ -273,3 +273,21 @@ def test_adaptive_projection_measures_with_the_exact_discrete_gaussian() -> None
     true = np.bincount(codes[:, 0] * 500 + codes[:, 1], minlength=2_000)
     noise = x.y - true
     assert abs(noise.var() / 9.0 - 1) < 0.2 and abs(noise.mean()) < 0.4
+
+
+def test_the_html_page_states_the_qualifications_beside_the_guarantee(df) -> None:
+    pytest.importorskip("matplotlib")
+    from dpquery.evaluation.holder import evaluate_synthetic
+    from dpquery.evaluation.html import render_html
+    from dpquery.queries import all_kway_marginals
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonPrivateWarning)
+        inferred = infer_domain(df)
+        _, release = synthesize(df, inferred, epsilon=1.0, algorithm="uniform", seed=0)
+    data = encode(df, inferred)
+    evaluation = evaluate_synthetic(data, release.records, all_kway_marginals(inferred, 1))
+    page = render_html(evaluation, publishable_report(release)["release"])
+    asked = page.index("Asked for")
+    for statement in (NOT_PRIVATE, SEEDED):
+        assert asked < page.index(statement) < page.index("<h3>")  # beside the guarantee

@@ -75,7 +75,7 @@ class Release:
 
     def privacy(self) -> dict[str, Any]:
         """The ledger's report, plus the guarantee under every accountant (each named)."""
-        report = self.ledger.report().to_dict()
+        report: dict[str, Any] = self.ledger.report().to_dict()
         delta = self.ledger.budget.delta
         totals = self.ledger.totals
         flags = self._flags()
