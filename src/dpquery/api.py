@@ -216,8 +216,9 @@ class DPSynthesizer:
 
     def sample(self, m: int | None = None) -> pd.DataFrame:
         """``m`` synthetic rows (default ``n``, the input's) sampled from the release
-        (:func:`dpquery.data.output_table`), in the input's column order and dtypes.
-        Post-processing: no privacy cost; each call draws afresh from the one generator."""
+        (:func:`dpquery.data.output_table`), in the input's column order and ``domain_``'s
+        dtypes. Post-processing: no privacy cost; each call draws afresh from the one
+        generator."""
         if not hasattr(self, "release_"):
             raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
         rows = self.n_ if m is None else check_rows(m)
