@@ -39,10 +39,13 @@ def df() -> pd.DataFrame:
     })  # fmt: skip
 
 
-def test_synthesize_returns_n_rows_in_the_inputs_columns_and_dtypes(df) -> None:
-    synthetic, release = synthesize(df, CODEBOOK, epsilon=1.0, algorithm="uniform", seed=0)
+def test_synthesize_returns_n_rows_in_the_inputs_columns_and_public_dtypes(df) -> None:
+    synthetic, release = synthesize(
+        df, CODEBOOK, epsilon=1.0, algorithm="uniform", seed=0, dtypes={"color": "category"}
+    )
     assert list(synthetic.columns) == ["size", "color", "age"]  # df's order, domain columns
     assert len(synthetic) == len(df)
+    # integers from the domain (integer values, integer bins), the category declared
     assert synthetic.dtypes.to_dict() == df[["size", "color", "age"]].dtypes.to_dict()
     assert release.algorithm == "uniform"
     # delta defaults to 1/n^2 with epsilon, and the guarantee is the one asked for
@@ -72,7 +75,7 @@ def test_the_estimator_follows_scikit_learn_conventions(df, tmp_path: Path) -> N
     model = DPSynthesizer(epsilon=0.5, options={"size": 40}, algorithm="uniform", seed=1)
     assert model.get_params() == {
         "epsilon": 0.5, "delta": None, "rho": None, "algorithm": "uniform", "k": 3,
-        "options": {"size": 40}, "seed": 1, "progress": None,
+        "options": {"size": 40}, "seed": 1, "progress": None, "dtypes": None,
     }  # fmt: skip
     assert not hasattr(model, "release_")
     with pytest.raises(DPQueryError, match="not fitted yet"):
@@ -150,5 +153,7 @@ def test_readme_example_runs() -> None:
         exec(compile(code, str(README), "exec"), {"__name__": "readme"})
     printed = out.getvalue()
     assert printed.startswith("epsilon=1, delta=1.1e-09")
+    # seeded: the guarantee says whom it does not hold against
+    assert printed.splitlines()[0].endswith("does not hold against anyone who knows the seed")
     assert " True True" in printed and "Husband" in printed
     assert dpquery.synthesize is synthesize

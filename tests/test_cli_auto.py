@@ -40,7 +40,10 @@ def test_the_default_command_runs_auto_on_the_default_workload(files: Path) -> N
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     # the guarantee asked for (delta defaults to 1/n^2 = 6.25e-06), then what ran and why
-    assert lines[0] == "privacy: (1, 6.3e-06)-DP, bounded DP (replace one record), n public"
+    assert lines[0] == (
+        "privacy: (1, 6.3e-06)-DP (seeded: does not hold against anyone who "
+        "knows the seed), bounded DP (replace one record), n public"
+    )
     assert lines[1].startswith("algorithm: adaptive-projection, chosen by auto: 400 records")
     assert any(x.startswith("wrote ") and "s.csv" in x for x in lines)
     assert "other accountants (the same run, proved in other measures):" in lines
@@ -91,7 +94,10 @@ def test_demo_runs_offline_with_the_default_algorithm(tmp_path: Path) -> None:
     out = result.out
     assert "== adult (found: shipped): 30,162 records" in out
     # delta = 1/n^2 = 1/30,162^2 = 1.1e-09, far below 1/n = 3.3e-05
-    assert "== privacy: (1, 1.1e-09)-DP (delta = 1/n^2; 1/n = 3.3e-05)" in out
+    assert (
+        "== privacy: (1, 1.1e-09)-DP (seeded: does not hold against anyone who knows the "
+        "seed), delta = 1/n^2 (1/n = 3.3e-05)"
+    ) in out
     assert "algorithm: adaptive-projection, chosen by auto:" in out
     assert "NOT PRIVATE" in out and out.index("NOT PRIVATE") > out.index("synthetic rows (n,")
     assert "above 1: noisier than any answer" in out  # the Laplace baseline, explained

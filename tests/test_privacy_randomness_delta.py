@@ -86,14 +86,18 @@ def test_every_privacy_section_states_the_neighbouring_relation() -> None:
 def test_release_publishes_no_raw_noise_nor_private_timings() -> None:
     release = Release(
         "mwem", Records(np.eye(2, dtype=np.uint8)), Ledger(Budget.pure(1.0)), {"T": 1},
-        [{"round": 1, "query": 3, "measurement": 0.4173, "select_s": 0.1}],
-        {"true_answers_s": 1.5, "select_s": 0.1, "total_s": 2.0},
+        [{"round": 1, "query": 3, "measurement": 0.4173, "select_s": 0.1, "respond_s": 0.2}],
+        {"true_answers_s": 1.5, "select_s": 0.1, "respond_s": 0.2, "total_s": 2.0},
     )  # fmt: skip
     published = release.to_dict()
-    assert published["rounds"] == [{"round": 1, "query": 3, "select_s": 0.1}]
-    assert published["timings"] == {"select_s": 0.1, "total_s": 2.0}
+    # only the data player's time: the selection reads the true answers, the total includes it
+    assert published["rounds"] == [{"round": 1, "query": 3, "respond_s": 0.2}]
+    assert published["timings"] == {"respond_s": 0.2}
     assert published["labels"] == LABELS
-    assert release.private_timings() == {"true_answers_s": 1.5}
+    assert release.private_timings() == {
+        "true_answers_s": 1.5, "select_s": 0.1, "total_s": 2.0,
+        "rounds": [{"round": 1, "select_s": 0.1}],
+    }  # fmt: skip
     assert release.rounds[0]["measurement"] == 0.4173  # kept internally
     assert published["privacy"]["neighbouring"] == NEIGHBOURING
 

@@ -8,16 +8,25 @@ the default workload when none is given (all ``k``-way marginals,
 :func:`dpquery.queries.default_workload`), the chosen algorithm (``"auto"`` by default,
 :mod:`dpquery.algorithms.auto`) on one ledger, then as many rows as the input (``n`` is
 public under bounded DP) sampled from the release (:mod:`dpquery.data.sample`), in the
-input's columns and dtypes (:mod:`dpquery.data.schema`).
+input's columns and the output dtypes of the public domain (:mod:`dpquery.data.schema`), or
+those declared by ``dtypes=``: never the input's dtypes, which pandas infers from the values
+(one age of 37.5 makes an integer column ``float64``), so copying them would tell neighbouring
+tables apart.
 
 The domain is never read off the data: it is a :class:`~dpquery.data.Domain`, a codebook
 mapping (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain JSON file.
 :func:`dpquery.data.infer_domain` reads one from the table for exploration; passing its
-result is the explicit opt-in, and it warns and marks the release NOT private.
+result is the explicit opt-in, and it warns and marks the release NOT private (its
+guarantee then reads NOT PRIVATE).
+
+The estimator keeps the ledger of its fit (``ledger_``) from before the first draw, also when
+the fit raises (the exception carries it as ``exc.ledger``), and refuses to fit again after a
+fit that failed having spent: a retry would spend on the same data a second time.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,10 +36,12 @@ import pandas as pd
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
+from dpquery.algorithms.synthesizer import attach_ledger, refuse_after_failed_spend
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
 from dpquery.data.sample import check_rows, output_table
-from dpquery.errors import DPQueryError
+from dpquery.errors import DPQueryError, NonPrivateWarning
+from dpquery.privacy import Ledger
 from dpquery.queries import Workload, check_same_domain, default_workload
 from dpquery.rng import SeedLike, make_rng
 
@@ -68,11 +79,16 @@ class DPSynthesizer:
     Hyperparameters: the budget (``epsilon`` with ``delta``, which defaults to ``1/n^2``, or
     ``rho``), the ``algorithm`` (a registry name, ``"auto"`` by default), ``k`` (the default
     workload's marginal order), ``options`` (the algorithm's own options, e.g. ``{"T": 50}``),
-    ``seed`` (every random choice; None: a cryptographically secure generator) and
-    ``progress`` (the algorithm's progress display; None: its default).
+    ``seed`` (every random choice; None: a cryptographically secure generator; with a seed
+    the guarantee does not hold against anyone who knows it), ``progress`` (the algorithm's
+    progress display; None: its default) and ``dtypes`` (attribute name to the output
+    column's pandas dtype, declared from public knowledge; None: the domain's,
+    :meth:`Domain.with_dtypes`).
 
     Fitted attributes: ``release_`` (the :class:`~dpquery.algorithms.release.Release`),
-    ``domain_`` (the domain, carrying the input's dtypes), ``workload_``, ``n_``, ``columns_``.
+    ``domain_`` (the domain, with the declared ``dtypes``), ``workload_``, ``n_``,
+    ``columns_``; ``ledger_`` (every charge of the last fit, from before its first draw,
+    also when it raised).
     """
 
     def __init__(
@@ -86,6 +102,7 @@ class DPSynthesizer:
         options: Mapping[str, Any] | None = None,
         seed: SeedLike = None,
         progress: bool | None = None,
+        dtypes: Mapping[str, Any] | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -95,9 +112,12 @@ class DPSynthesizer:
         self.options = options
         self.seed = seed
         self.progress = progress
+        self.dtypes = dtypes
 
     # -- scikit-learn's parameter protocol -------------------------------------------------
-    _PARAMS = ("epsilon", "delta", "rho", "algorithm", "k", "options", "seed", "progress")
+    _PARAMS = (
+        "epsilon", "delta", "rho", "algorithm", "k", "options", "seed", "progress", "dtypes",
+    )  # fmt: skip
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The hyperparameters as stored."""
@@ -145,11 +165,21 @@ class DPSynthesizer:
         """Release private synthetic records of ``df`` over the public ``domain`` (a
         Domain, a codebook dict or a domain JSON path; required) for ``workload`` (default:
         all ``k``-way marginals). Returns ``self``."""
+        refuse_after_failed_spend(getattr(self, "_failed", None), "this DPSynthesizer")
         if not isinstance(df, pd.DataFrame):
             raise DPQueryError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         if len(df) == 0:
             raise DPQueryError("df has no rows: there is nothing to release")
         public = as_domain(domain)
+        # The output's dtypes: the public domain's, or declared; never read off df.
+        typed = public if self.dtypes is None else public.with_dtypes(self.dtypes)
+        if public.non_private:
+            warnings.warn(
+                "the domain was read from the private data (infer_domain): this release is "
+                "NOT differentially private",
+                NonPrivateWarning,
+                stacklevel=2,
+            )
         rng = make_rng(self.seed)
         model = self._estimator(rng)
         data = encode(df, public)
@@ -160,18 +190,35 @@ class DPSynthesizer:
                 f"workload must be a dpquery.queries.Workload, got {type(workload).__name__}"
             )
         check_same_domain(workload, data.d, public)
-        self.release_: Release = model.fit(data, workload)
-        self.domain_ = public.with_dtypes(df)
+        self._model = model  # its ledger_ is set before anything is drawn
+        try:
+            release = model.fit(data, workload)
+        except BaseException as exc:
+            ledger = getattr(exc, "ledger", None)  # the model's own: it starts empty
+            if isinstance(ledger, Ledger):
+                self._failed = attach_ledger(exc, ledger)
+            raise
+        self.release_: Release = release
+        self.domain_ = typed
         self.workload_ = workload
         self.n_ = data.n
         self.columns_ = [c for c in df.columns if c in public]
         self._rng = rng
         return self
 
+    @property
+    def ledger_(self) -> Ledger:
+        """The ledger of the last fit: set before its first draw, kept when it raised."""
+        ledger = getattr(getattr(self, "_model", None), "ledger_", None)
+        if ledger is None:
+            raise AttributeError("ledger_: this DPSynthesizer has not started a fit")
+        return ledger
+
     def sample(self, m: int | None = None) -> pd.DataFrame:
         """``m`` synthetic rows (default ``n``, the input's) sampled from the release
-        (:func:`dpquery.data.output_table`), in the input's column order and dtypes.
-        Post-processing: no privacy cost; each call draws afresh from the one generator."""
+        (:func:`dpquery.data.output_table`), in the input's column order and ``domain_``'s
+        dtypes. Post-processing: no privacy cost; each call draws afresh from the one
+        generator."""
         if not hasattr(self, "release_"):
             raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
         rows = self.n_ if m is None else check_rows(m)
@@ -191,6 +238,7 @@ def synthesize(
     rows: int | None = None,
     seed: SeedLike = None,
     k: int = 3,
+    dtypes: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:
     """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account).
@@ -198,14 +246,14 @@ def synthesize(
     ``domain`` is public: a :class:`~dpquery.data.Domain`, a codebook dict or a domain JSON
     path. The budget is ``epsilon`` (``delta`` defaults to ``1/n^2``; ``delta=0``: pure DP)
     or ``rho`` (zCDP). ``workload`` defaults to all ``k``-way marginals; ``rows`` to
-    ``len(df)``; ``options`` are the algorithm's own (e.g. ``T=50``). See
-    :class:`DPSynthesizer`.
+    ``len(df)``; ``dtypes`` declares output dtypes (default: the domain's, never ``df``'s);
+    ``options`` are the algorithm's own (e.g. ``T=50``). See :class:`DPSynthesizer`.
     """
     if rows is not None:
         check_rows(rows)  # before anything is spent
     model = DPSynthesizer(
         epsilon=epsilon, delta=delta, rho=rho, algorithm=algorithm, k=k, options=options,
-        seed=seed,
+        seed=seed, dtypes=dtypes,
     )  # fmt: skip
     model.fit(df, domain, workload)
     return model.sample(rows), model.release_

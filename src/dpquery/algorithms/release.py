@@ -5,38 +5,53 @@ they were made: parameters (public inputs), the ledger's report, per-round stati
 timings. Its round entries are charged outputs of the accounted mechanisms (a selected query,
 DQRS's kept/rejected counts) or post-processing of them (the oracle's statistics on the
 sampled queries); raw noisy values that the algorithms use internally (MWEM's noisy
-measurements, kept in :attr:`Release.rounds`) are left out, as are the timings of steps that
-read the private data in bulk (``true_answers_s``, ``backend_s``). Timings are not covered by
-the privacy guarantee (see docs/privacy.md, "Threat model and guarantees").
+measurements, kept in :attr:`Release.rounds`) are left out, as is every timing of a step that
+reads the private data: the true answers, the cluster's pass, the private selections and the
+query player's updates (scores and weights computed from the true answers), a round of
+adaptive-projection (its selection and measurement), and the totals that include them. A
+running time can depend on the data, and no mechanism accounts for it; only the data
+player's time (``respond_s``: the oracle or learner, on charged outputs) is published. The
+others are the curator's, in the NOT PRIVATE evaluation (:meth:`Release.private_timings`;
+see docs/privacy.md, "Threat model and guarantees").
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpquery.data.records import Records
 from dpquery.privacy import Ledger, all_accountants
 from dpquery.privacy.errors import AccountingError
-from dpquery.privacy.ledger import Guarantee
+from dpquery.privacy.ledger import NOT_PRIVATE, SEEDED, Guarantee
 
 RAW_NOISE_KEYS = frozenset({"measurement"})
 """Round entries holding a raw floating-point noise draw: internal, never published."""
-PRIVATE_TIMINGS = frozenset({"true_answers_s", "backend_s"})
-"""Timings of computations over the private data (true answers, the cluster's pass)."""
+PUBLIC_TIMINGS = frozenset({"respond_s"})
+"""The only timings published: the data player's (an oracle or learner run on the charged
+outputs of the mechanisms and on public inputs: post-processing)."""
+PRIVATE_TIMINGS = frozenset(
+    {"true_answers_s", "backend_s", "select_s", "observe_s", "seconds", "total_s", "base_s",
+     "mwem_s"}
+)  # fmt: skip
+"""Timings of steps that read the private data (true answers, the cluster's pass, private
+selections, the query player's updates from the true answers, adaptive-projection's rounds)
+or include them (totals, a pipeline's stages): for the curator, never published."""
 LABELS = {
     "rounds": "per round: charged outputs of the accounted mechanisms (the selected query, "
     "DQRS's kept/rejected counts) or post-processing of them (oracle statistics on the sampled "
     "queries); raw noisy measurements are not published",
-    "timings": "wall-clock seconds of steps on public inputs and charged outputs (select_s "
-    "times the private selection itself); timings are outside the privacy guarantee, and "
-    "those of passes over the private data (true answers, backend) are not published",
+    "timings": "wall-clock seconds of the data player (respond_s: the oracle or learner, on "
+    "charged outputs and public inputs); no mechanism accounts for running times, so those of "
+    "steps that read the private data (true answers, selections, measurements, totals) are "
+    "not published",
 }
 
 
 def publishable_rounds(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The round statistics without raw noise draws or timings of private computations."""
+    """The round statistics without raw noise draws or timings of steps that read the
+    private data."""
     drop = RAW_NOISE_KEYS | PRIVATE_TIMINGS
     return [{k: v for k, v in r.items() if k not in drop} for r in rounds]
 
@@ -51,6 +66,7 @@ class Release:
     parameters: dict[str, Any]
     rounds: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    seeded: bool = False  # the noise came from a seeded (predictable) generator
 
     @property
     def non_private_domain(self) -> bool:
@@ -59,13 +75,15 @@ class Release:
 
     def privacy(self) -> dict[str, Any]:
         """The ledger's report, plus the guarantee under every accountant (each named)."""
-        report = self.ledger.report().to_dict()
+        report: dict[str, Any] = self.ledger.report().to_dict()
         delta = self.ledger.budget.delta
         totals = self.ledger.totals
+        flags = self._flags()
+        report["guarantees"] = [{**g, **flags} for g in report["guarantees"]]
         by_accountant = []
         for acc in all_accountants():
             try:
-                entry: dict[str, Any] = {"accountant": acc.name, "key": acc.key}
+                entry: dict[str, Any] = {"accountant": acc.name, "key": acc.key, **flags}
                 eps = acc.epsilon(totals, delta)
                 # As in LedgerReport.to_dict: no bare Infinity in a JSON report.
                 entry["epsilon"] = "inf" if math.isinf(eps) else eps
@@ -75,26 +93,44 @@ class Release:
                 entry["note"] = str(exc)
             by_accountant.append(entry)
         report["by_accountant"] = by_accountant
+        if self.seeded:
+            report["seeded"] = (
+                f"{SEEDED}: the noise came from a seeded generator (for testing and "
+                "research); whoever knows or guesses the seed can recompute it"
+            )
         if self.non_private_domain:
             report["warning"] = (
-                "the domain was read from the private data: this release is NOT "
-                "differentially private"
+                f"{NOT_PRIVATE}: this release is NOT differentially private, whatever the "
+                "accounting of its mechanisms says"
             )
         return report
+
+    def _flags(self) -> dict[str, bool]:
+        """The qualifications every guarantee of this release carries (:class:`Guarantee`)."""
+        flags = {"seeded": self.seeded, "not_private": self.non_private_domain}
+        return {k: True for k, v in flags.items() if v}
 
     @property
     def guarantee(self) -> Guarantee:
         """The guarantee in the measure of the budget asked for: ``(epsilon, delta)`` at the
-        budget's delta, pure ``epsilon``, or ``rho`` (zCDP), under the ledger's accountant."""
+        budget's delta, pure ``epsilon``, or ``rho`` (zCDP), under the ledger's accountant;
+        qualified when the noise was seeded, NOT PRIVATE when the domain was read from the
+        data (:meth:`Guarantee.describe`)."""
         budget = self.ledger.budget
         for g in self.ledger.report().guarantees:
             if g.measure == budget.measure:
-                return g
+                return replace(g, seeded=self.seeded, not_private=self.non_private_domain)
         raise AccountingError(f"the ledger proves no {budget.measure} guarantee")
 
-    def private_timings(self) -> dict[str, float]:
-        """Timings of passes over the private data: for the curator, not for publication."""
-        return {k: v for k, v in self.timings.items() if k in PRIVATE_TIMINGS}
+    def private_timings(self) -> dict[str, Any]:
+        """Timings of steps that read the private data, and the per-round ones: for the
+        curator (the NOT PRIVATE evaluation), never for publication."""
+        out: dict[str, Any] = {k: v for k, v in self.timings.items() if k not in PUBLIC_TIMINGS}
+        rounds = [{k: v for k, v in r.items() if k in PRIVATE_TIMINGS or k == "round"}
+                  for r in self.rounds]  # fmt: skip
+        if any(len(r) > 1 for r in rounds):
+            out["rounds"] = [r for r in rounds if len(r) > 1]
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The publishable account (module docstring): no raw noise, no private timings."""
@@ -104,7 +140,7 @@ class Release:
             "privacy": self.privacy(),
             "records": self.records.m,
             "d": self.records.d,
-            "timings": {k: v for k, v in self.timings.items() if k not in PRIVATE_TIMINGS},
+            "timings": {k: v for k, v in self.timings.items() if k in PUBLIC_TIMINGS},
             "rounds": publishable_rounds(self.rounds),
             "labels": dict(LABELS),
         }

@@ -6,8 +6,13 @@ An algorithm is a :class:`Synthesizer`: keyword hyperparameters stored by ``__in
 box (``dualquery()``, ``dqrs()``, ``fem()``, ``mwem()``), wired in by :meth:`~Synthesizer.run`.
 :meth:`Synthesizer.fit` is the one skeleton they share::
 
-    check inputs -> plan -> rng -> ledger -> check the whole plan against the budget
-    -> true answers -> run (the game) -> Release
+    check inputs -> plan -> rng -> ledger (kept as ``ledger_``) -> check the whole plan
+    against the budget -> true answers -> run (the game) -> Release
+
+The ledger is on the estimator (``ledger_``) before anything is drawn, and stays there when
+the fit raises: the exception carries it too (``exc.ledger``), so what a failed fit spent is
+never lost. An estimator whose fit failed after charging refuses to fit again (a retry would
+spend on the same data a second time, and its own ledger would not show the first spend).
 
 ``fit(data, workload, ledger=parent)`` spends a given ledger instead of opening its own: the
 plan is resolved against that ledger's budget (the estimator's own budget must then be
@@ -34,6 +39,7 @@ from dpquery.errors import DPQueryError
 from dpquery.oracles import Oracle
 from dpquery.privacy import Accountant, Budget, Charge, Ledger
 from dpquery.privacy.delta import check_delta
+from dpquery.privacy.randomness import is_cryptographic
 from dpquery.queries import Workload, answer
 from dpquery.rng import SeedLike, make_rng
 
@@ -192,7 +198,10 @@ class Synthesizer(ABC):
         ``true_answers`` (``q(D)``) may be passed when already computed. ``ledger`` is a
         ledger to spend (e.g. a pipeline stage's child ledger); by default a new one holds
         the plan's budget. The whole plan is checked against it before anything is drawn.
+        The ledger is ``self.ledger_`` from then on, also when the fit raises (module
+        docstring).
         """
+        refuse_after_failed_spend(getattr(self, "failed_ledger_", None), self.name)
         check_inputs(self.name, data, workload)
         self.validate()
         plan = self.plan(data, workload, budget=None if ledger is None else ledger.budget)
@@ -200,10 +209,16 @@ class Synthesizer(ABC):
         rng = make_rng(self.seed)
         if ledger is None:
             ledger = Ledger(plan.budget, self.plan_accountant(plan))
-        ledger.check(plan.charges())  # the whole plan fits before anything is drawn
-        true_answers, t_answers = true_answers_of(workload, data, true_answers)
-        start = time.perf_counter() - t_answers
-        outcome = self.run(Run(data, workload, true_answers, plan, rng, ledger))
+        self.ledger_: Ledger | None = ledger
+        before = len(ledger.entries)  # a given ledger may hold earlier stages' charges
+        try:
+            ledger.check(plan.charges())  # the whole plan fits before anything is drawn
+            true_answers, t_answers = true_answers_of(workload, data, true_answers)
+            start = time.perf_counter() - t_answers
+            outcome = self.run(Run(data, workload, true_answers, plan, rng, ledger))
+        except BaseException as exc:
+            self.failed_ledger_ = attach_ledger(exc, ledger, before)
+            raise
         parameters = {
             **outcome.parameters, "n": data.n, "d": data.d, "queries": len(workload),
         }  # fmt: skip
@@ -219,6 +234,40 @@ class Synthesizer(ABC):
                 **timings,
                 "total_s": time.perf_counter() - start,
             },
+            seeded=not is_cryptographic(rng),
+        )
+
+
+def attach_ledger(exc: BaseException, ledger: Ledger, before: int = 0) -> Ledger | None:
+    """Attach ``ledger`` to ``exc`` (``exc.ledger``; an outer fit's replaces an inner stage's,
+    whose charges it holds too) with a note of what it spent; return it when the failed fit
+    charged it (more than its ``before`` entries: then noise may have been drawn and the
+    spend is real), else None."""
+    exc.ledger = ledger  # type: ignore[attr-defined]
+    notes = getattr(exc, "__notes__", [])
+    previous = getattr(exc, "spend_note", None)
+    if previous in notes:  # an inner stage's: this ledger's note says more
+        notes.remove(previous)
+    if len(ledger.entries) <= before:
+        return None
+    note = (
+        f"privacy spent before the failure: {ledger.spent:.6g} of {ledger.budget.describe()} "
+        f"in {len(ledger.entries)} charges under {ledger.accountant.name} (exc.ledger)"
+    )
+    exc.spend_note = note  # type: ignore[attr-defined]
+    exc.add_note(note)
+    return ledger
+
+
+def refuse_after_failed_spend(failed: Ledger | None, what: str) -> None:
+    """Refuse a new fit on an estimator whose last fit failed after charging ``failed``."""
+    if failed is not None:
+        raise DPQueryError(
+            f"{what}: the last fit failed after spending {failed.spent:.6g} of "
+            f"{failed.budget.describe()} on the data (its ledger_ holds the "
+            f"{len(failed.entries)} charges); fitting again would spend on the same data a "
+            "second time. To release anyway, use a new estimator and count both spends "
+            "against your budget"
         )
 
 

@@ -8,10 +8,12 @@ values of that attribute from the noisy marginal.
 
 Under replace-one neighbours a record leaves one category and joins another, so one
 attribute's count vector moves by ``sqrt(2)`` in L2 and by 2 in L1; ``k`` attributes measured
-together move by ``sqrt(2 k)`` and ``2 k``. The Gaussian mechanism with ``sigma`` on the
-counts is then ``k / sigma^2``-zCDP (Bun and Steinke 2016, Proposition 1.6); the Laplace
-mechanism with scale ``2 k / epsilon`` is ``epsilon``-DP. Drawing from the noisy marginals
-(clipped at zero and normalised) is post-processing.
+together move by ``sqrt(2 k)`` and ``2 k``. The discrete Gaussian mechanism with ``sigma``
+on the integer counts is then ``k / sigma^2``-zCDP (Canonne, Kamath and Steinke 2020,
+Theorem 4, the continuous Gaussian's cost, Bun and Steinke 2016, Proposition 1.6); the
+discrete Laplace mechanism with scale ``2 k / epsilon`` is ``epsilon``-DP. Both draw with
+CKS's exact samplers (:mod:`dpquery.privacy.integer_mechanisms`). Drawing from the noisy
+marginals (clipped at zero and normalised) is post-processing.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ import numpy as np
 
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Ledger, gaussian_mechanism, laplace_mechanism
+from dpquery.privacy import Ledger
+from dpquery.privacy.integer_mechanisms import (
+    discrete_gaussian_mechanism,
+    discrete_laplace_mechanism,
+)
 from dpquery.queries import Workload
 
 MECHANISM = "untouched attributes: 1-way marginals"
@@ -127,16 +133,18 @@ def measure_marginals(
     if not attributes:
         return MeasuredMarginals((), ())
     k = len(attributes)
-    counts = marginal_counts(data, attributes).astype(np.float64)
+    counts = marginal_counts(data, attributes)
     if rho is not None:
-        noisy = gaussian_mechanism(
-            counts, rho=rho, sensitivity=math.sqrt(2 * k), rng=rng, ledger=ledger, name=MECHANISM
-        )
+        # sqrt(2k) rounded up, so that sigma^2 >= 2k / (2 rho) holds in exact arithmetic
+        sensitivity = math.nextafter(math.sqrt(2 * k), math.inf)
+        noisy = discrete_gaussian_mechanism(
+            counts, rho=rho, sensitivity=sensitivity, rng=rng, ledger=ledger, name=MECHANISM
+        ).astype(np.float64)
     else:
         assert epsilon is not None
-        noisy = laplace_mechanism(
-            counts, epsilon=epsilon, sensitivity=2.0 * k, rng=rng, ledger=ledger, name=MECHANISM
-        )
+        noisy = discrete_laplace_mechanism(
+            counts, epsilon=epsilon, sensitivity=2 * k, rng=rng, ledger=ledger, name=MECHANISM
+        ).astype(np.float64)
     bounds = np.cumsum([0] + [a.size for a in attributes])
     probabilities = tuple(_probabilities(noisy[lo:hi]) for lo, hi in itertools.pairwise(bounds))
     return MeasuredMarginals(tuple(attributes), probabilities)

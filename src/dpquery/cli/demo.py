@@ -22,7 +22,7 @@ from dpquery import datasets
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.uniform import uniform_records
-from dpquery.cli.synth import BASELINE_MEANING, asked_guarantee
+from dpquery.cli.synth import BASELINE_MEANING, qualified_guarantee
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import decode
 from dpquery.data.encode import encode
@@ -67,9 +67,8 @@ def _demo(args: argparse.Namespace) -> int:
         progress=False if args.quiet else None,
     )  # fmt: skip
     release = model.fit(data, workload)
-    budget = release.ledger.budget.to_dict()
-    print(f"\n== privacy: {asked_guarantee(budget)} (delta = 1/n^2; 1/n = {1 / data.n:.1e}), "
-          "bounded DP (replace one record), n public")  # fmt: skip
+    print(f"\n== privacy: {qualified_guarantee(release.privacy())}, delta = 1/n^2 (1/n = "
+          f"{1 / data.n:.1e}), bounded DP (replace one record), n public")  # fmt: skip
     print(f"   algorithm: {release.algorithm}, chosen by auto: "
           f"{release.parameters['auto']['reason']}")  # fmt: skip
     print(f"   {release.records.m:,} synthetic records in {release.timings['total_s']:.1f} s")

@@ -1,16 +1,16 @@
 """The output table's flags, shared by the commands that write a release as a table:
-``--rows N`` (default: the input's n, public) and ``--weights`` (the weighted support)."""
+``--rows N`` (default: the input's n, public) and ``--weights`` (the weighted support).
+
+The table's dtypes are the public domain's (an attribute's ``"dtype"`` in the domain JSON
+declares one), never read from the input: not even from a Parquet footer, whose schema
+pandas or the writer inferred from the values (one age of 37.5 makes the column a double)."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
-
-PARQUET = (".parquet", ".pq")
 
 
 def add_output_args(group: argparse._ArgumentGroup) -> None:
@@ -42,15 +42,3 @@ def describe_output(output: dict[str, Any], d: int) -> str:
         f"sampled from the {output['released_records']} synthetic records over {d} bits "
         "(systematic sampling: each repeated in proportion to its weight)"
     )
-
-
-def with_input_dtypes(args: argparse.Namespace, domain: Domain) -> Domain:
-    """The domain with the dtypes of a Parquet input's schema (read from the file's footer,
-    not its rows: the schema, like the column names); other inputs keep the domain's own
-    (a CSV has no dtypes: pandas would infer them from the values)."""
-    data = getattr(args, "data", None)
-    if data is None or Path(data).suffix.lower() not in PARQUET or not Path(data).is_file():
-        return domain
-    import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
-
-    return domain.with_dtypes(pq.read_schema(data).empty_table().to_pandas())

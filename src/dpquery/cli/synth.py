@@ -48,7 +48,6 @@ from dpquery.cli.output import (
     add_output_args,
     describe_output,
     output_rows,
-    with_input_dtypes,
 )
 from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.workload import workload_of_kind
@@ -57,7 +56,7 @@ from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report
 from dpquery.io import atomic_path
 from dpquery.privacy.delta import LargeDeltaWarning, check_delta, default_delta
-from dpquery.privacy.ledger import Guarantee
+from dpquery.privacy.ledger import NOT_PRIVATE, SEEDED, Guarantee
 from dpquery.queries import (
     WORKLOAD_KINDS,
     Workload,
@@ -251,7 +250,7 @@ def _release(
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
     table, output = output_table(
-        release.records, with_input_dtypes(args, data.domain), rows=output_rows(args, data.n),
+        release.records, data.domain, rows=output_rows(args, data.n),
         weights=args.weights,
         numeric=args.numeric, seed=rng,
     )  # fmt: skip
@@ -331,6 +330,18 @@ def asked_guarantee(budget: dict[str, Any]) -> str:
     return f"({budget['epsilon']:g}, {budget['delta']:.1e})-DP"
 
 
+def qualified_guarantee(privacy: dict[str, Any]) -> str:
+    """The guarantee asked for (:func:`asked_guarantee`), said with what it does not cover:
+    NOT PRIVATE first when the domain was read from the data, and, with a seed, that it does
+    not hold against anyone who knows the seed (:class:`~dpquery.privacy.ledger.Guarantee`)."""
+    asked = asked_guarantee(privacy["budget"])
+    if "seeded" in privacy:
+        asked += f" ({SEEDED})"
+    if any(g.get("not_private") for g in privacy["guarantees"]):
+        return f"{NOT_PRIVATE} (accounted as {asked}, which would hold for a public domain)"
+    return asked
+
+
 # Why an algorithm may leave part of the budget unspent (its rounds come whole).
 UNSPENT_REASON = (
     "the algorithm's rounds come whole, and one more would exceed the budget; ask for fewer "
@@ -346,7 +357,7 @@ def _summary(report: dict[str, Any], args: argparse.Namespace, rows: int) -> Non
     rel = report["release"]
     privacy, p = rel["privacy"], rel["parameters"]
     budget = privacy["budget"]
-    print(f"privacy: {asked_guarantee(budget)}, {privacy['neighbouring']}")
+    print(f"privacy: {qualified_guarantee(privacy)}, {privacy['neighbouring']}")
     if "auto" in p:
         print(f"algorithm: {rel['algorithm']}, chosen by auto: {p['auto']['reason']}")
     else:
@@ -366,7 +377,6 @@ def _summary(report: dict[str, Any], args: argparse.Namespace, rows: int) -> Non
     for g in privacy["guarantees"]:
         print(f"  {Guarantee.from_dict(g).describe()}")
     print(f"noise: {rel['randomness']['bit_generator']} ({rel['randomness']['note']})")
-    print(f"time: {rel['timings'].get('total_s', 0.0):.1f} s")
     backend = report.get("backend", {})
     if backend.get("name") == "dask":
         print(f"backend: dask, {backend['partitions']} partitions on {backend['workers']} "
@@ -413,6 +423,8 @@ def _evaluation_summary(ev: dict[str, Any], path: Path | None, quiet: bool) -> N
     print(f"{ev['label']} (written to {path}):")
     if "backend_s" in ev["timings"]:
         print(f"  backend: {ev['timings']['backend_s']:.1f} s computing true answers")
+    if "total_s" in ev["timings"]:
+        print(f"  time: {ev['timings']['total_s']:.1f} s to release (its steps read the data)")
     print("  errors as fractions of records (|synthetic answer - true answer| per query):")
     print(f"  {'':<16}{'max error':>10}{'mean error':>12}  what it is")
     rows = [("release", ev["errors"]["workload"], "the synthetic records, on the workload")]

@@ -369,20 +369,29 @@ class Domain:
             lines.append(f"  {a.name:<28} {kind:<11} {a.size:>5} bits @ {off:<6} {detail}")
         return "\n".join(lines)
 
-    def with_dtypes(self, table: pd.DataFrame) -> Domain:
-        """This domain with each undeclared attribute's output dtype read from the dtype of
-        ``table``'s column of that name (the schema, like the column names; see
-        :mod:`dpquery.data.schema`). A dtype the attribute cannot decode to is left undeclared.
-        """
-        attrs = []
-        for a in self.attributes:
-            if a.dtype is None and a.name in table.columns:
-                try:
-                    a = replace(a, dtype=schema.dtype_name(table[a.name].dtype))
-                except DomainError:
-                    pass  # e.g. a numeric attribute read as text: the domain's default
-            attrs.append(a)
-        return Domain(tuple(attrs), self.non_private, self.note)
+    def with_dtypes(self, dtypes: Mapping[str, Any]) -> Domain:
+        """This domain with the output dtypes declared in ``dtypes`` (attribute name to a
+        pandas dtype or its name, :mod:`dpquery.data.schema`), a public schema like the
+        domain itself. Never the dtypes of the private table: pandas infers them from the
+        values (one age of 37.5 or one missing cell makes an integer column ``float64``), so
+        copying them onto the output would tell neighbouring tables apart. An unknown
+        attribute, or a dtype the attribute cannot decode to, is a :class:`DomainError`."""
+        if isinstance(dtypes, pd.DataFrame | pd.Series) or not isinstance(dtypes, Mapping):
+            raise DomainError(
+                f"dtypes must be a dict of attribute name to dtype, declared from public "
+                f"knowledge, got {type(dtypes).__name__}; a table's dtypes are inferred from "
+                "its values and would leak them"
+            )
+        unknown = [k for k in dtypes if k not in self]
+        if unknown:
+            raise DomainError(
+                f"dtypes names {unknown}, not attributes of the domain {list(self.names)}"
+            )
+        attrs = tuple(
+            replace(a, dtype=schema.dtype_name(dtypes[a.name])) if a.name in dtypes else a
+            for a in self.attributes
+        )
+        return Domain(attrs, self.non_private, self.note)
 
     def layout(self) -> list[dict[str, Any]]:
         """The attributes' bit layout as JSON (``to_dict`` without the output dtypes): two

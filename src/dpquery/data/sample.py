@@ -152,8 +152,8 @@ def output_table(
 
     By default ``rows`` records (give ``n``, public) allocated by :func:`resample`; with
     ``weights=True`` the released records themselves and a ``weight`` column (``rows`` must
-    then be None). ``domain`` defaults to the records' own; one carrying output dtypes
-    (:meth:`~dpquery.data.Domain.with_dtypes`) gives the input's dtypes.
+    then be None). ``domain`` defaults to the records' own; one carrying declared output
+    dtypes (:meth:`~dpquery.data.Domain.with_dtypes`) gives those (never the input's).
     """
     rng = make_rng(seed)
     if weights:

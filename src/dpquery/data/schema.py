@@ -15,9 +15,10 @@ it to a missing value, so its integer or boolean dtype becomes the nullable one 
 ``boolean``): the output dtype depends on the domain only, never on which values the
 release happens to hold.
 
-:meth:`Domain.with_dtypes` records the dtypes of a table's columns (the schema, like the
-column names). A categorical dtype's categories are never copied from the table (they may
-have been read off the data, e.g. by ``astype("category")``): the domain's values are.
+:meth:`Domain.with_dtypes` declares dtypes (a dict, from public knowledge). They are never
+read from the private table: pandas infers a column's dtype from its values (one age of 37.5
+makes an integer column ``float64``), so copying it would tell neighbouring tables apart. A
+categorical dtype's categories are the domain's values, in the domain's order.
 """
 
 from __future__ import annotations

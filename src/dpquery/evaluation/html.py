@@ -277,7 +277,12 @@ def _asked_for(page: _Page, privacy: dict[str, Any]) -> str:
     if "spent" in privacy and "accountant" in privacy:
         text += (f"; spent {page.value('release.privacy.spent')} under "
                  f"{page.value('release.privacy.accountant')}")  # fmt: skip
-    return text + ".</p>"
+    text += ".</p>"
+    # What the guarantee does not cover, beside it (Release.privacy: "warning", "seeded").
+    for key in ("warning", "seeded"):
+        if isinstance(privacy.get(key), str):
+            text += f"<p><strong>{html.escape(privacy[key])}</strong></p>"
+    return text
 
 
 def _release(page: _Page) -> str:

@@ -62,15 +62,28 @@ class MechanismSpend:
         }
 
 
+SEEDED = "seeded: does not hold against anyone who knows the seed"
+"""The qualification of a guarantee whose noise came from a seeded, predictable generator:
+whoever knows the seed can recompute the noise and subtract it."""
+NOT_PRIVATE = "NOT PRIVATE: the domain was read from the private data"
+"""The verdict on a release whose domain was read from the data (``infer_domain``): the
+domain itself (the values present, the ranges) is published without any privacy."""
+
+
 @dataclass(frozen=True)
 class Guarantee:
-    """A guarantee in one measure and the accountant that proved it."""
+    """A guarantee in one measure and the accountant that proved it; ``seeded`` when the
+    noise came from a seeded generator (:data:`SEEDED`), ``not_private`` when the domain was
+    read from the private data (:data:`NOT_PRIVATE`: then the mechanisms' accounting is no
+    guarantee at all)."""
 
     measure: str  # "pure", "approx" or "zcdp"
     accountant: str
     epsilon: float | None = None
     delta: float | None = None
     rho: float | None = None
+    seeded: bool = False
+    not_private: bool = False
 
     @classmethod
     def from_dict(cls, obj: dict[str, object]) -> Guarantee:
@@ -81,26 +94,40 @@ class Guarantee:
             return math.inf if v == "inf" else None if v is None else float(v)  # type: ignore[arg-type]
 
         return cls(str(obj["measure"]), str(obj["accountant"]), number("epsilon"),
-                   number("delta"), number("rho"))  # fmt: skip
+                   number("delta"), number("rho"), bool(obj.get("seeded", False)),
+                   bool(obj.get("not_private", False)))  # fmt: skip
 
     def describe(self) -> str:
-        """The one printed form of a guarantee: its value(s) and the accountant."""
+        """The one printed form of a guarantee: its value(s) and the accountant, qualified
+        when the noise was seeded, and NOT PRIVATE first when the domain was read from the
+        data."""
         if self.measure == "zcdp":
             value = f"rho={self.rho:.6g}"
         elif self.measure == "pure":
             value = f"epsilon={self.epsilon:.6g}"
         else:
             value = f"epsilon={self.epsilon:.6g}, delta={self.delta:.3g}"
-        return f"{value}  [{self.accountant}]"
+        text = f"{value}  [{self.accountant}]"
+        if self.seeded:
+            text += f"; {SEEDED}"
+        if self.not_private:
+            text = f"{NOT_PRIVATE} (accounted as {text}, which would hold for a public domain)"
+        return text
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        """The guarantee as JSON; ``seeded`` and ``not_private`` only when they are set."""
+        out: dict[str, object] = {
             "measure": self.measure,
             "accountant": self.accountant,
             "epsilon": self.epsilon,
             "delta": self.delta,
             "rho": self.rho,
         }
+        if self.seeded:
+            out["seeded"] = True
+        if self.not_private:
+            out["not_private"] = True
+        return out
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ graphical model replaced by a set of discrete records fitted to the measurements
 (:mod:`dpquery.algorithms.marginal.projection`), so the memory grows with the number of
 attributes and records, not with the junction tree:
 
-1. measure every 1-way marginal with Gaussian noise (every attribute carries a measurement),
+1. measure every 1-way marginal with (discrete) Gaussian noise (every attribute carries a
+   measurement),
    and again those whose noisy marginal is estimated past ``column_tv`` in total variation,
    within a cap (:mod:`dpquery.algorithms.marginal.one_way`; not in AIM);
 2. for ``t = 1, 2, ...`` until the budget is spent: select a candidate marginal ``r`` (the
@@ -24,7 +25,9 @@ attributes and records, not with the junction tree:
 
 Privacy (neighbours differ in one record, ``n`` public). A marginal's count vector has L2
 sensitivity ``sqrt(2)`` (one cell down, one up), so Gaussian noise ``N(0, sigma^2)`` costs
-``rho = 2 / (2 sigma^2) = 1 / sigma^2`` (Bun and Steinke 2016, Proposition 1.6); the quality
+``rho = 2 / (2 sigma^2) = 1 / sigma^2`` (Bun and Steinke 2016, Proposition 1.6), and so does
+the discrete Gaussian ``N_Z(0, sigma^2)`` on the integer counts (Canonne, Kamath and Steinke
+2020, Theorem 4), which the measurements draw with CKS's exact sampler; the quality
 ``q_r`` changes by at most ``2 w_r`` (the L1 distance moves by at most 2), so the exponential
 mechanism uses sensitivity ``2 max_r w_r`` and is ``epsilon``-bounded range, ``epsilon^2 / 8``-zCDP
 (Cesar and Rogers 2021). Every charge reaches the ledger before its draw (the mechanisms of
@@ -77,10 +80,10 @@ from dpquery.privacy import (
     Ledger,
     ZCDPAccountant,
     exponential_mechanism,
-    gaussian_mechanism,
     zcdp_rho_for,
 )
 from dpquery.privacy.delta import default_delta
+from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism
 from dpquery.progress import budget_progress
 from dpquery.queries import Workload
 from dpquery.queries.marginals import (
@@ -285,14 +288,18 @@ def measure(
     rng: np.random.Generator, ledger: Ledger, compression: Compression | None = None,
     name: str = MEASURE,
 ) -> Measurement:  # fmt: skip
-    """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw; with
-    ``compression``, the counts of the compressed marginal (``codes`` the full-domain codes;
-    the same sensitivity ``sqrt(2)`` and cost, :mod:`dpquery.algorithms.marginal.compress`)."""
+    """The marginal's counts plus discrete Gaussian noise ``N_Z(0, sigma^2)`` per cell, drawn
+    exactly (Canonne, Kamath and Steinke 2020, Algorithm 3: no floating-point noise reaches
+    the records) and charged before the draw; its cost is the continuous Gaussian's,
+    ``Delta^2 / (2 sigma^2)`` (CKS Theorem 4), with the variance parameter rounded up to a
+    rational. With ``compression``, the counts of the compressed marginal (``codes`` the
+    full-domain codes; the same sensitivity ``sqrt(2)`` and cost,
+    :mod:`dpquery.algorithms.marginal.compress`)."""
     c = compression
     x = marginal_counts(codes, sizes, marginal) if c is None else c.counts(codes, marginal)
-    y = gaussian_mechanism(
+    y = discrete_gaussian_mechanism(
         x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=name
-    )
+    ).astype(np.float64)
     return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
 

@@ -32,7 +32,11 @@ The refinements together spend at most ``cap``. When the first step's cost for e
 attribute past the target exceeds it, nothing is spent (the target is not affordable: a
 small budget, where every column is noisy and the rounds are worth more; docs/columns.md);
 a later step that does not fit spends what is left of the cap, in proportion. Each
-re-measurement is charged on the ledger before its draw (``measure``).
+re-measurement is charged on the ledger before its draw (``measure``). The amounts depend on
+noisy outputs only, and the ledger refuses any charge that would take the total past the
+budget: the condition of a zCDP privacy filter (Feldman and Zrnic 2021; Whitehouse, Ramdas,
+Rogers and Wu 2023), under which such adaptively chosen budgets compose (docs/privacy.md,
+"Adaptive budgets").
 """
 
 from __future__ import annotations
