@@ -144,6 +144,14 @@ class BaselineWarning(UserWarning):
     read no data (uniform, zeros); raised before anything is drawn."""
 
 
+def expected_one_way_tv(plan: AdaptivePlan, n: int, sizes: Sequence[int]) -> np.ndarray:
+    """Each attribute's expected total variation from its noisy 1-way measurement alone,
+    ``|a| sqrt(2/pi) sigma_a / (2 n)`` (half the expected L1 error of ``|a|`` Gaussian
+    cells, as a fraction of records): public, from the plan's noise scales."""
+    a = np.asarray(sizes, dtype=np.float64)
+    return 0.5 * a * math.sqrt(2 / math.pi) * np.asarray(plan.one_way) / n
+
+
 def baseline_warning(plan: AdaptivePlan, n: int, sizes: Sequence[int]) -> str | None:
     """The public pre-release check (docs/choosing.md): a message when, for every attribute
     ``a``, the expected L1 error of its noisy 1-way measurement, ``|a| sqrt(2/pi) sigma_a /
@@ -151,8 +159,7 @@ def baseline_warning(plan: AdaptivePlan, n: int, sizes: Sequence[int]) -> str | 
     the zeros baseline scores on every marginal. The records start from these measurements,
     so no estimate built on them is expected to beat the baselines. Reads the plan's noise
     scales, ``n`` and the attribute sizes only (all public)."""
-    a = np.asarray(sizes, dtype=np.float64)
-    tv = 0.5 * a * math.sqrt(2 / math.pi) * np.asarray(plan.one_way) / n
+    tv = expected_one_way_tv(plan, n, sizes)
     if not (tv >= 0.5).all():
         return None
     return (
