@@ -190,13 +190,13 @@ def _per_marginal(page: _Page) -> str:
     rows = []
     for j in order[:WORST_MARGINALS_SHOWN]:
         attrs = " x ".join(html.escape(a) for a in entries[j]["attributes"])
-        rows.append([f"<td>{attrs}</td>",
-                     *(page.cell(f"evaluation.per_marginal.{j}.tv.{b}") for b in shown)])  # fmt: skip
+        cells = [page.cell(f"evaluation.per_marginal.{j}.tv.{b}") for b in shown]
+        rows.append([f"<td>{attrs}</td>", *cells])
+    header = [f"TV {b}" + (" (NOT PRIVATE)" if b == "independent" else "") for b in shown]
     return (
         "<h2>Workload marginals</h2><p>Total variation of each marginal of the workload, the "
         "worst first (all of them are in the embedded JSON).</p>"
-        + _table(["marginal", *(f"TV {b}" + (" (NOT PRIVATE)" if b == "independent" else "")
-                                for b in shown)], rows)  # fmt: skip
+        + _table(["marginal", *header], rows)
     )
 
 
@@ -350,7 +350,8 @@ def _promise_numbers(release: dict[str, Any]) -> dict[str, float] | None:
     epsilon, delta = budget.get("epsilon"), budget.get("delta")
     if epsilon is None:
         stated = [g for g in privacy.get("guarantees", [])
-                  if g.get("measure") == "approx" and isinstance(g.get("epsilon"), int | float)]  # fmt: skip
+                  if g.get("measure") == "approx"
+                  and isinstance(g.get("epsilon"), int | float)]  # fmt: skip
         if not stated:
             return None
         epsilon, delta = stated[0]["epsilon"], stated[0]["delta"]
