@@ -164,10 +164,25 @@ def fit(args: argparse.Namespace) -> None:
         values = sorted({r[feature] for r in tune})
         cuts = [values[0]] + [(a + b) / 2 for a, b in itertools.pairwise(values)]
         cuts.append(values[-1] * 2)
-        best = min(cuts, key=lambda t: (sum(_errors(tune, feature, t)), t))
-        m_t, f_t = _errors(tune, feature, best)
-        m_c, f_c = _errors(check, feature, best)
-        print(f"| {feature} | {best:.3g} | {m_t} / {f_t} | {m_c} / {f_c} |")
+        fewest = min(sum(_errors(tune, feature, t)) for t in cuts)
+        best = [t for t in cuts if sum(_errors(tune, feature, t)) == fewest]
+        # Every threshold in [lo, hi) makes the same errors on the tuning runs.
+        lo = max(v for v in values if v < min(best)) if min(best) > values[0] else 0.0
+        hi = min(v for v in values if v >= max(best)) if max(best) <= values[-1] else math.inf
+        m_t, f_t = _errors(tune, feature, min(best))
+        m_c, f_c = _errors(check, feature, min(best))
+        print(f"| {feature} | {min(best):.3g} (any in ({lo:.3g}, {hi:.3g}]) | {m_t} / {f_t} | "
+              f"{m_c} / {f_c} |")  # fmt: skip
+    if args.threshold is not None:
+        m_t, f_t = _errors(tune, args.feature, args.threshold)
+        m_c, f_c = _errors(check, args.feature, args.threshold)
+        print(f"| {args.feature} (chosen) | {args.threshold:g} | {m_t} / {f_t} | {m_c} / {f_c} |")
+        for r in rows:
+            if r["loses"] != (r[args.feature] >= args.threshold):
+                print(f"  {'missed' if r['loses'] else 'false alarm'}: {r['dataset']} n={r['n']:g} "
+                      f"epsilon={r['epsilon']:g} seed={r['seed']:g}: {args.feature} "
+                      f"{r[args.feature]:.3f}, release TV {r['release_tv']:.3f} vs uniform "
+                      f"{r['uniform_tv']:.3f}, zeros {r['zeros_tv']:.3f}")  # fmt: skip
 
 
 def main() -> None:
@@ -180,6 +195,8 @@ def main() -> None:
     p.add_argument("--tune-datasets", nargs="+", default=["adult-pgm", "cps"])
     p.add_argument("--tune-seeds", nargs="+", type=float, default=[0])
     p.add_argument("--out", default="runs")
+    p.add_argument("--feature", default="tv1_median", choices=FEATURES)
+    p.add_argument("--threshold", type=float, help="report this threshold's errors too")
     args = p.parse_args()
     fit(args) if args.fit else grid(args)
 

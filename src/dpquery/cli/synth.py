@@ -495,36 +495,47 @@ BASELINE_MEANING = {
 
 def _evaluation_summary(ev: dict[str, Any], path: Path | None, quiet: bool) -> None:
     """The evaluation's numbers, on stdout, under their NOT PRIVATE label, each baseline
-    explained (nothing with ``--quiet``: they are in the file). The mean total variation per
-    marginal leads: a mean over cells shrinks with the number of cells, whatever the release."""
+    explained (nothing with ``--quiet``: they are in the file)."""
     if quiet:
         return
     print(f"{ev['label']} (written to {path}):")
     if "backend_s" in ev["timings"]:
         print(f"  backend: {ev['timings']['backend_s']:.1f} s computing true answers")
-    errors = ev["errors"]["workload"]
-    if "mean_tv" in errors:
-        print(f"  mean TV: the total variation between the released and the true table of each "
-              f"of the workload's {errors['n_marginals']:,} marginals (0: identical, 1: "
-              "disjoint), averaged; max/mean error: |released - true| per cell, over its "
-              f"{errors['n_queries']:,} cells (fractions of records)")  # fmt: skip
-    else:
-        print(f"  errors: |released - true| per query, over its {errors['n_queries']:,} queries "
-              "(fractions of records)")  # fmt: skip
-    print(f"  {'':<16}{'mean TV':>9}{'max error':>11}{'mean error':>12}  what it is")
-    rows = [("release", errors, "the synthetic records, on the workload")]
+    rows = [("release", ev["errors"]["workload"], "the synthetic records, on the workload")]
     if "fresh_workload" in ev["errors"]:
         rows.append(("fresh workload", ev["errors"]["fresh_workload"],
                      "the records, on queries drawn afresh"))  # fmt: skip
-    rows += [(f"{k} baseline", v, BASELINE_MEANING[k]) for k, v in ev["baselines"].items()
-             if k in BASELINE_MEANING]  # fmt: skip
+    for line in error_lines(ev, rows):
+        print(f"  {line}")
+    print(f"  {describe_coherence(ev.get('coherence'))}")
+
+
+def error_lines(ev: dict[str, Any], rows: list[tuple[str, dict[str, Any], str]]) -> list[str]:
+    """The error table of an evaluation (``rows``: the release's, then the baselines'), the
+    mean total variation per marginal first: a mean over cells shrinks with their number,
+    whatever the release. The Laplace-per-query baseline is said in one line, not shown as a
+    row: its noise grows with the number of queries and would dwarf the table."""
+    errors = rows[0][1]
+    if "mean_tv" in errors:
+        lines = [f"mean TV: the total variation between the released and the true table of each "
+                 f"of the workload's {errors['n_marginals']:,} marginals (0: identical, 1: "
+                 "disjoint), averaged; max/mean error: |released - true| per cell, over its "
+                 f"{errors['n_queries']:,} cells (fractions of records)"]  # fmt: skip
+    else:
+        lines = [f"errors: |released - true| per query, over its {errors['n_queries']:,} "
+                 "queries (fractions of records)"]  # fmt: skip
+    width = max(16, *(len(name) + 2 for name, _, _ in rows))
+    lines.append(f"{'':<{width}}{'mean TV':>9}{'max error':>11}{'mean error':>12}  what it is")
+    rows = rows + [(f"{k} baseline", v, BASELINE_MEANING[k]) for k, v in ev["baselines"].items()
+                   if k in BASELINE_MEANING]  # fmt: skip
     for name, e, meaning in rows:
         tv = f"{e['mean_tv']:>9.4f}" if "mean_tv" in e else f"{'-':>9}"
-        print(f"  {name:<16}{tv}{e['max_error']:>11.4f}{e['mean_error']:>12.4f}  {meaning}")
+        lines.append(f"{name:<{width}}{tv}{e['max_error']:>11.4f}{e['mean_error']:>12.4f}  "
+                     f"{meaning}")  # fmt: skip
     laplace = ev["baselines"].get("laplace")
     if laplace is not None:
-        print(f"  (not shown: the Laplace baseline, each of the {laplace['n_queries']:,} queries "
-              f"answered with its own noise at epsilon {laplace['epsilon']:g}, noise that grows "
-              f"with the number of queries: mean error {laplace['mean_error']:.3g}; it is in "
-              "the file)")  # fmt: skip
-    print(f"  {describe_coherence(ev.get('coherence'))}")
+        lines.append(f"(not shown: the Laplace baseline, each of the {laplace['n_queries']:,} "
+                     f"queries answered with its own noise at epsilon {laplace['epsilon']:g}, "
+                     "noise that grows with the number of queries: mean error "
+                     f"{laplace['mean_error']:.3g}, useless; it is in the file)")  # fmt: skip
+    return lines
