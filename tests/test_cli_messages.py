@@ -199,3 +199,48 @@ def test_privacy_synth_shows_rho_shares_that_add_up() -> None:
     shown = dpquery_cli("privacy", "synth", "--dataset", "adult", "--epsilon", "1")
     assert f"rho shares (zCDP adds rho; the budget is rho={shares['rho']:.6g})" in shown.out
     assert "the rest (" not in shown.out  # no epsilon "rest", which does not add up
+
+
+# -- the pre-release check ----------------------------------------------------------------
+@pytest.mark.realdata
+def test_a_small_table_is_warned_before_the_fit(require_dataset, tmp_path, capsys) -> None:
+    """The first 84 rows of CPS (5 attributes) at epsilon 1: the release did not beat the
+    baselines (mean TV 0.56 against zeros' 0.5, docs/choosing.md); the check says so from
+    public quantities (n, the sizes, the plan's noise), before the fit and in the report."""
+    from dpquery import datasets
+    from dpquery.algorithms.auto import BaselineWarning
+    from dpquery.data import encode
+    from dpquery.queries import default_workload
+
+    require_dataset("cps")
+    table, domain = datasets.load_table("cps")
+    small = table.head(84)
+    data = encode(small, domain)
+    workload = default_workload(domain, data.n, seed=0)
+    model = registry.build("auto", {"epsilon": 1.0}, seed=0, progress=False)
+    plan = model.plan(data, workload)
+    assert plan.warning is not None and "median attribute" in plan.warning
+    with pytest.warns(BaselineWarning, match="not expected to beat"):
+        model.fit(data, workload)
+    small.to_csv(tmp_path / "cps84.csv", index=False)
+    domain.save(tmp_path / "domain.json")
+    args = ["synth", "--data", str(tmp_path / "cps84.csv"), "--domain",
+            str(tmp_path / "domain.json"), "--epsilon", "1", "--out", str(tmp_path / "s.csv"),
+            "--report", str(tmp_path / "r.json"), "--seed", "0"]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "dpquery synth: warning: at this budget" in err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["release"]["parameters"]["auto"]["warning"] in err
+
+
+def test_a_comfortable_release_is_not_warned() -> None:
+    """Adult (shipped with dpquery, 30,162 records x 15 attributes) at epsilon 1."""
+    from dpquery import datasets
+    from dpquery.queries import default_workload
+
+    data = datasets.load("adult")
+    assert data.domain is not None
+    workload = default_workload(data.domain, data.n, seed=0)
+    model = registry.build("auto", {"epsilon": 1.0}, seed=0, progress=False)
+    assert model.plan(data, workload).warning is None

@@ -443,6 +443,12 @@ def _summary(page: _Page) -> str:
     )
 
 
+def _plain(x: object) -> object:
+    if isinstance(x, np.integer | np.floating | np.bool_):
+        return x.item()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
 def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = None) -> str:
     """The page (a string); ``release`` is the ``release`` section of a synth report."""
     try:
@@ -453,7 +459,10 @@ def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = Non
         ) from None
     doc: dict[str, Any] = {"evaluation": evaluation}
     if release is not None:
-        doc["release"] = {k: v for k, v in release.items() if k != "rounds"}
+        # As the JSON report holds it (tuples as lists, numpy scalars as numbers), whether it
+        # comes from a file or from Release.to_dict().
+        section = {k: v for k, v in release.items() if k != "rounds"}
+        doc["release"] = json.loads(json.dumps(section, default=_plain))
         promise = _promise_numbers(release)
         if promise is not None:
             doc["promise"] = promise
