@@ -8,12 +8,12 @@ from tests.conftest import mixed_data
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.auto import (
+    BASELINE_MEDIAN_TV,
     MAX_ATTRIBUTES,
     MIN_RECORDS,
     WIDE,
     WORK,
     Auto,
-    BASELINE_MEDIAN_TV,
     BaselineWarning,
     baseline_warning,
     candidate_count,

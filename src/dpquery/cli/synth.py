@@ -517,13 +517,14 @@ def error_lines(ev: dict[str, Any], rows: list[tuple[str, dict[str, Any], str]])
     row: its noise grows with the number of queries and would dwarf the table."""
     errors = rows[0][1]
     if "mean_tv" in errors:
-        lines = [f"mean TV: the total variation between the released and the true table of each "
-                 f"of the workload's {errors['n_marginals']:,} marginals (0: identical, 1: "
-                 "disjoint), averaged; max/mean error: |released - true| per cell, over its "
-                 f"{errors['n_queries']:,} cells (fractions of records)"]  # fmt: skip
+        lines = [f"errors as fractions of records: mean TV, the total variation between the "
+                 f"released and the true table of each of the workload's "
+                 f"{errors['n_marginals']:,} marginals (0: identical, 1: disjoint), averaged; "
+                 f"max/mean error, |released - true| per cell, over its {errors['n_queries']:,} "
+                 "cells"]  # fmt: skip
     else:
-        lines = [f"errors: |released - true| per query, over its {errors['n_queries']:,} "
-                 "queries (fractions of records)"]  # fmt: skip
+        lines = [f"errors as fractions of records: |released - true| per query, over its "
+                 f"{errors['n_queries']:,} queries"]  # fmt: skip
     width = max(16, *(len(name) + 2 for name, _, _ in rows))
     lines.append(f"{'':<{width}}{'mean TV':>9}{'max error':>11}{'mean error':>12}  what it is")
     rows = rows + [(f"{k} baseline", v, BASELINE_MEANING[k]) for k, v in ev["baselines"].items()
