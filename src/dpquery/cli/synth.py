@@ -2,9 +2,11 @@
 
 The algorithms, their options (help, type, choices) and which algorithm takes which come from
 the library's registry (:mod:`dpquery.algorithms.registry`); this module maps flags to those
-options and formats the output. The defaults: ``--algorithm auto`` (the measured policy of
-:mod:`dpquery.algorithms.auto`, ``docs/choosing.md``) and, with no ``--workload``, every
-``--k``-way marginal of at most n cells (:func:`dpquery.queries.default_workload`).
+options and formats the output (``--help`` lists the budget, data, output and the default
+release's options first, then one group per other algorithm). The defaults: ``--algorithm
+auto`` (the measured policy of :mod:`dpquery.algorithms.auto`, ``docs/choosing.md``) and,
+with no ``--workload``, every ``--k``-way marginal of at most n cells
+(:func:`dpquery.queries.default_workload`).
 
 The summary on stdout leads with the guarantee asked for, then which algorithm ran and why,
 what was written, the unspent budget (and why) and the other accountants. ``--quiet`` prints
@@ -171,6 +173,8 @@ def add_algorithm_args(p: argparse.ArgumentParser) -> None:
             continue
         takes = registry.takes(name)
         above = [flags[o].cli_flag for o in takes if o in shown]
+        if "oracle" in takes and "oracle_time_limit" in shown:
+            above += ["--oracle-time-limit", "--oracle-gap"]
         g = p.add_argument_group(
             f"{name} (--algorithm {name})",
             f"also takes {', '.join(above)} (above)" if above else None,
