@@ -18,6 +18,7 @@ from dpquery.evaluation.holder import evaluate_synthetic
 from dpquery.evaluation.html import format_number, render_html
 from dpquery.evaluation.marginals import total_variation
 from dpquery.evaluation.release_report import publishable_report
+from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.queries import all_kway_marginals
 from test_evaluation_html import DOMAIN, check_numbers_match_the_json, parse, small_table
 
@@ -36,11 +37,11 @@ def page_and_doc():
     section = json.loads(json.dumps(publishable_report(release)["release"], default=float))
     text = render_html(ev, section)
     page = parse(text)
-    return text, page, check_numbers_match_the_json(page), table
+    return text, page, check_numbers_match_the_json(page), table, ev
 
 
 def test_the_promise_comes_first_in_plain_words(page_and_doc) -> None:
-    text, page, doc, _ = page_and_doc
+    text, page, doc, *_ = page_and_doc
     assert text.index("What you can promise") < text.index('class="banner"')
     assert text.index("What you can promise") < text.index("Workload error")
     words = " ".join(page.other_text)
@@ -54,7 +55,7 @@ def test_the_promise_comes_first_in_plain_words(page_and_doc) -> None:
 
 
 def test_the_parameters_are_explained(page_and_doc) -> None:
-    text, _, doc, _ = page_and_doc
+    text, _, doc, *_ = page_and_doc
     parameters = doc["release"]["parameters"]
     assert len(parameters["one_way"]) == len(DOMAIN)
     for i, name in enumerate(DOMAIN.names):
@@ -67,7 +68,7 @@ def test_the_parameters_are_explained(page_and_doc) -> None:
 
 
 def test_the_independent_reference_row_is_labelled_and_right(page_and_doc) -> None:
-    text, _, doc, table = page_and_doc
+    text, _, doc, table, _ = page_and_doc
     ev = doc["evaluation"]
     assert "independent marginals (NOT PRIVATE reference)" in text
     assert "TV independent (NOT PRIVATE)" in text
@@ -80,3 +81,23 @@ def test_the_independent_reference_row_is_labelled_and_right(page_and_doc) -> No
         expected = total_variation(joint.to_numpy().ravel(), outer.ravel())
         assert entry["tv"]["independent"] == pytest.approx(expected, abs=1e-9), (a, b)
     assert len(ev["per_marginal"]) == 6 and ev["errors"]["independent"]["mean_tv"] > 0
+
+
+def test_a_zcdp_budget_is_promised_through_its_epsilon(page_and_doc) -> None:
+    """rho = 0.05 zCDP on n = 400 records, stated at delta = 1/n^2 by the CKS conversion."""
+    *_, ev = page_and_doc
+    release = {
+        "algorithm": "adaptive-projection",
+        "privacy": {"budget": {"measure": "zcdp", "epsilon": None, "delta": 0.0, "rho": 0.05},
+                    "guarantees": [{"measure": "zcdp", "accountant": "zCDP", "rho": 0.05}]},
+        "parameters": {"n": 400},
+    }  # fmt: skip
+    text = render_html(ev, release)
+    page = parse(text)
+    doc = check_numbers_match_the_json(page)
+    assert doc["promise"]["epsilon"] == pytest.approx(zcdp_to_epsilon(0.05, 1 / 400**2))
+    assert doc["promise"]["delta"] == pytest.approx(1 / 400**2)
+    words = " ".join(page.other_text)
+    assert "zCDP, which gives this epsilon" in words
+    asked = text[text.index("Asked for") :].split("</p>")[0]
+    assert "rho" in asked and "delta" not in asked  # a rho budget's delta field is not asked

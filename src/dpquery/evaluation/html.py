@@ -26,7 +26,8 @@ import numpy as np
 
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write_text
-from dpquery.privacy.delta import WEAK_EPSILON
+from dpquery.privacy.conversions import zcdp_to_epsilon
+from dpquery.privacy.delta import WEAK_EPSILON, default_delta
 
 WORST_MARGINALS_SHOWN = 25
 _STYLE = """
@@ -295,7 +296,9 @@ def _asked_for(page: _Page, privacy: dict[str, Any]) -> str:
     budget = privacy.get("budget")
     if not isinstance(budget, dict):
         return ""
-    given = [k for k in ("epsilon", "delta", "rho") if budget.get(k) is not None]
+    zcdp = budget.get("measure") == "zcdp"  # its delta field is not part of the guarantee
+    given = [k for k in ("epsilon", "delta", "rho")
+             if budget.get(k) is not None and not (zcdp and k == "delta")]  # fmt: skip
     asked = ", ".join(f"{k} {page.value(f'release.privacy.budget.{k}')}" for k in given)
     text = f"<p><strong>Asked for: {asked}</strong>"
     if "spent" in privacy and "accountant" in privacy:
@@ -348,17 +351,25 @@ def _promise_numbers(release: dict[str, Any]) -> dict[str, float] | None:
     if not isinstance(budget, dict):
         return None
     epsilon, delta = budget.get("epsilon"), budget.get("delta")
+    extra: dict[str, float] = {}
     if epsilon is None:
         stated = [g for g in privacy.get("guarantees", [])
                   if g.get("measure") == "approx"
                   and isinstance(g.get("epsilon"), int | float)]  # fmt: skip
-        if not stated:
+        rho, n = budget.get("rho"), release.get("parameters", {}).get("n")
+        if stated:
+            epsilon, delta = stated[0]["epsilon"], stated[0]["delta"]
+        elif isinstance(rho, int | float) and isinstance(n, int) and n >= 1:
+            # rho-zCDP implies (epsilon, delta)-DP for every delta (CKS); stated at 1/n^2.
+            delta = default_delta(n)
+            epsilon = zcdp_to_epsilon(float(rho), delta)
+            extra = {"rho": float(rho)}
+        else:
             return None
-        epsilon, delta = stated[0]["epsilon"], stated[0]["delta"]
     if not isinstance(epsilon, int | float) or not math.isfinite(epsilon):
         return None
     return {"epsilon": float(epsilon), "delta": float(delta or 0.0),
-            "odds_factor": math.exp(min(float(epsilon), 700.0))}  # fmt: skip
+            "odds_factor": math.exp(min(float(epsilon), 700.0)), **extra}  # fmt: skip
 
 
 def _promise(page: _Page) -> str:
@@ -382,6 +393,12 @@ def _promise(page: _Page) -> str:
         else ""
     )
     privacy = page.doc["release"].get("privacy", {})
+    if "rho" in numbers:
+        weak += (
+            f" (The budget is rho = {page.value('promise.rho')} zCDP, which gives this epsilon "
+            "at a delta of one over the number of records squared, by the Canonne-Kamath-Steinke "
+            "conversion.)"
+        )
     return head + (
         "<p>Publish the synthetic table and its release report, never this page. To every "
         "person whose record is in the data you can promise: <strong>whatever anyone learns "
