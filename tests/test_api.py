@@ -152,6 +152,13 @@ def test_readme_example_runs() -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(code, str(README), "exec"), {"__name__": "readme"})
     printed = out.getvalue()
+    # Each "print(...)  # comment" line shows what that print writes ("..." stands for any text).
+    prints = [line for line in code.splitlines() if line.startswith("print(")]
+    for i, (call, line) in enumerate(zip(prints, printed.splitlines(), strict=False)):
+        if "  # " in call and i < len(prints) - 1:  # the last print writes a table
+            comment = call.split("  # ", 1)[1]
+            pattern = ".*".join(re.escape(part) for part in comment.split("..."))
+            assert re.fullmatch(pattern, line), (comment, line)
     assert printed.startswith("epsilon=1, delta=1.1e-09")
     # seeded: the guarantee says whom it does not hold against
     assert printed.splitlines()[0].endswith("does not hold against anyone who knows the seed")

@@ -8,6 +8,7 @@ from tests.conftest import mixed_data
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.auto import (
+    BASELINE_MEDIAN_TV,
     MAX_ATTRIBUTES,
     MIN_RECORDS,
     WIDE,
@@ -159,13 +160,14 @@ def _plan(one_way: tuple[float, ...]) -> AdaptivePlan:
 
 def test_baseline_check_threshold_by_hand() -> None:
     """Expected total variation of a noisy 1-way marginal: 0.5 |a| sqrt(2/pi) sigma / n. At
-    n = 100 it reaches 0.5 at sigma = 100 / (|a| sqrt(2/pi)): 62.67 for |a| = 2, 31.33 for
-    |a| = 4."""
-    sizes = [2, 4]
-    assert baseline_warning(_plan((62.0, 31.0)), 100, sizes) is None
-    assert baseline_warning(_plan((63.0, 31.0)), 100, sizes) is None  # one attribute below
-    message = baseline_warning(_plan((63.0, 32.0)), 100, sizes)
-    assert message is not None and "0.50 to 0.51" in message
+    n = 100 and |a| = 2 it is 0.0079788 sigma, so the median attribute reaches the threshold
+    0.43 at sigma = 0.43 / 0.0079788 = 53.89; the other attributes do not matter."""
+    assert BASELINE_MEDIAN_TV == 0.43
+    sizes = [2, 2, 2]
+    assert baseline_warning(_plan((10.0, 53.8, 200.0)), 100, sizes) is None
+    assert baseline_warning(_plan((0.1, 54.0, 0.1)), 100, sizes) is None  # the median: 0.1
+    message = baseline_warning(_plan((10.0, 54.0, 200.0)), 100, sizes)
+    assert message is not None and "0.43 for the median attribute, 0.08 to 1.60" in message
     assert "not expected to beat the uniform or zeros baselines" in message
 
 

@@ -16,14 +16,14 @@ import warnings
 from pathlib import Path
 from unittest import mock
 
-import dpquery.algorithms.marginal.adaptive_projection as marginals_module
 import numpy as np
 import pandas as pd
 import pytest
-from dpquery.algorithms.game.dualquery import DualQuery
 
+import dpquery.algorithms.marginal.adaptive_projection as marginals_module
 from dpquery import DPSynthesizer, synthesize
 from dpquery.algorithms import registry
+from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.release import PRIVATE_TIMINGS, PUBLIC_TIMINGS
 from dpquery.cli import main
 from dpquery.data import Domain, encode, infer_domain

@@ -16,6 +16,11 @@ from dpquery.privacy import Budget
 from dpquery.privacy.delta import default_delta as default_delta_of
 from dpquery.validation import open_unit, positive, positive_int
 
+# What an estimator without a budget says (the command line spells the flags).
+NO_BUDGET = (
+    "no privacy budget given: give epsilon (e.g. epsilon=1; delta defaults to 1/n^2) or rho (zCDP)"
+)
+
 
 def budget_of(
     epsilon: float | None,
@@ -34,7 +39,7 @@ def budget_of(
             raise DPQueryError("a rho (zCDP) budget takes no delta")
         return Budget.zcdp(rho)
     if epsilon is None:
-        raise DPQueryError("give a budget: epsilon (with delta) or rho")
+        raise DPQueryError(NO_BUDGET)
     delta = default_delta if delta is None else delta
     return Budget.pure(epsilon) if not delta else Budget.approx(epsilon, delta)
 

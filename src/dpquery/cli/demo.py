@@ -22,7 +22,7 @@ from dpquery import datasets
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.uniform import uniform_records
-from dpquery.cli.synth import BASELINE_MEANING, qualified_guarantee
+from dpquery.cli.synth import error_lines, qualified_guarantee
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import decode
 from dpquery.data.encode import encode
@@ -91,14 +91,9 @@ def _evaluation(
                             seed=args.seed)  # fmt: skip
     ev = report["evaluation"]
     print(f"\n== {ev['label']}:")
-    print("   errors as fractions of records (|synthetic answer - true answer| per cell):")
-    print(f"   {'':<20}{'max error':>10}{'mean error':>12}  what it is")
     rows = [("the release", ev["errors"]["workload"], "the synthetic records above")]
-    rows += [(f"{k} baseline", e, BASELINE_MEANING.get(k, "")) for k, e in ev["baselines"].items()]
-    for name, e, meaning in rows:
-        if e["max_error"] > 1:
-            meaning += "; above 1: noisier than any answer in [0, 1] could be"
-        print(f"   {name:<20}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}  {meaning}")
+    for line in error_lines(ev, rows):
+        print(f"   {line.replace('; it is in the file', '')}")
     coherence = coherence_section(table, synthetic, data.domain, limit=RULES_SHOWN)
     rng = np.random.default_rng(args.seed)
     drawn = uniform_records(data.d, data.onehot_groups, len(synthetic), rng)

@@ -60,6 +60,7 @@ def _synth_plan(args: argparse.Namespace) -> int:
     shape = _shape(args)
     oracle_options = synth._oracle_options(args)
     synth._estimator(args, oracle_options, None)  # every option checked first
+    synth.check_budget_given(args)
     synth._delta_rule(args, shape.n)
     rng = make_rng(args.seed)
     workload, _ = synth._workloads(args, shape, rng)
@@ -81,6 +82,7 @@ def _synth_plan(args: argparse.Namespace) -> int:
         "charges": [c.to_dict() for c in report.per_mechanism],
         "planned_spend": report.spent,
         "remaining": {"amount": report.remaining, "use": rest},
+        "rho_shares": _rho_shares(inner, report) if rest == "adaptive" else None,
         "column_refinement": _refinement(inner),
         "guarantees": [g.to_dict() for g in report.guarantees],
     }
@@ -122,12 +124,25 @@ def _synth_plan(args: argparse.Namespace) -> int:
               f"marginals: columns estimated past total variation {refinement['target']:g} are "
               "re-measured; the amount depends on the data and cannot be known in advance, "
               "and the rounds spend what it leaves")  # fmt: skip
-    if report.remaining > 1e-9 * plan.budget.limit:
+    shares = payload["rho_shares"]
+    if shares is not None:  # zCDP composes by adding rho: the shares add up, epsilons do not
+        print(f"  rho shares (zCDP adds rho; the budget is rho={shares['rho']:.6g}): planned "
+              f"charges rho={shares['planned']:.6g} ({shares['planned_share']:.1%}); the rest, "
+              f"rho={shares['rest']:.6g} ({shares['rest_share']:.1%}), is spent by adaptive "
+              "rounds, each charged before it draws, never past the budget")  # fmt: skip
+    elif report.remaining > 1e-9 * plan.budget.limit:
         left = f"{report.remaining:.6g} of {plan.budget.limit:.6g}"
-        print(f"  the rest ({left}) is spent by adaptive rounds, each charged before it draws, "
-              "never past the budget" if rest == "adaptive" else
-              f"  unspent: {left} (the largest plan that fits the budget leaves it)")  # fmt: skip
+        print(f"  unspent: {left} (the largest plan that fits the budget leaves it)")
     return 0
+
+
+def _rho_shares(plan: AdaptivePlan, report: Any) -> dict[str, float]:
+    """adaptive-projection's budget as zCDP (``plan.rho``, an epsilon budget converted), the
+    planned charges' rho and the rest the adaptive rounds spend: shares that add up."""
+    planned = sum(m.rho or 0.0 for m in report.per_mechanism)
+    rest = max(0.0, plan.rho - planned)
+    return {"rho": plan.rho, "planned": planned, "planned_share": planned / plan.rho,
+            "rest": rest, "rest_share": rest / plan.rho}  # fmt: skip
 
 
 def _refinement(plan: Any) -> dict[str, Any] | None:

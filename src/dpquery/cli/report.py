@@ -106,11 +106,17 @@ def describe_coherence(coherence: dict[str, Any] | None) -> str:
     if coherence is None:
         return "coherence: not measured (needs the real and synthetic tables, not .npz)"
     categorical = coherence["categorical"]
-    return (
-        f"coherence: {coherence['incoherent_fraction']:.4f} of synthetic records break at "
-        f"least one of {coherence['constraints']} rules every real record keeps; "
+    if not coherence["constraints"]:
+        return "coherence: no rule holds on every real record here, so none to break"
+    among = (
         f"{categorical['incoherent_fraction']:.4f} one of the {categorical['constraints']} "
         "among categorical attributes"
+        if categorical["constraints"]
+        else "none of them is among categorical attributes alone"
+    )
+    return (
+        f"coherence: {coherence['incoherent_fraction']:.4f} of synthetic records break at "
+        f"least one of {coherence['constraints']} rules every real record keeps; {among}"
     )
 
 

@@ -2,9 +2,11 @@
 
 The algorithms, their options (help, type, choices) and which algorithm takes which come from
 the library's registry (:mod:`dpquery.algorithms.registry`); this module maps flags to those
-options and formats the output. The defaults: ``--algorithm auto`` (the measured policy of
-:mod:`dpquery.algorithms.auto`, ``docs/choosing.md``) and, with no ``--workload``, every
-``--k``-way marginal of at most n cells (:func:`dpquery.queries.default_workload`).
+options and formats the output (``--help`` lists the budget, data, output and the default
+release's options first, then one group per other algorithm). The defaults: ``--algorithm
+auto`` (the measured policy of :mod:`dpquery.algorithms.auto`, ``docs/choosing.md``) and,
+with no ``--workload``, every ``--k``-way marginal of at most n cells
+(:func:`dpquery.queries.default_workload`).
 
 The summary on stdout leads with the guarantee asked for, then which algorithm ran and why,
 what was written, the unspent budget (and why) and the other accountants. ``--quiet`` prints
@@ -55,7 +57,13 @@ from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report
 from dpquery.io import atomic_path
-from dpquery.privacy.delta import LargeDeltaWarning, check_delta, default_delta
+from dpquery.privacy.delta import (
+    LargeDeltaWarning,
+    WeakBudgetWarning,
+    check_delta,
+    check_epsilon,
+    default_delta,
+)
 from dpquery.privacy.ledger import NOT_PRIVATE, SEEDED, Guarantee
 from dpquery.queries import (
     WORKLOAD_KINDS,
@@ -70,16 +78,28 @@ from dpquery.rng import describe_rng, make_rng
 ORACLE_FLAGS = "--oracle-time-limit/--oracle-gap"
 
 
+# The default release: ``auto`` runs adaptive-projection on tables of up to 1,000 attributes.
+DEFAULT_PATH = ("auto", "adaptive-projection")
+BUDGET = ("epsilon", "delta", "rho")
+USAGE = (
+    "dpquery synth (--data FILE --domain DOMAIN.json | --dataset NAME)\n"
+    "                     (--epsilon E [--delta D] | --rho RHO) --out SYNTH.csv [options]"
+)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "synth",
         help="release a differentially private synthetic dataset",
+        usage=USAGE,
         description="Release private synthetic records that answer a workload of queries. "
-        "Writes the records as a table in the input's columns (--out) and a JSON report.",
+        "Writes the records as a table in the input's columns (--out) and a JSON report. "
+        "The options of the default release come first; those of the other algorithms "
+        "(--algorithm) are grouped by algorithm at the end.",
     )
+    add_budget_args(p)
     add_data_args(p)
-    add_backend_args(p)
-    add_release_args(p)
+    add_default_args(p)
     g = p.add_argument_group("output")
     g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
                    help="synthetic records (.csv or .parquet), in the input's columns")  # fmt: skip
@@ -96,14 +116,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--quiet", action="store_true",
                    help="print nothing on success (warnings the user must see still go to "
                    "stderr)")  # fmt: skip
+    add_workload_args(p)
+    add_backend_args(p)
+    add_algorithm_args(p)
     p.set_defaults(func=_synth)
 
 
 def add_release_args(p: argparse.ArgumentParser) -> None:
-    """The algorithm, workload and privacy flags (shared with ``dpquery privacy synth``)."""
-    p.add_argument("--algorithm", choices=registry.names(), default="auto",
+    """The budget, algorithm, workload and parameter flags (shared with ``dpquery privacy
+    synth``), the default release's first."""
+    add_budget_args(p)
+    add_default_args(p)
+    add_workload_args(p)
+    add_algorithm_args(p)
+
+
+def add_budget_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("privacy budget (--epsilon, with --delta, or --rho)")
+    for name in BUDGET:
+        _add_option(g, registry.all_options()[name])
+
+
+def add_default_args(p: argparse.ArgumentParser) -> None:
+    """``--algorithm`` and the options of the default release (auto, adaptive-projection)."""
+    g = p.add_argument_group(
+        "the default release (--algorithm auto: adaptive-projection on tables of up to "
+        "1,000 attributes, docs/choosing.md)"
+    )
+    g.add_argument("--algorithm", choices=registry.names(), default="auto",
                    help=f"{', '.join(registry.names())} (default auto: the best release "
                    "measured for the data's shape, see docs/choosing.md)")  # fmt: skip
+    for name in _default_options():
+        _add_option(g, registry.all_options()[name])
+
+
+def add_workload_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("workload")
     g.add_argument("--workload", metavar="KIND|W.npz",
                    help="a saved workload, or a kind to generate: "
@@ -113,13 +160,42 @@ def add_release_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--queries", type=int, default=100_000, help="number of queries to generate")
     g.add_argument("--marginals", type=int, help="number of marginals (marginal-cells)")
     g.add_argument("--attributes", nargs="+", metavar="NAME", help="attributes (all-marginals)")
-    g = p.add_argument_group("privacy and parameters (each algorithm takes its own)")
-    for option in registry.all_options().values():
-        _add_option(g, option)
-    g.add_argument("--oracle-time-limit", type=float, metavar="SECONDS",
-                   help="per-round time limit of the exact oracles (cpsat, highs)")  # fmt: skip
-    g.add_argument("--oracle-gap", type=float, metavar="GAP",
-                   help="absolute gap accepted by the exact oracles, e.g. alpha/4 * s")  # fmt: skip
+
+
+def add_algorithm_args(p: argparse.ArgumentParser) -> None:
+    """One group per other algorithm: the options it is the first to take (in the
+    registry's order), and a line naming those it shares with the groups above."""
+    shown = {*BUDGET, *_default_options()}
+    flags = registry.all_options()
+    for name in registry.names():
+        if name in DEFAULT_PATH:
+            continue
+        takes = registry.takes(name)
+        above = [flags[o].cli_flag for o in takes if o in shown]
+        if "oracle" in takes and "oracle_time_limit" in shown:
+            above += ["--oracle-time-limit", "--oracle-gap"]
+        g = p.add_argument_group(
+            f"{name} (--algorithm {name})",
+            f"also takes {', '.join(above)} (above)" if above else None,
+        )
+        for option in takes:
+            if option not in shown:
+                _add_option(g, flags[option])
+                shown.add(option)
+        if "oracle" in takes and "oracle_time_limit" not in shown:
+            g.add_argument("--oracle-time-limit", type=float, metavar="SECONDS",
+                           help="per-round time limit of the exact oracles (cpsat, "
+                           "highs)")  # fmt: skip
+            g.add_argument("--oracle-gap", type=float, metavar="GAP",
+                           help="absolute gap accepted by the exact oracles, e.g. "
+                           "alpha/4 * s")  # fmt: skip
+            shown.add("oracle_time_limit")
+
+
+def _default_options() -> list[str]:
+    """The options of the default release beyond the budget, in declaration order."""
+    taken = {o for name in DEFAULT_PATH for o in registry.takes(name)}
+    return [o for o in registry.all_options() if o in taken and o not in BUDGET]
 
 
 def evaluation_path(args: argparse.Namespace) -> Path | None:
@@ -130,11 +206,12 @@ def evaluation_path(args: argparse.Namespace) -> Path | None:
 
 
 def _add_option(group: argparse._ArgumentGroup, option: Option) -> None:
+    """The option's flag; its help names the algorithms that take it, unless all do."""
     takers = registry.taken_by(option.name)
+    who = "" if len(takers) == len(registry.names()) else f" ({', '.join(takers)})"
     group.add_argument(
         option.cli_flag, *option.aliases, dest=option.name, type=option.type,
-        choices=option.choices, metavar=option.metavar,
-        help=f"{option.help} ({', '.join(takers)})",
+        choices=option.choices, metavar=option.metavar, help=f"{option.help}{who}",
     )  # fmt: skip
 
 
@@ -186,9 +263,11 @@ def _synth(args: argparse.Namespace) -> int:
     output_rows(args, 1)  # --rows and --weights checked before the data is read
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
+    check_budget_given(args)
     check_backend_args(args)
     with warnings.catch_warnings(), backend_data(args) as opened:
         warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr, below
+        warnings.simplefilter("ignore", WeakBudgetWarning)  # likewise
         warnings.simplefilter("ignore", BaselineWarning)  # likewise, before the fit
         data: Any = opened  # BinaryData, or PartitionedData standing in for it (dask)
         if data.domain is None:
@@ -221,12 +300,26 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _delta_rule(args: argparse.Namespace, n: int) -> None:
-    """The one default (``delta = 1/n^2`` with ``--epsilon``) and the warning at ``1/n``."""
+    """The one default (``delta = 1/n^2`` with ``--epsilon``), the warning at ``delta >=
+    1/n`` and the one at ``epsilon > 10`` (:func:`dpquery.privacy.delta.check_epsilon`)."""
     if args.delta is None and args.epsilon is not None and args.rho is None:
         args.delta = default_delta(n)
-    message = check_delta(args.delta, n)  # its Python warning is silenced in _synth
-    if message is not None:
-        print(f"dpquery synth: warning: {message}", file=sys.stderr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WeakBudgetWarning)  # said here, on stderr
+        messages = [check_delta(args.delta, n), check_epsilon(args.epsilon, args.rho, n)]
+    for message in messages:  # check_delta's Python warning is silenced in _synth
+        if message is not None:
+            print(f"dpquery synth: warning: {message}", file=sys.stderr)
+
+
+def check_budget_given(args: argparse.Namespace) -> None:
+    """The default release needs a budget: say which flags give one (before any data is
+    read; the other algorithms say what else they accept, e.g. explicit rounds)."""
+    if args.epsilon is None and args.rho is None and args.algorithm in DEFAULT_PATH:
+        raise DPQueryError(
+            "no privacy budget given: pass --epsilon (e.g. --epsilon 1, with --delta "
+            "defaulting to 1/n^2) or --rho (a zCDP budget)"
+        )
 
 
 def _baseline_check(model: Any, data: Any, workload: Workload) -> None:
@@ -411,7 +504,6 @@ def _columns_summary(columns: dict[str, Any]) -> None:
 BASELINE_MEANING = {
     "zeros": "one all-zero record; reads no data",
     "uniform": "the uniform distribution over the domain; reads no data",
-    "laplace": "each query's true answer plus Laplace noise, at the release's epsilon",
 }
 
 
@@ -425,16 +517,42 @@ def _evaluation_summary(ev: dict[str, Any], path: Path | None, quiet: bool) -> N
         print(f"  backend: {ev['timings']['backend_s']:.1f} s computing true answers")
     if "total_s" in ev["timings"]:
         print(f"  time: {ev['timings']['total_s']:.1f} s to release (its steps read the data)")
-    print("  errors as fractions of records (|synthetic answer - true answer| per query):")
-    print(f"  {'':<16}{'max error':>10}{'mean error':>12}  what it is")
     rows = [("release", ev["errors"]["workload"], "the synthetic records, on the workload")]
     if "fresh_workload" in ev["errors"]:
         rows.append(("fresh workload", ev["errors"]["fresh_workload"],
                      "the records, on queries drawn afresh"))  # fmt: skip
-    rows += [(f"{k} baseline", v, BASELINE_MEANING.get(k, "")) for k, v in ev["baselines"].items()]
-    for name, e, meaning in rows:
-        note = meaning
-        if e["max_error"] > 1:
-            note += "; above 1: noisier than any answer in [0, 1] could be"
-        print(f"  {name:<16}{e['max_error']:>10.4f}{e['mean_error']:>12.4f}  {note}")
+    for line in error_lines(ev, rows):
+        print(f"  {line}")
     print(f"  {describe_coherence(ev.get('coherence'))}")
+
+
+def error_lines(ev: dict[str, Any], rows: list[tuple[str, dict[str, Any], str]]) -> list[str]:
+    """The error table of an evaluation (``rows``: the release's, then the baselines'), the
+    mean total variation per marginal first: a mean over cells shrinks with their number,
+    whatever the release. The Laplace-per-query baseline is said in one line, not shown as a
+    row: its noise grows with the number of queries and would dwarf the table."""
+    errors = rows[0][1]
+    if "mean_tv" in errors:
+        lines = [f"errors as fractions of records: mean TV, the total variation between the "
+                 f"released and the true table of each of the workload's "
+                 f"{errors['n_marginals']:,} marginals (0: identical, 1: disjoint), averaged; "
+                 f"max/mean error, |released - true| per cell, over its {errors['n_queries']:,} "
+                 "cells"]  # fmt: skip
+    else:
+        lines = [f"errors as fractions of records: |released - true| per query, over its "
+                 f"{errors['n_queries']:,} queries"]  # fmt: skip
+    width = max(16, *(len(name) + 2 for name, _, _ in rows))
+    lines.append(f"{'':<{width}}{'mean TV':>9}{'max error':>11}{'mean error':>12}  what it is")
+    rows = rows + [(f"{k} baseline", v, BASELINE_MEANING[k]) for k, v in ev["baselines"].items()
+                   if k in BASELINE_MEANING]  # fmt: skip
+    for name, e, meaning in rows:
+        tv = f"{e['mean_tv']:>9.4f}" if "mean_tv" in e else f"{'-':>9}"
+        lines.append(f"{name:<{width}}{tv}{e['max_error']:>11.4f}{e['mean_error']:>12.4f}  "
+                     f"{meaning}")  # fmt: skip
+    laplace = ev["baselines"].get("laplace")
+    if laplace is not None:
+        lines.append(f"(not shown: the Laplace baseline, each of the {laplace['n_queries']:,} "
+                     f"queries answered with its own noise at epsilon {laplace['epsilon']:g}, "
+                     "noise that grows with the number of queries: mean error "
+                     f"{laplace['mean_error']:.3g}, useless; it is in the file)")  # fmt: skip
+    return lines

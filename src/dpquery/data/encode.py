@@ -10,6 +10,7 @@ forward them).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numba
@@ -141,7 +142,9 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
     """Read a CSV (optionally gzipped) or Parquet file with a header row.
 
     With a domain, only its attributes are read, categorical and binary columns as text
-    (values are matched to the domain by text), numeric columns as numbers.
+    (values are matched to the domain by text), numeric columns as numbers; the file's other
+    columns are dropped, with a warning naming them (column names are the schema, public). A
+    file with a header and no record is an error naming the file.
     """
     path = Path(path)
     if not path.exists():
@@ -150,6 +153,9 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
     columns = None if domain is None else list(domain.names)
     try:
         if suffixes and suffixes[-1] in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            header = pd.Index(pq.read_schema(path).names)
             table = pd.read_parquet(path, columns=columns)
         elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
             sep = "\t" if ".tsv" in suffixes else ","
@@ -173,6 +179,15 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
         if isinstance(exc, DPQueryError):
             raise
         raise DPQueryError(f"cannot read {path}: {exc}") from None
+    if len(table) == 0:
+        raise DPQueryError(f"{path} has no records (only a header): there is nothing to release")
+    extra = [] if columns is None else [str(c) for c in header if c not in columns]
+    if extra:
+        shown = ", ".join(extra[:20]) + (f" and {len(extra) - 20} more" if len(extra) > 20 else "")
+        warnings.warn(
+            f"{path}: column(s) {shown} are not in the domain: dropped, not released",
+            stacklevel=2,
+        )
     return table
 
 

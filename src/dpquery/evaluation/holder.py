@@ -37,6 +37,8 @@ NOT_PRIVATE_NOTE = (
     "publish this evaluation"
 )
 BASELINES = ("zeros", "uniform")
+# The reference that reads the data (NOT private): the product of the true 1-way marginals.
+INDEPENDENT = "independent"
 
 
 def evaluate_synthetic(
@@ -64,6 +66,9 @@ def evaluate_synthetic(
         "zeros": ZerosDataset().fit(data, workload).answers,
         "uniform": UniformDistribution().fit(data, workload).answers,
     }
+    independent = independent_answers(workload, data)
+    if independent is not None:
+        released[INDEPENDENT] = independent
     m = synthetic.n if isinstance(synthetic, BinaryData) else synthetic.m
     coherence = {}
     if real_table is not None and synthetic_table is not None:
@@ -80,6 +85,32 @@ def evaluate_synthetic(
         **_marginals(data, synthetic, worst_pairs),
         **coherence,
     }
+
+
+def independent_answers(workload: Workload, data: BinaryData) -> np.ndarray | None:
+    """The workload's answers under the product of the data's true 1-way marginals (every
+    attribute independent of the others), or None for a workload of another kind than
+    conjunctions. A reference to judge a release's TV against, computed on the private data:
+    NOT private. Under independence a conjunction's answer is the product over its
+    attributes of the fraction of records that satisfy its literals on that attribute."""
+    domain = data.domain
+    if workload.kind != "conjunction" or domain is None or len(workload) == 0:
+        return None
+    query = np.repeat(np.arange(len(workload)), workload.sizes)
+    attribute = domain.attribute_of_bit[workload.bits]
+    order = np.lexsort((attribute, query))
+    query, attribute = query[order], attribute[order]
+    starts = np.flatnonzero(
+        np.r_[True, (query[1:] != query[:-1]) | (attribute[1:] != attribute[:-1])]
+    )
+    # One sub-query per (query, attribute): the literals of the query on that attribute.
+    parts = Workload(
+        "conjunction", workload.d, np.append(starts, query.size),
+        workload.bits[order], workload.positive[order],
+    )  # fmt: skip
+    out = np.ones(len(workload))
+    np.multiply.at(out, query[starts], answer(parts, data))
+    return out
 
 
 def _per_marginal(

@@ -26,6 +26,8 @@ import numpy as np
 
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write_text
+from dpquery.privacy.conversions import zcdp_to_epsilon
+from dpquery.privacy.delta import WEAK_EPSILON, default_delta
 
 WORST_MARGINALS_SHOWN = 25
 _STYLE = """
@@ -142,19 +144,41 @@ def _figure(src: str, caption: str) -> str:
 
 
 # -- sections ---------------------------------------------------------------------------
+# How each row of the error tables is labelled: the reference that reads the data says so.
+ROW_LABELS = {
+    "synthetic": "synthetic",
+    "zeros": "zeros",
+    "uniform": "uniform",
+    "independent": "independent marginals (NOT PRIVATE reference)",
+}
+
+
 def _errors(page: _Page) -> str:
     errors = page.doc["evaluation"]["errors"]
-    cols = [c for c in ("max_error", "mean_error", "rmse", "max_tv", "mean_tv")
+    cols = [c for c in ("mean_tv", "max_tv", "max_error", "mean_error", "rmse")
             if c in errors["synthetic"]]  # fmt: skip
-    rows = [[f"<td>{name}</td>", *(page.cell(f"evaluation.errors.{name}.{c}") for c in cols)]
+    rows = [[f"<td>{html.escape(ROW_LABELS.get(name, name))}</td>",
+             *(page.cell(f"evaluation.errors.{name}.{c}") for c in cols)]
             for name in errors]  # fmt: skip
-    header = ["release", *(c.replace("_", " ") for c in cols)]
+    header = ["release", *(c.replace("_", " ").replace("tv", "TV") for c in cols)]
+    independent = (
+        " The independent-marginals row is a reference, not a release: the answers of the "
+        "product of the true one-way marginals (every attribute independent of the others), "
+        "computed on the private data and NOT PRIVATE. It shows how much of a marginal the "
+        "one-way marginals alone explain: a release near it has captured the columns but "
+        "not how they depend on each other; one below it has captured some of that."
+        if "independent" in errors
+        else ""
+    )
     return (
         "<h2>Workload error</h2><p>Errors are fractions of records: |released answer - true "
-        "answer| over the queries of the workload. The zeros baseline answers from one all-zero "
-        "record, the uniform baseline from the uniform distribution over the domain: neither "
-        "reads the data, so a release should beat both. TV is the total variation distance "
-        "of a whole marginal (half the sum of its cells' errors).</p>" + _table(header, rows)
+        "answer| over the queries of the workload. TV is the total variation distance "
+        "of a whole marginal (half the sum of its cells' errors; zero when the two tables "
+        "agree, one when they share nothing), and mean TV its average over the workload's "
+        "marginals: read it first, as a mean over cells shrinks with their number whatever "
+        "the release. The zeros baseline answers from one all-zero record, the uniform "
+        "baseline from the uniform distribution over the domain: neither reads the data, so "
+        f"a release should beat both.{independent}</p>" + _table(header, rows)
     )
 
 
@@ -163,16 +187,17 @@ def _per_marginal(page: _Page) -> str:
     if not entries:
         return ""
     order = sorted(range(len(entries)), key=lambda j: -entries[j]["tv"]["synthetic"])
+    shown = [b for b in ("synthetic", "zeros", "uniform", "independent") if b in entries[0]["tv"]]
     rows = []
     for j in order[:WORST_MARGINALS_SHOWN]:
         attrs = " x ".join(html.escape(a) for a in entries[j]["attributes"])
-        rows.append([f"<td>{attrs}</td>",
-                     *(page.cell(f"evaluation.per_marginal.{j}.tv.{b}")
-                       for b in ("synthetic", "zeros", "uniform"))])  # fmt: skip
+        cells = [page.cell(f"evaluation.per_marginal.{j}.tv.{b}") for b in shown]
+        rows.append([f"<td>{attrs}</td>", *cells])
+    header = [f"TV {b}" + (" (NOT PRIVATE)" if b == "independent" else "") for b in shown]
     return (
         "<h2>Workload marginals</h2><p>Total variation of each marginal of the workload, the "
         "worst first (all of them are in the embedded JSON).</p>"
-        + _table(["marginal", "TV synthetic", "TV zeros", "TV uniform"], rows)
+        + _table(["marginal", *header], rows)
     )
 
 
@@ -271,7 +296,9 @@ def _asked_for(page: _Page, privacy: dict[str, Any]) -> str:
     budget = privacy.get("budget")
     if not isinstance(budget, dict):
         return ""
-    given = [k for k in ("epsilon", "delta", "rho") if budget.get(k) is not None]
+    zcdp = budget.get("measure") == "zcdp"  # its delta field is not part of the guarantee
+    given = [k for k in ("epsilon", "delta", "rho")
+             if budget.get(k) is not None and not (zcdp and k == "delta")]  # fmt: skip
     asked = ", ".join(f"{k} {page.value(f'release.privacy.budget.{k}')}" for k in given)
     text = f"<p><strong>Asked for: {asked}</strong>"
     if "spent" in privacy and "accountant" in privacy:
@@ -283,6 +310,111 @@ def _asked_for(page: _Page, privacy: dict[str, Any]) -> str:
         if isinstance(privacy.get(key), str):
             text += f"<p><strong>{html.escape(privacy[key])}</strong></p>"
     return text
+
+
+# What the release's parameters mean (adaptive-projection's, the default release's; AIM).
+PARAMETER_MEANING = {
+    "rho": "the budget as zCDP (an epsilon budget is converted to the largest rho that fits)",
+    "T": "rounds: each selects a marginal and measures it with Gaussian noise",
+    "alpha": "the share of rho spent measuring; the rest selects which marginal each round "
+    "measures (AIM's alpha)",
+    "sigma0": "the noise scale (standard deviation, in records) of a round's measurement",
+    "epsilon0": "the epsilon of a round's selection (exponential mechanism)",
+    "records": "the synthetic records fitted to the measurements",
+    "column_tv": "columns whose noisy one-way marginal is estimated past this total variation "
+    "are measured again, when affordable",
+    "column_cap": "the most rho those re-measurements may spend",
+    "pair_candidates": "two-way marginals offered to the selection besides the workload's",
+    "workload_marginals": "the workload's marginals",
+    "compress": "candidates are also offered with the values whose noisy one-way count is "
+    "below compress x sigma merged",
+    "sweeps": "passes of the fit over the measurements each round",
+    "final_sweeps": "passes of the final fit",
+    "accountant": "the accountant whose statement is the guarantee asked for",
+}
+
+
+def _meaning(page: _Page, key: str) -> str:
+    """A cell saying what parameter ``key`` (``alpha``, ``one_way.3``) means, or empty."""
+    name, _, index = key.partition(".")
+    if name == "one_way" and index.isdigit():
+        attributes = page.doc["evaluation"].get("one_way", [])
+        shown = len(attributes) == len(page.doc["release"]["parameters"]["one_way"])
+        who = page.value(f"evaluation.one_way.{index}.attribute") if shown else "an attribute"
+        return (f"<td>the noise scale (standard deviation, in records) of the one-way "
+                f"marginal measured for {who}</td>")  # fmt: skip
+    if name == "budget":
+        return "<td>the budget asked for</td>"
+    return f"<td>{html.escape(PARAMETER_MEANING.get(key, ''))}</td>"
+
+
+def _promise_numbers(release: dict[str, Any]) -> dict[str, float] | None:
+    """The ``(epsilon, delta)`` the promise is stated in (a zCDP budget's from the report's
+    own (epsilon, delta) statement) and the odds factor ``e^epsilon``; None without one."""
+    privacy = release.get("privacy", {})
+    budget = privacy.get("budget")
+    if not isinstance(budget, dict):
+        return None
+    epsilon, delta = budget.get("epsilon"), budget.get("delta")
+    extra: dict[str, float] = {}
+    if epsilon is None:
+        stated = [g for g in privacy.get("guarantees", [])
+                  if g.get("measure") == "approx"
+                  and isinstance(g.get("epsilon"), int | float)]  # fmt: skip
+        rho, n = budget.get("rho"), release.get("parameters", {}).get("n")
+        if stated:
+            epsilon, delta = stated[0]["epsilon"], stated[0]["delta"]
+        elif isinstance(rho, int | float) and isinstance(n, int) and n >= 1:
+            # rho-zCDP implies (epsilon, delta)-DP for every delta (CKS); stated at 1/n^2.
+            delta = default_delta(n)
+            epsilon = zcdp_to_epsilon(float(rho), delta)
+            extra = {"rho": float(rho)}
+        else:
+            return None
+    if not isinstance(epsilon, int | float) or not math.isfinite(epsilon):
+        return None
+    return {"epsilon": float(epsilon), "delta": float(delta or 0.0),
+            "odds_factor": math.exp(min(float(epsilon), 700.0)), **extra}  # fmt: skip
+
+
+def _promise(page: _Page) -> str:
+    """What the data holder can promise, in plain words, first; the accountants' terms
+    below it."""
+    head = "<h2>What you can promise</h2>"
+    numbers = page.doc.get("promise")
+    if numbers is None:
+        return head + (
+            "<p>Not known here: pass the JSON report of the release "
+            "(<code>--release-report</code>) to see what publishing it promises.</p>"
+        )
+    if numbers["delta"]:
+        unless = f"except with a probability of at most {page.value('promise.delta')}"
+    else:
+        unless = "without exception"
+    weak = (
+        " At this epsilon the factor is so large that the promise protects nothing one could "
+        "rely on: a meaningful epsilon is at most a few."
+        if numbers["epsilon"] > WEAK_EPSILON
+        else ""
+    )
+    privacy = page.doc["release"].get("privacy", {})
+    if "rho" in numbers:
+        weak += (
+            f" (The budget is rho = {page.value('promise.rho')} zCDP, which gives this epsilon "
+            "at a delta of one over the number of records squared, by the Canonne-Kamath-Steinke "
+            "conversion.)"
+        )
+    return head + (
+        "<p>Publish the synthetic table and its release report, never this page. To every "
+        "person whose record is in the data you can promise: <strong>whatever anyone learns "
+        "from the publication, they would learn almost as well had your record been replaced "
+        "by anyone else's.</strong> Almost: the probability of any conclusion about you "
+        f"changes by at most a factor of {page.value('promise.odds_factor')} (e to the power "
+        f"epsilon, epsilon = {page.value('promise.epsilon')}), {unless}. The number of records "
+        f"is treated as public.{weak}</p>"
+        "<p>In the accountants' terms (the full account is at the end of the page):</p>"
+        + _asked_for(page, privacy)
+    )
 
 
 def _release(page: _Page) -> str:
@@ -297,7 +429,6 @@ def _release(page: _Page) -> str:
     if "algorithm" in release:
         parts.append(f"<p>algorithm: {page.value('release.algorithm')}</p>")
     privacy = release.get("privacy", {})
-    parts.append(_asked_for(page, privacy))
     scalars = [k for k in _flat(page.doc, "release.privacy")]
     if scalars:
         parts.append(_table(["quantity", "value"],
@@ -315,9 +446,10 @@ def _release(page: _Page) -> str:
     if isinstance(release.get("parameters"), dict):
         keys = list(_flat(page.doc, "release.parameters"))
         parts.append("<h2>Parameters</h2>")
-        parts.append(_table(["parameter", "value"],
-                            [[_name_cell(k[len('release.parameters.'):]),
-                              page.cell(k)] for k in keys]))  # fmt: skip
+        names = [k[len("release.parameters.") :] for k in keys]
+        parts.append(_table(["parameter", "value", "meaning"],
+                            [[_name_cell(name), page.cell(k), _meaning(page, name)]
+                             for name, k in zip(names, keys, strict=True)]))  # fmt: skip
     return "".join(parts)
 
 
@@ -333,6 +465,12 @@ def _summary(page: _Page) -> str:
     )
 
 
+def _plain(x: object) -> object:
+    if isinstance(x, np.integer | np.floating | np.bool_):
+        return x.item()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
 def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = None) -> str:
     """The page (a string); ``release`` is the ``release`` section of a synth report."""
     try:
@@ -343,12 +481,19 @@ def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = Non
         ) from None
     doc: dict[str, Any] = {"evaluation": evaluation}
     if release is not None:
-        doc["release"] = {k: v for k, v in release.items() if k != "rounds"}
+        # As the JSON report holds it (tuples as lists, numpy scalars as numbers), whether it
+        # comes from a file or from Release.to_dict().
+        section = {k: v for k, v in release.items() if k != "rounds"}
+        doc["release"] = json.loads(json.dumps(section, default=_plain))
+        promise = _promise_numbers(release)
+        if promise is not None:
+            doc["promise"] = promise
     page = _Page(doc)
     payload = json.dumps(doc, allow_nan=False).replace("</", "<\\/")
     body = "".join([
-        "<h1>dpquery: evaluation of a synthetic table</h1>",
-        f'<div class="banner">NOT PRIVATE: {page.value("evaluation.note")}</div>',
+        "<h1>dpquery: evaluation of a synthetic table</h1>", _promise(page),
+        f'<div class="banner">NOT PRIVATE (this page, below): '
+        f'{page.value("evaluation.note")}</div>',
         _summary(page), _errors(page), _per_marginal(page), _one_way(page), _two_way(page),
         _coherence(page), _release(page),
     ])  # fmt: skip

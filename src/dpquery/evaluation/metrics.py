@@ -46,16 +46,18 @@ class ErrorReport:
         return cls(**obj)
 
     def describe(self) -> str:
-        lines = [
+        """The summary, the mean total variation per marginal first when the workload has
+        marginals (a mean over cells shrinks with their number, whatever the release)."""
+        lines = []
+        if self.n_marginals is not None:
+            lines.append(f"mean TV     {self.mean_tv:.6f} (per marginal, over {self.n_marginals})")
+            lines.append(f"max TV      {self.max_tv:.6f}")
+        lines += [
             f"queries     {self.n_queries}" + (f" ({self.kind})" if self.kind else ""),
             f"max error   {self.max_error:.6f} (query {self.worst_query})",
-            f"mean error  {self.mean_error:.6f}",
+            f"mean error  {self.mean_error:.6f} (per query)",
             f"rmse        {self.rmse:.6f}",
         ]
-        if self.n_marginals is not None:
-            lines.append(f"marginals   {self.n_marginals}")
-            lines.append(f"max TV      {self.max_tv:.6f}")
-            lines.append(f"mean TV     {self.mean_tv:.6f}")
         return "\n".join(lines)
 
 

@@ -6,6 +6,12 @@ record": Dwork and Roth 2014, Section 2.3, the remark after Definition 2.4), so 
 must be far below ``1/n``. Every algorithm that takes ``delta`` uses :func:`default_delta`
 when none is given, and :func:`check_delta` warns when the one given is too large. ``n`` is
 public (bounded DP, replace-one neighbours), so both read nothing private.
+
+Likewise :func:`check_epsilon` warns above :data:`WEAK_EPSILON`: an epsilon-DP guarantee
+bounds how far one release can move an adversary's odds on any fact about one record, by a
+factor ``e^epsilon`` (the Bayesian reading of the definition: Dwork and Roth 2014, Section
+2.3; Kasiviswanathan and Smith 2014); at ``epsilon = 10`` that factor is ``e^10 ~ 22,000``,
+which turns prior odds of 1 to 100 into 220 to 1: no protection anyone could rely on.
 """
 
 from __future__ import annotations
@@ -13,10 +19,19 @@ from __future__ import annotations
 import warnings
 
 from dpquery.privacy import _validate
+from dpquery.privacy.conversions import zcdp_to_epsilon
+
+# Above this epsilon (or the epsilon of a rho at delta = 1/n^2) the guarantee is said to
+# protect nothing (module docstring).
+WEAK_EPSILON = 10.0
 
 
 class LargeDeltaWarning(UserWarning):
     """``delta >= 1/n``: the guarantee permits publishing a record in the clear."""
+
+
+class WeakBudgetWarning(UserWarning):
+    """``epsilon > WEAK_EPSILON``: the guarantee protects nothing one could rely on."""
 
 
 def default_delta(n: int) -> float:
@@ -42,4 +57,26 @@ def check_delta(delta: float | None, n: int) -> str | None:
         f"{default_delta(n):.3g})"
     )
     warnings.warn(message, LargeDeltaWarning, stacklevel=2)
+    return message
+
+
+def check_epsilon(epsilon: float | None, rho: float | None, n: int) -> str | None:
+    """Warn (:class:`WeakBudgetWarning`) when ``epsilon`` (or ``rho`` converted to epsilon at
+    ``delta = 1/n^2``, Canonne-Kamath-Steinke) exceeds :data:`WEAK_EPSILON`; return the
+    message, or ``None`` (invalid values are left to the budget's own check)."""
+    if epsilon is not None and 0 < epsilon < float("inf"):
+        e, given = float(epsilon), f"epsilon={epsilon:g}"
+    elif epsilon is None and rho is not None and 0 < rho < float("inf"):
+        e = zcdp_to_epsilon(float(rho), default_delta(n))
+        given = f"rho={rho:g} (epsilon {e:.3g} at delta 1/n^2)"
+    else:
+        return None
+    if e <= WEAK_EPSILON:
+        return None
+    message = (
+        f"{given} is above {WEAK_EPSILON:g}: a guarantee this weak protects nothing (one "
+        f"release may multiply an adversary's odds on any record by up to e^{e:.3g}); "
+        "use epsilon of at most a few"
+    )
+    warnings.warn(message, WeakBudgetWarning, stacklevel=2)
     return message

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from dpquery.algorithms.game.fem import FEM
 from dpquery.algorithms.game.fem_plan import AUTHORS_ADULT, DEFAULT_C, FEMPlan
 from dpquery.algorithms.game.mwem import DEFAULT_MAX_CELLS, MWEM, MWEMPlan
-from dpquery.algorithms.parameters import budget_of
+from dpquery.algorithms.parameters import NO_BUDGET, budget_of
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import sample_records
@@ -158,8 +158,10 @@ class Reweighted(Synthesizer):
         if any(getattr(base, k) is not None for k in ("epsilon", "delta", "rho")):
             raise DPQueryError("leave the base's budget unset: Reweighted splits its own")
         keywords = self.budget_keywords(budget, data.n)
-        if (keywords["epsilon"] is None) == (keywords["rho"] is None):
-            raise DPQueryError("give a budget: epsilon (with delta) or rho, not both")
+        if keywords["epsilon"] is not None and keywords["rho"] is not None:
+            raise DPQueryError("give epsilon (with delta) or rho, not both")
+        if keywords["epsilon"] is None and keywords["rho"] is None:
+            raise DPQueryError(NO_BUDGET)
         whole = budget_of(**keywords, default_delta=default_delta(data.n))
         # epsilon is converted to zCDP once; each stage spends its share of rho.
         rho = budget_rho(whole)

@@ -66,7 +66,7 @@ from dpquery.algorithms.marginal.one_way import (
     refinement_report,
 )
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
-from dpquery.algorithms.parameters import positive, positive_int
+from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
 from dpquery.data.binary import BinaryData
@@ -187,8 +187,10 @@ def plan_adaptive(
     g = len(sizes)
     if g == 0:
         raise DPQueryError("the domain has no attribute")
-    if (epsilon is None) == (rho is None):
-        raise DPQueryError("give a budget: epsilon (with delta) or rho, not both")
+    if epsilon is not None and rho is not None:
+        raise DPQueryError("give epsilon (with delta) or rho, not both")
+    if epsilon is None and rho is None:
+        raise DPQueryError(NO_BUDGET)
     if rho is not None:
         if delta is not None:
             raise DPQueryError("a rho (zCDP) budget takes no delta")
