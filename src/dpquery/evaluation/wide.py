@@ -67,7 +67,7 @@ def _draw_triples(k: int, count: int, seed: int) -> np.ndarray:
     while len(found) < count:
         batch = np.sort(rng.random((2 * count, k)).argsort(axis=1)[:, :3], axis=1)
         for t in map(tuple, batch.tolist()):
-            found.setdefault(t, None)  # type: ignore[arg-type]
+            found.setdefault(t, None)
             if len(found) == count:
                 break
     return np.array(list(found), dtype=np.int64)
