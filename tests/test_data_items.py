@@ -104,6 +104,10 @@ def test_all_empty_and_npz_forms(tmp_path):
     assert _same(read_item_sets(tmp_path / "b.npz", n=70), items)
     with pytest.raises(DPQueryError, match="d=8 was given but the file's first line says 9"):
         read_item_sets(tmp_path / "m.npz", d=8)
+    grouped = BinaryData.from_dense(np.eye(3, dtype=np.uint8), np.array([[0, 3]]))
+    save_binary(tmp_path / "g.npz", grouped)
+    with pytest.raises(DPQueryError, match="one-hot group"):
+        read_item_sets(tmp_path / "g.npz")
 
 
 def test_binary_conversions_agree_with_packing():

@@ -169,11 +169,9 @@ def _read_npz(path: Path) -> tuple[ItemSets, tuple[int, int]]:
             items = ItemSets.from_binary(load_binary(path))
         else:
             items = ItemSets(sp.load_npz(path))
-    except (OSError, KeyError, ValueError, EOFError) as exc:
-        if isinstance(exc, DPQueryError):
-            raise
-        raise npz_error(path, "sparse matrix or binary data", exc) from None
-    except Exception as exc:  # zipfile.BadZipFile and scipy's own errors
+    except DPQueryError:
+        raise
+    except Exception as exc:  # OSError, zipfile.BadZipFile, a missing key, scipy's own errors
         raise npz_error(path, "sparse matrix or binary data", exc) from None
     return items, (items.n, items.d)
 
