@@ -34,10 +34,11 @@ import argparse
 import csv
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ FIELDS = ["d", "epsilon", "seed", "candidate", "algorithm", "records", "seconds"
           "form", "failure", *SCORES]  # fmt: skip
 LIMITS = {"seconds": 300.0, "peak_gib": 4.0}  # the whole synth command at d = 45,375
 _CLI = "import sys; from dpquery.cli import main; sys.exit(main())"
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time
 
 
 # -- inputs --------------------------------------------------------------------------------
@@ -114,21 +116,28 @@ def released(out: Path, d: int) -> ItemSets:
 
 # -- one run -------------------------------------------------------------------------------
 def run(cmd: list[str], timeout: float) -> tuple[int, float, float, str, str]:
-    """Exit code, wall seconds, the child's peak resident memory (GiB), stdout, stderr."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err)
-        timer = threading.Timer(timeout, proc.kill)
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
-        finally:
-            timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        seconds = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        return proc.returncode, seconds, usage.ru_maxrss / 2**20, out.read(), err.read()
+    """Exit code, wall seconds, the command's peak resident memory (GiB), stdout, stderr.
+
+    The peak is GNU time's (``%M``): the rusage of a child of this process would not do, as
+    Linux records the parent's high-water mark in the child's ``ru_maxrss`` when it execs.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        peak_file = Path(tmp) / "peak"
+        timed = [TIME, "-f", "%M", "-o", str(peak_file), *cmd]
+        with (Path(tmp) / "out").open("w+") as out, (Path(tmp) / "err").open("w+") as err:
+            start = time.perf_counter()
+            proc = subprocess.Popen(timed, stdout=out, stderr=err, start_new_session=True)
+            try:
+                code = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)  # time and the command under it
+                code = proc.wait()
+            seconds = time.perf_counter() - start
+            out.seek(0)
+            err.seek(0)
+            lines = peak_file.read_text().split() if peak_file.exists() else []
+            peak = int(lines[-1]) / 2**20 if lines and lines[-1].isdigit() else float("nan")
+            return code, seconds, peak, out.read(), err.read()
 
 
 def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candidate: str,
@@ -141,11 +150,11 @@ def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candid
                            "seconds": seconds, "peak_gib": peak,
                            "form": "items" if sparse else "npz+weights"}  # fmt: skip
     if code != 0:
-        why = f"timeout after {timeout:.0f} s" if code < 0 else f"exit {code}"
+        why = f"timeout after {timeout:.0f} s" if code < 0 else f"exit {code}"  # killed: < 0
         row["failure"] = f"{why}: {stderr.strip().splitlines()[-1:] or ''}"
         return row
     ran = [ln for ln in stdout.splitlines() if ln.startswith("algorithm:")]
-    row["algorithm"] = ran[0].split()[1] if ran else candidate
+    row["algorithm"] = ran[0].split()[1].rstrip(",") if ran else candidate
     synthetic = released(out, real.d)
     row["records"] = synthetic.n
     for m, s in measures.scores(synthetic).items():
@@ -260,7 +269,7 @@ def _ratios(default: list[dict[str, Any]], ref: dict[str, dict]) -> list[str]:
             v = float(np.mean([float(r[f"{m}_{stat}"]) for r in default]))
             for name in ("zeros", "indep"):
                 base = ref[name][f"{m}_{stat}"]
-                parts.append(f"{stat} {v / base:.2f}x {name}" if base else f"{stat} - {name}")
+                parts.append(f"{stat} {v / base:.2f}x {name}" if base else f"{stat} ({name}: 0)")
         out.append(f"- {SHORT[m]}: " + ", ".join(parts))
     return out
 
