@@ -37,9 +37,11 @@ from dpquery.cli.report import (
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode, read_table
+from dpquery.data.items import read_item_sets
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.metrics import error_report
+from dpquery.evaluation.wide import describe_wide, wide_evaluation
 from dpquery.io import atomic_path, atomic_write_text
 from dpquery.queries import WORKLOAD_KINDS, build_workload, check_same_domain
 from dpquery.queries.build import MissingParameterError
@@ -299,9 +301,6 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _evaluate_items(args: argparse.Namespace, release: dict[str, Any] | None) -> int:
     """The wide measures (:mod:`dpquery.evaluation.wide`) of item sets, NOT private."""
-    from dpquery.data.items import read_item_sets
-    from dpquery.evaluation.wide import describe_wide, wide_evaluation
-
     if args.workload is not None:
         raise DPQueryError("item data is scored on the wide measures; drop --workload")
     real = load_item_sets(args)
