@@ -23,7 +23,7 @@ import pandas as pd
 
 from dpquery.data.binary import BinaryData, n_words_for
 from dpquery.data.domain import Domain, Numeric
-from dpquery.data.encode import _from_pairs, encode, read_table
+from dpquery.data.encode import _from_pairs, encode, read_pairs, read_table
 from dpquery.errors import DPQueryError
 from dpquery.queries.evaluate import fold_counts
 from dpquery.queries.workload import Workload
@@ -325,18 +325,8 @@ class TransactionPart:
     d: int
 
     def _pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        if not self.path.exists():
-            raise DPQueryError(f"transaction file {self.path} does not exist")
-        try:  # parsed as read_transactions parses a whole file
-            pairs = pd.read_csv(self.path, sep=r"[\s,]+", header=None, comment="#",
-                                engine="python")  # fmt: skip
-        except pd.errors.EmptyDataError:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        except (ValueError, OSError) as exc:
-            raise DPQueryError(f"{self.path}: expected 'row item' pairs ({exc})") from None
-        if pairs.shape[1] != 2 or not all(pd.api.types.is_integer_dtype(t) for t in pairs.dtypes):
-            raise DPQueryError(f"{self.path}: expected two integers ('row item') per line")
-        return pairs[0].to_numpy(np.int64), pairs[1].to_numpy(np.int64)
+        pairs = read_pairs(self.path, columns=(2,))
+        return pairs.rows, pairs.items
 
     def rows(self) -> int:
         return int(np.unique(self._pairs()[0]).size)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain, infer_domain
 from dpquery.data.encode import encode, read_table
+from dpquery.data.items import ItemSets, read_item_sets
 from dpquery.errors import DPQueryError, NonPrivateWarning
 
 if TYPE_CHECKING:
@@ -48,6 +49,32 @@ def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> 
         help="read the domain off the data: NOT PRIVATE, for exploration only",
     )  # fmt: skip
     parser.set_defaults(_data_required=required)
+
+
+def add_item_args(parser: argparse.ArgumentParser) -> None:
+    """``--transactions [--n ROWS --items D]``: --data holds records as sets of items."""
+    g = parser.add_argument_group("item data (records as sets of items, kept sparse)")
+    g.add_argument("--transactions", action="store_true",
+                   help="--data is a 'row item' file (first line '# rows N items D', or give "
+                        "--n and --items) or a sparse .npz")  # fmt: skip
+    g.add_argument("--n", type=int, metavar="ROWS",
+                   help="number of records of a transaction file (public)")  # fmt: skip
+    g.add_argument("--items", type=int, metavar="D",
+                   help="number of items of a transaction file (public)")  # fmt: skip
+
+
+def is_item_file(path: Path) -> bool:
+    """A ``.transactions.csv`` (optionally compressed) file: records as sets of items."""
+    return ".transactions" in [s.lower() for s in path.suffixes]
+
+
+def load_item_sets(args: argparse.Namespace) -> ItemSets:
+    """The item data of ``--data`` (``--transactions``), with the public sizes given."""
+    if args.data is None or args.dataset is not None:
+        raise DPQueryError("item data is read from --data FILE (a 'row item' file or .npz)")
+    if args.domain is not None or args.infer_domain:
+        raise DPQueryError("item data needs no domain (its items are 0..D-1); drop --domain")
+    return read_item_sets(args.data, n=args.n, d=args.items)  # its n, d: --n, --items
 
 
 def warn_non_private(domain: Domain) -> None:

@@ -120,3 +120,13 @@ def write_html_report(
     )  # fmt: skip
     write_html(args.html, evaluation, release, overwrite=args.overwrite)
     print(f"wrote {args.html} (NOT PRIVATE: for the data holder)")
+
+
+def write_wide_html_report(
+    args: argparse.Namespace, evaluation: dict[str, Any], release: dict[str, Any] | None
+) -> None:
+    """The HTML page of item data's wide measures (NOT PRIVATE)."""
+    from dpquery.evaluation.html import write_html
+
+    write_html(args.html, evaluation, release, overwrite=args.overwrite)
+    print(f"wrote {args.html} (NOT PRIVATE: for the data holder)")

@@ -15,13 +15,22 @@ from typing import Any
 import numpy as np
 
 from dpquery.backends import PartitionedData
-from dpquery.cli.common import add_backend_args, add_data_args, backend_data, load_data
+from dpquery.cli.common import (
+    add_backend_args,
+    add_data_args,
+    add_item_args,
+    backend_data,
+    is_item_file,
+    load_data,
+    load_item_sets,
+)
 from dpquery.cli.report import (
     add_html_args,
     coherence_of,
     describe_coherence,
     load_release_report,
     write_html_report,
+    write_wide_html_report,
 )
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain
@@ -98,13 +107,20 @@ def _register_answer_and_evaluate(sub: argparse._SubParsersAction) -> None:
         "evaluate",
         help="error of synthetic records against the true answers (NOT private)",
         description="Compare the answers of --synthetic records with the true answers on the "
-        "data; print the error report and write it as JSON.",
+        "data; print the error report and write it as JSON. On item data (--transactions, "
+        "or a synthetic S.transactions.csv) the measures are each item's frequency, the "
+        "co-occurrence of frequent items and 3-way conjunctions, beside the zeros, indep and "
+        "uniform tables (docs/evaluation.md).",
     )
     add_data_args(p)
+    add_item_args(p)
     p.add_argument("--synthetic", type=Path, required=True, metavar="S.csv",
                    help="synthetic records: a table over the domain (optional 'weight' "
-                        "column) or an encoded .npz")  # fmt: skip
-    p.add_argument("--workload", type=Path, required=True, metavar="W.npz")
+                        "column), an encoded .npz, or item sets (S.transactions.csv)")  # fmt: skip
+    p.add_argument("--workload", type=Path, metavar="W.npz",
+                   help="the workload (required, except on item data)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random triples on item data (default 0)")  # fmt: skip
     p.add_argument("--report", type=Path, metavar="R.json", help="write the report as JSON")
     add_html_args(p)
     p.add_argument("--overwrite", action="store_true", help="replace an existing report file")
@@ -254,6 +270,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         if output is not None:
             _check_output(args, output)
     release = load_release_report(args)  # a bad --release-report fails before any work
+    if args.transactions or is_item_file(args.synthetic):
+        return _evaluate_items(args, release)
+    if args.n is not None or args.items is not None:
+        raise DPQueryError("--n and --items are the sizes of item data: give --transactions")
+    if args.workload is None:
+        raise DPQueryError("evaluate needs --workload W.npz (item data needs none)")
     workload = Workload.load(args.workload)
     data = load_data(args)
     synthetic = _load_synthetic(args.synthetic, data.domain)
@@ -272,4 +294,28 @@ def _evaluate(args: argparse.Namespace) -> int:
         if coherence is not None:  # NOT PRIVATE, like the errors; its note says so
             obj["coherence"] = coherence
         atomic_write_text(args.report, json.dumps(obj, indent=2) + "\n", overwrite=args.overwrite)
+    return 0
+
+
+def _evaluate_items(args: argparse.Namespace, release: dict[str, Any] | None) -> int:
+    """The wide measures (:mod:`dpquery.evaluation.wide`) of item sets, NOT private."""
+    from dpquery.data.items import read_item_sets
+    from dpquery.evaluation.wide import describe_wide, wide_evaluation
+
+    if args.workload is not None:
+        raise DPQueryError("item data is scored on the wide measures; drop --workload")
+    real = load_item_sets(args)
+    synthetic = read_item_sets(args.synthetic)
+    if synthetic.d != real.d:
+        raise DPQueryError(
+            f"{args.synthetic}: the synthetic records have {synthetic.d} items, the data {real.d}"
+        )
+    evaluation = wide_evaluation(real, synthetic, seed=args.seed)
+    print(NOT_PRIVATE)  # on the stream of the numbers it labels
+    print(describe_wide(evaluation))
+    if args.html is not None:
+        write_wide_html_report(args, evaluation, release)
+    if args.report is not None:
+        text = json.dumps(evaluation, indent=2) + "\n"
+        atomic_write_text(args.report, text, overwrite=args.overwrite)
     return 0

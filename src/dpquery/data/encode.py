@@ -10,6 +10,12 @@ forward them).
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numba
@@ -189,14 +195,19 @@ def _pack_pairs(rows: np.ndarray, cols: np.ndarray, words: np.ndarray) -> None: 
         words[cols[k], r >> 6] |= np.uint64(1) << np.uint64(r & 63)
 
 
+def check_indices(idx: np.ndarray, limit: int, name: str, what: str) -> None:
+    """Refuse ids outside ``[0, limit)``, naming ``what`` (a file) and a few of them."""
+    bad = (idx < 0) | (idx >= limit)
+    if bad.any():
+        raise DPQueryError(
+            f"{what}: {int(bad.sum())} {name} index(es) outside [0, {limit}), e.g. "
+            f"{idx[bad][:_SHOW].tolist()}"
+        )
+
+
 def _from_pairs(rows: np.ndarray, cols: np.ndarray, n: int, d: int, what: str) -> BinaryData:
-    for name, idx, limit in (("row", rows, n), ("item", cols, d)):
-        bad = (idx < 0) | (idx >= limit)
-        if bad.any():
-            raise DPQueryError(
-                f"{what}: {int(bad.sum())} {name} index(es) outside [0, {limit}), e.g. "
-                f"{idx[bad][:_SHOW].tolist()}"
-            )
+    check_indices(rows, n, "row", what)
+    check_indices(cols, d, "item", what)
     words = np.zeros((d, n_words_for(n)), dtype=np.uint64)
     _pack_pairs(rows.astype(np.int64), cols.astype(np.int64), words)
     return BinaryData(words, n)
@@ -213,43 +224,123 @@ def from_sparse(matrix: sp.spmatrix | sp.sparray) -> BinaryData:
     return _from_pairs(coo.row[keep], coo.col[keep], n, d, "sparse matrix")
 
 
-def read_transactions(path: str | Path, *, n: int, d: int) -> BinaryData:
-    """Read a "row item" transaction file: one ``row item`` pair per line (whitespace or
-    comma separated, integers, ``#`` comments). ``n`` (rows) and ``d`` (items) are public
-    sizes and must be given; ids outside ``[0, n)`` / ``[0, d)`` are an error."""
+_SIZES = re.compile(r"#\s*rows\s+(\d+)\s+items\s+(\d+)\b")
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The lines of a "row item [weight]" file, and the sizes its first line gives."""
+
+    rows: np.ndarray
+    items: np.ndarray
+    weights: np.ndarray | None
+    sizes: tuple[int, int] | None  # (n, d) from a first line "# rows N items D"
+
+
+def _first_bad(column: pd.Series) -> object:
+    """The first value of ``column`` that is not an integer (for the error message)."""
+    numbers = pd.to_numeric(column, errors="coerce")
+    bad = numbers.isna() | (numbers != np.floor(numbers))
+    value = column[bad].iloc[0] if bad.any() else None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
+    """Parse a "row item" file (whitespace or comma separated integers, ``#`` comments,
+    optionally .gz / .bz2 / .xz): the one parser of every transaction reader.
+
+    ``columns`` lists the accepted numbers of columns; a third column is a float weight.
+    """
     path = Path(path)
     if not path.exists():
         raise DPQueryError(f"transaction file {path} does not exist")
-    if n < 1 or d < 1:
-        raise DPQueryError(f"n and d must be positive, got n={n}, d={d}")
+    opener = _OPENERS.get(path.suffix.lower(), open)
     try:
-        pairs = pd.read_csv(
-            path,
-            sep=r"[\s,]+",
-            header=None,
-            comment="#",
-            engine="python",
+        with opener(path, "rt") as fh:  # type: ignore[operator]
+            text = fh.read()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DPQueryError(f"cannot read {path}: {exc}") from None
+    header = _SIZES.match(text.lstrip())
+    sizes = (int(header[1]), int(header[2])) if header else None
+    expected = " or ".join(str(c) for c in columns)
+    try:  # the C parser with one separator: commas become spaces first
+        table = pd.read_csv(
+            io.StringIO(text.replace(",", " ")), sep=r"\s+", header=None, comment="#"
         )  # no dtype=int64 here: it would truncate "1.5" to 1 silently
     except pd.errors.EmptyDataError:  # no pairs at all: n all-zero rows
-        pairs = pd.DataFrame({0: np.zeros(0, np.int64), 1: np.zeros(0, np.int64)})
+        table = pd.DataFrame({0: np.zeros(0, np.int64), 1: np.zeros(0, np.int64)})
     except (ValueError, OSError) as exc:
-        raise DPQueryError(f"{path}: expected integer 'row item' pairs per line ({exc})") from None
-    if pairs.shape[1] != 2:
         raise DPQueryError(
-            f"{path}: expected two integers ('row item') per line, got {pairs.shape[1]}"
+            f"{path}: expected {expected} numbers per line ('row item' pairs) ({exc})"
+        ) from None
+    if table.shape[1] not in columns:
+        two = "two integers ('row item')" if columns == (2,) else f"{expected} columns"
+        raise DPQueryError(f"{path}: expected {two} per line, got {table.shape[1]}")
+    for j, name in ((0, "row"), (1, "item")):
+        if not pd.api.types.is_integer_dtype(table[j].dtype):
+            raise DPQueryError(
+                f"{path}: expected integer 'row item' pairs per line; {name} "
+                f"{_first_bad(table[j])!r} is not an integer"
+            )
+    weights = None
+    if table.shape[1] == 3:
+        w = pd.to_numeric(table[2], errors="coerce")
+        if w.isna().any():
+            raise DPQueryError(f"{path}: weight {table[2][w.isna()].iloc[0]!r} is not a number")
+        weights = w.to_numpy(np.float64)
+    return Pairs(table[0].to_numpy(np.int64), table[1].to_numpy(np.int64), weights, sizes)
+
+
+def resolve_sizes(
+    path: Path, given: tuple[int | None, int | None], found: tuple[int, int] | None
+) -> tuple[int, int]:
+    """The public sizes (n, d): given, or from the file's first line (both must agree)."""
+    for name, value in zip(("n", "d"), given, strict=True):
+        if value is not None and (isinstance(value, bool) or int(value) != value or value < 1):
+            raise DPQueryError(f"n and d must be positive integers, got {name}={value!r}")
+    if found is not None and min(found) < 1:
+        raise DPQueryError(
+            f"{path}: n and d must be positive integers, got n={found[0]}, "
+            f"d={found[1]} in the first line"
         )
-    if not all(pd.api.types.is_integer_dtype(t) for t in pairs.dtypes):
-        raise DPQueryError(f"{path}: expected integer 'row item' pairs per line")
-    pairs.columns = ["row", "item"]
-    return _from_pairs(pairs["row"].to_numpy(), pairs["item"].to_numpy(), n, d, str(path))
+    if found is None:
+        if given[0] is None or given[1] is None:
+            raise DPQueryError(
+                f"{path}: no '# rows N items D' first line; give the public sizes n (rows) "
+                f"and d (items)"
+            )
+        return int(given[0]), int(given[1])
+    for name, value, header in zip(("n", "d"), given, found, strict=True):
+        if value is not None and int(value) != header:
+            raise DPQueryError(
+                f"{path}: {name}={value} was given but the file's first line says {header}"
+            )
+    return found
+
+
+def read_transactions(path: str | Path, *, n: int | None = None, d: int | None = None
+                      ) -> BinaryData:  # fmt: skip
+    """Read a "row item" transaction file: one ``row item`` pair per line (whitespace or
+    comma separated, integers, ``#`` comments). ``n`` (rows) and ``d`` (items) are public
+    sizes: given, or read from a first line ``# rows N items D`` (given ones must agree with
+    it); ids outside ``[0, n)`` / ``[0, d)`` are an error."""
+    path = Path(path)
+    pairs = read_pairs(path, columns=(2,))
+    n, d = resolve_sizes(path, (n, d), pairs.sizes)
+    return _from_pairs(pairs.rows, pairs.items, n, d, str(path))
 
 
 __all__ = [
     "WORD_BITS",
+    "Pairs",
     "attribute_codes",
+    "check_indices",
     "encode",
     "encode_file",
     "from_sparse",
+    "read_pairs",
     "read_table",
     "read_transactions",
+    "resolve_sizes",
 ]

@@ -328,6 +328,41 @@ def _summary(page: _Page) -> str:
     )
 
 
+# -- item data (dpquery.evaluation.wide) ---------------------------------------------------
+def _wide_body(page: _Page) -> str:
+    """The page of item data: sizes, the measures, and their errors beside the references."""
+    ev = "evaluation"
+    scores = page.doc[ev]["scores"]
+    rows = []
+    for measure in ("one_way", "pairs", "triples"):
+        cells = [f"<td>{html.escape(measure.replace('_', '-'))}</td>",
+                 f"<td>{page.value(f'{ev}.measures.{measure}')}</td>"]  # fmt: skip
+        for name in scores:
+            key = f"{ev}.scores.{name}.{measure}"
+            cells.append(f"<td class=n>{page.value(key + '.max')} / "
+                         f"{page.value(key + '.mean')}</td>")  # fmt: skip
+        rows.append(cells)
+    header = ["measure", "measured", *(f"{name}: max / mean" for name in scores)]
+    return "".join([
+        "<h1>dpquery: evaluation of synthetic item sets</h1>",
+        f'<div class="banner">{page.value(f"{ev}.note")}</div>',
+        f"<p>Real data: {page.value(f'{ev}.data.records')} records over "
+        f"{page.value(f'{ev}.data.items')} items, {page.value(f'{ev}.data.ones')} ones. "
+        f"Synthetic: {page.value(f'{ev}.synthetic.records')} records, "
+        f"{page.value(f'{ev}.synthetic.ones')} ones (weighted: "
+        f"{page.value(f'{ev}.synthetic.weighted')}).</p>",
+        "<h2>Errors on item data (NOT PRIVATE)</h2><p>Errors are fractions of records: "
+        "|released - true| over each measure's queries. The references are computed from the "
+        "same data: <em>zeros</em> is the all-zero table (it reads no data, and on sparse "
+        "data it is hard to beat: its mean error on the item frequencies is the mean item "
+        "frequency), <em>indep</em> the product of the true item frequencies (it reads the "
+        "data: a non-private reference), <em>uniform</em> every item with probability one "
+        "half.</p>",
+        _table(header, rows),
+        _release(page),
+    ])  # fmt: skip
+
+
 def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = None) -> str:
     """The page (a string); ``release`` is the ``release`` section of a synth report."""
     try:
@@ -341,12 +376,19 @@ def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = Non
         doc["release"] = {k: v for k, v in release.items() if k != "rounds"}
     page = _Page(doc)
     payload = json.dumps(doc, allow_nan=False).replace("</", "<\\/")
+    if "scores" in evaluation:  # item data: dpquery.evaluation.wide's measures
+        return _document(_wide_body(page), payload)
     body = "".join([
         "<h1>dpquery: evaluation of a synthetic table</h1>",
         f'<div class="banner">NOT PRIVATE: {page.value("evaluation.note")}</div>',
         _summary(page), _errors(page), _per_marginal(page), _one_way(page), _two_way(page),
         _coherence(page), _release(page),
     ])  # fmt: skip
+    return _document(body, payload)
+
+
+def _document(body: str, payload: str) -> str:
+    """The whole page: its body, then the JSON its numbers are read from."""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         "<title>dpquery evaluation (NOT PRIVATE)</title>"

@@ -1,0 +1,341 @@
+"""Wide sparse data: the default release of npm_words beside the tables that read no data.
+
+Data: ``$DPQUERY_DATA_DIR/wide/npm_words`` (196,708 npm package descriptions as bags of
+words over 45,375 words, items ordered by frequency), whole (d = 45,375) and restricted to
+its 5,000 most frequent words (d = 5,000). Each release is the whole ``dpquery synth``
+command a user runs (read, fit, write), in its own process, timed, with its peak memory
+(the child's maximum resident set size): epsilon 1 and 0.1, delta = 1/n^2, ``--seed`` 0,
+1, 2. Candidates: ``auto`` (the default) and ``dualquery`` (by name, its defaults).
+
+Input and output forms: when ``dpquery synth`` reads item data (``--transactions``), the
+input is the ``row item`` file and the release is written as ``S.transactions.csv``;
+otherwise the input is the bits as an encoded ``.npz`` over a domain of one binary attribute
+per word, and the released records are written with their weights (``--weights``), never as
+a dense n-row CSV.
+
+Scores (:mod:`dpquery.evaluation.wide`, NOT private, for benchmarking only), as fractions of
+records, max and mean absolute error: every word's frequency (1-way), the co-occurrence of
+every pair among the 200 most frequent words (pairs), 2,000 random 3-word conjunctions among
+the 100 most frequent (triples, seed 0); beside ``zeros`` (the all-zero table), ``indep``
+(the product of the TRUE word frequencies: reads the data) and ``uniform``. The done-when
+targets are checked on every seed (met = met by the worst seed).
+
+Quick mode (``make bench``, ``DPQUERY_BENCH_QUICK=1``, or ``--quick``): d = 5,000, seed 0.
+Full protocol (``make bench FULL=1 BENCH=wide``): both d, three seeds. Rows are appended to
+``docs/results/wide/<out>.csv`` as each run ends, the table to ``<out>.md``::
+
+    nice .venv/bin/python benchmarks/bench_wide.py --d 5000 45375 --seeds 0 1 2 --out full
+    .venv/bin/python benchmarks/bench_wide.py --report full     # the table again
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from dpquery.data import Binary, BinaryData, Domain, ItemSets, read_item_sets, save_binary
+from dpquery.data.items import write_item_sets
+from dpquery.evaluation.wide import MEASURES, REFERENCES, WideMeasures
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results" / "wide"
+NPM = Path("wide") / "npm_words.transactions.csv.gz"
+N, D = 196_708, 45_375
+CANDIDATES = ("auto", "dualquery")
+EPSILONS = (1.0, 0.1)
+SHORT = {"one_way": "1-way", "pairs": "pairs", "triples": "triples"}
+SCORES = [f"{m}_{s}" for m in MEASURES for s in ("max", "mean")]
+FIELDS = ["d", "epsilon", "seed", "candidate", "algorithm", "records", "seconds", "peak_gib",
+          "form", "failure", *SCORES]  # fmt: skip
+LIMITS = {"seconds": 300.0, "peak_gib": 4.0}  # the whole synth command at d = 45,375
+_CLI = "import sys; from dpquery.cli import main; sys.exit(main())"
+
+
+# -- inputs --------------------------------------------------------------------------------
+def load_real(d: int) -> ItemSets:
+    """npm_words over its ``d`` most frequent words (items 0..d-1)."""
+    base = Path(os.environ.get("DPQUERY_DATA_DIR", ROOT.parent / "shared" / "data"))
+    items = read_item_sets(base / NPM, n=N, d=D)
+    return items if d == D else ItemSets(items.matrix[:, :d])
+
+
+def reads_items() -> bool:
+    """Whether ``dpquery synth`` reads item data (``--transactions``) on this version."""
+    out = subprocess.run([sys.executable, "-c", _CLI, "synth", "--help"],
+                         capture_output=True, text=True, check=False).stdout  # fmt: skip
+    return "--transactions" in out
+
+
+def input_file(real: ItemSets, folder: Path, sparse: bool) -> Path:
+    """The data as the user gives it to ``synth``: a row-item file, or an encoded .npz."""
+    if sparse:
+        path = folder / f"npm{real.d}.transactions.csv"
+        if not path.exists():
+            write_item_sets(path, real)
+        return path
+    path = folder / f"npm{real.d}.npz"
+    if not path.exists():
+        bits = real.to_binary()
+        domain = Domain(tuple(Binary(f"w{j}", ("0", "1")) for j in range(real.d)))
+        save_binary(path, BinaryData(bits.words, bits.n, domain=domain))
+    return path
+
+
+def synth_command(data: Path, out: Path, candidate: str, epsilon: float, seed: int,
+                  sparse: bool) -> list[str]:  # fmt: skip
+    cmd = [sys.executable, "-c", _CLI, "synth", "--data", str(data), "--out", str(out),
+           "--algorithm", candidate, "--epsilon", str(epsilon), "--delta", repr(1 / N**2),
+           "--seed", str(seed)]  # fmt: skip
+    return cmd + (["--transactions"] if sparse else ["--weights"])
+
+
+def released(out: Path, d: int) -> ItemSets:
+    """The records ``synth`` wrote: item sets, or weighted records over the word columns."""
+    if ".transactions" in out.suffixes:
+        return read_item_sets(out)
+    table = pd.read_csv(out, dtype=str)
+    weights = table.pop("weight").to_numpy(np.float64)
+    bits = (table[[f"w{j}" for j in range(d)]].to_numpy() == "1").astype(np.uint8)
+    return ItemSets(sp.csr_array(bits), weights)
+
+
+# -- one run -------------------------------------------------------------------------------
+def run(cmd: list[str], timeout: float) -> tuple[int, float, float, str, str]:
+    """Exit code, wall seconds, the child's peak resident memory (GiB), stdout, stderr."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, seconds, usage.ru_maxrss / 2**20, out.read(), err.read()
+
+
+def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candidate: str,
+        epsilon: float, seed: int, sparse: bool, timeout: float) -> dict[str, Any]:  # fmt: skip
+    out = folder / (f"{candidate}.transactions.csv" if sparse else f"{candidate}.csv")
+    out.unlink(missing_ok=True)
+    cmd = synth_command(data, out, candidate, epsilon, seed, sparse)
+    code, seconds, peak, stdout, stderr = run(cmd, timeout)
+    row: dict[str, Any] = {"d": real.d, "epsilon": epsilon, "seed": seed, "candidate": candidate,
+                           "seconds": seconds, "peak_gib": peak,
+                           "form": "items" if sparse else "npz+weights"}  # fmt: skip
+    if code != 0:
+        why = f"timeout after {timeout:.0f} s" if code < 0 else f"exit {code}"
+        row["failure"] = f"{why}: {stderr.strip().splitlines()[-1:] or ''}"
+        return row
+    ran = [ln for ln in stdout.splitlines() if ln.startswith("algorithm:")]
+    row["algorithm"] = ran[0].split()[1] if ran else candidate
+    synthetic = released(out, real.d)
+    row["records"] = synthetic.n
+    for m, s in measures.scores(synthetic).items():
+        row[f"{m}_max"], row[f"{m}_mean"] = s["max"], s["mean"]
+    out.unlink(missing_ok=True)
+    return row
+
+
+def reference_rows(measures: WideMeasures) -> list[dict[str, Any]]:
+    rows = []
+    for name, scores in measures.reference_scores().items():
+        row: dict[str, Any] = {"d": measures.d, "candidate": name, "algorithm": name}
+        for m, s in scores.items():
+            row[f"{m}_max"], row[f"{m}_mean"] = s["max"], s["mean"]
+        rows.append(row)
+    return rows
+
+
+# -- the table -----------------------------------------------------------------------------
+def _f(row: dict[str, Any], key: str) -> float | None:
+    v = row.get(key)
+    return None if v in (None, "") else float(v)
+
+
+def targets(d: int, epsilon: float, runs: list[dict], ref: dict[str, dict]) -> list[tuple]:
+    """The done-when targets of the default release: (what, worst seed's value, limit)."""
+    z, ind = ref["zeros"], ref["indep"]
+
+    def worst(key: str) -> float:
+        return max(float(r[key]) for r in runs)
+
+    if epsilon == 1.0:
+        share = 0.4 if d <= 5000 else 0.5
+        out = [
+            ("1-way max <= 0.005", worst("one_way_max"), 0.005),
+            (f"1-way mean <= {share}x zeros'", worst("one_way_mean"), share * z["one_way_mean"]),
+            ("pair max <= 0.8x indep's", worst("pairs_max"), 0.8 * ind["pairs_max"]),
+            ("pair mean <= 0.75x zeros'", worst("pairs_mean"), 0.75 * z["pairs_mean"]),
+            ("triple max <= zeros'", worst("triples_max"), z["triples_max"]),
+            ("triple mean <= zeros'", worst("triples_mean"), z["triples_mean"]),
+        ]
+    elif epsilon == 0.1:
+        out = [
+            ("1-way max <= 0.03", worst("one_way_max"), 0.03),
+            ("1-way mean <= 0.8x zeros'", worst("one_way_mean"), 0.8 * z["one_way_mean"]),
+            ("pair max <= zeros'", worst("pairs_max"), z["pairs_max"]),
+            ("pair mean <= zeros'", worst("pairs_mean"), z["pairs_mean"]),
+        ]
+    else:
+        out = []
+    if d == D:
+        out += [(f"synth <= {LIMITS['seconds']:.0f} s", worst("seconds"), LIMITS["seconds"]),
+                (f"synth <= {LIMITS['peak_gib']:.0f} GiB", worst("peak_gib"),
+                 LIMITS["peak_gib"])]  # fmt: skip
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """Markdown: per d and epsilon, each release's max / mean (mean over seeds), its time
+    and memory, its ratios to zeros and indep, and the targets met or missed."""
+    lines: list[str] = []
+    refs = {(int(r["d"]), r["candidate"]): r for r in rows if r["candidate"] in REFERENCES}
+    runs = [r for r in rows if r["candidate"] not in REFERENCES]
+    for d in sorted({int(r["d"]) for r in rows}):
+        ref = {name: {k: _f(refs[(d, name)], k) for k in SCORES} for name in REFERENCES
+               if (d, name) in refs}  # fmt: skip
+        for epsilon in sorted({float(r["epsilon"]) for r in runs if int(r["d"]) == d},
+                              reverse=True):  # fmt: skip
+            here = [r for r in runs if int(r["d"]) == d and float(r["epsilon"]) == epsilon]
+            lines += [
+                f"\n### npm_words, d = {d:,}, epsilon = {epsilon:g}, delta = 1/n^2\n",
+                "| release | seeds | 1-way max / mean | pairs max / mean | triples "
+                "max / mean | synth seconds | peak GiB |",
+                "|---|---|---|---|---|---|---|",
+            ]
+            for candidate in dict.fromkeys(r["candidate"] for r in here):
+                lines.append(_row(candidate, [r for r in here if r["candidate"] == candidate]))
+            for name, r in ref.items():
+                cells = [f"{r[f'{m}_max']:.4g} / {r[f'{m}_mean']:.3g}" for m in MEASURES]
+                lines.append(f"| {name} (reference) | - | " + " | ".join(cells) + " | - | - |")
+            default = [r for r in here if r["candidate"] == "auto" and not r.get("failure")]
+            if default and "zeros" in ref and "indep" in ref:
+                lines += _ratios(default, ref)
+                lines.append("")
+                for what, value, limit in targets(d, epsilon, default, ref):
+                    flag = "met" if value <= limit else "MISSED"
+                    lines.append(f"- {what}: worst seed {value:.4g}, limit {limit:.4g}: {flag}")
+    return "\n".join(lines)
+
+
+def _row(candidate: str, group: list[dict[str, Any]]) -> str:
+    ok = [r for r in group if not r.get("failure")]
+    ran = {str(r["algorithm"]) for r in ok if r.get("algorithm")} - {candidate}
+    name = candidate + (f" ({', '.join(sorted(ran))})" if ran else "")
+    seeds = ",".join(str(r["seed"]) for r in ok)
+    if not ok:
+        return f"| {name} | failed: {group[0]['failure']} | | | | | |"
+
+    def mean(key: str) -> float:
+        return float(np.mean([float(r[key]) for r in ok]))
+
+    cells = [f"{mean(f'{m}_max'):.4g} / {mean(f'{m}_mean'):.3g}" for m in MEASURES]
+    return (f"| {name} | {seeds} | " + " | ".join(cells)
+            + f" | {mean('seconds'):.1f} | {mean('peak_gib'):.2f} |")  # fmt: skip
+
+
+def _ratios(default: list[dict[str, Any]], ref: dict[str, dict]) -> list[str]:
+    out = ["", "Default release against the references (mean over seeds; < 1 is better):", ""]
+    for m in MEASURES:
+        parts = []
+        for stat in ("max", "mean"):
+            v = float(np.mean([float(r[f"{m}_{stat}"]) for r in default]))
+            for name in ("zeros", "indep"):
+                base = ref[name][f"{m}_{stat}"]
+                parts.append(f"{stat} {v / base:.2f}x {name}" if base else f"{stat} - {name}")
+        out.append(f"- {SHORT[m]}: " + ", ".join(parts))
+    return out
+
+
+# -- main ----------------------------------------------------------------------------------
+def bench(args: argparse.Namespace) -> list[dict[str, Any]]:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{args.out}.csv"
+    path.unlink(missing_ok=True)
+    sparse = reads_items()
+    form = "row-item files" if sparse else "encoded .npz, --weights output"
+    print(f"synth reads item data: {sparse} (inputs: {form})", flush=True)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench_wide.") as tmp:
+        folder = Path(tmp)
+        for d in args.d:
+            real = load_real(d)
+            measures = WideMeasures.of(real, seed=0)
+            rows += reference_rows(measures)
+            data = input_file(real, folder, sparse)
+            for epsilon in args.epsilons:
+                for seed in args.seeds:
+                    for candidate in args.candidates:
+                        row = one(real, measures, data, folder, candidate, epsilon, seed,
+                                  sparse, args.timeout)  # fmt: skip
+                        if sparse and str(row.get("failure", "")).startswith("exit"):
+                            # a release that cannot take item data: as bits, --weights out
+                            dense = input_file(real, folder, False)
+                            row = one(real, measures, dense, folder, candidate, epsilon,
+                                      seed, False, args.timeout)  # fmt: skip
+                        rows.append(row)
+                        _append(path, rows)
+                        shown = {k: (f"{v:.4g}" if isinstance(v, float) else v)
+                                 for k, v in row.items()}  # fmt: skip
+                        print(json.dumps(shown), flush=True)
+            for leftover in folder.glob("npm*"):
+                leftover.unlink()
+    _append(path, rows)
+    return rows
+
+
+def _append(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="") as fh:  # rewritten whole: a run cut short keeps its rows
+        writer = csv.DictWriter(fh, FIELDS)
+        writer.writeheader()
+        writer.writerows({k: r.get(k, "") for k in FIELDS} for r in rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="d = 5,000, seed 0")
+    p.add_argument("--d", nargs="+", type=int, choices=(5000, D))
+    p.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    p.add_argument("--seeds", nargs="+", type=int)
+    p.add_argument("--candidates", nargs="+", default=list(CANDIDATES))
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per synth command")
+    p.add_argument("--out", help="results name under docs/results/wide (default quick/full)")
+    p.add_argument("--report", metavar="NAME", help="print the table of NAME.csv and exit")
+    args = p.parse_args([] if argv is None else argv)
+    if args.report:
+        with (RESULTS / f"{args.report}.csv").open() as fh:
+            print(table(list(csv.DictReader(fh))))
+        return
+    quick = args.quick or os.environ.get("DPQUERY_BENCH_QUICK", "") not in ("", "0")
+    args.d = args.d or ([5000] if quick else [5000, D])
+    args.seeds = args.seeds if args.seeds is not None else ([0] if quick else [0, 1, 2])
+    args.out = args.out or ("quick" if quick else "full")
+    rows = bench(args)
+    text = table(rows)
+    (RESULTS / f"{args.out}.md").write_text(
+        f"`{' '.join(['bench_wide.py', *(argv or [])])}` (quick={quick}); NOT PRIVATE scores, "
+        f"fractions of records\n{text}\n"
+    )
+    print(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,264 @@
+"""``ItemSets``: n records, each a set of items from ``range(d)``, kept sparse.
+
+A users x items 0/1 table (bags of words, baskets, ratings) with d in the thousands to
+hundreds of thousands and a few ones per record is held as a CSR matrix, never as dense bits.
+A release may weight its records; a record then counts by its normalised weight.
+
+File form (``.transactions.csv``, read and written here): a first line
+``# rows N items D`` gives the public sizes, so records with no items still count, then one
+``row item`` pair per line. A weighted file has a third column, the record's weight, on every
+line of the record; a record with no items is listed once with item ``-1`` to carry its
+weight. scipy's ``save_npz`` files and dpquery's :class:`BinaryData` ``.npz`` files are read
+too.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from dpquery.data.binary import BinaryData, unpack_columns
+from dpquery.data.encode import _from_pairs, check_indices, read_pairs, resolve_sizes
+from dpquery.errors import DPQueryError
+from dpquery.io import atomic_write
+
+_NO_ITEM = -1  # the item of a weighted file's line that only carries an empty record's weight
+_UNPACK_CELLS = 1 << 26  # bits unpacked at once by from_binary (64 MiB of uint8)
+
+
+def _canonical(matrix: sp.spmatrix | sp.sparray) -> sp.csr_array:
+    """Canonical CSR: data all 1 (uint8), sorted indices, no duplicates, no explicit zeros."""
+    csr = sp.csr_array(matrix, copy=True)
+    csr.sum_duplicates()  # also sorts the indices
+    csr.eliminate_zeros()
+    out = sp.csr_array(
+        (np.ones(csr.nnz, np.uint8), csr.indices.copy(), csr.indptr.copy()), shape=csr.shape
+    )
+    out.has_canonical_format = True
+    for a in (out.data, out.indices, out.indptr):
+        a.setflags(write=False)
+    return out
+
+
+def _check_weights(weights: object, n: int) -> np.ndarray:
+    w = np.array(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise DPQueryError(f"weights must have shape ({n},), got {w.shape}")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        raise DPQueryError(
+            f"weights must be finite and non-negative; record {int(np.argmax(bad))} has "
+            f"weight {float(w[bad][0])!r}"
+        )
+    if n and w.sum() <= 0:
+        raise DPQueryError("weights must not all be zero")
+    w.setflags(write=False)
+    return w
+
+
+@dataclass(frozen=True, eq=False)
+class ItemSets:
+    """n records, each a set of items from ``range(d)`` (a users x items 0/1 table kept
+    sparse). Optional non-negative record weights (a release may be weighted).
+
+    ``matrix`` is stored canonical (see :func:`_canonical`) and read-only, whatever sparse
+    matrix was given; ``weights`` is ``None`` when every record counts once.
+    """
+
+    matrix: sp.csr_array
+    weights: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if not sp.issparse(self.matrix):
+            raise DPQueryError(f"expected a scipy.sparse matrix, got {type(self.matrix).__name__}")
+        if self.matrix.ndim != 2:
+            raise DPQueryError(f"expected a 2-D (records x items) matrix, got {self.matrix.shape}")
+        matrix = _canonical(self.matrix)
+        object.__setattr__(self, "matrix", matrix)
+        if self.weights is not None:
+            object.__setattr__(self, "weights", _check_weights(self.weights, matrix.shape[0]))
+
+    @property
+    def n(self) -> int:
+        """Number of records (public)."""
+        return int(self.matrix.shape[0])
+
+    @property
+    def d(self) -> int:
+        """Number of items (public)."""
+        return int(self.matrix.shape[1])
+
+    @property
+    def nnz(self) -> int:
+        """Number of (record, item) ones."""
+        return int(self.matrix.nnz)
+
+    def lengths(self) -> np.ndarray:
+        """Items per record, int64, shape (n,)."""
+        return np.diff(self.matrix.indptr).astype(np.int64)
+
+    def probabilities(self) -> np.ndarray:
+        """Each record's share: its normalised weight, or 1/n when unweighted."""
+        if self.weights is None:
+            return np.full(self.n, 1.0 / max(self.n, 1))
+        return self.weights / self.weights.sum()
+
+    def item_frequencies(self) -> np.ndarray:
+        """Share of records holding each item (weighted records by their share), shape (d,)."""
+        return np.asarray(self.probabilities() @ self.matrix, dtype=np.float64)
+
+    @classmethod
+    def from_sparse(
+        cls, matrix: sp.spmatrix | sp.sparray, weights: np.ndarray | None = None
+    ) -> ItemSets:
+        """Any scipy sparse (records x items) matrix; every non-zero entry is a one."""
+        return cls(matrix, weights)
+
+    @classmethod
+    def from_binary(cls, data: BinaryData) -> ItemSets:
+        """The bits of ``data`` as item sets (free bits only: one-hot groups are not items).
+
+        Unpacks a block of columns at a time, never the whole table at once.
+        """
+        if len(data.onehot_groups):
+            raise DPQueryError(
+                f"the data has {len(data.onehot_groups)} one-hot group(s) (categorical or "
+                f"numeric attributes); item sets hold free binary attributes only"
+            )
+        step = max(1, _UNPACK_CELLS // max(data.n, 1))
+        rows, cols = [], []
+        for start in range(0, data.d, step):
+            r, c = np.nonzero(unpack_columns(data.words[start : start + step], data.n))
+            rows.append(r)
+            cols.append(c + start)
+        row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        col = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+        ones = np.ones(row.size, np.uint8)
+        return cls(sp.csr_array((ones, (row, col)), shape=(data.n, data.d)))
+
+    def to_binary(self) -> BinaryData:
+        """Bit-packed columns for the existing kernels (unweighted records; small d only)."""
+        if self.weights is not None:
+            raise DPQueryError(
+                "weighted item sets have no BinaryData form (it holds no weights); use "
+                ".matrix and .weights"
+            )
+        coo = self.matrix.tocoo()
+        return _from_pairs(coo.row, coo.col, self.n, self.d, "item sets")
+
+    def __repr__(self) -> str:
+        weighted = ", weighted" if self.weights is not None else ""
+        return f"ItemSets(n={self.n}, d={self.d}, nnz={self.nnz}{weighted})"
+
+
+# -- files --------------------------------------------------------------------------------
+def _read_npz(path: Path) -> tuple[ItemSets, tuple[int, int]]:
+    from dpquery.data.binary import _FORMAT, load_binary
+    from dpquery.io import npz_error
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            is_binary = "format" in z.files and str(z["format"]) == _FORMAT
+        if is_binary:
+            items = ItemSets.from_binary(load_binary(path))
+        else:
+            items = ItemSets(sp.load_npz(path))
+    except DPQueryError:
+        raise
+    except Exception as exc:  # OSError, zipfile.BadZipFile, a missing key, scipy's own errors
+        raise npz_error(path, "sparse matrix or binary data", exc) from None
+    return items, (items.n, items.d)
+
+
+def read_item_sets(path: str | Path, *, n: int | None = None, d: int | None = None) -> ItemSets:
+    """Read item sets from a ``row item [weight]`` file or a sparse / binary ``.npz``.
+
+    Text files: ``row item`` or ``row item weight`` per line (whitespace or comma separated,
+    ``#`` comments, optionally gzipped). A first line ``# rows N items D`` gives the public
+    sizes; explicit ``n`` and ``d`` must agree with it and are required when it is absent.
+    Errors name the file and the offending value (read from the data: for the curator only).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DPQueryError(f"item file {path} does not exist")
+    if path.suffix.lower() == ".npz":
+        items, found = _read_npz(path)
+        resolve_sizes(path, (n, d), found)
+        return items
+    pairs = read_pairs(path, columns=(2, 3))
+    n, d = resolve_sizes(path, (n, d), pairs.sizes)
+    rows, cols = pairs.rows, pairs.items
+    weights = None
+    if pairs.weights is not None:
+        check_indices(rows, n, "row", str(path))
+        weights = _record_weights(path, rows, pairs.weights, n)
+        keep = cols != _NO_ITEM
+        rows, cols = rows[keep], cols[keep]
+    check_indices(rows, n, "row", str(path))
+    check_indices(cols, d, "item", str(path))
+    ones = np.ones(rows.size, np.uint8)
+    return ItemSets(sp.csr_array((ones, (rows, cols)), shape=(n, d)), weights)
+
+
+def _record_weights(path: Path, rows: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        raise DPQueryError(f"{path}: weights must be finite and >= 0, found {float(w[bad][0])!r}")
+    weights = np.full(n, np.nan)
+    weights[rows] = w
+    differ = weights[rows] != w
+    if differ.any():
+        r = int(rows[differ][0])
+        raise DPQueryError(f"{path}: the lines of record {r} give it different weights")
+    absent = np.isnan(weights)
+    if absent.any():
+        raise DPQueryError(
+            f"{path}: a weighted file gives every record's weight (an empty record on a "
+            f"line 'row -1 weight'); record {int(np.argmax(absent))} has none"
+        )
+    if weights.sum() <= 0:
+        raise DPQueryError(f"{path}: the weights are all zero")
+    return weights
+
+
+def _open_text(tmp: Path, target: Path) -> IO[str]:
+    if target.suffix.lower() == ".gz":
+        return gzip.open(tmp, "wt", compresslevel=6)
+    return tmp.open("w")
+
+
+def write_item_sets(path: str | Path, items: ItemSets) -> None:
+    """Write ``# rows N items D`` then one ``row item`` line per one (plus ``weight`` on
+    every line, and ``row -1 weight`` for an empty record, when ``items`` is weighted),
+    atomically: no partial file on error. Gzipped when ``path`` ends in ``.gz``.
+    Round-trips exactly through :func:`read_item_sets`."""
+    path = Path(path)
+    lengths = items.lengths()
+    rows = np.repeat(np.arange(items.n, dtype=np.int64), lengths)
+    cols = items.matrix.indices.astype(np.int64)
+    table = {"row": rows, "item": cols}
+    if items.weights is not None:
+        empty = np.flatnonzero(lengths == 0)
+        order = np.argsort(np.concatenate([rows, empty]), kind="stable")
+        table = {
+            "row": np.concatenate([rows, empty])[order],
+            "item": np.concatenate([cols, np.full(empty.size, _NO_ITEM)])[order],
+        }
+        table["weight"] = items.weights[table["row"]]
+    frame = pd.DataFrame(table)
+
+    def write(tmp: Path) -> None:
+        with _open_text(tmp, path) as fh:
+            fh.write(f"# rows {items.n} items {items.d}\n")
+            frame.to_csv(fh, sep=" ", header=False, index=False, lineterminator="\n")
+
+    atomic_write(path, write)
+
+
+__all__ = ["ItemSets", "read_item_sets", "write_item_sets"]
