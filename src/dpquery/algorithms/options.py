@@ -56,7 +56,10 @@ def _zero_or(check: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
 
 
 def _options() -> dict[str, Option]:
-    return {o.name: o for o in [*_game_options(), *_stage_options(), *_oracle_options()]}
+    return {
+        o.name: o
+        for o in [*_game_options(), *_stage_options(), *_oracle_options(), *_wide_options()]
+    }
 
 
 def _game_options() -> list[Option]:
@@ -190,6 +193,20 @@ def _oracle_options() -> list[Option]:
             ("fallback", "raise"),
             _choice(("fallback", "raise")),
         ),
+    ]
+
+
+def _wide_options() -> list[Option]:
+    """The sparse release's bounds and sizes (docs/wide.md)."""
+    return [
+        Option("bound", "items kept per record, the public contribution bound s (default 32)",
+               int, check=positive_int, metavar="S"),  # fmt: skip
+        Option("pair_bound", "head items per record for the pair counts (default 8)", int,
+               check=positive_int, metavar="S2"),  # fmt: skip
+        Option("head", "items whose pairs are measured, the largest noisy counts (default 300)",
+               int, check=positive_int, metavar="K"),  # fmt: skip
+        Option("pool", "candidate head sets the fit weighs (default 200000)", int,
+               check=positive_int),  # fmt: skip
     ]
 
 

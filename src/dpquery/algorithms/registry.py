@@ -34,11 +34,14 @@ from dpquery.algorithms.options import Option, options
 from dpquery.algorithms.reweight import Reweighted
 from dpquery.algorithms.synthesizer import Synthesizer
 from dpquery.algorithms.uniform import UniformRecords
+from dpquery.algorithms.wide.release import WideRelease
 from dpquery.errors import DPQueryError
 
 ALGORITHMS: dict[str, type[Synthesizer]] = {
     cls.name: cls
-    for cls in (Auto, DualQuery, DQRS, FEM, SepFEM, MWEM, AdaptiveProjection, UniformRecords)
+    for cls in (
+        Auto, DualQuery, DQRS, FEM, SepFEM, MWEM, AdaptiveProjection, UniformRecords, WideRelease,
+    )
 }
 # Keywords every estimator may take that are not user options: the seed (the front end's
 # generator), the progress display and the oracle's own options.
@@ -86,7 +89,7 @@ def _reads_data(cls: type[Synthesizer]) -> bool:
     """Whether the algorithm may leave attributes unmeasured: it reads the data, and does not
     measure every attribute's 1-way marginal itself (as AdaptiveProjection does); ``auto``
     builds its choice here, with the choice's own pipeline."""
-    return cls not in (UniformRecords, AdaptiveProjection, Auto)
+    return cls not in (UniformRecords, AdaptiveProjection, Auto, WideRelease)
 
 
 def all_options() -> dict[str, Option]:

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpquery.data.items import ItemSets
 from dpquery.data.records import Records
 from dpquery.privacy import Ledger, all_accountants
 from dpquery.privacy.errors import AccountingError
@@ -46,7 +47,7 @@ class Release:
     """A private synthetic dataset and the account of how it was made."""
 
     algorithm: str
-    records: Records
+    records: Records | ItemSets  # dense records, or item sets (the wide release)
     ledger: Ledger
     parameters: dict[str, Any]
     rounds: list[dict[str, Any]] = field(default_factory=list)
@@ -55,7 +56,8 @@ class Release:
     @property
     def non_private_domain(self) -> bool:
         """Whether the records' domain was read from the private data (not DP then)."""
-        return bool(self.records.domain is not None and self.records.domain.non_private)
+        domain = getattr(self.records, "domain", None)  # item sets have none
+        return bool(domain is not None and domain.non_private)
 
     def privacy(self) -> dict[str, Any]:
         """The ledger's report, plus the guarantee under every accountant (each named)."""
@@ -102,7 +104,7 @@ class Release:
             "algorithm": self.algorithm,
             "parameters": dict(self.parameters),
             "privacy": self.privacy(),
-            "records": self.records.m,
+            "records": self.records.m if isinstance(self.records, Records) else self.records.n,
             "d": self.records.d,
             "timings": {k: v for k, v in self.timings.items() if k not in PRIVATE_TIMINGS},
             "rounds": publishable_rounds(self.rounds),

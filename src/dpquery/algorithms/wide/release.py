@@ -1,0 +1,145 @@
+"""``WideRelease``: the sparse release as a :class:`~dpquery.algorithms.synthesizer.Synthesizer`.
+
+It takes item data (:class:`~dpquery.data.items.ItemSets`, any scipy sparse matrix, or a
+:class:`~dpquery.data.binary.BinaryData` of free bits) and returns item sets: no domain and no
+workload are needed (the ``d`` items and ``n`` are public sizes). Its plan lists the three
+discrete Gaussian measurements of :mod:`dpquery.algorithms.wide.measure`, with the budget
+converted to zCDP once (``budget_rho``) and shared among them; every charge reaches the ledger
+before its draw, and the whole plan is checked first.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpquery.algorithms.parameters import budget_of
+from dpquery.algorithms.release import Release
+from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
+from dpquery.algorithms.wide import measure
+from dpquery.algorithms.wide.bound import check_bound
+from dpquery.algorithms.wide.core import Shares, SparseParameters, release_sparse
+from dpquery.data.binary import BinaryData
+from dpquery.data.items import ItemSets
+from dpquery.errors import DPQueryError
+from dpquery.privacy import ZCDP, Budget, Charge, Ledger
+from dpquery.privacy.budget import budget_rho
+from dpquery.privacy.delta import check_delta
+from dpquery.queries import Workload
+from dpquery.rng import SeedLike, make_rng
+
+ItemData = ItemSets | BinaryData | sp.sparray | sp.spmatrix
+
+DEFAULT_BOUND = 32  # npm_words: at most 25 words a record, 99th percentile 19 (docs/wide.md)
+DEFAULT_PAIR_BOUND = 8
+DEFAULT_HEAD = 300
+DEFAULT_POOL = 200_000
+
+
+def as_item_sets(data: ItemData) -> ItemSets:
+    """Item data in any accepted form as :class:`ItemSets` (weights are refused: a private
+    input counts each record once)."""
+    if isinstance(data, ItemSets):
+        items = data
+    elif isinstance(data, BinaryData):
+        items = ItemSets.from_binary(data)
+    elif sp.issparse(data):
+        items = ItemSets.from_sparse(data)
+    else:
+        raise DPQueryError(
+            f"item data must be ItemSets, a scipy sparse matrix or BinaryData; got "
+            f"{type(data).__name__}"
+        )
+    if items.weights is not None:
+        raise DPQueryError("the private item data must be unweighted (one record, one person)")
+    return items
+
+
+@dataclass(frozen=True)
+class WidePlan:
+    """The budget, the release's public parameters and its three charges, in order."""
+
+    budget: Budget
+    parameters: SparseParameters
+
+    def charges(self) -> list[Charge]:
+        r_items, r_sizes, r_pairs = self.parameters.rhos()
+        return [
+            Charge(measure.ITEMS, ZCDP(r_items)),
+            Charge(measure.SIZES, ZCDP(r_sizes)),
+            Charge(measure.PAIRS, ZCDP(r_pairs)),
+        ]
+
+
+@dataclass(kw_only=True, eq=False)
+class WideRelease(Synthesizer, ZCDPBudget):
+    """Sparse synthetic records fitted to noisy item counts, sizes and head pairs
+    (``docs/wide.md``). ``bound`` is the public contribution bound ``s``, ``pair_bound`` the
+    bound ``s2`` on head items for the pairs, ``head`` the number ``K`` of head items,
+    ``pool`` the number of candidate head sets."""
+
+    name: ClassVar[str] = "wide"
+    options: ClassVar[tuple[str, ...]] = (
+        "epsilon", "delta", "rho", "bound", "pair_bound", "head", "pool",
+    )  # fmt: skip
+
+    bound: int = DEFAULT_BOUND
+    pair_bound: int = DEFAULT_PAIR_BOUND
+    head: int = DEFAULT_HEAD
+    pool: int = DEFAULT_POOL
+    seed: SeedLike = None
+
+    def plan(
+        self, data: Any, workload: Workload | None = None, *, budget: Budget | None = None
+    ) -> WidePlan:
+        """Resolve the bounds against the public ``n`` and ``d`` and split ``rho``; a bad
+        bound is refused by name here, before anything is charged."""
+        n, d = int(data.n), int(data.d)
+        s = check_bound("bound", self.bound, d)
+        s2 = min(check_bound("pair_bound", self.pair_bound, d), s)
+        K = check_bound("head", self.head, d)
+        if isinstance(self.pool, bool) or not isinstance(self.pool, int) or self.pool < 1:
+            raise DPQueryError(f"pool must be a positive number of head sets; got {self.pool!r}")
+        whole = budget_of(**self.budget_keywords(budget, n))
+        if whole.measure == "pure":
+            raise DPQueryError(
+                "wide measures with the discrete Gaussian (zCDP): give delta > 0 or rho, "
+                "not a pure-DP budget"
+            )
+        rho = budget_rho(whole)
+        return WidePlan(whole, SparseParameters(rho, s, s2, min(K, d), Shares(), self.pool))
+
+    def run(self, run: Run) -> Outcome:
+        items = as_item_sets(run.data)
+        matrix, info = release_sparse(items.matrix, run.plan.parameters, run.rng, run.ledger)
+        parameters = {**info, "budget": run.plan.budget.to_dict()}
+        return Outcome(ItemSets(matrix), [], parameters, {})  # type: ignore[arg-type]
+
+    def fit(  # type: ignore[override]
+        self,
+        data: ItemData,
+        workload: Workload | None = None,
+        true_answers: np.ndarray | None = None,
+        *,
+        ledger: Ledger | None = None,
+    ) -> Release:
+        """The release of item ``data`` (no workload needed: the measures are the items',
+        the sizes' and the head pairs'); the skeleton of :meth:`Synthesizer.fit` otherwise:
+        validate, plan, check the whole plan on the ledger, then run."""
+        items = as_item_sets(data)
+        self.validate()
+        plan = self.plan(items, workload, budget=None if ledger is None else ledger.budget)
+        check_delta(plan.budget.delta, items.n)
+        rng = make_rng(self.seed)
+        if ledger is None:
+            ledger = Ledger(plan.budget, self.plan_accountant(plan))
+        ledger.check(plan.charges())  # the whole plan fits before anything is drawn
+        start = time.perf_counter()
+        outcome = self.run(Run(items, workload, np.zeros(0), plan, rng, ledger))  # type: ignore[arg-type]
+        parameters = {**outcome.parameters, "n": items.n, "d": items.d}
+        return Release(self.name, outcome.records, ledger, parameters, [],
+                       {"total_s": time.perf_counter() - start})  # fmt: skip
