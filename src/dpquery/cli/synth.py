@@ -40,6 +40,7 @@ from dpquery.algorithms.options import Option
 from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
+    add_item_args,
     backend_data,
     check_backend_args,
     flag_errors,
@@ -51,6 +52,7 @@ from dpquery.cli.output import (
     with_input_dtypes,
 )
 from dpquery.cli.report import describe_coherence, real_table
+from dpquery.cli.synth_items import DENSE_COLUMNS, reads_items, synth_items
 from dpquery.cli.workload import workload_of_kind
 from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
@@ -79,11 +81,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Writes the records as a table in the input's columns (--out) and a JSON report.",
     )
     add_data_args(p)
+    add_item_args(p)
     add_backend_args(p)
     add_release_args(p)
     g = p.add_argument_group("output")
     g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
-                   help="synthetic records (.csv or .parquet), in the input's columns")  # fmt: skip
+                   help="synthetic records (.csv or .parquet), in the input's columns; on "
+                   "item data S.transactions.csv (row item), S.npz (sparse) or a dense "
+                   "S.csv")  # fmt: skip
+    g.add_argument("--dense", action="store_true",
+                   help=f"item data: write a dense CSV even over more than {DENSE_COLUMNS} "
+                   "items")  # fmt: skip
     g.add_argument("--report", type=Path, metavar="REPORT.json",
                    help="the publishable JSON report (account and privacy)")  # fmt: skip
     g.add_argument("--evaluate", nargs="?", const="", metavar="FILE",
@@ -139,7 +147,7 @@ def _add_option(group: argparse._ArgumentGroup, option: Option) -> None:
     )  # fmt: skip
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
+def _check_outputs(args: argparse.Namespace, items: bool = False) -> None:
     outputs = [o for o in (args.out, args.report, evaluation_path(args)) if o is not None]
     inputs = [Path(p) for p in (args.data, args.domain) if p is not None]
     if args.workload is not None and Path(args.workload).suffix == ".npz":
@@ -154,7 +162,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
             raise DPQueryError(f"cannot write {out}: not a file in an existing folder")
         if out.exists() and not args.overwrite:
             raise DPQueryError(f"{out} already exists; pass --overwrite to replace it")
-    if args.out.suffix.lower() not in (".csv", ".parquet"):
+    if not items and args.out.suffix.lower() not in (".csv", ".parquet"):
         raise DPQueryError(f"--out {args.out} must end in .csv or .parquet")
 
 
@@ -183,7 +191,15 @@ def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) ->
 
 
 def _synth(args: argparse.Namespace) -> int:
-    _check_outputs(args)  # before any work: no partial output, no overwritten input
+    items = reads_items(args)
+    _check_outputs(args, items)  # before any work: no partial output, no overwritten input
+    if items:
+        return synth_items(
+            args, lambda a, rng: _estimator(a, _oracle_options(a), rng), _summary,
+            evaluation_path(args),
+        )  # fmt: skip
+    if args.transactions or args.n is not None or args.items is not None or args.dense:
+        raise DPQueryError("--n, --items and --dense are for item data: give --transactions")
     output_rows(args, 1)  # --rows and --weights checked before the data is read
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
