@@ -229,3 +229,40 @@ def test_synth_refuses_a_bad_bound_by_name(item_file, tmp_path):
                     "--bound", "5000")  # fmt: skip
     assert r.code != 0 and "bound" in r.err
     assert not out.exists()
+
+
+# --- auto and the Python API -------------------------------------------------------------------
+def test_auto_picks_the_wide_release_on_wide_item_data_only():
+    from dpquery.algorithms.auto import MAX_ATTRIBUTES, choose
+
+    wide = choose(n=100_000, g=5000, d=5000, workload_kind="conjunction", items=True)
+    assert wide.algorithm == "wide" and "5000 binary items" in wide.reason
+    # categorical attributes, or item data adaptive-projection handles: not the wide release
+    assert choose(n=100_000, g=5000, d=9000, workload_kind="conjunction").algorithm != "wide"
+    narrow = choose(n=1000, g=MAX_ATTRIBUTES, d=MAX_ATTRIBUTES, workload_kind="conjunction",
+                    items=True)  # fmt: skip
+    assert narrow.algorithm == "adaptive-projection"
+
+
+def test_auto_plans_the_wide_release_on_free_bits():
+    from dpquery.data.binary import BinaryData
+    from dpquery.queries import Workload
+
+    data = BinaryData.from_dense(_items(300, 1100, 7).toarray())
+    workload = Workload.from_lists("conjunction", 1100, [[(0, True)], [(1, True), (2, True)]])
+    plan = registry.build("auto", {"epsilon": 1.0}, seed=0).plan(data, workload)
+    assert plan.choice.algorithm == "wide"
+    assert [c.mechanism for c in plan.charges()] == [measure.ITEMS, measure.SIZES, measure.PAIRS]
+
+
+def test_synthesize_takes_and_returns_a_sparse_matrix():
+    import dpquery
+
+    matrix = sp.csr_matrix(_items(500, 80, 8))  # the older sparse matrix class is accepted too
+    synthetic, release = dpquery.synthesize(matrix, epsilon=1.0, seed=0, **SMALL)
+    assert sp.issparse(synthetic) and synthetic.shape == (500, 80)
+    assert release.algorithm == "wide"
+    more = dpquery.DPSynthesizer(epsilon=1.0, seed=0, options=SMALL).fit(matrix).sample(50)
+    assert more.shape == (50, 80)
+    with pytest.raises(DPQueryError, match="wide"):
+        dpquery.synthesize(matrix, epsilon=1.0, algorithm="dualquery")

@@ -10,7 +10,11 @@ the default workload when none is given (all ``k``-way marginals,
 public under bounded DP) sampled from the release (:mod:`dpquery.data.sample`), in the
 input's columns and dtypes (:mod:`dpquery.data.schema`).
 
-The domain is never read off the data: it is a :class:`~dpquery.data.Domain`, a codebook
+A scipy sparse matrix (records x items, any non-zero a one) is item data: it needs no domain
+(its ``d`` items and ``n`` records are public sizes), ``"auto"`` runs the wide release
+(:mod:`dpquery.algorithms.wide`) and the synthetic records come back as a CSR matrix.
+
+The domain of a DataFrame is never read off the data: it is a :class:`~dpquery.data.Domain`, a codebook
 mapping (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain JSON file.
 :func:`dpquery.data.infer_domain` reads one from the table for exploration; passing its
 result is the explicit opt-in, and it warns and marks the release NOT private.
@@ -24,9 +28,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
+from dpquery.algorithms.wide.release import dense_records, sample_items
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
 from dpquery.data.sample import check_rows, output_table
@@ -145,8 +151,12 @@ class DPSynthesizer:
         """Release private synthetic records of ``df`` over the public ``domain`` (a
         Domain, a codebook dict or a domain JSON path; required) for ``workload`` (default:
         all ``k``-way marginals). Returns ``self``."""
+        if sp.issparse(df):
+            return self._fit_items(df, domain, workload)
         if not isinstance(df, pd.DataFrame):
-            raise DPQueryError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+            raise DPQueryError(
+                f"df must be a pandas DataFrame or a scipy sparse matrix, got {type(df).__name__}"
+            )
         if len(df) == 0:
             raise DPQueryError("df has no rows: there is nothing to release")
         public = as_domain(domain)
@@ -168,20 +178,50 @@ class DPSynthesizer:
         self._rng = rng
         return self
 
-    def sample(self, m: int | None = None) -> pd.DataFrame:
+    def _fit_items(self, matrix: Any, domain: object, workload: object) -> DPSynthesizer:
+        """Item data (a sparse matrix): no domain, no workload; ``auto`` is the wide release."""
+        from dpquery.algorithms.wide.release import as_item_sets
+
+        if domain is not None or workload is not None:
+            raise DPQueryError(
+                "a sparse matrix is item data: its items 0..d-1 need no domain or workload"
+            )
+        items = as_item_sets(matrix)
+        if items.n == 0:
+            raise DPQueryError("the matrix has no rows: there is nothing to release")
+        rng = make_rng(self.seed)
+        algorithm = "wide" if self.algorithm == "auto" else self.algorithm
+        if algorithm != "wide":
+            raise DPQueryError(
+                f"a sparse matrix is released by the wide release (algorithm='wide' or "
+                f"'auto'), not {self.algorithm!r}"
+            )
+        model = DPSynthesizer(**{**self.get_params(), "algorithm": "wide"})._estimator(rng)
+        self.release_ = model.fit(items)
+        self.domain_ = None
+        self.workload_ = None
+        self.n_ = items.n
+        self.columns_ = None
+        self._rng = rng
+        return self
+
+    def sample(self, m: int | None = None) -> Any:
         """``m`` synthetic rows (default ``n``, the input's) sampled from the release
         (:func:`dpquery.data.output_table`), in the input's column order and dtypes.
         Post-processing: no privacy cost; each call draws afresh from the one generator."""
         if not hasattr(self, "release_"):
             raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
         rows = self.n_ if m is None else check_rows(m)
-        table, _ = output_table(self.release_.records, self.domain_, rows=rows, seed=self._rng)
+        if self.domain_ is None:  # item data: sparse records
+            return sample_items(self.release_.records, rows, self._rng).matrix
+        records = dense_records(self.release_.records, self.domain_)  # wide: item sets
+        table, _ = output_table(records, self.domain_, rows=rows, seed=self._rng)
         return table[self.columns_]
 
 
 def synthesize(
-    df: pd.DataFrame,
-    domain: object,
+    df: Any,
+    domain: object = None,
     *,
     epsilon: float | None = None,
     delta: float | None = None,
@@ -193,7 +233,8 @@ def synthesize(
     k: int = 3,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:
-    """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account).
+    """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account);
+    of a scipy sparse matrix, a CSR matrix of the same shape (module docstring).
 
     ``domain`` is public: a :class:`~dpquery.data.Domain`, a codebook dict or a domain JSON
     path. The budget is ``epsilon`` (``delta`` defaults to ``1/n^2``; ``delta=0``: pure DP)

@@ -37,6 +37,7 @@ from dpquery.algorithms import registry
 from dpquery.algorithms.auto import Auto, BaselineWarning
 from dpquery.algorithms.columns import columns_report
 from dpquery.algorithms.options import Option
+from dpquery.algorithms.wide.release import dense_records
 from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
@@ -267,7 +268,7 @@ def _release(
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
     table, output = output_table(
-        release.records, with_input_dtypes(args, data.domain), rows=output_rows(args, data.n),
+        dense_records(release.records, data.domain), with_input_dtypes(args, data.domain), rows=output_rows(args, data.n),
         weights=args.weights,
         numeric=args.numeric, seed=rng,
     )  # fmt: skip

@@ -28,11 +28,11 @@ import scipy.sparse as sp
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
+from dpquery.algorithms.wide.release import sample_items
 from dpquery.cli.common import is_item_file
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Binary, Domain
 from dpquery.data.items import ItemSets, read_item_sets, write_item_sets
-from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import publishable_report
 from dpquery.evaluation.wide import describe_wide, wide_evaluation
@@ -134,20 +134,6 @@ def release_items(
     return release, ItemSets(sp.csr_array(records.rows), records.weights)
 
 
-def output_items(released: ItemSets, rows: int | None, rng: np.random.Generator) -> ItemSets:
-    """``rows`` records sampled from the release (systematic sampling by weight, random
-    order), or the released records with their weights (``rows`` None)."""
-    if rows is None:
-        weights = released.weights if released.weights is not None else np.ones(released.n)
-        return ItemSets(released.matrix, weights)
-    if released.weights is None and rows == released.n:
-        return released
-    counts = systematic_counts(released.probabilities(), rows, rng)
-    index = np.repeat(np.arange(released.n), counts)
-    rng.shuffle(index)
-    return ItemSets(released.matrix[index])
-
-
 def write_output(path: Path, form: str, items: ItemSets) -> None:
     """Write ``items`` atomically in ``form``."""
     if form == "items":
@@ -189,7 +175,7 @@ def synth_items(
         if chosen:
             reason = AUTO_REASON.format(n=items.n, d=items.d, K=min(model.head, items.d))
         release, released = release_items(args, model, items, rng)
-    out = output_items(released, output_rows(args, items.n), rng)
+    out = sample_items(released, output_rows(args, items.n), rng)
     report = publishable_report(release, randomness=describe_rng(rng))
     rel = report["release"]
     if reason is not None:

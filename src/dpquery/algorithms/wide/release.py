@@ -24,7 +24,10 @@ from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound
 from dpquery.algorithms.wide.core import Shares, SparseParameters, release_sparse
 from dpquery.data.binary import BinaryData
+from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
+from dpquery.data.records import Records
+from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.budget import budget_rho
@@ -143,3 +146,25 @@ class WideRelease(Synthesizer, ZCDPBudget):
         parameters = {**outcome.parameters, "n": items.n, "d": items.d}
         return Release(self.name, outcome.records, ledger, parameters, [],
                        {"total_s": time.perf_counter() - start})  # fmt: skip
+
+
+def sample_items(released: ItemSets, rows: int | None, rng: np.random.Generator) -> ItemSets:
+    """``rows`` records sampled from the release (systematic sampling by weight, random
+    order), or the released records with their weights (``rows`` None)."""
+    if rows is None:
+        weights = released.weights if released.weights is not None else np.ones(released.n)
+        return ItemSets(released.matrix, weights)
+    if released.weights is None and rows == released.n:
+        return released
+    counts = systematic_counts(released.probabilities(), rows, rng)
+    index = np.repeat(np.arange(released.n), counts)
+    rng.shuffle(index)
+    return ItemSets(released.matrix[index])
+
+
+def dense_records(records: Records | ItemSets, domain: Domain | None) -> Records:
+    """``records`` as dense :class:`Records` over ``domain`` (item sets unpacked: for the
+    table writers, on data narrow enough to be written dense)."""
+    if isinstance(records, Records):
+        return records
+    return Records(records.matrix.toarray(), records.weights, domain)
