@@ -266,3 +266,20 @@ def test_synthesize_takes_and_returns_a_sparse_matrix():
     assert more.shape == (50, 80)
     with pytest.raises(DPQueryError, match="wide"):
         dpquery.synthesize(matrix, epsilon=1.0, algorithm="dualquery")
+
+
+def test_privacy_synth_plans_the_wide_release_with_its_bound():
+    import json
+
+    r = dpquery_cli("privacy", "synth", "--n", "600", "--items", "1200", "--epsilon", "1",
+                    "--bound", "6", "--json")  # fmt: skip
+    assert r.code == 0, r.err
+    plan = json.loads(r.out)
+    assert plan["auto"] and plan["bounds"]["s"] == 6
+    model = WideRelease(epsilon=1.0, bound=6)
+    expected = model.charges(ItemSets(sp.csr_array((600, 1200), dtype=np.uint8)), None)
+    assert [c["mechanism"] for c in plan["charges"]] == [c.mechanism for c in expected]
+    assert [c["rho"] for c in plan["charges"]] == pytest.approx([c.cost.rho for c in expected])
+    bad = dpquery_cli("privacy", "synth", "--n", "600", "--items", "1200", "--epsilon", "1",
+                      "--bound", "5000")  # fmt: skip
+    assert bad.code != 0 and "bound" in bad.err
