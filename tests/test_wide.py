@@ -27,6 +27,7 @@ from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.budget import budget_rho
 
 SMALL = {"bound": 6, "pair_bound": 4, "head": 12, "pool": 3000}
+FAST = ("--bound", "6", "--head", "20", "--pool", "3000")  # the CLI tests' small release
 
 
 def _items(n: int, d: int, seed: int, mean: float = 4.0) -> sp.csr_array:
@@ -198,7 +199,7 @@ def item_file(tmp_path):
 def test_synth_round_trip_of_item_data_and_auto_picks_wide(item_file, tmp_path):
     out = tmp_path / "s.transactions.csv"
     r = dpquery_cli("synth", "--data", str(item_file), "--epsilon", "1", "--seed", "0",
-                    "--out", str(out), "--bound", "6", "--head", "20", "--pool", "3000")  # fmt: skip
+                    "--out", str(out), *FAST)  # fmt: skip
     assert r.code == 0, r.err
     assert "algorithm: wide, chosen by auto" in r.out
     assert out.read_text().splitlines()[0] == "# rows 600 items 1200"
@@ -208,7 +209,7 @@ def test_synth_round_trip_of_item_data_and_auto_picks_wide(item_file, tmp_path):
     npz, out_npz = tmp_path / "x.npz", tmp_path / "s.npz"
     sp.save_npz(npz, read_item_sets(item_file).matrix)
     r = dpquery_cli("synth", "--data", str(npz), "--epsilon", "1", "--seed", "0",
-                    "--out", str(out_npz), "--bound", "6", "--head", "20", "--pool", "3000")  # fmt: skip
+                    "--out", str(out_npz), *FAST)  # fmt: skip
     assert r.code == 0, r.err
     assert sp.load_npz(out_npz).shape == (600, 1200)
     assert (sp.csr_array(sp.load_npz(out_npz)) != synthetic.matrix).nnz == 0  # same seed

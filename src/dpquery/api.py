@@ -14,8 +14,8 @@ A scipy sparse matrix (records x items, any non-zero a one) is item data: it nee
 (its ``d`` items and ``n`` records are public sizes), ``"auto"`` runs the wide release
 (:mod:`dpquery.algorithms.wide`) and the synthetic records come back as a CSR matrix.
 
-The domain of a DataFrame is never read off the data: it is a :class:`~dpquery.data.Domain`, a codebook
-mapping (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain JSON file.
+The domain of a DataFrame is never read off the data: it is a :class:`~dpquery.data.Domain`,
+a codebook mapping (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain JSON file.
 :func:`dpquery.data.infer_domain` reads one from the table for exploration; passing its
 result is the explicit opt-in, and it warns and marks the release NOT private.
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,7 @@ from dpquery.algorithms.release import Release
 from dpquery.algorithms.wide.release import dense_records, sample_items
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
+from dpquery.data.items import ItemSets
 from dpquery.data.sample import check_rows, output_table
 from dpquery.errors import DPQueryError
 from dpquery.queries import Workload, check_same_domain, default_workload
@@ -171,10 +172,10 @@ class DPSynthesizer:
             )
         check_same_domain(workload, data.d, public)
         self.release_: Release = model.fit(data, workload)
-        self.domain_ = public.with_dtypes(df)
-        self.workload_ = workload
+        self.domain_: Domain | None = public.with_dtypes(df)  # None for item data
+        self.workload_: Workload | None = workload
         self.n_ = data.n
-        self.columns_ = [c for c in df.columns if c in public]
+        self.columns_: list[Any] | None = [c for c in df.columns if c in public]
         self._rng = rng
         return self
 
@@ -198,7 +199,7 @@ class DPSynthesizer:
             )
         model = DPSynthesizer(**{**self.get_params(), "algorithm": "wide"})._estimator(rng)
         self.release_ = model.fit(items)
-        self.domain_ = None
+        self.domain_ = None  # item data: no domain, no workload, no columns
         self.workload_ = None
         self.n_ = items.n
         self.columns_ = None
@@ -213,7 +214,8 @@ class DPSynthesizer:
             raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
         rows = self.n_ if m is None else check_rows(m)
         if self.domain_ is None:  # item data: sparse records
-            return sample_items(self.release_.records, rows, self._rng).matrix
+            items = cast(ItemSets, self.release_.records)  # an ItemRelease's
+            return sample_items(items, rows, self._rng).matrix
         records = dense_records(self.release_.records, self.domain_)  # wide: item sets
         table, _ = output_table(records, self.domain_, rows=rows, seed=self._rng)
         return table[self.columns_]

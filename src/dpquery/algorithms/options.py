@@ -199,14 +199,30 @@ def _oracle_options() -> list[Option]:
 def _wide_options() -> list[Option]:
     """The sparse release's bounds and sizes (docs/wide.md)."""
     return [
-        Option("bound", "items kept per record, the public contribution bound s (default 32)",
-               int, check=positive_int, metavar="S"),  # fmt: skip
-        Option("pair_bound", "head items per record for the pair counts (default 8)", int,
-               check=positive_int, metavar="S2"),  # fmt: skip
-        Option("head", "items whose pairs are measured, the largest noisy counts (default 300)",
-               int, check=positive_int, metavar="K"),  # fmt: skip
-        Option("pool", "candidate head sets the fit weighs (default 200000)", int,
-               check=positive_int),  # fmt: skip
+        Option(
+            "bound",
+            "items kept per record, the public contribution bound s (default 32)",
+            int,
+            check=positive_int,
+            metavar="S",
+        ),
+        Option(
+            "pair_bound",
+            "head items per record for the pair counts (default 8)",
+            int,
+            check=positive_int,
+            metavar="S2",
+        ),
+        Option(
+            "head",
+            "items whose pairs are measured, the largest noisy counts (default 300)",
+            int,
+            check=positive_int,
+            metavar="K",
+        ),
+        Option(
+            "pool", "candidate head sets the fit weighs (default 200000)", int, check=positive_int
+        ),
     ]
 
 

@@ -40,7 +40,15 @@ from dpquery.errors import DPQueryError
 ALGORITHMS: dict[str, type[Synthesizer]] = {
     cls.name: cls
     for cls in (
-        Auto, DualQuery, DQRS, FEM, SepFEM, MWEM, AdaptiveProjection, UniformRecords, WideRelease,
+        Auto,
+        DualQuery,
+        DQRS,
+        FEM,
+        SepFEM,
+        MWEM,
+        AdaptiveProjection,
+        UniformRecords,
+        WideRelease,
     )
 }
 # Keywords every estimator may take that are not user options: the seed (the front end's

@@ -16,7 +16,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpquery.data.items import ItemSets
 from dpquery.data.records import Records
 from dpquery.privacy import Ledger, all_accountants
 from dpquery.privacy.errors import AccountingError
@@ -36,6 +35,11 @@ LABELS = {
 }
 
 
+def released_count(records: object) -> int:
+    """How many records a release holds: dense records' ``m``, or item sets' ``n``."""
+    return int(getattr(records, "m", getattr(records, "n", 0)))
+
+
 def publishable_rounds(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The round statistics without raw noise draws or timings of private computations."""
     drop = RAW_NOISE_KEYS | PRIVATE_TIMINGS
@@ -47,7 +51,7 @@ class Release:
     """A private synthetic dataset and the account of how it was made."""
 
     algorithm: str
-    records: Records | ItemSets  # dense records, or item sets (the wide release)
+    records: Records
     ledger: Ledger
     parameters: dict[str, Any]
     rounds: list[dict[str, Any]] = field(default_factory=list)
@@ -104,7 +108,7 @@ class Release:
             "algorithm": self.algorithm,
             "parameters": dict(self.parameters),
             "privacy": self.privacy(),
-            "records": self.records.m if isinstance(self.records, Records) else self.records.n,
+            "records": released_count(self.records),
             "d": self.records.d,
             "timings": {k: v for k, v in self.timings.items() if k not in PRIVATE_TIMINGS},
             "rounds": publishable_rounds(self.rounds),

@@ -1,10 +1,10 @@
 """``dpquery privacy synth``: what ``dpquery synth`` with the same flags would spend.
 
 From the public shape alone (``--dataset``, whose domain and row count are public,
-``--domain`` with ``--n``, or item data's ``--n`` with ``--items``), it plans the run on a :class:`~dpquery.data.shape.PublicShape`
-and prints every charge stage by stage: the measurement of the attributes no workload query
-touches (which, and their share), the algorithm's charges, ``auto``'s choice and its
-pre-release warning, adaptive-projection's column refinement (its cap: the amount is decided
+``--domain`` with ``--n``, or item data's ``--n`` with ``--items``), it plans the run on a
+:class:`~dpquery.data.shape.PublicShape` and prints every charge stage by stage: the
+measurement of the attributes no workload query touches (which, and their share), the
+algorithm's charges, ``auto``'s choice and its pre-release warning, adaptive-projection's column refinement (its cap: the amount is decided
 from the noisy 1-way marginals, so no plan can know it), the guarantee asked for first and
 the other accountants after. No data is read.
 """
@@ -41,7 +41,7 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     g.add_argument("--domain", type=Path, metavar="DOMAIN.json", help="the public domain")
     g.add_argument("--n", type=int, help="number of records (public)")
     g.add_argument("--items", type=int, metavar="D",
-                   help="item data (synth --transactions): the number of items, with --n")  # fmt: skip
+                   help="item data (synth --transactions): its number of items")  # fmt: skip
     synth.add_release_args(plan)
     plan.add_argument("--seed", type=int, help="seed of a generated random workload")
     plan.add_argument("--json", action="store_true", help="print one JSON object")

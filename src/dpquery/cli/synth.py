@@ -268,7 +268,8 @@ def _release(
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
     table, output = output_table(
-        dense_records(release.records, data.domain), with_input_dtypes(args, data.domain), rows=output_rows(args, data.n),
+        dense_records(release.records, data.domain), with_input_dtypes(args, data.domain),
+        rows=output_rows(args, data.n),
         weights=args.weights,
         numeric=args.numeric, seed=rng,
     )  # fmt: skip

@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.wide.release import sample_items
 from dpquery.cli.common import is_item_file
@@ -128,6 +127,7 @@ def release_items(
         release = model.fit(items)
         return release, release.records
     data = _bits(items)
+    assert data.domain is not None
     workload = default_workload(data.domain, data.n, k=args.k, seed=rng)
     release = model.fit(data, workload)
     records = release.records

@@ -59,9 +59,7 @@ def check_bound(name: str, value: object, d: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise DPQueryError(f"{name} must be a whole number of items per record; got {value!r}")
     if not 1 <= int(value) <= max(d, 1):
-        raise DPQueryError(
-            f"{name} must be between 1 and the number of items d={d}; got {value!r}"
-        )
+        raise DPQueryError(f"{name} must be between 1 and the number of items d={d}; got {value!r}")
     return int(value)
 
 

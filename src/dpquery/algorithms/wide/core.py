@@ -8,11 +8,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpquery.algorithms.wide import fit, measure
-from dpquery.algorithms.wide.bound import HISTOGRAM_SENSITIVITY, count_sensitivity, hash_order
-from dpquery.algorithms.wide.bound import keep_entries, pair_sensitivity
+from dpquery.algorithms.wide.bound import (
+    HISTOGRAM_SENSITIVITY,
+    count_sensitivity,
+    hash_order,
+    keep_entries,
+    pair_sensitivity,
+)
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.privacy import Ledger
-
 
 # How loosely the fit follows each estimate: its noise variance times this (fractions of
 # records). The noisy estimates are jointly infeasible (no distribution over the pool meets
@@ -120,7 +124,7 @@ def release_sparse(
     a = np.diff(heads.indptr)
     # tail slots: b from the size histogram given a, then matched to the tail's total
     tail_items = np.setdiff1d(np.arange(d), head)
-    tail_total = int(round(c[tail_items].sum()))
+    tail_total = round(c[tail_items].sum())
     tail_counts = fit.integer_counts(c[tail_items], tail_total, rng)
     slots = np.zeros(n, dtype=np.int64)
     for size in np.unique(a):
@@ -133,9 +137,7 @@ def release_sparse(
     owner, token = fit.deal_tail(slots, tail_counts, rng)
     rows = np.concatenate([np.repeat(np.arange(n), a), owner])
     cols = np.concatenate([head[heads.indices], tail_items[token]])
-    out = sp.csr_array(
-        (np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, d)
-    )
+    out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, d))
     out.sum_duplicates()
     out.data[:] = 1
     info = {
@@ -153,5 +155,7 @@ def _match_total(slots: np.ndarray, total: int, rng: np.random.Generator) -> np.
         keep = rng.choice(owner.size, size=total, replace=False)
         return np.bincount(owner[keep], minlength=slots.size)
     if have < total:
-        return slots + np.bincount(rng.integers(slots.size, size=total - have), minlength=slots.size)
+        return slots + np.bincount(
+            rng.integers(slots.size, size=total - have), minlength=slots.size
+        )
     return slots

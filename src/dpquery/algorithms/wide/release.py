@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,7 +35,7 @@ from dpquery.privacy.delta import check_delta
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike, make_rng
 
-ItemData = ItemSets | BinaryData | sp.sparray | sp.spmatrix
+ItemData: TypeAlias = ItemSets | BinaryData | sp.sparray | sp.spmatrix
 
 DEFAULT_BOUND = 32  # npm_words: at most 25 words a record, 99th percentile 19 (docs/wide.md)
 DEFAULT_PAIR_BOUND = 8
@@ -60,6 +60,13 @@ def as_item_sets(data: ItemData) -> ItemSets:
     if items.weights is not None:
         raise DPQueryError("the private item data must be unweighted (one record, one person)")
     return items
+
+
+@dataclass(frozen=True, eq=False)
+class ItemRelease(Release):
+    """A :class:`Release` whose records are item sets (sparse, possibly weighted)."""
+
+    records: ItemSets  # type: ignore[assignment]  # item sets, not dense Records
 
 
 @dataclass(frozen=True)
@@ -117,12 +124,16 @@ class WideRelease(Synthesizer, ZCDPBudget):
         return WidePlan(whole, SparseParameters(rho, s, s2, min(K, d), Shares(), self.pool))
 
     def run(self, run: Run) -> Outcome:
-        items = as_item_sets(run.data)
-        matrix, info = release_sparse(items.matrix, run.plan.parameters, run.rng, run.ledger)
-        parameters = {**info, "budget": run.plan.budget.to_dict()}
-        return Outcome(ItemSets(matrix), [], parameters, {})  # type: ignore[arg-type]
+        """The release on ``run`` (as ``auto`` runs it): its records are item sets."""
+        records, parameters = self._release(as_item_sets(run.data), run.plan, run)
+        return Outcome(records, [], parameters, {})  # type: ignore[arg-type]  # item sets
 
-    def fit(  # type: ignore[override]
+    @staticmethod
+    def _release(items: ItemSets, plan: WidePlan, run: Run) -> tuple[ItemSets, dict[str, Any]]:
+        matrix, info = release_sparse(items.matrix, plan.parameters, run.rng, run.ledger)
+        return ItemSets(matrix), {**info, "budget": plan.budget.to_dict()}
+
+    def fit(
         self,
         data: ItemData,
         workload: Workload | None = None,
@@ -142,10 +153,11 @@ class WideRelease(Synthesizer, ZCDPBudget):
             ledger = Ledger(plan.budget, self.plan_accountant(plan))
         ledger.check(plan.charges())  # the whole plan fits before anything is drawn
         start = time.perf_counter()
-        outcome = self.run(Run(items, workload, np.zeros(0), plan, rng, ledger))  # type: ignore[arg-type]
-        parameters = {**outcome.parameters, "n": items.n, "d": items.d}
-        return Release(self.name, outcome.records, ledger, parameters, [],
-                       {"total_s": time.perf_counter() - start})  # fmt: skip
+        run = Run(items, workload, np.zeros(0), plan, rng, ledger)  # type: ignore[arg-type]
+        records, parameters = self._release(items, plan, run)
+        parameters = {**parameters, "n": items.n, "d": items.d}
+        return ItemRelease(self.name, records, ledger, parameters, [],
+                           {"total_s": time.perf_counter() - start})  # fmt: skip
 
 
 def sample_items(released: ItemSets, rows: int | None, rng: np.random.Generator) -> ItemSets:

@@ -27,6 +27,7 @@ _RATIO = 1.03  # spacing of the grid beyond the integers
 def _grid(lo: float, hi: float, fine: int = 24) -> np.ndarray:
     """Support points: every integer up to ``fine``, then geometric steps up to ``hi``, on
     both sides of 0 when ``lo < 0``."""
+
     def side(top: float) -> np.ndarray:
         if top <= 0:
             return np.zeros(1)
