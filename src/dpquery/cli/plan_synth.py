@@ -4,9 +4,9 @@ From the public shape alone (``--dataset``, whose domain and row count are publi
 ``--domain`` with ``--n``, or item data's ``--n`` with ``--items``), it plans the run on a
 :class:`~dpquery.data.shape.PublicShape` and prints every charge stage by stage: the
 measurement of the attributes no workload query touches (which, and their share), the
-algorithm's charges, ``auto``'s choice and its pre-release warning, adaptive-projection's column refinement (its cap: the amount is decided
-from the noisy 1-way marginals, so no plan can know it), the guarantee asked for first and
-the other accountants after. No data is read.
+algorithm's charges, ``auto``'s choice and its pre-release warning, adaptive-projection's
+column refinement (its cap: the amount is decided from the noisy 1-way marginals, so no plan
+can know it), the guarantee asked for first and the other accountants after. No data is read.
 """
 
 from __future__ import annotations
