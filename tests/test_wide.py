@@ -284,3 +284,17 @@ def test_privacy_synth_plans_the_wide_release_with_its_bound():
     bad = dpquery_cli("privacy", "synth", "--n", "600", "--items", "1200", "--epsilon", "1",
                       "--bound", "5000")  # fmt: skip
     assert bad.code != 0 and "bound" in bad.err
+
+
+def test_synth_reads_the_free_bits_encode_transactions_writes(item_file, tmp_path):
+    """``dpquery encode --transactions`` writes free bits without a domain: item data."""
+    encoded = tmp_path / "x.npz"
+    r = dpquery_cli("encode", str(item_file), "--transactions", "--n", "600", "--items", "1200",
+                    "-o", str(encoded))  # fmt: skip
+    assert r.code == 0, r.err
+    out = tmp_path / "s.transactions.csv"
+    r = dpquery_cli("synth", "--data", str(encoded), "--epsilon", "1", "--seed", "0",
+                    "--out", str(out), *FAST)  # fmt: skip
+    assert r.code == 0, r.err
+    assert "algorithm: wide, chosen by auto" in r.out
+    assert read_item_sets(out).d == 1200

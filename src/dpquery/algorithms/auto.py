@@ -10,8 +10,10 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    records x ``g`` attributes within ``MAX_CODES`` codes and at most :data:`MAX_ATTRIBUTES`
    attributes (its rounds start with one measurement per attribute, so its time grows with
    ``g``), and the workload is conjunctions. It was the best release measured wherever it runs.
-2. **wide** (:mod:`dpquery.algorithms.wide`) on binary item data beyond that reach (every
-   attribute a free bit, more than :data:`MAX_ATTRIBUTES` of them or too many codes): item
+2. **wide** (:mod:`dpquery.algorithms.wide`) on item data beyond that reach (free bits
+   without a domain, as ``encode --transactions`` writes them, more than
+   :data:`MAX_ATTRIBUTES` of them or too many codes; a dense table of free bits over a domain,
+   such as the 512,000 biased bits, keeps the oracle-efficient family): item
    counts, sizes and frequent pairs under a contribution bound, fitted by sparse records; it
    beat the zeros and independence tables on npm_words at 5,000 and 45,375 items
    (``docs/wide.md``), where dualquery was worse than the all-zero table.
@@ -253,7 +255,8 @@ class Auto(ZCDPBudget, Synthesizer):
         return choose(
             n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
             candidates=candidates, size=self.size, partitioned=partitioned,
-            items=len(data.onehot_groups) == 0,
+            # bits with no domain and no one-hot group: item sets (encode --transactions)
+            items=len(data.onehot_groups) == 0 and getattr(data, "domain", None) is None,
         )  # fmt: skip
 
     def plan(

@@ -2,8 +2,8 @@
 
 The input is a ``row item`` file (``--transactions``, or a name ending ``.transactions.csv``;
 sizes from its ``# rows N items D`` line or ``--n``/``--items``), a sparse ``.npz``, or an
-encoded ``.npz`` of free bits only that is too wide for a dense table (more than
-:data:`DENSE_COLUMNS` bits) or asked to be written as items. The output follows ``--out``:
+encoded ``.npz`` of free bits only without a domain (what ``dpquery encode --transactions``
+writes), or with one when ``--out`` asks for item sets. The output follows ``--out``:
 ``S.transactions.csv`` (a ``row item`` file whose first line is ``# rows N items D``, a third
 column the weight with ``--weights``), ``S.npz`` (a scipy sparse matrix), or a dense CSV of
 one 0/1 column per item, written over more than :data:`DENSE_COLUMNS` items only with
@@ -78,7 +78,7 @@ def reads_items(args: argparse.Namespace) -> bool:
     except Exception:
         return False
     bits = _free_bits_npz(args.data)
-    return bits is not None and (bits.d > DENSE_COLUMNS or is_item_file(args.out))
+    return bits is not None and (bits.domain is None or is_item_file(args.out))
 
 
 def check_item_output(args: argparse.Namespace, d: int) -> str:
