@@ -173,7 +173,8 @@ def synth_items(
         model = estimator(args, rng)
         reason = None
         if chosen:
-            reason = AUTO_REASON.format(n=items.n, d=items.d, K=min(model.head, items.d))
+            K = model.plan(items).parameters.K
+            reason = AUTO_REASON.format(n=items.n, d=items.d, K=K)
         release, released = release_items(args, model, items, rng)
     out = sample_items(released, output_rows(args, items.n), rng)
     report = publishable_report(release, randomness=describe_rng(rng))

@@ -137,6 +137,8 @@ def maxent_weights(
     used = np.flatnonzero(np.asarray(abs(A).sum(axis=0)).ravel() > 0)
     keep = np.zeros(A.shape[1], dtype=bool)
     keep[used] = True
+    if not keep.any():  # no candidate holds an item: the base is the answer
+        return base / base.sum()
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         full = np.zeros(A.shape[1])

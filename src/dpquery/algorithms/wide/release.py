@@ -97,9 +97,9 @@ class WideRelease(Synthesizer, ZCDPBudget):
         "epsilon", "delta", "rho", "bound", "pair_bound", "head", "pool",
     )  # fmt: skip
 
-    bound: int = DEFAULT_BOUND
-    pair_bound: int = DEFAULT_PAIR_BOUND
-    head: int = DEFAULT_HEAD
+    bound: int | None = None  # None: min(DEFAULT_BOUND, d)
+    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s)
+    head: int | None = None  # None: min(DEFAULT_HEAD, d)
     pool: int = DEFAULT_POOL
     seed: SeedLike = None
 
@@ -109,9 +109,13 @@ class WideRelease(Synthesizer, ZCDPBudget):
         """Resolve the bounds against the public ``n`` and ``d`` and split ``rho``; a bad
         bound is refused by name here, before anything is charged."""
         n, d = int(data.n), int(data.d)
-        s = check_bound("bound", self.bound, d)
-        s2 = min(check_bound("pair_bound", self.pair_bound, d), s)
-        K = check_bound("head", self.head, d)
+        s = min(DEFAULT_BOUND, d) if self.bound is None else check_bound("bound", self.bound, d)
+        s2 = (
+            min(DEFAULT_PAIR_BOUND, s)
+            if self.pair_bound is None
+            else min(check_bound("pair_bound", self.pair_bound, d), s)
+        )
+        K = min(DEFAULT_HEAD, d) if self.head is None else check_bound("head", self.head, d)
         if isinstance(self.pool, bool) or not isinstance(self.pool, int) or self.pool < 1:
             raise DPQueryError(f"pool must be a positive number of head sets; got {self.pool!r}")
         whole = budget_of(**self.budget_keywords(budget, n))
@@ -121,7 +125,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
                 "not a pure-DP budget"
             )
         rho = budget_rho(whole)
-        return WidePlan(whole, SparseParameters(rho, s, s2, min(K, d), Shares(), self.pool))
+        return WidePlan(whole, SparseParameters(rho, s, s2, K, Shares(), self.pool))
 
     def run(self, run: Run) -> Outcome:
         """The release on ``run`` (as ``auto`` runs it): its records are item sets."""
