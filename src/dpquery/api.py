@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
-from dpquery.algorithms.wide.release import dense_records, sample_items
+from dpquery.algorithms.wide.release import as_item_sets, dense_records, sample_items
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
 from dpquery.data.items import ItemSets
@@ -181,8 +181,6 @@ class DPSynthesizer:
 
     def _fit_items(self, matrix: Any, domain: object, workload: object) -> DPSynthesizer:
         """Item data (a sparse matrix): no domain, no workload; ``auto`` is the wide release."""
-        from dpquery.algorithms.wide.release import as_item_sets
-
         if domain is not None or workload is not None:
             raise DPQueryError(
                 "a sparse matrix is item data: its items 0..d-1 need no domain or workload"

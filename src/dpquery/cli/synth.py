@@ -53,7 +53,7 @@ from dpquery.cli.output import (
     with_input_dtypes,
 )
 from dpquery.cli.report import describe_coherence, real_table
-from dpquery.cli.synth_items import DENSE_COLUMNS, reads_items, synth_items
+from dpquery.cli.synth_items import DENSE_COLUMNS, ItemFront, reads_items, synth_items
 from dpquery.cli.workload import workload_of_kind
 from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
@@ -195,10 +195,10 @@ def _synth(args: argparse.Namespace) -> int:
     items = reads_items(args)
     _check_outputs(args, items)  # before any work: no partial output, no overwritten input
     if items:
-        return synth_items(
-            args, lambda a, rng: _estimator(a, _oracle_options(a), rng), _summary,
-            evaluation_path(args),
-        )  # fmt: skip
+        front = ItemFront(
+            lambda a, rng: _estimator(a, _oracle_options(a), rng), _summary, _delta_rule
+        )
+        return synth_items(args, front, evaluation_path(args))
     if args.transactions or args.n is not None or args.items is not None or args.dense:
         raise DPQueryError("--n, --items and --dense are for item data: give --transactions")
     output_rows(args, 1)  # --rows and --weights checked before the data is read

@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,8 @@ import scipy.sparse as sp
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.wide.release import sample_items
 from dpquery.cli.common import is_item_file
-from dpquery.data.binary import BinaryData
+from dpquery.cli.output import output_rows
+from dpquery.data.binary import _FORMAT, BinaryData, load_binary
 from dpquery.data.domain import Binary, Domain
 from dpquery.data.items import ItemSets, read_item_sets, write_item_sets
 from dpquery.errors import DPQueryError
@@ -49,10 +52,18 @@ AUTO_REASON = (
 )
 
 
+@dataclass(frozen=True)
+class ItemFront:
+    """The parts of ``dpquery synth`` the item path shares (passed in, so that this module
+    does not import the command that imports it)."""
+
+    estimator: Callable[[argparse.Namespace, np.random.Generator | None], Any]
+    summary: Callable[[dict[str, Any], argparse.Namespace, int], None]
+    delta_rule: Callable[[argparse.Namespace, int], None]
+
+
 def _free_bits_npz(path: Path) -> BinaryData | None:
     """The encoded data of ``path`` when it is a dpquery ``.npz`` of free bits only."""
-    from dpquery.data.binary import _FORMAT, load_binary
-
     try:
         with np.load(path, allow_pickle=False) as z:
             if "format" not in z.files or str(z["format"]) != _FORMAT:
@@ -69,8 +80,6 @@ def reads_items(args: argparse.Namespace) -> bool:
         return True
     if args.data is None or args.data.suffix.lower() != ".npz" or not args.data.exists():
         return False
-    from dpquery.data.binary import _FORMAT
-
     try:
         with np.load(args.data, allow_pickle=False) as z:
             if "format" not in z.files or str(z["format"]) != _FORMAT:
@@ -148,15 +157,11 @@ def write_output(path: Path, form: str, items: ItemSets) -> None:
             table.to_csv(tmp, index=False)
 
 
-def synth_items(
-    args: argparse.Namespace, estimator: Any, summary: Any, evaluated: Path | None
-) -> int:
-    """``dpquery synth`` on item data (module docstring). ``estimator(args, rng)`` builds the
-    model from the flags; ``summary(report, args, rows)`` prints the account; ``evaluated``
+def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | None) -> int:
+    """``dpquery synth`` on item data (module docstring), with ``front``'s pieces of the
+    synth command (the estimator from the flags, the summary, the delta rule); ``evaluated``
     is where ``--evaluate`` writes the wide measures (NOT private), or None."""
-    from dpquery.cli.output import output_rows
-    from dpquery.cli.synth import _delta_rule
-
+    estimator, summary = front.estimator, front.summary
     if args.backend != "local":
         raise DPQueryError("item data runs on the local backend")
     output_rows(args, 1)  # --rows and --weights checked before the data is read
@@ -168,7 +173,7 @@ def synth_items(
     form = check_item_output(args, items.d)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr
-        _delta_rule(args, items.n)
+        front.delta_rule(args, items.n)
         rng = make_rng(args.seed)
         model = estimator(args, rng)
         reason = None
