@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 
 from dpquery.algorithms.baselines import UniformDistribution, ZerosDataset
-from dpquery.algorithms.dqrs import DQRS
-from dpquery.algorithms.dualquery import DualQuery
-from dpquery.algorithms.mwem import MWEM
+from dpquery.algorithms.game.dqrs import DQRS
+from dpquery.algorithms.game.dualquery import DualQuery
+from dpquery.algorithms.game.mwem import MWEM
 from dpquery.data.binary import BinaryData, pack_columns
 from dpquery.data.domain import Categorical, Domain
 from dpquery.privacy.dualquery import dualquery_pure_epsilon

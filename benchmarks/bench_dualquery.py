@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from dpquery.algorithms.baselines import LaplaceNoise, UniformDistribution, ZerosDataset
-from dpquery.algorithms.dualquery import DualQuery
+from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain

@@ -43,11 +43,11 @@ from typing import Any
 import numpy as np
 
 from bench_fem import ANCHORS, EPSILONS, QUICK_EPSILONS, measure, problem
-from dpquery.algorithms.dqrs import DQRS
-from dpquery.algorithms.dualquery import DualQuery
-from dpquery.algorithms.fem import FEM, SepFEM
-from dpquery.algorithms.mwem import MWEM
-from dpquery.algorithms.reweight import Reweighted
+from dpquery.algorithms.game.dqrs import DQRS
+from dpquery.algorithms.game.dualquery import DualQuery
+from dpquery.algorithms.game.fem import FEM, SepFEM
+from dpquery.algorithms.game.mwem import MWEM
+from dpquery.algorithms.game.reweight import Reweighted
 from dpquery.errors import DPQueryError
 from tables import write_csv
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from dpquery import datasets
-from dpquery.algorithms.fem import FEM
+from dpquery.algorithms.game.fem import FEM
 from dpquery.data.binary import BinaryData
 from dpquery.queries import Workload, answer, random_marginal_cells
 from tables import write_csv

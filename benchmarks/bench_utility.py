@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from dpquery import datasets
-from dpquery.algorithms.marginals import AdaptiveProjection
+from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.data.binary import BinaryData
 from dpquery.privacy import zcdp_rho_for
 from dpquery.queries import answer, fem_marginals, marginal_cells

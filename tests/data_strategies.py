@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from decimal import Decimal
 
 import numpy as np
 from hypothesis import strategies as st
@@ -76,3 +77,18 @@ def domains(draw, max_attrs: int = 5, integer_edges: bool = False) -> Domain:
         else:
             attrs.append(draw(binaries(name)))
     return Domain(tuple(attrs), non_private=draw(st.booleans()), note=draw(st.text(max_size=10)))
+
+
+@st.composite
+def decimal_ranges(draw, exact_steps: bool = True) -> tuple[Decimal, Decimal, int]:
+    """A codebook range ``(min, max, bins)`` written in decimals (up to 4 places, up to 12
+    digits). ``exact_steps``: the width is a multiple of ``bins`` units of the last place, so
+    every edge is a decimal of that many places; otherwise edges may be thirds."""
+    k = draw(st.integers(0, 4))
+    bins = draw(st.integers(1, 40))
+    lo_units = draw(st.integers(-(10**7), 10**7))
+    if exact_steps:
+        width_units = bins * draw(st.integers(1, 10**5))
+    else:
+        width_units = draw(st.integers(1, 10**7))
+    return Decimal(lo_units).scaleb(-k), Decimal(lo_units + width_units).scaleb(-k), bins

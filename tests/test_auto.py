@@ -20,7 +20,7 @@ from dpquery.algorithms.auto import (
     records_for,
     wide_warning,
 )
-from dpquery.algorithms.marginals import MAX_CODES, AdaptivePlan
+from dpquery.algorithms.marginal.adaptive_projection import MAX_CODES, AdaptivePlan
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, zcdp_rho_for

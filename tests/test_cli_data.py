@@ -290,7 +290,7 @@ def test_datasets_fetch(tmp_path, capsys, monkeypatch):
     assert code == 0, err
     assert str(dest / "census_cps" / "hdmm_CPS.csv.gz") in out
     code, _, err = run(capsys, "datasets", "fetch", "acs", "--dest", str(dest))
-    assert_one_line_error(code, err, "copy it by hand")
+    assert_one_line_error(code, err, "no official download", "by hand")
 
 
 def test_encode_saved_domain_json_is_the_full_format(files, capsys):
@@ -301,3 +301,20 @@ def test_encode_saved_domain_json_is_the_full_format(files, capsys):
     obj = json.loads((files / "copy.json").read_text())
     assert [a["type"] for a in obj["attributes"]] == ["categorical", "binary", "numeric"]
     assert Domain.from_dict(obj) == DOMAIN
+
+
+def test_online_and_fetch_agree_on_how_to_get_a_dataset(capsys, tmp_path, monkeypatch):
+    """A dataset with no official download: 'online' must not send the user to 'fetch',
+    and 'fetch' must say the same thing 'online' said."""
+    monkeypatch.setenv("DPQUERY_DATA_DIR", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(datasets, "SHIPPED_DIR", tmp_path / "shipped")
+    code, _, online_err = run(capsys, "online", "--dataset", "adult-mwem", "--state",
+                              str(tmp_path / "s.db"), "--epsilon", "1", "--alpha", "0.1",
+                              "--k", "2")  # fmt: skip
+    assert_one_line_error(code, online_err, "no official download")
+    assert "datasets fetch" not in online_err
+    code, _, fetch_err = run(capsys, "datasets", "fetch", "adult-mwem")
+    assert_one_line_error(code, fetch_err, "no official download")
+    how = datasets.info("adult-mwem").how_to_get()
+    assert how in online_err and how in fetch_err

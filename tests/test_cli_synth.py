@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpquery.algorithms.best_response as br_module
+import dpquery.algorithms.game.best_response as br_module
 import dpquery.cli.synth as synth_module
 from dpquery.cli import main
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpquery.algorithms.dualquery as dualquery_module
-import dpquery.algorithms.mwem as mwem_module
+import dpquery.algorithms.game.dualquery as dualquery_module
+import dpquery.algorithms.game.mwem as mwem_module
 import dpquery.cli.synth as synth_module
 from dpquery.cli import main
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric

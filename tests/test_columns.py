@@ -12,9 +12,9 @@ import pytest
 from conftest import mixed_data
 from dpquery.algorithms import registry
 from dpquery.algorithms.columns import DEFAULT_SHARE, MeasuredColumns, column_sources
-from dpquery.algorithms.dualquery import DualQuery
-from dpquery.algorithms.fem import FEM
-from dpquery.algorithms.mwem import MWEM
+from dpquery.algorithms.game.dualquery import DualQuery
+from dpquery.algorithms.game.fem import FEM
+from dpquery.algorithms.game.mwem import MWEM
 from dpquery.algorithms.untouched import MECHANISM, untouched_attributes
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger

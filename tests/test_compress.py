@@ -12,12 +12,16 @@ import numpy as np
 import pytest
 from tests.test_marginals import RecordingLedger, small_data, workload_2way
 
-from dpquery.algorithms import marginals as am
-from dpquery.algorithms import projection as pj
-from dpquery.algorithms.compress import Compression, value_map
-from dpquery.algorithms.marginals import AdaptiveProjection, adaptive_marginals, plan_adaptive
-from dpquery.algorithms.one_way import one_way_estimates
-from dpquery.algorithms.projection import Measurement, fit_records, initial_records, loss
+from dpquery.algorithms.marginal import adaptive_projection as am
+from dpquery.algorithms.marginal import projection as pj
+from dpquery.algorithms.marginal.adaptive_projection import (
+    AdaptiveProjection,
+    adaptive_marginals,
+    plan_adaptive,
+)
+from dpquery.algorithms.marginal.compress import Compression, value_map
+from dpquery.algorithms.marginal.one_way import one_way_estimates
+from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records, loss
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, PureDP
 from dpquery.queries.marginals import (

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dpquery.algorithms.free import density_sensitivity, private_density
+from dpquery.algorithms.game.free import density_sensitivity, private_density
 from dpquery.data.binary import BinaryData, load_binary, onehot_violation, pack_columns
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger

@@ -60,8 +60,33 @@ def test_missing_data_dir(no_data, name):
         datasets.load(name)
     msg = str(err.value)
     assert "DPQUERY_DATA_DIR" in msg and str(no_data) in msg and name in msg
-    assert f"dpquery datasets fetch {name}" in msg
+    assert datasets.info(name).how_to_get() in msg
+    # "fetch" only for a dataset that fetch can get; the others say to copy by hand
+    assert (f"dpquery datasets fetch {name}" in msg) == datasets.info(name).downloadable
+    assert ("copy" in msg) != datasets.info(name).downloadable
     assert isinstance(err.value, FileNotFoundError)  # also an OS-style not-found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_load_and_fetch_give_one_answer(no_data, name, monkeypatch):
+    """Loading a missing dataset and fetching it say the same thing: fetch it, or copy it
+    by hand (no fetch is attempted here: the download is stubbed to fail loudly)."""
+
+    def offline(url, path):
+        raise OSError("offline")
+
+    monkeypatch.setattr(datasets, "_download", offline)
+    with pytest.raises(DatasetNotFoundError) as missing:
+        datasets.load(name)
+    how = datasets.info(name).how_to_get()
+    assert how in str(missing.value)
+    if datasets.info(name).downloadable:
+        with pytest.raises(DPQueryError, match="offline"):
+            datasets.fetch(name)
+    else:
+        with pytest.raises(DPQueryError) as fetched:
+            datasets.fetch(name)
+        assert how in str(fetched.value)
 
 
 def test_unset_data_dir_searches_the_cache_then_the_package(monkeypatch, tmp_path):
@@ -197,7 +222,7 @@ def test_fetch_default_destination_is_the_cache(tmp_path, monkeypatch):
 
 def test_fetch_errors(tmp_path, monkeypatch):
     dest = tmp_path / "dest"
-    with pytest.raises(DPQueryError, match="has no official download; copy it by hand"):
+    with pytest.raises(DPQueryError, match=r"has no official download: copy .* by hand"):
         datasets.fetch("acs", dest=dest)
     missing = (tmp_path / "server" / "absent.csv").as_uri()
     _register(monkeypatch, "cps", DataFile("census_cps/hdmm_CPS.csv.gz", missing, "0" * 64))

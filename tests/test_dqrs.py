@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 from tests.conftest import sample_table
 
-from dpquery.algorithms.dqrs import DQRS, algorithm_4_parameters, plan_dqrs, rejection_step
+from dpquery.algorithms.game.dqrs import DQRS, algorithm_4_parameters, plan_dqrs, rejection_step
 from dpquery.data import Binary, BinaryData, Categorical, Domain, encode
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Composition, Ledger, ZCDPAccountant, fits

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from tests.conftest import FAULTS, FaultyOracle, one_hot_ok, sample_table
 
 from dpquery.algorithms.baselines import UniformDistribution, ZerosDataset
-from dpquery.algorithms.best_response import best_response
-from dpquery.algorithms.dualquery import DualQuery, DualQueryPlan, plan_dualquery
-from dpquery.algorithms.free import (
+from dpquery.algorithms.game.best_response import best_response
+from dpquery.algorithms.game.dualquery import DualQuery, DualQueryPlan, plan_dualquery
+from dpquery.algorithms.game.free import (
     DENSITY_MECHANISM,
     FreeAttributes,
     density_sensitivity,

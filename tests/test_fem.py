@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from tests.conftest import one_hot_ok, sample_table
 
-from dpquery.algorithms.fem import (
+from dpquery.algorithms.game.fem import (
     AUTHORS_ADULT,
     FEM,
     ExponentialPerturbation,

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpquery.algorithms import marginals as am
-from dpquery.algorithms.marginals import (
+from dpquery.algorithms.marginal import adaptive_projection as am
+from dpquery.algorithms.marginal.adaptive_projection import (
     AdaptiveProjection,
     adaptive_marginals,
     candidates_of,
@@ -23,7 +23,7 @@ from dpquery.algorithms.marginals import (
     plan_adaptive,
     select_rho,
 )
-from dpquery.algorithms.projection import (
+from dpquery.algorithms.marginal.projection import (
     Measurement,
     fit_records,
     initial_records,

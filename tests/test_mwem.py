@@ -12,8 +12,8 @@ import pytest
 from tests.conftest import MIXED_DOMAIN as DOMAIN
 from tests.conftest import mixed_data as small_data
 
-from dpquery.algorithms.cells import check_domain_size, domain_cells, enumerate_cells
-from dpquery.algorithms.mwem import MWEM, DomainWeights
+from dpquery.algorithms.game.cells import check_domain_size, domain_cells, enumerate_cells
+from dpquery.algorithms.game.mwem import MWEM, DomainWeights
 from dpquery.data import Domain, biased_bits
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDPAccountant, zcdp_rho_for

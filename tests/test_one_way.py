@@ -15,10 +15,14 @@ import pandas as pd
 import pytest
 from tests.cli_process import dpquery_cli
 
-from dpquery.algorithms import marginals as am
-from dpquery.algorithms import one_way as ow
-from dpquery.algorithms.marginals import AdaptiveProjection, adaptive_marginals, plan_adaptive
-from dpquery.algorithms.projection import Measurement
+from dpquery.algorithms.marginal import adaptive_projection as am
+from dpquery.algorithms.marginal import one_way as ow
+from dpquery.algorithms.marginal.adaptive_projection import (
+    AdaptiveProjection,
+    adaptive_marginals,
+    plan_adaptive,
+)
+from dpquery.algorithms.marginal.projection import Measurement
 from dpquery.cli import main
 from dpquery.data import Binary, Categorical, Domain, encode
 from dpquery.errors import DPQueryError

@@ -99,7 +99,7 @@ def test_cli_errors_and_offline_summary(
     state = tmp_path / "s.db"
     base = ["online", "--data", str(data_file), "--state", str(state)]
     assert main(base) == 2
-    assert "needs --epsilon, --delta, --alpha, --k" in capsys.readouterr().err
+    assert "needs --epsilon, --alpha, --k" in capsys.readouterr().err
     stream = "\n".join([
         query_lines()[0],
         '{"kind": "conjunction", "literals": [["x0", 1, true], ["x1", 1, true], ["x2", 1, true]]}',
@@ -178,3 +178,26 @@ def test_deeply_nested_json_line_is_answered_with_an_error(tmp_path: Path, data_
     assert out[0] == {"line": 1, "error": "the JSON is nested too deeply to be a query"}
     assert out[1]["index"] == 0 and out[3]["index"] == 1 and "error" in out[2]
     assert "Traceback" not in proc.stderr
+
+
+def test_delta_defaults_to_one_over_n_squared_and_answers_carry_their_bound(
+    tmp_path: Path, data_file: Path
+) -> None:
+    """No --delta: 1/n^2 as everywhere; before the first answer the session says n is too
+    small for alpha and what n it needs; each answer line carries alpha and its confidence."""
+    from dpquery.online.store import SessionStore
+
+    state = tmp_path / "s.db"
+    args = ["--data", str(data_file), "--epsilon", "1", "--alpha", "0.1", "--k", "2",
+            "--state", str(state), "--seed", "1", "--accept-unverified"]  # fmt: skip
+    proc = run_cli(args, "\n".join(query_lines()[:4]) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    store = SessionStore(state)
+    saved = store.load()
+    store.close()
+    assert saved is not None and saved.params.delta == 1 / 4000**2
+    assert "n=4,000 records are too few for alpha=0.1" in proc.stderr
+    assert "needs n >= " in proc.stderr
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(out) == 4
+    assert all(a["error_bound"] == 0.1 and 0 <= a["confidence"] < 0.95 for a in out)

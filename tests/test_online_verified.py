@@ -12,6 +12,7 @@ with ``beta = 1e-6``, so each fails falsely with probability at most the plan's 
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import replace
 
@@ -22,7 +23,7 @@ from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
 from dpquery.online import PMWSession
-from dpquery.online.sparse import make_plan
+from dpquery.online.sparse import PrivacyPlan, make_plan
 from dpquery.online.transform import OnlineQuery
 from dpquery.privacy import Budget
 
@@ -85,6 +86,43 @@ def test_smallest_n_and_largest_queries_are_tight() -> None:
     assert l_star >= 10**4
     assert big.failure_probability(l_star) <= BETA < big.failure_probability(l_star + 1)
     assert plan.largest_queries(BETA) == 0
+
+
+def test_smallest_n_matches_a_hand_computation() -> None:
+    """The accuracy bound solved for n, by hand: E = 1 epoch, l = 1 query, alpha = 0.24,
+    eps_sv = 1, eps_lap = ln 2, beta = 0.05. P(not G) <= 2 exp(-n eps_sv alpha / 24) +
+    P(|Z| >= floor(n alpha / 4) + 1) = 2 exp(-n / 100) + (4/3) 2^-(floor(0.06 n) + 1).
+    n = 368: 2 e^-3.68 = 0.050447 > 0.05. n = 369: 2 e^-3.69 = 0.049944, plus (4/3) 2^-23 =
+    1.6e-7: 0.049944 <= 0.05. So n = 369."""
+    plan = PrivacyPlan(1, 0.24, 1, 1, 1.0, math.log(2))
+    assert plan.smallest_n(1, 0.05) == 369
+    assert replace(plan, n=369).failure_probability(1) == pytest.approx(0.049944, abs=1e-6)
+    assert replace(plan, n=368).failure_probability(1) == pytest.approx(0.050447, abs=1e-6)
+
+
+def test_a_small_session_says_how_many_records_it_needs() -> None:
+    """Accepted unverified on too few records, the session says so before its first answer,
+    with the n the bound needs; every answer carries alpha and the bound's confidence."""
+    rows = (np.random.default_rng(0).random((1316, 4)) < 0.3).astype(np.uint8)
+    data = BinaryData.from_dense(rows, domain=Domain.binary(4))
+    s = PMWSession(data, 1.0, None, 0.1, 2, accept_unverified=True, seed=0)
+    assert s.params.delta == 1 / 1316**2  # the default delta
+    needed = s.records_needed()
+    assert needed is not None and needed > 1316
+    assert s.plan.smallest_n(s.params.max_queries, s.params.beta) == needed
+    assert replace(s.plan, n=needed).promises(s.params.max_queries, s.params.beta)
+    assert "n=1,316 records are too few for alpha=0.1" in s.guarantee()
+    assert f"needs n >= {needed:,} records" in s.guarantee()
+    fail = s.plan.failure_probability(s.params.max_queries)
+    for q in cells(4, 2)[:10]:
+        line = s.answer(q).to_dict()
+        assert line["error_bound"] == 0.1 and line["confidence"] == 1 - fail
+    # a session the bound covers says nothing of the kind, and its confidence is >= 1 - beta
+    v = PMWSession(data, 500.0, None, 0.5, 2, beta=BETA, max_queries=2000,
+                   representation="full-domain", seed=0)  # fmt: skip
+    assert v.verified and "too few" not in v.guarantee()
+    line = v.answer(cells(4, 2)[0]).to_dict()
+    assert line["error_bound"] == 0.5 and line["confidence"] >= 1 - BETA
 
 
 # --- adult-mwem (n = 30,163, d = 27) -------------------------------------------------------

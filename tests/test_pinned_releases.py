@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpquery.algorithms.dqrs import DQRS
-from dpquery.algorithms.dualquery import DualQuery
-from dpquery.algorithms.fem import FEM, SepFEM
-from dpquery.algorithms.mwem import MWEM
-from dpquery.algorithms.reweight import Reweighted
+from dpquery.algorithms.game.dqrs import DQRS
+from dpquery.algorithms.game.dualquery import DualQuery
+from dpquery.algorithms.game.fem import FEM, SepFEM
+from dpquery.algorithms.game.mwem import MWEM
+from dpquery.algorithms.game.reweight import Reweighted
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-import dpquery.algorithms.mwem as mwem_module
-import dpquery.algorithms.players as fem_module
-from dpquery.algorithms.dqrs import rejection_step
-from dpquery.algorithms.fem import ExponentialMechanismPlayer
-from dpquery.algorithms.free import private_density
-from dpquery.algorithms.mwem import WorstQuerySelector, plan_mwem
+import dpquery.algorithms.game.mwem as mwem_module
+import dpquery.algorithms.game.players as fem_module
+from dpquery.algorithms.game.dqrs import rejection_step
+from dpquery.algorithms.game.fem import ExponentialMechanismPlayer
+from dpquery.algorithms.game.free import private_density
+from dpquery.algorithms.game.mwem import WorstQuerySelector, plan_mwem
 from dpquery.privacy import Budget, Ledger, PureDP, exponential_mechanism, laplace_mechanism
 from dpquery.privacy.dqrs import dqrs_gamma, dqrs_rejection_epsilon
 from dpquery.rng import make_rng

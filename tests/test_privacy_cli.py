@@ -76,7 +76,7 @@ def test_fem_modes(capsys):
 
 
 def test_fem_budget_alone_plans_the_default_scaling(capsys):
-    from dpquery.algorithms.fem_plan import plan_fem
+    from dpquery.algorithms.game.fem_plan import plan_fem
 
     code, out, _ = run(capsys, "fem", "--epsilon", "1", "--delta", "1e-9", "--json")
     assert code == 0

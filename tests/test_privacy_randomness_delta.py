@@ -99,7 +99,7 @@ def test_release_publishes_no_raw_noise_nor_private_timings() -> None:
 
 
 def test_estimators_warn_in_python_when_delta_is_at_least_one_over_n() -> None:
-    from dpquery.algorithms.mwem import MWEM
+    from dpquery.algorithms.game.mwem import MWEM
     from dpquery.data.binary import BinaryData
     from dpquery.data.domain import Domain
     from dpquery.queries import random_marginal_queries

@@ -12,10 +12,10 @@ from tests.conftest import FAULTS, FaultyOracle, one_hot_ok
 from tests.conftest import MIXED_DOMAIN as DOMAIN
 from tests.conftest import mixed_data as small_data
 
-from dpquery.algorithms.cells import enumerate_cells, support_cells
-from dpquery.algorithms.fem import FEM, SepFEM
-from dpquery.algorithms.mwem import MWEM
-from dpquery.algorithms.reweight import Reweighted
+from dpquery.algorithms.game.cells import enumerate_cells, support_cells
+from dpquery.algorithms.game.fem import FEM, SepFEM
+from dpquery.algorithms.game.mwem import MWEM
+from dpquery.algorithms.game.reweight import Reweighted
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.privacy import zcdp_rho_for

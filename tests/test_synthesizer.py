@@ -11,10 +11,10 @@ from tests.conftest import mixed_data as small_data
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.columns import MeasuredColumns
-from dpquery.algorithms.dualquery import DualQuery
-from dpquery.algorithms.fem import FEM, SepFEM
-from dpquery.algorithms.mwem import MWEM
-from dpquery.algorithms.reweight import Reweighted
+from dpquery.algorithms.game.dualquery import DualQuery
+from dpquery.algorithms.game.fem import FEM, SepFEM
+from dpquery.algorithms.game.mwem import MWEM
+from dpquery.algorithms.game.reweight import Reweighted
 from dpquery.algorithms.synthesizer import Synthesizer
 from dpquery.algorithms.uniform import UniformRecords
 from dpquery.errors import DPQueryError

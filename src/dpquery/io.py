@@ -1,15 +1,40 @@
-"""File output that never leaves a partial file and never overwrites by accident."""
+"""File output that never leaves a partial file and never overwrites by accident.
+
+Every file is written to a temporary file beside its destination, then renamed onto it. The
+temporary file is created private (mode 0600, :func:`tempfile.mkstemp`) while it is written;
+before the rename it gets the mode any new file would get, ``0o666 & ~umask``, so a file
+dpquery writes is as readable as one written by ``open(path, "w")`` (0644 under umask 022).
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from dpquery.errors import DPQueryError
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it (``/proc/self/status`` on Linux); where
+    that file is absent, set and restored at once under a lock (``os.umask`` is the only
+    portable reader)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
 
 
 @contextmanager
@@ -30,6 +55,7 @@ def atomic_path(path: str | Path, *, overwrite: bool = True) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~current_umask())
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)

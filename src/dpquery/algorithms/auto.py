@@ -6,10 +6,11 @@ replace-one neighbouring relation), the domain (attributes ``g``, bits ``d``, va
 attribute), the budget and the workload's shape. It never looks at the data's values.
 
 1. **adaptive-projection** (AIM's whole-marginal measurements fitted by a record set,
-   :mod:`dpquery.algorithms.marginals`) whenever its record matrix fits: ``min(n, 50,000)``
-   records x ``g`` attributes within ``MAX_CODES`` codes and at most :data:`MAX_ATTRIBUTES`
-   attributes (its rounds start with one measurement per attribute, so its time grows with
-   ``g``), and the workload is conjunctions. It was the best release measured wherever it runs.
+   :mod:`dpquery.algorithms.marginal.adaptive_projection`) whenever its record matrix fits:
+   ``min(n, 50,000)`` records x ``g`` attributes within ``MAX_CODES`` codes and at most
+   :data:`MAX_ATTRIBUTES` attributes (its rounds start with one measurement per attribute, so
+   its time grows with ``g``), and the workload is conjunctions. It was the best release
+   measured wherever it runs.
 2. **wide** (:mod:`dpquery.algorithms.wide`) on item data beyond that reach (free bits
    without a domain, as ``encode --transactions`` writes them, more than
    :data:`MAX_ATTRIBUTES` of them or too many codes; a dense table of free bits over a domain,
@@ -22,7 +23,8 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    data partitioned on a cluster, which it reads only through query answers.
 
 :class:`Auto` resolves the choice in :meth:`Auto.plan` (public sizes only), plans the chosen
-estimator (built by :func:`dpquery.algorithms.registry.build`, so it carries the same
+estimator (built by :func:`dpquery.algorithms.registry.build`, which the registry hands to
+:attr:`Auto.catalog` when it lists this class, so it carries the same
 pipeline, e.g. :class:`~dpquery.algorithms.columns.MeasuredColumns`, as when named), and runs
 it on the same ledger. The :class:`~dpquery.algorithms.release.Release` carries the chosen
 algorithm's name and, under ``parameters["auto"]``, the algorithm and the reason in one
@@ -34,13 +36,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.marginals import (
+from dpquery.algorithms.marginal.adaptive_projection import (
     DEFAULT_MAX_RECORDS,
     MAX_CODES,
     AdaptivePlan,
@@ -203,6 +205,17 @@ def wide_warning(budget: Budget, n: int) -> str | None:
 
 
 @dataclass(frozen=True)
+class Catalog:
+    """What :class:`Auto` needs of the registry: the options an algorithm takes, and its
+    estimator built from options (:func:`dpquery.algorithms.registry.takes` and
+    :func:`~dpquery.algorithms.registry.build`). The registry lists every algorithm, this
+    class among them, and hands them over; this module never imports it."""
+
+    takes: Callable[[str], tuple[str, ...]]
+    build: Callable[..., Synthesizer]
+
+
+@dataclass(frozen=True)
 class AutoPlan:
     """The choice, the chosen estimator and its plan (whose budget and charges are ours),
     and the pre-release check's message (None: the release is expected to be useful)."""
@@ -228,6 +241,7 @@ class Auto(ZCDPBudget, Synthesizer):
     go to adaptive-projection (another choice refuses them)."""
 
     name: ClassVar[str] = "auto"
+    catalog: ClassVar[Catalog]  # set by the registry
     options: ClassVar[tuple[str, ...]] = (
         "epsilon",
         "delta",
@@ -263,8 +277,6 @@ class Auto(ZCDPBudget, Synthesizer):
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
     ) -> AutoPlan:
         """Choose (public sizes only), build the chosen estimator and plan it."""
-        from dpquery.algorithms import registry  # the registry lists this class
-
         choice = self.choose(data, workload)
         own = {k: getattr(self, k) for k in ("epsilon", "delta", "rho")}
         if budget is not None and any(v is not None for v in own.values()):
@@ -274,14 +286,14 @@ class Auto(ZCDPBudget, Synthesizer):
             )
         passed = {k: getattr(self, k) for k in ("compress", "column_tv")}
         given = {**(own if budget is None else {}), **choice.options, **passed}
-        taken = registry.takes(choice.algorithm)
+        taken = self.catalog.takes(choice.algorithm)
         refused = [k for k, v in given.items() if v is not None and k not in taken]
         if refused:
             raise DPQueryError(
                 f"auto chose {choice.algorithm} ({choice.reason}), which does not take "
                 f"{', '.join(refused)}"
             )
-        model = registry.build(choice.algorithm, given, seed=self.seed, progress=self.progress)
+        model = self.catalog.build(choice.algorithm, given, seed=self.seed, progress=self.progress)
         model.validate()
         inner = model.plan(data, workload, budget=budget)
         warning = None
@@ -328,6 +340,7 @@ __all__ = [
     "Auto",
     "AutoPlan",
     "BaselineWarning",
+    "Catalog",
     "Choice",
     "baseline_warning",
     "candidate_count",

@@ -6,11 +6,15 @@ and :func:`build`, which turns a flat mapping of options into an estimator and r
 option the algorithm does not take. Adding an algorithm is a :class:`Synthesizer` subclass
 listed in :data:`ALGORITHMS` (``docs/architecture.md``).
 
-FEM and sepFEM may also run as the base of a :class:`~dpquery.algorithms.reweight.Reweighted`
+FEM and sepFEM may also run as the base of a :class:`~dpquery.algorithms.game.reweight.Reweighted`
 pipeline: giving them ``fraction`` (the share MWEM reweights with) builds the pipeline.
 
 ``auto`` (:mod:`dpquery.algorithms.auto`) chooses one of the others from the data's public
-shape when it plans, and builds it here.
+shape when it plans, and builds it here: the registry hands it :func:`takes` and :func:`build`
+(:class:`~dpquery.algorithms.auto.Catalog`), so ``auto`` never imports the registry.
+
+Each family declares its options in its own ``options`` module; the registry adds them to the
+one table (:func:`~dpquery.algorithms.options.declare`).
 
 Every algorithm that reads the data is built inside a
 :class:`~dpquery.algorithms.columns.MeasuredColumns` pipeline, which measures the attributes no
@@ -23,20 +27,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dpquery.algorithms.auto import Auto
+from dpquery.algorithms.auto import Auto, Catalog
 from dpquery.algorithms.columns import DEFAULT_SHARE, MeasuredColumns
-from dpquery.algorithms.dqrs import DQRS
-from dpquery.algorithms.dualquery import DualQuery
-from dpquery.algorithms.fem import FEM, SepFEM
-from dpquery.algorithms.marginals import AdaptiveProjection
-from dpquery.algorithms.mwem import MWEM
-from dpquery.algorithms.options import Option, options
-from dpquery.algorithms.reweight import Reweighted
+from dpquery.algorithms.game.dqrs import DQRS
+from dpquery.algorithms.game.dualquery import DualQuery
+from dpquery.algorithms.game.fem import FEM, SepFEM
+from dpquery.algorithms.game.mwem import MWEM
+from dpquery.algorithms.game.options import OPTIONS as GAME_OPTIONS
+from dpquery.algorithms.game.reweight import Reweighted
+from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
+from dpquery.algorithms.marginal.options import OPTIONS as MARGINAL_OPTIONS
+from dpquery.algorithms.options import Option, declare, options
 from dpquery.algorithms.synthesizer import Synthesizer
 from dpquery.algorithms.uniform import UniformRecords
+from dpquery.algorithms.wide.options import OPTIONS as WIDE_OPTIONS
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.errors import DPQueryError
 
+declare(*GAME_OPTIONS, *MARGINAL_OPTIONS, *WIDE_OPTIONS)
 ALGORITHMS: dict[str, type[Synthesizer]] = {
     cls.name: cls
     for cls in (
@@ -149,3 +157,6 @@ def build(name: str, given: Mapping[str, Any], **runtime: Any) -> Synthesizer:
         return model
     seed = model.seed
     return MeasuredColumns(model.with_params(seed=None), share=share or DEFAULT_SHARE, seed=seed)
+
+
+Auto.catalog = Catalog(takes, build)

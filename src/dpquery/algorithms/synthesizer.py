@@ -12,7 +12,7 @@ box (``dualquery()``, ``dqrs()``, ``fem()``, ``mwem()``), wired in by :meth:`~Sy
 ``fit(data, workload, ledger=parent)`` spends a given ledger instead of opening its own: the
 plan is resolved against that ledger's budget (the estimator's own budget must then be
 unset). A pipeline gives each stage a :meth:`~dpquery.privacy.Ledger.child` of its ledger, so
-every stage charges the one account as it draws (:mod:`dpquery.algorithms.reweight`).
+every stage charges the one account as it draws (:mod:`dpquery.algorithms.game.reweight`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from dpquery.algorithms.game import RoundStats, check_inputs, round_timings, true_answers_of
 from dpquery.algorithms.options import check_options
 from dpquery.algorithms.parameters import budget_parameters, with_default_delta
 from dpquery.algorithms.release import Release
@@ -35,8 +34,38 @@ from dpquery.errors import DPQueryError
 from dpquery.oracles import Oracle
 from dpquery.privacy import Accountant, Budget, Charge, Ledger
 from dpquery.privacy.delta import check_delta
-from dpquery.queries import Workload
+from dpquery.queries import Workload, answer
 from dpquery.rng import SeedLike, make_rng
+
+# One round's statistics: its timings (select_s, respond_s, observe_s) and what the algorithm
+# reports beside them.
+RoundStats = dict[str, Any]
+
+
+def check_inputs(name: str, data: BinaryData, workload: Workload) -> None:
+    """The workload is over the data's bits and of a kind the oracles handle."""
+    if workload.d != data.d:
+        raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
+    if workload.kind not in ("conjunction", "disjunction", "parity"):
+        raise DPQueryError(f"{name} does not support {workload.kind!r} queries")
+
+
+def true_answers_of(
+    workload: Workload, data: BinaryData, true_answers: np.ndarray | None
+) -> tuple[np.ndarray, float]:
+    """``q(D)`` for every query (computed unless given) and the seconds it took."""
+    start = time.perf_counter()
+    if true_answers is None:
+        true_answers = answer(workload, data)
+    elif np.shape(true_answers) != (len(workload),):
+        raise DPQueryError(f"true_answers must have {len(workload)} entries")
+    return np.asarray(true_answers, dtype=np.float64), time.perf_counter() - start
+
+
+def round_timings(rounds: list[RoundStats]) -> dict[str, float]:
+    """Seconds spent in each step of the game, summed over the rounds: the private choices
+    (``select_s``), the data player (``respond_s``: the oracle) and the updates (``observe_s``)."""
+    return {k: float(sum(r[k] for r in rounds)) for k in ("select_s", "respond_s", "observe_s")}
 
 
 class Plan(Protocol):

@@ -18,7 +18,7 @@ CONNECT_TIMEOUT_S = 10.0
 
 def _import_distributed() -> Any:
     try:
-        import distributed
+        import distributed  # optional (the dask extra): a clear error when absent
     except ImportError:
         raise DPQueryError(
             "the Dask backend needs dask.distributed: pip install 'dpquery[dask]'"

@@ -193,7 +193,7 @@ class PartitionedData:
 
     def _pass(self, workloads: tuple[Workload, ...]) -> _Totals:
         """Count every workload on every partition; sum exactly as results arrive."""
-        from distributed import as_completed
+        from distributed import as_completed  # optional (the dask extra)
 
         for w in workloads:
             if w.d != self.d:

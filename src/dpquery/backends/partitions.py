@@ -24,6 +24,7 @@ import pandas as pd
 from dpquery.data.binary import BinaryData, n_words_for
 from dpquery.data.domain import Domain, Numeric
 from dpquery.data.encode import _from_pairs, encode, read_pairs, read_table
+from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
 from dpquery.queries.evaluate import fold_counts
 from dpquery.queries.workload import Workload
@@ -67,7 +68,7 @@ class FilePart:
 
     def rows(self) -> int:
         if self.path.suffix.lower() in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
             return int(pq.ParquetFile(self.path).metadata.num_rows)
         return len(read_table(self.path, self.domain))
@@ -85,13 +86,13 @@ class ParquetPart:
     row_groups: tuple[int, ...]
 
     def rows(self) -> int:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
         meta = pq.ParquetFile(self.path).metadata
         return sum(int(meta.row_group(g).num_rows) for g in self.row_groups)
 
     def load(self) -> BinaryData:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
         columns = list(self.domain.names)
         table = pq.ParquetFile(self.path).read_row_groups(list(self.row_groups), columns=columns)
@@ -163,7 +164,7 @@ def _split_csv(path: Path, domain: Domain, pieces: int) -> list[Partition]:
 
 
 def _split_parquet(path: Path, domain: Domain, pieces: int) -> list[Partition]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
     groups = pq.ParquetFile(path).metadata.num_row_groups
     chunks = np.array_split(np.arange(groups), min(max(pieces, 1), max(groups, 1)))
@@ -187,7 +188,7 @@ def table_files(path: Path) -> list[Path]:
 
 def _default_pieces(path: Path) -> int:
     if path.suffix.lower() in (".parquet", ".pq"):
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
         return int(pq.ParquetFile(path).metadata.num_row_groups)  # one per row group
     return max(1, -(-path.stat().st_size // CSV_BLOCK_BYTES))
@@ -282,8 +283,6 @@ class BiasedBitsPart:
         return self.rows_
 
     def load(self) -> BinaryData:
-        from dpquery.data.synthetic import biased_bits
-
         rng = np.random.default_rng(self.seed)
         return biased_bits(self.rows_, self.bias.size, seed=rng, bias=self.bias)
 

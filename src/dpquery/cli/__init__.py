@@ -14,14 +14,13 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from dpquery import __version__
+from dpquery.cli import data, demo, online, privacy, synth, workload
 from dpquery.errors import DPQueryError, NonPrivateWarning
 
 EXIT_BAD_INPUT = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dpquery.cli import data, demo, online, privacy, synth, workload
-
     parser = argparse.ArgumentParser(
         prog="dpquery",
         description="Differentially private query release on high-dimensional data.",

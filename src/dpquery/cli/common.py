@@ -10,16 +10,15 @@ import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from dpquery import datasets
+from dpquery.backends import DaskBackend, PartitionedData, connect
+from dpquery.backends.partitions import table_files
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain, infer_domain
 from dpquery.data.encode import encode, read_table
 from dpquery.data.items import ItemSets, read_item_sets
 from dpquery.errors import DPQueryError, NonPrivateWarning
-
-if TYPE_CHECKING:
-    from dpquery.backends import DaskBackend, PartitionedData
 
 
 @contextmanager
@@ -105,8 +104,6 @@ def load_domain_arg(args: argparse.Namespace, table_path: Path | None = None) ->
 
 def load_data(args: argparse.Namespace) -> BinaryData:
     """The data named on the command line, encoded over its public domain."""
-    from dpquery import datasets
-
     if (args.data is None) == (args.dataset is None):
         raise DPQueryError("give exactly one of --data FILE or --dataset NAME")
     if args.dataset is not None:
@@ -162,9 +159,6 @@ def backend_data(args: argparse.Namespace) -> Iterator[BinaryData | PartitionedD
     if args.backend == "local":
         yield load_data(args)
         return
-    from dpquery.backends import connect
-    from dpquery.backends.partitions import table_files
-
     domain = None
     if args.data is not None and args.data.suffix != ".npz":
         table_files(args.data)  # a missing file or a bad domain fails before connecting
@@ -176,9 +170,6 @@ def backend_data(args: argparse.Namespace) -> Iterator[BinaryData | PartitionedD
 def _partitioned(
     args: argparse.Namespace, backend: DaskBackend, domain: Domain | None
 ) -> PartitionedData:
-    from dpquery import datasets
-    from dpquery.backends import PartitionedData
-
     # In-memory inputs (a built-in dataset, an encoded .npz) default to one part per worker.
     parts = args.partitions
     if args.dataset is not None:

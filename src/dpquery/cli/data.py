@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dpquery import datasets
 from dpquery.cli.common import load_domain_arg
 from dpquery.data.binary import BinaryData, save_binary
 from dpquery.data.encode import encode, read_table, read_transactions
@@ -54,8 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from dpquery import datasets
-
     for name, info in datasets.DATASETS.items():
         source = datasets.source_of(name)
         status = "missing" if source is None else f"available ({source})"
@@ -64,8 +63,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from dpquery import datasets
-
     info = datasets.info(args.name)
     domain = datasets.domain(args.name)
     print(f"{info.name}: {info.description}")
@@ -79,8 +76,6 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from dpquery import datasets
-
     for rel, path in datasets.fetch(args.name, dest=args.dest, force=args.force).items():
         print(f"{rel}: {path}")
     return 0

@@ -20,6 +20,11 @@ from typing import Any, TextIO
 
 from dpquery.cli.common import add_data_args, load_data
 from dpquery.errors import DPQueryError
+from dpquery.online.session import PMWSession
+from dpquery.online.state import SessionParams
+from dpquery.online.store import SessionStore, StoreError
+from dpquery.online.summary import CompactSummary
+from dpquery.privacy.delta import check_delta, default_delta
 
 PARAM_FLAGS = {
     "epsilon": "epsilon", "delta": "delta", "alpha": "alpha", "k": "k", "beta": "beta",
@@ -42,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--state", type=Path, metavar="SESSION.db",
                    help="SQLite session state: created if missing, resumed if present")  # fmt: skip
     p.add_argument("--epsilon", type=float, help="privacy budget of the whole session")
-    p.add_argument("--delta", type=float, help="delta of the budget (0: pure DP)")
+    p.add_argument("--delta", type=float,
+                   help="delta of the budget (default 1/n^2; 0: pure DP)")  # fmt: skip
     p.add_argument("--alpha", type=float, help="promised accuracy of every answer")
     p.add_argument("--k", type=int, help="largest number of literals per query")
     p.add_argument("--beta", type=float, help="failure probability to check (default 0.05)")
@@ -73,8 +79,6 @@ def _given_params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) -> int:
-    from dpquery.online.store import StoreError
-
     out = sys.stdout
     for line_no, line in enumerate(stdin, start=1):
         if not line.strip():
@@ -96,11 +100,6 @@ def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dpquery.online.session import PMWSession
-    from dpquery.online.state import SessionParams
-    from dpquery.online.store import SessionStore
-    from dpquery.online.summary import CompactSummary
-
     if args.summary is not None:
         if args.state is not None or args.data is not None or args.dataset is not None:
             raise DPQueryError("--summary answers offline: give no --state, --data or --dataset")
@@ -126,9 +125,12 @@ def _run(args: argparse.Namespace) -> int:
     else:
         if args.export_summary is not None:
             raise DPQueryError(f"{args.state} holds no session to export")
-        missing = [f"--{f}" for f in ("epsilon", "delta", "alpha", "k") if f not in given]
+        missing = [f"--{f}" for f in ("epsilon", "alpha", "k") if f not in given]
         if missing:
             raise DPQueryError(f"a new session needs {', '.join(missing)}")
+        if "delta" not in given:
+            given["delta"] = default_delta(data.n)
+        check_delta(given["delta"], data.n)
         session = PMWSession.open(args.state, data, SessionParams(**given), args.seed)
     if args.export_summary is not None:
         summary = session.export_summary(samples=args.summary_samples, seed=args.seed)

@@ -51,6 +51,6 @@ def with_input_dtypes(args: argparse.Namespace, domain: Domain) -> Domain:
     data = getattr(args, "data", None)
     if data is None or Path(data).suffix.lower() not in PARQUET or not Path(data).is_file():
         return domain
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
     return domain.with_dtypes(pq.read_schema(data).empty_table().to_pandas())

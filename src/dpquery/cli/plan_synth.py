@@ -20,7 +20,7 @@ from typing import Any
 from dpquery import datasets
 from dpquery.algorithms.auto import AutoPlan
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
-from dpquery.algorithms.marginals import AdaptivePlan
+from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
 from dpquery.cli import synth
 from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape

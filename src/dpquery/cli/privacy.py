@@ -17,7 +17,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 
-from dpquery.algorithms.fem_plan import DEFAULT_C
+from dpquery.algorithms.game.fem_plan import DEFAULT_C
 from dpquery.algorithms.parameters import budget_of, positive, positive_int
 from dpquery.cli import plan_synth
 from dpquery.cli.common import flag_errors

@@ -11,10 +11,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpquery import datasets
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
+from dpquery.data.encode import read_table
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
+from dpquery.evaluation.coherence import coherence_section
+from dpquery.evaluation.holder import evaluate_synthetic
+from dpquery.evaluation.html import write_html
 from dpquery.queries.workload import Workload
 
 
@@ -26,6 +31,20 @@ def add_html_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--release-report", type=Path, metavar="R.json",
                         help="the JSON report 'dpquery synth --report' wrote; the HTML page "
                              "shows its privacy account and parameters")  # fmt: skip
+
+
+def check_html_support(args: argparse.Namespace) -> None:
+    """With ``--html``, fail before any work when matplotlib (the ``report`` extra) is
+    missing: the page cannot be drawn, so nothing is computed, printed or written."""
+    if args.html is None:
+        return
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise DPQueryError(
+            f"--html {args.html} draws its plots with matplotlib, which is not installed: "
+            "pip install 'dpquery[report]' (or drop --html); nothing was computed or written"
+        ) from None
 
 
 def load_release_report(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -53,9 +72,6 @@ def load_release_report(args: argparse.Namespace) -> dict[str, Any] | None:
 def real_table(args: argparse.Namespace, domain: Domain | None) -> pd.DataFrame | None:
     """The real table in its own columns (the coherence measurement needs raw values), or
     None when the data is only encoded (.npz) or partitioned (dask)."""
-    from dpquery import datasets
-    from dpquery.data.encode import read_table
-
     if args.dataset is not None:
         return datasets.load_table(args.dataset)[0]
     if getattr(args, "backend", "local") == "dask" or args.data is None:
@@ -69,8 +85,6 @@ def _tables(
     args: argparse.Namespace, data: BinaryData
 ) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """The real and synthetic tables in their own columns, when neither is an encoded .npz."""
-    from dpquery.data.encode import read_table
-
     if args.synthetic.suffix == ".npz":
         return None, None
     real = real_table(args, data.domain)
@@ -81,8 +95,6 @@ def coherence_of(
     args: argparse.Namespace, data: BinaryData, limit: int = 15
 ) -> dict[str, Any] | None:
     """``dpquery evaluate``'s coherence section (NOT PRIVATE), or None without raw tables."""
-    from dpquery.evaluation.coherence import coherence_section
-
     real, synthetic = _tables(args, data)
     if real is None or synthetic is None or data.domain is None:
         return None
@@ -110,9 +122,6 @@ def write_html_report(
     true: np.ndarray,
     release: dict[str, Any] | None,
 ) -> None:
-    from dpquery.evaluation.holder import evaluate_synthetic
-    from dpquery.evaluation.html import write_html
-
     real_table, synthetic_table = _tables(args, data)
     evaluation = evaluate_synthetic(
         data, synthetic, workload, true_answers=true,
@@ -126,7 +135,5 @@ def write_wide_html_report(
     args: argparse.Namespace, evaluation: dict[str, Any], release: dict[str, Any] | None
 ) -> None:
     """The HTML page of item data's wide measures (NOT PRIVATE)."""
-    from dpquery.evaluation.html import write_html
-
     write_html(args.html, evaluation, release, overwrite=args.overwrite)
     print(f"wrote {args.html} (NOT PRIVATE: for the data holder)")

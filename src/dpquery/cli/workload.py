@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from dpquery import datasets
 from dpquery.backends import PartitionedData
 from dpquery.cli.common import (
     add_backend_args,
@@ -26,6 +27,7 @@ from dpquery.cli.common import (
 )
 from dpquery.cli.report import (
     add_html_args,
+    check_html_support,
     coherence_of,
     describe_coherence,
     load_release_report,
@@ -34,9 +36,12 @@ from dpquery.cli.report import (
 )
 from dpquery.data.binary import BinaryData, load_binary
 from dpquery.data.domain import Domain
+from dpquery.data.encode import encode, read_table
+from dpquery.data.items import read_item_sets
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.metrics import error_report
+from dpquery.evaluation.wide import describe_wide, wide_evaluation
 from dpquery.io import atomic_path, atomic_write_text
 from dpquery.queries import WORKLOAD_KINDS, build_workload, check_same_domain
 from dpquery.queries.build import MissingParameterError
@@ -147,8 +152,6 @@ def _check_output(args: argparse.Namespace, output: Path) -> None:
 
 def _domain_and_n(args: argparse.Namespace, need_n: bool) -> tuple[Domain, int | None]:
     """The public domain named on the command line, and n when needed."""
-    from dpquery import datasets
-
     if args.dataset is not None:
         if args.data is not None or args.domain is not None:
             raise DPQueryError("give --dataset alone, or --data with --domain")
@@ -203,8 +206,6 @@ def _true_answers(
 def _load_synthetic(path: Path, domain: Domain | None) -> BinaryData | Records:
     """Synthetic records: an encoded ``.npz`` or a table over the domain (``weight`` column
     optional)."""
-    from dpquery.data.encode import encode, read_table
-
     if path.suffix == ".npz":
         return load_binary(path)
     if domain is None:
@@ -269,6 +270,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     for output in (args.report, args.html):
         if output is not None:
             _check_output(args, output)
+    check_html_support(args)  # a missing extra fails before any data is read
     release = load_release_report(args)  # a bad --release-report fails before any work
     if args.transactions or is_item_file(args.synthetic):
         return _evaluate_items(args, release)
@@ -299,9 +301,6 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 def _evaluate_items(args: argparse.Namespace, release: dict[str, Any] | None) -> int:
     """The wide measures (:mod:`dpquery.evaluation.wide`) of item sets, NOT private."""
-    from dpquery.data.items import read_item_sets
-    from dpquery.evaluation.wide import describe_wide, wide_evaluation
-
     if args.workload is not None:
         raise DPQueryError("item data is scored on the wide measures; drop --workload")
     real = load_item_sets(args)

@@ -23,16 +23,16 @@ offending record's index (never its values).
 
 from __future__ import annotations
 
+import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
-
-if TYPE_CHECKING:
-    from dpquery.data.domain import Domain
+from dpquery.io import atomic_write, npz_error
 
 WORD_BITS = 64
 
@@ -200,10 +200,6 @@ _FORMAT = "dpquery.BinaryData/1"
 
 def save_binary(path: str | Path, data: BinaryData) -> None:
     """Write ``data`` (bits, n, groups, domain) to a ``.npz`` file, atomically."""
-    import json
-
-    from dpquery.io import atomic_write
-
     domain_json = "" if data.domain is None else json.dumps(data.domain.to_dict())
 
     def write(tmp: Path) -> None:
@@ -218,12 +214,6 @@ def save_binary(path: str | Path, data: BinaryData) -> None:
 
 def load_binary(path: str | Path) -> BinaryData:
     """Read a file written by :func:`save_binary`."""
-    import json
-    import zipfile
-
-    from dpquery.data.domain import Domain
-    from dpquery.io import npz_error
-
     try:
         with np.load(path, allow_pickle=False) as z:
             if str(z["format"]) != _FORMAT:

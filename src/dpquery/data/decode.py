@@ -57,12 +57,22 @@ def _group_codes(bits: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray
     return codes, int(broken.sum())
 
 
+def _steps(x: np.ndarray) -> np.ndarray:
+    """``x`` (an edge divided by the step) as a whole number of steps where only float error
+    separates it from one: within 1e-6 (0.5 / 0.1 = 5.000000000000001), or within a few ulps
+    where the floats are coarser than that (an edge of -450761.5975 is -4507615975 steps of
+    1e-4, give or take 5e-7)."""
+    whole = np.rint(x)
+    close = np.abs(x - whole) <= np.maximum(1e-6, 8 * np.finfo(np.float64).eps * np.abs(x))
+    return np.where(close, whole, x)
+
+
 def _grid_values(
     lo: np.ndarray, hi: np.ndarray, last: np.ndarray, step: float, u: np.ndarray
 ) -> np.ndarray:
     """A value uniform over the multiples of ``step`` inside each bin ``[lo, hi)`` (the last
     bin closed); a bin holding none gets the multiple nearest its middle."""
-    lo_u, hi_u = np.round(lo / step, 6), np.round(hi / step, 6)  # no 0.5/0.1 = 5.000001
+    lo_u, hi_u = _steps(lo / step), _steps(hi / step)
     first = np.ceil(lo_u)
     final = np.where(last, np.floor(hi_u), np.ceil(hi_u) - 1)
     empty = final < first

@@ -19,6 +19,7 @@ import math
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +29,7 @@ import pandas as pd
 
 from dpquery.data import schema
 from dpquery.errors import DomainError, NonPrivateWarning
+from dpquery.io import atomic_write_text
 
 OutOfRange = Literal["clip", "error"]
 MISSING_LABEL = "<missing>"
@@ -145,10 +147,19 @@ class Numeric:
 
     @classmethod
     def equal_width(cls, name: str, lo: float, hi: float, bins: int, **kwargs: Any) -> Numeric:
-        """``bins`` equal-width bins over the public range ``[lo, hi]``."""
+        """``bins`` equal-width bins over the public range ``[lo, hi]``.
+
+        Edges are exact decimals: ``lo + i (hi - lo) / bins`` computed in decimal arithmetic
+        from the decimals ``lo`` and ``hi`` stand for, then rounded once to the nearest float.
+        Over [0, 5.2] in 26 bins the fourth edge is 0.6 (the float a CSV's "0.6" reads as),
+        not the 0.6000000000000001 of float steps, so a value written as an edge falls in
+        the bin that edge opens."""
         if bins < 1:
             raise DomainError(f"attribute {name!r}: bins must be >= 1, got {bins}")
-        return cls(name, tuple(np.linspace(lo, hi, bins + 1)), **kwargs)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise DomainError(f"attribute {name!r}: the range must be finite, got [{lo}, {hi}]")
+        a, b = _decimal(lo), _decimal(hi)
+        return cls(name, tuple(float(a + (b - a) * i / bins) for i in range(bins + 1)), **kwargs)
 
     @property
     def n_bins(self) -> int:
@@ -173,6 +184,14 @@ class Numeric:
             for i, (lo, hi) in enumerate(zip(self.edges, self.edges[1:], strict=False))
         )
         return (*bins, MISSING_LABEL) if self.missing else bins
+
+
+def _decimal(x: float) -> Decimal:
+    """The decimal a number stands for: an integer exactly, a float as its shortest repr
+    (0.6, not the binary 0.59999999999999997779...)."""
+    if isinstance(x, int | np.integer) and not isinstance(x, bool):
+        return Decimal(int(x))
+    return Decimal(repr(float(x)))
 
 
 def _fmt_float(x: float) -> str:
@@ -407,11 +426,9 @@ class Domain:
                 "smoker": {"type": "binary", "values": ["no", "yes"]},
             })
 
-        The accepted forms are listed in :mod:`dpquery.data.codebook`; a bad entry is an
+        The accepted forms are listed in :func:`attributes_from_codebook`; a bad entry is an
         error naming its key and the expected forms.
         """
-        from dpquery.data.codebook import attributes_from_codebook
-
         return cls(attributes_from_codebook(codebook))
 
     @classmethod
@@ -432,8 +449,6 @@ class Domain:
         return cls(tuple(Binary(f"{prefix}{j}") for j in range(d)))
 
     def save(self, path: str | Path) -> None:
-        from dpquery.io import atomic_write_text
-
         atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
@@ -538,6 +553,123 @@ def _attr_from_dict(obj: Any) -> Attribute:
 
 def _hashable(v: Any) -> Hashable:
     return tuple(v) if isinstance(v, list) else v
+
+
+# --- codebooks: the short forms of Domain.from_codebook -------------------------------
+_RANGE_KEYS = {"min", "max", "bins"}
+_NUMERIC_OPTIONS = {"integer", "missing", "out_of_range", "dtype"}
+_FORMS = (
+    "a list of categories, {'values': [...]}, {'min': ..., 'max': ..., 'bins': ...}, "
+    "{'edges': [...]} or a full attribute object with 'type'"
+)
+
+
+def _fail(name: str, message: str) -> DomainError:
+    return DomainError(f"codebook[{name!r}]: {message}")
+
+
+def _number(name: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(name, f"{key!r} must be a number, got {value!r}")
+    return float(value)
+
+
+def _check_keys(name: str, spec: Mapping[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(spec) - allowed)
+    if extra:
+        raise _fail(name, f"unknown key(s) {extra}; expected some of {sorted(allowed)}")
+
+
+def _numeric(name: str, spec: Mapping[str, Any]) -> Any:
+    options = {k: spec[k] for k in _NUMERIC_OPTIONS if k in spec}
+    for key in ("integer", "missing"):
+        if key in options and not isinstance(options[key], bool):
+            raise _fail(name, f"{key!r} must be true or false, got {options[key]!r}")
+    if "edges" in spec:
+        _check_keys(name, spec, {"edges"} | _NUMERIC_OPTIONS)
+        edges = spec["edges"]
+        if not isinstance(edges, list | tuple) or len(edges) < 2:
+            raise _fail(name, f"'edges' must be a list of at least two numbers, got {edges!r}")
+        values = [_number(name, "edges", e) for e in edges]
+        return Numeric(name, tuple(values), **options)
+    _check_keys(name, spec, _RANGE_KEYS | _NUMERIC_OPTIONS)
+    absent = sorted(_RANGE_KEYS - set(spec))
+    if absent:
+        raise _fail(name, f"a numeric range needs 'min', 'max' and 'bins'; missing {absent}")
+    lo, hi = _number(name, "min", spec["min"]), _number(name, "max", spec["max"])
+    bins = spec["bins"]
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise _fail(name, f"'bins' must be a positive integer, got {bins!r}")
+    if not lo < hi:
+        raise _fail(
+            name, f"'min' must be below 'max', got min={spec['min']!r}, max={spec['max']!r}"
+        )
+    integer_ends = all(isinstance(spec[k], int) for k in ("min", "max"))
+    options.setdefault("integer", integer_ends)
+    return Numeric.equal_width(name, lo, hi, bins, **options)
+
+
+def _categorical(name: str, spec: Mapping[str, Any] | list[Any]) -> Any:
+    if isinstance(spec, list):
+        spec = {"values": spec}
+    _check_keys(name, spec, {"values", "missing", "dtype"})
+    values = spec["values"]
+    if not isinstance(values, list | tuple) or not values:
+        raise _fail(name, f"'values' must be a non-empty list of categories, got {values!r}")
+    if any(isinstance(v, dict) for v in values):
+        raise _fail(name, "categories must be strings or numbers, not objects")
+    values = tuple(_hashable(v) for v in values)
+    return Categorical(name, values, spec.get("missing"), dtype=spec.get("dtype"))
+
+
+def attribute_from_codebook(name: str, spec: Any) -> Any:
+    """One attribute of a codebook (the accepted forms: :func:`attributes_from_codebook`)."""
+    if not isinstance(name, str) or not name:
+        raise DomainError(f"codebook keys must be non-empty attribute names, got {name!r}")
+    try:
+        if isinstance(spec, list):
+            return _categorical(name, spec)
+        if not isinstance(spec, Mapping):
+            raise _fail(name, f"expected {_FORMS}; got {spec!r}")
+        if "type" in spec:
+            return _attr_from_dict({"name": name, **spec})
+        if "values" in spec:
+            return _categorical(name, spec)
+        if "edges" in spec or set(spec) & _RANGE_KEYS:
+            return _numeric(name, spec)
+        raise _fail(name, f"expected {_FORMS}; got {dict(spec)!r}")
+    except DomainError as exc:
+        if str(exc).startswith("codebook["):
+            raise
+        raise _fail(name, str(exc)) from None
+
+
+def attributes_from_codebook(codebook: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The attributes of a codebook, in its key order: ``Domain.from_codebook({...})`` for
+    the common case.
+
+    Each key is an attribute name (in column order); each value is one of
+
+    * a list of categories: ``"sex": ["F", "M"]`` (categorical, one bit per category);
+    * ``{"values": [...], "missing": "unknown"}``: categorical; a missing value (NaN)
+      encodes to the category ``missing`` (which must be one of ``values``);
+    * a numeric range: ``"age": {"min": 0, "max": 100, "bins": 20}``: ``bins`` equal-width
+      bins over ``[min, max]``; optional ``"integer"`` (default: both ends are integers, so
+      records decode to integers), ``"missing": true`` (one more bit for missing values) and
+      ``"out_of_range": "clip"`` (values outside the range go to the end bins instead of
+      being an error);
+    * explicit bin edges: ``"income": {"edges": [0, 10000, 50000, 1e6]}`` (same options);
+    * any attribute of the full JSON format, with its ``"type"``: ``{"type": "binary",
+      "values": ["no", "yes"]}`` (one free bit).
+
+    Errors name the key and what was expected. A codebook is public knowledge written
+    without looking at the data: nothing here reads a record.
+    """
+    if not isinstance(codebook, Mapping) or not codebook:
+        raise DomainError(
+            f"a codebook must be a non-empty mapping of attribute name to spec, got {codebook!r}"
+        )
+    return tuple(attribute_from_codebook(name, spec) for name, spec in codebook.items())
 
 
 def infer_domain(

@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from dpquery.data.binary import BinaryData, unpack_columns
+from dpquery.data.binary import _FORMAT, BinaryData, load_binary, unpack_columns
 from dpquery.data.encode import _from_pairs, check_indices, read_pairs, resolve_sizes
 from dpquery.errors import DPQueryError
-from dpquery.io import atomic_write
+from dpquery.io import atomic_write, npz_error
 
 _NO_ITEM = -1  # the item of a weighted file's line that only carries an empty record's weight
 _UNPACK_CELLS = 1 << 26  # bits unpacked at once by from_binary (64 MiB of uint8)
@@ -159,9 +159,6 @@ class ItemSets:
 
 # -- files --------------------------------------------------------------------------------
 def _read_npz(path: Path) -> tuple[ItemSets, tuple[int, int]]:
-    from dpquery.data.binary import _FORMAT, load_binary
-    from dpquery.io import npz_error
-
     try:
         with np.load(path, allow_pickle=False) as z:
             is_binary = "format" in z.files and str(z["format"]) == _FORMAT

@@ -8,15 +8,12 @@ to the data); weights are non-negative and are normalised to sum to 1 when answe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpquery.data.binary import BinaryData, pack_columns
+from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
-
-if TYPE_CHECKING:
-    from dpquery.data.domain import Domain
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from dpquery.data.binary import BinaryData, n_words_for
+from dpquery.data.encode import _from_pairs
 from dpquery.errors import DPQueryError
 from dpquery.rng import SeedLike, make_rng
 
@@ -67,8 +68,6 @@ def power_law_items(
     """n users x d items, item j chosen with probability proportional to (j + 1)^-exponent,
     each user drawing Poisson(mean_items) items with replacement. Built from (user, item) pairs,
     never dense."""
-    from dpquery.data.encode import _from_pairs
-
     _check_shape(n, d)
     if mean_items <= 0 or exponent < 0:
         raise DPQueryError(f"need mean_items > 0 and exponent >= 0, got {mean_items}, {exponent}")

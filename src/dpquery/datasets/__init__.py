@@ -57,6 +57,24 @@ class DatasetInfo:
     files: tuple[DataFile, ...]
     source: str
 
+    @property
+    def downloadable(self) -> bool:
+        """Whether every file has an official source and checksum (:func:`fetch` gets it)."""
+        return all(f.url is not None and f.sha256 is not None for f in self.files)
+
+    def how_to_get(self, dest: Path | None = None) -> str:
+        """How to get the files: the one answer every message about this dataset gives."""
+        paths = ", ".join(f.path for f in self.files)
+        if self.downloadable:
+            return (
+                f"run 'dpquery datasets fetch {self.name}' (official source, sha256-checked), "
+                f"or set ${DATA_DIR_ENV} to a folder holding {paths}"
+            )
+        return (
+            f"it has no official download: copy {paths} by hand into the folder "
+            f"${DATA_DIR_ENV} names, or into {dest or cache_dir()} (source: {self.source})"
+        )
+
 
 DATASETS: dict[str, DatasetInfo] = {
     info.name: info
@@ -176,8 +194,7 @@ def locate(name: str) -> dict[str, Path]:
         if path is None:
             where = ", ".join(str(d) for d in search_dirs())
             raise DatasetNotFoundError(
-                f"dataset {name!r}: file {f.path} not found in {where}; set {DATA_DIR_ENV} "
-                f"or run 'dpquery datasets fetch {name}'"
+                f"dataset {name!r}: file {f.path} not found in {where}; " + info(name).how_to_get()
             )
         found[f.path] = path
     return found
@@ -338,12 +355,8 @@ def fetch(name: str, *, dest: Path | None = None, force: bool = False) -> dict[s
     dataset = info(name)
     dest = dest or cache_dir()
     todo = [f for f in dataset.files if force or not (dest / f.path).exists()]
-    for f in todo:
-        if f.url is None or f.sha256 is None:
-            raise DPQueryError(
-                f"dataset {name!r}: {f.path} has no official download; copy it by hand into "
-                f"{dest} (source: {dataset.source})"
-            )
+    if todo and not dataset.downloadable:
+        raise DPQueryError(f"dataset {name!r}: {dataset.how_to_get(dest)}")
     created = {d for f in todo for d in _missing_dirs((dest / f.path).parent)}
     new = [dest / f.path for f in todo if not (dest / f.path).exists()]
     try:

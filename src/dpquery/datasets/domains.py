@@ -103,6 +103,15 @@ KDD99_BUCKETS = (
 _KDD99_FLOAT = {n for n, _, hi, k in KDD99_BUCKETS if hi == 1 and k == 10}
 
 
+def _dualquery_edges(lo: float, hi: float, k: int) -> tuple[float, ...]:
+    """DualQuery's buckets as edges. Its loader (attribute.ml) buckets ``floor(v / step)``
+    with the float ``step = (max - min) / k``, so over [0, 1] in 10 buckets the rate 0.3 falls
+    in bucket 2 (0.3 / 0.1 = 2.9999999999999996). The float steps ``i * step`` reproduce that
+    (0.30000000000000004, ...), where :meth:`Numeric.equal_width`'s exact decimal edges would
+    not; ``tests/test_datasets.py`` checks them against DualQuery's own encoded file."""
+    return tuple(float(e) for e in np.linspace(lo, hi, k + 1))
+
+
 def kdd99_domain() -> Domain:
     """KDD Cup 99 (41 features, label excluded) with DualQuery's bucketing: 396 bits, as in
     DualQuery's Table 1."""
@@ -118,7 +127,8 @@ def kdd99_domain() -> Domain:
             else:
                 attrs.append(Categorical(name, tuple(values)))
         else:
-            attrs.append(Numeric.equal_width(name, lo, hi, k, integer=name not in _KDD99_FLOAT))
+            edges = _dualquery_edges(lo, hi, k)
+            attrs.append(Numeric(name, edges, integer=name not in _KDD99_FLOAT))
     return Domain(tuple(attrs), note="KDD Cup 99 10% with DualQuery's bucketing")
 
 

@@ -103,7 +103,7 @@ def _ticks(ax: Any, axis: str, labels: list[str]) -> None:
 
 
 def _bars(entry: dict[str, Any]) -> str:
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional (the report extra)
 
     k = len(entry["labels"])
     fig = Figure(figsize=(min(12.0, 2.5 + 0.25 * k), 2.6))
@@ -119,8 +119,8 @@ def _bars(entry: dict[str, Any]) -> str:
 
 
 def _heatmaps(entry: dict[str, Any]) -> str:
-    from matplotlib.colors import PowerNorm
-    from matplotlib.figure import Figure
+    from matplotlib.colors import PowerNorm  # optional (the report extra)
+    from matplotlib.figure import Figure  # optional (the report extra)
 
     real, syn = np.asarray(entry["real"]), np.asarray(entry["synthetic"])
     fig = Figure(figsize=(10, 4))

@@ -37,6 +37,7 @@ from dpquery.online.store import SavedSession, SessionStore
 from dpquery.online.summary import CompactSummary, sample_summary
 from dpquery.online.transform import LiteralSet, OnlineQuery, VariableMap, parse_query
 from dpquery.privacy import Budget, Ledger, PureDP
+from dpquery.privacy.delta import default_delta
 from dpquery.privacy.mechanisms import AboveThresholdState
 from dpquery.queries.evaluate import data_fingerprint, fold_counts
 
@@ -48,7 +49,14 @@ class OnlineAnswer:
     """One answer. ``verified``: covered by the accuracy guarantee (the session's plan meets
     ``beta``, the answer is among the first ``max_queries`` and not refused; see
     :mod:`dpquery.online.sparse`); ``value`` is always private to release (a noisy count over
-    ``n`` or post-processing of earlier releases)."""
+    ``n`` or post-processing of earlier releases).
+
+    ``error_bound`` is the session's ``alpha``: with probability at least ``confidence``
+    (``1 - P(not G)``, the accuracy bound of :mod:`dpquery.online.sparse` over the first
+    ``max(max_queries, index + 1)`` queries) this answer and every earlier one are within it
+    of the truth. A session too small for its ``alpha`` has a confidence near 0: the bound
+    then says nothing. A refused answer (the hypothesis, once the budget's updates are used)
+    has no bound (None)."""
 
     index: int
     value: float
@@ -56,6 +64,8 @@ class OnlineAnswer:
     verified: bool
     updates_used: int
     message: str = ""
+    error_bound: float | None = None
+    confidence: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -64,6 +74,8 @@ class OnlineAnswer:
             "source": self.source,
             "verified": self.verified,
             "updates_used": self.updates_used,
+            "error_bound": self.error_bound,
+            "confidence": self.confidence,
         }
         if self.message:
             out["message"] = self.message
@@ -75,7 +87,8 @@ class PMWSession:
     Theorem 3.1 = Algorithm 1 + Theorem 3.3), or over the full domain
     (``representation="full-domain"``, Hardt-Rothblum) as the comparator.
 
-    Parameters: ``alpha`` is the promised accuracy of every answer (the IDC runs at
+    Parameters: ``delta=None`` is ``1/n^2`` (:func:`dpquery.privacy.delta.default_delta`);
+    ``alpha`` is the promised accuracy of every answer (the IDC runs at
     ``alpha/2``); ``beta`` the failure probability allowed over the first ``max_queries``
     queries; ``max_updates`` caps the epochs (default: the mistake bound B; a smaller cap buys
     less noise per epoch but the guarantee then does not hold); ``literals`` fixes the query
@@ -92,7 +105,7 @@ class PMWSession:
         self,
         data: BinaryData,
         epsilon: float,
-        delta: float,
+        delta: float | None,
         alpha: float,
         k: int,
         *,
@@ -111,6 +124,8 @@ class PMWSession:
     ) -> None:
         if not isinstance(data, BinaryData):
             raise DPQueryError(f"data must be a BinaryData, got {type(data).__name__}")
+        if delta is None:  # the library-wide default (n is public)
+            delta = default_delta(data.n)
         params = SessionParams(
             epsilon, delta, alpha, k, beta, max_queries, max_updates, literals, representation,
             max_monomials, m, sv_share, max_bytes, accept_unverified,
@@ -130,6 +145,7 @@ class PMWSession:
             params.sv_share,
         )  # fmt: skip
         self.verified = self.plan.promises(params.max_queries, params.beta)
+        self._confidence = 1.0 - self.plan.failure_probability(params.max_queries)
         if not self.verified and not params.accept_unverified:
             raise DPQueryError(self._refusal())
         self._restore(SessionState.new(seed) if state is None else state)
@@ -155,6 +171,30 @@ class PMWSession:
         self.queries_answered, self.refused = state.queries_answered, state.refused
         self.epoch: AboveThresholdState | None = state.epoch
         self._key, self._key_origin = state.key, state.key_origin
+
+    def records_needed(self) -> int | None:
+        """The fewest records for which this budget promises ``alpha`` over ``max_queries``
+        queries at ``beta``: the accuracy bound (:mod:`dpquery.online.sparse`) solved for ``n``
+        (:meth:`PrivacyPlan.smallest_n`), on the plan that pays for all ``B`` updates;
+        ``None`` beyond 2^62."""
+        p, plan = self.params, self.plan
+        if plan.epochs < plan.mistake_bound:
+            plan = make_plan(self.budget, plan.n, p.alpha, plan.mistake_bound, None, p.sv_share)
+        return plan.smallest_n(p.max_queries, p.beta)
+
+    def _too_few_records(self) -> str | None:
+        """Said before an unverified session starts when ``n`` is too small for ``alpha``."""
+        needed = self.records_needed()
+        if needed is not None and needed <= self.plan.n:
+            return None
+        p = self.params
+        need = f"needs n >= {needed:,}" if needed is not None else "needs more than 2^62"
+        return (
+            f"n={self.plan.n:,} records are too few for alpha={p.alpha:g} at "
+            f"{self.budget.describe()}: the accuracy bound (Small databases, Theorem 3.3; "
+            f"docs/online.md) {need} records for {p.max_queries:,} queries at beta={p.beta:g}; "
+            "answers may be far from the truth (see each answer's error_bound and confidence)"
+        )
 
     def _refusal(self) -> str:
         """Why the plan cannot promise the accuracy, and what would (docs/online.md)."""
@@ -243,6 +283,9 @@ class PMWSession:
         ]
         if not self.verified:
             lines.append("UNVERIFIED session (accept_unverified): no answer is verified")
+            too_few = self._too_few_records()
+            if too_few is not None:
+                lines.append(too_few)
         if p.epochs < p.mistake_bound:
             lines.append(
                 f"the budget pays for {p.epochs:,} updates, fewer than the mistake bound "
@@ -325,7 +368,14 @@ class PMWSession:
         return self._make(a, "measured", covered)
 
     def _make(self, value: float, source: Source, verified: bool, msg: str = "") -> OnlineAnswer:
-        return OnlineAnswer(self.queries_answered, value, source, verified, self.updates_used, msg)
+        i = self.queries_answered
+        if source == "refused":  # the hypothesis after the budget's updates: no bound
+            bound, confidence = None, 0.0
+        elif i < self.params.max_queries:
+            bound, confidence = self.params.alpha, self._confidence
+        else:  # the union bound over the first i + 1 queries
+            bound, confidence = self.params.alpha, 1.0 - self.plan.failure_probability(i + 1)
+        return OnlineAnswer(i, value, source, verified, self.updates_used, msg, bound, confidence)
 
     # -- persistence ----------------------------------------------------------------------
     @classmethod

@@ -3,17 +3,17 @@
 The mechanism is AIM's (McKenna, Mullins, Sheldon, Miklau 2022, "AIM: An Adaptive and
 Iterative Mechanism for Differentially Private Synthetic Data", Algorithm 1) with the
 graphical model replaced by a set of discrete records fitted to the measurements
-(:mod:`dpquery.algorithms.projection`), so the memory grows with the number of attributes and
-records, not with the junction tree:
+(:mod:`dpquery.algorithms.marginal.projection`), so the memory grows with the number of
+attributes and records, not with the junction tree:
 
 1. measure every 1-way marginal with Gaussian noise (every attribute carries a measurement),
    and again those whose noisy marginal is estimated past ``column_tv`` in total variation,
-   within a cap (:mod:`dpquery.algorithms.one_way`; not in AIM);
+   within a cap (:mod:`dpquery.algorithms.marginal.one_way`; not in AIM);
 2. for ``t = 1, 2, ...`` until the budget is spent: select a candidate marginal ``r`` (the
    workload's marginals and their sub-marginals, and every 2-way marginal of at most ``n``
    cells on domains of at most 64 attributes: :func:`pair_candidates`; each also on the
    domain the noisy 1-way marginals compress, rare values merged: MST's compression,
-   :mod:`dpquery.algorithms.compress`) by the exponential mechanism on the quality
+   :mod:`dpquery.algorithms.marginal.compress`) by the exponential mechanism on the quality
 
        q_r(D) = w_r ( ||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma_t n_r ),
 
@@ -36,8 +36,8 @@ and ``n``, all public, so they change no cost.
 
 (Over 400 lines: the plan, the candidates, the two mechanisms and the loop are one algorithm
 box, kept in one module so that it reads as AIM's Algorithm 1; the compression of candidates
-lives in :mod:`dpquery.algorithms.compress`, the column refinement in
-:mod:`dpquery.algorithms.one_way`.)
+lives in :mod:`dpquery.algorithms.marginal.compress`, the column refinement in
+:mod:`dpquery.algorithms.marginal.one_way`.)
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from dpquery.algorithms.columns import column_sources
-from dpquery.algorithms.compress import DEFAULT_COMPRESS, Compression, scored_candidates
-from dpquery.algorithms.one_way import (
+from dpquery.algorithms.marginal.compress import DEFAULT_COMPRESS, Compression, scored_candidates
+from dpquery.algorithms.marginal.one_way import (
     DEFAULT_COLUMN_CAP,
     DEFAULT_COLUMN_TV,
     REFINE,
@@ -62,8 +62,8 @@ from dpquery.algorithms.one_way import (
     refine_columns,
     refinement_report,
 )
+from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
 from dpquery.algorithms.parameters import positive, positive_int
-from dpquery.algorithms.projection import Measurement, fit_records, initial_records
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
 from dpquery.data.binary import BinaryData
@@ -176,7 +176,7 @@ def plan_adaptive(
     ``one_way_share`` of it when given (more accurate columns, fewer rounds).
 
     ``column_tv`` (None: off) is the target of the column refinement
-    (:mod:`dpquery.algorithms.one_way`), which may spend up to ``column_cap`` of what the
+    (:mod:`dpquery.algorithms.marginal.one_way`), which may spend up to ``column_cap`` of what the
     1-way measurements leave (``rho`` minus their cost), decided from the noisy 1-way
     marginals."""
     n = positive_int("n", n)
@@ -287,7 +287,7 @@ def measure(
 ) -> Measurement:  # fmt: skip
     """The marginal's counts plus ``N(0, sigma^2)`` per cell, charged before the draw; with
     ``compression``, the counts of the compressed marginal (``codes`` the full-domain codes;
-    the same sensitivity ``sqrt(2)`` and cost, :mod:`dpquery.algorithms.compress`)."""
+    the same sensitivity ``sqrt(2)`` and cost, :mod:`dpquery.algorithms.marginal.compress`)."""
     c = compression
     x = marginal_counts(codes, sizes, marginal) if c is None else c.counts(codes, marginal)
     y = gaussian_mechanism(
@@ -337,7 +337,7 @@ def adaptive_marginals(
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
     :func:`pair_candidates` to the workload's candidates; ``compress`` (the threshold ``c``)
     adds each candidate's compressed version, on the domain the 1-way measurements define
-    (:mod:`dpquery.algorithms.compress`), with the same weight ``w_r``."""
+    (:mod:`dpquery.algorithms.marginal.compress`), with the same weight ``w_r``."""
     n = codes.shape[0]
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
@@ -404,11 +404,11 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
     (:func:`plan_adaptive`); ``column_tv`` (None or 0: off) re-measures the columns whose noisy
     1-way marginal is estimated past that total variation, spending at most ``column_cap``
-    of the budget the 1-way measurements leave (:mod:`dpquery.algorithms.one_way`);
+    of the budget the 1-way measurements leave (:mod:`dpquery.algorithms.marginal.one_way`);
     ``pairs`` adds :func:`pair_candidates` to the selection's candidates; ``compress`` (a
     threshold ``c``, default 5; None or 0: off) adds every candidate on the domain compressed by
     the 1-way measurements (values below ``c sigma_a`` merged,
-    :mod:`dpquery.algorithms.compress`; post-processing, no extra cost; docs/utility.md
+    :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
     Tuning). ``seed`` fixes
     every random choice; ``progress`` shows the share of the budget spent
     (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit` runs,

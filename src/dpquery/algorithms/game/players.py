@@ -3,7 +3,7 @@
 * the query player (Algorithm 1) runs the exponential mechanism over ``Q ∪ ¬Q`` with score
   ``S_t(D, q) = q(D) - q(D_hat^t)`` (sensitivity ``1/n``): the only place privacy is spent;
 * the data player follows the perturbed leader: each round it draws ``s`` perturbations
-  (:mod:`dpquery.algorithms.perturbations`) and asks the oracle, for each, for
+  (:mod:`dpquery.algorithms.game.perturbations`) and asks the oracle, for each, for
   ``argmax_x sum_{i<t} q_i(x) + perturbation(x)``; the ``s`` solves may run in a process pool.
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from dpquery.algorithms.best_response import best_response
-from dpquery.algorithms.free import FreeAttributes
-from dpquery.algorithms.game import unit_answers
-from dpquery.algorithms.perturbations import Perturbation
+from dpquery.algorithms.game.best_response import best_response
+from dpquery.algorithms.game.free import FreeAttributes
+from dpquery.algorithms.game.loop import unit_answers
+from dpquery.algorithms.game.perturbations import Perturbation
 from dpquery.data.records import Records
 from dpquery.oracles import BestResponse, Oracle
 from dpquery.privacy import Ledger, exponential_mechanism

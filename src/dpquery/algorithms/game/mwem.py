@@ -8,7 +8,7 @@ player applies the update for the new measurement and replays all earlier ones
 (Hardt et al., Section 3.3: "we continue to apply the multiplicative weights update rule for
 all measurements taken"). The release is the average ``(1/T) sum_t A_t``, as weighted cells.
 
-The state is as large as the domain: :mod:`dpquery.algorithms.cells` counts the cells (one
+The state is as large as the domain: :mod:`dpquery.algorithms.game.cells` counts the cells (one
 value per one-hot group, two per free bit) and refuses beyond ``max_cells`` with the size and
 the memory it would need, before enumerating anything.
 
@@ -16,7 +16,7 @@ A *support* replaces the domain when it is too large: any explicit set of candid
 weighted by a prior (Liu, Vietri, Steinke, Ullman and Wu 2021, "Leveraging Public Data for
 Practical Private Query Release": MWEM over a public dataset's support). The support must
 not be read from the private data, except through an earlier private release whose cost is
-accounted for: :class:`~dpquery.algorithms.reweight.Reweighted` spends part of a budget on
+accounted for: :class:`~dpquery.algorithms.game.reweight.Reweighted` spends part of a budget on
 FEM and reweights its records with MWEM (post-processing of the first release, so the two
 costs compose).
 
@@ -41,14 +41,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.cells import (
+from dpquery.algorithms.game.cells import (
     DEFAULT_MAX_CELLS,
     answer_cells,
     check_domain_size,
     enumerate_cells,
     support_cells,
 )
-from dpquery.algorithms.game import play, to_unit
+from dpquery.algorithms.game.loop import play, to_unit
 from dpquery.algorithms.parameters import budget_of, fraction, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, RunParameters, Synthesizer, ZCDPBudget
 from dpquery.data.binary import BinaryData, pack_columns

@@ -24,13 +24,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dpquery.algorithms.synthesizer import RoundStats
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
-from dpquery.errors import DPQueryError
 from dpquery.progress import Progress as Display
 from dpquery.queries import Workload, answer
-
-RoundStats = dict[str, Any]
 
 
 class QueryPlayer(Protocol):
@@ -118,29 +116,3 @@ class Progress:
 
     def close(self) -> None:
         self.display.close()
-
-
-def check_inputs(name: str, data: BinaryData, workload: Workload) -> None:
-    """The workload is over the data's bits and of a kind the oracles handle."""
-    if workload.d != data.d:
-        raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
-    if workload.kind not in ("conjunction", "disjunction", "parity"):
-        raise DPQueryError(f"{name} does not support {workload.kind!r} queries")
-
-
-def true_answers_of(
-    workload: Workload, data: BinaryData, true_answers: np.ndarray | None
-) -> tuple[np.ndarray, float]:
-    """``q(D)`` for every query (computed unless given) and the seconds it took."""
-    start = time.perf_counter()
-    if true_answers is None:
-        true_answers = answer(workload, data)
-    elif np.shape(true_answers) != (len(workload),):
-        raise DPQueryError(f"true_answers must have {len(workload)} entries")
-    return np.asarray(true_answers, dtype=np.float64), time.perf_counter() - start
-
-
-def round_timings(rounds: list[RoundStats]) -> dict[str, float]:
-    """Seconds spent in each step of the game, summed over the rounds: the private choices
-    (``select_s``), the data player (``respond_s``: the oracle) and the updates (``observe_s``)."""
-    return {k: float(sum(r[k] for r in rounds)) for k in ("select_s", "respond_s", "observe_s")}

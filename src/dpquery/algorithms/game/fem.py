@@ -1,7 +1,7 @@
 """FEM and sepFEM (Vietri, Tian, Bun, Steinke, Wu, "New Oracle-Efficient Algorithms for
 Private Synthetic Data Release", Algorithms 1, 2 and 3).
 
-Both play the primal query-release game of :mod:`dpquery.algorithms.game`: the query player
+Both play the primal query-release game of :mod:`dpquery.algorithms.game.loop`: the query player
 (Algorithm 1) runs the exponential mechanism over ``Q ∪ ¬Q`` (the only place privacy is spent,
 ``T`` times at ``epsilon_0``); the data player follows the perturbed leader (FEM, Algorithm 2:
 ``- <x, sigma>``, ``sigma ~ Exp(eta)^d``; sepFEM, Algorithm 3: Laplace weights on a separator
@@ -9,9 +9,9 @@ set). The output is ``1/T sum_t D_hat^t``: ``T s`` records of equal weight. The 
 never reads ``D``, so whatever the (untrusted) oracle returns is post-processing (Theorem 8).
 
 The concepts live in their own modules: the plan and budget modes
-(:mod:`~dpquery.algorithms.fem_plan`), the perturbations
-(:mod:`~dpquery.algorithms.perturbations`), the players and their process pool
-(:mod:`~dpquery.algorithms.players`); here are Algorithm 1 and the estimators.
+(:mod:`~dpquery.algorithms.game.fem_plan`), the perturbations
+(:mod:`~dpquery.algorithms.game.perturbations`), the players and their process pool
+(:mod:`~dpquery.algorithms.game.players`); here are Algorithm 1 and the estimators.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpquery.algorithms.best_response import resolve_oracle
-from dpquery.algorithms.fem_plan import (
+from dpquery.algorithms.game.best_response import resolve_oracle
+from dpquery.algorithms.game.fem_plan import (
     ACCOUNTINGS,
     AUTHORS_ADULT,
     DEFAULT_ACCOUNTING,
@@ -38,15 +38,20 @@ from dpquery.algorithms.fem_plan import (
     fem_accountant,
     plan_fem,
 )
-from dpquery.algorithms.free import FreeAttributes, check_policy
-from dpquery.algorithms.game import Progress, play, to_unit
-from dpquery.algorithms.perturbations import (
+from dpquery.algorithms.game.free import FreeAttributes, check_policy
+from dpquery.algorithms.game.loop import Progress, play, to_unit
+from dpquery.algorithms.game.perturbations import (
     ExponentialPerturbation,
     Perturbation,
     SeparatorPerturbation,
     with_weighted_queries,
 )
-from dpquery.algorithms.players import ExponentialMechanismPlayer, PerturbedLeader, picklable, pool
+from dpquery.algorithms.game.players import (
+    ExponentialMechanismPlayer,
+    PerturbedLeader,
+    picklable,
+    pool,
+)
 from dpquery.algorithms.synthesizer import (
     OracleParameters,
     Outcome,
@@ -102,7 +107,7 @@ class FEM(Synthesizer, ZCDPBudget, OracleParameters, RunParameters):
     """Private synthetic data by FEM (Oracle-efficient, Algorithms 1 and 2).
 
     The budget is ``epsilon`` (``delta`` default ``1/n^2``) or ``rho``, resolved by
-    :func:`~dpquery.algorithms.fem_plan.plan_fem` with ``epsilon0``, ``T``, ``c``, ``eta`` or
+    :func:`~dpquery.algorithms.game.fem_plan.plan_fem` with ``epsilon0``, ``T``, ``c``, ``eta`` or
     ``noise_multiple``; ``samples`` is the paper's ``s``. The release's records are the
     ``T s`` plays (weights ``1/(T s)``), or ``size`` records resampled from them. ``preset``
     selects the authors' tuned Adult values (``"authors-adult-3way"``,
@@ -203,7 +208,7 @@ class SepFEM(FEM):
     The same query player and budget modes as :class:`FEM`; the data player perturbs with
     ``Lap(eta)`` weights on a separator set: ``separator=None`` for the ``d`` single-bit
     queries (a separator set of every class of queries over bits; see
-    :class:`~dpquery.algorithms.perturbations.SeparatorPerturbation`), or a
+    :class:`~dpquery.algorithms.game.perturbations.SeparatorPerturbation`), or a
     :class:`~dpquery.queries.Workload` of separator queries over the same bits.
     """
 

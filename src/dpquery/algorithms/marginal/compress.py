@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpquery.algorithms.one_way import one_way_estimates
+from dpquery.algorithms.marginal.one_way import one_way_estimates
+from dpquery.algorithms.marginal.projection import Measurement, mapped_counts, simplex_projection
 from dpquery.algorithms.parameters import positive
-from dpquery.algorithms.projection import Measurement, mapped_counts, simplex_projection
 from dpquery.queries.marginals import Marginal, marginal_counts
 
 # The threshold c: values whose noisy count is below c sigma_a merge (MST uses 3; c = 5 was

@@ -1,7 +1,8 @@
 """Fit a set of discrete records to noisy marginal measurements (pure post-processing).
 
-The estimator of :mod:`dpquery.algorithms.marginals`: ``m`` synthetic records, each an
-integer code per attribute, are moved one attribute of one record at a time to reduce
+The estimator of :mod:`dpquery.algorithms.marginal.adaptive_projection`: ``m`` synthetic
+records, each an integer code per attribute, are moved one attribute of one record at a time
+to reduce
 
     L(X) = sum_r w_r || C_r(X) - y_r ||_2^2,    w_r = 1 / sigma_r^2,
 

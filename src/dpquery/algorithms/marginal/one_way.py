@@ -1,11 +1,11 @@
 """Column refinement: re-measure the 1-way marginals whose noise alone puts them past a target.
 
-After :mod:`dpquery.algorithms.marginals` measures every attribute's 1-way marginal (noise
-``sigma_a`` on the counts), the records start from each measurement projected onto the
-simplex (:func:`~dpquery.algorithms.projection.initial_records`). That projection keeps
-``k_a`` cells; on each of them the error is the noise ``e ~ N(0, sigma_a^2)``, of mean
-absolute size ``sqrt(2/pi) sigma_a`` and variance ``(1 - 2/pi) sigma_a^2``. So the column's
-total variation from the data's is about
+After :mod:`dpquery.algorithms.marginal.adaptive_projection` measures every attribute's 1-way
+marginal (noise ``sigma_a`` on the counts), the records start from each measurement projected
+onto the simplex (:func:`~dpquery.algorithms.marginal.projection.initial_records`). That
+projection keeps ``k_a`` cells; on each of them the error is the noise
+``e ~ N(0, sigma_a^2)``, of mean absolute size ``sqrt(2/pi) sigma_a`` and variance
+``(1 - 2/pi) sigma_a^2``. So the column's total variation from the data's is about
 
     tv_a = sqrt(2/pi) sigma_a k_a / (2 n),   with standard deviation
     sd_a = sqrt((1 - 2/pi) k_a) sigma_a / (2 n)
@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from dpquery.algorithms.projection import Measurement, simplex_projection
+from dpquery.algorithms.marginal.projection import Measurement, simplex_projection
 from dpquery.errors import DPQueryError
 
 # The 1-way target in total variation (issue: every column within 0.05 of the data's).

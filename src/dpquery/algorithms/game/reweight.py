@@ -19,9 +19,9 @@ import math
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, ClassVar
 
-from dpquery.algorithms.fem import FEM
-from dpquery.algorithms.fem_plan import AUTHORS_ADULT, DEFAULT_C, FEMPlan
-from dpquery.algorithms.mwem import DEFAULT_MAX_CELLS, MWEM, MWEMPlan
+from dpquery.algorithms.game.fem import FEM
+from dpquery.algorithms.game.fem_plan import AUTHORS_ADULT, DEFAULT_C, FEMPlan
+from dpquery.algorithms.game.mwem import DEFAULT_MAX_CELLS, MWEM, MWEMPlan
 from dpquery.algorithms.parameters import budget_of
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer
 from dpquery.data.binary import BinaryData
@@ -73,8 +73,8 @@ class ReweightedPlan:
 class Reweighted(Synthesizer):
     """FEM or sepFEM, then MWEM over its records, in one budget (module docstring).
 
-    ``base`` is an unfitted :class:`~dpquery.algorithms.fem.FEM` or
-    :class:`~dpquery.algorithms.fem.SepFEM` whose own budget is left unset (its other
+    ``base`` is an unfitted :class:`~dpquery.algorithms.game.fem.FEM` or
+    :class:`~dpquery.algorithms.game.fem.SepFEM` whose own budget is left unset (its other
     hyperparameters are used as given); the budget is ``epsilon`` (``delta`` default
     ``1/n^2``) or ``rho``. With an ``epsilon`` budget and neither ``epsilon0`` nor ``T`` on the
     base, the base keeps its scaling ``epsilon_0 = c sqrt(epsilon)`` at the *whole* budget's

@@ -9,7 +9,7 @@ query ``q`` of ``S_t`` survives with probability
 which leaves survivors distributed as ``Q^{t+1}`` (Lemma 10/20), and only
 ``s~_t = (2 gamma_t + 4 eta) s`` fresh samples are drawn, enough to refill ``S_{t+1}`` with
 high probability (Lemma 21); extras are discarded at random. The data player is DualQuery's
-best responder, unchanged; the loop is :func:`dpquery.algorithms.game.play`.
+best responder, unchanged; the loop is :func:`dpquery.algorithms.game.loop.play`.
 
 Privacy (zCDP, on the ledger): the rejection tests read the data and are
 ``max(eta/n, eta/(gamma_t n))``-DP each (Lemma 11/18); the fresh samples are exponential
@@ -31,11 +31,11 @@ from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
-from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesizer
-from dpquery.algorithms.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
-from dpquery.algorithms.free import check_policy
-from dpquery.algorithms.game import to_unit
-from dpquery.algorithms.modes import (
+from dpquery.algorithms.game.best_response import BestResponder, BestResponseSynthesizer
+from dpquery.algorithms.game.dualquery import DEFAULT_SAMPLES, MultiplicativeWeightsSampler
+from dpquery.algorithms.game.free import check_policy
+from dpquery.algorithms.game.loop import to_unit
+from dpquery.algorithms.game.modes import (
     ModeRequest,
     MultiplicativeWeightsModes,
     MultiplicativeWeightsPlan,
@@ -103,7 +103,7 @@ def plan_dqrs(
     accountant: Accountant | None = None,
     **request: Unpack[ModeRequest],
 ) -> DQRSPlan:
-    """Resolve DQRS's parameters, in the modes of :func:`~dpquery.algorithms.dualquery.
+    """Resolve DQRS's parameters, in the modes of :func:`~dpquery.algorithms.game.dualquery.
     plan_dualquery`:
 
     * theory: ``alpha`` (``beta`` default 0.05): :func:`algorithm_4_parameters`; with
@@ -243,7 +243,7 @@ def dqrs(
 class DQRS(BestResponseSynthesizer):
     """Private synthetic data by DQRS (Oracle-efficient, Algorithm 4).
 
-    Parameters as :class:`~dpquery.algorithms.dualquery.DualQuery` (modes: explicit
+    Parameters as :class:`~dpquery.algorithms.game.dualquery.DualQuery` (modes: explicit
     ``eta, T, samples``; budget ``epsilon`` (+ ``delta``) with the largest ``T`` or
     ``samples``; theory ``alpha``/``beta``), except that ``eta`` defaults to 0.1 (rejection
     sampling saves privacy only for ``eta < 1/4``) and free attributes may be ``"zeros"`` or

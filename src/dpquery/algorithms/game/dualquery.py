@@ -19,10 +19,10 @@ from typing import Any, ClassVar, Unpack
 
 import numpy as np
 
-from dpquery.algorithms.best_response import BestResponder, BestResponseSynthesizer
-from dpquery.algorithms.free import DENSITY_MECHANISM, check_policy, private_density
-from dpquery.algorithms.game import Progress, to_unit
-from dpquery.algorithms.modes import (
+from dpquery.algorithms.game.best_response import BestResponder, BestResponseSynthesizer
+from dpquery.algorithms.game.free import DENSITY_MECHANISM, check_policy, private_density
+from dpquery.algorithms.game.loop import Progress, to_unit
+from dpquery.algorithms.game.modes import (
     ModeRequest,
     MultiplicativeWeightsModes,
     MultiplicativeWeightsPlan,

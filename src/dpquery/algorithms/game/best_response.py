@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from dpquery.algorithms.free import FreeAttributes, check_policy
-from dpquery.algorithms.game import QueryPlayer, RoundStats, play, unit_answers
+from dpquery.algorithms.game.free import FreeAttributes, check_policy
+from dpquery.algorithms.game.loop import QueryPlayer, play, unit_answers
 from dpquery.algorithms.synthesizer import (
     EpsilonBudget,
     MultiplicativeWeightsParameters,
     OracleParameters,
+    RoundStats,
     Run,
     RunParameters,
     Synthesizer,
