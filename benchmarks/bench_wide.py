@@ -145,7 +145,7 @@ def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candid
         row["failure"] = f"{why}: {stderr.strip().splitlines()[-1:] or ''}"
         return row
     ran = [ln for ln in stdout.splitlines() if ln.startswith("algorithm:")]
-    row["algorithm"] = ran[0].split()[1] if ran else candidate
+    row["algorithm"] = ran[0].split()[1].rstrip(",") if ran else candidate
     synthetic = released(out, real.d)
     row["records"] = synthetic.n
     for m, s in measures.scores(synthetic).items():
