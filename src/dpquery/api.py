@@ -13,8 +13,12 @@ those declared by ``dtypes=``: never the input's dtypes, which pandas infers fro
 (one age of 37.5 makes an integer column ``float64``), so copying them would tell neighbouring
 tables apart.
 
-The domain is never read off the data: it is a :class:`~dpquery.data.Domain`, a codebook
-mapping (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain JSON file.
+A scipy sparse matrix (records x items, any non-zero a one) is item data: it needs no domain
+(its ``d`` items and ``n`` records are public sizes), ``"auto"`` runs the wide release
+(:mod:`dpquery.algorithms.wide`) and the synthetic records come back as a CSR matrix.
+
+The domain of a DataFrame is never read off the data: it is a :class:`~dpquery.data.Domain`,
+a codebook mapping (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain JSON file.
 :func:`dpquery.data.infer_domain` reads one from the table for exploration; passing its
 result is the explicit opt-in, and it warns and marks the release NOT private (its
 guarantee then reads NOT PRIVATE).
@@ -29,16 +33,19 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import attach_ledger, refuse_after_failed_spend
+from dpquery.algorithms.wide.release import as_item_sets, dense_records, sample_items
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
+from dpquery.data.items import ItemSets
 from dpquery.data.sample import check_rows, output_table
 from dpquery.errors import DPQueryError, NonPrivateWarning
 from dpquery.privacy import Ledger
@@ -166,8 +173,12 @@ class DPSynthesizer:
         Domain, a codebook dict or a domain JSON path; required) for ``workload`` (default:
         all ``k``-way marginals). Returns ``self``."""
         refuse_after_failed_spend(getattr(self, "_failed", None), "this DPSynthesizer")
+        if sp.issparse(df):
+            return self._fit_items(df, domain, workload)
         if not isinstance(df, pd.DataFrame):
-            raise DPQueryError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+            raise DPQueryError(
+                f"df must be a pandas DataFrame or a scipy sparse matrix, got {type(df).__name__}"
+            )
         if len(df) == 0:
             raise DPQueryError("df has no rows: there is nothing to release")
         public = as_domain(domain)
@@ -190,19 +201,11 @@ class DPSynthesizer:
                 f"workload must be a dpquery.queries.Workload, got {type(workload).__name__}"
             )
         check_same_domain(workload, data.d, public)
-        self._model = model  # its ledger_ is set before anything is drawn
-        try:
-            release = model.fit(data, workload)
-        except BaseException as exc:
-            ledger = getattr(exc, "ledger", None)  # the model's own: it starts empty
-            if isinstance(ledger, Ledger):
-                self._failed = attach_ledger(exc, ledger)
-            raise
-        self.release_: Release = release
-        self.domain_ = typed
-        self.workload_ = workload
+        self.release_: Release = self._fit_model(model, data, workload)
+        self.domain_: Domain | None = typed  # None for item data
+        self.workload_: Workload | None = workload
         self.n_ = data.n
-        self.columns_ = [c for c in df.columns if c in public]
+        self.columns_: list[Any] | None = [c for c in df.columns if c in public]
         self._rng = rng
         return self
 
@@ -214,7 +217,44 @@ class DPSynthesizer:
             raise AttributeError("ledger_: this DPSynthesizer has not started a fit")
         return ledger
 
-    def sample(self, m: int | None = None) -> pd.DataFrame:
+    def _fit_model(self, model: Any, *data: Any) -> Release:
+        """``model.fit(*data)``, keeping its ledger (set before the first draw) on this
+        object, and on the exception, when the fit raises."""
+        self._model = model
+        try:
+            return cast(Release, model.fit(*data))
+        except BaseException as exc:
+            ledger = getattr(exc, "ledger", None)  # the model's own: it starts empty
+            if isinstance(ledger, Ledger):
+                self._failed = attach_ledger(exc, ledger)
+            raise
+
+    def _fit_items(self, matrix: Any, domain: object, workload: object) -> DPSynthesizer:
+        """Item data (a sparse matrix): no domain, no workload; ``auto`` is the wide release."""
+        if domain is not None or workload is not None:
+            raise DPQueryError(
+                "a sparse matrix is item data: its items 0..d-1 need no domain or workload"
+            )
+        items = as_item_sets(matrix)
+        if items.n == 0:
+            raise DPQueryError("the matrix has no rows: there is nothing to release")
+        rng = make_rng(self.seed)
+        algorithm = "wide" if self.algorithm == "auto" else self.algorithm
+        if algorithm != "wide":
+            raise DPQueryError(
+                f"a sparse matrix is released by the wide release (algorithm='wide' or "
+                f"'auto'), not {self.algorithm!r}"
+            )
+        model = DPSynthesizer(**{**self.get_params(), "algorithm": "wide"})._estimator(rng)
+        self.release_ = self._fit_model(model, items)
+        self.domain_ = None  # item data: no domain, no workload, no columns
+        self.workload_ = None
+        self.n_ = items.n
+        self.columns_ = None
+        self._rng = rng
+        return self
+
+    def sample(self, m: int | None = None) -> Any:
         """``m`` synthetic rows (default ``n``, the input's) sampled from the release
         (:func:`dpquery.data.output_table`), in the input's column order and ``domain_``'s
         dtypes. Post-processing: no privacy cost; each call draws afresh from the one
@@ -222,13 +262,17 @@ class DPSynthesizer:
         if not hasattr(self, "release_"):
             raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
         rows = self.n_ if m is None else check_rows(m)
-        table, _ = output_table(self.release_.records, self.domain_, rows=rows, seed=self._rng)
+        if self.domain_ is None:  # item data: sparse records
+            items = cast(ItemSets, self.release_.records)  # an ItemRelease's
+            return sample_items(items, rows, self._rng).matrix
+        records = dense_records(self.release_.records, self.domain_)  # wide: item sets
+        table, _ = output_table(records, self.domain_, rows=rows, seed=self._rng)
         return table[self.columns_]
 
 
 def synthesize(
-    df: pd.DataFrame,
-    domain: object,
+    df: Any,
+    domain: object = None,
     *,
     epsilon: float | None = None,
     delta: float | None = None,
@@ -241,7 +285,8 @@ def synthesize(
     dtypes: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:
-    """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account).
+    """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account);
+    of a scipy sparse matrix, a CSR matrix of the same shape (module docstring).
 
     ``domain`` is public: a :class:`~dpquery.data.Domain`, a codebook dict or a domain JSON
     path. The budget is ``epsilon`` (``delta`` defaults to ``1/n^2``; ``delta=0``: pure DP)

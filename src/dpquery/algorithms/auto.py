@@ -11,7 +11,14 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    :data:`MAX_ATTRIBUTES` attributes (its rounds start with one measurement per attribute, so
    its time grows with ``g``), and the workload is conjunctions. It was the best release
    measured wherever it runs.
-2. otherwise the oracle-efficient family, which works on bits and runs at hundreds of
+2. **wide** (:mod:`dpquery.algorithms.wide`) on item data beyond that reach (free bits
+   without a domain, as ``encode --transactions`` writes them, more than
+   :data:`MAX_ATTRIBUTES` of them or too many codes; a dense table of free bits over a domain,
+   such as the 512,000 biased bits, keeps the oracle-efficient family): item
+   counts, sizes and frequent pairs under a contribution bound, fitted by sparse records; it
+   beat the zeros and independence tables on npm_words at 5,000 and 45,375 items
+   (``docs/wide.md``), where dualquery was worse than the all-zero table.
+3. otherwise the oracle-efficient family, which works on bits and runs at hundreds of
    thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements); also on
    data partitioned on a cluster, which it reads only through query answers.
 
@@ -60,6 +67,8 @@ from dpquery.rng import SeedLike
 MAX_ATTRIBUTES = 1000
 # The algorithm for wider data (docs/choosing.md).
 WIDE = "dualquery"
+# The algorithm for wide binary item data (every attribute a free bit, docs/wide.md).
+SPARSE = "wide"
 # The largest epsilon at which the wide path was measured not to beat the uniform baseline.
 WIDE_MEASURED_EPSILON = 1.0
 # adaptive-projection's time per round grows with (candidate marginals) x (records): each
@@ -97,13 +106,22 @@ def candidate_count(marginals: Sequence[Marginal], sizes: Sequence[int], n: int)
 
 def choose(
     *, n: int, g: int, d: int, workload_kind: str, candidates: int = 0,
-    size: int | None = None, partitioned: bool = False,
+    size: int | None = None, partitioned: bool = False, items: bool = False,
 ) -> Choice:  # fmt: skip
     """The policy of the module docstring, from public quantities only: ``n``, the attributes
     ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, the
-    user's ``size`` (records released; None: the policy's) and whether the data is
-    partitioned on a cluster (adaptive-projection holds the records in memory)."""
+    user's ``size`` (records released; None: the policy's), whether the data is
+    partitioned on a cluster (adaptive-projection holds the records in memory) and whether
+    every attribute is a free bit (``items``: a users x items table)."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
+    beyond = records * g > MAX_CODES or g > MAX_ATTRIBUTES
+    if items and beyond and not partitioned and workload_kind == "conjunction":
+        reason = (
+            f"{n} records x {d} binary items is beyond adaptive-projection's reach, so the "
+            f"{SPARSE} release runs: every item's count, the record sizes and the pairs of the "
+            "most frequent items, measured and fitted by sparse records"
+        )
+        return Choice(SPARSE, reason, {} if size is None else {"size": size})
     if partitioned:
         reason = (
             "the data is partitioned on a cluster and adaptive-projection needs the records "
@@ -270,6 +288,8 @@ class Auto(ZCDPBudget, Synthesizer):
         return choose(
             n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
             candidates=candidates, size=self.size, partitioned=partitioned,
+            # bits with no domain and no one-hot group: item sets (encode --transactions)
+            items=len(data.onehot_groups) == 0 and getattr(data, "domain", None) is None,
         )  # fmt: skip
 
     def plan(
@@ -333,6 +353,7 @@ __all__ = [
     "BASELINE_MEDIAN_TV",
     "MAX_ATTRIBUTES",
     "MIN_RECORDS",
+    "SPARSE",
     "WIDE",
     "WIDE_MEASURED_EPSILON",
     "WORK",

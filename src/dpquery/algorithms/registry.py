@@ -40,12 +40,24 @@ from dpquery.algorithms.marginal.options import OPTIONS as MARGINAL_OPTIONS
 from dpquery.algorithms.options import Option, declare, options
 from dpquery.algorithms.synthesizer import Synthesizer
 from dpquery.algorithms.uniform import UniformRecords
+from dpquery.algorithms.wide.options import OPTIONS as WIDE_OPTIONS
+from dpquery.algorithms.wide.release import WideRelease
 from dpquery.errors import DPQueryError
 
-declare(*GAME_OPTIONS, *MARGINAL_OPTIONS)
+declare(*GAME_OPTIONS, *MARGINAL_OPTIONS, *WIDE_OPTIONS)
 ALGORITHMS: dict[str, type[Synthesizer]] = {
     cls.name: cls
-    for cls in (Auto, DualQuery, DQRS, FEM, SepFEM, MWEM, AdaptiveProjection, UniformRecords)
+    for cls in (
+        Auto,
+        DualQuery,
+        DQRS,
+        FEM,
+        SepFEM,
+        MWEM,
+        AdaptiveProjection,
+        UniformRecords,
+        WideRelease,
+    )
 }
 # Keywords every estimator may take that are not user options: the seed (the front end's
 # generator), the progress display and the oracle's own options.
@@ -93,7 +105,7 @@ def _reads_data(cls: type[Synthesizer]) -> bool:
     """Whether the algorithm may leave attributes unmeasured: it reads the data, and does not
     measure every attribute's 1-way marginal itself (as AdaptiveProjection does); ``auto``
     builds its choice here, with the choice's own pipeline."""
-    return cls not in (UniformRecords, AdaptiveProjection, Auto)
+    return cls not in (UniformRecords, AdaptiveProjection, Auto, WideRelease)
 
 
 def all_options() -> dict[str, Option]:

@@ -49,6 +49,11 @@ LABELS = {
 }
 
 
+def released_count(records: object) -> int:
+    """How many records a release holds: dense records' ``m``, or item sets' ``n``."""
+    return int(getattr(records, "m", getattr(records, "n", 0)))
+
+
 def publishable_rounds(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The round statistics without raw noise draws or timings of steps that read the
     private data."""
@@ -71,7 +76,8 @@ class Release:
     @property
     def non_private_domain(self) -> bool:
         """Whether the records' domain was read from the private data (not DP then)."""
-        return bool(self.records.domain is not None and self.records.domain.non_private)
+        domain = getattr(self.records, "domain", None)  # item sets have none
+        return bool(domain is not None and domain.non_private)
 
     def privacy(self) -> dict[str, Any]:
         """The ledger's report, plus the guarantee under every accountant (each named)."""
@@ -138,7 +144,7 @@ class Release:
             "algorithm": self.algorithm,
             "parameters": dict(self.parameters),
             "privacy": self.privacy(),
-            "records": self.records.m,
+            "records": released_count(self.records),
             "d": self.records.d,
             "timings": {k: v for k, v in self.timings.items() if k in PUBLIC_TIMINGS},
             "rounds": publishable_rounds(self.rounds),

@@ -1,18 +1,19 @@
 """``dpquery privacy synth``: what ``dpquery synth`` with the same flags would spend.
 
-From the public shape alone (``--dataset``, whose domain and row count are public, or
-``--domain`` with ``--n``), it plans the run on a :class:`~dpquery.data.shape.PublicShape`
-and prints every charge stage by stage: the measurement of the attributes no workload query
-touches (which, and their share), the algorithm's charges, ``auto``'s choice and its
-pre-release warning, adaptive-projection's column refinement (its cap: the amount is decided
-from the noisy 1-way marginals, so no plan can know it), the guarantee asked for first and
-the other accountants after. No data is read.
+From the public shape alone (``--dataset``, whose domain and row count are public,
+``--domain`` with ``--n``, or item data's ``--n`` with ``--items``), it plans the run on a
+:class:`~dpquery.data.shape.PublicShape` and prints every charge stage by stage: the
+measurement of the attributes no workload query touches (which, and their share), the
+algorithm's charges, ``auto``'s choice and its pre-release warning, adaptive-projection's
+column refinement (its cap: the amount is decided from the noisy 1-way marginals, so no plan
+can know it), the guarantee asked for first and the other accountants after. No data is read.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,8 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     g.add_argument("--dataset", metavar="NAME", help="a built-in dataset: its domain and n")
     g.add_argument("--domain", type=Path, metavar="DOMAIN.json", help="the public domain")
     g.add_argument("--n", type=int, help="number of records (public)")
+    g.add_argument("--items", type=int, metavar="D",
+                   help="item data (synth --transactions): its number of items")  # fmt: skip
     synth.add_release_args(plan)
     plan.add_argument("--seed", type=int, help="seed of a generated random workload")
     plan.add_argument("--json", action="store_true", help="print one JSON object")
@@ -56,7 +59,62 @@ def _shape(args: argparse.Namespace) -> PublicShape:
     return PublicShape(args.n, Domain.load(args.domain))
 
 
+def _items_plan(args: argparse.Namespace) -> int:
+    """The plan of ``synth`` on item data of ``--n`` records over ``--items`` items: the wide
+    release's three measurements, its bounds and the guarantee (``auto`` runs it there)."""
+    if args.n is None or args.dataset is not None or args.domain is not None:
+        raise DPQueryError("item data is planned from --n N and --items D (no domain)")
+    if args.items < 1 or args.n < 1:
+        raise DPQueryError(f"--n and --items must be positive, got {args.n} and {args.items}")
+    chosen = args.algorithm == "auto"
+    if chosen:
+        args.algorithm = "wide"
+    if args.algorithm != "wide":
+        raise DPQueryError(f"item data is planned for the wide release, not {args.algorithm}")
+    oracle_options = synth._oracle_options(args)
+    synth._estimator(args, oracle_options, None)
+    synth._delta_rule(args, args.n)
+    model = synth._estimator(args, oracle_options, None)
+    plan = model.plan(_Sizes(args.n, args.items))
+    ledger = Ledger(plan.budget, model.plan_accountant(plan))
+    for c in plan.charges():
+        ledger.charge(c.mechanism, c.cost, count=c.count)
+    report = ledger.report()
+    p = plan.parameters
+    bounds = {"s": p.s, "s2": p.s2, "K": p.K}
+    if args.json:
+        print(json.dumps({
+            "algorithm": "wide", "n": args.n, "items": args.items, "auto": chosen,
+            "bounds": bounds, "budget": plan.budget.to_dict(),
+            "charges": [c.to_dict() for c in report.per_mechanism],
+            "planned_spend": report.spent,
+            "guarantees": [g.to_dict() for g in report.guarantees],
+        }, indent=2, default=str))  # fmt: skip
+        return 0
+    print(f"dpquery synth --algorithm wide{' (chosen by auto)' if chosen else ''}: n={args.n} "
+          f"records x {args.items} items; no data read")  # fmt: skip
+    print(f"  budget: {plan.budget.describe()}")
+    print(f"  contribution bound s={p.s} items per record (count sensitivity sqrt(2s)); pairs "
+          f"among the K={p.K} largest noisy counts, s2={p.s2} of them per record")  # fmt: skip
+    print("  charges planned before any data is read:")
+    for m in report.per_mechanism:
+        print(f"    {m.mechanism}: {m.invocations} x, total rho={m.rho:.6g}")
+    for g in report.guarantees:
+        print(f"  {g.describe()}")
+    return 0
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    """The public sizes of item data."""
+
+    n: int
+    d: int
+
+
 def _synth_plan(args: argparse.Namespace) -> int:
+    if args.items is not None:
+        return _items_plan(args)
     shape = _shape(args)
     oracle_options = synth._oracle_options(args)
     synth._estimator(args, oracle_options, None)  # every option checked first

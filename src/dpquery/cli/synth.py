@@ -39,9 +39,11 @@ from dpquery.algorithms import registry
 from dpquery.algorithms.auto import Auto, BaselineWarning
 from dpquery.algorithms.columns import columns_report
 from dpquery.algorithms.options import Option
+from dpquery.algorithms.wide.release import dense_records
 from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
+    add_item_args,
     backend_data,
     check_backend_args,
     flag_errors,
@@ -52,6 +54,7 @@ from dpquery.cli.output import (
     output_rows,
 )
 from dpquery.cli.report import describe_coherence, real_table
+from dpquery.cli.synth_items import DENSE_COLUMNS, ItemFront, reads_items, synth_items
 from dpquery.cli.workload import workload_of_kind
 from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
@@ -79,7 +82,7 @@ ORACLE_FLAGS = "--oracle-time-limit/--oracle-gap"
 
 
 # The default release: ``auto`` runs adaptive-projection on tables of up to 1,000 attributes.
-DEFAULT_PATH = ("auto", "adaptive-projection")
+DEFAULT_PATH = ("auto", "adaptive-projection", "wide")
 BUDGET = ("epsilon", "delta", "rho")
 USAGE = (
     "dpquery synth (--data FILE --domain DOMAIN.json | --dataset NAME)\n"
@@ -99,10 +102,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_budget_args(p)
     add_data_args(p)
+    add_item_args(p)
     add_default_args(p)
     g = p.add_argument_group("output")
     g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
-                   help="synthetic records (.csv or .parquet), in the input's columns")  # fmt: skip
+                   help="synthetic records (.csv or .parquet), in the input's columns; on "
+                   "item data S.transactions.csv (row item), S.npz (sparse) or a dense "
+                   "S.csv")  # fmt: skip
+    g.add_argument("--dense", action="store_true",
+                   help=f"item data: write a dense CSV even over more than {DENSE_COLUMNS} "
+                   "items")  # fmt: skip
     g.add_argument("--report", type=Path, metavar="REPORT.json",
                    help="the publishable JSON report (account and privacy)")  # fmt: skip
     g.add_argument("--evaluate", nargs="?", const="", metavar="FILE",
@@ -141,7 +150,7 @@ def add_default_args(p: argparse.ArgumentParser) -> None:
     """``--algorithm`` and the options of the default release (auto, adaptive-projection)."""
     g = p.add_argument_group(
         "the default release (--algorithm auto: adaptive-projection on tables of up to "
-        "1,000 attributes, docs/choosing.md)"
+        "1,000 attributes, wide on item data; docs/choosing.md)"
     )
     g.add_argument("--algorithm", choices=registry.names(), default="auto",
                    help=f"{', '.join(registry.names())} (default auto: the best release "
@@ -215,7 +224,7 @@ def _add_option(group: argparse._ArgumentGroup, option: Option) -> None:
     )  # fmt: skip
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
+def _check_outputs(args: argparse.Namespace, items: bool = False) -> None:
     outputs = [o for o in (args.out, args.report, evaluation_path(args)) if o is not None]
     inputs = [Path(p) for p in (args.data, args.domain) if p is not None]
     if args.workload is not None and Path(args.workload).suffix == ".npz":
@@ -230,7 +239,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
             raise DPQueryError(f"cannot write {out}: not a file in an existing folder")
         if out.exists() and not args.overwrite:
             raise DPQueryError(f"{out} already exists; pass --overwrite to replace it")
-    if args.out.suffix.lower() not in (".csv", ".parquet"):
+    if not items and args.out.suffix.lower() not in (".csv", ".parquet"):
         raise DPQueryError(f"--out {args.out} must end in .csv or .parquet")
 
 
@@ -259,7 +268,15 @@ def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) ->
 
 
 def _synth(args: argparse.Namespace) -> int:
-    _check_outputs(args)  # before any work: no partial output, no overwritten input
+    items = reads_items(args)
+    _check_outputs(args, items)  # before any work: no partial output, no overwritten input
+    if items:
+        front = ItemFront(
+            lambda a, rng: _estimator(a, _oracle_options(a), rng), _summary, _delta_rule
+        )
+        return synth_items(args, front, evaluation_path(args))
+    if args.transactions or args.n is not None or args.items is not None or args.dense:
+        raise DPQueryError("--n, --items and --dense are for item data: give --transactions")
     output_rows(args, 1)  # --rows and --weights checked before the data is read
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
@@ -343,7 +360,8 @@ def _release(
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
     table, output = output_table(
-        release.records, data.domain, rows=output_rows(args, data.n),
+        dense_records(release.records, data.domain), data.domain,
+        rows=output_rows(args, data.n),
         weights=args.weights,
         numeric=args.numeric, seed=rng,
     )  # fmt: skip

@@ -1,0 +1,108 @@
+"""The contribution bound: every record keeps at most ``s`` of its items.
+
+A record of a users x items table is a set ``x`` of items. With a public bound ``s``, the
+count vector ``c(D) = sum_x 1_x`` over all ``d`` items changes, when one record ``x`` is
+replaced by ``x'`` (bounded DP, ``n`` public), by ``1_{T(x')} - 1_{T(x)}``, whose L2 norm is
+``sqrt(|T(x) symmetric-difference T(x')|) <= sqrt(2 s)``: the sensitivity depends on ``s``,
+not on ``d`` (the set-valued setting of Korolova et al. 2009 and Gopi et al. 2020,
+"Differentially private set union", Section 2).
+
+The truncation ``T(x)`` keeps the ``s`` items of ``x`` with the smallest keyed hash
+``h(key, row, item)``. It reads only that record (its row index and its items) and the
+public ``key``, drawn once per run: changing one record leaves every other record's
+truncation unchanged, which is what the sensitivity argument needs. (A sequential random
+walk over the records would not do: one record's choice would move the generator for all the
+records after it.)
+
+Pairs among a set ``H`` of head items (chosen from noisy counts, so public) are bounded the
+same way: ``T2(x)`` keeps the ``s2`` items of ``x`` in ``H`` with the smallest hash (the same
+hash, so the choice still reads only ``x``). A record adds 1 to each of the ``C(|T2(x)|, 2)``
+pairs it holds; replacing it moves at most ``2 C(s2, 2)`` pair counts by 1, an L2 change of
+at most ``sqrt(s2 (s2 - 1))``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpquery.errors import DPQueryError
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix(z: np.ndarray) -> np.ndarray:
+    """The SplitMix64 finaliser (Steele, Lea and Flood 2014): a bijection on 64-bit words
+    whose outputs look independent for distinct inputs."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        return z ^ (z >> np.uint64(31))
+
+
+def keyed_hash(key: int, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """``h(key, row, item)`` for each ``(row, item)`` pair: 64-bit words that depend only on
+    the key and the pair."""
+    k = np.uint64(key & 0xFFFFFFFFFFFFFFFF)
+    with np.errstate(over="ignore"):
+        z = _splitmix(k + _GOLDEN * (np.asarray(rows, dtype=np.uint64) + np.uint64(1)))
+        return _splitmix(z ^ (np.asarray(items, dtype=np.uint64) * _GOLDEN + k))
+
+
+def check_bound(name: str, value: object, d: int) -> int:
+    """``value`` as a bound on items per record: an integer in ``[1, d]``, or an error that
+    names it (before anything is charged)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise DPQueryError(f"{name} must be a whole number of items per record; got {value!r}")
+    if not 1 <= int(value) <= max(d, 1):
+        raise DPQueryError(f"{name} must be between 1 and the number of items d={d}; got {value!r}")
+    return int(value)
+
+
+def hash_order(matrix: sp.csr_array, key: int) -> np.ndarray:
+    """For each stored entry of ``matrix`` (canonical CSR: sorted, no duplicates), its rank
+    within its own row by keyed hash (0 = smallest hash)."""
+    n = matrix.shape[0]
+    lengths = np.diff(matrix.indptr)
+    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    h = keyed_hash(key, rows, matrix.indices)
+    order = np.lexsort((h, rows))  # by row, then by hash within the row
+    rank = np.empty(matrix.nnz, dtype=np.int64)
+    rank[order] = np.arange(matrix.nnz) - np.repeat(matrix.indptr[:-1], lengths)
+    return rank
+
+
+def keep_entries(matrix: sp.csr_array, keep: np.ndarray) -> sp.csr_array:
+    """The CSR matrix of the stored entries where ``keep`` is true (order kept)."""
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[keep], minlength=matrix.shape[0]))])
+    return sp.csr_array(
+        (np.ones(int(indptr[-1]), dtype=np.uint8), matrix.indices[keep], indptr),
+        shape=matrix.shape,
+    )
+
+
+def truncate(matrix: sp.csr_array, s: int, key: int) -> sp.csr_array:
+    """Every record of ``matrix`` cut to its ``s`` items of smallest ``h(key, row, item)``
+    (module docstring): record ``i``'s result reads only record ``i``."""
+    return keep_entries(matrix, hash_order(matrix, key) < s)
+
+
+def count_sensitivity(s: int) -> float:
+    """L2 sensitivity of the item-count vector of ``s``-bounded records, replace-one:
+    ``sqrt(2 s)``."""
+    return math.sqrt(2 * s)
+
+
+def pair_sensitivity(s2: int) -> float:
+    """L2 sensitivity of the pair-count vector of records bounded to ``s2`` head items,
+    replace-one: ``sqrt(2 C(s2, 2)) = sqrt(s2 (s2 - 1))`` (at least 1, the count of one pair)."""
+    return math.sqrt(max(s2 * (s2 - 1), 1))
+
+
+HISTOGRAM_SENSITIVITY = math.sqrt(2)
+"""A record sits in one cell of a histogram; replacing it moves two cells by 1."""

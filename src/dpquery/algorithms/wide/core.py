@@ -1,0 +1,161 @@
+"""The sparse release end to end: bound, measure, shrink, fit, assemble (``docs/wide.md``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpquery.algorithms.wide import fit, measure
+from dpquery.algorithms.wide.bound import (
+    HISTOGRAM_SENSITIVITY,
+    count_sensitivity,
+    hash_order,
+    keep_entries,
+    pair_sensitivity,
+)
+from dpquery.algorithms.wide.shrink import shrink
+from dpquery.privacy import Ledger
+
+# How loosely the fit follows each estimate: its noise variance times this (fractions of
+# records). The noisy estimates are jointly infeasible (no distribution over the pool meets
+# them all), so a fit at the bare variance chases the noise far from the base; 3000 on the
+# pairs converges in a few hundred steps and measured best on npm_words (docs/wide.md).
+ITEM_PENALTY = 1.0
+PAIR_PENALTY = 3000.0
+
+
+@dataclass(frozen=True)
+class Shares:
+    """The parts of ``rho`` each measurement gets (they sum to 1)."""
+
+    items: float = 0.5
+    sizes: float = 0.05
+    pairs: float = 0.45
+
+
+@dataclass(frozen=True)
+class SparseParameters:
+    """The public parameters of one release."""
+
+    rho: float
+    s: int
+    s2: int
+    K: int
+    shares: Shares
+    pool: int
+
+    def rhos(self) -> tuple[float, float, float]:
+        return (
+            self.shares.items * self.rho,
+            self.shares.sizes * self.rho,
+            self.shares.pairs * self.rho,
+        )
+
+
+def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndarray:
+    """Expected pair counts among the head with the items independent given a record's head
+    size: ``sum_a N_a C(min(a, s2), 2)`` pairs shared in proportion to ``q_j q_k`` (``q`` the
+    counts' shares). ``cut_sizes[a]`` is the estimated number of records with ``a`` head items."""
+    q = np.maximum(counts, 0.0)
+    q = q / max(q.sum(), 1e-300)
+    a = np.arange(cut_sizes.size)
+    m = np.minimum(a, s2)
+    total = float((cut_sizes * m * (m - 1) / 2).sum())
+    outer = np.outer(q, q)
+    np.fill_diagonal(outer, 0.0)
+    return total * outer / max(outer.sum() / 2, 1e-300)
+
+
+def release_sparse(
+    matrix: sp.csr_array, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
+) -> tuple[sp.csr_array, dict[str, object]]:
+    """``n`` synthetic records (a CSR 0/1 matrix of the same shape) from the private
+    ``matrix``; every charge goes to ``ledger`` before its draw."""
+    n, d = matrix.shape
+    s, s2 = params.s, params.s2
+    r_items, r_sizes, r_pairs = params.rhos()
+    key = int(rng.integers(2**63))  # the truncation's hash key: one draw per run
+    rank = hash_order(matrix, key)
+    cut = keep_entries(matrix, rank < s)
+    rank = rank[rank < s]
+
+    # 1. every item's count
+    y = measure.item_counts(cut, s, r_items, rng, ledger).astype(np.float64)
+    K = min(params.K, d)
+    head = np.sort(np.argsort(-y, kind="stable")[:K])  # public: chosen from noisy counts
+    # 2. (head, tail) sizes, 3. head pairs
+    hist = measure.size_histogram(cut, head, s, r_sizes, rng, ledger).astype(np.float64)
+    pairs = measure.pair_counts(cut, rank, head, s2, r_pairs, rng, ledger).astype(np.float64)
+
+    # post-processing from here on
+    sigma_items = measure.noise_sigma(r_items, count_sensitivity(s))
+    sigma_sizes = measure.noise_sigma(r_sizes, HISTOGRAM_SENSITIVITY)
+    sigma_pairs = measure.noise_sigma(r_pairs, pair_sensitivity(s2))
+    c = shrink(y, sigma_items)
+    sizes = shrink(hist.ravel(), sigma_sizes).reshape(hist.shape)
+    if sizes.sum() <= 0:
+        sizes[0, 0] = 1.0
+    sizes *= n / sizes.sum()
+    head_sizes = sizes.sum(axis=1)  # records by number of head items
+    center = pair_baseline(c[head], head_sizes, s2)
+    j, k = np.triu_indices(K, 1)
+    dev = shrink(pairs[j, k], sigma_pairs, center=center[j, k], nonnegative=False)
+    cap = np.minimum(c[head][j], c[head][k])
+    T = np.zeros((K, K))
+    T[j, k] = np.clip(dev, 0.0, cap)
+    T[k, j] = T[j, k]
+
+    pool, base = fit.head_pool(c[head], T, head_sizes / n, params.pool, rng)
+    A = fit.features(pool, s2)
+    target = np.zeros(A.shape[1])
+    penalty = np.zeros(A.shape[1])
+    target[:K] = c[head] / n
+    penalty[:K] = ITEM_PENALTY * (sigma_items / n) ** 2
+    target[K + j * K + k] = T[j, k] / n
+    penalty[K + j * K + k] = PAIR_PENALTY * (sigma_pairs / n) ** 2
+    p = fit.maxent_weights(A, base, target, penalty)
+
+    copies = fit.systematic_counts(p, n, rng)
+    chosen = np.repeat(np.arange(pool.shape[0]), copies)
+    rng.shuffle(chosen)
+    heads = pool[chosen]
+    a = np.diff(heads.indptr)
+    # tail slots: b from the size histogram given a, then matched to the tail's total
+    tail_items = np.setdiff1d(np.arange(d), head)
+    tail_total = round(c[tail_items].sum())
+    tail_counts = fit.integer_counts(c[tail_items], tail_total, rng)
+    slots = np.zeros(n, dtype=np.int64)
+    for size in np.unique(a):
+        who = np.flatnonzero(a == size)
+        row = sizes[min(size, s)]
+        if row.sum() <= 0:
+            continue
+        slots[who] = rng.choice(s + 1, size=who.size, p=row / row.sum())
+    slots = _match_total(slots, int(tail_counts.sum()), rng)
+    owner, token = fit.deal_tail(slots, tail_counts, rng)
+    rows = np.concatenate([np.repeat(np.arange(n), a), owner])
+    cols = np.concatenate([head[heads.indices], tail_items[token]])
+    out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, d))
+    out.sum_duplicates()
+    out.data[:] = 1
+    info = {
+        "s": s, "s2": s2, "K": K, "pool": int(pool.shape[0]),
+        "sigma_items": sigma_items, "sigma_sizes": sigma_sizes, "sigma_pairs": sigma_pairs,
+    }  # fmt: skip
+    return out, info
+
+
+def _match_total(slots: np.ndarray, total: int, rng: np.random.Generator) -> np.ndarray:
+    """``slots`` moved to sum to ``total``: random slots removed, or added to random records."""
+    have = int(slots.sum())
+    if have > total:
+        owner = np.repeat(np.arange(slots.size), slots)
+        keep = rng.choice(owner.size, size=total, replace=False)
+        return np.bincount(owner[keep], minlength=slots.size)
+    if have < total:
+        return slots + np.bincount(
+            rng.integers(slots.size, size=total - have), minlength=slots.size
+        )
+    return slots

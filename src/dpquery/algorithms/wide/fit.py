@@ -1,0 +1,229 @@
+"""A sparse record set fitted to the noisy measurements (post-processing only).
+
+The records are built in two parts, from the public, noisy estimates alone:
+
+* the **head** (the ``K`` items of largest noisy count): a pool of candidate item sets is
+  drawn (each of a size from the estimated head-size distribution, items added one at a time
+  in proportion to the estimated conditional co-occurrence), then weighted by maximum entropy
+  relative to the pool's base weights subject to the 1-way, pair and size estimates, with a
+  Gaussian penalty of each estimate's noise variance (the regularised maximum-entropy dual
+  of Dudik, Phillips and Schapire 2007; MWEM's multiplicative weights, Hardt, Ligett and
+  McSherry 2012, run to convergence over a pool instead of the whole domain);
+* the **tail** (every other item): each output record gets a number of tail slots from the
+  estimated joint size histogram, and each tail item fills exactly its estimated count of
+  slots, dealt at random.
+
+The ``n`` output records take their heads from the weighted pool by systematic sampling
+(Madow 1949), so each head set appears within one of its expected count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import logsumexp
+
+from dpquery.data.sample import systematic_counts
+
+
+def pair_keep(a: np.ndarray, s2: int) -> np.ndarray:
+    """The chance that a given pair of an ``a``-item head survives the cut to ``s2`` items
+    by a random order (the keyed hash's): ``min(1, s2 (s2 - 1) / (a (a - 1)))``."""
+    a = np.asarray(a, dtype=np.float64)
+    return np.where(a <= s2, 1.0, s2 * (s2 - 1) / np.maximum(a * (a - 1), 1.0))
+
+
+def head_pool(
+    counts: np.ndarray,
+    pairs: np.ndarray,
+    sizes: np.ndarray,
+    pool: int,
+    rng: np.random.Generator,
+    *,
+    mix: float = 0.3,
+    batch: int = 4096,
+) -> tuple[sp.csr_array, np.ndarray]:
+    """Candidate head sets and their base weights.
+
+    ``counts`` (``K``) and ``pairs`` (``K x K``, symmetric) are the estimated counts,
+    ``sizes[a]`` the estimated share of records with ``a`` head items. About ``pool * sizes[a]``
+    candidates of each size ``a >= 1`` (at least a few dozen): the first item in proportion to
+    its count, each next one in proportion to ``(1 - mix)`` times the mean estimated chance
+    of co-occurring with the items already chosen plus ``mix`` times its share of the counts.
+    The base weight of a candidate of size ``a`` is ``sizes[a]`` over their number, so the
+    base matches the size distribution. Row 0 is the empty head (weight ``sizes[0]``).
+    """
+    K = counts.size
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 1e-9)
+    q = c / c.sum()
+    cond = np.maximum(np.asarray(pairs, dtype=np.float64), 0.0) / c[:, None]  # P(k | j)
+    np.fill_diagonal(cond, 0.0)
+    indptr, indices, weights = [0, 0], [], [float(sizes[0])]
+    for a in range(1, min(sizes.size, K + 1)):
+        if sizes[a] <= 0:
+            continue
+        m = max(int(np.ceil(pool * sizes[a])), 32)
+        for start in range(0, m, batch):
+            B = min(batch, m - start)
+            chosen = np.zeros((B, a), dtype=np.int64)
+            taken = np.zeros((B, K), dtype=bool)
+            score = np.zeros((B, K))
+            for t in range(a):
+                prob = q[None, :] if t == 0 else (1 - mix) * score / t + mix * q[None, :]
+                prob = np.where(taken, 0.0, prob)
+                cum = np.cumsum(prob, axis=1)
+                u = rng.random(B) * cum[:, -1]
+                pick = np.minimum((cum < u[:, None]).sum(axis=1), K - 1)
+                chosen[:, t] = pick
+                taken[np.arange(B), pick] = True
+                score += cond[pick]
+            chosen.sort(axis=1)
+            indices.append(chosen.ravel())
+            indptr.extend(indptr[-1] + a * np.arange(1, B + 1))
+            weights.extend([sizes[a] / m] * B)
+    flat = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int64)
+    matrix = sp.csr_array(
+        (np.ones(flat.size, dtype=np.float64), flat, np.asarray(indptr)), shape=(len(weights), K)
+    )
+    return matrix, np.asarray(weights)
+
+
+def features(pool: sp.csr_array, s2: int) -> sp.csr_array:
+    """The statistics each candidate adds, one row per candidate: its items (``K``), its
+    pairs ``j < k`` at index ``j K + k`` weighted by :func:`pair_keep` (``K^2``, the
+    measured pairs are those of the cut head). The sizes are left to the base weights: the
+    noisy size histogram and the noisy counts need not agree exactly, and a hard size
+    constraint beside the counts would make the targets infeasible."""
+    K = pool.shape[1]
+    M = pool.shape[0]
+    a = np.diff(pool.indptr)
+    rows, cols, vals = [], [], []
+    rows.append(np.repeat(np.arange(M), a))
+    cols.append(pool.indices.astype(np.int64))
+    vals.append(np.ones(pool.nnz))
+    keep = pair_keep(a, s2)
+    for size in np.unique(a):
+        if size < 2:
+            continue
+        who = np.flatnonzero(a == size)
+        items = pool.indices[(pool.indptr[who][:, None] + np.arange(size)[None, :])]
+        j, k = np.triu_indices(size, 1)
+        rows.append(np.repeat(who, j.size))
+        cols.append((K + items[:, j] * K + items[:, k]).ravel())
+        vals.append(np.full(who.size * j.size, keep[who[0]]))
+    return sp.csr_array(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(M, K + K * K),
+    )
+
+
+def maxent_weights(
+    A: sp.csr_array,
+    base: np.ndarray,
+    target: np.ndarray,
+    penalty: np.ndarray,
+    *,
+    iterations: int = 400,
+) -> np.ndarray:
+    """The distribution ``p`` over the pool rows closest to ``base`` in KL divergence with
+    ``A^T p`` near ``target``: it minimises the dual
+    ``log sum_x base_x exp((A theta)_x) - theta . target + sum_f penalty_f theta_f^2 / 2``
+    (Dudik, Phillips and Schapire 2007, regularised maximum entropy; ``penalty`` is each
+    target's noise variance, as a fraction of records squared), by L-BFGS."""
+    log_base = np.log(np.maximum(base, 1e-300))
+    At = sp.csr_array(A.T)
+    used = np.flatnonzero(np.asarray(abs(A).sum(axis=0)).ravel() > 0)
+    keep = np.zeros(A.shape[1], dtype=bool)
+    keep[used] = True
+    if not keep.any():  # no candidate holds an item: the base is the answer
+        return base / base.sum()
+
+    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        full = np.zeros(A.shape[1])
+        full[keep] = theta
+        z = log_base + A @ full
+        lse = logsumexp(z)
+        p = np.exp(z - lse)
+        grad = (At @ p)[keep] - target[keep] + penalty[keep] * theta
+        return float(lse - _dot(theta, target[keep]) + 0.5 * (penalty[keep] * theta**2).sum()), grad
+
+    theta = lbfgs(objective, np.zeros(int(keep.sum())), iterations)
+    full = np.zeros(A.shape[1])
+    full[keep] = theta
+    z = log_base + A @ full
+    return np.exp(z - logsumexp(z))
+
+
+def deal_tail(
+    slots: np.ndarray, counts: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Tail items into records: record ``i`` gets ``slots[i]`` tokens, item ``j`` fills
+    ``counts[j]`` of them, dealt at random; a record dealt an item twice keeps it once.
+    Returns the (record, item) pairs."""
+    tokens = np.repeat(np.arange(counts.size), counts)
+    rng.shuffle(tokens)
+    total = min(int(slots.sum()), tokens.size)
+    owner = np.repeat(np.arange(slots.size), slots)[:total]
+    return owner, tokens[:total]
+
+
+def integer_counts(x: np.ndarray, total: int, rng: np.random.Generator) -> np.ndarray:
+    """Whole counts with expectation ``x`` (scaled to sum to ``total``): systematic rounding."""
+    x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+    if total <= 0 or x.sum() <= 0:
+        return np.zeros(x.size, dtype=np.int64)
+    return systematic_counts(x, total, rng)
+
+
+def _dot(u: np.ndarray, v: np.ndarray) -> float:
+    """``u . v`` without BLAS, whose threads spin and crowd a shared machine on long vectors."""
+    return float(np.multiply(u, v).sum())
+
+
+def lbfgs(
+    objective: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    x: np.ndarray,
+    iterations: int,
+    memory: int = 10,
+) -> np.ndarray:
+    """Minimise a smooth convex ``objective`` (value and gradient) by L-BFGS (Nocedal and
+    Wright 2006, Algorithm 7.4, two-loop recursion) with a backtracking Armijo line search."""
+    f, g = objective(x)
+    history: list[tuple[np.ndarray, np.ndarray, float]] = []
+    for _ in range(iterations):
+        q = g.copy()
+        alphas = []
+        for s_k, y_k, r_k in reversed(history):
+            alpha = r_k * (_dot(s_k, q))
+            alphas.append(alpha)
+            q -= alpha * y_k
+        if history:
+            s_k, y_k, _ = history[-1]
+            q *= _dot(s_k, y_k) / _dot(y_k, y_k)
+        else:
+            q /= max(np.abs(g).max(), 1e-12)
+        for (s_k, y_k, r_k), alpha in zip(history, reversed(alphas), strict=True):
+            q += s_k * (alpha - r_k * _dot(y_k, q))
+        direction = -q
+        slope = _dot(g, direction)
+        if slope >= 0:  # not a descent direction: restart from the gradient
+            history.clear()
+            direction, slope = -g, -_dot(g, g)
+        step = 1.0
+        while True:
+            x_new = x + step * direction
+            f_new, g_new = objective(x_new)
+            if f_new <= f + 1e-4 * step * slope or step < 1e-10:
+                break
+            step /= 2
+        s_k, y_k = x_new - x, g_new - g
+        if _dot(s_k, y_k) > 1e-20:
+            history.append((s_k, y_k, 1.0 / _dot(s_k, y_k)))
+            history = history[-memory:]
+        converged = abs(f - f_new) <= 1e-13 * max(1.0, abs(f))
+        x, f, g = x_new, f_new, g_new
+        if converged:
+            break
+    return x

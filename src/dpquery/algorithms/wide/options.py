@@ -1,0 +1,37 @@
+"""The options the wide release takes beside the shared ones
+(:mod:`dpquery.algorithms.options`): its bounds and sizes (``docs/wide.md``)."""
+
+from __future__ import annotations
+
+from dpquery.algorithms.options import Option
+from dpquery.algorithms.parameters import positive_int
+
+OPTIONS = (
+    Option(
+        "bound",
+        "wide: items kept per record, the public contribution bound s (default 32, at most d)",
+        int,
+        check=positive_int,
+        metavar="S",
+    ),
+    Option(
+        "pair_bound",
+        "wide: head items kept per record for the pair counts (default 8)",
+        int,
+        check=positive_int,
+        metavar="S2",
+    ),
+    Option(
+        "head",
+        "wide: items whose pairs are measured, the largest noisy counts (default 300)",
+        int,
+        check=positive_int,
+        metavar="K",
+    ),
+    Option(
+        "pool",
+        "wide: candidate head sets the fit weighs (default 200000)",
+        int,
+        check=positive_int,
+    ),
+)

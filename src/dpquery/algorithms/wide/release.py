@@ -1,0 +1,186 @@
+"""``WideRelease``: the sparse release as a :class:`~dpquery.algorithms.synthesizer.Synthesizer`.
+
+It takes item data (:class:`~dpquery.data.items.ItemSets`, any scipy sparse matrix, or a
+:class:`~dpquery.data.binary.BinaryData` of free bits) and returns item sets: no domain and no
+workload are needed (the ``d`` items and ``n`` are public sizes). Its plan lists the three
+discrete Gaussian measurements of :mod:`dpquery.algorithms.wide.measure`, with the budget
+converted to zCDP once (``budget_rho``) and shared among them; every charge reaches the ledger
+before its draw, and the whole plan is checked first.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeAlias
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpquery.algorithms.parameters import budget_of
+from dpquery.algorithms.release import Release
+from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
+from dpquery.algorithms.wide import measure
+from dpquery.algorithms.wide.bound import check_bound
+from dpquery.algorithms.wide.core import Shares, SparseParameters, release_sparse
+from dpquery.data.binary import BinaryData
+from dpquery.data.domain import Domain
+from dpquery.data.items import ItemSets
+from dpquery.data.records import Records
+from dpquery.data.sample import systematic_counts
+from dpquery.errors import DPQueryError
+from dpquery.privacy import ZCDP, Budget, Charge, Ledger
+from dpquery.privacy.budget import budget_rho
+from dpquery.privacy.delta import check_delta
+from dpquery.queries import Workload
+from dpquery.rng import SeedLike, make_rng
+
+ItemData: TypeAlias = ItemSets | BinaryData | sp.sparray | sp.spmatrix
+
+DEFAULT_BOUND = 32  # npm_words: at most 25 words a record, 99th percentile 19 (docs/wide.md)
+DEFAULT_PAIR_BOUND = 8
+DEFAULT_HEAD = 300
+DEFAULT_POOL = 200_000
+
+
+def as_item_sets(data: ItemData) -> ItemSets:
+    """Item data in any accepted form as :class:`ItemSets` (weights are refused: a private
+    input counts each record once)."""
+    if isinstance(data, ItemSets):
+        items = data
+    elif isinstance(data, BinaryData):
+        items = ItemSets.from_binary(data)
+    elif sp.issparse(data):
+        items = ItemSets.from_sparse(data)
+    else:
+        raise DPQueryError(
+            f"item data must be ItemSets, a scipy sparse matrix or BinaryData; got "
+            f"{type(data).__name__}"
+        )
+    if items.weights is not None:
+        raise DPQueryError("the private item data must be unweighted (one record, one person)")
+    return items
+
+
+@dataclass(frozen=True, eq=False)
+class ItemRelease(Release):
+    """A :class:`Release` whose records are item sets (sparse, possibly weighted)."""
+
+    records: ItemSets  # type: ignore[assignment]  # item sets, not dense Records
+
+
+@dataclass(frozen=True)
+class WidePlan:
+    """The budget, the release's public parameters and its three charges, in order."""
+
+    budget: Budget
+    parameters: SparseParameters
+
+    def charges(self) -> list[Charge]:
+        r_items, r_sizes, r_pairs = self.parameters.rhos()
+        return [
+            Charge(measure.ITEMS, ZCDP(r_items)),
+            Charge(measure.SIZES, ZCDP(r_sizes)),
+            Charge(measure.PAIRS, ZCDP(r_pairs)),
+        ]
+
+
+@dataclass(kw_only=True, eq=False)
+class WideRelease(Synthesizer, ZCDPBudget):
+    """Sparse synthetic records fitted to noisy item counts, sizes and head pairs
+    (``docs/wide.md``). ``bound`` is the public contribution bound ``s``, ``pair_bound`` the
+    bound ``s2`` on head items for the pairs, ``head`` the number ``K`` of head items,
+    ``pool`` the number of candidate head sets."""
+
+    name: ClassVar[str] = "wide"
+    options: ClassVar[tuple[str, ...]] = (
+        "epsilon", "delta", "rho", "bound", "pair_bound", "head", "pool",
+    )  # fmt: skip
+
+    bound: int | None = None  # None: min(DEFAULT_BOUND, d)
+    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s)
+    head: int | None = None  # None: min(DEFAULT_HEAD, d)
+    pool: int = DEFAULT_POOL
+    seed: SeedLike = None
+
+    def plan(
+        self, data: Any, workload: Workload | None = None, *, budget: Budget | None = None
+    ) -> WidePlan:
+        """Resolve the bounds against the public ``n`` and ``d`` and split ``rho``; a bad
+        bound is refused by name here, before anything is charged."""
+        n, d = int(data.n), int(data.d)
+        s = min(DEFAULT_BOUND, d) if self.bound is None else check_bound("bound", self.bound, d)
+        s2 = (
+            min(DEFAULT_PAIR_BOUND, s)
+            if self.pair_bound is None
+            else min(check_bound("pair_bound", self.pair_bound, d), s)
+        )
+        K = min(DEFAULT_HEAD, d) if self.head is None else check_bound("head", self.head, d)
+        if isinstance(self.pool, bool) or not isinstance(self.pool, int) or self.pool < 1:
+            raise DPQueryError(f"pool must be a positive number of head sets; got {self.pool!r}")
+        whole = budget_of(**self.budget_keywords(budget, n))
+        if whole.measure == "pure":
+            raise DPQueryError(
+                "wide measures with the discrete Gaussian (zCDP): give delta > 0 or rho, "
+                "not a pure-DP budget"
+            )
+        rho = budget_rho(whole)
+        return WidePlan(whole, SparseParameters(rho, s, s2, K, Shares(), self.pool))
+
+    def run(self, run: Run) -> Outcome:
+        """The release on ``run`` (as ``auto`` runs it): its records are item sets."""
+        records, parameters = self._release(as_item_sets(run.data), run.plan, run)
+        return Outcome(records, [], parameters, {})  # type: ignore[arg-type]  # item sets
+
+    @staticmethod
+    def _release(items: ItemSets, plan: WidePlan, run: Run) -> tuple[ItemSets, dict[str, Any]]:
+        matrix, info = release_sparse(items.matrix, plan.parameters, run.rng, run.ledger)
+        return ItemSets(matrix), {**info, "budget": plan.budget.to_dict()}
+
+    def fit(
+        self,
+        data: ItemData,
+        workload: Workload | None = None,
+        true_answers: np.ndarray | None = None,
+        *,
+        ledger: Ledger | None = None,
+    ) -> Release:
+        """The release of item ``data`` (no workload needed: the measures are the items',
+        the sizes' and the head pairs'); the skeleton of :meth:`Synthesizer.fit` otherwise:
+        validate, plan, check the whole plan on the ledger, then run."""
+        items = as_item_sets(data)
+        self.validate()
+        plan = self.plan(items, workload, budget=None if ledger is None else ledger.budget)
+        check_delta(plan.budget.delta, items.n)
+        rng = make_rng(self.seed)
+        if ledger is None:
+            ledger = Ledger(plan.budget, self.plan_accountant(plan))
+        ledger.check(plan.charges())  # the whole plan fits before anything is drawn
+        start = time.perf_counter()
+        run = Run(items, workload, np.zeros(0), plan, rng, ledger)  # type: ignore[arg-type]
+        records, parameters = self._release(items, plan, run)
+        parameters = {**parameters, "n": items.n, "d": items.d}
+        return ItemRelease(self.name, records, ledger, parameters, [],
+                           {"total_s": time.perf_counter() - start})  # fmt: skip
+
+
+def sample_items(released: ItemSets, rows: int | None, rng: np.random.Generator) -> ItemSets:
+    """``rows`` records sampled from the release (systematic sampling by weight, random
+    order), or the released records with their weights (``rows`` None)."""
+    if rows is None:
+        weights = released.weights if released.weights is not None else np.ones(released.n)
+        return ItemSets(released.matrix, weights)
+    if released.weights is None and rows == released.n:
+        return released
+    counts = systematic_counts(released.probabilities(), rows, rng)
+    index = np.repeat(np.arange(released.n), counts)
+    rng.shuffle(index)
+    return ItemSets(released.matrix[index])
+
+
+def dense_records(records: Records | ItemSets, domain: Domain | None) -> Records:
+    """``records`` as dense :class:`Records` over ``domain`` (item sets unpacked: for the
+    table writers, on data narrow enough to be written dense)."""
+    if isinstance(records, Records):
+        return records
+    return Records(records.matrix.toarray(), records.weights, domain)

@@ -1,0 +1,212 @@
+"""``dpquery synth`` on item data: records as sets of items, read and written sparse.
+
+The input is a ``row item`` file (``--transactions``, or a name ending ``.transactions.csv``;
+sizes from its ``# rows N items D`` line or ``--n``/``--items``), a sparse ``.npz``, or an
+encoded ``.npz`` of free bits only without a domain (what ``dpquery encode --transactions``
+writes), or with one when ``--out`` asks for item sets. The output follows ``--out``:
+``S.transactions.csv`` (a ``row item`` file whose first line is ``# rows N items D``, a third
+column the weight with ``--weights``), ``S.npz`` (a scipy sparse matrix), or a dense CSV of
+one 0/1 column per item, written over more than :data:`DENSE_COLUMNS` items only with
+``--dense``.
+
+``auto`` runs the wide release (:mod:`dpquery.algorithms.wide`) on item data; any other
+algorithm named runs on the bits (a domain of one binary attribute per item, the default
+workload), and its records are written as item sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from dpquery.algorithms.release import Release
+from dpquery.algorithms.wide.release import sample_items
+from dpquery.cli.common import is_item_file
+from dpquery.cli.output import output_rows
+from dpquery.data.binary import _FORMAT, BinaryData, load_binary
+from dpquery.data.domain import Binary, Domain
+from dpquery.data.items import ItemSets, read_item_sets, write_item_sets
+from dpquery.errors import DPQueryError
+from dpquery.evaluation.release_report import publishable_report
+from dpquery.evaluation.wide import describe_wide, wide_evaluation
+from dpquery.io import atomic_path, atomic_write, atomic_write_text
+from dpquery.privacy.delta import LargeDeltaWarning
+from dpquery.queries import default_workload
+from dpquery.rng import describe_rng, make_rng
+
+DENSE_COLUMNS = 1000
+"""Above this many items a dense CSV (one column per item) is written only with --dense."""
+AUTO_REASON = (
+    "item data ({n} records x {d} items): the wide release measures every item's count, the "
+    "record sizes and the pairs among the {K} most frequent items, and fits sparse records "
+    "to them (docs/choosing.md)"
+)
+
+
+@dataclass(frozen=True)
+class ItemFront:
+    """The parts of ``dpquery synth`` the item path shares (passed in, so that this module
+    does not import the command that imports it)."""
+
+    estimator: Callable[[argparse.Namespace, np.random.Generator | None], Any]
+    summary: Callable[[dict[str, Any], argparse.Namespace, int], None]
+    delta_rule: Callable[[argparse.Namespace, int], None]
+
+
+def _free_bits_npz(path: Path) -> BinaryData | None:
+    """The encoded data of ``path`` when it is a dpquery ``.npz`` of free bits only."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "format" not in z.files or str(z["format"]) != _FORMAT:
+                return None
+    except Exception:  # not ours to judge here: the dense path reports a bad file
+        return None
+    data = load_binary(path)
+    return None if len(data.onehot_groups) else data
+
+
+def reads_items(args: argparse.Namespace) -> bool:
+    """Whether ``synth`` takes the item path (module docstring); reads only public shape."""
+    if args.transactions or (args.data is not None and is_item_file(args.data)):
+        return True
+    if args.data is None or args.data.suffix.lower() != ".npz" or not args.data.exists():
+        return False
+    try:
+        with np.load(args.data, allow_pickle=False) as z:
+            if "format" not in z.files or str(z["format"]) != _FORMAT:
+                return True  # scipy's save_npz: a sparse matrix
+    except Exception:
+        return False
+    bits = _free_bits_npz(args.data)
+    return bits is not None and (bits.domain is None or is_item_file(args.out))
+
+
+def check_item_output(args: argparse.Namespace, d: int) -> str:
+    """The output form of ``--out`` (``items``, ``npz`` or ``dense``), refusing a dense CSV
+    over more than :data:`DENSE_COLUMNS` items unless ``--dense`` asks for it."""
+    suffix = args.out.suffix.lower()
+    if is_item_file(args.out):
+        return "items"
+    if suffix == ".npz":
+        if args.weights:
+            raise DPQueryError("a sparse .npz holds no weights: write S.transactions.csv")
+        return "npz"
+    if suffix != ".csv":
+        raise DPQueryError(
+            f"--out {args.out}: item data is written as S.transactions.csv (row item), "
+            "S.npz (sparse) or, with --dense, a dense S.csv"
+        )
+    if d > DENSE_COLUMNS and not args.dense:
+        raise DPQueryError(
+            f"--out {args.out} would be a dense CSV of {d} columns; write the items as "
+            f"{args.out.with_suffix('.transactions.csv').name} (sparse), or pass --dense to "
+            "write the dense table anyway"
+        )
+    return "dense"
+
+
+def load_items(args: argparse.Namespace) -> ItemSets:
+    if args.domain is not None or args.infer_domain or args.dataset is not None:
+        raise DPQueryError("item data needs no domain (its items are 0..D-1): drop --domain, "
+                           "--infer-domain and --dataset")  # fmt: skip
+    return read_item_sets(args.data, n=args.n, d=args.items)
+
+
+def _bits(items: ItemSets) -> BinaryData:
+    bits = items.to_binary()
+    domain = Domain(tuple(Binary(f"i{j}", (0, 1)) for j in range(items.d)))
+    return BinaryData(bits.words, bits.n, domain=domain)
+
+
+def release_items(
+    args: argparse.Namespace, model: Any, items: ItemSets, rng: np.random.Generator
+) -> tuple[Release, ItemSets]:
+    """Fit ``model`` (the wide release, or a named algorithm on the bits) and return the
+    release with its records as item sets (weighted when the algorithm weighs them)."""
+    if model.name == "wide":
+        release = model.fit(items)
+        return release, release.records
+    data = _bits(items)
+    assert data.domain is not None
+    workload = default_workload(data.domain, data.n, k=args.k, seed=rng)
+    release = model.fit(data, workload)
+    records = release.records
+    return release, ItemSets(sp.csr_array(records.rows), records.weights)
+
+
+def write_output(path: Path, form: str, items: ItemSets) -> None:
+    """Write ``items`` atomically in ``form``."""
+    if form == "items":
+        write_item_sets(path, items)
+    elif form == "npz":
+        atomic_write(path, lambda tmp: sp.save_npz(tmp.open("wb"), items.matrix))
+    else:
+        table = pd.DataFrame(items.matrix.toarray(), columns=[f"i{j}" for j in range(items.d)])
+        if items.weights is not None:
+            table["weight"] = items.weights / items.weights.sum()
+        with atomic_path(path, overwrite=True) as tmp:
+            table.to_csv(tmp, index=False)
+
+
+def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | None) -> int:
+    """``dpquery synth`` on item data (module docstring), with ``front``'s pieces of the
+    synth command (the estimator from the flags, the summary, the delta rule); ``evaluated``
+    is where ``--evaluate`` writes the wide measures (NOT private), or None."""
+    estimator, summary = front.estimator, front.summary
+    if args.backend != "local":
+        raise DPQueryError("item data runs on the local backend")
+    output_rows(args, 1)  # --rows and --weights checked before the data is read
+    chosen = args.algorithm == "auto"
+    if chosen:  # auto's choice on item data (docs/choosing.md), with its options
+        args.algorithm = "wide"
+    estimator(args, None)  # every option checked before the data is read
+    items = load_items(args)
+    form = check_item_output(args, items.d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr
+        front.delta_rule(args, items.n)
+        rng = make_rng(args.seed)
+        model = estimator(args, rng)
+        reason = None
+        if chosen:
+            K = model.plan(items).parameters.K
+            reason = AUTO_REASON.format(n=items.n, d=items.d, K=K)
+        release, released = release_items(args, model, items, rng)
+    out = sample_items(released, output_rows(args, items.n), rng)
+    report = publishable_report(release, randomness=describe_rng(rng))
+    rel = report["release"]
+    if reason is not None:
+        rel["parameters"]["auto"] = {"chosen": "wide", "reason": reason}
+    rel["output"] = {
+        "rows": out.n, "released_records": released.n, "form": form,
+        "method": "the released records with their weights" if args.weights
+        else "sampled from the released records (systematic sampling by weight)",
+    }  # fmt: skip
+    text = json.dumps(report, indent=2, default=_json) + "\n"
+    evaluation = None
+    if evaluated is not None:  # NOT private: the curator's, in its own file
+        evaluation = wide_evaluation(items, out, seed=0)
+    write_output(args.out, form, out)
+    if args.report is not None:
+        atomic_write_text(args.report, text)
+    if evaluated is not None:
+        atomic_write_text(evaluated, json.dumps(evaluation, indent=2, default=_json) + "\n")
+    summary(report, args, out.n)
+    if evaluation is not None and not args.quiet:
+        print(f"{describe_wide(evaluation)}\n(written to {evaluated})")
+    return 0
+
+
+def _json(x: object) -> object:
+    if isinstance(x, np.integer | np.floating | np.bool_):
+        return x.item()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
