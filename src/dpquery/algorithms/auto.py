@@ -10,9 +10,11 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    records x ``g`` attributes within ``MAX_CODES`` codes and at most :data:`MAX_ATTRIBUTES`
    attributes (its rounds start with one measurement per attribute, so its time grows with
    ``g``), and the workload is conjunctions. It was the best release measured wherever it runs.
+   On data partitioned on a cluster too: it reads the data only through the counts of a
+   candidate list fixed in advance, which the workers count in one pass
+   (:mod:`dpquery.algorithms.candidate_counts`); the records are fitted in this process.
 2. otherwise the oracle-efficient family, which works on bits and runs at hundreds of
-   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements); also on
-   data partitioned on a cluster, which it reads only through query answers.
+   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements).
 
 :class:`Auto` resolves the choice in :meth:`Auto.plan` (public sizes only), plans the chosen
 estimator (built by :func:`dpquery.algorithms.registry.build`, so it carries the same
@@ -100,14 +102,10 @@ def choose(
     """The policy of the module docstring, from public quantities only: ``n``, the attributes
     ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, the
     user's ``size`` (records released; None: the policy's) and whether the data is
-    partitioned on a cluster (adaptive-projection holds the records in memory)."""
+    partitioned on a cluster (then the reason says where adaptive-projection's counts are
+    computed)."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
-    if partitioned:
-        reason = (
-            "the data is partitioned on a cluster and adaptive-projection needs the records "
-            f"in one process, so {WIDE}, which reads the data only through query answers, runs"
-        )
-    elif workload_kind != "conjunction":
+    if workload_kind != "conjunction":
         reason = f"the workload is {workload_kind} queries, which the game-based algorithms answer"
     elif records * g > MAX_CODES:
         reason = (
@@ -133,9 +131,15 @@ def choose(
                     f"scoring the workload's {candidates} candidate marginals each round "
                     "stays within a minute"
                 )
+        if partitioned:
+            reason += (
+                "; the data is partitioned on a cluster: the counts of its candidate "
+                "marginals are computed on the cluster in one pass (the workers' integer "
+                "counts summed exactly), the records fitted in this process"
+            )
         return Choice("adaptive-projection", reason, {"size": size})
     # dualquery releases its T rounds' records: a size the user gave is refused by name
-    wide = not partitioned and workload_kind == "conjunction"
+    wide = workload_kind == "conjunction"
     return Choice(WIDE, reason, {} if size is None else {"size": size}, wide)
 
 
@@ -231,7 +235,7 @@ class Auto(ZCDPBudget, Synthesizer):
         # Anything but records in memory or their public shape: PartitionedData (dask).
         partitioned = not isinstance(data, BinaryData | PublicShape)
         candidates = 0
-        if workload.kind == "conjunction" and not partitioned:
+        if workload.kind == "conjunction":
             marginals = workload_marginals(workload, layout)
             candidates = candidate_count(marginals, layout.sizes.tolist(), data.n)
         return choose(
