@@ -253,6 +253,53 @@ def test_synth_dask_equals_local(
     assert _strip_timings(local) == _strip_timings(dask)
 
 
+# adaptive-projection (the default release) on real data: a slice of KDD99 (its first ten
+# attributes, 8,000 rows) keeps the suite fast; the full-size command is in the benchmark.
+KDD_COLUMNS = 10
+KDD_ROWS = 8000
+
+
+@pytest.mark.realdata
+def test_kdd99_default_release_from_row_groups_and_byte_ranges(
+    backend: DaskBackend, tmp_path: Path, require_dataset: Callable[[str], Path]
+) -> None:
+    require_dataset("kdd99")
+    table, full = datasets.load_table("kdd99")
+    domain = Domain(tuple(full[a] for a in full.names[:KDD_COLUMNS]))
+    table = table.iloc[:KDD_ROWS][list(domain.names)]
+    table.to_parquet(tmp_path / "k.parquet", row_group_size=KDD_ROWS // 4, index=False)
+    table.to_csv(tmp_path / "k.csv", index=False)
+    domain.save(tmp_path / "domain.json")
+    common = ["synth", "--domain", str(tmp_path / "domain.json"), "--epsilon", "1",
+              "--seed", "3", "--quiet"]  # fmt: skip
+    local = tmp_path / "local.csv"
+    assert main([*common, "--data", str(tmp_path / "k.parquet"), "--out", str(local)]) == 0
+    dask = ["--backend", "dask", "--scheduler", backend.address, "--partitions", "4"]
+    for source in ("k.parquet", "k.csv"):  # 4 row groups; 4 byte ranges
+        out, report = tmp_path / f"{source}.csv", tmp_path / f"{source}.json"
+        assert main([*common, *dask, "--data", str(tmp_path / source), "--out", str(out),
+                     "--report", str(report)]) == 0  # fmt: skip
+        assert out.read_bytes() == local.read_bytes(), source
+        written = json.loads(report.read_text())
+        assert written["release"]["algorithm"] == "adaptive-projection"
+        assert written["backend"]["partitions"] == 4
+
+
+@pytest.mark.realdata
+def test_adult_pgm_default_release_on_the_cluster(
+    backend: DaskBackend, tmp_path: Path, require_dataset: Callable[[str], Path]
+) -> None:
+    """The built-in dataset cut into 4 in-memory partitions (2-way workload, 2,000 records
+    fitted: the full-size command is in the benchmark)."""
+    require_dataset("adult-pgm")
+    common = ["synth", "--dataset", "adult-pgm", "--epsilon", "1", "--seed", "3", "--k", "2",
+              "--size", "2000", "--quiet"]  # fmt: skip
+    assert main([*common, "--out", str(tmp_path / "local.csv")]) == 0
+    assert main([*common, "--out", str(tmp_path / "dask.csv"), "--backend", "dask",
+                 "--scheduler", backend.address, "--partitions", "4"]) == 0  # fmt: skip
+    assert (tmp_path / "dask.csv").read_bytes() == (tmp_path / "local.csv").read_bytes()
+
+
 @pytest.fixture
 def files(tmp_path: Path) -> Path:
     _table(2000).to_csv(tmp_path / "data.csv", index=False)
