@@ -26,11 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numba
 import numpy as np
 
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
-from dpquery.queries.marginals import AttributeLayout, Marginal, attribute_codes, cell_index
+from dpquery.queries.marginals import AttributeLayout, Marginal, attribute_codes
 from dpquery.queries.workload import Workload
 
 # The most cells one request may hold: 2^27 int64 counts are 1 GiB on the client, which
@@ -68,12 +69,38 @@ class MarginalCounts:
 def codes_counts(
     codes: np.ndarray, sizes: np.ndarray, marginals: Sequence[Marginal]
 ) -> list[np.ndarray]:
-    """The int64 cell counts of each marginal on ``(n, g)`` attribute codes."""
-    return [
-        np.bincount(cell_index(codes, sizes, r),
-                    minlength=int(np.prod([int(sizes[a]) for a in r]))).astype(np.int64)
-        for r in marginals
-    ]  # fmt: skip
+    """The int64 cell counts of each marginal on ``(n, g)`` attribute codes (cells row-major,
+    as :func:`~dpquery.queries.marginals.cell_index` numbers them), all in one compiled
+    loop: per marginal, one sweep over the attributes' code columns, its count vector in
+    cache (numpy's cell index and bincount would make a pass over n per attribute)."""
+    if not marginals:
+        return []
+    attrs = np.array([a for r in marginals for a in r], dtype=np.int64)
+    ptr = np.concatenate([[0], np.cumsum([len(r) for r in marginals])]).astype(np.int64)
+    strides = np.empty(attrs.size, dtype=np.int64)
+    cells = np.empty(len(marginals), dtype=np.int64)
+    for k, r in enumerate(marginals):
+        stride = 1
+        for j in range(len(r) - 1, -1, -1):
+            strides[ptr[k] + j] = stride
+            stride *= int(sizes[r[j]])
+        cells[k] = stride
+    offsets = np.concatenate([[0], np.cumsum(cells)]).astype(np.int64)
+    out = np.zeros(int(offsets[-1]), dtype=np.int64)
+    if codes.shape[0]:
+        _count_cells(np.ascontiguousarray(codes.T), attrs, strides, ptr, offsets, out)
+    return [out[offsets[k] : offsets[k + 1]] for k in range(len(marginals))]
+
+
+@numba.njit(parallel=True, cache=True)
+def _count_cells(codes_t, attrs, strides, ptr, offsets, out):  # pragma: no cover - jit
+    for k in numba.prange(ptr.size - 1):
+        lo, hi, base = ptr[k], ptr[k + 1], offsets[k]
+        for i in range(codes_t.shape[1]):
+            c = 0
+            for j in range(lo, hi):
+                c += np.int64(codes_t[attrs[j], i]) * strides[j]
+            out[base + c] += 1
 
 
 @dataclass(frozen=True, eq=False)
