@@ -139,9 +139,9 @@ def counts_elsewhere(data: Any) -> bool:
 def count_records(data: BinaryData | Any, counter: Counter) -> list[np.ndarray]:
     """``counter``'s int64 vectors on ``data``: :class:`BinaryData` in this process, or a
     partitioned dataset in one pass over its partitions (:func:`counts_elsewhere`)."""
-    if counts_elsewhere(data):
-        return list(data.count(counter))
-    return counter.count(data)
+    if isinstance(data, BinaryData) or not counts_elsewhere(data):
+        return counter.count(data)
+    return list(data.count(counter))
 
 
 __all__ = [
