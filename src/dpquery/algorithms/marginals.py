@@ -22,6 +22,11 @@ records, not with the junction tree:
    L1 size, halve ``sigma`` and double ``epsilon`` (AIM's annealing); when what is left cannot
    pay two more rounds, the last round spends all of it.
 
+The data is read once, before the first charge: the counts of every marginal the steps may
+measure or score (the 1-way marginals and the candidates, a public list), in this process or
+in one pass over a partitioned dataset's partitions
+(:mod:`dpquery.algorithms.candidate_counts`); everything after runs on those counts.
+
 Privacy (neighbours differ in one record, ``n`` public). A marginal's count vector has L2
 sensitivity ``sqrt(2)`` (one cell down, one up), so Gaussian noise ``N(0, sigma^2)`` costs
 ``rho = 2 / (2 sigma^2) = 1 / sigma^2`` (Bun and Steinke 2016, Proposition 1.6); the quality
