@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dpquery.algorithms.marginals import AdaptivePlan
 
 from dpquery import datasets
 from dpquery.algorithms import registry
 from dpquery.algorithms.auto import BaselineWarning, expected_one_way_tv
 from dpquery.algorithms.baselines import UniformDistribution
+from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
 from dpquery.data.encode import encode
 from dpquery.privacy.delta import default_delta
 from dpquery.queries import answer, default_workload

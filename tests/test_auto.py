@@ -249,8 +249,14 @@ def test_the_wide_path_says_it_is_not_expected_to_beat_uniform_where_measured() 
     assert message is not None and "uniform baseline" in message
 
 
-def test_partitioned_data_runs_the_algorithm_that_reads_only_answers() -> None:
-    c = choose(n=494_021, g=41, d=396, workload_kind="conjunction", partitioned=True)
-    assert c.algorithm == WIDE and "partitioned" in c.reason and not c.wide
+def test_partitioned_data_keeps_adaptive_projection_counted_on_the_cluster() -> None:
+    c = choose(n=494_021, g=41, d=396, workload_kind="conjunction", partitioned=True,
+               candidates=2909)  # fmt: skip
+    assert c.algorithm == "adaptive-projection" and not c.wide
+    assert "computed on the cluster" in c.reason and c.options == {"size": 6875}
+    local = choose(n=494_021, g=41, d=396, workload_kind="conjunction", candidates=2909)
+    assert local.options == c.options and "cluster" not in local.reason
+    c = choose(n=20_000, g=5000, d=10_000, workload_kind="conjunction", partitioned=True)
+    assert c.algorithm == WIDE and c.wide  # too wide: the wide path, as in one process
     c = choose(n=20_000, g=512_000, d=512_000, workload_kind="conjunction")
     assert c.wide

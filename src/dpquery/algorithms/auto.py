@@ -11,6 +11,10 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    :data:`MAX_ATTRIBUTES` attributes (its rounds start with one measurement per attribute, so
    its time grows with ``g``), and the workload is conjunctions. It was the best release
    measured wherever it runs.
+   On data partitioned on a cluster too: it reads the data only through the counts of a
+   candidate list fixed in advance, which the workers count in one pass
+   (:mod:`dpquery.algorithms.marginal.candidate_counts`); the records are fitted in this
+   process.
 2. **wide** (:mod:`dpquery.algorithms.wide`) on item data beyond that reach (free bits
    without a domain, as ``encode --transactions`` writes them, more than
    :data:`MAX_ATTRIBUTES` of them or too many codes; a dense table of free bits over a domain,
@@ -19,8 +23,7 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    beat the zeros and independence tables on npm_words at 5,000 and 45,375 items
    (``docs/wide.md``), where dualquery was worse than the all-zero table.
 3. otherwise the oracle-efficient family, which works on bits and runs at hundreds of
-   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements); also on
-   data partitioned on a cluster, which it reads only through query answers.
+   thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements).
 
 :class:`Auto` resolves the choice in :meth:`Auto.plan` (public sizes only), plans the chosen
 estimator (built by :func:`dpquery.algorithms.registry.build`, which the registry hands to
@@ -111,8 +114,8 @@ def choose(
     """The policy of the module docstring, from public quantities only: ``n``, the attributes
     ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, the
     user's ``size`` (records released; None: the policy's), whether the data is
-    partitioned on a cluster (adaptive-projection holds the records in memory) and whether
-    every attribute is a free bit (``items``: a users x items table)."""
+    partitioned on a cluster (then the reason says where adaptive-projection's counts are
+    computed) and whether every attribute is a free bit (``items``: a users x items table)."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
     beyond = records * g > MAX_CODES or g > MAX_ATTRIBUTES
     if items and beyond and not partitioned and workload_kind == "conjunction":
@@ -122,12 +125,7 @@ def choose(
             "most frequent items, measured and fitted by sparse records"
         )
         return Choice(SPARSE, reason, {} if size is None else {"size": size})
-    if partitioned:
-        reason = (
-            "the data is partitioned on a cluster and adaptive-projection needs the records "
-            f"in one process, so {WIDE}, which reads the data only through query answers, runs"
-        )
-    elif workload_kind != "conjunction":
+    if workload_kind != "conjunction":
         reason = f"the workload is {workload_kind} queries, which the game-based algorithms answer"
     elif records * g > MAX_CODES:
         reason = (
@@ -153,9 +151,15 @@ def choose(
                     f"scoring the workload's {candidates} candidate marginals each round "
                     "stays within a minute"
                 )
+        if partitioned:
+            reason += (
+                "; the data is partitioned on a cluster: the counts of its candidate "
+                "marginals are computed on the cluster in one pass (the workers' integer "
+                "counts summed exactly), the records fitted in this process"
+            )
         return Choice("adaptive-projection", reason, {"size": size})
     # dualquery releases its T rounds' records: a size the user gave is refused by name
-    wide = not partitioned and workload_kind == "conjunction"
+    wide = workload_kind == "conjunction"
     return Choice(WIDE, reason, {} if size is None else {"size": size}, wide)
 
 
@@ -282,7 +286,7 @@ class Auto(ZCDPBudget, Synthesizer):
         # Anything but records in memory or their public shape: PartitionedData (dask).
         partitioned = not isinstance(data, BinaryData | PublicShape)
         candidates = 0
-        if workload.kind == "conjunction" and not partitioned:
+        if workload.kind == "conjunction":
             marginals = workload_marginals(workload, layout)
             candidates = candidate_count(marginals, layout.sizes.tolist(), data.n)
         return choose(

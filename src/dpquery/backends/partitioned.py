@@ -1,17 +1,22 @@
 """``PartitionedData``: a dataset spread over partitions, answered on a Dask cluster.
 
 The algorithms read the private data only through the workload's true answers, ``n``, the
-public domain (``d``, ``onehot_groups``) and, for the private-density policy, the column
-counts. This handle offers exactly those, computed by tasks that each encode one partition
-and return integer counts; the client adds them up exactly and divides by ``n`` once
-(:func:`dpquery.queries.evaluate.answers_from_counts`), so the answers are bit-for-bit those
-of the local backend, whatever the partitioning or the order tasks finish in.
+public domain (``d``, ``onehot_groups``), the column counts (the private-density policy) or
+counts named in advance (:meth:`PartitionedData.count`: adaptive-projection's marginals).
+This handle offers exactly those, computed by tasks that each encode one partition and
+return integer counts; the client adds them up exactly (and, for answers, divides by ``n``
+once: :func:`dpquery.queries.evaluate.answers_from_counts`), so the results are bit-for-bit
+those of the local backend, whatever the partitioning or the order tasks finish in.
+
+A worker that dies mid-pass is replaced (by its nanny) and its tasks are run again by Dask;
+a partition held in the dead worker's memory is sent again from the client. Each partition's
+counts are added exactly once, so a pass that completes is the same pass.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,16 +31,21 @@ from dpquery.backends.partitions import (
     TransactionPart,
     biased_bits_partitions,
     binary_partitions,
-    count_partition,
+    count_part,
     frame_partitions,
+    in_memory,
     table_partitions,
     zero_record_counts,
 )
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
+from dpquery.queries.counts import Counter, WorkloadCounts, check_cells
 from dpquery.queries.evaluate import answers_from_counts
 from dpquery.queries.workload import Workload
+
+# A partition whose in-memory copy is lost with its worker is sent again at most this often.
+MAX_RESENDS = 3
 
 
 def _rows(part: Partition) -> int:
@@ -67,7 +77,7 @@ class PartitionedData:
     passes: list[dict[str, Any]] = field(default_factory=list)
     _n: int | None = None
     _column_counts: np.ndarray | None = None
-    _futures: list[Any] | None = None
+    _sent: dict[int, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.partitions:
@@ -135,15 +145,14 @@ class PartitionedData:
         """Number of records (one cheap pass over the partitions the first time)."""
         if self._n is None:
             start = time.perf_counter()
-            futures = self.backend.client.map(_rows, self._scattered(), pure=False)
-            self._n = int(sum(self.backend.client.gather(futures)))
-            self._record("rows", start)
+            self._n = int(sum(rows for _, rows in self._map(_rows)))
+            self._log({"pass": "rows", "queries": 0}, start)
         return self._n
 
     def column_counts(self) -> np.ndarray:
         """Number of records with each bit set (int64, length d)."""
         if self._column_counts is None:
-            self._pass(())
+            self._pass(WorkloadCounts(()), {"pass": "column counts", "queries": 0})
         assert self._column_counts is not None
         return self._column_counts
 
@@ -153,13 +162,27 @@ class PartitionedData:
 
     def answers_many(self, workloads: Sequence[Workload]) -> list[np.ndarray]:
         """True answers of several workloads in one pass over the data."""
-        totals = self._pass(tuple(workloads))
+        for w in workloads:
+            if w.d != self.d:
+                raise DPQueryError(f"the workload is over {w.d} bits but the data has {self.d}")
+        record = {"pass": "answers", "queries": sum(len(w) for w in workloads)}
+        totals = self._pass(WorkloadCounts(tuple(workloads)), record)
         if totals.rows == 0:
             raise DPQueryError("cannot answer queries on a dataset with no records")
         return [
             answers_from_counts(w, c, totals.rows)
             for w, c in zip(workloads, totals.counts, strict=True)
         ]
+
+    def count(self, counter: Counter) -> list[np.ndarray]:
+        """``counter``'s int64 vectors over every record, in one pass over the partitions:
+        each worker counts its partitions, the client adds the vectors exactly. Refused
+        before the pass when the vectors would not fit the client
+        (:data:`~dpquery.queries.counts.MAX_COUNT_CELLS`)."""
+        cells = check_cells(counter, f"counting {type(counter).__name__}")
+        record = {"pass": "counts", "counter": type(counter).__name__,
+                  "vectors": len(counter.cells()), "cells": cells}  # fmt: skip
+        return self._pass(counter, record).counts
 
     @property
     def seconds(self) -> float:
@@ -181,54 +204,89 @@ class PartitionedData:
         return f"PartitionedData(n={n}, d={self.d}, partitions={len(self.partitions)})"
 
     # -- the passes --------------------------------------------------------------------
-    def _scattered(self) -> list[Any]:
-        # Sent once: in-memory partitions (tables, words) are not re-shipped on every pass.
-        if self._futures is None:
-            self._futures = self.backend.client.scatter(list(self.partitions), hash=False)
-        return self._futures
+    def _input(self, i: int) -> Any:
+        """Partition ``i`` as a task takes it: in-memory partitions (tables, words) are sent
+        once and kept on a worker, not re-shipped on every pass; descriptions of files or
+        generated blocks travel with the task, so Dask can rerun it anywhere."""
+        part = self.partitions[i]
+        if not in_memory(part):
+            return part
+        if i not in self._sent:
+            missing = [j for j, p in enumerate(self.partitions) if in_memory(p)
+                       and j not in self._sent]  # fmt: skip
+            futures = self.backend.client.scatter([self.partitions[j] for j in missing],
+                                                  hash=False)  # fmt: skip
+            self._sent.update(zip(missing, futures, strict=True))
+        return self._sent[i]
 
-    def _record(self, what: str, start: float, queries: int = 0) -> None:
-        self.passes.append({"pass": what, "queries": queries,
-                            "seconds": time.perf_counter() - start})  # fmt: skip
-
-    def _pass(self, workloads: tuple[Workload, ...]) -> _Totals:
-        """Count every workload on every partition; sum exactly as results arrive."""
+    def _map(self, fn: Callable[..., Any], payload: Any = None) -> Iterator[tuple[int, Any]]:
+        """``fn(partition, payload, ...)`` on every partition, each result yielded once, as
+        it arrives. A task whose in-memory partition (or payload) was lost with a worker is
+        submitted again with a fresh copy; a task's own error is raised here."""
         from distributed import as_completed  # optional (the dask extra)
 
-        for w in workloads:
-            if w.d != self.d:
-                raise DPQueryError(f"the workload is over {w.d} bits but the data has {self.d}")
-        start = time.perf_counter()
         client = self.backend.client
-        [job] = client.scatter([workloads], broadcast=True, hash=False)  # unique key per pass
-        futures = client.map(
-            count_partition, self._scattered(), workloads=job, d=self.d,
-            kernel_threads=self.backend.kernel_threads, pure=False,
-        )  # fmt: skip
-        totals = _Totals(0, [np.zeros(len(w), np.int64) for w in workloads],
+        job: list[Any] = [None]
+
+        def submit(i: int) -> Any:
+            if payload is not None and (job[0] is None or job[0].status != "finished"):
+                # every worker gets the payload (its key unique to the pass)
+                [job[0]] = client.scatter([payload], broadcast=True, hash=False)
+            extra = {} if payload is None else {"payload": job[0], **self._task_options()}
+            return client.submit(fn, self._input(i), **extra, pure=False)
+
+        futures = [submit(i) for i in range(len(self.partitions))]
+        index = {f.key: i for i, f in enumerate(futures)}
+        resent = [0] * len(self.partitions)
+        pending = as_completed(futures, with_results=True, raise_errors=False)
+        for future, result in pending:
+            i = index.pop(future.key)
+            if future.status == "cancelled":  # its input died with a worker: send it again
+                resent[i] += 1
+                if resent[i] > MAX_RESENDS:
+                    raise DPQueryError(f"partition {i} was lost with its worker "
+                                       f"{MAX_RESENDS} times; is the cluster failing?")  # fmt: skip
+                self._sent.pop(i, None)
+                again = submit(i)
+                index[again.key] = i
+                pending.add(again)
+                continue
+            if future.status == "error":
+                future.result()  # raises the task's exception
+            future.release()  # results leave the workers as soon as they are taken
+            yield i, result
+
+    def _task_options(self) -> dict[str, Any]:
+        return {"d": self.d, "kernel_threads": self.backend.kernel_threads}
+
+    def _log(self, record: dict[str, Any], start: float) -> None:
+        self.passes.append({**record, "seconds": time.perf_counter() - start})
+
+    def _pass(self, counter: Counter, record: dict[str, Any]) -> _Totals:
+        """``counter`` on every partition; sum exactly as results arrive."""
+        start = time.perf_counter()
+        totals = _Totals(0, [np.zeros(c, np.int64) for c in counter.cells()],
                          np.zeros(self.d, np.int64))  # fmt: skip
         seen = _UserCheck(self.declared_n) if self._is_transactions() else None
-        for future, part in as_completed(futures, with_results=True):
+        for _, part in self._map(_count, counter):
             _add(totals, part)
             if seen is not None and part.users is not None:
                 seen.add(part.users)
-            future.release()  # results leave the workers as soon as they are added
         if seen is not None:
-            self._add_users_without_items(totals, workloads)
+            self._add_users_without_items(totals, counter)
         self._check_rows(totals.rows)
         self._column_counts = totals.column_counts
-        self._record("answers" if workloads else "column counts", start,
-                     sum(len(w) for w in workloads))  # fmt: skip
+        self._log(record, start)
         return totals
 
     def _is_transactions(self) -> bool:
         return isinstance(self.partitions[0], TransactionPart)
 
-    def _add_users_without_items(self, totals: _Totals, workloads: tuple[Workload, ...]) -> None:
+    def _add_users_without_items(self, totals: _Totals, counter: Counter) -> None:
         assert self.declared_n is not None
         absent = self.declared_n - totals.rows
-        for w, counts in zip(workloads, totals.counts, strict=True):
-            counts += absent * zero_record_counts(w, self.d)
+        for counts, zero in zip(totals.counts, zero_record_counts(counter, self.d), strict=True):
+            counts += absent * zero
         totals.rows = self.declared_n
 
     def _check_rows(self, rows: int) -> None:
@@ -239,6 +297,12 @@ class PartitionedData:
                 f"the partitions hold {rows} records now but held {self._n} before: did the "
                 "data change while it was being read?"
             )
+
+
+def _count(
+    part: Partition, payload: Counter, d: int, kernel_threads: int | None = None
+) -> PartCounts:
+    return count_part(part, payload, d, kernel_threads)
 
 
 def _add(totals: _Totals, part: PartCounts) -> None:

@@ -2,9 +2,11 @@
 
 A partition is a small picklable description of some rows (a file, a byte range of a CSV, a
 few row groups of a Parquet file, a slice of an in-memory table, a generated block of biased
-bits). A worker turns it into :class:`BinaryData` with the public domain, counts every query
-with :func:`dpquery.queries.evaluate.fold_counts` (the same compiled kernels as the local
-backend) and returns only integer counts, so partitions never meet in one memory.
+bits). A worker turns it into :class:`BinaryData` with the public domain, computes a
+:class:`~dpquery.queries.counts.Counter`'s int64 vectors on it (every query's count with
+:func:`dpquery.queries.evaluate.fold_counts`, the same compiled kernels as the local backend,
+or every marginal's cell counts) and returns only those counts, so partitions never meet in
+one memory.
 
 Nothing here imports dask: partitions can be counted in any process.
 """
@@ -26,7 +28,7 @@ from dpquery.data.domain import Domain, Numeric
 from dpquery.data.encode import _from_pairs, encode, read_pairs, read_table
 from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
-from dpquery.queries.evaluate import fold_counts
+from dpquery.queries.counts import Counter, WorkloadCounts
 from dpquery.queries.workload import Workload
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")
@@ -350,8 +352,8 @@ class TransactionPart:
 # -- the work of one task -----------------------------------------------------------------
 @dataclass(frozen=True)
 class PartCounts:
-    """What one partition returns: its size, integer counts per workload, column counts,
-    and (transactions only) its distinct users."""
+    """What one partition returns: its size, a counter's int64 vectors (e.g. counts per
+    workload), column counts, and (transactions only) its distinct users."""
 
     rows: int
     counts: tuple[np.ndarray, ...]
@@ -363,6 +365,13 @@ def count_partition(
     part: Partition, workloads: tuple[Workload, ...], d: int, kernel_threads: int | None = None
 ) -> PartCounts:
     """Encode ``part`` and count every query of every workload on it (exact int64)."""
+    return count_part(part, WorkloadCounts(workloads), d, kernel_threads)
+
+
+def count_part(
+    part: Partition, counter: Counter, d: int, kernel_threads: int | None = None
+) -> PartCounts:
+    """Encode ``part`` and compute ``counter``'s int64 vectors on it."""
     if kernel_threads is not None:
         # Thread-local in numba: the kernels of this task use at most this many threads,
         # so several single-threaded workers on one machine do not oversubscribe its cores.
@@ -375,13 +384,19 @@ def count_partition(
     if data.d != d:
         raise DPQueryError(f"partition {part!r:.80} has {data.d} bits, the dataset {d}")
     if data.n == 0:  # an empty range: nothing to count
-        zeros = tuple(np.zeros(len(w), np.int64) for w in workloads)
+        zeros = tuple(np.zeros(c, np.int64) for c in counter.cells())
         return PartCounts(0, zeros, np.zeros(d, np.int64))
-    counts = tuple(fold_counts(w, data).astype(np.int64, copy=False) for w in workloads)
+    counts = tuple(np.asarray(c, dtype=np.int64) for c in counter.count(data))
     return PartCounts(data.n, counts, data.column_counts(), users)
 
 
-def zero_record_counts(workload: Workload, d: int) -> np.ndarray:
-    """Counts of each query on one all-zero record (users without items)."""
+def zero_record_counts(counter: Counter, d: int) -> list[np.ndarray]:
+    """``counter``'s vectors on one all-zero record (users without items)."""
     zero = BinaryData(np.zeros((d, n_words_for(1)), np.uint64), 1)
-    return fold_counts(workload, zero).astype(np.int64)
+    return [np.asarray(c, dtype=np.int64) for c in counter.count(zero)]
+
+
+def in_memory(part: Partition) -> bool:
+    """Whether ``part`` carries its rows (sent to the workers once, then kept there), rather
+    than describing where to read or how to generate them (small: sent with every task)."""
+    return isinstance(part, FramePart | WordsPart)

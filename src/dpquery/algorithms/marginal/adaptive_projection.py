@@ -23,6 +23,11 @@ attributes and records, not with the junction tree:
    L1 size, halve ``sigma`` and double ``epsilon`` (AIM's annealing); when what is left cannot
    pay two more rounds, the last round spends all of it.
 
+The data is read once, before the first charge: the counts of every marginal the steps may
+measure or score (the 1-way marginals and the candidates, a public list), in this process or
+in one pass over a partitioned dataset's partitions
+(:mod:`dpquery.algorithms.marginal.candidate_counts`); everything after runs on those counts.
+
 Privacy (neighbours differ in one record, ``n`` public). A marginal's count vector has L2
 sensitivity ``sqrt(2)`` (one cell down, one up), so Gaussian noise ``N(0, sigma^2)`` costs
 ``rho = 2 / (2 sigma^2) = 1 / sigma^2`` (Bun and Steinke 2016, Proposition 1.6), and so does
@@ -55,6 +60,14 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from dpquery.algorithms.columns import column_sources
+from dpquery.algorithms.marginal.candidate_counts import (
+    CodesSource,
+    DataSource,
+    MarginalSource,
+    check_candidate_cells,
+    counted_marginals,
+    read_counts,
+)
 from dpquery.algorithms.marginal.compress import DEFAULT_COMPRESS, Compression, scored_candidates
 from dpquery.algorithms.marginal.one_way import (
     DEFAULT_COLUMN_CAP,
@@ -86,10 +99,10 @@ from dpquery.privacy.delta import default_delta
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism
 from dpquery.progress import budget_progress
 from dpquery.queries import Workload
+from dpquery.queries.counts import counts_elsewhere
 from dpquery.queries.marginals import (
     AttributeLayout,
     Marginal,
-    attribute_codes,
     marginal_counts,
     workload_marginals,
 )
@@ -286,7 +299,7 @@ def _combinations(s: Marginal, k: int) -> list[Marginal]:
 
 
 def measure(
-    codes: np.ndarray, sizes: np.ndarray, marginal: Marginal, sigma: float,
+    fine: dict[Marginal, np.ndarray], sizes: np.ndarray, marginal: Marginal, sigma: float,
     rng: np.random.Generator, ledger: Ledger, compression: Compression | None = None,
     name: str = MEASURE,
 ) -> Measurement:  # fmt: skip
@@ -294,11 +307,12 @@ def measure(
     exactly (Canonne, Kamath and Steinke 2020, Algorithm 3: no floating-point noise reaches
     the records) and charged before the draw; its cost is the continuous Gaussian's,
     ``Delta^2 / (2 sigma^2)`` (CKS Theorem 4), with the variance parameter rounded up to a
-    rational. With ``compression``, the counts of the compressed marginal (``codes`` the
-    full-domain codes; the same sensitivity ``sqrt(2)`` and cost,
-    :mod:`dpquery.algorithms.marginal.compress`)."""
+    rational. With ``compression``, the counts of the compressed marginal (``fine`` the
+    full-domain counts read before the first charge,
+    :mod:`dpquery.algorithms.marginal.candidate_counts`; the same sensitivity ``sqrt(2)`` and
+    cost, :mod:`dpquery.algorithms.marginal.compress`)."""
     c = compression
-    x = marginal_counts(codes, sizes, marginal) if c is None else c.counts(codes, marginal)
+    x = fine[marginal] if c is None else c.compressed(marginal, fine[marginal])
     y = discrete_gaussian_mechanism(
         x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=name
     ).astype(np.float64)
@@ -337,7 +351,8 @@ RoundCallback = Callable[[dict[str, Any]], None]
 
 
 def adaptive_marginals(
-    codes: np.ndarray, sizes: np.ndarray, workload: Sequence[Marginal], *, plan: AdaptivePlan,
+    codes: np.ndarray | MarginalSource, sizes: np.ndarray, workload: Sequence[Marginal], *,
+    plan: AdaptivePlan,
     rng: np.random.Generator, ledger: Ledger, sweeps: int = DEFAULT_SWEEPS,
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
     pairs: bool = True, compress: float | None = None,
@@ -346,26 +361,32 @@ def adaptive_marginals(
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
     :func:`pair_candidates` to the workload's candidates; ``compress`` (the threshold ``c``)
     adds each candidate's compressed version, on the domain the 1-way measurements define
-    (:mod:`dpquery.algorithms.marginal.compress`), with the same weight ``w_r``."""
-    n = codes.shape[0]
+    (:mod:`dpquery.algorithms.marginal.compress`), with the same weight ``w_r``.
+
+    ``codes`` is the data as ``(n, g)`` attribute codes, or a source of its marginal counts
+    (:mod:`dpquery.algorithms.marginal.candidate_counts`, e.g. counted on a cluster): either way the
+    data is read once, every candidate's counts before the first charge."""
+    source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
+    n = source.n
+    table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
+    fine = read_counts(source, counted_marginals(table, len(sizes)))
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
-    measured = [measure(codes, sizes, (a,), s, rng, ledger) for a, s in enumerate(plan.one_way)]
+    measured = [measure(fine, sizes, (a,), s, rng, ledger) for a, s in enumerate(plan.one_way)]
     rounds: list[dict[str, Any]] = []
     extra: list[Measurement] = []
     if plan.column_tv is not None:
         extra, refined = refine_columns(
-            measured, lambda a, s: measure(codes, sizes, (a,), s, rng, ledger, name=REFINE), n=n,
+            measured, lambda a, s: measure(fine, sizes, (a,), s, rng, ledger, name=REFINE), n=n,
             tau=plan.column_tv, cap=plan.column_cap,
         )  # fmt: skip
         rounds += [{"round": "column refinement", **r} for r in refined]
     measured += extra
     X = initial_records([y for y, _ in one_way_estimates(measured, len(sizes))],
                         plan.records, rng, n=n)  # fmt: skip
-    table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
     # Post-processing of the 1-way measurements (no charge): the compressed candidates.
     comp = None if not compress else Compression.of(measured, len(sizes), n, compress)
-    candidates, weights, true_counts, cell_maps = scored_candidates(table, codes, sizes, comp)
+    candidates, weights, true_counts, cell_maps = scored_candidates(table, fine, sizes, comp)
     final, t = False, 0
     while not final:
         t0 = time.perf_counter()
@@ -384,7 +405,7 @@ def adaptive_marginals(
             rng=rng, ledger=ledger, cell_maps=cell_maps,
         )  # fmt: skip
         r = candidates[i]
-        x = measure(codes, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp)
+        x = measure(fine, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp)
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
@@ -454,7 +475,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if workload.kind != "conjunction":
             raise DPQueryError(f"{self.name} answers conjunction workloads, not {workload.kind!r}")
         layout = AttributeLayout.of_data(data)
-        if data.n * layout.g > MAX_CODES:
+        if data.n * layout.g > MAX_CODES and not counts_elsewhere(data):
             raise DPQueryError(
                 f"{self.name} holds the data as {data.n} records x {layout.g} attributes "
                 f"= {data.n * layout.g} codes, more than {MAX_CODES}; use an oracle-efficient "
@@ -467,8 +488,12 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
-        for r in workload_marginals(workload, layout):
+        marginals = workload_marginals(workload, layout)
+        for r in marginals:
             uses[list(r)] += 1
+        # What the data is read for, fixed now (public): refused here if it cannot be held.
+        pairs = pair_candidates(layout.sizes, data.n) if self.pairs else []
+        check_candidate_cells(layout, counted_marginals(candidates_of(marginals, pairs), layout.g))
         return plan_adaptive(
             n=data.n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget, data.n), T=self.T,
             alpha=self.alpha, records=self.size, noise_fraction=self.noise_fraction,
@@ -485,7 +510,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         marginals = workload_marginals(run.workload, layout)
         with budget_progress(self.name, run.plan.rho, run.ledger, self.progress) as on_round:
             X, rounds = adaptive_marginals(
-                attribute_codes(run.data, layout), layout.sizes, marginals, plan=run.plan,
+                DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
                 rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
                 compress=self.compress,

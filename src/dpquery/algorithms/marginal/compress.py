@@ -31,7 +31,7 @@ import numpy as np
 from dpquery.algorithms.marginal.one_way import one_way_estimates
 from dpquery.algorithms.marginal.projection import Measurement, mapped_counts, simplex_projection
 from dpquery.algorithms.parameters import positive
-from dpquery.queries.marginals import Marginal, marginal_counts
+from dpquery.queries.marginals import Marginal
 
 # The threshold c: values whose noisy count is below c sigma_a merge (MST uses 3; c = 5 was
 # tuned on adult-pgm, docs/utility.md Tuning).
@@ -69,6 +69,11 @@ class Compression:
         """The compressed marginal's counts on ``(m, g)`` full-domain codes."""
         return mapped_counts(codes, marginal, [self.maps[a] for a in marginal])
 
+    def compressed(self, marginal: Marginal, fine: np.ndarray) -> np.ndarray:
+        """The compressed marginal's counts from the fine marginal's ``fine`` (each fine
+        cell added into its compressed cell: exact, the counts being integers)."""
+        return np.bincount(self.cell_map(marginal), weights=fine, minlength=self.cells(marginal))
+
     def cells(self, marginal: Marginal) -> int:
         """Cells of the marginal on the compressed domain."""
         return int(np.prod([self.sizes[a] for a in marginal]))
@@ -91,14 +96,14 @@ class Compression:
 
 
 def scored_candidates(
-    table: dict[Marginal, float], codes: np.ndarray, sizes: np.ndarray,
+    table: dict[Marginal, float], fine: dict[Marginal, np.ndarray], sizes: np.ndarray,
     compression: Compression | None,
 ) -> tuple[list[Marginal], np.ndarray, list[np.ndarray], list[np.ndarray | None]]:  # fmt: skip
     """The selection's candidates (AIM's, ``table`` with their weights), each with its weight,
-    its true counts on ``codes`` and ``None``; then, with ``compression``, every one it
-    shrinks again with the same weight, its compressed true counts and its cell map."""
+    its true counts (from ``fine``, every candidate's counts) and ``None``; then, with
+    ``compression``, every one it shrinks again with the same weight, its compressed true
+    counts and its cell map."""
     candidates = list(table)
-    fine = {r: marginal_counts(codes, sizes, r) for r in candidates}
     true_counts = [fine[r] for r in candidates]
     cell_maps: list[np.ndarray | None] = [None] * len(candidates)
     if compression is not None:
@@ -106,7 +111,7 @@ def scored_candidates(
             f = compression.cell_map(r)
             candidates.append(r)
             cell_maps.append(f)
-            true_counts.append(np.bincount(f, weights=fine[r], minlength=compression.cells(r)))
+            true_counts.append(compression.compressed(r, fine[r]))
     return candidates, np.array([table[r] for r in candidates]), true_counts, cell_maps
 
 
