@@ -1,8 +1,8 @@
 """adaptive-projection's one read of the private data: the counts of its candidate marginals.
 
 AIM's mechanism (:mod:`dpquery.algorithms.marginal.adaptive_projection`) reads the data only
-through marginal counts, and every marginal it may ever read is on a list fixed before anything is drawn:
-every 1-way marginal (measured first, and again by the column refinement), the workload's
+through marginal counts, and every marginal it may ever read is on a list fixed before
+anything is drawn: every 1-way marginal (measured first, and again by the column refinement), the workload's
 marginals and their sub-marginals, and the pair candidates. That list depends only on the
 workload, the attribute sizes and ``n``, all public. The compressed candidates
 (:mod:`dpquery.algorithms.marginal.compress`) are sums of fine cells through value maps, so their
