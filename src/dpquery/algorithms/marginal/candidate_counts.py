@@ -2,11 +2,11 @@
 
 AIM's mechanism (:mod:`dpquery.algorithms.marginal.adaptive_projection`) reads the data only
 through marginal counts, and every marginal it may ever read is on a list fixed before
-anything is drawn: every 1-way marginal (measured first, and again by the column refinement), the workload's
-marginals and their sub-marginals, and the pair candidates. That list depends only on the
-workload, the attribute sizes and ``n``, all public. The compressed candidates
-(:mod:`dpquery.algorithms.marginal.compress`) are sums of fine cells through value maps, so their
-counts follow from the fine ones on the client.
+anything is drawn: every 1-way marginal (measured first, and again by the column
+refinement), the workload's marginals and their sub-marginals, and the pair candidates. That
+list depends only on the workload, the attribute sizes and ``n``, all public. The compressed
+candidates (:mod:`dpquery.algorithms.marginal.compress`) are sums of fine cells through
+value maps, so their counts follow from the fine ones on the client.
 
 So the mechanism asks a :class:`MarginalSource` once, for the whole list, before its first
 charge, and then runs on those counts: on :class:`~dpquery.data.binary.BinaryData` they are
