@@ -44,7 +44,9 @@ records; TV = half the L1 distance) on:
 * ``random64``: 64 random 3-way marginals of at most n cells not in the workload, drawn with
   seeds 100, 101, 102 (pooled: the max over a draw, then the mean over draws);
 * ``all3``: every 3-way marginal of at most n cells; ``five64``: 64 random 5-way marginals of
-  at most n cells (seed 100).
+  at most n cells (seed 100);
+* ``fem3_s1``, ``fem3_s2``, ``fem5_s1``: the AIM peers' READMEs' protocol, 64 random k-way
+  marginals of at most n cells drawn by ``fem_marginals`` with workload seed S.
 
 Run (``DPQUERY_DATA_DIR=../shared/data DPQUERY_AIM_PYTHON=/work/peers-aim/bin/python
 DPQUERY_DPMM_PYTHON=/work/peers-dpmm/bin/python``):
@@ -55,8 +57,9 @@ DPQUERY_DPMM_PYTHON=/work/peers-dpmm/bin/python``):
     nice .venv/bin/python benchmarks/bench_utility.py --report
 
 Rows go to ``docs/results/utility/<out>.csv`` after each fit; ``--report`` merges every CSV
-there into ``summary.csv`` (mean, min and max over seeds), prints the tables and draws
-``docs/figures/utility_*.png``.
+there (not in its subfolders; ``--report-from SUB`` reads the subfolder ``SUB`` instead) into
+``summary.csv`` (mean, min and max over seeds), prints the tables and draws
+``docs/figures/utility_*.png`` (not for a subfolder).
 """
 
 from __future__ import annotations
@@ -94,6 +97,9 @@ RESULTS = ROOT / "docs" / "results" / "utility"
 FIGURES = ROOT / "docs" / "figures"
 HERE = Path(__file__).resolve().parent
 EVAL_SEEDS = (100, 101, 102)
+# The protocol of the AIM peers' measurements: 64 random k-way marginals of at most n cells
+# drawn by ``fem_marginals`` with workload seed S, for (k, S) in:
+PEER_PROTOCOL = ((3, 1), (3, 2), (5, 1))
 PEERS_DIR = Path(os.environ.get("DPQUERY_PEERS_DIR", ROOT.parent / "shared" / "peers"))
 # The strong peers: (interpreter variable, driver, its settings as the rows label them).
 AIM_PEERS = {
@@ -230,6 +236,10 @@ def score(data: BinaryData, layout: AttributeLayout, true: np.ndarray, synth: np
     five = indices(data, fem_marginals(data.domain, 5, 64, data.n, seed=EVAL_SEEDS[0]))
     me, tv = marginal_errors(true, synth, sizes, five)
     out["five64_max"], out["five64_tv"] = me.max(), tv.mean()
+    for k, S in PEER_PROTOCOL:  # the AIM peers' READMEs' scores
+        picks = indices(data, fem_marginals(data.domain, k, 64, data.n, seed=S))
+        me, tv = marginal_errors(true, synth, sizes, picks)
+        out[f"fem{k}_s{S}_max"], out[f"fem{k}_s{S}_tv"] = me.max(), tv.mean()
     return {k: float(v) for k, v in out.items()}
 
 
@@ -313,7 +323,7 @@ def fit_rows(args: argparse.Namespace) -> None:
     args.n = data.n
     delta = 1.0 / data.n**2
     path = RESULTS / f"{args.out}.csv"
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     algorithms = list(args.algorithms)
     if args.equal_guarantee and "ours" in algorithms and "ours-2rho" not in algorithms:
         algorithms.insert(algorithms.index("ours") + 1, "ours-2rho")
@@ -416,12 +426,15 @@ def wide(args: argparse.Namespace) -> None:
 
 # --- report --------------------------------------------------------------------------------------
 METRICS = ("workload_max", "workload_tv", "random64_max", "random64_tv", "all3_max", "all3_tv",
-           "five64_max", "five64_tv", "seconds", "peak_bytes")  # fmt: skip
+           "five64_max", "five64_tv", *(f"fem{k}_s{S}_{m}" for k, S in PEER_PROTOCOL
+                                        for m in ("max", "tv")),
+           "seconds", "peak_bytes")  # fmt: skip
 
 
 def report(args: argparse.Namespace) -> None:
+    folder = RESULTS / args.report_from
     rows = []
-    for p in sorted(RESULTS.glob("*.csv")):
+    for p in sorted(folder.glob("*.csv")):
         if p.name != "summary.csv":
             with p.open() as f:
                 rows += list(csv.DictReader(f))
@@ -442,7 +455,7 @@ def report(args: argparse.Namespace) -> None:
             if v:
                 s[m], s[m + "_min"], s[m + "_max"] = np.mean(v), min(v), max(v)
         summary.append(s)
-    with (RESULTS / "summary.csv").open("w", newline="") as f:
+    with (folder / "summary.csv").open("w", newline="") as f:
         keys: list[str] = []
         for r in summary:
             keys += [k for k in r if k not in keys]
@@ -463,7 +476,8 @@ def report(args: argparse.Namespace) -> None:
         print(" | ".join(cells))
     _compare(summary)
     _goal(summary)
-    _figure(summary)
+    if not args.report_from:
+        _figure(summary)
 
 
 STRONG = tuple(AIM_PEERS)
@@ -579,6 +593,7 @@ def main() -> None:
     p.add_argument("--widths", nargs="+", type=int, default=[1000, 16000, 512000])
     p.add_argument("--report", action="store_true")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--report-from", default="", help="a subfolder of docs/results/utility")
     p.add_argument("--dataset", default="adult-pgm")
     p.add_argument("--workload", default="all3", choices=("all3", "fem64"))
     p.add_argument("--workload-seed", type=int, default=0)
