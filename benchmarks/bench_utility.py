@@ -225,7 +225,8 @@ def score(data: BinaryData, layout: AttributeLayout, true: np.ndarray, synth: np
     maxes, tvs = [], []
     for s in EVAL_SEEDS:
         pool = outside if len(outside) >= 64 else all3
-        pick = [pool[i] for i in np.random.default_rng(s).choice(len(pool), 64, replace=False)]
+        draw = np.random.default_rng(s).choice(len(pool), min(64, len(pool)), replace=False)
+        pick = [pool[i] for i in draw]  # all of them when there are at most 64
         me, tv = marginal_errors(true, synth, sizes, pick)
         maxes.append(me.max())
         tvs.append(tv.mean())
