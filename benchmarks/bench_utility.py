@@ -24,7 +24,7 @@ object ``{attribute: number of values}`` (nothing about the domain is read from 
 with ``delta = 1/n^2``, and write ``n`` synthetic rows in the same form. Set-up (each in a venv
 of its own, never the project's)::
 
-    python3 -m venv /work/peers-aim && /work/peers-aim/bin/pip install mbi==2.0.0 matplotlib
+    python3 -m venv /work/peers-aim && /work/peers-aim/bin/pip install mbi==2.0.0 matplotlib pandas
     python3 -m venv /work/peers-dpmm && /work/peers-dpmm/bin/pip install dpmm==0.1.9
 
 **Two comparisons.** AIM accounts under add/remove one record (a marginal's counts and its
