@@ -349,6 +349,7 @@ def fit_rows(args: argparse.Namespace) -> None:
             if cmd is None:
                 continue
             info, failure = launch(cmd, args.timeout, args.memory_gb)
+            info.pop("out", None)  # a temporary path
             row: dict[str, Any] = {
                 "dataset": args.dataset, "workload": args.workload,
                 "workload_seed": args.workload_seed, "algorithm": algo,
