@@ -1,10 +1,42 @@
-"""Releases as data: adaptive-projection beside AIM and MST (smartnoise-synth).
+"""Releases as data: adaptive-projection beside AIM (its authors' and dpmm's) and smartnoise.
 
-Every fit runs in its own process (ours: this file with ``--one``; the peers:
-``peers_snsynth.py`` in the interpreter ``DPQUERY_PEERS_PYTHON``, skipped with a message when
-unset), capped at ``--timeout`` seconds (default 1800) and ``--memory-gb`` resident GiB
-(default 8); a capped fit is a row with its ``failure``. The synthetic table, as integer codes
-per attribute, is scored (errors as fractions of records; TV = half the L1 distance) on:
+Every fit runs in its own process, capped at ``--timeout`` seconds (default 1800) and
+``--memory-gb`` resident GiB of its process tree (default 8); a capped or crashed fit is a row
+with its ``failure``. The algorithms (``--algorithms``):
+
+* ``ours``: adaptive-projection with its defaults (this file with ``--one``); ``ours-2rho``:
+  the same at the equal guarantee (below); ``--equal-guarantee`` adds it beside ``ours``;
+* ``aim-authors``: AIM as its authors run it (``aim/run_aim.py`` of the peers directory
+  ``DPQUERY_PEERS_DIR``, default ``../shared/peers``: private-pgm's ``mechanisms/aim.py`` on
+  ``mbi==2.0.0``, rounds 16 x attributes, model size 80, a numpy marginal projection), in the
+  interpreter ``DPQUERY_AIM_PYTHON``;
+* ``aim-dpmm``: dpmm 0.1.9's AIM pipeline (``dpmm/run_dpmm.py``: domain compression on, model
+  size 80, no preprocessing), in the interpreter ``DPQUERY_DPMM_PYTHON``; its workload is
+  fixed to every 3-way marginal of at most n cells (``--workload all3`` only) and its noise
+  comes from OpenDP's sampler, not from the seed;
+* ``aim`` and ``mst``: smartnoise-synth's (``peers_snsynth.py``, interpreter
+  ``DPQUERY_PEERS_PYTHON``); AIM with ``rounds=16`` (``--aim-rounds``), a weak setting kept
+  for comparison with earlier rows.
+
+A peer whose interpreter is not set is skipped with a message. The two AIM drivers read the
+data as an integer-coded CSV with the attribute names as header and the public domain as a JSON
+object ``{attribute: number of values}`` (nothing about the domain is read from the data),
+with ``delta = 1/n^2``, and write ``n`` synthetic rows in the same form. Set-up (each in a venv
+of its own, never the project's)::
+
+    python3 -m venv /work/peers-aim && /work/peers-aim/bin/pip install mbi==2.0.0 matplotlib pandas
+    python3 -m venv /work/peers-dpmm && /work/peers-dpmm/bin/pip install dpmm==0.1.9
+
+**Two comparisons.** AIM accounts under add/remove one record (a marginal's counts and its
+selection score with sensitivity 1); ours under replace-one (``n`` public). At the same nominal
+``(epsilon, delta)`` (rows ``ours``: the goal) AIM's run guarantees, under replace-one, at least
+twice its ``rho`` (``dpquery.privacy.replace_one_rho``: ``2 rho`` for its Gaussian
+measurements, ``2.2 rho`` with its selections). ``ours-2rho`` runs ours at
+``replace_one_rho(zcdp_rho_for(epsilon, delta))``, the lower bound: the equal guarantee, never
+weaker than the peer's.
+
+The synthetic table, as integer codes per attribute, is scored (errors as fractions of
+records; TV = half the L1 distance) on:
 
 * ``workload``: the given marginals (``--workload all3``: every 3-way marginal of at most n
   cells, the default of the utility goal; ``--workload fem64``: the FEM protocol's 64 random
@@ -12,18 +44,22 @@ per attribute, is scored (errors as fractions of records; TV = half the L1 dista
 * ``random64``: 64 random 3-way marginals of at most n cells not in the workload, drawn with
   seeds 100, 101, 102 (pooled: the max over a draw, then the mean over draws);
 * ``all3``: every 3-way marginal of at most n cells; ``five64``: 64 random 5-way marginals of
-  at most n cells (seed 100).
+  at most n cells (seed 100);
+* ``fem3_s1``, ``fem3_s2``, ``fem5_s1``: the AIM peers' READMEs' protocol, 64 random k-way
+  marginals of at most n cells drawn by ``fem_marginals`` with workload seed S.
 
-Run (``DPQUERY_DATA_DIR=../shared/data DPQUERY_PEERS_PYTHON=/work/peers-venv/bin/python``):
+Run (``DPQUERY_DATA_DIR=../shared/data DPQUERY_AIM_PYTHON=/work/peers-aim/bin/python
+DPQUERY_DPMM_PYTHON=/work/peers-dpmm/bin/python``):
 
     nice .venv/bin/python benchmarks/bench_utility.py --part kernel
-    nice .venv/bin/python benchmarks/bench_utility.py --part fit --algorithms ours aim \
-        --epsilons 0.1 1 --seeds 2 3 4 --out adult_all3
+    nice .venv/bin/python benchmarks/bench_utility.py --part fit --equal-guarantee \
+        --algorithms ours aim-authors aim-dpmm --epsilons 0.1 1 --seeds 2 3 --out adult_all3
     nice .venv/bin/python benchmarks/bench_utility.py --report
 
 Rows go to ``docs/results/utility/<out>.csv`` after each fit; ``--report`` merges every CSV
-there into ``summary.csv`` (mean, min and max over seeds), prints the tables and draws
-``docs/figures/utility_*.png``.
+there (not in its subfolders; ``--report-from SUB`` reads the subfolder ``SUB`` instead) into
+``summary.csv`` (mean, min and max over seeds), prints the tables and draws
+``docs/figures/utility_*.png`` (not for a subfolder).
 """
 
 from __future__ import annotations
@@ -46,7 +82,7 @@ import numpy as np
 from dpquery import datasets
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.data.binary import BinaryData
-from dpquery.privacy import zcdp_rho_for
+from dpquery.privacy import replace_one_rho, zcdp_rho_for
 from dpquery.queries import answer, fem_marginals, marginal_cells
 from dpquery.queries.marginals import (
     AttributeLayout,
@@ -61,7 +97,18 @@ RESULTS = ROOT / "docs" / "results" / "utility"
 FIGURES = ROOT / "docs" / "figures"
 HERE = Path(__file__).resolve().parent
 EVAL_SEEDS = (100, 101, 102)
-# The AIM setting of the comparison this benchmark re-measures. AIM measures every 1-way
+# The protocol of the AIM peers' measurements: 64 random k-way marginals of at most n cells
+# drawn by ``fem_marginals`` with workload seed S, for (k, S) in:
+PEER_PROTOCOL = ((3, 1), (3, 2), (5, 1))
+PEERS_DIR = Path(os.environ.get("DPQUERY_PEERS_DIR", ROOT.parent / "shared" / "peers"))
+# The strong peers: (interpreter variable, driver, its settings as the rows label them).
+AIM_PEERS = {
+    "aim-authors": ("DPQUERY_AIM_PYTHON", ("aim", "run_aim.py"),
+                    "authors' AIM, mbi 2.0.0, rounds=16g, max_model_size=80, numpy projection"),
+    "aim-dpmm": ("DPQUERY_DPMM_PYTHON", ("dpmm", "run_dpmm.py"),
+                 "dpmm 0.1.9 AIM, compress=True, max_model_size=80"),
+}  # fmt: skip
+# smartnoise-synth's AIM setting of the earlier comparison. AIM measures every 1-way
 # marginal at the scale of 1 / rounds of the budget, so rounds < g overspends its budget (its
 # last round then draws with a NaN epsilon): on wider data give ``--aim-rounds 0`` (AIM's own
 # default, 16 g).
@@ -97,17 +144,22 @@ def to_workload(data: BinaryData, marginals: list[Marginal]) -> Any:
                           max_queries=10**9)  # fmt: skip
 
 
+def equal_guarantee_rho(epsilon: float, delta: float) -> float:
+    """Our replace-one ``rho`` equal to what an add/remove AIM run at ``(epsilon, delta)``
+    guarantees under replace-one, at least: twice its ``rho`` (its selections left out)."""
+    return replace_one_rho(zcdp_rho_for(epsilon, delta))
+
+
 # --- one fit in its own process ----------------------------------------------------------------
 def run_ours(args: argparse.Namespace) -> None:
     data, layout, _ = load(args.dataset)
     with open(args.marginals) as f:
         marginals = [tuple(m) for m in json.load(f)]
     options = json.loads(args.options or "{}")
-    factor = options.pop("rho_factor", None)
-    if factor is None:
-        budget: dict[str, float] = {"epsilon": args.epsilon, "delta": args.delta}
-    else:  # AIM's add/remove guarantee restated for replace-one: at least twice its rho
-        budget = {"rho": factor * zcdp_rho_for(args.epsilon, args.delta)}
+    if options.pop("equal_guarantee", False):  # AIM's add/remove budget under replace-one
+        budget: dict[str, float] = {"rho": equal_guarantee_rho(args.epsilon, args.delta)}
+    else:
+        budget = {"epsilon": args.epsilon, "delta": args.delta}
     model = AdaptiveProjection(seed=args.seed, **budget, **options)
     start = time.perf_counter()
     release = model.fit(data, to_workload(data, marginals))
@@ -124,7 +176,10 @@ def run_ours(args: argparse.Namespace) -> None:
 
 
 def launch(cmd: list[str], timeout: float, memory_gb: float) -> tuple[dict[str, Any], str]:
-    """Run ``cmd``; its last stdout line is JSON. Kill it past ``timeout`` s or ``memory_gb``."""
+    """Run ``cmd``; its last stdout line is JSON. Kill it past ``timeout`` s or ``memory_gb``.
+
+    The JSON gains ``wall_seconds`` and, when it has none, ``peak_bytes``: the largest resident
+    memory of the process tree sampled every 0.5 s."""
     import psutil
 
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -151,9 +206,12 @@ def launch(cmd: list[str], timeout: float, memory_gb: float) -> tuple[dict[str, 
         lines = out.read().strip().splitlines()
         if not failure and proc.returncode != 0:
             failure = f"exit {proc.returncode}: {err.read()[-400:]}"
+        wall = time.time() - start
         if failure:
-            return {"failure": failure, "seconds": time.time() - start}, failure
-        return json.loads(lines[-1]), ""
+            return {"failure": failure, "seconds": wall, "wall_seconds": wall}, failure
+        info = json.loads(lines[-1])
+        info.setdefault("peak_bytes", peak)
+        return {**info, "wall_seconds": wall}, ""
 
 
 def score(data: BinaryData, layout: AttributeLayout, true: np.ndarray, synth: np.ndarray,
@@ -167,7 +225,8 @@ def score(data: BinaryData, layout: AttributeLayout, true: np.ndarray, synth: np
     maxes, tvs = [], []
     for s in EVAL_SEEDS:
         pool = outside if len(outside) >= 64 else all3
-        pick = [pool[i] for i in np.random.default_rng(s).choice(len(pool), 64, replace=False)]
+        draw = np.random.default_rng(s).choice(len(pool), min(64, len(pool)), replace=False)
+        pick = [pool[i] for i in draw]  # all of them when there are at most 64
         me, tv = marginal_errors(true, synth, sizes, pick)
         maxes.append(me.max())
         tvs.append(tv.mean())
@@ -178,51 +237,128 @@ def score(data: BinaryData, layout: AttributeLayout, true: np.ndarray, synth: np
     five = indices(data, fem_marginals(data.domain, 5, 64, data.n, seed=EVAL_SEEDS[0]))
     me, tv = marginal_errors(true, synth, sizes, five)
     out["five64_max"], out["five64_tv"] = me.max(), tv.mean()
+    for k, S in PEER_PROTOCOL:  # the AIM peers' READMEs' scores
+        picks = indices(data, fem_marginals(data.domain, k, 64, data.n, seed=S))
+        me, tv = marginal_errors(true, synth, sizes, picks)
+        out[f"fem{k}_s{S}_max"], out[f"fem{k}_s{S}_tv"] = me.max(), tv.mean()
     return {k: float(v) for k, v in out.items()}
+
+
+def peer_command(algo: str, tmp: Path, eps: float, seed: int, out_codes: Path,
+                 args: argparse.Namespace) -> list[str] | None:  # fmt: skip
+    """The command running peer ``algo``, or None (with a message) when it cannot run here."""
+    if algo in AIM_PEERS:
+        var, (folder, script), _ = AIM_PEERS[algo]
+        python = os.environ.get(var)
+        if python is None:
+            print(f"skipping {algo}: set {var} to the python of its venv "
+                  f"({PEERS_DIR / folder / 'README.md'})")  # fmt: skip
+            return None
+        driver = str(PEERS_DIR / folder / script)
+        csv_in, domain = str(tmp / "data.csv"), str(tmp / "domain.json")
+        if algo == "aim-dpmm":
+            if args.workload != "all3":
+                print("skipping aim-dpmm: its driver's workload is every 3-way marginal "
+                      "(--workload all3)")  # fmt: skip
+                return None
+            return [python, driver, "aim", csv_in, domain, str(eps), str(seed), str(out_codes)]
+        cmd = [python, driver, csv_in, domain, str(eps), str(seed), str(out_codes)]
+        if args.workload != "all3":  # the driver's default is every 3-way marginal
+            cmd += ["--cliques", str(tmp / "cliques.json")]
+        return cmd
+    peers = os.environ.get("DPQUERY_PEERS_PYTHON")
+    if peers is None:
+        print(f"skipping {algo}: set DPQUERY_PEERS_PYTHON to a python with "
+              "smartnoise-synth (pyproject extra 'peers')")  # fmt: skip
+        return None
+    cmd = [peers, str(HERE / "peers_snsynth.py"), "--input", str(tmp / "data.npz"),
+           "--marginals", str(tmp / "marginals.json"), "--algorithm", algo, "--epsilon",
+           str(eps), "--delta", str(1.0 / args.n**2), "--seed", str(seed), "--out",
+           str(out_codes)]  # fmt: skip
+    if algo == "aim" and args.aim_rounds:
+        cmd += ["--rounds", str(args.aim_rounds)]
+    return cmd
+
+
+def label(algo: str, args: argparse.Namespace) -> str:
+    """The settings a row is labelled with."""
+    if algo.startswith("ours"):
+        return args.options or ""
+    if algo in AIM_PEERS:
+        return AIM_PEERS[algo][2]
+    if algo == "aim":
+        return f"smartnoise rounds={args.aim_rounds or 'default'}"
+    return "smartnoise"
+
+
+def write_inputs(tmp: Path, data: BinaryData, layout: AttributeLayout, true: np.ndarray,
+                 workload: list[Marginal]) -> None:  # fmt: skip
+    """The private table and the public domain in the forms the peers read."""
+    assert data.domain is not None
+    names = list(data.domain.names)
+    np.savez(tmp / "data.npz", codes=true.astype(np.int64), sizes=layout.sizes)
+    (tmp / "marginals.json").write_text(json.dumps([list(m) for m in workload]))
+    (tmp / "cliques.json").write_text(json.dumps([[names[a] for a in m] for m in workload]))
+    (tmp / "domain.json").write_text(json.dumps(dict(zip(names, map(int, layout.sizes),
+                                                         strict=True))))  # fmt: skip
+    with (tmp / "data.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(names)
+        w.writerows(true.astype(np.int64).tolist())
+
+
+def read_codes(path: Path, names: list[str]) -> np.ndarray:
+    """Synthetic codes from ours or a smartnoise peer (``.npz``) or an AIM driver (CSV)."""
+    if path.suffix == ".npz":
+        return np.load(path)["codes"]
+    with path.open() as f:
+        header = next(csv.reader(f))
+    if header != names:
+        raise SystemExit(f"{path}: columns {header} are not the domain's {names}")
+    return np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
 
 
 def fit_rows(args: argparse.Namespace) -> None:
     data, layout, true = load(args.dataset)
+    assert data.domain is not None
+    args.n = data.n
     delta = 1.0 / data.n**2
-    peers = os.environ.get("DPQUERY_PEERS_PYTHON")
     path = RESULTS / f"{args.out}.csv"
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        inputs, marg_file = Path(tmp) / "data.npz", Path(tmp) / "marginals.json"
-        np.savez(inputs, codes=true.astype(np.int64), sizes=layout.sizes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    algorithms = list(args.algorithms)
+    if args.equal_guarantee and "ours" in algorithms and "ours-2rho" not in algorithms:
+        algorithms.insert(algorithms.index("ours") + 1, "ours-2rho")
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
         workload = workload_of(data, layout, args.workload, args.workload_seed)
-        marg_file.write_text(json.dumps([list(m) for m in workload]))
-        for seed, eps, algo in itertools.product(args.seeds, args.epsilons, args.algorithms):
-            out_codes = Path(tmp) / "synth.npz"
+        write_inputs(tmp, data, layout, true, workload)
+        for seed, eps, algo in itertools.product(args.seeds, args.epsilons, algorithms):
+            out_codes = tmp / ("synth.csv" if algo in AIM_PEERS else "synth.npz")
+            out_codes.unlink(missing_ok=True)
             if algo in ("ours", "ours-2rho"):
                 options = json.loads(args.options or "{}")
                 if algo == "ours-2rho":
-                    options["rho_factor"] = 2.0
-                cmd = [sys.executable, __file__, "--one", "--dataset", args.dataset,
-                       "--marginals", str(marg_file), "--epsilon", str(eps), "--delta",
-                       str(delta), "--seed", str(seed), "--out-codes", str(out_codes),
-                       "--options", json.dumps(options)]  # fmt: skip
-            elif peers is None:
-                print(f"skipping {algo}: set DPQUERY_PEERS_PYTHON to a python with "
-                      "smartnoise-synth (pyproject extra 'peers')")  # fmt: skip
-                continue
+                    options["equal_guarantee"] = True
+                cmd: list[str] | None = [
+                    sys.executable, __file__, "--one", "--dataset", args.dataset,
+                    "--marginals", str(tmp / "marginals.json"), "--epsilon", str(eps),
+                    "--delta", str(delta), "--seed", str(seed), "--out-codes", str(out_codes),
+                    "--options", json.dumps(options)]  # fmt: skip
             else:
-                cmd = [peers, str(HERE / "peers_snsynth.py"), "--input", str(inputs),
-                       "--marginals", str(marg_file), "--algorithm", algo, "--epsilon",
-                       str(eps), "--delta", str(delta), "--seed", str(seed), "--out",
-                       str(out_codes)]  # fmt: skip
-                if args.aim_rounds:
-                    cmd += ["--rounds", str(args.aim_rounds)]
+                cmd = peer_command(algo, tmp, eps, seed, out_codes, args)
+            if cmd is None:
+                continue
             info, failure = launch(cmd, args.timeout, args.memory_gb)
+            info.pop("out", None)  # a temporary path
             row: dict[str, Any] = {
                 "dataset": args.dataset, "workload": args.workload,
                 "workload_seed": args.workload_seed, "algorithm": algo,
-                "options": args.options or "" if algo.startswith("ours") else
-                (f"rounds={args.aim_rounds or 'default'}" if algo == "aim" else ""),
-                "epsilon": eps, "seed": seed, **info,
+                "options": label(algo, args), "epsilon": eps, "seed": seed, **info,
             }  # fmt: skip
+            if algo == "ours-2rho":
+                row["rho"] = equal_guarantee_rho(eps, delta)
             if not failure:
-                synth = np.load(out_codes)["codes"]
+                synth = read_codes(out_codes, list(data.domain.names))
                 row.update(score(data, layout, true, synth, workload))
             print(json.dumps(row), flush=True)
             _append(path, row)
@@ -292,12 +428,15 @@ def wide(args: argparse.Namespace) -> None:
 
 # --- report --------------------------------------------------------------------------------------
 METRICS = ("workload_max", "workload_tv", "random64_max", "random64_tv", "all3_max", "all3_tv",
-           "five64_max", "five64_tv", "seconds", "peak_bytes")  # fmt: skip
+           "five64_max", "five64_tv", *(f"fem{k}_s{S}_{m}" for k, S in PEER_PROTOCOL
+                                        for m in ("max", "tv")),
+           "seconds", "peak_bytes")  # fmt: skip
 
 
 def report(args: argparse.Namespace) -> None:
+    folder = RESULTS / args.report_from
     rows = []
-    for p in sorted(RESULTS.glob("*.csv")):
+    for p in sorted(folder.glob("*.csv")):
         if p.name != "summary.csv":
             with p.open() as f:
                 rows += list(csv.DictReader(f))
@@ -318,7 +457,7 @@ def report(args: argparse.Namespace) -> None:
             if v:
                 s[m], s[m + "_min"], s[m + "_max"] = np.mean(v), min(v), max(v)
         summary.append(s)
-    with (RESULTS / "summary.csv").open("w", newline="") as f:
+    with (folder / "summary.csv").open("w", newline="") as f:
         keys: list[str] = []
         for r in summary:
             keys += [k for k in r if k not in keys]
@@ -339,60 +478,89 @@ def report(args: argparse.Namespace) -> None:
         print(" | ".join(cells))
     _compare(summary)
     _goal(summary)
-    _figure(summary)
+    if not args.report_from:
+        _figure(summary)
+
+
+STRONG = tuple(AIM_PEERS)
+
+
+def _better(keyed: dict[tuple, dict[str, Any]], key: tuple, m: str) -> dict[str, Any] | None:
+    """The strong peer with the lower mean on ``m`` at ``key`` (+ algorithm), among those run."""
+    runs = [keyed[(*key, a)] for a in STRONG if (*key, a) in keyed]
+    runs = [r for r in runs if r["runs"] and m in r]
+    return min(runs, key=lambda r: r[m]) if runs else None
 
 
 def _compare(summary: list[dict[str, Any]]) -> None:
-    """Markdown: ours beside AIM (mean [min-max] over seeds) and the ratio of the means."""
+    """Markdown: ours beside each AIM (mean [min-max] (runs) over seeds), the ratio of ours to
+    the better of the two strong peers, and smartnoise's AIM and MST."""
     keyed = {(s["dataset"], s["workload"], s["workload_seed"], s["epsilon"], s["algorithm"]): s
              for s in summary}  # fmt: skip
-    print("\n| data, workload | epsilon | measure | ours | AIM | ours / AIM | MST |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| data, workload | epsilon | measure | ours | authors' AIM | dpmm AIM | "
+          "ours / better AIM | smartnoise AIM | MST |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     for (ds, wl, ws, eps, algo), ours in sorted(keyed.items()):
-        aim = keyed.get((ds, wl, ws, eps, "aim"))
-        mst = keyed.get((ds, wl, ws, eps, "mst"))
-        if algo != "ours" or aim is None or aim["runs"] == 0:
+        key = (ds, wl, ws, eps)
+        if algo not in ("ours", "ours-2rho"):
+            continue
+        others = [keyed.get((*key, a)) for a in (*STRONG, "aim", "mst")]
+        if not any(o is not None and o["runs"] for o in others):
             continue
         for m in METRICS:
-            if m not in ours or m not in aim:
+            if m not in ours:
                 continue
             scale = 2**30 if m == "peak_bytes" else 1
             fmt = "{:.1f}" if m == "seconds" else "{:.2f}" if m == "peak_bytes" else "{:.4f}"
 
-            def cell(s: dict[str, Any], m: str = m, scale: float = scale, fmt: str = fmt) -> str:
+            def cell(s: dict[str, Any] | None, m: str = m, scale: float = scale,
+                     fmt: str = fmt) -> str:  # fmt: skip
+                if s is None or m not in s:
+                    return "-"
                 v, lo, hi = (s[k] / scale for k in (m, m + "_min", m + "_max"))
                 return f"{fmt.format(v)} [{fmt.format(lo)}-{fmt.format(hi)}] ({s['runs']})"
 
-            other = cell(mst) if mst is not None and m in mst else "-"
-            print(f"| {ds}, {wl}/{ws} | {eps:g} | {m} | {cell(ours)} | {cell(aim)} | "
-                  f"{ours[m] / aim[m]:.2f} | {other} |")  # fmt: skip
+            best = _better(keyed, key, m)
+            ratio = f"{ours[m] / best[m]:.2f}" if best is not None else "-"
+            print(f"| {ds}, {wl}/{ws} | {eps:g} | {m}{' (ours-2rho)' if algo != 'ours' else ''}"
+                  f" | {cell(ours)} | {' | '.join(cell(o) for o in others[:2])} | {ratio} | "
+                  f"{' | '.join(cell(o) for o in others[2:])} |")  # fmt: skip
 
 
 def _goal(summary: list[dict[str, Any]]) -> None:
-    """Markdown: the utility goal cell by cell on adult-pgm (ratio = ours / AIM, goal <= 0.9)."""
-    keyed = {(s["workload"], s["workload_seed"], s["epsilon"], s["algorithm"]): s
-             for s in summary if s["dataset"] == "adult-pgm"}  # fmt: skip
+    """Markdown: the goal cell by cell (ratio = ours / the better of the two strong peers on
+    that cell, goal <= 0.9): ``ours`` at the same nominal epsilon, ``ours-2rho`` at the equal
+    guarantee."""
+    keyed = {(s["dataset"], s["workload"], s["workload_seed"], s["epsilon"], s["algorithm"]): s
+             for s in summary}  # fmt: skip
 
-    def ratios(ours: dict[str, Any], aim: dict[str, Any], *ms: str) -> str:
+    def ratios(ours: dict[str, Any], key: tuple, *ms: str) -> str:
         out = []
         for m in ms:
-            r = ours[m] / aim[m]
+            best = _better(keyed, key, m)
+            if best is None or m not in ours:
+                out.append("-")
+                continue
+            r = ours[m] / best[m]
             out.append(f"{r:.2f}" if r <= 0.9 else f"**{r:.2f}**")
         return " / ".join(out)
 
-    print("\n| ours | workload | epsilon | 3-way max (workload / random64) | 3-way mean TV "
-          "(workload / random64) | 5-way max / TV | runs ours, AIM |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
-    for (wl, ws, eps, algo), ours in sorted(keyed.items(), key=lambda kv: kv[0][::-1]):
-        aim = keyed.get((wl, ws, eps, "aim"))
-        if algo not in ("ours", "ours-2rho") or aim is None or aim["runs"] == 0:
+    print(
+        "\n| ours | data, workload | epsilon | 3-way max (workload / random64) | 3-way mean TV "
+        "(workload / random64) | 5-way max / TV | time | runs ours, authors', dpmm |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for (ds, wl, ws, eps, algo), ours in sorted(keyed.items()):
+        key = (ds, wl, ws, eps)
+        if algo not in ("ours", "ours-2rho") or _better(keyed, key, "workload_max") is None:
             continue
-        print(
-            f"| {algo} | {wl}/{ws} | {eps:g} | "
-            f"{ratios(ours, aim, 'workload_max', 'random64_max')} | "
-            f"{ratios(ours, aim, 'workload_tv', 'random64_tv')} | "
-            f"{ratios(ours, aim, 'five64_max', 'five64_tv')} | {ours['runs']}, {aim['runs']} |"
-        )
+        runs = ", ".join(str(keyed[(*key, a)]["runs"]) if (*key, a) in keyed else "0"
+                         for a in STRONG)  # fmt: skip
+        print(f"| {algo} | {ds}, {wl}/{ws} | {eps:g} | "
+              f"{ratios(ours, key, 'workload_max', 'random64_max')} | "
+              f"{ratios(ours, key, 'workload_tv', 'random64_tv')} | "
+              f"{ratios(ours, key, 'five64_max', 'five64_tv')} | "
+              f"{ratios(ours, key, 'seconds')} | {ours['runs']}, {runs} |")  # fmt: skip
 
 
 def _figure(summary: list[dict[str, Any]]) -> None:
@@ -427,10 +595,21 @@ def main() -> None:
     p.add_argument("--widths", nargs="+", type=int, default=[1000, 16000, 512000])
     p.add_argument("--report", action="store_true")
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--report-from", default="", help="a subfolder of docs/results/utility")
     p.add_argument("--dataset", default="adult-pgm")
     p.add_argument("--workload", default="all3", choices=("all3", "fem64"))
     p.add_argument("--workload-seed", type=int, default=0)
-    p.add_argument("--algorithms", nargs="+", default=["ours", "aim"])
+    p.add_argument(
+        "--algorithms",
+        nargs="+",
+        default=["ours", "aim-authors", "aim-dpmm"],
+        choices=("ours", "ours-2rho", *AIM_PEERS, "aim", "mst"),
+    )
+    p.add_argument(
+        "--equal-guarantee",
+        action="store_true",
+        help="also run ours at the replace-one rho AIM's budget guarantees (ours-2rho)",
+    )
     p.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 1.0])
     p.add_argument("--seeds", nargs="+", type=int, default=[2, 3, 4])
     p.add_argument("--options", default="", help="JSON options of AdaptiveProjection")

@@ -36,6 +36,7 @@ from dpquery.privacy import (
     gaussian_sigma,
     largest_float,
     largest_integer,
+    replace_one_rho,
     zcdp_rho_for,
 )
 from dpquery.privacy.composition import advanced_composition, advanced_composition_heterogeneous
@@ -240,6 +241,21 @@ def test_conversions_reject_bad_values():
         zcdp_epsilon_standard(-1.0, 0.1)
     with pytest.raises(DPQueryError):
         zcdp_rho_for(1.0, 1.5)
+
+
+def test_replace_one_rho_by_hand():
+    # Gaussian, sigma = 10: add/remove (sensitivity 1) 1/200; replace-one (sqrt 2) 2/200.
+    assert replace_one_rho(1 / 200) == pytest.approx(2 / 200)
+    # plus an exponential mechanism at epsilon 0.4 (0.4^2/8 = 0.02); replace-one its epsilon
+    # is 0.8 (0.8^2/8 = 0.08): total 0.025 -> 0.01 + 0.08 = 0.09, selection share 0.8.
+    assert replace_one_rho(0.025, selection_share=0.8) == pytest.approx(0.09)
+    # AIM's split (alpha = 0.9 measuring): rho 0.1 guarantees 0.22 under replace-one.
+    assert replace_one_rho(0.1, selection_share=0.1) == pytest.approx(0.22)
+    assert replace_one_rho(0.0) == 0.0
+    with pytest.raises(PrivacyParameterError, match="selection_share"):
+        replace_one_rho(0.1, selection_share=1.5)
+    with pytest.raises(PrivacyParameterError, match="rho"):
+        replace_one_rho(-0.1)
 
 
 # --- accountants -----------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from dpquery.privacy.composition import (
     CompositionTotals,
 )
 from dpquery.privacy.conversions import (
+    replace_one_rho,
     zcdp_rho_for,
     zcdp_to_epsilon,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "largest_float",
     "largest_integer",
     "max_rounds",
+    "replace_one_rho",
     "report_noisy_max",
     "sample_from_log_weights",
     "spend",

@@ -146,3 +146,29 @@ def zcdp_rho_for(epsilon: float, delta: float, conversion: Conversion = "cks") -
     while fits(hi):
         hi *= 2
     return _bisect_last_true(fits, 0.0, hi)
+
+
+def replace_one_rho(rho: float, selection_share: float = 0.0) -> float:
+    """The zCDP ``rho`` under replace-one of a run accounted as ``rho``-zCDP under add/remove.
+
+    For comparing with mechanisms that account under add/remove one record (AIM, McKenna et
+    al. 2022, Section 3: marginals measured with L2 sensitivity 1). Replacing one record is
+    removing it and adding another:
+
+    * a Gaussian count vector moves in two cells, L2 sensitivity ``sqrt(2)`` instead of 1, so
+      its ``Delta^2 / (2 sigma^2)``-zCDP (Bun and Steinke 2016, Proposition 1.6) doubles;
+    * an exponential mechanism whose score moves by at most ``Delta`` under add/remove moves
+      by at most ``2 Delta``: its ``epsilon`` doubles and its ``epsilon^2 / 8``-zCDP (Cesar
+      and Rogers 2021, bounded range) quadruples.
+
+    With ``selection_share`` the fraction of ``rho`` spent on selections (AIM's ``1 - alpha``
+    = 0.1 at most), the replace-one ``rho`` is ``2 (1 - s) rho + 4 s rho``: ``2 rho`` when the
+    selections are left out (a lower bound on what such a run guarantees under replace-one),
+    ``2.2 rho`` for AIM's share. zCDP composes by addition (Bun and Steinke 2016, Lemma 2.3).
+    """
+    r = _validate.nonnegative("rho", rho)
+    if not 0.0 <= selection_share <= 1.0:
+        raise PrivacyParameterError(
+            f"selection_share must be in [0, 1] (a fraction of rho), got {selection_share!r}"
+        )
+    return 2.0 * (1.0 - selection_share) * r + 4.0 * selection_share * r
