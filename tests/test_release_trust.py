@@ -378,3 +378,12 @@ def test_the_cli_shows_what_a_failed_dense_fit_spent(df, tmp_path: Path, capsys)
     with mock.patch.object(marginals_module, "fit_records", side_effect=KeyboardInterrupt):
         assert main(argv) == 130  # interrupted in round 1's projection, after its charges
     assert "privacy spent before the failure" in capsys.readouterr().err
+
+
+def test_a_failed_report_write_leaves_no_item_output(sparse, tmp_path: Path) -> None:
+    """The item path writes its outputs as a group: a failing report leaves no records."""
+    argv, report = _item_cli(tmp_path, sparse)
+    with mock.patch.object(Path, "write_text", side_effect=OSError("disk full")):
+        with pytest.raises(OSError, match="disk full"):
+            main([*argv, "--seed", "0"])
+    assert not report.exists() and not (tmp_path / "s.transactions.csv").exists()

@@ -4,6 +4,7 @@ sparse round trip and auto's choice on item data, seeded reproducibility."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -298,3 +299,18 @@ def test_synth_reads_the_free_bits_encode_transactions_writes(item_file, tmp_pat
     assert r.code == 0, r.err
     assert "algorithm: wide, chosen by auto" in r.out
     assert read_item_sets(out).d == 1200
+
+
+def test_synth_says_how_the_item_rows_were_made(item_file, tmp_path, capsys):
+    """``rows = n`` of an unweighted release writes the released records themselves."""
+    from dpquery.cli import main
+
+    out, report = tmp_path / "s.transactions.csv", tmp_path / "r.json"
+    argv = ["synth", "--data", str(item_file), "--epsilon", "1", "--seed", "0", "--out",
+            str(out), "--report", str(report), *FAST]  # fmt: skip
+    assert main(argv) == 0
+    assert "wrote 600 rows to" in (said := capsys.readouterr().out)
+    assert "the 600 released records over 1200 items\n" in said
+    assert json.loads(report.read_text())["release"]["output"]["method"] == "the released records"
+    assert main([*argv, "--rows", "300", "--overwrite"]) == 0
+    assert "sampled from the 600 synthetic records over 1200 items" in capsys.readouterr().out

@@ -258,7 +258,8 @@ class DPSynthesizer:
         """``m`` synthetic rows (default ``n``, the input's) sampled from the release
         (:func:`dpquery.data.output_table`), in the input's column order and ``domain_``'s
         dtypes. Post-processing: no privacy cost; each call draws afresh from the one
-        generator."""
+        generator. On item data, a CSR matrix; ``m = n`` of an unweighted release gives the
+        released records themselves on every call (sampling would only reorder them)."""
         if not hasattr(self, "release_"):
             raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
         rows = self.n_ if m is None else check_rows(m)
