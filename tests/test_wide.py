@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from cli_process import dpquery_cli
 from dpquery.algorithms import registry
 from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import (
+    HISTOGRAM_SENSITIVITY,
     count_sensitivity,
     hash_order,
     pair_sensitivity,
@@ -56,7 +58,7 @@ def test_count_sensitivity_with_the_bound_by_hand():
     norm sqrt(|x| + |x'|) when they are disjoint, at most sqrt(2 s); reached by two disjoint
     full records."""
     s = 3
-    assert count_sensitivity(s) == math.sqrt(6)
+    assert count_sensitivity(s) == pytest.approx(math.sqrt(6), rel=1e-15)
     D = sp.csr_array(np.array([[1, 1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 0, 1]], dtype=np.uint8))
     D2 = sp.csr_array(np.array([[0, 0, 0, 1, 1, 1, 0], [1, 0, 1, 0, 0, 0, 1]], dtype=np.uint8))
     diff = _counts(truncate(D, s, 7)) - _counts(truncate(D2, s, 7))
@@ -78,11 +80,21 @@ def test_pair_sensitivity_by_hand():
     """A record of s2 head items holds C(s2, 2) pairs; replacing it by a disjoint one moves
     2 C(s2, 2) pair counts by 1: L2 sqrt(s2 (s2 - 1))."""
     s2 = 4
-    assert pair_sensitivity(s2) == math.sqrt(12)
+    assert pair_sensitivity(s2) == pytest.approx(math.sqrt(12), rel=1e-15)
     x = sp.csr_array(np.array([[1, 1, 1, 1, 0, 0, 0, 0]], dtype=np.uint8))
     y = sp.csr_array(np.array([[0, 0, 0, 0, 1, 1, 1, 1]], dtype=np.uint8))
     assert np.linalg.norm(_pairs(x) - _pairs(y)) == pytest.approx(math.sqrt(12))
     assert pair_sensitivity(1) == 1.0  # one pair count at least: never a zero scale
+
+
+def test_sensitivities_square_to_at_least_the_true_value():
+    """The float sensitivity is rounded up: its exact square is never below ``2 s`` or
+    ``s2 (s2 - 1)`` (``math.sqrt(6) ** 2 < 6``), so sigma^2 is never below Delta^2 / (2 rho)."""
+    for s in range(1, 200):
+        assert Fraction(count_sensitivity(s)) ** 2 >= 2 * s
+        assert Fraction(pair_sensitivity(s)) ** 2 >= max(s * (s - 1), 1)
+        assert count_sensitivity(s) <= math.nextafter(math.sqrt(2 * s), math.inf)
+    assert Fraction(HISTOGRAM_SENSITIVITY) ** 2 >= 2
 
 
 def test_noise_scale_matches_the_charge():
