@@ -183,6 +183,14 @@ def test_a_bad_bound_is_refused_by_name_before_any_charge(options, word):
     assert ledger.entries == ()
 
 
+def test_the_plan_names_what_a_bound_counts():
+    items = ItemSets(_items(100, 60, 4))
+    with pytest.raises(DPQueryError, match="head must be a whole number of head items;"):
+        WideRelease(head=2.5, epsilon=1.0).plan(items)  # type: ignore[arg-type]
+    with pytest.raises(DPQueryError, match="bound must be a whole number of items per record"):
+        WideRelease(bound=2.5, epsilon=1.0).plan(items)  # type: ignore[arg-type]
+
+
 def test_a_pure_budget_is_refused_before_any_charge():
     with pytest.raises(DPQueryError, match="pure"):
         WideRelease(epsilon=1.0, delta=0, **SMALL).fit(_items(100, 60, 4))

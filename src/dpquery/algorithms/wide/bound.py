@@ -54,11 +54,11 @@ def keyed_hash(key: int, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
         return _splitmix(z ^ (np.asarray(items, dtype=np.uint64) * _GOLDEN + k))
 
 
-def check_bound(name: str, value: object, d: int) -> int:
-    """``value`` as a bound on items per record: an integer in ``[1, d]``, or an error that
-    names it (before anything is charged)."""
+def check_bound(name: str, value: object, d: int, noun: str = "items per record") -> int:
+    """``value`` as a number of ``noun`` (a bound on items per record by default): an
+    integer in ``[1, d]``, or an error that names it (before anything is charged)."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise DPQueryError(f"{name} must be a whole number of items per record; got {value!r}")
+        raise DPQueryError(f"{name} must be a whole number of {noun}; got {value!r}")
     if not 1 <= int(value) <= max(d, 1):
         raise DPQueryError(f"{name} must be between 1 and the number of items d={d}; got {value!r}")
     return int(value)

@@ -114,7 +114,11 @@ class WideRelease(Synthesizer, ZCDPBudget):
             if self.pair_bound is None
             else min(check_bound("pair_bound", self.pair_bound, d), s)
         )
-        K = min(DEFAULT_HEAD, d) if self.head is None else check_bound("head", self.head, d)
+        K = (
+            min(DEFAULT_HEAD, d)
+            if self.head is None
+            else check_bound("head", self.head, d, "head items")
+        )
         if isinstance(self.pool, bool) or not isinstance(self.pool, int) or self.pool < 1:
             raise DPQueryError(f"pool must be a positive number of head sets; got {self.pool!r}")
         whole = budget_of(**self.budget_keywords(budget, n))
