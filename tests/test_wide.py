@@ -334,3 +334,25 @@ def test_synth_says_how_the_item_rows_were_made(item_file, tmp_path, capsys):
     assert json.loads(report.read_text())["release"]["output"]["method"] == "the released records"
     assert main([*argv, "--rows", "300", "--overwrite"]) == 0
     assert "sampled from the 600 synthetic records over 1200 items" in capsys.readouterr().out
+
+
+def test_choosing_the_item_path_reads_no_bits_of_an_encoded_npz(tmp_path):
+    """``reads_items`` decides from the ``.npz``'s small keys, never its ``words``."""
+    import argparse
+    from unittest import mock
+
+    from dpquery.cli.synth_items import reads_items
+    from dpquery.data.binary import save_binary
+
+    path = tmp_path / "x.npz"
+    save_binary(path, ItemSets(_items(50, 30, 1)).to_binary())
+    read, real = [], np.lib.npyio.NpzFile.__getitem__
+
+    def spy(self, key):
+        read.append(key)
+        return real(self, key)
+
+    args = argparse.Namespace(transactions=False, data=path, out=tmp_path / "s.csv")
+    with mock.patch.object(np.lib.npyio.NpzFile, "__getitem__", spy):
+        assert reads_items(args)  # free bits without a domain: item data
+    assert read and "words" not in read

@@ -31,7 +31,7 @@ from dpquery.algorithms.release import Release
 from dpquery.algorithms.wide.release import sample_items
 from dpquery.cli.common import is_item_file
 from dpquery.cli.output import RELEASED, json_text, output_rows, write_outputs
-from dpquery.data.binary import _FORMAT, BinaryData, load_binary
+from dpquery.data.binary import _FORMAT, BinaryData
 from dpquery.data.domain import Binary, Domain
 from dpquery.data.items import ItemSets, read_item_sets, write_item_sets
 from dpquery.errors import DPQueryError
@@ -60,32 +60,22 @@ class ItemFront:
     delta_rule: Callable[[argparse.Namespace, int], None]
 
 
-def _free_bits_npz(path: Path) -> BinaryData | None:
-    """The encoded data of ``path`` when it is a dpquery ``.npz`` of free bits only."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if "format" not in z.files or str(z["format"]) != _FORMAT:
-                return None
-    except Exception:  # not ours to judge here: the dense path reports a bad file
-        return None
-    data = load_binary(path)
-    return None if len(data.onehot_groups) else data
-
-
 def reads_items(args: argparse.Namespace) -> bool:
-    """Whether ``synth`` takes the item path (module docstring); reads only public shape."""
+    """Whether ``synth`` takes the item path (module docstring); of an encoded ``.npz`` it
+    reads only the format, the one-hot groups and the domain, never the bits."""
     if args.transactions or (args.data is not None and is_item_file(args.data)):
         return True
     if args.data is None or args.data.suffix.lower() != ".npz" or not args.data.exists():
         return False
     try:
-        with np.load(args.data, allow_pickle=False) as z:
+        with np.load(args.data, allow_pickle=False) as z:  # lazy: only the keys read here
             if "format" not in z.files or str(z["format"]) != _FORMAT:
                 return True  # scipy's save_npz: a sparse matrix
-    except Exception:
+            free_bits = len(z["onehot_groups"]) == 0  # dpquery encode --transactions
+            has_domain = bool(str(z["domain"]))
+    except Exception:  # not ours to judge here: the dense path reports a bad file
         return False
-    bits = _free_bits_npz(args.data)
-    return bits is not None and (bits.domain is None or is_item_file(args.out))
+    return free_bits and (not has_domain or is_item_file(args.out))
 
 
 def check_item_output(args: argparse.Namespace, d: int) -> str:
