@@ -42,10 +42,10 @@ import scipy.sparse as sp
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import attach_ledger, refuse_after_failed_spend
-from dpquery.algorithms.wide.release import as_item_sets, dense_records, sample_items
+from dpquery.algorithms.wide.release import as_item_sets, sample_items
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
-from dpquery.data.items import ItemSets
+from dpquery.data.items import ItemSets, dense_records
 from dpquery.data.sample import check_rows, output_table
 from dpquery.errors import DPQueryError, NonPrivateWarning
 from dpquery.privacy import Ledger

@@ -37,7 +37,6 @@ from dpquery.algorithms import registry
 from dpquery.algorithms.auto import Auto, BaselineWarning
 from dpquery.algorithms.columns import columns_report
 from dpquery.algorithms.options import Option
-from dpquery.algorithms.wide.release import dense_records
 from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
@@ -56,6 +55,7 @@ from dpquery.cli.output import (
 from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.synth_items import DENSE_COLUMNS, ItemFront, reads_items, synth_items
 from dpquery.cli.workload import workload_of_kind
+from dpquery.data.items import dense_records
 from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report

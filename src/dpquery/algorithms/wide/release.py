@@ -23,9 +23,7 @@ from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound
 from dpquery.algorithms.wide.core import Shares, SparseParameters, release_sparse
 from dpquery.data.binary import BinaryData
-from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
-from dpquery.data.records import Records
 from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
@@ -164,11 +162,3 @@ def sample_items(released: ItemSets, rows: int | None, rng: np.random.Generator)
     index = np.repeat(np.arange(released.n), counts)
     rng.shuffle(index)
     return ItemSets(released.matrix[index])
-
-
-def dense_records(records: Records | ItemSets, domain: Domain | None) -> Records:
-    """``records`` as dense :class:`Records` over ``domain`` (item sets unpacked: for the
-    table writers, on data narrow enough to be written dense)."""
-    if isinstance(records, Records):
-        return records
-    return Records(records.matrix.toarray(), records.weights, domain)
