@@ -288,6 +288,10 @@ def test_synthesize_takes_and_returns_a_sparse_matrix():
     assert more.shape == (50, 80)
     with pytest.raises(DPQueryError, match="wide"):
         dpquery.synthesize(matrix, epsilon=1.0, algorithm="dualquery")
+    with pytest.raises(DPQueryError, match=r"drop dtypes=\{'i0': 'int8'\}"):
+        dpquery.synthesize(matrix, epsilon=1.0, dtypes={"i0": "int8"})
+    with pytest.raises(DPQueryError, match="drop k=2"):
+        dpquery.DPSynthesizer(epsilon=1.0, k=2).fit(matrix)
 
 
 def test_privacy_synth_plans_the_wide_release_with_its_bound():

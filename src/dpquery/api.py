@@ -52,6 +52,8 @@ from dpquery.privacy import Ledger
 from dpquery.queries import Workload, check_same_domain, default_workload
 from dpquery.rng import SeedLike, make_rng
 
+DEFAULT_K = 3
+"""The marginal order of the default workload."""
 NO_DOMAIN = (
     "a public domain is needed: pass domain= a dpquery.Domain, a codebook dict (see "
     "Domain.from_codebook) or the path of a domain JSON file. It is never read off the data "
@@ -105,7 +107,7 @@ class DPSynthesizer:
         delta: float | None = None,
         rho: float | None = None,
         algorithm: str = "auto",
-        k: int = 3,
+        k: int = DEFAULT_K,
         options: Mapping[str, Any] | None = None,
         seed: SeedLike = None,
         progress: bool | None = None,
@@ -235,6 +237,14 @@ class DPSynthesizer:
             raise DPQueryError(
                 "a sparse matrix is item data: its items 0..d-1 need no domain or workload"
             )
+        given = [f"{name}={value!r}" for name, value, unset in (
+            ("dtypes", self.dtypes, None), ("k", self.k, DEFAULT_K)) if value != unset]  # fmt: skip
+        if given:  # the output has no columns to type, and there is no workload of marginals
+            raise DPQueryError(
+                f"a sparse matrix is item data, released as a sparse matrix: drop "
+                f"{' and '.join(given)} (dtypes types columns; k is the default workload's "
+                "marginal order)"
+            )
         items = as_item_sets(matrix)
         if items.n == 0:
             raise DPQueryError("the matrix has no rows: there is nothing to release")
@@ -282,7 +292,7 @@ def synthesize(
     algorithm: str = "auto",
     rows: int | None = None,
     seed: SeedLike = None,
-    k: int = 3,
+    k: int = DEFAULT_K,
     dtypes: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:
