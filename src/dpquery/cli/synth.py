@@ -84,8 +84,8 @@ ORACLE_FLAGS = "--oracle-time-limit/--oracle-gap"
 DEFAULT_PATH = ("auto", "adaptive-projection", "wide")
 BUDGET = ("epsilon", "delta", "rho")
 USAGE = (
-    "dpquery synth (--data FILE --domain DOMAIN.json | --dataset NAME)\n"
-    "                     (--epsilon E [--delta D] | --rho RHO) --out SYNTH.csv [options]"
+    "dpquery synth (--data FILE [--domain DOMAIN.json] | --dataset NAME)\n"
+    "                     (--epsilon E [--delta D] | --rho RHO) --out OUT [options]"
 )
 
 
@@ -94,10 +94,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "synth",
         help="release a differentially private synthetic dataset",
         usage=USAGE,
-        description="Release private synthetic records that answer a workload of queries. "
-        "Writes the records as a table in the input's columns (--out) and a JSON report. "
-        "The options of the default release come first; those of the other algorithms "
-        "(--algorithm) are grouped by algorithm at the end.",
+        description="Release private synthetic records (--out) and a JSON report: a table in "
+        "the input's columns (over --domain), or, from item data (FILE X.transactions.csv or "
+        "a sparse .npz; no domain), item sets. The default release's options come first; the other "
+        "algorithms' are grouped by algorithm at the end.",
     )
     add_budget_args(p)
     add_data_args(p)
