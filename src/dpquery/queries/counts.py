@@ -31,6 +31,7 @@ import numpy as np
 
 from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
+from dpquery.queries.evaluate import fold_counts
 from dpquery.queries.marginals import AttributeLayout, Marginal, attribute_codes
 from dpquery.queries.workload import Workload
 
@@ -113,8 +114,6 @@ class WorkloadCounts:
         return [len(w) for w in self.workloads]
 
     def count(self, data: BinaryData) -> list[np.ndarray]:
-        from dpquery.queries.evaluate import fold_counts
-
         return [fold_counts(w, data).astype(np.int64, copy=False) for w in self.workloads]
 
 
