@@ -7,6 +7,7 @@
 * A failed fit keeps its spend: ``ledger_`` and ``exc.ledger``; a retry is refused.
 * A seeded release says, next to its guarantee, that it does not hold against anyone who
   knows the seed; a release over an inferred domain says NOT PRIVATE.
+* The same on item data (the wide release), and the CLI shows what a failed fit spent.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from unittest import mock
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 import dpquery.algorithms.marginal.adaptive_projection as marginals_module
 from dpquery import DPSynthesizer, synthesize
 from dpquery.algorithms import registry
 from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.release import PRIVATE_TIMINGS, PUBLIC_TIMINGS
+from dpquery.algorithms.wide import measure as wide_measure
 from dpquery.cli import main
-from dpquery.data import Domain, encode, infer_domain
+from dpquery.data import Domain, ItemSets, encode, infer_domain, write_item_sets
 from dpquery.errors import DomainError, DPQueryError, NonPrivateWarning
 from dpquery.evaluation.release_report import evaluation_report, publishable_report
 from dpquery.privacy import Budget, BudgetExceededError, Ledger, PureDP
@@ -267,7 +270,7 @@ def test_adaptive_projection_measures_with_the_exact_discrete_gaussian() -> None
     sizes = np.array([4, 500])
     ledger = Ledger(Budget.zcdp(1.0))
     true = np.bincount(codes[:, 0] * 500 + codes[:, 1], minlength=2_000)
-    fine = {(0, 1): true}
+    fine = {(0, 1): true}  # the marginal's counts, as the counts pass reads them
     x = marginals_module.measure(fine, sizes, (0, 1), 3.0, np.random.default_rng(1), ledger)
     assert np.array_equal(x.y, np.round(x.y))  # float Gaussian noise is never whole
     (entry,) = ledger.entries
@@ -292,3 +295,96 @@ def test_the_html_page_states_the_qualifications_beside_the_guarantee(df) -> Non
     asked = page.index("Asked for")
     for statement in (NOT_PRIVATE, SEEDED):
         assert asked < page.index(statement) < page.index("<h3>")  # beside the guarantee
+
+
+# -- the same on item data (the wide release) ---------------------------------------------------
+WIDE = {"bound": 6, "pair_bound": 4, "head": 12, "pool": 3000}  # a small, fast release
+
+
+@pytest.fixture
+def sparse() -> sp.csr_array:
+    rng = np.random.default_rng(0)
+    p = np.minimum(1.0, 4.0 / np.arange(1, 81))
+    return sp.csr_array((rng.random((300, 80)) < p / 2).astype(np.uint8))
+
+
+def _fails_at_the_pairs(exc: BaseException):
+    """The head pairs' measurement raising ``exc``: the items and sizes are charged."""
+
+    def pair_counts(*args, **kwargs):
+        raise exc
+
+    return mock.patch.object(wide_measure, "pair_counts", pair_counts)
+
+
+def test_a_seeded_item_release_qualifies_its_guarantee(sparse) -> None:
+    _, seeded = synthesize(sparse, epsilon=1.0, seed=0, **WIDE)
+    assert seeded.seeded and seeded.guarantee.describe().endswith(SEEDED)
+    privacy = publishable_report(seeded)["release"]["privacy"]
+    assert SEEDED in privacy["seeded"] and all(g["seeded"] for g in privacy["guarantees"])
+    _, secure = synthesize(sparse, epsilon=1.0, **WIDE)
+    assert not secure.seeded and "seeded" not in publishable_report(secure)["release"]["privacy"]
+
+
+def test_a_failed_item_fit_keeps_its_ledger_and_refuses_a_retry(sparse) -> None:
+    model = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE)
+    with _fails_at_the_pairs(RuntimeError("injected")), pytest.raises(RuntimeError) as failure:
+        model.fit(sparse)
+    ledger = model.ledger_
+    assert failure.value.ledger is ledger
+    assert [e.charge.mechanism for e in ledger.entries] == [wide_measure.ITEMS, wide_measure.SIZES]
+    assert any("privacy spent before the failure" in n for n in failure.value.__notes__)
+    with pytest.raises(DPQueryError, match="last fit failed after spending"):
+        model.fit(sparse)
+    assert len(model.ledger_.entries) == 2  # nothing new was charged
+
+
+def test_an_item_fit_keeps_its_ledger(sparse) -> None:
+    model = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE).fit(sparse)
+    assert model.ledger_ is model.release_.ledger and len(model.ledger_.entries) == 3
+
+
+def _item_cli(tmp_path: Path, sparse: sp.csr_array) -> tuple[list[str], Path]:
+    write_item_sets(tmp_path / "x.transactions.csv", ItemSets(sparse))
+    report = tmp_path / "r.json"
+    argv = ["synth", "--data", str(tmp_path / "x.transactions.csv"), "--epsilon", "1",
+            "--out", str(tmp_path / "s.transactions.csv"), "--report", str(report),
+            "--overwrite", "--bound", "6", "--head", "12", "--pool", "3000"]  # fmt: skip
+    return argv, report
+
+
+def test_the_cli_qualifies_a_seeded_item_release(sparse, tmp_path: Path, capsys) -> None:
+    argv, report = _item_cli(tmp_path, sparse)
+    assert main([*argv, "--seed", "0"]) == 0
+    assert SEEDED in capsys.readouterr().out.splitlines()[0]
+    privacy = json.loads(report.read_text())["release"]["privacy"]
+    assert SEEDED in privacy["seeded"] and all(g["seeded"] for g in privacy["guarantees"])
+
+
+@pytest.mark.parametrize("exc", [DPQueryError("injected"), KeyboardInterrupt()])
+def test_the_cli_shows_what_a_failed_fit_spent(exc, sparse, tmp_path: Path, capsys) -> None:
+    argv, report = _item_cli(tmp_path, sparse)
+    with _fails_at_the_pairs(exc):
+        assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert "privacy spent before the failure" in err
+    assert not report.exists() and not (tmp_path / "s.transactions.csv").exists()
+
+
+def test_the_cli_shows_what_a_failed_dense_fit_spent(df, tmp_path: Path, capsys) -> None:
+    df.to_csv(tmp_path / "data.csv", index=False)
+    Domain.from_codebook(CODEBOOK).save(tmp_path / "domain.json")
+    data, domain, out = (str(tmp_path / f) for f in ("data.csv", "domain.json", "s.csv"))
+    argv = ["synth", "--data", data, "--domain", domain, "--epsilon", "1", "--out", out]
+    with mock.patch.object(marginals_module, "fit_records", side_effect=KeyboardInterrupt):
+        assert main(argv) == 130  # interrupted in round 1's projection, after its charges
+    assert "privacy spent before the failure" in capsys.readouterr().err
+
+
+def test_a_failed_report_write_leaves_no_item_output(sparse, tmp_path: Path) -> None:
+    """The item path writes its outputs as a group: a failing report leaves no records."""
+    argv, report = _item_cli(tmp_path, sparse)
+    with mock.patch.object(Path, "write_text", side_effect=OSError("disk full")):
+        with pytest.raises(OSError, match="disk full"):
+            main([*argv, "--seed", "0"])
+    assert not report.exists() and not (tmp_path / "s.transactions.csv").exists()

@@ -4,7 +4,9 @@ sparse round trip and auto's choice on item data, seeded reproducibility."""
 
 from __future__ import annotations
 
+import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from cli_process import dpquery_cli
 from dpquery.algorithms import registry
 from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import (
+    HISTOGRAM_SENSITIVITY,
     count_sensitivity,
     hash_order,
     pair_sensitivity,
@@ -55,7 +58,7 @@ def test_count_sensitivity_with_the_bound_by_hand():
     norm sqrt(|x| + |x'|) when they are disjoint, at most sqrt(2 s); reached by two disjoint
     full records."""
     s = 3
-    assert count_sensitivity(s) == math.sqrt(6)
+    assert count_sensitivity(s) == pytest.approx(math.sqrt(6), rel=1e-15)
     D = sp.csr_array(np.array([[1, 1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 0, 1]], dtype=np.uint8))
     D2 = sp.csr_array(np.array([[0, 0, 0, 1, 1, 1, 0], [1, 0, 1, 0, 0, 0, 1]], dtype=np.uint8))
     diff = _counts(truncate(D, s, 7)) - _counts(truncate(D2, s, 7))
@@ -77,11 +80,21 @@ def test_pair_sensitivity_by_hand():
     """A record of s2 head items holds C(s2, 2) pairs; replacing it by a disjoint one moves
     2 C(s2, 2) pair counts by 1: L2 sqrt(s2 (s2 - 1))."""
     s2 = 4
-    assert pair_sensitivity(s2) == math.sqrt(12)
+    assert pair_sensitivity(s2) == pytest.approx(math.sqrt(12), rel=1e-15)
     x = sp.csr_array(np.array([[1, 1, 1, 1, 0, 0, 0, 0]], dtype=np.uint8))
     y = sp.csr_array(np.array([[0, 0, 0, 0, 1, 1, 1, 1]], dtype=np.uint8))
     assert np.linalg.norm(_pairs(x) - _pairs(y)) == pytest.approx(math.sqrt(12))
     assert pair_sensitivity(1) == 1.0  # one pair count at least: never a zero scale
+
+
+def test_sensitivities_square_to_at_least_the_true_value():
+    """The float sensitivity is rounded up: its exact square is never below ``2 s`` or
+    ``s2 (s2 - 1)`` (``math.sqrt(6) ** 2 < 6``), so sigma^2 is never below Delta^2 / (2 rho)."""
+    for s in range(1, 200):
+        assert Fraction(count_sensitivity(s)) ** 2 >= 2 * s
+        assert Fraction(pair_sensitivity(s)) ** 2 >= max(s * (s - 1), 1)
+        assert count_sensitivity(s) <= math.nextafter(math.sqrt(2 * s), math.inf)
+    assert Fraction(HISTOGRAM_SENSITIVITY) ** 2 >= 2
 
 
 def test_noise_scale_matches_the_charge():
@@ -168,6 +181,14 @@ def test_a_bad_bound_is_refused_by_name_before_any_charge(options, word):
     with pytest.raises(DPQueryError, match=word):
         model.fit(matrix, ledger=ledger)
     assert ledger.entries == ()
+
+
+def test_the_plan_names_what_a_bound_counts():
+    items = ItemSets(_items(100, 60, 4))
+    with pytest.raises(DPQueryError, match="head must be a whole number of head items;"):
+        WideRelease(head=2.5, epsilon=1.0).plan(items)  # type: ignore[arg-type]
+    with pytest.raises(DPQueryError, match="bound must be a whole number of items per record"):
+        WideRelease(bound=2.5, epsilon=1.0).plan(items)  # type: ignore[arg-type]
 
 
 def test_a_pure_budget_is_refused_before_any_charge():
@@ -267,6 +288,10 @@ def test_synthesize_takes_and_returns_a_sparse_matrix():
     assert more.shape == (50, 80)
     with pytest.raises(DPQueryError, match="wide"):
         dpquery.synthesize(matrix, epsilon=1.0, algorithm="dualquery")
+    with pytest.raises(DPQueryError, match=r"drop dtypes=\{'i0': 'int8'\}"):
+        dpquery.synthesize(matrix, epsilon=1.0, dtypes={"i0": "int8"})
+    with pytest.raises(DPQueryError, match="drop k=2"):
+        dpquery.DPSynthesizer(epsilon=1.0, k=2).fit(matrix)
 
 
 def test_privacy_synth_plans_the_wide_release_with_its_bound():
@@ -298,3 +323,40 @@ def test_synth_reads_the_free_bits_encode_transactions_writes(item_file, tmp_pat
     assert r.code == 0, r.err
     assert "algorithm: wide, chosen by auto" in r.out
     assert read_item_sets(out).d == 1200
+
+
+def test_synth_says_how_the_item_rows_were_made(item_file, tmp_path, capsys):
+    """``rows = n`` of an unweighted release writes the released records themselves."""
+    from dpquery.cli import main
+
+    out, report = tmp_path / "s.transactions.csv", tmp_path / "r.json"
+    argv = ["synth", "--data", str(item_file), "--epsilon", "1", "--seed", "0", "--out",
+            str(out), "--report", str(report), *FAST]  # fmt: skip
+    assert main(argv) == 0
+    assert "wrote 600 rows to" in (said := capsys.readouterr().out)
+    assert "the 600 released records over 1200 items\n" in said
+    assert json.loads(report.read_text())["release"]["output"]["method"] == "the released records"
+    assert main([*argv, "--rows", "300", "--overwrite"]) == 0
+    assert "sampled from the 600 synthetic records over 1200 items" in capsys.readouterr().out
+
+
+def test_choosing_the_item_path_reads_no_bits_of_an_encoded_npz(tmp_path):
+    """``reads_items`` decides from the ``.npz``'s small keys, never its ``words``."""
+    import argparse
+    from unittest import mock
+
+    from dpquery.cli.synth_items import reads_items
+    from dpquery.data.binary import save_binary
+
+    path = tmp_path / "x.npz"
+    save_binary(path, ItemSets(_items(50, 30, 1)).to_binary())
+    read, real = [], np.lib.npyio.NpzFile.__getitem__
+
+    def spy(self, key):
+        read.append(key)
+        return real(self, key)
+
+    args = argparse.Namespace(transactions=False, data=path, out=tmp_path / "s.csv")
+    with mock.patch.object(np.lib.npyio.NpzFile, "__getitem__", spy):
+        assert reads_items(args)  # free bits without a domain: item data
+    assert read and "words" not in read

@@ -42,16 +42,18 @@ import scipy.sparse as sp
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import attach_ledger, refuse_after_failed_spend
-from dpquery.algorithms.wide.release import as_item_sets, dense_records, sample_items
+from dpquery.algorithms.wide.release import as_item_sets, sample_items
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
-from dpquery.data.items import ItemSets
+from dpquery.data.items import ItemSets, dense_records
 from dpquery.data.sample import check_rows, output_table
 from dpquery.errors import DPQueryError, NonPrivateWarning
 from dpquery.privacy import Ledger
 from dpquery.queries import Workload, check_same_domain, default_workload
 from dpquery.rng import SeedLike, make_rng
 
+DEFAULT_K = 3
+"""The marginal order of the default workload."""
 NO_DOMAIN = (
     "a public domain is needed: pass domain= a dpquery.Domain, a codebook dict (see "
     "Domain.from_codebook) or the path of a domain JSON file. It is never read off the data "
@@ -105,7 +107,7 @@ class DPSynthesizer:
         delta: float | None = None,
         rho: float | None = None,
         algorithm: str = "auto",
-        k: int = 3,
+        k: int = DEFAULT_K,
         options: Mapping[str, Any] | None = None,
         seed: SeedLike = None,
         progress: bool | None = None,
@@ -235,6 +237,14 @@ class DPSynthesizer:
             raise DPQueryError(
                 "a sparse matrix is item data: its items 0..d-1 need no domain or workload"
             )
+        given = [f"{name}={value!r}" for name, value, unset in (
+            ("dtypes", self.dtypes, None), ("k", self.k, DEFAULT_K)) if value != unset]  # fmt: skip
+        if given:  # the output has no columns to type, and there is no workload of marginals
+            raise DPQueryError(
+                f"a sparse matrix is item data, released as a sparse matrix: drop "
+                f"{' and '.join(given)} (dtypes types columns; k is the default workload's "
+                "marginal order)"
+            )
         items = as_item_sets(matrix)
         if items.n == 0:
             raise DPQueryError("the matrix has no rows: there is nothing to release")
@@ -258,7 +268,8 @@ class DPSynthesizer:
         """``m`` synthetic rows (default ``n``, the input's) sampled from the release
         (:func:`dpquery.data.output_table`), in the input's column order and ``domain_``'s
         dtypes. Post-processing: no privacy cost; each call draws afresh from the one
-        generator."""
+        generator. On item data, a CSR matrix; ``m = n`` of an unweighted release gives the
+        released records themselves on every call (sampling would only reorder them)."""
         if not hasattr(self, "release_"):
             raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
         rows = self.n_ if m is None else check_rows(m)
@@ -281,7 +292,7 @@ def synthesize(
     algorithm: str = "auto",
     rows: int | None = None,
     seed: SeedLike = None,
-    k: int = 3,
+    k: int = DEFAULT_K,
     dtypes: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:

@@ -48,8 +48,11 @@ from dpquery.rng import SeedLike, make_rng
 RoundStats = dict[str, Any]
 
 
-def check_inputs(name: str, data: BinaryData, workload: Workload) -> None:
-    """The workload is over the data's bits and of a kind the oracles handle."""
+def check_inputs(name: str, data: BinaryData, workload: Workload | None) -> None:
+    """The workload is over the data's bits and of a kind the oracles handle (None: a
+    release that measures no workload, such as the wide release on item data)."""
+    if workload is None:
+        return
     if workload.d != data.d:
         raise DPQueryError(f"the workload is over {workload.d} bits, the data {data.d}")
     if workload.kind not in ("conjunction", "disjunction", "parity"):
@@ -119,6 +122,7 @@ class Synthesizer(ABC):
 
     name: ClassVar[str]
     options: ClassVar[tuple[str, ...]] = ()
+    release_type: ClassVar[type[Release]] = Release  # what fit returns
     seed: SeedLike
 
     # --- parameters ---------------------------------------------------------------------
@@ -213,17 +217,20 @@ class Synthesizer(ABC):
         before = len(ledger.entries)  # a given ledger may hold earlier stages' charges
         try:
             ledger.check(plan.charges())  # the whole plan fits before anything is drawn
-            true_answers, t_answers = true_answers_of(workload, data, true_answers)
+            if workload is None:  # a release measuring no workload: no answers to compute
+                true_answers, t_answers = np.zeros(0), 0.0
+            else:
+                true_answers, t_answers = true_answers_of(workload, data, true_answers)
             start = time.perf_counter() - t_answers
             outcome = self.run(Run(data, workload, true_answers, plan, rng, ledger))
         except BaseException as exc:
             self.failed_ledger_ = attach_ledger(exc, ledger, before)
             raise
-        parameters = {
-            **outcome.parameters, "n": data.n, "d": data.d, "queries": len(workload),
-        }  # fmt: skip
+        parameters = {**outcome.parameters, "n": data.n, "d": data.d}
+        if workload is not None:
+            parameters["queries"] = len(workload)
         timings = outcome.timings if outcome.timings is not None else round_timings(outcome.rounds)
-        return Release(
+        return self.release_type(
             self.name,
             outcome.records,
             ledger,

@@ -1,8 +1,9 @@
 """The ``dpquery`` command: a thin layer over the library.
 
 Each sub-command lives in its own module with a ``register(subparsers)`` function. Errors
-from bad input become one line on stderr and a non-zero exit; output files are written
-atomically (see :func:`dpquery.io.atomic_write`), so a failure leaves no partial file.
+from bad input become one line on stderr (with what a failed fit spent under it) and a
+non-zero exit; output files are written atomically (see :func:`dpquery.io.atomic_write`), so
+a failure leaves no partial file.
 """
 
 from __future__ import annotations
@@ -41,10 +42,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.func(args) or 0)
     except (DPQueryError, FileNotFoundError, FileExistsError, PermissionError) as exc:
         print(f"dpquery: error: {exc}", file=sys.stderr)
+        _print_notes(exc)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("dpquery: interrupted", file=sys.stderr)
+        _print_notes(exc)
         return 130
+
+
+def _print_notes(exc: BaseException) -> None:
+    """The exception's notes under its line: what a failed fit spent, so that a user who
+    runs the command again knows that the data has been spent on already."""
+    for note in getattr(exc, "__notes__", []):
+        print(f"  {note}", file=sys.stderr)
 
 
 def _show_warning(

@@ -8,9 +8,16 @@ pandas or the writer inferred from the values (one age of 37.5 makes the column 
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dpquery.errors import DPQueryError
+from dpquery.io import atomic_path
 
 
 def add_output_args(group: argparse._ArgumentGroup) -> None:
@@ -34,11 +41,40 @@ def output_rows(args: argparse.Namespace, n: int) -> int | None:
     return n if args.rows is None else args.rows
 
 
+RELEASED = "the released records"
+"""The output's method when it is the released records themselves, unweighted."""
+
+
 def describe_output(output: dict[str, Any], d: int) -> str:
-    """How the table's rows were made (the report's ``release.output``), for the console."""
-    if output["method"].startswith("the released records"):
-        return f"the {output['rows']} released records over {d} bits, with a 'weight' column"
+    """How the table's rows were made (the report's ``release.output``), for the console;
+    item data's output (which has a ``form``) is over items, a table's over bits."""
+    over = f"over {d} {'items' if 'form' in output else 'bits'}"
+    if output["method"] == RELEASED:
+        return f"the {output['rows']} released records {over}"
+    if output["method"].startswith(RELEASED):
+        return f"the {output['rows']} released records {over}, with a 'weight' column"
     return (
-        f"sampled from the {output['released_records']} synthetic records over {d} bits "
+        f"sampled from the {output['released_records']} synthetic records {over} "
         "(systematic sampling: each repeated in proportion to its weight)"
     )
+
+
+def json_text(value: object) -> str:
+    """``value`` as indented JSON text (numpy scalars as Python numbers), ending in a newline."""
+    return json.dumps(value, indent=2, default=_json) + "\n"
+
+
+def _json(x: object) -> object:
+    if isinstance(x, np.integer | np.floating | np.bool_):
+        return x.item()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def write_outputs(out: Path, write: Callable[[Path], object], texts: Mapping[Path, str]) -> None:
+    """``write(tmp)`` for ``out`` and each of ``texts`` (path to text) written to temporaries,
+    renamed together only when every write succeeded: a failure leaves no output at all."""
+    with ExitStack() as stack:
+        tmp = stack.enter_context(atomic_path(out, overwrite=True))
+        for path, text in texts.items():
+            stack.enter_context(atomic_path(path, overwrite=True)).write_text(text)
+        write(tmp)

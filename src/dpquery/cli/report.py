@@ -19,7 +19,7 @@ from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.coherence import coherence_section
 from dpquery.evaluation.holder import evaluate_synthetic
-from dpquery.evaluation.html import write_html
+from dpquery.evaluation.html import require_matplotlib, write_html
 from dpquery.queries.workload import Workload
 
 
@@ -36,15 +36,10 @@ def add_html_args(parser: argparse.ArgumentParser) -> None:
 def check_html_support(args: argparse.Namespace) -> None:
     """With ``--html``, fail before any work when matplotlib (the ``report`` extra) is
     missing: the page cannot be drawn, so nothing is computed, printed or written."""
-    if args.html is None:
-        return
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise DPQueryError(
-            f"--html {args.html} draws its plots with matplotlib, which is not installed: "
-            "pip install 'dpquery[report]' (or drop --html); nothing was computed or written"
-        ) from None
+    if args.html is not None:
+        require_matplotlib(
+            f"--html {args.html}", " (or drop --html); nothing was computed or written"
+        )
 
 
 def load_release_report(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -26,10 +26,8 @@ own file and labelled so on stdout, where its numbers are printed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +37,6 @@ from dpquery.algorithms import registry
 from dpquery.algorithms.auto import Auto, BaselineWarning
 from dpquery.algorithms.columns import columns_report
 from dpquery.algorithms.options import Option
-from dpquery.algorithms.wide.release import dense_records
 from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
@@ -51,15 +48,17 @@ from dpquery.cli.common import (
 from dpquery.cli.output import (
     add_output_args,
     describe_output,
+    json_text,
     output_rows,
+    write_outputs,
 )
 from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.synth_items import DENSE_COLUMNS, ItemFront, reads_items, synth_items
 from dpquery.cli.workload import workload_of_kind
+from dpquery.data.items import dense_records
 from dpquery.data.sample import output_table
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report
-from dpquery.io import atomic_path
 from dpquery.privacy.delta import (
     LargeDeltaWarning,
     WeakBudgetWarning,
@@ -85,8 +84,8 @@ ORACLE_FLAGS = "--oracle-time-limit/--oracle-gap"
 DEFAULT_PATH = ("auto", "adaptive-projection", "wide")
 BUDGET = ("epsilon", "delta", "rho")
 USAGE = (
-    "dpquery synth (--data FILE --domain DOMAIN.json | --dataset NAME)\n"
-    "                     (--epsilon E [--delta D] | --rho RHO) --out SYNTH.csv [options]"
+    "dpquery synth (--data FILE [--domain DOMAIN.json] | --dataset NAME)\n"
+    "                     (--epsilon E [--delta D] | --rho RHO) --out OUT [options]"
 )
 
 
@@ -95,10 +94,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "synth",
         help="release a differentially private synthetic dataset",
         usage=USAGE,
-        description="Release private synthetic records that answer a workload of queries. "
-        "Writes the records as a table in the input's columns (--out) and a JSON report. "
-        "The options of the default release come first; those of the other algorithms "
-        "(--algorithm) are grouped by algorithm at the end.",
+        description="Release private synthetic records (--out) and a JSON report: a table in "
+        "the input's columns (over --domain), or, from item data (FILE X.transactions.csv or "
+        "a sparse .npz; no domain), item sets. The default release's options come first; the other "
+        "algorithms' are grouped by algorithm at the end.",
     )
     add_budget_args(p)
     add_data_args(p)
@@ -296,20 +295,12 @@ def _synth(args: argparse.Namespace) -> int:
         _baseline_check(model, data, workload)
         report, evaluation, table = _release(args, model, data, workload, fresh, rng)
     # Serialise before writing anything: a failure here must leave no output at all.
-    text = json.dumps(report, indent=2, default=_json) + "\n"
+    texts = {} if args.report is None else {args.report: json_text(report)}
     evaluated = evaluation_path(args)
-    ev_text = None if evaluation is None else json.dumps(evaluation, indent=2, default=_json)
-    # Every file is written to a temporary and they are renamed together on success.
-    with ExitStack() as stack:
-        tmp = stack.enter_context(atomic_path(args.out, overwrite=True))
-        if args.report is not None:
-            stack.enter_context(atomic_path(args.report, overwrite=True)).write_text(text)
-        if evaluated is not None and ev_text is not None:
-            stack.enter_context(atomic_path(evaluated, overwrite=True)).write_text(ev_text + "\n")
-        if args.out.suffix.lower() == ".parquet":
-            table.to_parquet(tmp, index=False)
-        else:
-            table.to_csv(tmp, index=False)
+    if evaluated is not None and evaluation is not None:
+        texts[evaluated] = json_text(evaluation)
+    to_file = table.to_parquet if args.out.suffix.lower() == ".parquet" else table.to_csv
+    write_outputs(args.out, lambda tmp: to_file(tmp, index=False), texts)
     _summary(report, args, len(table))
     if evaluation is not None:
         _evaluation_summary(evaluation, evaluated, args.quiet)
@@ -424,12 +415,6 @@ def _estimator(
     with flag_errors(flags=flags):
         model.validate()  # every value's range, before the data is read
     return model
-
-
-def _json(x: object) -> object:
-    if isinstance(x, np.integer | np.floating | np.bool_):
-        return x.item()
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
 def asked_guarantee(budget: dict[str, Any]) -> str:

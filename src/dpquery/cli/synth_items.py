@@ -17,7 +17,6 @@ workload), and its records are written as item sets.
 from __future__ import annotations
 
 import argparse
-import json
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,14 +30,13 @@ import scipy.sparse as sp
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.wide.release import sample_items
 from dpquery.cli.common import is_item_file
-from dpquery.cli.output import output_rows
-from dpquery.data.binary import _FORMAT, BinaryData, load_binary
+from dpquery.cli.output import RELEASED, json_text, output_rows, write_outputs
+from dpquery.data.binary import _FORMAT, BinaryData
 from dpquery.data.domain import Binary, Domain
 from dpquery.data.items import ItemSets, read_item_sets, write_item_sets
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import publishable_report
 from dpquery.evaluation.wide import describe_wide, wide_evaluation
-from dpquery.io import atomic_path, atomic_write, atomic_write_text
 from dpquery.privacy.delta import LargeDeltaWarning
 from dpquery.queries import default_workload
 from dpquery.rng import describe_rng, make_rng
@@ -62,32 +60,22 @@ class ItemFront:
     delta_rule: Callable[[argparse.Namespace, int], None]
 
 
-def _free_bits_npz(path: Path) -> BinaryData | None:
-    """The encoded data of ``path`` when it is a dpquery ``.npz`` of free bits only."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if "format" not in z.files or str(z["format"]) != _FORMAT:
-                return None
-    except Exception:  # not ours to judge here: the dense path reports a bad file
-        return None
-    data = load_binary(path)
-    return None if len(data.onehot_groups) else data
-
-
 def reads_items(args: argparse.Namespace) -> bool:
-    """Whether ``synth`` takes the item path (module docstring); reads only public shape."""
+    """Whether ``synth`` takes the item path (module docstring); of an encoded ``.npz`` it
+    reads only the format, the one-hot groups and the domain, never the bits."""
     if args.transactions or (args.data is not None and is_item_file(args.data)):
         return True
     if args.data is None or args.data.suffix.lower() != ".npz" or not args.data.exists():
         return False
     try:
-        with np.load(args.data, allow_pickle=False) as z:
+        with np.load(args.data, allow_pickle=False) as z:  # lazy: only the keys read here
             if "format" not in z.files or str(z["format"]) != _FORMAT:
                 return True  # scipy's save_npz: a sparse matrix
-    except Exception:
+            free_bits = len(z["onehot_groups"]) == 0  # dpquery encode --transactions
+            has_domain = bool(str(z["domain"]))
+    except Exception:  # not ours to judge here: the dense path reports a bad file
         return False
-    bits = _free_bits_npz(args.data)
-    return bits is not None and (bits.domain is None or is_item_file(args.out))
+    return free_bits and (not has_domain or is_item_file(args.out))
 
 
 def check_item_output(args: argparse.Namespace, d: int) -> str:
@@ -144,17 +132,17 @@ def release_items(
 
 
 def write_output(path: Path, form: str, items: ItemSets) -> None:
-    """Write ``items`` atomically in ``form``."""
+    """Write ``items`` to ``path`` in ``form`` (a temporary of :func:`write_outputs`)."""
     if form == "items":
         write_item_sets(path, items)
     elif form == "npz":
-        atomic_write(path, lambda tmp: sp.save_npz(tmp.open("wb"), items.matrix))
+        with path.open("wb") as fh:
+            sp.save_npz(fh, items.matrix)
     else:
         table = pd.DataFrame(items.matrix.toarray(), columns=[f"i{j}" for j in range(items.d)])
         if items.weights is not None:
             table["weight"] = items.weights / items.weights.sum()
-        with atomic_path(path, overwrite=True) as tmp:
-            table.to_csv(tmp, index=False)
+        table.to_csv(path, index=False)
 
 
 def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | None) -> int:
@@ -186,27 +174,21 @@ def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | No
     rel = report["release"]
     if reason is not None:
         rel["parameters"]["auto"] = {"chosen": "wide", "reason": reason}
-    rel["output"] = {
-        "rows": out.n, "released_records": released.n, "form": form,
-        "method": "the released records with their weights" if args.weights
-        else "sampled from the released records (systematic sampling by weight)",
-    }  # fmt: skip
-    text = json.dumps(report, indent=2, default=_json) + "\n"
+    if args.weights:
+        method = "the released records with their weights"
+    elif out is released:  # unweighted, rows = n: sampling would only reorder them
+        method = RELEASED
+    else:
+        method = "sampled from the released records (systematic sampling by weight)"
+    rel["output"] = {"rows": out.n, "released_records": released.n, "form": form,
+                     "method": method}  # fmt: skip
+    texts = {} if args.report is None else {args.report: json_text(report)}
     evaluation = None
     if evaluated is not None:  # NOT private: the curator's, in its own file
         evaluation = wide_evaluation(items, out, seed=0)
-    write_output(args.out, form, out)
-    if args.report is not None:
-        atomic_write_text(args.report, text)
-    if evaluated is not None:
-        atomic_write_text(evaluated, json.dumps(evaluation, indent=2, default=_json) + "\n")
+        texts[evaluated] = json_text(evaluation)
+    write_outputs(args.out, lambda tmp: write_output(tmp, form, out), texts)
     summary(report, args, out.n)
     if evaluation is not None and not args.quiet:
         print(f"{describe_wide(evaluation)}\n(written to {evaluated})")
     return 0
-
-
-def _json(x: object) -> object:
-    if isinstance(x, np.integer | np.floating | np.bool_):
-        return x.item()
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")

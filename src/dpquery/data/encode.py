@@ -159,7 +159,7 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
     columns = None if domain is None else list(domain.names)
     try:
         if suffixes and suffixes[-1] in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
             header = pd.Index(pq.read_schema(path).names)
             table = pd.read_parquet(path, columns=columns)

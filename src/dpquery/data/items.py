@@ -24,7 +24,9 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpquery.data.binary import _FORMAT, BinaryData, load_binary, unpack_columns
+from dpquery.data.domain import Domain
 from dpquery.data.encode import _from_pairs, check_indices, read_pairs, resolve_sizes
+from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write, npz_error
 
@@ -258,4 +260,12 @@ def write_item_sets(path: str | Path, items: ItemSets) -> None:
     atomic_write(path, write)
 
 
-__all__ = ["ItemSets", "read_item_sets", "write_item_sets"]
+def dense_records(records: Records | ItemSets, domain: Domain | None) -> Records:
+    """``records`` as dense :class:`Records` over ``domain`` (item sets unpacked: for the
+    table writers, on data narrow enough to be written dense)."""
+    if isinstance(records, Records):
+        return records
+    return Records(records.matrix.toarray(), records.weights, domain)
+
+
+__all__ = ["ItemSets", "dense_records", "read_item_sets", "write_item_sets"]

@@ -506,14 +506,21 @@ def _wide_body(page: _Page) -> str:
     ])  # fmt: skip
 
 
-def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = None) -> str:
-    """The page (a string); ``release`` is the ``release`` section of a synth report."""
+def require_matplotlib(what: str = "the HTML report", then: str = "") -> None:
+    """Fail with a clear error when matplotlib (the ``report`` extra) is missing: ``what``
+    draws its plots with it; ``then`` is said after the advice to install it."""
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401  # optional (the report extra)
     except ImportError:
         raise DPQueryError(
-            "the HTML report draws its plots with matplotlib: pip install 'dpquery[report]'"
+            f"{what} draws its plots with matplotlib, which is not installed: "
+            f"pip install 'dpquery[report]'{then}"
         ) from None
+
+
+def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = None) -> str:
+    """The page (a string); ``release`` is the ``release`` section of a synth report."""
+    require_matplotlib()
     doc: dict[str, Any] = {"evaluation": evaluation}
     if release is not None:
         # As the JSON report holds it (tuples as lists, numpy scalars as numbers), whether it

@@ -24,6 +24,7 @@ at most ``sqrt(s2 (s2 - 1))``.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
@@ -53,11 +54,11 @@ def keyed_hash(key: int, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
         return _splitmix(z ^ (np.asarray(items, dtype=np.uint64) * _GOLDEN + k))
 
 
-def check_bound(name: str, value: object, d: int) -> int:
-    """``value`` as a bound on items per record: an integer in ``[1, d]``, or an error that
-    names it (before anything is charged)."""
+def check_bound(name: str, value: object, d: int, noun: str = "items per record") -> int:
+    """``value`` as a number of ``noun`` (a bound on items per record by default): an
+    integer in ``[1, d]``, or an error that names it (before anything is charged)."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise DPQueryError(f"{name} must be a whole number of items per record; got {value!r}")
+        raise DPQueryError(f"{name} must be a whole number of {noun}; got {value!r}")
     if not 1 <= int(value) <= max(d, 1):
         raise DPQueryError(f"{name} must be between 1 and the number of items d={d}; got {value!r}")
     return int(value)
@@ -92,17 +93,26 @@ def truncate(matrix: sp.csr_array, s: int, key: int) -> sp.csr_array:
     return keep_entries(matrix, hash_order(matrix, key) < s)
 
 
+def sqrt_up(x: int) -> float:
+    """``sqrt(x)`` rounded up: the float whose square is at least ``x`` exactly, so that the
+    noise ``sigma^2 >= Delta^2 / (2 rho)`` never falls below the true value by a rounding
+    (``math.sqrt(6) ** 2 < 6``)."""
+    r = math.sqrt(x)
+    return r if Fraction(r) ** 2 >= x else math.nextafter(r, math.inf)
+
+
 def count_sensitivity(s: int) -> float:
     """L2 sensitivity of the item-count vector of ``s``-bounded records, replace-one:
-    ``sqrt(2 s)``."""
-    return math.sqrt(2 * s)
+    ``sqrt(2 s)`` (rounded up)."""
+    return sqrt_up(2 * s)
 
 
 def pair_sensitivity(s2: int) -> float:
     """L2 sensitivity of the pair-count vector of records bounded to ``s2`` head items,
-    replace-one: ``sqrt(2 C(s2, 2)) = sqrt(s2 (s2 - 1))`` (at least 1, the count of one pair)."""
-    return math.sqrt(max(s2 * (s2 - 1), 1))
+    replace-one: ``sqrt(2 C(s2, 2)) = sqrt(s2 (s2 - 1))`` (at least 1, the count of one pair;
+    rounded up)."""
+    return sqrt_up(max(s2 * (s2 - 1), 1))
 
 
-HISTOGRAM_SENSITIVITY = math.sqrt(2)
+HISTOGRAM_SENSITIVITY = sqrt_up(2)
 """A record sits in one cell of a histogram; replacing it moves two cells by 1."""

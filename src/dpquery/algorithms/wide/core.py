@@ -16,6 +16,7 @@ from dpquery.algorithms.wide.bound import (
     pair_sensitivity,
 )
 from dpquery.algorithms.wide.shrink import shrink
+from dpquery.data.sample import systematic_counts
 from dpquery.privacy import Ledger
 
 # How loosely the fit follows each estimate: its noise variance times this (fractions of
@@ -117,7 +118,7 @@ def release_sparse(
     penalty[K + j * K + k] = PAIR_PENALTY * (sigma_pairs / n) ** 2
     p = fit.maxent_weights(A, base, target, penalty)
 
-    copies = fit.systematic_counts(p, n, rng)
+    copies = systematic_counts(p, n, rng)
     chosen = np.repeat(np.arange(pool.shape[0]), copies)
     rng.shuffle(chosen)
     heads = pool[chosen]

@@ -10,7 +10,6 @@ before its draw, and the whole plan is checked first.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
@@ -24,16 +23,13 @@ from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound
 from dpquery.algorithms.wide.core import Shares, SparseParameters, release_sparse
 from dpquery.data.binary import BinaryData
-from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
-from dpquery.data.records import Records
 from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.budget import budget_rho
-from dpquery.privacy.delta import check_delta
 from dpquery.queries import Workload
-from dpquery.rng import SeedLike, make_rng
+from dpquery.rng import SeedLike
 
 ItemData: TypeAlias = ItemSets | BinaryData | sp.sparray | sp.spmatrix
 
@@ -93,6 +89,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     ``pool`` the number of candidate head sets."""
 
     name: ClassVar[str] = "wide"
+    release_type: ClassVar[type[Release]] = ItemRelease
     options: ClassVar[tuple[str, ...]] = (
         "epsilon", "delta", "rho", "bound", "pair_bound", "head", "pool",
     )  # fmt: skip
@@ -115,7 +112,11 @@ class WideRelease(Synthesizer, ZCDPBudget):
             if self.pair_bound is None
             else min(check_bound("pair_bound", self.pair_bound, d), s)
         )
-        K = min(DEFAULT_HEAD, d) if self.head is None else check_bound("head", self.head, d)
+        K = (
+            min(DEFAULT_HEAD, d)
+            if self.head is None
+            else check_bound("head", self.head, d, "head items")
+        )
         if isinstance(self.pool, bool) or not isinstance(self.pool, int) or self.pool < 1:
             raise DPQueryError(f"pool must be a positive number of head sets; got {self.pool!r}")
         whole = budget_of(**self.budget_keywords(budget, n))
@@ -128,14 +129,11 @@ class WideRelease(Synthesizer, ZCDPBudget):
         return WidePlan(whole, SparseParameters(rho, s, s2, K, Shares(), self.pool))
 
     def run(self, run: Run) -> Outcome:
-        """The release on ``run`` (as ``auto`` runs it): its records are item sets."""
-        records, parameters = self._release(as_item_sets(run.data), run.plan, run)
-        return Outcome(records, [], parameters, {})  # type: ignore[arg-type]  # item sets
-
-    @staticmethod
-    def _release(items: ItemSets, plan: WidePlan, run: Run) -> tuple[ItemSets, dict[str, Any]]:
-        matrix, info = release_sparse(items.matrix, plan.parameters, run.rng, run.ledger)
-        return ItemSets(matrix), {**info, "budget": plan.budget.to_dict()}
+        """The release on ``run``: its records are item sets."""
+        items = as_item_sets(run.data)
+        matrix, info = release_sparse(items.matrix, run.plan.parameters, run.rng, run.ledger)
+        parameters = {**info, "budget": run.plan.budget.to_dict()}
+        return Outcome(ItemSets(matrix), [], parameters, {})  # type: ignore[arg-type]  # item sets
 
     def fit(
         self,
@@ -145,23 +143,11 @@ class WideRelease(Synthesizer, ZCDPBudget):
         *,
         ledger: Ledger | None = None,
     ) -> Release:
-        """The release of item ``data`` (no workload needed: the measures are the items',
-        the sizes' and the head pairs'); the skeleton of :meth:`Synthesizer.fit` otherwise:
-        validate, plan, check the whole plan on the ledger, then run."""
+        """The release of item ``data`` by :meth:`Synthesizer.fit` (its ledger kept as
+        ``ledger_``, also when the fit raises), with no workload: the measures are the
+        items', the sizes' and the head pairs'."""
         items = as_item_sets(data)
-        self.validate()
-        plan = self.plan(items, workload, budget=None if ledger is None else ledger.budget)
-        check_delta(plan.budget.delta, items.n)
-        rng = make_rng(self.seed)
-        if ledger is None:
-            ledger = Ledger(plan.budget, self.plan_accountant(plan))
-        ledger.check(plan.charges())  # the whole plan fits before anything is drawn
-        start = time.perf_counter()
-        run = Run(items, workload, np.zeros(0), plan, rng, ledger)  # type: ignore[arg-type]
-        records, parameters = self._release(items, plan, run)
-        parameters = {**parameters, "n": items.n, "d": items.d}
-        return ItemRelease(self.name, records, ledger, parameters, [],
-                           {"total_s": time.perf_counter() - start})  # fmt: skip
+        return super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
 
 
 def sample_items(released: ItemSets, rows: int | None, rng: np.random.Generator) -> ItemSets:
@@ -176,11 +162,3 @@ def sample_items(released: ItemSets, rows: int | None, rng: np.random.Generator)
     index = np.repeat(np.arange(released.n), counts)
     rng.shuffle(index)
     return ItemSets(released.matrix[index])
-
-
-def dense_records(records: Records | ItemSets, domain: Domain | None) -> Records:
-    """``records`` as dense :class:`Records` over ``domain`` (item sets unpacked: for the
-    table writers, on data narrow enough to be written dense)."""
-    if isinstance(records, Records):
-        return records
-    return Records(records.matrix.toarray(), records.weights, domain)
