@@ -13,11 +13,14 @@ attribute), the budget and the workload's shape. It never looks at the data's va
    measured wherever it runs.
 2. **wide** (:mod:`dpquery.algorithms.wide`) on item data beyond that reach (free bits
    without a domain, as ``encode --transactions`` writes them, more than
-   :data:`MAX_ATTRIBUTES` of them or too many codes; a dense table of free bits over a domain,
-   such as the 512,000 biased bits, keeps the oracle-efficient family): item
+   :data:`MAX_ATTRIBUTES` of them or too many codes): item
    counts, sizes and frequent pairs under a contribution bound, fitted by sparse records; it
    beat the zeros and independence tables on npm_words at 5,000 and 45,375 items
-   (``docs/wide.md``), where dualquery was worse than the all-zero table.
+   (``docs/wide.md``), where dualquery was worse than the all-zero table. On a table of free
+   bits over a domain beyond that reach (such as DualQuery's 512,000 biased bits) its dense
+   mode, **wide-dense** (:mod:`dpquery.algorithms.wide.dense`): every bit's count at once,
+   shrunk, and records of independent bits; it beat the uniform table there, where dualquery
+   did not (``docs/choosing.md``).
 3. otherwise the oracle-efficient family, which works on bits and runs at hundreds of
    thousands of them: :data:`WIDE` (see ``docs/choosing.md`` for the measurements); also on
    data partitioned on a cluster, which it reads only through query answers.
@@ -69,6 +72,8 @@ MAX_ATTRIBUTES = 1000
 WIDE = "dualquery"
 # The algorithm for wide binary item data (every attribute a free bit, docs/wide.md).
 SPARSE = "wide"
+# The algorithm for wide tables of free bits over a domain (docs/choosing.md).
+DENSE = "wide-dense"
 # The largest epsilon at which the wide path was measured not to beat the uniform baseline.
 WIDE_MEASURED_EPSILON = 1.0
 # adaptive-projection's time per round grows with (candidate marginals) x (records): each
@@ -107,12 +112,14 @@ def candidate_count(marginals: Sequence[Marginal], sizes: Sequence[int], n: int)
 def choose(
     *, n: int, g: int, d: int, workload_kind: str, candidates: int = 0,
     size: int | None = None, partitioned: bool = False, items: bool = False,
+    free_bits: bool = False,
 ) -> Choice:  # fmt: skip
     """The policy of the module docstring, from public quantities only: ``n``, the attributes
     ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, the
     user's ``size`` (records released; None: the policy's), whether the data is
     partitioned on a cluster (adaptive-projection holds the records in memory) and whether
-    every attribute is a free bit (``items``: a users x items table)."""
+    every attribute is a free bit (``items``: a users x items table without a domain;
+    ``free_bits``: over a domain)."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
     beyond = records * g > MAX_CODES or g > MAX_ATTRIBUTES
     if items and beyond and not partitioned and workload_kind == "conjunction":
@@ -122,6 +129,13 @@ def choose(
             "most frequent items, measured and fitted by sparse records"
         )
         return Choice(SPARSE, reason, {} if size is None else {"size": size})
+    if free_bits and beyond and not partitioned and workload_kind == "conjunction":
+        reason = (
+            f"{n} records x {d} free bits is beyond adaptive-projection's reach, so the "
+            f"{DENSE} release runs: every bit's count, measured at once, shrunk, and records "
+            "of independent bits with those frequencies"
+        )
+        return Choice(DENSE, reason, {} if size is None else {"size": size})
     if partitioned:
         reason = (
             "the data is partitioned on a cluster and adaptive-projection needs the records "
@@ -281,15 +295,16 @@ class Auto(ZCDPBudget, Synthesizer):
         layout = AttributeLayout.of_data(data)
         # Anything but records in memory or their public shape: PartitionedData (dask).
         partitioned = not isinstance(data, BinaryData | PublicShape)
-        candidates = 0
-        if workload.kind == "conjunction" and not partitioned:
+        free = len(data.onehot_groups) == 0
+        candidates = 0  # adaptive-projection's, counted only where it may run
+        if workload.kind == "conjunction" and not partitioned and layout.g <= MAX_ATTRIBUTES:
             marginals = workload_marginals(workload, layout)
             candidates = candidate_count(marginals, layout.sizes.tolist(), data.n)
         return choose(
             n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
             candidates=candidates, size=self.size, partitioned=partitioned,
             # bits with no domain and no one-hot group: item sets (encode --transactions)
-            items=len(data.onehot_groups) == 0 and getattr(data, "domain", None) is None,
+            items=free and getattr(data, "domain", None) is None, free_bits=free,
         )  # fmt: skip
 
     def plan(
@@ -351,6 +366,7 @@ class Auto(ZCDPBudget, Synthesizer):
 
 __all__ = [
     "BASELINE_MEDIAN_TV",
+    "DENSE",
     "MAX_ATTRIBUTES",
     "MIN_RECORDS",
     "SPARSE",

@@ -82,11 +82,13 @@ def posterior_median(
 
 
 def shrink(
-    y: np.ndarray, sigma: float, *, center: np.ndarray | None = None, nonnegative: bool = True
-) -> np.ndarray:
+    y: np.ndarray, sigma: float, *, center: np.ndarray | None = None, nonnegative: bool = True,
+    upper: float | None = None,
+) -> np.ndarray:  # fmt: skip
     """Empirical-Bayes posterior medians of the true values behind noisy ``y`` (module
     docstring). ``center`` (public, or itself post-processing): shrink ``y - center`` and add
-    it back; ``nonnegative``: the true values ``y - center`` are known to be ``>= 0``.
+    it back; ``nonnegative``: the true values ``y - center`` are known to be ``>= 0``;
+    ``upper`` (public): they are known to be ``<= upper`` (the prior's grid stops there).
     Values more than 10 sigma from the centre are kept as measured."""
     y = np.asarray(y, dtype=np.float64)
     base = np.zeros_like(y) if center is None else np.asarray(center, dtype=np.float64)
@@ -95,7 +97,8 @@ def shrink(
     inner = np.abs(r) <= _KEEP_ABOVE * sigma
     if inner.any():
         lo = 0.0 if nonnegative else -(_KEEP_ABOVE + 4) * sigma
-        grid = _grid(lo, (_KEEP_ABOVE + 4) * sigma)
+        hi = (_KEEP_ABOVE + 4) * sigma
+        grid = _grid(lo, hi if upper is None else min(hi, upper))
         prior = npmle_prior(r[inner], sigma, grid)
         out[inner] = posterior_median(r[inner], sigma, grid, prior)
     if nonnegative:
