@@ -123,20 +123,19 @@ def choose(
     ``free_bits``: over a domain)."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
     beyond = records * g > MAX_CODES or g > MAX_ATTRIBUTES
-    if items and beyond and not partitioned and workload_kind == "conjunction":
+    if (items or free_bits) and beyond and not partitioned and workload_kind == "conjunction":
+        algorithm, kind, what = (
+            (SPARSE, "binary items", "every item's count, the record sizes and the pairs of the "
+             "most frequent items, measured and fitted by sparse records")
+            if items
+            else (DENSE, "free bits", "every bit's count, measured at once, shrunk, and "
+                  "records of independent bits with those frequencies")
+        )  # fmt: skip
         reason = (
-            f"{n} records x {d} binary items is beyond adaptive-projection's reach, so the "
-            f"{SPARSE} release runs: every item's count, the record sizes and the pairs of the "
-            "most frequent items, measured and fitted by sparse records"
+            f"{n} records x {d} {kind} is beyond adaptive-projection's reach, so the "
+            f"{algorithm} release runs: {what}"
         )
-        return Choice(SPARSE, reason, {} if size is None else {"size": size})
-    if free_bits and beyond and not partitioned and workload_kind == "conjunction":
-        reason = (
-            f"{n} records x {d} free bits is beyond adaptive-projection's reach, so the "
-            f"{DENSE} release runs: every bit's count, measured at once, shrunk, and records "
-            "of independent bits with those frequencies"
-        )
-        return Choice(DENSE, reason, {} if size is None else {"size": size})
+        return Choice(algorithm, reason, {} if size is None else {"size": size})
     if partitioned:
         reason = (
             "the data is partitioned on a cluster and adaptive-projection needs the records "
