@@ -65,6 +65,7 @@ CANDIDATES: dict[str, tuple[str, dict[str, Any]]] = {
     "fem": ("fem", {}),
     "dualquery": ("dualquery", {}),
     "dqrs": ("dqrs", {}),
+    "wide-dense": ("wide-dense", {}),
 }
 BASELINES = ("uniform", "zeros")
 FIELDS = ("dataset", "n", "g", "d", "epsilon", "delta", "seed", "candidate", "algorithm",

@@ -40,6 +40,7 @@ from dpquery.algorithms.marginal.options import OPTIONS as MARGINAL_OPTIONS
 from dpquery.algorithms.options import Option, declare, options
 from dpquery.algorithms.synthesizer import Synthesizer
 from dpquery.algorithms.uniform import UniformRecords
+from dpquery.algorithms.wide.dense import DenseBits
 from dpquery.algorithms.wide.options import OPTIONS as WIDE_OPTIONS
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.errors import DPQueryError
@@ -57,6 +58,7 @@ ALGORITHMS: dict[str, type[Synthesizer]] = {
         AdaptiveProjection,
         UniformRecords,
         WideRelease,
+        DenseBits,
     )
 }
 # Keywords every estimator may take that are not user options: the seed (the front end's
@@ -105,7 +107,7 @@ def _reads_data(cls: type[Synthesizer]) -> bool:
     """Whether the algorithm may leave attributes unmeasured: it reads the data, and does not
     measure every attribute's 1-way marginal itself (as AdaptiveProjection does); ``auto``
     builds its choice here, with the choice's own pipeline."""
-    return cls not in (UniformRecords, AdaptiveProjection, Auto, WideRelease)
+    return cls not in (UniformRecords, AdaptiveProjection, Auto, WideRelease, DenseBits)
 
 
 def all_options() -> dict[str, Option]:

@@ -81,13 +81,25 @@ def posterior_median(
     return med[inverse.ravel()]
 
 
+def posterior_mean(y: np.ndarray, sigma: float, grid: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """The mean of each value's posterior on ``grid`` under ``prior`` (the estimate of least
+    expected squared error)."""
+    values, inverse = np.unique(np.asarray(y, dtype=np.float64), return_inverse=True)
+    post = np.exp(-0.5 * ((values[:, None] - grid[None, :]) / sigma) ** 2) * prior[None, :]
+    post /= np.maximum(post.sum(axis=1, keepdims=True), 1e-300)
+    return (post @ grid)[inverse.ravel()]
+
+
 def shrink(
-    y: np.ndarray, sigma: float, *, center: np.ndarray | None = None, nonnegative: bool = True
-) -> np.ndarray:
+    y: np.ndarray, sigma: float, *, center: np.ndarray | None = None, nonnegative: bool = True,
+    upper: float | None = None, mean: bool = False,
+) -> np.ndarray:  # fmt: skip
     """Empirical-Bayes posterior medians of the true values behind noisy ``y`` (module
-    docstring). ``center`` (public, or itself post-processing): shrink ``y - center`` and add
-    it back; ``nonnegative``: the true values ``y - center`` are known to be ``>= 0``.
-    Values more than 10 sigma from the centre are kept as measured."""
+    docstring), or posterior means (``mean``). ``center`` (public, or itself
+    post-processing): shrink ``y - center`` and add it back; ``nonnegative``: the true values
+    ``y - center`` are known to be ``>= 0``; ``upper`` (public): they are known to be
+    ``<= upper`` (the prior's grid stops there). Values more than 10 sigma from the centre
+    are kept as measured."""
     y = np.asarray(y, dtype=np.float64)
     base = np.zeros_like(y) if center is None else np.asarray(center, dtype=np.float64)
     r = y - base
@@ -95,9 +107,11 @@ def shrink(
     inner = np.abs(r) <= _KEEP_ABOVE * sigma
     if inner.any():
         lo = 0.0 if nonnegative else -(_KEEP_ABOVE + 4) * sigma
-        grid = _grid(lo, (_KEEP_ABOVE + 4) * sigma)
+        hi = (_KEEP_ABOVE + 4) * sigma
+        grid = _grid(lo, hi if upper is None else min(hi, upper))
         prior = npmle_prior(r[inner], sigma, grid)
-        out[inner] = posterior_median(r[inner], sigma, grid, prior)
+        estimate = posterior_mean if mean else posterior_median
+        out[inner] = estimate(r[inner], sigma, grid, prior)
     if nonnegative:
         out = np.maximum(out, 0.0)
     return base + out
