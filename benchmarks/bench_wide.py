@@ -20,11 +20,13 @@ the 100 most frequent (triples, seed 0); beside ``zeros`` (the all-zero table), 
 (the product of the TRUE word frequencies: reads the data) and ``uniform``. The done-when
 targets are checked on every seed (met = met by the worst seed).
 
-Quick mode (``make bench``, ``DPQUERY_BENCH_QUICK=1``, or ``--quick``): d = 5,000, seed 0.
-Full protocol (``make bench FULL=1 BENCH=wide``): both d, three seeds. Rows are appended to
-``docs/results/wide/<out>.csv`` as each run ends, the table to ``<out>.md``::
+Quick mode (``make bench``, ``DPQUERY_BENCH_QUICK=1``, or ``--quick``): d = 5,000, seed 10.
+Full protocol (``make bench FULL=1 BENCH=wide``): both d, seeds 10, 11, 12 (the wide
+release's constants were tuned on seeds 0-2, so these report on seeds it was not tuned on).
+Rows are appended to ``docs/results/wide/<out>.csv`` as each run ends, the table to
+``<out>.md``::
 
-    nice .venv/bin/python benchmarks/bench_wide.py --d 5000 45375 --seeds 0 1 2 --out full
+    nice .venv/bin/python benchmarks/bench_wide.py --d 5000 45375 --seeds 10 11 12 --out full
     .venv/bin/python benchmarks/bench_wide.py --report full     # the table again
 """
 
@@ -320,7 +322,7 @@ def _append(path: Path, rows: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="d = 5,000, seed 0")
+    p.add_argument("--quick", action="store_true", help="d = 5,000, seed 10")
     p.add_argument("--d", nargs="+", type=int, choices=(5000, D))
     p.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     p.add_argument("--seeds", nargs="+", type=int)
@@ -335,7 +337,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     quick = args.quick or os.environ.get("DPQUERY_BENCH_QUICK", "") not in ("", "0")
     args.d = args.d or ([5000] if quick else [5000, D])
-    args.seeds = args.seeds if args.seeds is not None else ([0] if quick else [0, 1, 2])
+    args.seeds = args.seeds if args.seeds is not None else ([10] if quick else [10, 11, 12])
     args.out = args.out or ("quick" if quick else "full")
     rows = bench(args)
     text = table(rows)
