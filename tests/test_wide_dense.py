@@ -12,7 +12,8 @@ import pytest
 from dpquery.algorithms import registry
 from dpquery.algorithms.wide.dense import BITS, DenseBits, bits_sensitivity
 from dpquery.algorithms.wide.shrink import shrink
-from dpquery.data.binary import BinaryData
+from dpquery.cli import main
+from dpquery.data.binary import BinaryData, save_binary
 from dpquery.data.domain import Domain
 from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
@@ -133,3 +134,18 @@ def test_auto_warns_before_the_dense_mode_runs_when_the_noise_drowns_the_bits() 
     assert quiet.choice.algorithm == "wide-dense" and quiet.warning is None
     loud = registry.build("auto", {"epsilon": 0.1}, seed=0).plan(data, workload)  # type: ignore[attr-defined]
     assert loud.warning is not None and "uniform" in loud.warning
+
+
+def test_the_cli_writes_a_csv_over_1000_columns_only_with_dense(tmp_path) -> None:
+    """A release of 2,000 free bits as a CSV is refused without --dense (nothing written, no
+    budget spent: the check precedes the fit), and written with it."""
+    data = _bits(n=200)
+    source = tmp_path / "bits.npz"
+    save_binary(source, data)
+    out = tmp_path / "s.csv"
+    argv = ["synth", "--data", str(source), "--epsilon", "1", "--seed", "0", "--rows", "5",
+            "--quiet", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 2
+    assert not out.exists()
+    assert main([*argv, "--dense"]) == 0
+    assert out.read_text().count("\n") == 6  # header + 5 rows

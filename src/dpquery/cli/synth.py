@@ -109,8 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "item data S.transactions.csv (row item), S.npz (sparse) or a dense "
                    "S.csv")  # fmt: skip
     g.add_argument("--dense", action="store_true",
-                   help=f"item data: write a dense CSV even over more than {DENSE_COLUMNS} "
-                   "items")  # fmt: skip
+                   help=f"write a dense CSV even over more than {DENSE_COLUMNS} columns (items, "
+                   "or attributes)")  # fmt: skip
     g.add_argument("--report", type=Path, metavar="REPORT.json",
                    help="the publishable JSON report (account and privacy)")  # fmt: skip
     g.add_argument("--evaluate", nargs="?", const="", metavar="FILE",
@@ -266,6 +266,16 @@ def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) ->
     return workload, fresh
 
 
+def _check_width(args: argparse.Namespace, columns: int) -> None:
+    """A CSV over more than :data:`DENSE_COLUMNS` columns (one per attribute) is written only
+    when ``--dense`` asks for it: at 512,000 free bits it is gigabytes per thousand rows."""
+    if columns > DENSE_COLUMNS and args.out.suffix.lower() == ".csv" and not args.dense:
+        raise DPQueryError(
+            f"--out {args.out} would be a CSV of {columns} columns; pass --dense to write it "
+            "anyway"
+        )
+
+
 def _synth(args: argparse.Namespace) -> int:
     items = reads_items(args)
     _check_outputs(args, items)  # before any work: no partial output, no overwritten input
@@ -274,8 +284,8 @@ def _synth(args: argparse.Namespace) -> int:
             lambda a, rng: _estimator(a, _oracle_options(a), rng), _summary, _delta_rule
         )
         return synth_items(args, front, evaluation_path(args))
-    if args.transactions or args.n is not None or args.items is not None or args.dense:
-        raise DPQueryError("--n, --items and --dense are for item data: give --transactions")
+    if args.transactions or args.n is not None or args.items is not None:
+        raise DPQueryError("--n and --items are for item data: give --transactions")
     output_rows(args, 1)  # --rows and --weights checked before the data is read
     oracle_options = _oracle_options(args)
     _estimator(args, oracle_options, None)  # every option checked before the data is read
@@ -288,6 +298,7 @@ def _synth(args: argparse.Namespace) -> int:
         data: Any = opened  # BinaryData, or PartitionedData standing in for it (dask)
         if data.domain is None:
             raise DPQueryError("synth needs a domain to write records in the input's columns")
+        _check_width(args, len(data.domain.attributes))
         _delta_rule(args, data.n)
         rng = make_rng(args.seed)
         workload, fresh = _workloads(args, data, rng)
