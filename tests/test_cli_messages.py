@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import dpquery
 from cli_process import dpquery_cli
 from dpquery.algorithms import registry
 from dpquery.cli import build_parser, main
@@ -122,6 +123,13 @@ def test_an_extra_column_is_named_when_dropped(files, capsys) -> None:
     assert list(pd.read_csv(files / "s.csv").columns) == list(DOMAIN.names)
     assert main(synth(files, "people.csv", "--epsilon", "1", "--quiet", "--overwrite")) == 0
     assert "not in the domain" not in capsys.readouterr().err
+
+
+def test_the_api_names_an_extra_column_too(files) -> None:
+    frame = pd.read_csv(files / "extra.csv")
+    with pytest.warns(UserWarning, match=r"df: column\(s\) extra, notes are not in the domain"):
+        synthetic, _ = dpquery.synthesize(frame, DOMAIN, epsilon=1.0, seed=0)
+    assert list(synthetic.columns) == list(DOMAIN.names)
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,7 @@ from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import attach_ledger, refuse_after_failed_spend
 from dpquery.algorithms.wide.release import as_item_sets, sample_items
 from dpquery.data.domain import Domain
-from dpquery.data.encode import encode
+from dpquery.data.encode import encode, warn_extra_columns
 from dpquery.data.items import ItemSets, dense_records
 from dpquery.data.sample import check_rows, output_table
 from dpquery.errors import DPQueryError, NonPrivateWarning
@@ -184,6 +184,7 @@ class DPSynthesizer:
         if len(df) == 0:
             raise DPQueryError("df has no rows: there is nothing to release")
         public = as_domain(domain)
+        warn_extra_columns("df", list(df.columns), list(public.names))
         # The output's dtypes: the public domain's, or declared; never read off df.
         typed = public if self.dtypes is None else public.with_dtypes(self.dtypes)
         if public.non_private:

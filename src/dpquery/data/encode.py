@@ -16,6 +16,7 @@ import io
 import lzma
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,14 +188,21 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
         raise DPQueryError(f"cannot read {path}: {exc}") from None
     if len(table) == 0:
         raise DPQueryError(f"{path} has no records (only a header): there is nothing to release")
-    extra = [] if columns is None else [str(c) for c in header if c not in columns]
+    if columns is not None:
+        warn_extra_columns(str(path), header, columns)
+    return table
+
+
+def warn_extra_columns(source: str, header: Sequence[object], columns: Sequence[str]) -> None:
+    """Warn, naming them, about the columns of ``header`` the domain does not hold: they are
+    dropped, never released (column names are the schema: public)."""
+    extra = [str(c) for c in header if c not in columns]
     if extra:
         shown = ", ".join(extra[:20]) + (f" and {len(extra) - 20} more" if len(extra) > 20 else "")
         warnings.warn(
-            f"{path}: column(s) {shown} are not in the domain: dropped, not released",
-            stacklevel=2,
+            f"{source}: column(s) {shown} are not in the domain: dropped, not released",
+            stacklevel=3,
         )
-    return table
 
 
 def encode_file(path: str | Path, domain: Domain) -> BinaryData:
