@@ -5,6 +5,7 @@ seeded reproducibility, and an estimate better than the uniform table."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -41,6 +42,8 @@ def test_bit_count_sensitivity_is_sqrt_d_by_hand() -> None:
     is sqrt(#bits that differ) <= sqrt(d), reached by the complement."""
     d = 5
     assert bits_sensitivity(d) == math.sqrt(5)
+    # never below the true value by a rounding (sigma^2 = Delta^2 / (2 rho) must not shrink)
+    assert all(Fraction(bits_sensitivity(k)) ** 2 >= k for k in range(1, 600))
     D1 = np.array([[1, 0, 1, 1, 0], [0, 0, 1, 0, 1]], dtype=np.uint8)
     D2 = D1.copy()
     D2[0] = 1 - D1[0]  # the complement of record 0: every count moves by 1

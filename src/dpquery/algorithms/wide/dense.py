@@ -26,7 +26,6 @@ any correlation otherwise (pairs, as the sparse mode measures, are not measured 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -36,6 +35,7 @@ from dpquery.algorithms.columns import column_sources
 from dpquery.algorithms.parameters import budget_of
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
+from dpquery.algorithms.wide.bound import sqrt_up
 from dpquery.algorithms.wide.measure import noise_sigma
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.binary import BinaryData
@@ -54,8 +54,8 @@ _ROWS_PER_DRAW = 64  # records drawn at a time: 64 x d float32 uniforms
 
 def bits_sensitivity(d: int) -> float:
     """L2 sensitivity of the vector of ``d`` bit counts under replace-one: ``sqrt(d)``
-    (module docstring)."""
-    return math.sqrt(d)
+    (module docstring), rounded up as the sparse mode's are."""
+    return sqrt_up(d)
 
 
 @dataclass(frozen=True)
