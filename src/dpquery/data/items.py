@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from dpquery.data.binary import _FORMAT, BinaryData, load_binary, unpack_columns
 from dpquery.data.domain import Domain
 from dpquery.data.encode import _from_pairs, check_indices, read_pairs, resolve_sizes
-from dpquery.data.records import Records
+from dpquery.data.records import Records, check_weights
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write, npz_error
 
@@ -46,22 +46,6 @@ def _canonical(matrix: sp.spmatrix | sp.sparray) -> sp.csr_array:
     for a in (out.data, out.indices, out.indptr):
         a.setflags(write=False)
     return out
-
-
-def _check_weights(weights: object, n: int) -> np.ndarray:
-    w = np.array(weights, dtype=np.float64)
-    if w.shape != (n,):
-        raise DPQueryError(f"weights must have shape ({n},), got {w.shape}")
-    bad = ~np.isfinite(w) | (w < 0)
-    if bad.any():
-        raise DPQueryError(
-            f"weights must be finite and non-negative; record {int(np.argmax(bad))} has "
-            f"weight {float(w[bad][0])!r}"
-        )
-    if n and w.sum() <= 0:
-        raise DPQueryError("weights must not all be zero")
-    w.setflags(write=False)
-    return w
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,7 +68,7 @@ class ItemSets:
         matrix = _canonical(self.matrix)
         object.__setattr__(self, "matrix", matrix)
         if self.weights is not None:
-            object.__setattr__(self, "weights", _check_weights(self.weights, matrix.shape[0]))
+            object.__setattr__(self, "weights", check_weights(self.weights, matrix.shape[0]))
 
     @property
     def n(self) -> int:

@@ -16,6 +16,24 @@ from dpquery.data.domain import Domain
 from dpquery.errors import DPQueryError
 
 
+def check_weights(weights: object, n: int) -> np.ndarray:
+    """``weights`` as ``n`` finite, non-negative float64s, not all zero (when ``n``), read-only;
+    an error naming the first bad record otherwise."""
+    w = np.array(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise DPQueryError(f"weights must have shape ({n},), got {w.shape}")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        raise DPQueryError(
+            f"weights must be finite and non-negative; record {int(np.argmax(bad))} has "
+            f"weight {float(w[bad][0])!r}"
+        )
+    if n and w.sum() <= 0:
+        raise DPQueryError("weights must not all be zero")
+    w.setflags(write=False)
+    return w
+
+
 @dataclass(frozen=True, eq=False)
 class Records:
     """``m`` records (rows of 0/1 over d bits) with non-negative weights."""
@@ -33,11 +51,7 @@ class Records:
             raise DPQueryError("records may hold only 0 and 1")
         rows = np.ascontiguousarray(raw, dtype=np.uint8)
         m = rows.shape[0]
-        w = np.ones(m) if self.weights is None else np.asarray(self.weights, dtype=np.float64)
-        if w.shape != (m,):
-            raise DPQueryError(f"weights must have shape ({m},), got {w.shape}")
-        if m and (not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0):
-            raise DPQueryError("weights must be finite, non-negative and not all zero")
+        w = np.ones(m) if self.weights is None else check_weights(self.weights, m)
         if self.domain is not None and self.domain.d != rows.shape[1]:
             raise DPQueryError(f"records have {rows.shape[1]} bits, the domain {self.domain.d}")
         rows.setflags(write=False)
