@@ -29,7 +29,7 @@ def check_weights(weights: object, n: int) -> np.ndarray:
             f"weight {float(w[bad][0])!r}"
         )
     if n and w.sum() <= 0:
-        raise DPQueryError("weights must not all be zero")
+        raise DPQueryError("weights must be finite and non-negative, and must not all be zero")
     w.setflags(write=False)
     return w
 
