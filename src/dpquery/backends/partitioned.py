@@ -35,6 +35,7 @@ from dpquery.backends.partitions import (
     frame_partitions,
     in_memory,
     table_partitions,
+    transaction_partitions,
     zero_record_counts,
 )
 from dpquery.data.binary import BinaryData
@@ -113,17 +114,19 @@ class PartitionedData:
 
     @classmethod
     def from_transactions(
-        cls, paths: Sequence[str | Path], *, n: int, d: int, backend: DaskBackend
-    ) -> PartitionedData:
+        cls, paths: Sequence[str | Path], *, n: int, d: int, backend: DaskBackend,
+        partitions: int | None = None,
+    ) -> PartitionedData:  # fmt: skip
         """Transaction files ("row item" pairs) partitioned by user: all of a user's pairs
-        in one file.
+        in one file; with ``partitions``, each file is cut further into ranges of user ids
+        (:func:`~dpquery.backends.partitions.transaction_partitions`).
 
         ``n`` and ``d`` are public sizes; users in no file are all-zero records.
         """
         if n < 1 or d < 1:
             raise DPQueryError(f"n and d must be positive, got n={n}, d={d}")
-        parts = tuple(TransactionPart(Path(p), n, d) for p in paths)
-        return cls(parts, backend, d, declared_n=n)
+        parts = transaction_partitions([Path(p) for p in paths], n, d, partitions)
+        return cls(tuple(parts), backend, d, declared_n=n)
 
     @classmethod
     def biased_bits(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -22,13 +23,15 @@ from typing import Protocol
 import numba
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from dpquery.data.binary import BinaryData, n_words_for
 from dpquery.data.domain import Domain, Numeric
-from dpquery.data.encode import _from_pairs, encode, read_pairs, read_table
+from dpquery.data.encode import _from_pairs, check_indices, encode, read_pairs, read_table
+from dpquery.data.items import ItemRows, ItemSets
 from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
-from dpquery.queries.counts import Counter, WorkloadCounts
+from dpquery.queries.counts import Counter, WorkloadCounts, reads_items
 from dpquery.queries.workload import Workload
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")
@@ -315,7 +318,9 @@ def biased_bits_partitions(
 # -- transactions -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TransactionPart:
-    """A "row item" file holding *every* pair of its users (partitioned by user).
+    """A "row item" file holding *every* pair of its users (partitioned by user), or the
+    users of such a file whose row ids fall in ``users = [lo, hi)`` (one file cut into user
+    ranges: each range's worker parses the whole file and keeps its users' pairs).
 
     Only users with at least one item appear; users with none are all-zero records, which
     the caller adds back from the public ``n`` (see :class:`PartCounts.users`).
@@ -324,10 +329,21 @@ class TransactionPart:
     path: Path
     n: int
     d: int
+    users: tuple[int, int] | None = None
 
     def _pairs(self) -> tuple[np.ndarray, np.ndarray]:
         pairs = read_pairs(self.path, columns=(2,))
-        return pairs.rows, pairs.items
+        rows, items = pairs.rows, pairs.items
+        bad = (rows < 0) | (rows >= self.n)
+        if bad.any():
+            raise DPQueryError(
+                f"{self.path}: {int(bad.sum())} row id(s) outside [0, {self.n}), e.g. "
+                f"{rows[bad][:5].tolist()}"
+            )
+        if self.users is not None:
+            mine = (rows >= self.users[0]) & (rows < self.users[1])
+            rows, items = rows[mine], items[mine]
+        return rows, items
 
     def rows(self) -> int:
         return int(np.unique(self._pairs()[0]).size)
@@ -338,15 +354,37 @@ class TransactionPart:
     def load_with_users(self) -> tuple[BinaryData, np.ndarray]:
         """The partition's users as consecutive records, and their global row ids."""
         rows, items = self._pairs()
-        bad = (rows < 0) | (rows >= self.n)
-        if bad.any():
-            raise DPQueryError(
-                f"{self.path}: {int(bad.sum())} row id(s) outside [0, {self.n}), e.g. "
-                f"{rows[bad][:5].tolist()}"
-            )
         users, local = np.unique(rows, return_inverse=True)
         data = _from_pairs(local.ravel(), items, int(users.size), self.d, str(self.path))
         return data, users
+
+    def load_items(self) -> ItemRows:
+        """The partition's users as sparse item sets (never packed bits), with their global
+        row ids: what an item counter reads (:func:`~dpquery.queries.counts.reads_items`)."""
+        rows, items = self._pairs()
+        check_indices(items, self.d, "item", str(self.path))
+        users, local = np.unique(rows, return_inverse=True)
+        ones = np.ones(rows.size, np.uint8)
+        matrix = sp.csr_array((ones, (local.ravel(), items)), shape=(users.size, self.d))
+        return ItemRows(ItemSets(matrix), users.astype(np.int64))
+
+
+def transaction_partitions(
+    paths: Sequence[Path], n: int, d: int, partitions: int | None = None
+) -> list[Partition]:
+    """One partition per transaction file, or, with ``partitions``, each file cut into
+    ``ceil(partitions / files)`` ranges of user ids (the files must hold disjoint users)."""
+    if partitions is not None and partitions < 1:
+        raise DPQueryError(f"partitions must be a positive integer, got {partitions}")
+    pieces = 1 if partitions is None else -(-partitions // max(len(paths), 1))
+    if pieces == 1:
+        return [TransactionPart(Path(p), n, d) for p in paths]
+    cuts = np.unique(np.linspace(0, n, pieces + 1).astype(np.int64))
+    return [
+        TransactionPart(Path(p), n, d, (int(a), int(b)))
+        for p in paths
+        for a, b in itertools.pairwise(cuts)
+    ]
 
 
 # -- the work of one task -----------------------------------------------------------------
@@ -377,7 +415,14 @@ def count_part(
         # so several single-threaded workers on one machine do not oversubscribe its cores.
         numba.set_num_threads(max(1, min(kernel_threads, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
     users = None
-    if isinstance(part, TransactionPart):
+    data: BinaryData | ItemRows
+    if reads_items(counter):
+        if not isinstance(part, TransactionPart):
+            raise DPQueryError(f"{type(counter).__name__} counts item data, but partition "
+                               f"{part!r:.80} holds a table")  # fmt: skip
+        data = part.load_items()
+        users = data.ids
+    elif isinstance(part, TransactionPart):
         data, users = part.load_with_users()
     else:
         data = part.load()
@@ -392,7 +437,9 @@ def count_part(
 
 def zero_record_counts(counter: Counter, d: int) -> list[np.ndarray]:
     """``counter``'s vectors on one all-zero record (users without items)."""
-    zero = BinaryData(np.zeros((d, n_words_for(1)), np.uint64), 1)
+    zero: BinaryData | ItemRows = BinaryData(np.zeros((d, n_words_for(1)), np.uint64), 1)
+    if reads_items(counter):
+        zero = ItemRows(ItemSets(sp.csr_array((1, d), dtype=np.uint8)), np.zeros(1, np.int64))
     return [np.asarray(c, dtype=np.int64) for c in counter.count(zero)]
 
 

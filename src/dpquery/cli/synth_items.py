@@ -29,10 +29,12 @@ import scipy.sparse as sp
 
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.wide.release import sample_items
-from dpquery.cli.common import is_item_file
+from dpquery.backends import PartitionedData, connect
+from dpquery.cli.common import check_backend_args, is_item_file
 from dpquery.cli.output import RELEASED, json_text, output_rows, write_outputs
 from dpquery.data.binary import _FORMAT, BinaryData
 from dpquery.data.domain import Binary, Domain
+from dpquery.data.encode import pair_file_sizes, resolve_sizes
 from dpquery.data.items import ItemSets, read_item_sets, write_item_sets
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import publishable_report
@@ -116,13 +118,16 @@ def _bits(items: ItemSets) -> BinaryData:
 
 
 def release_items(
-    args: argparse.Namespace, model: Any, items: ItemSets, rng: np.random.Generator
-) -> tuple[Release, ItemSets]:
+    args: argparse.Namespace, model: Any, items: ItemSets | PartitionedData,
+    rng: np.random.Generator,
+) -> tuple[Release, ItemSets]:  # fmt: skip
     """Fit ``model`` (the wide release, or a named algorithm on the bits) and return the
-    release with its records as item sets (weighted when the algorithm weighs them)."""
+    release with its records as item sets (weighted when the algorithm weighs them). Only
+    the wide release takes partitioned item data (:func:`check_item_backend`)."""
     if model.name == "wide":
         release = model.fit(items)
         return release, release.records
+    assert isinstance(items, ItemSets)
     data = _bits(items)
     assert data.domain is not None
     workload = default_workload(data.domain, data.n, k=args.k, seed=rng)
@@ -145,31 +150,78 @@ def write_output(path: Path, form: str, items: ItemSets) -> None:
         table.to_csv(path, index=False)
 
 
+def check_item_backend(args: argparse.Namespace) -> None:
+    """The backend options on item data, checked before any data is read or cluster
+    started: on ``--backend dask`` the wide release reads a ``row item`` file on the
+    workers."""
+    check_backend_args(args)
+    if args.backend != "dask":
+        return
+    if args.domain is not None or args.dataset is not None:
+        raise DPQueryError("item data needs no domain (its items are 0..D-1): drop --domain "
+                           "and --dataset")  # fmt: skip
+    if args.algorithm not in ("auto", "wide"):
+        raise DPQueryError(
+            f"--backend dask runs the wide release on item data (auto or --algorithm wide); "
+            f"{args.algorithm} fits records to the bits in this process: use --backend local"
+        )
+    if args.data.suffix.lower() == ".npz":
+        raise DPQueryError(
+            f"--backend dask reads item data from 'row item' files, which the workers parse; "
+            f"{args.data} is an .npz: use --backend local"
+        )
+
+
+def item_sizes(args: argparse.Namespace) -> tuple[int, int]:
+    """The public sizes ``(n, d)`` of the item file: ``--n``/``--items`` or its first line
+    (only that line is read)."""
+    return resolve_sizes(args.data, (args.n, args.items), pair_file_sizes(args.data))
+
+
 def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | None) -> int:
     """``dpquery synth`` on item data (module docstring), with ``front``'s pieces of the
     synth command (the estimator from the flags, the summary, the delta rule); ``evaluated``
-    is where ``--evaluate`` writes the wide measures (NOT private), or None."""
-    estimator, summary = front.estimator, front.summary
-    if args.backend != "local":
-        raise DPQueryError("item data runs on the local backend")
+    is where ``--evaluate`` writes the wide measures (NOT private), or None. On
+    ``--backend dask`` the file is cut into ranges of user ids, counted on the workers."""
+    check_item_backend(args)
     output_rows(args, 1)  # --rows and --weights checked before the data is read
     chosen = args.algorithm == "auto"
     if chosen:  # auto's choice on item data (docs/choosing.md), with its options
         args.algorithm = "wide"
-    estimator(args, None)  # every option checked before the data is read
-    items = load_items(args)
-    form = check_item_output(args, items.d)
+    front.estimator(args, None)  # every option checked before the data is read
+    if args.backend == "local":
+        items = load_items(args)
+        form = check_item_output(args, items.d)
+        return _synth_items(args, front, evaluated, items, form, chosen)
+    n, d = item_sizes(args)
+    form = check_item_output(args, d)
+    with connect(args.scheduler) as backend:
+        data = PartitionedData.from_transactions(
+            [args.data], n=n, d=d, backend=backend, partitions=args.partitions or backend.workers()
+        )
+        return _synth_items(args, front, evaluated, data, form, chosen)
+
+
+def _synth_items(
+    args: argparse.Namespace, front: ItemFront, evaluated: Path | None,
+    data: ItemSets | PartitionedData, form: str, chosen: bool,
+) -> int:  # fmt: skip
+    """The release of ``data`` (item sets in memory, or partitioned on a cluster), written
+    in ``form``."""
+    dask = isinstance(data, PartitionedData)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr
-        front.delta_rule(args, items.n)
+        front.delta_rule(args, data.n)
         rng = make_rng(args.seed)
-        model = estimator(args, rng)
+        model = front.estimator(args, rng)
         reason = None
         if chosen:
-            K = model.plan(items).parameters.K
-            reason = AUTO_REASON.format(n=items.n, d=items.d, K=K)
-        release, released = release_items(args, model, items, rng)
-    out = sample_items(released, output_rows(args, items.n), rng)
+            K = model.plan(data).parameters.K
+            reason = AUTO_REASON.format(n=data.n, d=data.d, K=K)
+            if dask:
+                reason += "; its counts computed on the cluster, in two passes"
+        release, released = release_items(args, model, data, rng)
+    out = sample_items(released, output_rows(args, data.n), rng)
     report = publishable_report(release, randomness=describe_rng(rng))
     rel = report["release"]
     if reason is not None:
@@ -182,13 +234,15 @@ def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | No
         method = "sampled from the released records (systematic sampling by weight)"
     rel["output"] = {"rows": out.n, "released_records": released.n, "form": form,
                      "method": method}  # fmt: skip
+    report["backend"] = data.describe() if dask else {"name": "local", "partitions": 1}
     texts = {} if args.report is None else {args.report: json_text(report)}
     evaluation = None
     if evaluated is not None:  # NOT private: the curator's, in its own file
-        evaluation = wide_evaluation(items, out, seed=0)
+        real = load_items(args) if dask else data  # the evaluation reads the real records here
+        evaluation = wide_evaluation(real, out, seed=0)
         texts[evaluated] = json_text(evaluation)
     write_outputs(args.out, lambda tmp: write_output(tmp, form, out), texts)
-    summary(report, args, out.n)
+    front.summary(report, args, out.n)
     if evaluation is not None and not args.quiet:
         print(f"{describe_wide(evaluation)}\n(written to {evaluated})")
     return 0

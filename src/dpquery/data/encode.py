@@ -315,6 +315,22 @@ def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
     return Pairs(table[0].to_numpy(np.int64), table[1].to_numpy(np.int64), weights, sizes)
 
 
+def pair_file_sizes(path: str | Path) -> tuple[int, int] | None:
+    """The sizes ``(n, d)`` a "row item" file's first line gives (``# rows N items D``), or
+    None; only that line is read (the pairs may be parsed elsewhere, e.g. on a cluster)."""
+    path = Path(path)
+    if not path.exists():
+        raise DPQueryError(f"transaction file {path} does not exist")
+    opener = _OPENERS.get(path.suffix.lower(), open)
+    try:
+        with opener(path, "rt") as fh:  # type: ignore[operator]
+            first = next((line for line in fh if line.strip()), "")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DPQueryError(f"cannot read {path}: {exc}") from None
+    header = _SIZES.match(first.lstrip())
+    return (int(header[1]), int(header[2])) if header else None
+
+
 def resolve_sizes(
     path: Path, given: tuple[int | None, int | None], found: tuple[int, int] | None
 ) -> tuple[int, int]:
@@ -362,6 +378,7 @@ __all__ = [
     "encode",
     "encode_file",
     "from_sparse",
+    "pair_file_sizes",
     "read_pairs",
     "read_table",
     "read_transactions",

@@ -143,6 +143,40 @@ class ItemSets:
         return f"ItemSets(n={self.n}, d={self.d}, nnz={self.nnz}{weighted})"
 
 
+@dataclass(frozen=True, eq=False)
+class ItemRows:
+    """Some records of an item table and their row ids in the whole table: what a counter
+    of item data reads (:mod:`dpquery.queries.counts`), the whole table in this process
+    (ids ``0..n-1``) or one partition of it on a worker. Counters that depend on a record's
+    id (the wide release's keyed-hash truncation) read ``ids``, so a record is counted the
+    same wherever it is."""
+
+    items: ItemSets
+    ids: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.ids.shape != (self.items.n,):
+            raise DPQueryError(f"{self.items.n} records need {self.items.n} ids, got "
+                               f"{self.ids.shape}")  # fmt: skip
+
+    @classmethod
+    def whole(cls, items: ItemSets) -> ItemRows:
+        """Every record of ``items``, record ``i`` with id ``i``."""
+        return cls(items, np.arange(items.n, dtype=np.int64))
+
+    @property
+    def n(self) -> int:
+        return self.items.n
+
+    @property
+    def d(self) -> int:
+        return self.items.d
+
+    def column_counts(self) -> np.ndarray:
+        """Number of records holding each item (int64, length d)."""
+        return np.bincount(self.items.matrix.indices, minlength=self.d).astype(np.int64)
+
+
 # -- files --------------------------------------------------------------------------------
 def _read_npz(path: Path) -> tuple[ItemSets, tuple[int, int]]:
     try:
@@ -252,4 +286,4 @@ def dense_records(records: Records | ItemSets, domain: Domain | None) -> Records
     return Records(records.matrix.toarray(), records.weights, domain)
 
 
-__all__ = ["ItemSets", "dense_records", "read_item_sets", "write_item_sets"]
+__all__ = ["ItemRows", "ItemSets", "dense_records", "read_item_sets", "write_item_sets"]

@@ -16,7 +16,10 @@ partitioned dataset.
   answers, :func:`~dpquery.queries.evaluate.fold_counts`).
 
 Another mechanism plugs in by writing its own counter: a picklable object with ``cells()``
-(the length of every vector, known before counting) and ``count(data)`` (int64 vectors).
+(the length of every vector, known before counting) and ``count(data)`` (int64 vectors). A
+counter of item data (sets of items, e.g. the wide release's,
+:mod:`dpquery.algorithms.wide.counts`) says so with ``reads = "items"``: it counts
+:class:`~dpquery.data.items.ItemRows` (sparse records and their row ids), never packed bits.
 :data:`MAX_COUNT_CELLS` bounds what one request may hold in the client's memory.
 """
 
@@ -47,9 +50,16 @@ class Counter(Protocol):
         """The length of every count vector (public: no record is read)."""
         ...
 
-    def count(self, data: BinaryData) -> list[np.ndarray]:
-        """The int64 count vectors on ``data``'s records."""
+    def count(self, data: Any) -> list[np.ndarray]:
+        """The int64 count vectors on ``data``'s records: :class:`BinaryData`, or
+        :class:`~dpquery.data.items.ItemRows` for a counter that :func:`reads_items`."""
         ...
+
+
+def reads_items(counter: Counter) -> bool:
+    """Whether ``counter`` counts item data (``reads = "items"``: sparse records with their
+    row ids) rather than packed bits."""
+    return getattr(counter, "reads", "bits") == "items"
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,8 +146,9 @@ def counts_elsewhere(data: Any) -> bool:
 
 
 def count_records(data: BinaryData | Any, counter: Counter) -> list[np.ndarray]:
-    """``counter``'s int64 vectors on ``data``: :class:`BinaryData` in this process, or a
-    partitioned dataset in one pass over its partitions (:func:`counts_elsewhere`)."""
+    """``counter``'s int64 vectors on ``data``: records in this process (:class:`BinaryData`,
+    or :class:`~dpquery.data.items.ItemRows` for an item counter), or a partitioned dataset
+    in one pass over its partitions (:func:`counts_elsewhere`)."""
     if isinstance(data, BinaryData) or not counts_elsewhere(data):
         return counter.count(data)
     return list(data.count(counter))
@@ -152,4 +163,5 @@ __all__ = [
     "codes_counts",
     "count_records",
     "counts_elsewhere",
+    "reads_items",
 ]

@@ -64,13 +64,15 @@ def check_bound(name: str, value: object, d: int, noun: str = "items per record"
     return int(value)
 
 
-def hash_order(matrix: sp.csr_array, key: int) -> np.ndarray:
+def hash_order(matrix: sp.csr_array, key: int, ids: np.ndarray | None = None) -> np.ndarray:
     """For each stored entry of ``matrix`` (canonical CSR: sorted, no duplicates), its rank
-    within its own row by keyed hash (0 = smallest hash)."""
+    within its own row by keyed hash (0 = smallest hash). Row ``i`` is hashed as record
+    ``ids[i]`` of the whole table (default ``i``), so a partition of the table ranks its
+    records as the whole table does."""
     n = matrix.shape[0]
     lengths = np.diff(matrix.indptr)
     rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    h = keyed_hash(key, rows, matrix.indices)
+    h = keyed_hash(key, rows if ids is None else np.repeat(ids, lengths), matrix.indices)
     order = np.lexsort((h, rows))  # by row, then by hash within the row
     rank = np.empty(matrix.nnz, dtype=np.int64)
     rank[order] = np.arange(matrix.nnz) - np.repeat(matrix.indptr[:-1], lengths)

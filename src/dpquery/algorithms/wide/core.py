@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,13 +12,14 @@ from dpquery.algorithms.wide import fit, measure
 from dpquery.algorithms.wide.bound import (
     HISTOGRAM_SENSITIVITY,
     count_sensitivity,
-    hash_order,
-    keep_entries,
     pair_sensitivity,
 )
+from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
 from dpquery.algorithms.wide.shrink import shrink
+from dpquery.data.items import ItemRows
 from dpquery.data.sample import systematic_counts
 from dpquery.privacy import Ledger
+from dpquery.queries.counts import count_records
 
 # How loosely the fit follows each estimate: its noise variance times this (fractions of
 # records). The noisy estimates are jointly infeasible (no distribution over the pool meets
@@ -70,25 +72,26 @@ def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndar
 
 
 def release_sparse(
-    matrix: sp.csr_array, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
+    data: ItemRows | Any, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
 ) -> tuple[sp.csr_array, dict[str, object]]:
-    """``n`` synthetic records (a CSR 0/1 matrix of the same shape) from the private
-    ``matrix``; every charge goes to ``ledger`` before its draw."""
-    n, d = matrix.shape
+    """``n`` synthetic records (an ``n x d`` CSR 0/1 matrix) from the private ``data``: the
+    whole table as :class:`ItemRows`, or a partitioned dataset counted on its workers
+    (:mod:`dpquery.algorithms.wide.counts`). Every charge goes to ``ledger`` before its draw,
+    and each measurement's exact counts are complete before its charge."""
+    n, d = int(data.n), int(data.d)
     s, s2 = params.s, params.s2
     r_items, r_sizes, r_pairs = params.rhos()
     key = int(rng.integers(2**63))  # the truncation's hash key: one draw per run
-    rank = hash_order(matrix, key)
-    cut = keep_entries(matrix, rank < s)
-    rank = rank[rank < s]
 
     # 1. every item's count
-    y = measure.item_counts(cut, s, r_items, rng, ledger).astype(np.float64)
+    [item_cells] = count_records(data, ItemCounts(key, s, d))
+    y = measure.item_counts(item_cells, s, r_items, rng, ledger).astype(np.float64)
     K = min(params.K, d)
     head = np.sort(np.argsort(-y, kind="stable")[:K])  # public: chosen from noisy counts
-    # 2. (head, tail) sizes, 3. head pairs
-    hist = measure.size_histogram(cut, head, s, r_sizes, rng, ledger).astype(np.float64)
-    pairs = measure.pair_counts(cut, rank, head, s2, r_pairs, rng, ledger).astype(np.float64)
+    # 2. (head, tail) sizes, 3. head pairs: counted given the head, a noisy output's function
+    size_cells, pair_cells = count_records(data, HeadCounts(key, s, s2, head, d))
+    hist = measure.size_histogram(size_cells, s, r_sizes, rng, ledger).astype(np.float64)
+    pairs = measure.pair_counts(pair_cells, K, s2, r_pairs, rng, ledger).astype(np.float64)
 
     # post-processing from here on
     sigma_items = measure.noise_sigma(r_items, count_sensitivity(s))

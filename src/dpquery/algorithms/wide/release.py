@@ -23,12 +23,13 @@ from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound
 from dpquery.algorithms.wide.core import Shares, SparseParameters, release_sparse
 from dpquery.data.binary import BinaryData
-from dpquery.data.items import ItemSets
+from dpquery.data.items import ItemRows, ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.budget import budget_rho
 from dpquery.queries import Workload
+from dpquery.queries.counts import counts_elsewhere
 from dpquery.rng import SeedLike
 
 ItemData: TypeAlias = ItemSets | BinaryData | sp.sparray | sp.spmatrix
@@ -130,8 +131,10 @@ class WideRelease(Synthesizer, ZCDPBudget):
 
     def run(self, run: Run) -> Outcome:
         """The release on ``run``: its records are item sets."""
-        items = as_item_sets(run.data)
-        matrix, info = release_sparse(items.matrix, run.plan.parameters, run.rng, run.ledger)
+        data = run.data
+        if not counts_elsewhere(data):  # in this process: the whole table, ids 0..n-1
+            data = ItemRows.whole(as_item_sets(data))
+        matrix, info = release_sparse(data, run.plan.parameters, run.rng, run.ledger)
         parameters = {**info, "budget": run.plan.budget.to_dict()}
         return Outcome(ItemSets(matrix), [], parameters, {})  # type: ignore[arg-type]  # item sets
 
@@ -145,8 +148,10 @@ class WideRelease(Synthesizer, ZCDPBudget):
     ) -> Release:
         """The release of item ``data`` by :meth:`Synthesizer.fit` (its ledger kept as
         ``ledger_``, also when the fit raises), with no workload: the measures are the
-        items', the sizes' and the head pairs'."""
-        items = as_item_sets(data)
+        items', the sizes' and the head pairs'. ``data`` may also be a partitioned dataset of
+        item data (:meth:`dpquery.backends.PartitionedData.from_transactions`): its counts
+        are then made on the cluster, two passes (``docs/dask.md``)."""
+        items = data if counts_elsewhere(data) else as_item_sets(data)
         return super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
 
 

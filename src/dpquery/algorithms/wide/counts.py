@@ -1,0 +1,118 @@
+"""The wide release's reads of the private data: two counters
+(:mod:`dpquery.queries.counts`), counted where the records are.
+
+The release reads its records only through exact integer counts of the records cut to ``s``
+items by the keyed hash (:mod:`dpquery.algorithms.wide.bound`), in two requests:
+
+1. :class:`ItemCounts`: every item's count (``d`` cells), before anything is charged;
+2. :class:`HeadCounts`: the ``(s + 1)^2`` cells of the (head items, tail items) size
+   histogram and the ``C(K, 2)`` head pair counts over each record's ``s2`` head items of
+   smallest hash. The head is the ``K`` largest *noisy* item counts, so this request is
+   made after the first measurement: it is built from post-processing of a noisy output and
+   the public parameters, which is all the sensitivity argument of ``measure`` needs
+   (``docs/wide.md``, Privacy).
+
+Each counter carries the run's hash key (drawn from the run's generator, public to the
+counter as in one process) and reads only :class:`~dpquery.data.items.ItemRows`: a record's
+cut depends only on the record, its row id in the whole table and the key, so every
+partition cuts its records as the whole table does, and counts add exactly over partitions.
+In one process the counts come from :func:`~dpquery.queries.counts.count_records` on the
+whole table (ids ``0..n-1``); on a partitioned dataset from one pass per request
+(``docs/dask.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpquery.algorithms.wide.bound import hash_order, keep_entries
+from dpquery.data.items import ItemRows
+
+
+def cut_records(data: ItemRows, s: int, key: int) -> tuple[sp.csr_array, np.ndarray]:
+    """The records cut to their ``s`` items of smallest keyed hash, and each kept entry's
+    rank by hash within its record."""
+    matrix = data.items.matrix
+    rank = hash_order(matrix, key, data.ids)
+    keep = rank < s
+    return keep_entries(matrix, keep), rank[keep]
+
+
+@dataclass(frozen=True, eq=False)
+class ItemCounts:
+    """Every item's count over the records cut to ``s`` items (one vector of ``d`` cells)."""
+
+    reads: ClassVar[str] = "items"
+    key: int
+    s: int
+    d: int
+
+    def cells(self) -> list[int]:
+        return [self.d]
+
+    def count(self, data: ItemRows) -> list[np.ndarray]:
+        cut, _ = cut_records(data, self.s, self.key)
+        return [np.bincount(cut.indices, minlength=self.d).astype(np.int64)]
+
+
+@dataclass(frozen=True, eq=False)
+class HeadCounts:
+    """Given the head (item ids, sorted; public), the size histogram's ``(s + 1)^2`` cells
+    (cell ``a (s + 1) + b``: the cut records with ``a`` head and ``b`` tail items) and the
+    ``C(K, 2)`` counts of head pairs ``j < k`` (positions in ``head``, ``np.triu_indices``
+    order) over each record's ``s2`` head items of smallest hash."""
+
+    reads: ClassVar[str] = "items"
+    key: int
+    s: int
+    s2: int
+    head: np.ndarray
+    d: int
+
+    def cells(self) -> list[int]:
+        K = int(self.head.size)
+        return [(self.s + 1) ** 2, K * (K - 1) // 2]
+
+    def count(self, data: ItemRows) -> list[np.ndarray]:
+        cut, rank = cut_records(data, self.s, self.key)
+        return [size_cells(cut, self.head, self.s), pair_cells(cut, rank, self.head, self.s2)]
+
+
+def size_cells(cut: sp.csr_array, head: np.ndarray, s: int) -> np.ndarray:
+    """The ``(s + 1)^2`` exact counts of (head items, tail items) per cut record."""
+    in_head = np.zeros(cut.shape[1], dtype=bool)
+    in_head[head] = True
+    rows = np.repeat(np.arange(cut.shape[0]), np.diff(cut.indptr))
+    a = np.bincount(rows, weights=in_head[cut.indices].astype(np.int64),
+                    minlength=cut.shape[0]).astype(np.int64)  # fmt: skip
+    b = np.diff(cut.indptr) - a
+    return np.bincount(a * (s + 1) + b, minlength=(s + 1) ** 2).astype(np.int64)
+
+
+def pair_cells(cut: sp.csr_array, rank: np.ndarray, head: np.ndarray, s2: int) -> np.ndarray:
+    """The exact counts of head pairs ``j < k`` over each cut record's ``s2`` head items of
+    smallest hash (``rank``: each entry's rank by hash within its record)."""
+    K = head.size
+    position = np.full(cut.shape[1], -1, dtype=np.int64)
+    position[head] = np.arange(K)
+    in_head = position[cut.indices] >= 0
+    # The s2 head items of smallest hash: among head entries, the first s2 in hash order.
+    rows = np.repeat(np.arange(cut.shape[0]), np.diff(cut.indptr))
+    order = np.lexsort((rank, ~in_head, rows))
+    head_rank = np.empty(cut.nnz, dtype=np.int64)
+    starts = np.repeat(cut.indptr[:-1], np.diff(cut.indptr))
+    head_rank[order] = np.arange(cut.nnz) - starts
+    kept = keep_entries(cut, in_head & (head_rank < s2))
+    X = sp.csr_array(
+        (np.ones(kept.nnz), position[kept.indices], kept.indptr), shape=(cut.shape[0], K)
+    )
+    full = (X.T @ X).toarray().astype(np.int64)  # sums of ones: exact in float64
+    j, k = np.triu_indices(K, 1)
+    return full[j, k]
+
+
+__all__ = ["HeadCounts", "ItemCounts", "cut_records", "pair_cells", "size_cells"]
