@@ -25,17 +25,22 @@ import dpquery.backends.cluster as cluster_module
 import dpquery.queries.counts as counts_module
 from dpquery import datasets
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
+from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
+from dpquery.algorithms.wide.release import WideRelease
 from dpquery.backends import DaskBackend, PartitionedData, table_partitions
 from dpquery.backends.partitions import (
     FramePart,
+    TransactionPart,
     biased_bits_partitions,
     count_partition,
     frame_partitions,
+    transaction_partitions,
 )
 from dpquery.cli import main
 from dpquery.data.binary import BinaryData, save_binary
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
-from dpquery.data.encode import encode, from_sparse, read_table
+from dpquery.data.encode import encode, from_sparse, read_pairs, read_table
+from dpquery.data.items import ItemRows, ItemSets, write_item_sets
 from dpquery.errors import DPQueryError
 from dpquery.queries import generators as gen
 from dpquery.queries.counts import MarginalCounts
@@ -498,3 +503,150 @@ def test_a_worker_killed_mid_pass_changes_nothing(tmp_path: Path) -> None:
     assert np.array_equal(got.records.rows, expected.records.rows)
     assert [e.charge for e in got.ledger.entries] == [e.charge for e in expected.ledger.entries]
     assert [p["pass"] for p in data.passes] == ["rows", "counts"]
+
+
+# -- the wide release on item data ------------------------------------------------------------
+WIDE = {"bound": 6, "pair_bound": 4, "head": 12, "pool": 3000}  # a small, fast release
+
+
+def _item_table(n: int, d: int, seed: int = 0) -> ItemSets:
+    """Power-law item counts, records of 0 to a dozen items (some empty: they exist only
+    through n), more than the bound s = 6 in some records so that the cut matters."""
+    rng = np.random.default_rng(seed)
+    p = np.minimum(1.0, 3.0 / np.arange(1, d + 1))
+    dense = rng.random((n, d)) < p
+    dense[rng.random(n) < 0.2] = False
+    return ItemSets(sp.csr_array(dense.astype(np.uint8)))
+
+
+def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path: Path) -> None:
+    """Both wide counters, on a file cut into user ranges and on files partitioned by user,
+    give the counts of the whole table in one process (users without items included)."""
+    items = _item_table(500, 40)
+    write_item_sets(tmp_path / "x.transactions.csv", items)
+    rng = np.random.default_rng(3)
+    paths = []
+    for k, users in enumerate(np.array_split(rng.permutation(items.n), 2)):
+        rows = np.sort(users)
+        coo = items.matrix[rows].tocoo()
+        paths.append(tmp_path / f"u{k}.txt")
+        np.savetxt(paths[-1], np.column_stack([rows[coo.row], coo.col]), fmt="%d")
+    whole = ItemRows.whole(items)
+    counters = (ItemCounts(key=99, s=6, d=40), HeadCounts(99, 6, 4, np.arange(0, 40, 3), 40))
+    ranges = PartitionedData.from_transactions(
+        [tmp_path / "x.transactions.csv"], n=500, d=40, backend=backend, partitions=3
+    )
+    for data in (ranges, PartitionedData.from_transactions(paths, n=500, d=40, backend=backend)):
+        for counter in counters:
+            got, want = data.count(counter), counter.count(whole)
+            assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    assert [p["counter"] for p in data.passes] == ["ItemCounts", "HeadCounts"]
+
+
+@pytest.mark.realdata
+def test_wide_release_on_the_cluster_is_the_local_release(
+    backend: DaskBackend, tmp_path: Path, real_data_dir: Path
+) -> None:
+    """npm_words' first 4,000 users over its 500 most frequent words, through the command:
+    ``--backend dask --partitions 3`` writes the bytes and the report of the local run."""
+    path = real_data_dir / "wide/npm_words.transactions.csv.gz"
+    if not path.exists():
+        pytest.skip(f"{path} is absent (npm_words, see data/wide/README.md)")
+    pairs = read_pairs(path)
+    keep = (pairs.rows < 4000) & (pairs.items < 500)
+    source = tmp_path / "npm.txt"  # no first line: the sizes come from --n and --items
+    np.savetxt(source, np.column_stack([pairs.rows[keep], pairs.items[keep]]), fmt="%d")
+    common = ["synth", "--data", str(source), "--transactions", "--n", "4000", "--items",
+              "500", "--epsilon", "1", "--seed", "5", "--head", "40", "--pool", "3000",
+              "--quiet"]  # fmt: skip
+    out = {b: (tmp_path / f"{b}.transactions.csv", tmp_path / f"{b}.json") for b in ("l", "d")}
+    assert main([*common, "--out", str(out["l"][0]), "--report", str(out["l"][1])]) == 0
+    assert main([*common, "--out", str(out["d"][0]), "--report", str(out["d"][1]),
+                 "--backend", "dask", "--scheduler", backend.address,
+                 "--partitions", "3"]) == 0  # fmt: skip
+    assert out["d"][0].read_bytes() == out["l"][0].read_bytes()
+    local, dask = (json.loads(out[b][1].read_text()) for b in ("l", "d"))
+    assert local["backend"] == {"name": "local", "partitions": 1}
+    assert dask["backend"]["partitions"] == 3
+    assert [(p["pass"], p["counter"], p["cells"]) for p in dask["backend"]["passes"]] == [
+        ("counts", "ItemCounts", 500), ("counts", "HeadCounts", 33 * 33 + 40 * 39 // 2),
+    ]  # fmt: skip
+    assert "computed on the cluster" in dask["release"]["parameters"]["auto"]["reason"]
+    for r in (local, dask):
+        r.pop("backend")
+        r["release"].pop("timings")
+        r["release"]["parameters"].pop("auto")
+    assert local == dask
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (("--partitions", "2"), "need --backend dask"),
+        (("--backend", "dask", "--algorithm", "dualquery"), "use --backend local"),
+        (("--backend", "dask", "--domain", "d.json"), "item data needs no domain"),
+    ],
+)
+def test_item_backend_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture, extra: tuple[str, ...], message: str
+) -> None:
+    write_item_sets(tmp_path / "x.transactions.csv", _item_table(50, 10))
+    args = ["synth", "--data", str(tmp_path / "x.transactions.csv"), "--epsilon", "1",
+            "--out", str(tmp_path / "s.transactions.csv"), *extra]  # fmt: skip
+    assert main(args) != 0
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "s.transactions.csv").exists()
+
+
+def test_item_npz_on_the_cluster_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    sp.save_npz(tmp_path / "x.npz", _item_table(50, 10).matrix)
+    args = ["synth", "--data", str(tmp_path / "x.npz"), "--epsilon", "1", "--backend", "dask",
+            "--out", str(tmp_path / "s.transactions.csv")]  # fmt: skip
+    assert main(args) != 0
+    assert "is an .npz: use --backend local" in capsys.readouterr().err
+    assert not (tmp_path / "s.transactions.csv").exists()
+
+
+@dataclass(frozen=True)
+class _KillsItsWorkerInPassTwo(TransactionPart):
+    """A user range whose second load (the head counts' pass, after the item counts have
+    been charged and drawn) kills the worker process running it (SIGKILL), once."""
+
+    marker: Path = Path()
+
+    def load_items(self) -> ItemRows:
+        loads = self.marker.with_suffix(".loads")
+        with loads.open("a") as fh:
+            fh.write("x")
+        if len(loads.read_text()) == 2 and not self.marker.exists():
+            self.marker.write_text("killed")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().load_items()
+
+
+def test_a_worker_killed_in_the_wide_release_changes_nothing(tmp_path: Path) -> None:
+    """A worker dies during the second pass; Dask runs its task again and the release and
+    the ledger are those of the local run."""
+    distributed = pytest.importorskip("distributed")
+    cloudpickle = pytest.importorskip("cloudpickle")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    items = _item_table(600, 30, seed=2)
+    write_item_sets(tmp_path / "x.transactions.csv", items)
+    expected = WideRelease(epsilon=1.0, seed=4, **WIDE).fit(items)
+    parts = list(transaction_partitions([tmp_path / "x.transactions.csv"], 600, 30, 3))
+    p = parts[1]
+    parts[1] = _KillsItsWorkerInPassTwo(p.path, p.n, p.d, p.users, tmp_path / "killed")  # type: ignore[attr-defined]
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address=":0",
+    )  # fmt: skip
+    try:
+        with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
+            data = PartitionedData(tuple(parts), b, 30, declared_n=600)
+            got = WideRelease(epsilon=1.0, seed=4, **WIDE).fit(data)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert (tmp_path / "killed").read_text() == "killed"  # the worker did die mid-pass
+    assert (got.records.matrix != expected.records.matrix).nnz == 0
+    assert [e.charge for e in got.ledger.entries] == [e.charge for e in expected.ledger.entries]
+    assert [p["counter"] for p in data.passes] == ["ItemCounts", "HeadCounts"]
