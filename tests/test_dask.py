@@ -650,3 +650,48 @@ def test_a_worker_killed_in_the_wide_release_changes_nothing(tmp_path: Path) -> 
     assert (got.records.matrix != expected.records.matrix).nnz == 0
     assert [e.charge for e in got.ledger.entries] == [e.charge for e in expected.ledger.entries]
     assert [p["counter"] for p in data.passes] == ["ItemCounts", "HeadCounts"]
+
+
+# -- the partition readers say what read_table says ----------------------------------------------
+def _write(table: pd.DataFrame, path: Path) -> None:
+    if path.suffix == ".parquet":
+        table.to_parquet(path, index=False)
+    else:
+        table.to_csv(path, index=False)  # gzipped for .csv.gz
+
+
+def _dask_synth(backend: DaskBackend, folder: Path, source: str, *extra: str) -> list[str]:
+    DOMAIN.save(folder / "domain.json")
+    return ["synth", "--data", str(folder / source), "--domain", str(folder / "domain.json"),
+            "--epsilon", "1", "--k", "2", "--quiet", "--out", str(folder / "s.csv"),
+            "--backend", "dask", "--scheduler", backend.address, *extra]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "source, extra",
+    [("e.csv", ()), ("e.csv", ("--partitions", "3")), ("e.parquet", ()), ("e.csv.gz", ())],
+)
+def test_a_header_only_table_is_named_on_dask(
+    backend: DaskBackend, tmp_path: Path, capsys: pytest.CaptureFixture, source: str,
+    extra: tuple[str, ...],
+) -> None:  # fmt: skip
+    _write(_table(10).iloc[:0], tmp_path / source)
+    assert main(_dask_synth(backend, tmp_path, source, *extra)) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / source} has no records (only a header): there is nothing to release" in err
+    assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.parametrize("source", ["x.csv", "x.parquet", "x.csv.gz"])
+def test_an_extra_column_is_named_on_dask(
+    backend: DaskBackend, tmp_path: Path, capsys: pytest.CaptureFixture, source: str
+) -> None:
+    table = _table(300)
+    table.insert(1, "extra", 1)
+    table["notes"] = "private free text"
+    _write(table, tmp_path / source)
+    assert main(_dask_synth(backend, tmp_path, source, "--partitions", "2")) == 0
+    err = capsys.readouterr().err
+    assert err.count(f"{tmp_path / source}: column(s) extra, notes are not in the domain: "
+                     "dropped, not released") == 1  # fmt: skip
+    assert list(pd.read_csv(tmp_path / "s.csv").columns) == list(DOMAIN.names)

@@ -75,6 +75,7 @@ class PartitionedData:
     domain: Domain | None = None
     onehot_groups: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
     declared_n: int | None = None
+    source: str | None = None  # the path read, for messages
     passes: list[dict[str, Any]] = field(default_factory=list)
     _n: int | None = None
     _column_counts: np.ndarray | None = None
@@ -95,7 +96,7 @@ class PartitionedData:
         """A table file or a folder of them (Parquet, CSV, gzipped CSV); see
         :func:`~dpquery.backends.partitions.table_partitions` for how files are cut."""
         parts = table_partitions(Path(path), domain, partitions)
-        return cls(tuple(parts), backend, domain.d, domain)
+        return cls(tuple(parts), backend, domain.d, domain, source=str(path))
 
     @classmethod
     def from_frame(
@@ -148,8 +149,10 @@ class PartitionedData:
         """Number of records (one cheap pass over the partitions the first time)."""
         if self._n is None:
             start = time.perf_counter()
-            self._n = int(sum(rows for _, rows in self._map(_rows)))
+            rows = int(sum(rows for _, rows in self._map(_rows)))
             self._log({"pass": "rows", "queries": 0}, start)
+            self._check_rows(rows)
+        assert self._n is not None
         return self._n
 
     def column_counts(self) -> np.ndarray:
@@ -169,9 +172,7 @@ class PartitionedData:
             if w.d != self.d:
                 raise DPQueryError(f"the workload is over {w.d} bits but the data has {self.d}")
         record = {"pass": "answers", "queries": sum(len(w) for w in workloads)}
-        totals = self._pass(WorkloadCounts(tuple(workloads)), record)
-        if totals.rows == 0:
-            raise DPQueryError("cannot answer queries on a dataset with no records")
+        totals = self._pass(WorkloadCounts(tuple(workloads)), record)  # refuses 0 records
         return [
             answers_from_counts(w, c, totals.rows)
             for w, c in zip(workloads, totals.counts, strict=True)
@@ -293,6 +294,10 @@ class PartitionedData:
         totals.rows = self.declared_n
 
     def _check_rows(self, rows: int) -> None:
+        if rows == 0:  # as read_table refuses a table with a header and no record
+            source = "the partitioned data" if self.source is None else self.source
+            raise DPQueryError(f"{source} has no records (only a header): there is nothing "
+                               "to release")  # fmt: skip
         if self._n is None:
             self._n = rows
         elif rows != self._n:

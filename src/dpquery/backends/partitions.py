@@ -27,7 +27,14 @@ import scipy.sparse as sp
 
 from dpquery.data.binary import BinaryData, n_words_for
 from dpquery.data.domain import Domain, Numeric
-from dpquery.data.encode import _from_pairs, check_indices, encode, read_pairs, read_table
+from dpquery.data.encode import (
+    _from_pairs,
+    check_indices,
+    encode,
+    read_pairs,
+    read_table,
+    warn_extra_columns,
+)
 from dpquery.data.items import ItemRows, ItemSets
 from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
@@ -57,11 +64,31 @@ def _csv_layout(path: Path, domain: Domain) -> tuple[str, list[str], dict[str, t
     """Separator, header and dtypes exactly as :func:`read_table` reads the whole file."""
     sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
     header = list(pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True).columns)
-    absent = [c for c in domain.names if c not in header]
-    if absent:
-        raise DPQueryError(f"{path}: no column(s) {absent[:10]} for domain attributes")
+    _check_header(path, header, domain)
     dtype = {a.name: str for a in domain.attributes if not isinstance(a, Numeric)}
     return sep, header, dtype
+
+
+def _check_header(path: Path, header: list[str], domain: Domain) -> None:
+    """A domain attribute missing from the file is an error, as :func:`read_table` says."""
+    absent = [c for c in domain.names if c not in header]
+    if absent:
+        raise DPQueryError(f"{path}: no column(s) {absent[:10]} for domain attributes; the file "
+                           f"has {header[:20]}")  # fmt: skip
+
+
+def check_columns(path: Path, domain: Domain) -> None:
+    """The file's header against the domain, in the client as :func:`read_table` checks it
+    (the workers' warnings would not reach the user): a missing attribute is an error, a
+    column the domain does not hold is named in a warning (dropped, not released)."""
+    if path.name.lower().endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
+
+        header = list(pq.read_schema(path).names)
+        _check_header(path, header, domain)
+    else:
+        header = _csv_layout(path, domain)[1]
+    warn_extra_columns(str(path), header, domain.names)
 
 
 @dataclass(frozen=True)
@@ -161,6 +188,8 @@ def _split_csv(path: Path, domain: Domain, pieces: int) -> list[Partition]:
     size = path.stat().st_size
     cuts = np.linspace(body, size, pieces + 1).astype(np.int64)
     cuts = np.unique(cuts)  # the first range starts right after the header's newline
+    if cuts.size < 2:  # a header and no record: one empty range, counted as 0 rows
+        cuts = np.array([body, size])
     text_cols = tuple((k, "str") for k in dtype)
     return [
         CsvRangePart(path, domain, int(a), int(b), sep, tuple(header), text_cols)
@@ -211,6 +240,7 @@ def table_partitions(path: Path, domain: Domain, partitions: int | None = None) 
     files = table_files(Path(path))
     parts: list[Partition] = []
     for f in files:
+        check_columns(f, domain)
         pieces = _default_pieces(f) if partitions is None else -(-partitions // len(files))
         name = f.name.lower()
         if name.endswith((".parquet", ".pq")):

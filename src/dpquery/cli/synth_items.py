@@ -11,7 +11,9 @@ one 0/1 column per item, written over more than :data:`DENSE_COLUMNS` items only
 
 ``auto`` runs the wide release (:mod:`dpquery.algorithms.wide`) on item data; any other
 algorithm named runs on the bits (a domain of one binary attribute per item, the default
-workload), and its records are written as item sets.
+workload), and its records are written as item sets. With ``--backend dask`` a ``row item``
+file is cut into ranges of user ids and the wide release's counts are made on the workers
+(``docs/dask.md``).
 """
 
 from __future__ import annotations
