@@ -24,7 +24,9 @@ pytest.importorskip("distributed")
 import dpquery.backends.cluster as cluster_module
 import dpquery.queries.counts as counts_module
 from dpquery import datasets
+from dpquery.algorithms.auto import Auto
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
+from dpquery.algorithms.untouched import MECHANISM
 from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.backends import DaskBackend, PartitionedData, table_partitions
@@ -695,3 +697,32 @@ def test_an_extra_column_is_named_on_dask(
     assert err.count(f"{tmp_path / source}: column(s) extra, notes are not in the domain: "
                      "dropped, not released") == 1  # fmt: skip
     assert list(pd.read_csv(tmp_path / "s.csv").columns) == list(DOMAIN.names)
+
+
+def test_untouched_columns_charge_nothing_before_the_counts_pass(
+    backend: DaskBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an attribute no query touches, the default release on partitioned data is
+    adaptive-projection alone (it measures every 1-way marginal itself, after its counts
+    pass; the columns pipeline does not wrap it): the local release, and a counts pass that
+    fails (injected) leaves the ledger untouched."""
+    table = _table(600, seed=5)
+    workload = gen.marginal_cells(DOMAIN, [("color", "smoker"), ("age",)])  # "size" untouched
+    expected = Auto(epsilon=1.0, seed=2).fit(encode(table, DOMAIN), workload)
+    data = PartitionedData.from_frame(table, DOMAIN, backend, 3)
+    answers = data.answers(workload)
+    got = Auto(epsilon=1.0, seed=2).fit(data, workload, true_answers=answers)
+    assert got.algorithm == "adaptive-projection"
+    assert np.array_equal(got.records.rows, expected.records.rows)
+    assert [e.charge for e in got.ledger.entries] == [e.charge for e in expected.ledger.entries]
+    assert MECHANISM not in {e.charge.mechanism for e in got.ledger.entries}
+
+    def fails(self: PartitionedData, counter: object) -> list[np.ndarray]:
+        raise DPQueryError("injected: the counts pass failed")
+
+    monkeypatch.setattr(PartitionedData, "count", fails)
+    model = Auto(epsilon=1.0, seed=2)
+    with pytest.raises(DPQueryError, match="injected"):
+        model.fit(data, workload, true_answers=answers)
+    ledger = model.ledger_
+    assert ledger is not None and not ledger.entries
