@@ -236,11 +236,14 @@ def _synth_items(
         method = "sampled from the released records (systematic sampling by weight)"
     rel["output"] = {"rows": out.n, "released_records": released.n, "form": form,
                      "method": method}  # fmt: skip
-    report["backend"] = data.describe() if dask else {"name": "local", "partitions": 1}
+    report["backend"] = (
+        data.describe() if isinstance(data, PartitionedData) else {"name": "local", "partitions": 1}
+    )
     texts = {} if args.report is None else {args.report: json_text(report)}
     evaluation = None
     if evaluated is not None:  # NOT private: the curator's, in its own file
-        real = load_items(args) if dask else data  # the evaluation reads the real records here
+        # the evaluation reads the real records in this process
+        real = load_items(args) if isinstance(data, PartitionedData) else data
         evaluation = wide_evaluation(real, out, seed=0)
         texts[evaluated] = json_text(evaluation)
     write_outputs(args.out, lambda tmp: write_output(tmp, form, out), texts)

@@ -144,7 +144,7 @@ def release_sparse(
     out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, d))
     out.sum_duplicates()
     out.data[:] = 1
-    info = {
+    info: dict[str, object] = {
         "s": s, "s2": s2, "K": K, "pool": int(pool.shape[0]),
         "sigma_items": sigma_items, "sigma_sizes": sigma_sizes, "sigma_pairs": sigma_pairs,
     }  # fmt: skip

@@ -131,7 +131,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
 
     def run(self, run: Run) -> Outcome:
         """The release on ``run``: its records are item sets."""
-        data = run.data
+        data: Any = run.data
         if not counts_elsewhere(data):  # in this process: the whole table, ids 0..n-1
             data = ItemRows.whole(as_item_sets(data))
         matrix, info = release_sparse(data, run.plan.parameters, run.rng, run.ledger)
