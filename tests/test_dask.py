@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,15 +61,21 @@ DOMAIN = Domain(
 )
 
 
-@pytest.fixture(scope="module")
-def backend() -> Iterator[DaskBackend]:
+@contextmanager
+def _cluster() -> Iterator[DaskBackend]:
+    """A local cluster of 2 single-threaded worker processes on loopback."""
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
         dashboard_address=":0",
     )  # fmt: skip
-    client = distributed.Client(cluster)
-    with DaskBackend(client, True, 1, cluster) as b:
+    with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[DaskBackend]:
+    with _cluster() as b:
         yield b
 
 
@@ -480,7 +487,6 @@ class _KillsItsWorkerOnce(FramePart):
 def test_a_worker_killed_mid_pass_changes_nothing(tmp_path: Path) -> None:
     """A worker dies while counting; its nanny restarts it, the lost partition is sent again
     and the pass completes: the release and the ledger are those of the local run."""
-    distributed = pytest.importorskip("distributed")
     cloudpickle = pytest.importorskip("cloudpickle")
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
     table = _table(2000, seed=4)
@@ -491,12 +497,8 @@ def test_a_worker_killed_mid_pass_changes_nothing(tmp_path: Path) -> None:
     parts = frame_partitions(table, DOMAIN, 4)
     marker = tmp_path / "killed"
     parts[1] = _KillsItsWorkerOnce(parts[1].table, DOMAIN, marker)  # type: ignore[attr-defined]
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=":0",
-    )  # fmt: skip
     try:
-        with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
+        with _cluster() as b:  # its own: a worker dies
             data = PartitionedData(tuple(parts), b, DOMAIN.d, DOMAIN)
             got = model.fit(data, workload, true_answers=np.zeros(len(workload)))
     finally:
@@ -629,7 +631,6 @@ class _KillsItsWorkerInPassTwo(TransactionPart):
 def test_a_worker_killed_in_the_wide_release_changes_nothing(tmp_path: Path) -> None:
     """A worker dies during the second pass; Dask runs its task again and the release and
     the ledger are those of the local run."""
-    distributed = pytest.importorskip("distributed")
     cloudpickle = pytest.importorskip("cloudpickle")
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
     items = _item_table(600, 30, seed=2)
@@ -638,12 +639,8 @@ def test_a_worker_killed_in_the_wide_release_changes_nothing(tmp_path: Path) -> 
     parts = list(transaction_partitions([tmp_path / "x.transactions.csv"], 600, 30, 3))
     p = parts[1]
     parts[1] = _KillsItsWorkerInPassTwo(p.path, p.n, p.d, p.users, tmp_path / "killed")  # type: ignore[attr-defined]
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=":0",
-    )  # fmt: skip
     try:
-        with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
+        with _cluster() as b:  # its own: a worker dies
             data = PartitionedData(tuple(parts), b, 30, declared_n=600)
             got = WideRelease(epsilon=1.0, seed=4, **WIDE).fit(data)
     finally:

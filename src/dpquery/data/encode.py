@@ -269,6 +269,18 @@ def _first_bad(column: pd.Series) -> object:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _read_text(path: Path, *, first_line: bool = False) -> str:
+    """The text of a "row item" file, decompressed (or only its first non-blank line)."""
+    if not path.exists():
+        raise DPQueryError(f"transaction file {path} does not exist")
+    opener = _OPENERS.get(path.suffix.lower(), open)
+    try:
+        with opener(path, "rt") as fh:  # type: ignore[operator]
+            return next((line for line in fh if line.strip()), "") if first_line else fh.read()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DPQueryError(f"cannot read {path}: {exc}") from None
+
+
 def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
     """Parse a "row item" file (whitespace or comma separated integers, ``#`` comments,
     optionally .gz / .bz2 / .xz): the one parser of every transaction reader.
@@ -276,14 +288,7 @@ def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
     ``columns`` lists the accepted numbers of columns; a third column is a float weight.
     """
     path = Path(path)
-    if not path.exists():
-        raise DPQueryError(f"transaction file {path} does not exist")
-    opener = _OPENERS.get(path.suffix.lower(), open)
-    try:
-        with opener(path, "rt") as fh:  # type: ignore[operator]
-            text = fh.read()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DPQueryError(f"cannot read {path}: {exc}") from None
+    text = _read_text(path)
     header = _SIZES.match(text.lstrip())
     sizes = (int(header[1]), int(header[2])) if header else None
     expected = " or ".join(str(c) for c in columns)
@@ -318,16 +323,7 @@ def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
 def pair_file_sizes(path: str | Path) -> tuple[int, int] | None:
     """The sizes ``(n, d)`` a "row item" file's first line gives (``# rows N items D``), or
     None; only that line is read (the pairs may be parsed elsewhere, e.g. on a cluster)."""
-    path = Path(path)
-    if not path.exists():
-        raise DPQueryError(f"transaction file {path} does not exist")
-    opener = _OPENERS.get(path.suffix.lower(), open)
-    try:
-        with opener(path, "rt") as fh:  # type: ignore[operator]
-            first = next((line for line in fh if line.strip()), "")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DPQueryError(f"cannot read {path}: {exc}") from None
-    header = _SIZES.match(first.lstrip())
+    header = _SIZES.match(_read_text(Path(path), first_line=True).lstrip())
     return (int(header[1]), int(header[2])) if header else None
 
 
