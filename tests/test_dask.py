@@ -583,6 +583,37 @@ def test_wide_release_on_the_cluster_is_the_local_release(
     assert local == dask
 
 
+def test_a_folder_of_item_files_on_the_cluster_is_the_local_release(
+    backend: DaskBackend, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Users split over three files of a folder (shuffled, one with the sizes line): the
+    release of the one file they came from, byte for byte; a folder is refused locally."""
+    items = _item_table(400, 25, seed=3)
+    write_item_sets(tmp_path / "all.transactions.csv", items)
+    (tmp_path / "parts").mkdir()
+    coo = items.matrix.tocoo()
+    rng = np.random.default_rng(4)
+    for k, users in enumerate(np.array_split(rng.permutation(items.n), 3)):
+        mine = np.isin(coo.row, users)
+        lines = [f"{r} {c}" for r, c in rng.permutation(np.column_stack([coo.row, coo.col])[mine])]
+        first = ["# rows 400 items 25"] if k == 1 else []
+        (tmp_path / "parts" / f"p{k}.txt").write_text("\n".join(first + lines) + "\n")
+    common = ["synth", "--epsilon", "1", "--seed", "1", "--bound", "6", "--head", "12",
+              "--pool", "3000", "--quiet"]  # fmt: skip
+    local, dask = tmp_path / "l.transactions.csv", tmp_path / "d.transactions.csv"
+    assert (
+        main([*common, "--data", str(tmp_path / "all.transactions.csv"), "--out", str(local)]) == 0
+    )
+    folder = ["--data", str(tmp_path / "parts"), "--transactions"]
+    report = tmp_path / "d.json"
+    assert main([*common, *folder, "--out", str(dask), "--report", str(report), "--backend",
+                 "dask", "--scheduler", backend.address]) == 0  # fmt: skip
+    assert dask.read_bytes() == local.read_bytes()
+    assert json.loads(report.read_text())["backend"]["partitions"] == 3  # one per file
+    assert main([*common, *folder, "--out", str(tmp_path / "x.transactions.csv")]) == 2
+    assert "is a folder: item files partitioned by user are read" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

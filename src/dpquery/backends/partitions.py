@@ -42,6 +42,9 @@ from dpquery.queries.counts import Counter, WorkloadCounts, reads_items
 from dpquery.queries.workload import Workload
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt")
+ITEM_SUFFIXES = tuple(
+    f"{a}{b}" for a in (".txt", ".csv", ".tsv") for b in ("", ".gz", ".bz2", ".xz")
+)
 # Default size of a CSV byte range: parsing 32 MiB of KDD99-like text peaks near 0.5 GiB
 # in pandas and the encoder, which keeps two workers well inside a laptop's memory.
 CSV_BLOCK_BYTES = 32 * 2**20
@@ -205,15 +208,18 @@ def _split_parquet(path: Path, domain: Domain, pieces: int) -> list[Partition]:
     return [ParquetPart(path, domain, tuple(int(g) for g in c)) for c in chunks if c.size]
 
 
-def table_files(path: Path) -> list[Path]:
-    """``path`` itself, or the table files in a folder (sorted by name)."""
+def table_files(
+    path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES, what: str = "table"
+) -> list[Path]:
+    """``path`` itself, or the table files (``what`` files, named with ``suffixes``) in a
+    folder (sorted by name)."""
     if path.is_dir():
         files = sorted(
             p for p in path.iterdir()
-            if p.is_file() and any(p.name.lower().endswith(s) for s in TABLE_SUFFIXES)
+            if p.is_file() and any(p.name.lower().endswith(s) for s in suffixes)
         )  # fmt: skip
         if not files:
-            raise DPQueryError(f"folder {path} holds no table files ({', '.join(TABLE_SUFFIXES)})")
+            raise DPQueryError(f"folder {path} holds no {what} files ({', '.join(suffixes)})")
         return files
     if not path.exists():
         raise DPQueryError(f"data file {path} does not exist")

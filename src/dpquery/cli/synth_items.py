@@ -12,8 +12,8 @@ one 0/1 column per item, written over more than :data:`DENSE_COLUMNS` items only
 ``auto`` runs the wide release (:mod:`dpquery.algorithms.wide`) on item data; any other
 algorithm named runs on the bits (a domain of one binary attribute per item, the default
 workload), and its records are written as item sets. With ``--backend dask`` a ``row item``
-file is cut into ranges of user ids and the wide release's counts are made on the workers
-(``docs/dask.md``).
+file is cut into ranges of user ids (a folder of them, partitioned by user, is read file by
+file) and the wide release's counts are made on the workers (``docs/dask.md``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.wide.release import sample_items
 from dpquery.backends import PartitionedData, connect
+from dpquery.backends.partitions import ITEM_SUFFIXES, table_files
 from dpquery.cli.common import check_backend_args, is_item_file
 from dpquery.cli.output import RELEASED, json_text, output_rows, write_outputs
 from dpquery.data.binary import _FORMAT, BinaryData
@@ -110,6 +111,9 @@ def load_items(args: argparse.Namespace) -> ItemSets:
     if args.domain is not None or args.infer_domain or args.dataset is not None:
         raise DPQueryError("item data needs no domain (its items are 0..D-1): drop --domain, "
                            "--infer-domain and --dataset")  # fmt: skip
+    if args.data.is_dir():
+        raise DPQueryError(f"{args.data} is a folder: item files partitioned by user are read "
+                           "from a folder with --backend dask; give one file here")  # fmt: skip
     return read_item_sets(args.data, n=args.n, d=args.items)
 
 
@@ -174,10 +178,14 @@ def check_item_backend(args: argparse.Namespace) -> None:
         )
 
 
-def item_sizes(args: argparse.Namespace) -> tuple[int, int]:
-    """The public sizes ``(n, d)`` of the item file: ``--n``/``--items`` or its first line
-    (only that line is read)."""
-    return resolve_sizes(args.data, (args.n, args.items), pair_file_sizes(args.data))
+def item_sizes(args: argparse.Namespace, files: list[Path]) -> tuple[int, int]:
+    """The public sizes ``(n, d)`` of the item files: ``--n``/``--items`` or their first
+    lines, which must agree (only those lines are read)."""
+    found = {sizes for f in files if (sizes := pair_file_sizes(f)) is not None}
+    if len(found) > 1:
+        raise DPQueryError(f"{args.data}: the files' first lines give different sizes (rows, "
+                           f"items) {sorted(found)}")  # fmt: skip
+    return resolve_sizes(args.data, (args.n, args.items), found.pop() if found else None)
 
 
 def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | None) -> int:
@@ -195,11 +203,12 @@ def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | No
         items = load_items(args)
         form = check_item_output(args, items.d)
         return _synth_items(args, front, evaluated, items, form, chosen)
-    n, d = item_sizes(args)
+    files = table_files(args.data, ITEM_SUFFIXES, "item")
+    n, d = item_sizes(args, files)
     form = check_item_output(args, d)
     with connect(args.scheduler) as backend:
         data = PartitionedData.from_transactions(
-            [args.data], n=n, d=d, backend=backend, partitions=args.partitions or backend.workers()
+            files, n=n, d=d, backend=backend, partitions=args.partitions or backend.workers()
         )
         return _synth_items(args, front, evaluated, data, form, chosen)
 
