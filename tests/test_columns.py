@@ -5,19 +5,26 @@ marginals, nothing spent when every attribute is touched, opt-outs reported
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 from conftest import mixed_data
 from dpquery.algorithms import registry
+from dpquery.algorithms.auto import Auto
 from dpquery.algorithms.columns import DEFAULT_SHARE, MeasuredColumns, column_sources
 from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.game.fem import FEM
 from dpquery.algorithms.game.mwem import MWEM
+from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
+from dpquery.algorithms.synthesizer import Synthesizer
+from dpquery.algorithms.wide.dense import DenseBits
+from dpquery.algorithms.wide.release import WideRelease
 from dpquery.algorithms.untouched import MECHANISM, untouched_attributes
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Budget, Ledger
+from dpquery.privacy import Budget, Charge, Ledger
 from dpquery.privacy.budget import budget_rho
 from dpquery.queries import Workload, marginal_cells
 
@@ -134,3 +141,75 @@ def test_a_pure_ledger_stays_pure_for_the_base() -> None:
     assert release.ledger is ledger and ledger.budget.measure == "pure"
     assert all(e.charge.cost.__class__.__name__ == "PureDP" for e in ledger.entries)
     assert ledger.spent <= 2.0 + 1e-12
+
+
+def _spent(charges: list[Charge]) -> Counter:
+    """Charges by mechanism and cost, each counted as often as it was made."""
+    made: Counter = Counter()
+    for c in charges:
+        made[c.mechanism, c.cost] += c.count
+    return made
+
+
+def _nested(**budget: float) -> Synthesizer:
+    return MeasuredColumns(FEM(T=3, samples=4, progress=False, **budget))
+
+
+@pytest.mark.parametrize(
+    "make, why",
+    [
+        (lambda **b: AdaptiveProjection(progress=False, **b), "1-way marginal itself"),
+        (lambda **b: Auto(**b), "own pipeline"),
+        (lambda **b: DenseBits(**b), "every bit's count itself"),
+        (lambda **b: WideRelease(**b), "no workload"),
+        (_nested, "already"),
+    ],
+    ids=["adaptive-projection", "auto", "wide-dense", "wide", "measured-columns"],
+)
+def test_a_base_it_cannot_wrap_is_refused_before_anything_is_charged(
+    make: Callable[..., Synthesizer], why: str
+) -> None:
+    # adaptive-projection (auto's choice here too) measures every attribute's 1-way marginal
+    # itself and its plan lists only those measurements (its rounds spend the rest of its
+    # budget): wrapped, it was planned on nearly the whole budget and ran out mid-fit, after
+    # 9 charges. Every such base is refused by the plan, before the ledger exists.
+    workload = _workload(NAMES[:2])
+    base = make(epsilon=1.0)
+    model = MeasuredColumns(base, seed=2)
+    with pytest.raises(DPQueryError, match=f"cannot wrap {base.name}: .*{why}") as info:
+        model.fit(DATA, workload)
+    assert getattr(info.value, "ledger", None) is None
+    assert getattr(model, "ledger_", None) is None
+    with pytest.raises(DPQueryError, match=f"cannot wrap {base.name}"):
+        model.plan(DATA, workload)
+    # Spending a given ledger: refused with nothing charged on it.
+    ledger = Ledger(Budget.approx(1.0, 1e-6))
+    with pytest.raises(DPQueryError, match=f"cannot wrap {base.name}"):
+        MeasuredColumns(make(), seed=2).fit(DATA, workload, ledger=ledger)
+    assert ledger.entries == ()
+
+
+@pytest.mark.parametrize(
+    "name, options",
+    [
+        ("dualquery", {"T": 3, "samples": 10, "eta": 1.0}),
+        ("dqrs", {"T": 3, "samples": 10, "eta": 1.0}),
+        ("fem", {"T": 3, "samples": 4}),
+        ("sepfem", {"T": 3, "samples": 4}),
+        ("fem", {"T": 3, "samples": 4, "fraction": 0.5}),  # FEM, then MWEM
+        ("mwem", {"T": 3}),
+    ],
+)
+def test_the_plan_is_what_the_ledger_holds_for_every_wrapped_base(
+    name: str, options: dict
+) -> None:
+    # Every registered base the registry wraps: the wrapper's plan (measurement first, then
+    # the base's share) is exactly what a fit charges, and it fits the whole budget.
+    workload = _workload(NAMES[:2])
+    model = registry.build(name, {"epsilon": 1.0, **options}, seed=0, progress=False)
+    assert isinstance(model, MeasuredColumns)
+    planned = model.charges(DATA, workload)
+    assert planned[0].mechanism == MECHANISM
+    release = model.fit(DATA, workload)
+    assert _spent([e.charge for e in release.ledger.entries]) == _spent(planned)
+    assert release.ledger.spent <= 1.0

@@ -15,6 +15,11 @@ The split: the measurement gets ``share`` of the whole budget's zCDP ``rho`` (``
 whose planned charges, together with the measurement, fit the whole budget under the base's
 accountant. Both are checked on the release's ledger before anything is drawn. A workload that
 touches every attribute spends nothing on this: the base runs alone, on the whole budget.
+
+The split is computed from the base's plan, so the base's plan must list everything it charges.
+The registered algorithms that measure every attribute themselves, or leave none untouched, are
+refused as bases by :meth:`MeasuredColumns.plan`, before anything is charged
+(:data:`NOT_WRAPPED`); the registry never wraps them.
 """
 
 from __future__ import annotations
@@ -43,6 +48,20 @@ from dpquery.rng import SeedLike, child_rng
 # the untouched attributes; it moved the given workload's max error by 1-3% (5% moved it 4-9%).
 DEFAULT_SHARE = 0.01
 _BISECTION_STEPS = 40
+# Registered algorithms refused as the base, by name, and why: wrapped, each would only measure
+# its columns a second time. adaptive-projection's plan, besides, lists only its 1-way
+# measurements (its rounds spend what is left of its budget), so the split would give it nearly
+# the whole budget and the release would run out of budget mid-fit, after spending.
+NOT_WRAPPED: dict[str, str] = {
+    "adaptive-projection": (
+        "it measures every attribute's 1-way marginal itself, and its plan lists only those "
+        "measurements (its rounds spend the rest of its budget), so no share of the budget "
+        "can be planned for it beside another measurement"
+    ),
+    "wide-dense": "it measures every bit's count itself",
+    "auto": "it runs its choice inside the choice's own pipeline",
+    "wide": "it releases item data with no workload, so no attribute is left untouched",
+}
 
 
 @dataclass(frozen=True)
@@ -131,9 +150,22 @@ class MeasuredColumns(Synthesizer):
     def validate(self) -> None:
         if not isinstance(self.base, Synthesizer):
             raise DPQueryError(f"MeasuredColumns needs a base Synthesizer, got {self.base!r}")
+        self._refuse_base()
         if not 0 < self.share < 1:
             raise DPQueryError(f"share must be in (0, 1), got {self.share!r}")
         self.base.validate()
+
+    def _refuse_base(self) -> None:
+        """Refuse a base the pipeline adds nothing to (:data:`NOT_WRAPPED`, or a pipeline of
+        its own), before any plan or charge."""
+        assert self.base is not None
+        if isinstance(self.base, MeasuredColumns):
+            why = "it already measures its untouched attributes (a MeasuredColumns pipeline)"
+        elif self.base.name in NOT_WRAPPED:
+            why = NOT_WRAPPED[self.base.name]
+        else:
+            return
+        raise DPQueryError(f"MeasuredColumns cannot wrap {self.base.name}: {why}; fit it alone")
 
     def plan_accountant(self, plan: ColumnsPlan) -> Accountant | None:
         return plan.base.plan_accountant(plan.base_plan)
@@ -157,7 +189,9 @@ class MeasuredColumns(Synthesizer):
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
     ) -> ColumnsPlan:
-        """The measurement's charge and the base's share; reads only public sizes."""
+        """The measurement's charge and the base's share; reads only public sizes. A base it
+        cannot wrap is refused here, before anything is charged."""
+        self._refuse_base()
         whole, base = self._whole(data, budget)
         untouched = tuple(untouched_attributes(workload, data.onehot_groups))
         if not untouched:

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from dpquery.algorithms.auto import Auto, Catalog
-from dpquery.algorithms.columns import DEFAULT_SHARE, MeasuredColumns
+from dpquery.algorithms.columns import DEFAULT_SHARE, NOT_WRAPPED, MeasuredColumns
 from dpquery.algorithms.game.dqrs import DQRS
 from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.game.fem import FEM, SepFEM
@@ -104,10 +104,11 @@ def takes(name: str) -> tuple[str, ...]:
 
 
 def _reads_data(cls: type[Synthesizer]) -> bool:
-    """Whether the algorithm may leave attributes unmeasured: it reads the data, and does not
-    measure every attribute's 1-way marginal itself (as AdaptiveProjection does); ``auto``
+    """Whether the algorithm may leave attributes unmeasured: it reads the data, and the
+    pipeline takes it as its base (not in :data:`~dpquery.algorithms.columns.NOT_WRAPPED`:
+    AdaptiveProjection, for one, measures every attribute's 1-way marginal itself); ``auto``
     builds its choice here, with the choice's own pipeline."""
-    return cls not in (UniformRecords, AdaptiveProjection, Auto, WideRelease, DenseBits)
+    return cls is not UniformRecords and cls.name not in NOT_WRAPPED
 
 
 def all_options() -> dict[str, Option]:
