@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,9 +21,9 @@ from dpquery.algorithms.game.fem import FEM
 from dpquery.algorithms.game.mwem import MWEM
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.synthesizer import Synthesizer
+from dpquery.algorithms.untouched import MECHANISM, untouched_attributes
 from dpquery.algorithms.wide.dense import DenseBits
 from dpquery.algorithms.wide.release import WideRelease
-from dpquery.algorithms.untouched import MECHANISM, untouched_attributes
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Charge, Ledger
 from dpquery.privacy.budget import budget_rho
@@ -151,7 +152,7 @@ def _spent(charges: list[Charge]) -> Counter:
     return made
 
 
-def _nested(**budget: float) -> Synthesizer:
+def _nested(**budget: Any) -> Synthesizer:
     return MeasuredColumns(FEM(T=3, samples=4, progress=False, **budget))
 
 
@@ -200,9 +201,7 @@ def test_a_base_it_cannot_wrap_is_refused_before_anything_is_charged(
         ("mwem", {"T": 3}),
     ],
 )
-def test_the_plan_is_what_the_ledger_holds_for_every_wrapped_base(
-    name: str, options: dict
-) -> None:
+def test_the_plan_is_what_the_ledger_holds_for_every_wrapped_base(name: str, options: dict) -> None:
     # Every registered base the registry wraps: the wrapper's plan (measurement first, then
     # the base's share) is exactly what a fit charges, and it fits the whole budget.
     workload = _workload(NAMES[:2])
