@@ -212,3 +212,15 @@ def test_the_plan_is_what_the_ledger_holds_for_every_wrapped_base(name: str, opt
     release = model.fit(DATA, workload)
     assert _spent([e.charge for e in release.ledger.entries]) == _spent(planned)
     assert release.ledger.spent <= 1.0
+
+
+def test_a_base_no_share_of_the_budget_can_plan_is_refused_by_the_plan() -> None:
+    # DualQuery with eta and T fixed plans its samples from the budget: at epsilon 1e-4 not
+    # even the whole budget buys one sample, so the wrapper's plan refuses, naming the base's
+    # reason, before the ledger exists.
+    workload = _workload(NAMES[:2])
+    model = MeasuredColumns(DualQuery(epsilon=1e-4, eta=1.0, T=3, progress=False), seed=0)
+    with pytest.raises(DPQueryError, match="no sample size fits") as info:
+        model.fit(DATA, workload)
+    assert getattr(info.value, "ledger", None) is None
+    assert getattr(model, "ledger_", None) is None
