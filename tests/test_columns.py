@@ -15,7 +15,12 @@ import pytest
 from conftest import mixed_data
 from dpquery.algorithms import registry
 from dpquery.algorithms.auto import Auto
-from dpquery.algorithms.columns import DEFAULT_SHARE, MeasuredColumns, column_sources
+from dpquery.algorithms.columns import (
+    DEFAULT_SHARE,
+    NOT_WRAPPED,
+    MeasuredColumns,
+    column_sources,
+)
 from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.game.fem import FEM
 from dpquery.algorithms.game.mwem import MWEM
@@ -118,6 +123,8 @@ def test_registry_wraps_by_default_and_reports_opt_outs() -> None:
     chosen = registry.build("fem", {"epsilon": 1.0, "free_attributes": "uniform"})
     assert isinstance(chosen, FEM)
     assert not isinstance(registry.build("uniform", {"epsilon": 1.0}), MeasuredColumns)
+    for name in NOT_WRAPPED:  # the bases MeasuredColumns refuses: registered, never wrapped
+        assert registry.ALGORITHMS[name] and registry.COLUMNS_OPTION not in registry.takes(name)
     with pytest.raises(registry.OptionError):
         registry.build("fem", {"epsilon": 1.0, "free_attributes": "zeros",
                                "untouched_share": 0.1})  # fmt: skip
