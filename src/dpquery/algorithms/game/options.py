@@ -16,7 +16,8 @@ OPTIONS = (
     Option("eta", "step (dualquery, dqrs) or noise scale (fem, sepfem)", check=positive),
     Option(
         "T",
-        "rounds (default: the largest the budget allows)",
+        "rounds (default: the largest the budget allows; adaptive-projection: "
+        "0.018 g (n^2 rho)^(1/3), within [g + 2, 16 g])",
         int,
         check=positive_int,
         flag="--T",

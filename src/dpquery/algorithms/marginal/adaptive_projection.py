@@ -125,8 +125,9 @@ MAX_CODES = 2**30
 # Pair candidates beyond the workload only up to this many attribute pairs (g <= 64): the
 # selection scores every candidate every round.
 MAX_PAIR_CANDIDATES = 2016
-# The largest starting noise scale, as a fraction of n (docs/utility.md: tuned on adult-pgm).
-DEFAULT_NOISE_FRACTION = 0.0067
+# kappa of the default number of rounds T = kappa g (n^2 rho)^(1/3) (docs/utility.md: tuned on
+# adult-pgm at epsilon 0.1 to 1).
+DEFAULT_ROUND_SCALE = 0.018
 OneWay = Literal["usage", "size", "equal"]
 ONE_WAYS: tuple[OneWay, ...] = ("usage", "size", "equal")
 DEFAULT_ONE_WAY: OneWay = "size"
@@ -169,7 +170,7 @@ def select_rho(epsilon: float) -> float:
 def plan_adaptive(
     *, n: int, sizes: Sequence[int], epsilon: float | None = None, delta: float | None = None,
     rho: float | None = None, T: int | None = None, alpha: float = DEFAULT_ALPHA,
-    records: int | None = None, noise_fraction: float = DEFAULT_NOISE_FRACTION,
+    records: int | None = None, round_scale: float = DEFAULT_ROUND_SCALE,
     one_way: OneWay = DEFAULT_ONE_WAY, uses: Sequence[int] | None = None,
     one_way_share: float | None = None, column_tv: float | None = None,
     column_cap: float = DEFAULT_COLUMN_CAP,
@@ -179,9 +180,11 @@ def plan_adaptive(
     rest). The budget is ``(epsilon, delta)`` (``delta`` default ``1/n^2``), converted to the
     largest ``rho`` that fits (CKS), or ``rho`` itself.
 
-    ``T`` defaults to AIM's ``16 g``, lowered to the largest ``T >= g + 2`` whose ``sigma_0``
-    is at most ``noise_fraction n`` (a small budget buys few rounds of useful measurements
-    rather than many drowned ones; :data:`DEFAULT_NOISE_FRACTION`, docs/utility.md).
+    ``T`` defaults to ``kappa g (n^2 rho)^(1/3)`` (``kappa = round_scale``), within
+    ``[g + 2, 16 g]`` (AIM's ``16 g`` the most): ``n sqrt(rho)`` is the signal-to-noise ratio
+    of one measurement spending the whole budget (noise ``1 / sqrt(rho)`` on counts out of
+    ``n``), and a small one buys few rounds of useful measurements rather than many drowned
+    ones (:data:`DEFAULT_ROUND_SCALE`, fitted on adult-pgm, docs/utility.md).
     ``one_way="size"`` splits the 1-way measurements' share (``g`` measurements at
     ``sigma_0``) in proportion to ``|a|^(2/3)``, which minimises the summed expected L1 error
     ``sum_a |a| sigma_a`` of the 1-way marginals; ``"usage"`` in proportion to
@@ -217,13 +220,7 @@ def plan_adaptive(
     if one_way not in ONE_WAYS:
         raise DPQueryError(f"one_way must be one of {ONE_WAYS}, got {one_way!r}")
     if T is None:
-        # sigma_0 <= nu n  <=>  T <= alpha rho (nu n)^2 / (Delta^2 / 2)
-        fit = (
-            alpha
-            * total
-            * (positive("noise_fraction", noise_fraction) * n) ** 2
-            / (SENSITIVITY**2 / 2)
-        )
+        fit = positive("round_scale", round_scale) * g * (n * n * total) ** (1 / 3)
         T = min(DEFAULT_ROUNDS_PER_ATTRIBUTE * g, max(g + 2, math.floor(fit)))
     T = positive_int("T", T)
     m = min(n, DEFAULT_MAX_RECORDS) if records is None else positive_int("records", records)
@@ -429,8 +426,9 @@ def adaptive_marginals(
 class AdaptiveProjection(ZCDPBudget, Synthesizer):
     """Private synthetic data by AIM's adaptive marginal selection and a record-set projection
     (module docstring): a :class:`~dpquery.algorithms.synthesizer.Synthesizer` releasing
-    ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default ``16 g``)
-    and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
+    ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default
+    ``round_scale g (n^2 rho)^(1/3)``, at most AIM's ``16 g``: :func:`plan_adaptive`) and
+    ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
     (:func:`plan_adaptive`); ``column_tv`` (None or 0: off) re-measures the columns whose noisy
     1-way marginal is estimated past that total variation, spending at most ``column_cap``
@@ -454,7 +452,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     size: int | None = None
     sweeps: int = DEFAULT_SWEEPS
     final_sweeps: int = DEFAULT_FINAL_SWEEPS
-    noise_fraction: float = DEFAULT_NOISE_FRACTION
+    round_scale: float = DEFAULT_ROUND_SCALE
     one_way: OneWay = DEFAULT_ONE_WAY
     one_way_share: float | None = None
     column_tv: float | None = DEFAULT_COLUMN_TV
@@ -496,7 +494,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         check_candidate_cells(layout, counted_marginals(candidates_of(marginals, pairs), layout.g))
         return plan_adaptive(
             n=data.n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget, data.n), T=self.T,
-            alpha=self.alpha, records=self.size, noise_fraction=self.noise_fraction,
+            alpha=self.alpha, records=self.size, round_scale=self.round_scale,
             one_way=self.one_way, uses=uses.tolist(), one_way_share=self.one_way_share,
             column_tv=self.column_tv, column_cap=self.column_cap,
         )  # fmt: skip
