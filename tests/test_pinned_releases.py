@@ -96,8 +96,8 @@ CASES: dict[str, Callable[[], Any]] = {
 # Recorded with the exact samplers (see the module docstring).
 PINNED: dict[str, tuple[str, str]] = {
     "adaptive-projection": (
-        "4ea3b7cfb4f38a3d89061aa1e6709efa18909021555251c9acfc68a9c317accb",
-        "03681aca7668773c3455ec7d1a659ae8dbb85df2332ff31872af5a6127ef5868",
+        "f1e8b71b451827da22329371fc1f9c4da1150d5c72ab2f27f78029c53a456301",
+        "999ef5f2f3acaab3b67a00d9b68da2498f08e268fe370e075b9637bc2a79562c",
     ),
     "dqrs": (
         "5dedc08544dedf7a94fb675ebeedc6ed705a0adcc23a9086f660634c131c20f7",
@@ -153,7 +153,7 @@ PINNED: dict[str, tuple[str, str]] = {
     ),
 }
 CLI_PINNED: dict[str, str] = {
-    "auto": "196d2210fd786d1e72d64b2c8a7355d632671e9b114d21a02439aebf653e020d",
+    "auto": "9338c6efa2d6a2d6d9842af821c8b2d5895f17311fabed65fc33f79c43c1b8e3",
     "dualquery": "81d7a786a5afc8d0c873718c65b7507e58fdc2a4e8e137b167359bfefc4c4507",
     "fem": "654399bbd4ce9da09f864891ea96d358efe71a2cdab2f051989f4a9966881330",
     "fem-reweight": "6a700bc5b7560d19fa8aa6f207cb7c6a0028f9bf3a6141f5abe30bca21087252",
