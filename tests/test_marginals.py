@@ -201,17 +201,19 @@ def test_costs_by_hand() -> None:
 
 
 def test_default_rounds_by_hand() -> None:
-    # T = kappa g (n^2 rho)^(1/3), kappa = 0.018, within [g + 2, 16 g].
+    # T = kappa g (n^2 rho)^(1/3), kappa = 0.018, within [max(16, g + 2), 16 g].
     sizes = [2, 3, 4, 5]
     # n = 10,000, rho = 1: 0.018 * 4 * (10^8)^(1/3) = 0.072 * 464.16 = 33.42 -> 33.
     assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0).T == 33
     # rho = 100: 0.072 * 2154.4 = 155.1, above 16 g = 64.
     assert plan_adaptive(n=10_000, sizes=sizes, rho=100.0).T == 64
-    # n = 100, rho = 0.01: 0.072 * 100^(1/3) = 0.33, below g + 2 = 6.
-    assert plan_adaptive(n=100, sizes=sizes, rho=0.01).T == 6
-    # kappa = 0.036: 0.144 * 464.16 = 66.8, capped at 64; kappa = 0.009: 16.7 -> 16.
+    # n = 100, rho = 0.01: 0.072 * 100^(1/3) = 0.33, below 16.
+    assert plan_adaptive(n=100, sizes=sizes, rho=0.01).T == 16
+    # 20 attributes: 0.36 * 100^(1/3) = 1.67, below g + 2 = 22.
+    assert plan_adaptive(n=100, sizes=[2] * 20, rho=0.01).T == 22
+    # kappa = 0.036: 0.144 * 464.16 = 66.8, capped at 64; kappa = 0.0108: 20.05 -> 20.
     assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=0.036).T == 64
-    assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=0.009).T == 16
+    assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=0.0108).T == 20
     with pytest.raises(DPQueryError, match="round_scale"):
         plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=0.0)
 

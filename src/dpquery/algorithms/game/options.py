@@ -17,7 +17,7 @@ OPTIONS = (
     Option(
         "T",
         "rounds (default: the largest the budget allows; adaptive-projection: "
-        "0.018 g (n^2 rho)^(1/3), within [g + 2, 16 g])",
+        "0.018 g (n^2 rho)^(1/3), within [max(16, g + 2), 16 g])",
         int,
         check=positive_int,
         flag="--T",

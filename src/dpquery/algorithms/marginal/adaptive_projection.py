@@ -128,6 +128,8 @@ MAX_PAIR_CANDIDATES = 2016
 # kappa of the default number of rounds T = kappa g (n^2 rho)^(1/3) (docs/utility.md: tuned on
 # adult-pgm at epsilon 0.1 to 1).
 DEFAULT_ROUND_SCALE = 0.018
+# ... and at least this many (docs/utility.md: cps at epsilon 0.1).
+MIN_ROUNDS = 16
 OneWay = Literal["usage", "size", "equal"]
 ONE_WAYS: tuple[OneWay, ...] = ("usage", "size", "equal")
 DEFAULT_ONE_WAY: OneWay = "size"
@@ -181,10 +183,12 @@ def plan_adaptive(
     largest ``rho`` that fits (CKS), or ``rho`` itself.
 
     ``T`` defaults to ``kappa g (n^2 rho)^(1/3)`` (``kappa = round_scale``), within
-    ``[g + 2, 16 g]`` (AIM's ``16 g`` the most): ``n sqrt(rho)`` is the signal-to-noise ratio
-    of one measurement spending the whole budget (noise ``1 / sqrt(rho)`` on counts out of
-    ``n``), and a small one buys few rounds of useful measurements rather than many drowned
-    ones (:data:`DEFAULT_ROUND_SCALE`, fitted on adult-pgm, docs/utility.md).
+    ``[max(16, g + 2), 16 g]`` (AIM's ``16 g`` the most): ``n sqrt(rho)`` is the
+    signal-to-noise ratio of one measurement spending the whole budget (noise ``1 / sqrt(rho)``
+    on counts out of ``n``), and a small one buys few rounds of useful measurements rather than
+    many drowned ones (:data:`DEFAULT_ROUND_SCALE`, fitted on adult-pgm, docs/utility.md); at
+    least 16, so that on a few attributes the 1-way measurements (``g / T`` of the measuring
+    budget) still leave rounds for their interactions.
     ``one_way="size"`` splits the 1-way measurements' share (``g`` measurements at
     ``sigma_0``) in proportion to ``|a|^(2/3)``, which minimises the summed expected L1 error
     ``sum_a |a| sigma_a`` of the 1-way marginals; ``"usage"`` in proportion to
@@ -221,7 +225,8 @@ def plan_adaptive(
         raise DPQueryError(f"one_way must be one of {ONE_WAYS}, got {one_way!r}")
     if T is None:
         fit = positive("round_scale", round_scale) * g * (n * n * total) ** (1 / 3)
-        T = min(DEFAULT_ROUNDS_PER_ATTRIBUTE * g, max(g + 2, math.floor(fit)))
+        least = max(MIN_ROUNDS, g + 2)
+        T = min(DEFAULT_ROUNDS_PER_ATTRIBUTE * g, max(least, math.floor(fit)))
     T = positive_int("T", T)
     m = min(n, DEFAULT_MAX_RECORDS) if records is None else positive_int("records", records)
     if m * g > MAX_CODES:
@@ -427,7 +432,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     """Private synthetic data by AIM's adaptive marginal selection and a record-set projection
     (module docstring): a :class:`~dpquery.algorithms.synthesizer.Synthesizer` releasing
     ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default
-    ``round_scale g (n^2 rho)^(1/3)``, at most AIM's ``16 g``: :func:`plan_adaptive`) and
+    ``round_scale g (n^2 rho)^(1/3)``, at least 16, at most AIM's ``16 g``:
+    :func:`plan_adaptive`) and
     ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
     (:func:`plan_adaptive`); ``column_tv`` (None or 0: off) re-measures the columns whose noisy
