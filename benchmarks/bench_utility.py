@@ -477,6 +477,7 @@ def report(args: argparse.Namespace) -> None:
             cells.append("failures: " + s["failures"])
         print(" | ".join(cells))
     _compare(summary)
+    _means(summary)
     _goal(summary)
     if not args.report_from:
         _figure(summary)
@@ -525,6 +526,22 @@ def _compare(summary: list[dict[str, Any]]) -> None:
             print(f"| {ds}, {wl}/{ws} | {eps:g} | {m}{' (ours-2rho)' if algo != 'ours' else ''}"
                   f" | {cell(ours)} | {' | '.join(cell(o) for o in others[:2])} | {ratio} | "
                   f"{' | '.join(cell(o) for o in others[2:])} |")  # fmt: skip
+
+
+def _means(summary: list[dict[str, Any]]) -> None:
+    """Markdown: one row per release and epsilon, the goal's cells as means over runs."""
+    print("\n| data | epsilon | release (runs) | workload 3-way max / TV | random 3-way max / TV | "
+          "random 5-way max / TV | seconds | peak GiB |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    order = {a: i for i, a in enumerate(("ours", "ours-2rho", *STRONG))}
+    rows = [s for s in summary if s["algorithm"] in order and s["runs"]]
+    for s in sorted(rows, key=lambda s: (s["dataset"], s["workload"], s["epsilon"],
+                                         order[s["algorithm"]])):  # fmt: skip
+        pairs = [f"{s[f'{m}_max']:.4f} / {s[f'{m}_tv']:.4f}"
+                 for m in ("workload", "random64", "five64")]  # fmt: skip
+        print(f"| {s['dataset']}, {s['workload']}/{s['workload_seed']} | {s['epsilon']:g} | "
+              f"{s['algorithm']} ({s['runs']}) | {' | '.join(pairs)} | {s['seconds']:.1f} | "
+              f"{s['peak_bytes'] / 2**30:.2f} |")  # fmt: skip
 
 
 def _goal(summary: list[dict[str, Any]]) -> None:
