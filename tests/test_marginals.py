@@ -380,8 +380,8 @@ def test_failure_mid_fit_keeps_everything_spent(monkeypatch) -> None:
         model.fit(small_data(), workload_2way())
     assert model.ledger_ is not None
     kinds = [e.charge.mechanism for e in model.ledger_.entries]
-    # 5 one-way measurements, then 2 rounds of select + measure before the second fit raised.
-    assert kinds == [am.MEASURE] * 5 + [am.SELECT, am.MEASURE] * 2
+    # 5 one-way measurements, then 3 rounds of select + measure, the third round's fit raising.
+    assert kinds == [am.MEASURE] * 5 + [am.SELECT, am.MEASURE] * 3
     assert model.ledger_.spent > 0
 
 

@@ -16,8 +16,7 @@ OPTIONS = (
     Option("eta", "step (dualquery, dqrs) or noise scale (fem, sepfem)", check=positive),
     Option(
         "T",
-        "rounds (default: the largest the budget allows; adaptive-projection: "
-        "0.018 g (n^2 rho)^(1/3), within [max(16, g + 2), 16 g])",
+        "rounds (default: set by the budget)",
         int,
         check=positive_int,
         flag="--T",
