@@ -250,7 +250,7 @@ def test_error_paths(case, tmp, capsys) -> None:
 @pytest.mark.parametrize(
     ("out", "report", "match"),
     [
-        ("s.txt", None, "must end in .csv or .parquet"),
+        ("s.txt", None, "must end in .csv, .parquet or .npz"),
         ("data.csv", None, "is one of the inputs"),
         ("s.csv", "domain.json", "is one of the inputs"),
         ("s.csv", "s.csv", "name the same file"),

@@ -25,8 +25,8 @@ def add_output_args(group: argparse._ArgumentGroup) -> None:
                        help="rows of the output table, sampled from the release (default: "
                        "as many as the input, n, which is public)")  # fmt: skip
     group.add_argument("--weights", action="store_true",
-                       help="write the released records themselves with a 'weight' column "
-                       "instead of sampling rows")  # fmt: skip
+                       help="write the released records themselves with a 'weight' column (an "
+                       "array 'weights' in S.npz) instead of sampling rows")  # fmt: skip
 
 
 def output_rows(args: argparse.Namespace, n: int) -> int | None:
@@ -52,7 +52,8 @@ def describe_output(output: dict[str, Any], d: int) -> str:
     if output["method"] == RELEASED:
         return f"the {output['rows']} released records {over}"
     if output["method"].startswith(RELEASED):
-        return f"the {output['rows']} released records {over}, with a 'weight' column"
+        weights = "an array 'weights'" if "array" in output["method"] else "a 'weight' column"
+        return f"the {output['rows']} released records {over}, with {weights}"
     return (
         f"sampled from the {output['released_records']} synthetic records {over} "
         "(systematic sampling: each repeated in proportion to its weight)"

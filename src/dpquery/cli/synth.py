@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,8 @@ from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.synth_items import DENSE_COLUMNS, ItemFront, reads_items, synth_items
 from dpquery.cli.workload import workload_of_kind
 from dpquery.data.items import dense_records
-from dpquery.data.sample import output_table
+from dpquery.data.binary import write_binary
+from dpquery.data.sample import output_bits, output_table
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report
 from dpquery.privacy.delta import (
@@ -105,9 +107,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_default_args(p)
     g = p.add_argument_group("output")
     g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
-                   help="synthetic records (.csv or .parquet), in the input's columns; on "
-                   "item data S.transactions.csv (row item), S.npz (sparse) or a dense "
-                   "S.csv")  # fmt: skip
+                   help="synthetic records (.csv or .parquet), in the input's columns, or "
+                   "S.npz: their bits packed over the domain (one-hot bits for categorical "
+                   "and numeric attributes), the encoded format dpquery encode writes, "
+                   "compact for wide tables; on item data S.transactions.csv (row item), "
+                   "S.npz (sparse) or a dense S.csv")  # fmt: skip
     g.add_argument("--dense", action="store_true",
                    help=f"write a dense CSV even over more than {DENSE_COLUMNS} columns (items, "
                    "or attributes)")  # fmt: skip
@@ -238,8 +242,8 @@ def _check_outputs(args: argparse.Namespace, items: bool = False) -> None:
             raise DPQueryError(f"cannot write {out}: not a file in an existing folder")
         if out.exists() and not args.overwrite:
             raise DPQueryError(f"{out} already exists; pass --overwrite to replace it")
-    if not items and args.out.suffix.lower() not in (".csv", ".parquet"):
-        raise DPQueryError(f"--out {args.out} must end in .csv or .parquet")
+    if not items and args.out.suffix.lower() not in (".csv", ".parquet", ".npz"):
+        raise DPQueryError(f"--out {args.out} must end in .csv, .parquet or .npz (bits)")
 
 
 def _workloads(args: argparse.Namespace, data: Any, rng: np.random.Generator) -> tuple:
@@ -309,12 +313,21 @@ def _synth(args: argparse.Namespace) -> int:
     evaluated = evaluation_path(args)
     if evaluated is not None and evaluation is not None:
         texts[evaluated] = json_text(evaluation)
-    to_file = table.to_parquet if args.out.suffix.lower() == ".parquet" else table.to_csv
-    write_outputs(args.out, lambda tmp: to_file(tmp, index=False), texts)
-    _summary(report, args, len(table))
+    write_outputs(args.out, _writer(args.out, table), texts)
+    _summary(report, args, table[0].n if isinstance(table, tuple) else len(table))
     if evaluation is not None:
         _evaluation_summary(evaluation, evaluated, args.quiet)
     return 0
+
+
+def _writer(out: Path, table: Any) -> Callable[[Path], object]:
+    """How :func:`write_outputs` writes the output ``table`` to its temporary: a DataFrame
+    as CSV or Parquet, or bits and their weights (:func:`_release`) as an encoded ``.npz``."""
+    if isinstance(table, tuple):
+        bits, weights = table
+        return lambda tmp: write_binary(tmp, bits, weights)
+    to_file = table.to_parquet if out.suffix.lower() == ".parquet" else table.to_csv
+    return lambda tmp: to_file(tmp, index=False)
 
 
 def _delta_rule(args: argparse.Namespace, n: int) -> None:
@@ -354,18 +367,27 @@ def _release(
     fresh: Workload | None, rng: np.random.Generator,
 ) -> tuple[dict[str, Any], dict[str, Any] | None, Any]:  # fmt: skip
     """Fit, decode and report; evaluate only when asked. The true answers the evaluation
-    needs (the fresh workload's) are computed only then, in the same pass on dask."""
+    needs (the fresh workload's) are computed only then, in the same pass on dask. The
+    output is a DataFrame, or, for ``--out S.npz``, the bits and their weights (None
+    unless ``--weights``)."""
     evaluate = evaluation_path(args) is not None
     workloads = [workload] if fresh is None or not evaluate else [workload, fresh]
     dask = args.backend == "dask"
     true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
-    table, output = output_table(
-        dense_records(release.records, data.domain), data.domain,
-        rows=output_rows(args, data.n),
-        weights=args.weights,
-        numeric=args.numeric, seed=rng,
-    )  # fmt: skip
+    records = dense_records(release.records, data.domain)
+    rows = output_rows(args, data.n)
+    table: Any
+    if args.out.suffix.lower() == ".npz":
+        bits, weights, output = output_bits(
+            records, data.domain, rows=rows, weights=args.weights, seed=rng
+        )
+        table = (bits, weights)
+    else:
+        table, output = output_table(
+            records, data.domain, rows=rows, weights=args.weights, numeric=args.numeric,
+            seed=rng,
+        )  # fmt: skip
     report = publishable_report(release, randomness=describe_rng(rng))
     report["release"]["output"] = output.to_dict()
     report["release"]["decode"] = output.decode.to_dict()
@@ -378,7 +400,8 @@ def _release(
     evaluation = evaluation_report(
         release, data, workload, true_answers=true[0], fresh_workload=fresh,
         fresh_true_answers=true[1] if fresh is not None else None, seed=rng,
-        real_table=real_table(args, data.domain), synthetic_table=table,
+        real_table=real_table(args, data.domain),
+        synthetic_table=None if isinstance(table, tuple) else table,
     )  # fmt: skip
     if dask:  # time on the cluster: the row count and both workloads' answers
         evaluation["timings"]["backend_s"] = data.seconds

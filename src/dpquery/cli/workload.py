@@ -34,7 +34,7 @@ from dpquery.cli.report import (
     write_html_report,
     write_wide_html_report,
 )
-from dpquery.data.binary import BinaryData, load_binary
+from dpquery.data.binary import BinaryData, load_binary, load_weighted
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode, read_table
 from dpquery.data.items import read_item_sets
@@ -204,10 +204,11 @@ def _true_answers(
 
 
 def _load_synthetic(path: Path, domain: Domain | None) -> BinaryData | Records:
-    """Synthetic records: an encoded ``.npz`` or a table over the domain (``weight`` column
-    optional)."""
+    """Synthetic records: an encoded ``.npz`` (``weights`` optional, as ``dpquery synth
+    --weights`` writes it) or a table over the domain (``weight`` column optional)."""
     if path.suffix == ".npz":
-        return load_binary(path)
+        bits, weights = load_weighted(path)
+        return bits if weights is None else Records(bits.to_dense(), weights, bits.domain)
     if domain is None:
         raise DPQueryError("reading a synthetic table needs the data's domain")
     table = read_table(path, None)

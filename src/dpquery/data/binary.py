@@ -54,6 +54,23 @@ def pack_columns(dense: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(packed).view("<u8").astype(np.uint64, copy=False)
 
 
+def pack_rows(rows: np.ndarray, index: np.ndarray | None = None, chunk: int = 1024) -> np.ndarray:
+    """:func:`pack_columns` of ``rows[index]`` (repeats allowed; None: every row once),
+    ``chunk`` output rows (a multiple of 64) at a time: the selected rows are never all
+    densified at once (20,000 rows of 512,000 bits would be 10 GB as bytes, 1.3 GB packed)."""
+    rows = np.asarray(rows)
+    if rows.ndim != 2:
+        raise DPQueryError(f"expected a 2-D (records x bits) array, got shape {rows.shape}")
+    index = np.arange(rows.shape[0]) if index is None else np.asarray(index)
+    if chunk < 1 or chunk % WORD_BITS:
+        raise DPQueryError(f"chunk must be a positive multiple of {WORD_BITS}, got {chunk}")
+    words = np.empty((rows.shape[1], n_words_for(index.size)), dtype=np.uint64)
+    for start in range(0, index.size, chunk):
+        block = pack_columns(rows[index[start : start + chunk]])
+        words[:, start // WORD_BITS : start // WORD_BITS + block.shape[1]] = block
+    return words
+
+
 def unpack_columns(words: np.ndarray, n: int) -> np.ndarray:
     """Inverse of :func:`pack_columns`: an ``(n, d)`` uint8 matrix of 0/1."""
     words = np.ascontiguousarray(words, dtype="<u8")
@@ -198,32 +215,60 @@ class BinaryData:
 _FORMAT = "dpquery.BinaryData/1"
 
 
+def write_binary(path: Path, data: BinaryData, weights: np.ndarray | None = None) -> None:
+    """Write ``data`` (bits, n, groups, domain) to ``path`` as a compressed ``.npz``, not
+    atomically (the caller's temporary: :func:`save_binary`, ``dpquery synth``'s outputs).
+    ``weights`` (one per record) marks weighted synthetic records: :func:`load_binary`
+    refuses such a file, :func:`load_weighted` reads it."""
+    domain_json = "" if data.domain is None else json.dumps(data.domain.to_dict())
+    extra = {} if weights is None else {WEIGHTS: np.asarray(weights, np.float64)}
+    with path.open("wb") as fh:
+        np.savez_compressed(
+            fh, format=np.array(_FORMAT), words=data.words, n=np.int64(data.n),
+            onehot_groups=data.onehot_groups, domain=np.array(domain_json), **extra,
+        )  # fmt: skip
+
+
 def save_binary(path: str | Path, data: BinaryData) -> None:
     """Write ``data`` (bits, n, groups, domain) to a ``.npz`` file, atomically."""
-    domain_json = "" if data.domain is None else json.dumps(data.domain.to_dict())
-
-    def write(tmp: Path) -> None:
-        with tmp.open("wb") as fh:
-            np.savez_compressed(
-                fh, format=np.array(_FORMAT), words=data.words, n=np.int64(data.n),
-                onehot_groups=data.onehot_groups, domain=np.array(domain_json),
-            )  # fmt: skip
-
-    atomic_write(path, write)
+    atomic_write(path, lambda tmp: write_binary(tmp, data))
 
 
-def load_binary(path: str | Path) -> BinaryData:
-    """Read a file written by :func:`save_binary`."""
+WEIGHTS = "weights"
+"""The key of the records' weights in a weighted ``.npz`` (``dpquery synth --weights``)."""
+
+
+def load_weighted(path: str | Path) -> tuple[BinaryData, np.ndarray | None]:
+    """Read a file written by :func:`write_binary`: the bits, and the records' weights when
+    it holds weighted synthetic records (else None). The arrays' shapes are checked against
+    ``n``, ``d`` and the domain; a file that fails is refused by name."""
     try:
         with np.load(path, allow_pickle=False) as z:
             if str(z["format"]) != _FORMAT:
                 raise DPQueryError(f"{path}: format {z['format']} is not {_FORMAT}")
             domain_json = str(z["domain"])
-            return BinaryData(
+            data = BinaryData(
                 z["words"], int(z["n"]), z["onehot_groups"],
                 Domain.from_dict(json.loads(domain_json)) if domain_json else None,
             )  # fmt: skip
+            weights = z[WEIGHTS] if WEIGHTS in z.files else None
+            if weights is not None and weights.shape != (data.n,):
+                raise DPQueryError(f"{path}: {WEIGHTS} has shape {weights.shape}, expected "
+                                   f"({data.n},), one per record")  # fmt: skip
+            return data, weights
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, DPQueryError):
-            raise
+            raise DPQueryError(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
         raise npz_error(path, "binary data", exc) from None
+
+
+def load_binary(path: str | Path) -> BinaryData:
+    """Read a file written by :func:`save_binary` (a dataset: weighted synthetic records are
+    refused, :func:`load_weighted` reads those)."""
+    data, weights = load_weighted(path)
+    if weights is not None:
+        raise DPQueryError(
+            f"{path} holds weighted synthetic records (dpquery synth --weights), not a dataset "
+            "of equally weighted records; write the release without --weights to read it as data"
+        )
+    return data

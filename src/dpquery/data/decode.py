@@ -172,6 +172,29 @@ def decode_rows(
     return pd.DataFrame(columns), DecodeReport(repairs)
 
 
+def repaired_rows(
+    records: Records, domain: Domain, *, seed: SeedLike = None
+) -> tuple[np.ndarray, DecodeReport]:
+    """The records' bits with every broken one-hot group repaired by the rule of the module
+    docstring (the rows themselves when the domain has no group: free bits need none), and
+    the repairs per attribute. The bits :func:`decode_rows` would decode, kept as bits."""
+    if records.d != domain.d:
+        raise DPQueryError(f"records have {records.d} bits but the domain has {domain.d}")
+    if not len(domain.onehot_groups):
+        return records.rows, DecodeReport({})
+    rng = make_rng(seed)
+    rows = records.rows.copy()
+    repairs: dict[str, int] = {}
+    for i, attr in enumerate(domain.attributes):
+        if isinstance(attr, Binary):
+            continue
+        start, stop = domain.offsets[i], domain.offsets[i + 1]
+        codes, repairs[attr.name] = _group_codes(rows[:, start:stop], rng)
+        rows[:, start:stop] = 0
+        rows[np.arange(rows.shape[0]), start + codes] = 1
+    return rows, DecodeReport(repairs)
+
+
 def sample_records(records: Records, size: int, *, seed: SeedLike = None) -> Records:
     """``size`` records drawn with replacement in proportion to the weights (equal weights
     out). Post-processing of a release: no privacy cost."""

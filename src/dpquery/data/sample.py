@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpquery.data.decode import DecodeReport, NumericMode, decode, decode_rows
+from dpquery.data.binary import BinaryData, pack_rows
+from dpquery.data.decode import DecodeReport, NumericMode, decode, decode_rows, repaired_rows
 from dpquery.data.domain import Domain
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -56,6 +57,11 @@ SYSTEMATIC = (
     "order; numeric values drawn in their bins at the edges' precision"
 )
 WEIGHTED = "the released records with their weights (a 'weight' column summing to 1)"
+SYSTEMATIC_BITS = (
+    "systematic sampling over the records ordered by their largest attributes (Madow 1949), "
+    "as for a table; written as bits"
+)
+WEIGHTED_BITS = "the released records with their weights (an array 'weights' summing to 1)"
 
 
 def systematic_counts(
@@ -173,7 +179,39 @@ def output_table(
     return table, OutputReport(len(index), records.m, SYSTEMATIC, report)
 
 
+def output_bits(
+    records: Records,
+    domain: Domain,
+    *,
+    rows: int | None = None,
+    weights: bool = False,
+    seed: SeedLike = None,
+) -> tuple[BinaryData, np.ndarray | None, OutputReport]:
+    """The release as bits over ``domain``, packed (:class:`BinaryData`, the layout
+    ``dpquery encode`` writes): the rows :func:`output_table` would decode, kept as bits,
+    each one-hot group repaired as the decoder repairs it (free bits need none). With
+    ``weights=True`` the released records themselves and their weights (summing to 1),
+    else ``rows`` records allocated as :func:`output_table` allocates them, and None."""
+    rng = make_rng(seed)
+    if weights:
+        if rows is not None:
+            raise DPQueryError(
+                f"rows={rows} and weights=True exclude each other: the weighted output has "
+                f"the {records.m} released records"
+            )
+        bits, report = repaired_rows(records, domain, seed=rng)
+        data = BinaryData(pack_rows(bits), records.m, domain.onehot_groups, domain)
+        output = OutputReport(records.m, records.m, WEIGHTED_BITS, report)
+        return data, records.probabilities, output
+    if rows is None:
+        raise DPQueryError("output_bits needs rows (the input's n, public) or weights=True")
+    index = sample_index(records, check_rows(rows), rng)
+    bits, report = repaired_rows(records, domain, seed=rng)
+    data = BinaryData(pack_rows(bits, index), len(index), domain.onehot_groups, domain)
+    return data, None, OutputReport(len(index), records.m, SYSTEMATIC_BITS, report)
+
+
 __all__ = [
-    "OutputReport", "check_rows", "output_table", "resample", "sample_index", "strata",
+    "OutputReport", "check_rows", "output_bits", "output_table", "resample", "sample_index", "strata",
     "systematic_counts",
 ]  # fmt: skip
