@@ -101,8 +101,10 @@ def test_one_hot_attributes_are_written_as_their_repaired_bits(tmp_path) -> None
     ))  # fmt: skip
     rng = np.random.default_rng(0)
     table = pd.DataFrame({
-        "color": rng.choice(["red", "green", "blue"], 300), "smoker": rng.choice(["no", "yes"], 300),
-        "age": rng.uniform(0, 100, 300).round(1), "size": rng.choice([1, 2, 3, 4], 300),
+        "color": rng.choice(["red", "green", "blue"], 300),
+        "smoker": rng.choice(["no", "yes"], 300),
+        "age": rng.uniform(0, 100, 300).round(1),
+        "size": rng.choice([1, 2, 3, 4], 300),
     })  # fmt: skip
     table.to_csv(tmp_path / "data.csv", index=False)
     domain.save(tmp_path / "domain.json")
@@ -191,7 +193,7 @@ def test_a_corrupt_file_is_refused_by_name(bits, tmp_path) -> None:
         load_weighted(short)
     wrong_n = tmp_path / "wrong_n.npz"
     _rewrite(out, wrong_n, n=np.int64(10_000))
-    with pytest.raises(DPQueryError, match="wrong_n.npz: words has 3 columns but n=10000"):
+    with pytest.raises(DPQueryError, match=r"wrong_n\.npz: words has 3 columns but n=10000"):
         load_weighted(wrong_n)
     wrong_d = tmp_path / "wrong_d.npz"
     with np.load(out) as z:
@@ -201,7 +203,7 @@ def test_a_corrupt_file_is_refused_by_name(bits, tmp_path) -> None:
         load_weighted(wrong_d)
     truncated = tmp_path / "truncated.npz"
     truncated.write_bytes(out.read_bytes()[:100])
-    with pytest.raises(DPQueryError, match="truncated.npz: not a dpquery binary data file"):
+    with pytest.raises(DPQueryError, match=r"truncated\.npz: not a dpquery binary data file"):
         load_weighted(truncated)
     assert zipfile.is_zipfile(out)
 

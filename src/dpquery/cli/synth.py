@@ -56,8 +56,8 @@ from dpquery.cli.output import (
 from dpquery.cli.report import describe_coherence, real_table
 from dpquery.cli.synth_items import DENSE_COLUMNS, ItemFront, reads_items, synth_items
 from dpquery.cli.workload import workload_of_kind
-from dpquery.data.items import dense_records
 from dpquery.data.binary import write_binary
+from dpquery.data.items import dense_records
 from dpquery.data.sample import output_bits, output_table
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import evaluation_report, publishable_report

@@ -27,6 +27,7 @@ import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -221,12 +222,14 @@ def write_binary(path: Path, data: BinaryData, weights: np.ndarray | None = None
     ``weights`` (one per record) marks weighted synthetic records: :func:`load_binary`
     refuses such a file, :func:`load_weighted` reads it."""
     domain_json = "" if data.domain is None else json.dumps(data.domain.to_dict())
-    extra = {} if weights is None else {WEIGHTS: np.asarray(weights, np.float64)}
+    arrays: dict[str, Any] = {
+        "format": np.array(_FORMAT), "words": data.words, "n": np.array(data.n, np.int64),
+        "onehot_groups": data.onehot_groups, "domain": np.array(domain_json),
+    }  # fmt: skip
+    if weights is not None:
+        arrays[WEIGHTS] = np.asarray(weights, np.float64)
     with path.open("wb") as fh:
-        np.savez_compressed(
-            fh, format=np.array(_FORMAT), words=data.words, n=np.int64(data.n),
-            onehot_groups=data.onehot_groups, domain=np.array(domain_json), **extra,
-        )  # fmt: skip
+        np.savez_compressed(fh, **arrays)
 
 
 def save_binary(path: str | Path, data: BinaryData) -> None:
@@ -258,7 +261,8 @@ def load_weighted(path: str | Path) -> tuple[BinaryData, np.ndarray | None]:
             return data, weights
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, DPQueryError):
-            raise DPQueryError(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
+            named = str(exc) if str(path) in str(exc) else f"{path}: {exc}"
+            raise DPQueryError(named) from None
         raise npz_error(path, "binary data", exc) from None
 
 

@@ -212,6 +212,6 @@ def output_bits(
 
 
 __all__ = [
-    "OutputReport", "check_rows", "output_bits", "output_table", "resample", "sample_index", "strata",
-    "systematic_counts",
+    "OutputReport", "check_rows", "output_bits", "output_table", "resample", "sample_index",
+    "strata", "systematic_counts",
 ]  # fmt: skip
