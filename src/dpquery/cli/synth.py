@@ -16,7 +16,8 @@ baselines" (said before the fit).
 
 By default it computes nothing on the private data beyond the release: it writes n rows
 sampled from the release (``--rows N``, or ``--weights`` for the released records with their
-weights; :mod:`dpquery.cli.output`) and, with ``--report``, the publishable report (the
+weights; :mod:`dpquery.cli.output`), as a table or, to ``S.npz``, as packed bits
+(:func:`dpquery.data.sample.output_bits`), and, with ``--report``, the publishable report (the
 release's account and privacy guarantee, how the rows were made), and prints the same.
 ``--evaluate [FILE]`` adds the curator's evaluation (errors against the true answers,
 baselines, coherence, timings of passes over the private data): NOT private, written to its
@@ -97,7 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="release a differentially private synthetic dataset",
         usage=USAGE,
         description="Release private synthetic records (--out) and a JSON report: a table in "
-        "the input's columns (over --domain), or, from item data (FILE X.transactions.csv or "
+        "the input's columns (over --domain) or its bits (S.npz), or, from item data (FILE X.transactions.csv or "
         "a sparse .npz; no domain), item sets. The default release's options come first; the other "
         "algorithms' are grouped by algorithm at the end.",
     )
