@@ -98,9 +98,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="release a differentially private synthetic dataset",
         usage=USAGE,
         description="Release private synthetic records (--out) and a JSON report: a table in "
-        "the input's columns (over --domain) or its bits (S.npz), or, from item data (FILE X.transactions.csv or "
-        "a sparse .npz; no domain), item sets. The default release's options come first; the other "
-        "algorithms' are grouped by algorithm at the end.",
+        "the input's columns (over --domain) or its bits (S.npz), or, from item data "
+        "(FILE X.transactions.csv or a sparse .npz; no domain), item sets. The default "
+        "release's options come first; the other algorithms' are grouped by algorithm at "
+        "the end.",
     )
     add_budget_args(p)
     add_data_args(p)

@@ -145,6 +145,19 @@ class OutputReport:
         }
 
 
+def _weighted(records: Records, rows: int | None, weights: bool, caller: str) -> bool:
+    """Whether the output is the weighted records (``weights``), refusing ``rows`` with it
+    and neither."""
+    if weights and rows is not None:
+        raise DPQueryError(
+            f"rows={rows} and weights=True exclude each other: the weighted output has "
+            f"the {records.m} released records"
+        )
+    if not weights and rows is None:
+        raise DPQueryError(f"{caller} needs rows (the input's n, public) or weights=True")
+    return weights
+
+
 def output_table(
     records: Records,
     domain: Domain | None = None,
@@ -162,18 +175,11 @@ def output_table(
     dtypes (:meth:`~dpquery.data.Domain.with_dtypes`) gives those (never the input's).
     """
     rng = make_rng(seed)
-    if weights:
-        if rows is not None:
-            raise DPQueryError(
-                f"rows={rows} and weights=True exclude each other: the weighted output has "
-                f"the {records.m} released records"
-            )
+    if _weighted(records, rows, weights, "output_table"):
         table, report = decode(records, domain, numeric=numeric, seed=rng)
         if "weight" not in table.columns:  # equal weights: written all the same
             table["weight"] = records.probabilities
         return table, OutputReport(records.m, records.m, WEIGHTED, report)
-    if rows is None:
-        raise DPQueryError("output_table needs rows (the input's n, public) or weights=True")
     index = sample_index(records, check_rows(rows), rng)
     table, report = decode_rows(records, index, domain, numeric=numeric, seed=rng)
     return table, OutputReport(len(index), records.m, SYSTEMATIC, report)
@@ -193,18 +199,11 @@ def output_bits(
     ``weights=True`` the released records themselves and their weights (summing to 1),
     else ``rows`` records allocated as :func:`output_table` allocates them, and None."""
     rng = make_rng(seed)
-    if weights:
-        if rows is not None:
-            raise DPQueryError(
-                f"rows={rows} and weights=True exclude each other: the weighted output has "
-                f"the {records.m} released records"
-            )
+    if _weighted(records, rows, weights, "output_bits"):
         bits, report = repaired_rows(records, domain, seed=rng)
         data = BinaryData(pack_rows(bits), records.m, domain.onehot_groups, domain)
         output = OutputReport(records.m, records.m, WEIGHTED_BITS, report)
         return data, records.probabilities, output
-    if rows is None:
-        raise DPQueryError("output_bits needs rows (the input's n, public) or weights=True")
     index = sample_index(records, check_rows(rows), rng)
     bits, report = repaired_rows(records, domain, seed=rng)
     data = BinaryData(pack_rows(bits, index), len(index), domain.onehot_groups, domain)
