@@ -222,3 +222,13 @@ def test_broken_groups_are_repaired_as_the_decoder_repairs_them() -> None:
     assert (fixed[1:, :3] <= rows[1:, :3]).all()  # a set bit kept, never a new one
     table, _ = decode_rows(records, None, domain, seed=7)
     assert list(table["c"]) == [("a", "b", "c")[i] for i in fixed[:, :3].argmax(axis=1)]
+
+
+def test_a_wide_csv_refusal_points_to_the_npz(tmp_path, capsys) -> None:
+    data = biased_bits(50, 1_100, seed=0)
+    save_binary(tmp_path / "wide.npz", BinaryData(data.words, 50, domain=Domain.binary(1_100)))
+    before = listing(tmp_path)
+    assert main(synth(tmp_path / "wide.npz", tmp_path / "s.csv")) == 2
+    err = capsys.readouterr().err
+    assert "a CSV of 1100 columns; write s.npz (the bits, packed)" in err
+    assert listing(tmp_path) == before

@@ -277,7 +277,9 @@ def _check_width(args: argparse.Namespace, columns: int) -> None:
     when ``--dense`` asks for it: at 512,000 free bits it is gigabytes per thousand rows."""
     if columns > DENSE_COLUMNS and args.out.suffix.lower() == ".csv" and not args.dense:
         raise DPQueryError(
-            f"--out {args.out} would be a CSV of {columns} columns; pass --dense to write it anyway"
+            f"--out {args.out} would be a CSV of {columns} columns; write "
+            f"{args.out.with_suffix('.npz').name} (the bits, packed), or pass --dense to write "
+            "the CSV anyway"
         )
 
 
