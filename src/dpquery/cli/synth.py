@@ -100,8 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Release private synthetic records (--out) and a JSON report: a table in "
         "the input's columns (over --domain) or its bits (S.npz), or, from item data "
         "(FILE X.transactions.csv or a sparse .npz; no domain), item sets. The default "
-        "release's options come first; the other algorithms' are grouped by algorithm at "
-        "the end.",
+        "release's options first; the others' grouped by algorithm.",
     )
     add_budget_args(p)
     add_data_args(p)
