@@ -191,6 +191,10 @@ def test_a_corrupt_file_is_refused_by_name(bits, tmp_path) -> None:
     _rewrite(out, short, weights=np.ones(3))
     with pytest.raises(DPQueryError, match=r"short_weights.npz: weights has shape \(3,\)"):
         load_weighted(short)
+    negative = tmp_path / "negative.npz"
+    _rewrite(out, negative, weights=-np.ones(150))
+    with pytest.raises(DPQueryError, match=r"negative\.npz: weights must be finite"):
+        load_weighted(negative)
     wrong_n = tmp_path / "wrong_n.npz"
     _rewrite(out, wrong_n, n=np.int64(10_000))
     with pytest.raises(DPQueryError, match=r"wrong_n\.npz: words has 3 columns but n=10000"):

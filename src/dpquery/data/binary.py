@@ -258,6 +258,11 @@ def load_weighted(path: str | Path) -> tuple[BinaryData, np.ndarray | None]:
             if weights is not None and weights.shape != (data.n,):
                 raise DPQueryError(f"{path}: {WEIGHTS} has shape {weights.shape}, expected "
                                    f"({data.n},), one per record")  # fmt: skip
+            if weights is not None and not (
+                np.isfinite(weights).all() and (weights >= 0).all() and weights.sum() > 0
+            ):
+                raise DPQueryError(f"{path}: {WEIGHTS} must be finite and non-negative, "
+                                   "not all zero")  # fmt: skip
             return data, weights
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, DPQueryError):
