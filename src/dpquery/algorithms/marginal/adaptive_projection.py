@@ -111,8 +111,8 @@ from dpquery.rng import SeedLike
 SENSITIVITY = math.sqrt(2.0)  # L2 sensitivity of a count vector under replace-one
 MEASURE = "Gaussian marginal"
 SELECT = "exponential mechanism (marginal selection)"
-# AIM's defaults (Algorithm 1): T = 16 g rounds fix the starting scales, alpha = 0.9 of each
-# round's budget measures, 0.1 selects.
+# AIM's defaults (Algorithm 1): T = 16 g rounds fix the starting scales (here the most T, see
+# plan_adaptive), alpha = 0.9 of each round's budget measures, 0.1 selects.
 DEFAULT_ROUNDS_PER_ATTRIBUTE = 16
 DEFAULT_ALPHA = 0.9
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
@@ -432,9 +432,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     """Private synthetic data by AIM's adaptive marginal selection and a record-set projection
     (module docstring): a :class:`~dpquery.algorithms.synthesizer.Synthesizer` releasing
     ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default
-    ``round_scale g (n^2 rho)^(1/3)``, at least 16, at most AIM's ``16 g``:
-    :func:`plan_adaptive`) and
-    ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
+    ``round_scale g (n^2 rho)^(1/3)`` within ``[max(16, g + 2), 16 g]``, :func:`plan_adaptive`)
+    and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
     (:func:`plan_adaptive`); ``column_tv`` (None or 0: off) re-measures the columns whose noisy
     1-way marginal is estimated past that total variation, spending at most ``column_cap``
