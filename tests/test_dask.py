@@ -536,7 +536,7 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
         paths.append(tmp_path / f"u{k}.txt")
         np.savetxt(paths[-1], np.column_stack([rows[coo.row], coo.col]), fmt="%d")
     whole = ItemRows.whole(items)
-    counters = (ItemCounts(key=99, s=6, d=40), HeadCounts(99, 6, 4, np.arange(0, 40, 3), 40))
+    counters = (ItemCounts(key=99, s=6, d=40), HeadCounts(99, 6, 4, np.arange(0, 40, 3)))
     ranges = PartitionedData.from_transactions(
         [tmp_path / "x.transactions.csv"], n=500, d=40, backend=backend, partitions=3
     )

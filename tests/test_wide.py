@@ -139,7 +139,7 @@ def test_pieces_of_the_table_count_as_the_whole():
     items = ItemSets(_items(200, 30, 3, mean=8.0))
     whole = ItemRows.whole(items)
     pieces = [np.arange(0, 200, 3), np.setdiff1d(np.arange(200), np.arange(0, 200, 3))]
-    for counter in (ItemCounts(7, 4, 30), HeadCounts(7, 4, 3, np.array([0, 2, 5, 9, 20]), 30)):
+    for counter in (ItemCounts(7, 4, 30), HeadCounts(7, 4, 3, np.array([0, 2, 5, 9, 20]))):
         parts = [counter.count(ItemRows(ItemSets(items.matrix[p]), p)) for p in pieces]
         for k, want in enumerate(counter.count(whole)):
             assert np.array_equal(parts[0][k] + parts[1][k], want)

@@ -89,7 +89,7 @@ def release_sparse(
     K = min(params.K, d)
     head = np.sort(np.argsort(-y, kind="stable")[:K])  # public: chosen from noisy counts
     # 2. (head, tail) sizes, 3. head pairs: counted given the head, a noisy output's function
-    size_cells, pair_cells = count_records(data, HeadCounts(key, s, s2, head, d))
+    size_cells, pair_cells = count_records(data, HeadCounts(key, s, s2, head))
     hist = measure.size_histogram(size_cells, s, r_sizes, rng, ledger).astype(np.float64)
     pairs = measure.pair_counts(pair_cells, K, s2, r_pairs, rng, ledger).astype(np.float64)
 

@@ -71,7 +71,6 @@ class HeadCounts:
     s: int
     s2: int
     head: np.ndarray
-    d: int
 
     def cells(self) -> list[int]:
         K = int(self.head.size)
