@@ -201,19 +201,22 @@ def test_costs_by_hand() -> None:
 
 
 def test_default_rounds_by_hand() -> None:
-    # T = kappa g (n^2 rho)^(1/3), kappa = 0.018, within [max(16, g + 2), 16 g].
+    # T = kappa g (n rho)^(1/3), kappa = 0.66, within [max(16, g + 2), 16 g].
     sizes = [2, 3, 4, 5]
-    # n = 10,000, rho = 1: 0.018 * 4 * (10^8)^(1/3) = 0.072 * 464.16 = 33.42 -> 33.
-    assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0).T == 33
-    # rho = 100: 0.072 * 2154.4 = 155.1, above 16 g = 64.
+    # n = 10,000, rho = 1: 0.66 * 4 * (10^4)^(1/3) = 2.64 * 21.544 = 56.88 -> 56.
+    assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0).T == 56
+    # rho = 100: 2.64 * (10^6)^(1/3) = 264, above 16 g = 64.
     assert plan_adaptive(n=10_000, sizes=sizes, rho=100.0).T == 64
-    # n = 100, rho = 0.01: 0.072 * 100^(1/3) = 0.33, below 16.
+    # n = 100, rho = 0.01: 2.64 * 1 = 2.64, below 16.
     assert plan_adaptive(n=100, sizes=sizes, rho=0.01).T == 16
-    # 20 attributes: 0.36 * 100^(1/3) = 1.67, below g + 2 = 22.
+    # 20 attributes: 13.2 * 1, below g + 2 = 22.
     assert plan_adaptive(n=100, sizes=[2] * 20, rho=0.01).T == 22
-    # kappa = 0.036: 0.144 * 464.16 = 66.8, capped at 64; kappa = 0.0108: 20.05 -> 20.
-    assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=0.036).T == 64
-    assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=0.0108).T == 20
+    # The power of n is 1/3: 8 n gives twice the rounds (n = 1,250 and 10,000 at rho = 1:
+    # 2.64 * 10.772 = 28.44 -> 28 against 56).
+    assert plan_adaptive(n=1_250, sizes=sizes, rho=1.0).T == 28
+    # kappa = 1.32: 113.8, capped at 64; kappa = 0.5: 2 * 21.544 = 43.09 -> 43.
+    assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=1.32).T == 64
+    assert plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=0.5).T == 43
     with pytest.raises(DPQueryError, match="round_scale"):
         plan_adaptive(n=10_000, sizes=sizes, rho=1.0, round_scale=0.0)
 

@@ -125,9 +125,9 @@ MAX_CODES = 2**30
 # Pair candidates beyond the workload only up to this many attribute pairs (g <= 64): the
 # selection scores every candidate every round.
 MAX_PAIR_CANDIDATES = 2016
-# kappa of the default number of rounds T = kappa g (n^2 rho)^(1/3) (docs/utility.md: tuned on
-# adult-pgm at epsilon 0.1 to 1).
-DEFAULT_ROUND_SCALE = 0.018
+# kappa of the default number of rounds T = kappa g (n rho)^(1/3) (docs/utility.md: tuned on
+# adult-pgm at epsilon 0.1 to 1, the power of n on ACS and KDD99).
+DEFAULT_ROUND_SCALE = 0.66
 # ... and at least this many (docs/utility.md: cps at epsilon 0.1).
 MIN_ROUNDS = 16
 OneWay = Literal["usage", "size", "equal"]
@@ -182,13 +182,14 @@ def plan_adaptive(
     rest). The budget is ``(epsilon, delta)`` (``delta`` default ``1/n^2``), converted to the
     largest ``rho`` that fits (CKS), or ``rho`` itself.
 
-    ``T`` defaults to ``kappa g (n^2 rho)^(1/3)`` (``kappa = round_scale``), within
-    ``[max(16, g + 2), 16 g]`` (AIM's ``16 g`` the most): ``n sqrt(rho)`` is the
-    signal-to-noise ratio of one measurement spending the whole budget (noise ``1 / sqrt(rho)``
-    on counts out of ``n``), and a small one buys few rounds of useful measurements rather than
-    many drowned ones (:data:`DEFAULT_ROUND_SCALE`, fitted on adult-pgm, docs/utility.md); at
-    least 16, so that on a few attributes the 1-way measurements (``g / T`` of the measuring
-    budget) still leave rounds for their interactions.
+    ``T`` defaults to ``kappa g (n rho)^(1/3)`` (``kappa = round_scale``), within
+    ``[max(16, g + 2), 16 g]`` (AIM's ``16 g`` the most): a small budget buys few rounds of
+    useful measurements rather than many drowned ones, and more records buy more rounds, but
+    fewer than the signal-to-noise ratio ``n sqrt(rho)`` of one measurement would (measured,
+    not derived: ``rho^(1/3)`` on adult-pgm at epsilon 0.1 to 1, ``n^(1/3)`` across ACS,
+    adult-pgm and KDD99, :data:`DEFAULT_ROUND_SCALE`, docs/utility.md); at least 16, so that on
+    a few attributes the 1-way measurements (``g / T`` of the measuring budget) still leave
+    rounds for their interactions.
     ``one_way="size"`` splits the 1-way measurements' share (``g`` measurements at
     ``sigma_0``) in proportion to ``|a|^(2/3)``, which minimises the summed expected L1 error
     ``sum_a |a| sigma_a`` of the 1-way marginals; ``"usage"`` in proportion to
@@ -224,7 +225,7 @@ def plan_adaptive(
     if one_way not in ONE_WAYS:
         raise DPQueryError(f"one_way must be one of {ONE_WAYS}, got {one_way!r}")
     if T is None:
-        fit = positive("round_scale", round_scale) * g * (n * n * total) ** (1 / 3)
+        fit = positive("round_scale", round_scale) * g * (n * total) ** (1 / 3)
         least = max(MIN_ROUNDS, g + 2)
         T = min(DEFAULT_ROUNDS_PER_ATTRIBUTE * g, max(least, math.floor(fit)))
     T = positive_int("T", T)
@@ -432,7 +433,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     """Private synthetic data by AIM's adaptive marginal selection and a record-set projection
     (module docstring): a :class:`~dpquery.algorithms.synthesizer.Synthesizer` releasing
     ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default
-    ``round_scale g (n^2 rho)^(1/3)`` within ``[max(16, g + 2), 16 g]``, :func:`plan_adaptive`)
+    ``round_scale g (n rho)^(1/3)`` within ``[max(16, g + 2), 16 g]``, :func:`plan_adaptive`)
     and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
     (:func:`plan_adaptive`); ``column_tv`` (None or 0: off) re-measures the columns whose noisy
