@@ -184,9 +184,9 @@ def plan_adaptive(
 
     ``T`` defaults to ``kappa g (n rho)^(1/3)`` (``kappa = round_scale``), within
     ``[max(16, g + 2), 16 g]`` (AIM's ``16 g`` the most): a small budget buys few rounds of
-    useful measurements rather than many drowned ones, and more records buy more rounds, but
-    fewer than the signal-to-noise ratio ``n sqrt(rho)`` of one measurement would (measured,
-    not derived: ``rho^(1/3)`` on adult-pgm at epsilon 0.1 to 1, ``n^(1/3)`` across ACS,
+    useful measurements rather than many drowned ones, and more records buy more rounds,
+    though fewer than the signal-to-noise ratio ``n sqrt(rho)`` of one measurement suggests
+    (measured, not derived: ``rho^(1/3)`` on adult-pgm at epsilon 0.1 to 1, ``n^(1/3)`` across ACS,
     adult-pgm and KDD99, :data:`DEFAULT_ROUND_SCALE`, docs/utility.md); at least 16, so that on
     a few attributes the 1-way measurements (``g / T`` of the measuring budget) still leave
     rounds for their interactions.
