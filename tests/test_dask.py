@@ -26,6 +26,7 @@ import dpquery.backends.cluster as cluster_module
 import dpquery.queries.counts as counts_module
 from dpquery import datasets
 from dpquery.algorithms.auto import Auto
+from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.untouched import MECHANISM
 from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
@@ -402,10 +403,18 @@ def test_default_synth_on_the_cluster_is_the_local_release(
     assert "computed on the cluster" in release["parameters"]["auto"]["reason"]
     [counts] = [p for p in report["backend"]["passes"] if p["pass"] == "counts"]
     assert counts["counter"] == "MarginalCounts" and counts["cells"] > 0
+    assert "answers" not in [p["pass"] for p in report["backend"]["passes"]]  # none read them
     local = json.loads((files / "l.json").read_text())
     for r in (local, report):
         r["release"]["parameters"].pop("auto")
     assert _strip_timings(local) == _strip_timings(report)
+    # the curator's evaluation reads the true answers: one pass of their own, the same rows
+    assert main([*common, *dask, "--out", str(files / "e.csv"), "--report", str(files / "e.json"),
+                 "--evaluate", str(files / "e.evaluation.json")]) == 0  # fmt: skip
+    assert (files / "e.csv").read_bytes() == (files / "l.csv").read_bytes()
+    passes = json.loads((files / "e.json").read_text())["backend"]["passes"]
+    assert sorted(p["pass"] for p in passes) == ["answers", "counts", "rows"]
+    assert (files / "e.evaluation.json").exists()
 
 
 def test_marginal_counts_on_the_cluster_equal_local(backend: DaskBackend, tmp_path: Path) -> None:
@@ -466,8 +475,27 @@ def test_a_failed_pass_spends_nothing(backend: DaskBackend, tmp_path: Path) -> N
     workload = gen.random_marginal_queries(DOMAIN, 2, 20, 0)
     model = AdaptiveProjection(epsilon=1.0, seed=0, progress=False)
     with pytest.raises(DPQueryError, match="purple"):
-        model.fit(data, workload, true_answers=np.zeros(len(workload)))
+        model.fit(data, workload)
     assert model.ledger_ is not None and not model.ledger_.entries
+
+
+def test_the_answers_pass_is_made_for_the_algorithms_that_read_them(backend: DaskBackend) -> None:
+    """Without ``true_answers``, ``fit`` on partitioned data computes ``q(D)`` in a pass of
+    its own only for an algorithm that reads them (DualQuery), not for the default release;
+    either way the release is the local one."""
+    table = _table(600, seed=3)
+    local = encode(table, DOMAIN)
+    workload = gen.random_marginal_queries(DOMAIN, 2, 30, 0)
+    data = PartitionedData.from_frame(table, DOMAIN, backend, 3)
+    for model, passes in (
+        (Auto(epsilon=1.0, seed=2, progress=False), ["rows", "counts"]),
+        (DualQuery(eta=0.5, T=3, samples=10, seed=4, progress=False), ["answers"]),
+    ):  # fmt: skip
+        before = len(data.passes)
+        got = model.fit(data, workload)
+        assert [p["pass"] for p in data.passes[before:]] == passes
+        expected = model.fit(local, workload)
+        assert np.array_equal(got.records.rows, expected.records.rows)
 
 
 @dataclass(frozen=True)
@@ -500,7 +528,7 @@ def test_a_worker_killed_mid_pass_changes_nothing(tmp_path: Path) -> None:
     try:
         with _cluster() as b:  # its own: a worker dies
             data = PartitionedData(tuple(parts), b, DOMAIN.d, DOMAIN)
-            got = model.fit(data, workload, true_answers=np.zeros(len(workload)))
+            got = model.fit(data, workload)
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     assert marker.read_text() == "killed"  # the worker did die mid-pass

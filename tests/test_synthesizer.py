@@ -9,19 +9,21 @@ import pytest
 from tests.conftest import MIXED_DOMAIN as DOMAIN
 from tests.conftest import mixed_data as small_data
 
-from dpquery.algorithms import registry
+from dpquery.algorithms import registry, synthesizer
+from dpquery.algorithms.auto import Auto
 from dpquery.algorithms.columns import MeasuredColumns
 from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.game.fem import FEM, SepFEM
 from dpquery.algorithms.game.mwem import MWEM
 from dpquery.algorithms.game.reweight import Reweighted
+from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.synthesizer import Synthesizer
 from dpquery.algorithms.uniform import UniformRecords
 from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger, PureDP
 from dpquery.privacy.errors import BudgetExceededError
-from dpquery.queries import random_marginal_queries
+from dpquery.queries import answer, random_marginal_queries
 
 WORKLOAD = random_marginal_queries(DOMAIN, 2, 30, seed=3)
 
@@ -192,3 +194,44 @@ def test_the_pipelines_default_delta_to_one_over_n_squared() -> None:
     reweighted = Reweighted(FEM(T=3, samples=2), epsilon=1.0, T=2).plan(data, workload)
     for budget in (columns.budget, reweighted.budget):
         assert budget == Budget.approx(1.0, 1.0 / data.n**2)
+
+
+# == true answers ============================================================================
+
+
+def _no_answers(*args: object) -> np.ndarray:
+    raise AssertionError("the true answers were computed")
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        AdaptiveProjection(epsilon=1.0, seed=0, progress=False),
+        Auto(epsilon=1.0, seed=0),
+        MeasuredColumns(UniformRecords(epsilon=1.0, size=10), seed=0),
+        UniformRecords(epsilon=1.0, size=10, seed=0),
+    ],
+    ids=lambda m: m.name,
+)
+def test_an_algorithm_that_reads_no_answers_does_not_compute_them(
+    model: Synthesizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Those runs read the data through counts only: fit computes no ``q(D)`` (a pass over
+    every partition on a cluster), and the release is the one given the answers."""
+    data = small_data()
+    expected = model.with_params().fit(data, WORKLOAD, answer(WORKLOAD, data))
+    monkeypatch.setattr(synthesizer, "answer", _no_answers)
+    got = model.with_params().fit(data, WORKLOAD)
+    assert np.array_equal(got.records.rows, expected.records.rows)
+    assert not model.reads_answers(model.plan(data, WORKLOAD))
+
+
+def test_an_algorithm_that_reads_answers_computes_them_when_not_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = small_data()
+    model = DualQuery(eta=0.5, T=3, samples=10, seed=0, progress=False)
+    assert model.reads_answers(model.plan(data, WORKLOAD))
+    monkeypatch.setattr(synthesizer, "answer", _no_answers)
+    with pytest.raises(AssertionError, match="were computed"):
+        model.fit(data, WORKLOAD)

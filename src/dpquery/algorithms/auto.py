@@ -351,6 +351,9 @@ class Auto(ZCDPBudget, Synthesizer):
     def plan_accountant(self, plan: AutoPlan) -> Accountant | None:
         return plan.model.plan_accountant(plan.inner)
 
+    def reads_answers(self, plan: AutoPlan) -> bool:
+        return plan.model.reads_answers(plan.inner)
+
     def run(self, run: Run) -> Outcome:
         plan: AutoPlan = run.plan
         if plan.warning is not None:  # said before anything is drawn

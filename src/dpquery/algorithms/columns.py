@@ -170,6 +170,9 @@ class MeasuredColumns(Synthesizer):
     def plan_accountant(self, plan: ColumnsPlan) -> Accountant | None:
         return plan.base.plan_accountant(plan.base_plan)
 
+    def reads_answers(self, plan: ColumnsPlan) -> bool:
+        return plan.base.reads_answers(plan.base_plan)
+
     def _whole(self, data: BinaryData, budget: Budget | None) -> tuple[Budget, Synthesizer]:
         """The whole budget and the base with its own budget unset."""
         assert self.base is not None
@@ -239,9 +242,8 @@ class MeasuredColumns(Synthesizer):
             ledger = run.ledger
         else:
             seed, ledger = child_rng(run.rng), run.ledger.child(plan.base_budget, plan.base.name)
-        base = plan.base.with_params(seed=seed).fit(
-            run.data, run.workload, run.true_answers, ledger=ledger
-        )
+        answers = run.true_answers if self.reads_answers(plan) else None  # else empty
+        base = plan.base.with_params(seed=seed).fit(run.data, run.workload, answers, ledger=ledger)
         records = base.records
         if measured is not None:
             rows = measured.fill(records.rows, run.rng)

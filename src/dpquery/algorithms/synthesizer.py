@@ -7,7 +7,8 @@ box (``dualquery()``, ``dqrs()``, ``fem()``, ``mwem()``), wired in by :meth:`~Sy
 :meth:`Synthesizer.fit` is the one skeleton they share::
 
     check inputs -> plan -> rng -> ledger (kept as ``ledger_``) -> check the whole plan
-    against the budget -> true answers -> run (the game) -> Release
+    against the budget -> true answers (when the algorithm reads them) -> run (the game)
+    -> Release
 
 The ledger is on the estimator (``ledger_``) before anything is drawn, and stays there when
 the fit raises: the exception carries it too (``exc.ledger``), so what a failed fit spent is
@@ -41,6 +42,7 @@ from dpquery.privacy import Accountant, Budget, Charge, Ledger
 from dpquery.privacy.delta import check_delta
 from dpquery.privacy.randomness import is_cryptographic
 from dpquery.queries import Workload, answer
+from dpquery.queries.counts import counts_elsewhere
 from dpquery.rng import SeedLike, make_rng
 
 # One round's statistics: its timings (select_s, respond_s, observe_s) and what the algorithm
@@ -62,10 +64,14 @@ def check_inputs(name: str, data: BinaryData, workload: Workload | None) -> None
 def true_answers_of(
     workload: Workload, data: BinaryData, true_answers: np.ndarray | None
 ) -> tuple[np.ndarray, float]:
-    """``q(D)`` for every query (computed unless given) and the seconds it took."""
+    """``q(D)`` for every query (computed unless given: in this process, or in a pass over a
+    partitioned dataset's partitions) and the seconds it took."""
     start = time.perf_counter()
     if true_answers is None:
-        true_answers = answer(workload, data)
+        if counts_elsewhere(data):  # a partitioned dataset: one pass over its partitions
+            true_answers = data.answers(workload)  # type: ignore[attr-defined]
+        else:
+            true_answers = answer(workload, data)
     elif np.shape(true_answers) != (len(workload),):
         raise DPQueryError(f"true_answers must have {len(workload)} entries")
     return np.asarray(true_answers, dtype=np.float64), time.perf_counter() - start
@@ -185,6 +191,12 @@ class Synthesizer(ABC):
         """The accountant of the ledger :meth:`fit` opens (None: the default, tightest)."""
         return getattr(self, "accountant", None)
 
+    def reads_answers(self, plan: Any) -> bool:
+        """Whether the run reads the workload's true answers ``q(D)`` (:attr:`Run.true_answers`);
+        when it does not, :meth:`fit` does not compute them (on a partitioned dataset, a pass
+        over every partition saved) and the run gets an empty array."""
+        return True
+
     @abstractmethod
     def run(self, run: Run) -> Outcome:
         """Play the algorithm: everything after the plan is checked against the ledger."""
@@ -199,7 +211,8 @@ class Synthesizer(ABC):
     ) -> Release:
         """Run the algorithm on ``data`` for ``workload`` and return its :class:`Release`.
 
-        ``true_answers`` (``q(D)``) may be passed when already computed. ``ledger`` is a
+        ``true_answers`` (``q(D)``) may be passed when already computed; otherwise they are
+        computed when the algorithm reads them (:meth:`reads_answers`). ``ledger`` is a
         ledger to spend (e.g. a pipeline stage's child ledger); by default a new one holds
         the plan's budget. The whole plan is checked against it before anything is drawn.
         The ledger is ``self.ledger_`` from then on, also when the fit raises (module
@@ -217,8 +230,8 @@ class Synthesizer(ABC):
         before = len(ledger.entries)  # a given ledger may hold earlier stages' charges
         try:
             ledger.check(plan.charges())  # the whole plan fits before anything is drawn
-            if workload is None:  # a release measuring no workload: no answers to compute
-                true_answers, t_answers = np.zeros(0), 0.0
+            if workload is None or (true_answers is None and not self.reads_answers(plan)):
+                true_answers, t_answers = np.zeros(0), 0.0  # nothing reads them
             else:
                 true_answers, t_answers = true_answers_of(workload, data, true_answers)
             start = time.perf_counter() - t_answers

@@ -59,6 +59,10 @@ class UniformRecords(Synthesizer, EpsilonBudget):
     ) -> UniformPlan:
         return UniformPlan(budget_of(**self.budget_keywords(budget, data.n)), self.size)
 
+    def reads_answers(self, plan: UniformPlan) -> bool:
+        """No: the run reads nothing of the data beyond its public size."""
+        return False
+
     def run(self, run: Run) -> Outcome:
         rows = uniform_records(run.data.d, run.data.onehot_groups, run.plan.size, run.rng)
         parameters = {"size": run.plan.size, "budget": run.plan.budget.to_dict()}

@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -369,14 +369,17 @@ def _release(
     args: argparse.Namespace, model: Any, data: Any, workload: Workload,
     fresh: Workload | None, rng: np.random.Generator,
 ) -> tuple[dict[str, Any], dict[str, Any] | None, Any]:  # fmt: skip
-    """Fit, decode and report; evaluate only when asked. The true answers the evaluation
-    needs (the fresh workload's) are computed only then, in the same pass on dask. The
-    output is a DataFrame, or, for ``--out S.npz``, the bits and their weights (None
-    unless ``--weights``)."""
+    """Fit, decode and report; evaluate only when asked. The true answers are computed for
+    the evaluation (both workloads' in one pass on dask), or else by the fit only when the
+    algorithm reads them (the default release does not: no answers pass). The output is a
+    DataFrame, or, for ``--out S.npz``, the bits and their weights (None unless
+    ``--weights``)."""
     evaluate = evaluation_path(args) is not None
-    workloads = [workload] if fresh is None or not evaluate else [workload, fresh]
+    workloads = [workload] if fresh is None else [workload, fresh]
     dask = args.backend == "dask"
-    true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
+    true: Sequence[np.ndarray | None] = (None, None)
+    if evaluate:
+        true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
     records = dense_records(release.records, data.domain)
     rows = output_rows(args, data.n)

@@ -508,6 +508,10 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     def plan_accountant(self, plan: AdaptivePlan) -> Accountant:
         return ZCDPAccountant(bounded_range=True, conversion="cks")
 
+    def reads_answers(self, plan: AdaptivePlan) -> bool:
+        """No: the run reads the data only through its candidates' marginal counts."""
+        return False
+
     def run(self, run: Run) -> Outcome:
         self.ledger_ = run.ledger
         layout = AttributeLayout.of_data(run.data)

@@ -118,6 +118,10 @@ class DenseBits(Synthesizer, ZCDPBudget):
             )
         return DensePlan(whole, budget_rho(whole), int(data.d), self.size)
 
+    def reads_answers(self, plan: DensePlan) -> bool:
+        """No: the run reads the data only through its bits' counts."""
+        return False
+
     def run(self, run: Run) -> Outcome:
         plan: DensePlan = run.plan
         data: BinaryData = run.data

@@ -129,6 +129,10 @@ class WideRelease(Synthesizer, ZCDPBudget):
         rho = budget_rho(whole)
         return WidePlan(whole, SparseParameters(rho, s, s2, K, Shares(), self.pool))
 
+    def reads_answers(self, plan: WidePlan) -> bool:
+        """No: the run reads the items only through their counts."""
+        return False
+
     def run(self, run: Run) -> Outcome:
         """The release on ``run``: its records are item sets."""
         data: Any = run.data
