@@ -552,8 +552,9 @@ def _item_table(n: int, d: int, seed: int = 0) -> ItemSets:
 
 
 def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path: Path) -> None:
-    """Both wide counters, on a file cut into user ranges and on files partitioned by user,
-    give the counts of the whole table in one process (users without items included)."""
+    """Both wide counters, on a file cut into user ranges, on files partitioned by user and
+    on item sets cut into ranges of records, give the counts of the whole table in one
+    process (users without items included)."""
     items = _item_table(500, 40)
     write_item_sets(tmp_path / "x.transactions.csv", items)
     rng = np.random.default_rng(3)
@@ -568,7 +569,8 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
     ranges = PartitionedData.from_transactions(
         [tmp_path / "x.transactions.csv"], n=500, d=40, backend=backend, partitions=3
     )
-    for data in (ranges, PartitionedData.from_transactions(paths, n=500, d=40, backend=backend)):
+    files = PartitionedData.from_transactions(paths, n=500, d=40, backend=backend)
+    for data in (ranges, files, PartitionedData.from_items(items, backend, 3)):
         for counter in counters:
             got, want = data.count(counter), counter.count(whole)
             assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
@@ -661,13 +663,23 @@ def test_item_backend_errors(
     assert not (tmp_path / "s.transactions.csv").exists()
 
 
-def test_item_npz_on_the_cluster_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    sp.save_npz(tmp_path / "x.npz", _item_table(50, 10).matrix)
-    args = ["synth", "--data", str(tmp_path / "x.npz"), "--epsilon", "1", "--backend", "dask",
-            "--out", str(tmp_path / "s.transactions.csv")]  # fmt: skip
-    assert main(args) != 0
-    assert "is an .npz: use --backend local" in capsys.readouterr().err
-    assert not (tmp_path / "s.transactions.csv").exists()
+def test_an_item_npz_on_the_cluster_is_the_local_release(
+    backend: DaskBackend, tmp_path: Path
+) -> None:
+    """A sparse ``.npz`` is read by the client and its ranges of records sent to the
+    workers: the bytes of the local release, and the wide release's two passes."""
+    sp.save_npz(tmp_path / "x.npz", _item_table(300, 20, seed=6).matrix)
+    common = ["synth", "--data", str(tmp_path / "x.npz"), "--epsilon", "1", "--seed", "2",
+              "--head", "8", "--pool", "2000", "--quiet"]  # fmt: skip
+    local, dask = tmp_path / "l.transactions.csv", tmp_path / "d.transactions.csv"
+    assert main([*common, "--out", str(local)]) == 0
+    assert main([*common, "--out", str(dask), "--report", str(tmp_path / "r.json"),
+                 "--backend", "dask", "--scheduler", backend.address,
+                 "--partitions", "3"]) == 0  # fmt: skip
+    assert dask.read_bytes() == local.read_bytes()
+    report = json.loads((tmp_path / "r.json").read_text())["backend"]
+    assert report["partitions"] == 3
+    assert [p["counter"] for p in report["passes"]] == ["ItemCounts", "HeadCounts"]
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,14 @@ from dpquery.backends.partitions import (
     count_part,
     frame_partitions,
     in_memory,
+    item_partitions,
     table_partitions,
     transaction_partitions,
     zero_record_counts,
 )
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
+from dpquery.data.items import ItemSets
 from dpquery.errors import DPQueryError
 from dpquery.queries.counts import Counter, WorkloadCounts, check_cells
 from dpquery.queries.evaluate import answers_from_counts
@@ -128,6 +130,13 @@ class PartitionedData:
             raise DPQueryError(f"n and d must be positive, got n={n}, d={d}")
         parts = transaction_partitions([Path(p) for p in paths], n, d, partitions)
         return cls(tuple(parts), backend, d, declared_n=n)
+
+    @classmethod
+    def from_items(cls, items: ItemSets, backend: DaskBackend, partitions: int) -> PartitionedData:
+        """Item sets in this process (an ``.npz``) cut into ``partitions`` ranges of records
+        (sent to the workers once): what the wide release's counters read on the cluster."""
+        parts = tuple(item_partitions(items, partitions))
+        return cls(parts, backend, items.d, declared_n=items.n)
 
     @classmethod
     def biased_bits(

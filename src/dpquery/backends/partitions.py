@@ -1,8 +1,8 @@
 """Partitions of a dataset, and what a worker computes on one.
 
 A partition is a small picklable description of some rows (a file, a byte range of a CSV, a
-few row groups of a Parquet file, a slice of an in-memory table, a generated block of biased
-bits). A worker turns it into :class:`BinaryData` with the public domain, computes a
+few row groups of a Parquet file, a slice of an in-memory table or item table, a generated
+block of biased bits). A worker turns it into :class:`BinaryData` with the public domain, computes a
 :class:`~dpquery.queries.counts.Counter`'s int64 vectors on it (every query's count with
 :func:`dpquery.queries.evaluate.fold_counts`, the same compiled kernels as the local backend,
 or every marginal's cell counts) and returns only those counts, so partitions never meet in
@@ -312,6 +312,36 @@ def binary_partitions(data: BinaryData, partitions: int) -> list[Partition]:
 
 
 @dataclass(frozen=True)
+class ItemsPart:
+    """Consecutive records of an item table held in this process (an ``.npz``), the first
+    with row id ``first``: sent to a worker once, as a table slice is."""
+
+    matrix: sp.csr_array
+    first: int
+
+    def rows(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def load(self) -> BinaryData:
+        return ItemSets(self.matrix).to_binary()
+
+    def load_items(self) -> ItemRows:
+        """The records as sparse item sets with their row ids in the whole table."""
+        ids = np.arange(self.first, self.first + self.rows(), dtype=np.int64)
+        return ItemRows(ItemSets(self.matrix), ids)
+
+
+def item_partitions(items: ItemSets, partitions: int) -> list[Partition]:
+    """Unweighted item sets cut into ``partitions`` ranges of consecutive records."""
+    if partitions < 1:
+        raise DPQueryError(f"partitions must be a positive integer, got {partitions}")
+    if items.weights is not None:
+        raise DPQueryError("weighted item sets are a release, not data to partition")
+    cuts = np.unique(np.linspace(0, items.n, partitions + 1).astype(np.int64))
+    return [ItemsPart(items.matrix[a:b], int(a)) for a, b in itertools.pairwise(cuts)]
+
+
+@dataclass(frozen=True)
 class BiasedBitsPart:
     """``rows`` records of independent bits, bit i ~ Bernoulli(bias[i]), generated where
     counted (DualQuery, Section 6.3), from this partition's own seed."""
@@ -453,7 +483,7 @@ def count_part(
     users = None
     data: BinaryData | ItemRows
     if reads_items(counter):
-        if not isinstance(part, TransactionPart):
+        if not isinstance(part, TransactionPart | ItemsPart):
             raise DPQueryError(f"{type(counter).__name__} counts item data, but partition "
                                f"{part!r:.80} holds a table")  # fmt: skip
         data = part.load_items()
@@ -482,4 +512,4 @@ def zero_record_counts(counter: Counter, d: int) -> list[np.ndarray]:
 def in_memory(part: Partition) -> bool:
     """Whether ``part`` carries its rows (sent to the workers once, then kept there), rather
     than describing where to read or how to generate them (small: sent with every task)."""
-    return isinstance(part, FramePart | WordsPart)
+    return isinstance(part, FramePart | WordsPart | ItemsPart)

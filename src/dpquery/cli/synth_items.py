@@ -13,7 +13,8 @@ one 0/1 column per item, written over more than :data:`DENSE_COLUMNS` items only
 algorithm named runs on the bits (a domain of one binary attribute per item, the default
 workload), and its records are written as item sets. With ``--backend dask`` a ``row item``
 file is cut into ranges of user ids (a folder of them, partitioned by user, is read file by
-file) and the wide release's counts are made on the workers (``docs/dask.md``).
+file; an ``.npz`` is read in this process and its ranges of records sent to the workers) and
+the wide release's counts are made on the workers (``docs/dask.md``).
 """
 
 from __future__ import annotations
@@ -158,8 +159,8 @@ def write_output(path: Path, form: str, items: ItemSets) -> None:
 
 def check_item_backend(args: argparse.Namespace) -> None:
     """The backend options on item data, checked before any data is read or cluster
-    started: on ``--backend dask`` the wide release reads a ``row item`` file on the
-    workers."""
+    started: on ``--backend dask`` only the wide release runs (its counts made on the
+    workers)."""
     check_backend_args(args)
     if args.backend != "dask":
         return
@@ -170,11 +171,6 @@ def check_item_backend(args: argparse.Namespace) -> None:
         raise DPQueryError(
             f"--backend dask runs the wide release on item data (auto or --algorithm wide); "
             f"{args.algorithm} fits records to the bits in this process: use --backend local"
-        )
-    if args.data.suffix.lower() == ".npz":
-        raise DPQueryError(
-            f"--backend dask reads item data from 'row item' files, which the workers parse; "
-            f"{args.data} is an .npz: use --backend local"
         )
 
 
@@ -192,7 +188,8 @@ def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | No
     """``dpquery synth`` on item data (module docstring), with ``front``'s pieces of the
     synth command (the estimator from the flags, the summary, the delta rule); ``evaluated``
     is where ``--evaluate`` writes the wide measures (NOT private), or None. On
-    ``--backend dask`` the file is cut into ranges of user ids, counted on the workers."""
+    ``--backend dask`` the file is cut into ranges of user ids (an ``.npz``, read here, into
+    ranges of records), counted on the workers."""
     check_item_backend(args)
     output_rows(args, 1)  # --rows and --weights checked before the data is read
     chosen = args.algorithm == "auto"
@@ -203,13 +200,20 @@ def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | No
         items = load_items(args)
         form = check_item_output(args, items.d)
         return _synth_items(args, front, evaluated, items, form, chosen)
-    files = table_files(args.data, ITEM_SUFFIXES, "item")
-    n, d = item_sizes(args, files)
+    npz = args.data.suffix.lower() == ".npz"
+    if npz:  # read here: its ranges of records are sent to the workers
+        items = load_items(args)
+        n, d = items.n, items.d
+    else:
+        files = table_files(args.data, ITEM_SUFFIXES, "item")
+        n, d = item_sizes(args, files)
     form = check_item_output(args, d)
     with connect(args.scheduler) as backend:
-        data = PartitionedData.from_transactions(
-            files, n=n, d=d, backend=backend, partitions=args.partitions or backend.workers()
-        )
+        parts = args.partitions or backend.workers()
+        data = (
+            PartitionedData.from_items(items, backend, parts) if npz else
+            PartitionedData.from_transactions(files, n=n, d=d, backend=backend, partitions=parts)
+        )  # fmt: skip
         return _synth_items(args, front, evaluated, data, form, chosen)
 
 
