@@ -43,7 +43,7 @@ from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
 from dpquery.errors import DPQueryError
-from dpquery.queries.counts import Counter, WorkloadCounts, check_cells
+from dpquery.queries.counts import Counter, WorkloadCounts, check_cells, reads_items
 from dpquery.queries.evaluate import answers_from_counts
 from dpquery.queries.workload import Workload
 
@@ -82,6 +82,10 @@ class PartitionedData:
     _n: int | None = None
     _column_counts: np.ndarray | None = None
     _sent: dict[int, Any] = field(default_factory=dict)
+    # Workloads whose true answers ride on the next counting pass, and those made so far
+    # (keyed by identity, the workload kept beside its answers).
+    _pending: list[Workload] = field(default_factory=list)
+    _answers: dict[int, tuple[Workload, np.ndarray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.partitions:
@@ -176,16 +180,22 @@ class PartitionedData:
         return self.answers_many([workload])[0]
 
     def answers_many(self, workloads: Sequence[Workload]) -> list[np.ndarray]:
-        """True answers of several workloads in one pass over the data."""
+        """True answers of several workloads, in one pass over the data (none when an
+        earlier pass made them: :meth:`answers_later`)."""
+        self.answers_later(workloads)
+        if any(id(w) not in self._answers for w in workloads):
+            self._pass(WorkloadCounts(()), {"pass": "answers"})  # the pending ride on it
+        return [self._answers[id(w)][1] for w in workloads]
+
+    def answers_later(self, workloads: Sequence[Workload]) -> None:
+        """Have the true answers of ``workloads`` made in the next pass over the data, with
+        whatever that pass counts (the release's marginal counts), rather than in a pass of
+        their own; :meth:`answers_many` then returns them without a pass."""
         for w in workloads:
             if w.d != self.d:
                 raise DPQueryError(f"the workload is over {w.d} bits but the data has {self.d}")
-        record = {"pass": "answers", "queries": sum(len(w) for w in workloads)}
-        totals = self._pass(WorkloadCounts(tuple(workloads)), record)  # refuses 0 records
-        return [
-            answers_from_counts(w, c, totals.rows)
-            for w, c in zip(workloads, totals.counts, strict=True)
-        ]
+            if id(w) not in self._answers and not any(w is p for p in self._pending):
+                self._pending.append(w)
 
     def count(self, counter: Counter) -> list[np.ndarray]:
         """``counter``'s int64 vectors over every record, in one pass over the partitions:
@@ -276,7 +286,22 @@ class PartitionedData:
         self.passes.append({**record, "seconds": time.perf_counter() - start})
 
     def _pass(self, counter: Counter, record: dict[str, Any]) -> _Totals:
-        """``counter`` on every partition; sum exactly as results arrive."""
+        """``counter`` on every partition, with the pending workloads' answers (on bits);
+        sum exactly as results arrive."""
+        riders: tuple[Workload, ...] = ()
+        if self._pending and not reads_items(counter):
+            riders, self._pending = tuple(self._pending), []
+            counter = _Together(counter, WorkloadCounts(riders))
+            record = {**record, "queries": sum(len(w) for w in riders)}
+        totals = self._count_all(counter, record)
+        if riders:
+            ours = len(counter.cells()) - len(riders)
+            for w, c in zip(riders, totals.counts[ours:], strict=True):
+                self._answers[id(w)] = (w, answers_from_counts(w, c, totals.rows))
+            totals.counts = totals.counts[:ours]
+        return totals
+
+    def _count_all(self, counter: Counter, record: dict[str, Any]) -> _Totals:
         start = time.perf_counter()
         totals = _Totals(0, [np.zeros(c, np.int64) for c in counter.cells()],
                          np.zeros(self.d, np.int64))  # fmt: skip
@@ -314,6 +339,20 @@ class PartitionedData:
                 f"the partitions hold {rows} records now but held {self._n} before: did the "
                 "data change while it was being read?"
             )
+
+
+@dataclass(frozen=True, eq=False)
+class _Together:
+    """Two counters' vectors in one pass: ``first``'s, then ``second``'s."""
+
+    first: Counter
+    second: Counter
+
+    def cells(self) -> list[int]:
+        return [*self.first.cells(), *self.second.cells()]
+
+    def count(self, data: BinaryData) -> list[np.ndarray]:
+        return [*self.first.count(data), *self.second.count(data)]
 
 
 def _count(

@@ -370,17 +370,22 @@ def _release(
     fresh: Workload | None, rng: np.random.Generator,
 ) -> tuple[dict[str, Any], dict[str, Any] | None, Any]:  # fmt: skip
     """Fit, decode and report; evaluate only when asked. The true answers are computed for
-    the evaluation (both workloads' in one pass on dask), or else by the fit only when the
-    algorithm reads them (the default release does not: no answers pass). The output is a
-    DataFrame, or, for ``--out S.npz``, the bits and their weights (None unless
+    the evaluation, or by the fit only when the algorithm reads them (the default release
+    does not). On dask the evaluation's (both workloads') ride on the fit's first pass, the
+    release's counts or the answers the algorithm reads: no pass of their own. The output
+    is a DataFrame, or, for ``--out S.npz``, the bits and their weights (None unless
     ``--weights``)."""
     evaluate = evaluation_path(args) is not None
     workloads = [workload] if fresh is None else [workload, fresh]
     dask = args.backend == "dask"
     true: Sequence[np.ndarray | None] = (None, None)
-    if evaluate:
-        true = data.answers_many(workloads) if dask else [answer(w, data) for w in workloads]
+    if evaluate and dask:
+        data.answers_later(workloads)
+    elif evaluate:
+        true = [answer(w, data) for w in workloads]
     release = model.fit(data, workload, true_answers=true[0])
+    if evaluate and dask:
+        true = data.answers_many(workloads)  # made by now, with the fit's pass
     records = dense_records(release.records, data.domain)
     rows = output_rows(args, data.n)
     table: Any
