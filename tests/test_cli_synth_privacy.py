@@ -14,6 +14,7 @@ import pytest
 
 import dpquery.algorithms.game.dualquery as dualquery_module
 import dpquery.algorithms.game.mwem as mwem_module
+import dpquery.algorithms.synthesizer as synthesizer_module
 import dpquery.cli.synth as synth_module
 from dpquery.cli import main
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
@@ -69,26 +70,31 @@ def floats(x: object) -> list[float]:
     return []
 
 
+@pytest.mark.parametrize("algorithm, answered", [(DUALQUERY, [40]), ((), [])],
+                         ids=["dualquery", "default"])  # fmt: skip
 def test_synth_without_evaluate_computes_and_shows_nothing_beyond_the_release(
-    tmp, capsys, monkeypatch
+    tmp, capsys, monkeypatch, algorithm, answered
 ) -> None:
-    answered = []
+    """The true answers are computed once, for the workload, by an algorithm that reads
+    them (DualQuery), and never for the default release (it reads counts); the fresh
+    workload is generated (public) but never answered."""
+    calls = []
     real_answer = synth_module.answer
 
     def counting_answer(workload, data):
-        answered.append(len(workload))
+        calls.append(len(workload))
         return real_answer(workload, data)
 
     def no_evaluation(*args, **kwargs):
         raise AssertionError("the evaluation ran without --evaluate")
 
-    monkeypatch.setattr(synth_module, "answer", counting_answer)
+    for module in (synth_module, synthesizer_module):
+        monkeypatch.setattr(module, "answer", counting_answer)
     monkeypatch.setattr(synth_module, "evaluation_report", no_evaluation)
-    assert main(synth(tmp, *DUALQUERY, "--seed", "0")) == 0
+    budget = () if algorithm else ("--epsilon", "2")
+    assert main(synth(tmp, *algorithm, *budget, "--seed", "0")) == 0
     out = capsys.readouterr()
-    # the private data is read once, for the workload's true answers that the algorithm
-    # itself needs; the fresh workload is generated (public) but never answered
-    assert answered == [40]
+    assert calls == answered
     assert sorted(p.name for p in tmp.iterdir()) == ["data.csv", "domain.json", "r.json", "s.csv"]
     for text in (out.out, out.err):
         assert "error" not in text.lower() and "baseline" not in text.lower()
