@@ -2,8 +2,8 @@
 
 A partition is a small picklable description of some rows (a file, a byte range of a CSV, a
 few row groups of a Parquet file, a slice of an in-memory table or item table, a generated
-block of biased bits). A worker turns it into :class:`BinaryData` with the public domain, computes a
-:class:`~dpquery.queries.counts.Counter`'s int64 vectors on it (every query's count with
+block of biased bits). A worker turns it into :class:`BinaryData` with the public domain,
+computes a :class:`~dpquery.queries.counts.Counter`'s int64 vectors on it (every query's count with
 :func:`dpquery.queries.evaluate.fold_counts`, the same compiled kernels as the local backend,
 or every marginal's cell counts) and returns only those counts, so partitions never meet in
 one memory.
