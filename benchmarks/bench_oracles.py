@@ -12,7 +12,7 @@ query and its negation carry opposite log-weights as under multiplicative weight
 badly answered side as in a late round. Duplicates become multiplicities (about 8% of
 draws at s = 1000, 20% at s = 5000).
 
-Every number printed is measured on this machine. Run:
+Every number printed is measured where it runs. Run:
 ``DPQUERY_DATA_DIR=../shared/data .venv/bin/python benchmarks/bench_oracles.py``
 (``--quick`` for a smaller run, ``--time-limit`` for the exact oracles).
 """

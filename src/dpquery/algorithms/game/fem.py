@@ -113,7 +113,7 @@ class FEM(Synthesizer, ZCDPBudget, OracleParameters, RunParameters):
     selects the authors' tuned Adult values (``"authors-adult-3way"``,
     ``"authors-adult-5way"``: ``c``, ``noise_multiple``, ``s``); explicit arguments override
     it. ``workers`` forked processes solve a round's ``s`` problems (default 1: a 2-process
-    pool measured no speedup on this machine, see docs/fem.md, and forking after numba's
+    pool measured no speedup on 2 cores, see docs/fem.md, and forking after numba's
     OpenMP threads start is fragile). ``seed`` fixes every random choice.
     """
 

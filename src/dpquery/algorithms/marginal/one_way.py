@@ -50,7 +50,7 @@ import numpy as np
 from dpquery.algorithms.marginal.projection import Measurement, simplex_projection
 from dpquery.errors import DPQueryError
 
-# The 1-way target in total variation (issue: every column within 0.05 of the data's).
+# The 1-way target in total variation: every column's estimate within 0.05 of the data's.
 DEFAULT_COLUMN_TV = 0.05
 # At most this fraction of the budget left after the 1-way measurements goes to refinements.
 DEFAULT_COLUMN_CAP = 0.4
