@@ -11,11 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 import dpquery
 from dpquery import DPSynthesizer, datasets, synthesize
 from dpquery.data import Domain, infer_domain
 from dpquery.errors import DPQueryError, NonPrivateWarning
+from dpquery.privacy.delta import WeakBudgetWarning
 from dpquery.queries import random_marginal_queries
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -75,7 +77,7 @@ def test_the_estimator_follows_scikit_learn_conventions(df, tmp_path: Path) -> N
     model = DPSynthesizer(epsilon=0.5, options={"size": 40}, algorithm="uniform", seed=1)
     assert model.get_params() == {
         "epsilon": 0.5, "delta": None, "rho": None, "algorithm": "uniform", "k": 3,
-        "options": {"size": 40}, "seed": 1, "progress": None, "dtypes": None,
+        "options": {"size": 40}, "seed": 1, "progress": None, "dtypes": None, "binarize": False,
     }  # fmt: skip
     assert not hasattr(model, "release_")
     with pytest.raises(DPQueryError, match="not fitted yet"):
@@ -134,6 +136,49 @@ def test_an_inferred_domain_is_an_explicit_opt_in_that_warns(df) -> None:
         warnings.simplefilter("ignore", NonPrivateWarning)
         _, release = synthesize(df, domain, epsilon=1.0, algorithm="uniform", seed=0)
     assert release.non_private_domain and "NOT" in release.privacy()["warning"]
+
+
+WIDE = {"bound": 6, "pair_bound": 4, "head": 12, "pool": 3000}  # a small, fast release
+
+
+def _ratings(value: float) -> sp.csr_array:
+    """60 records x 30 items of ones, entry (3, 17) set to ``value``."""
+    dense = (np.random.default_rng(0).random((60, 30)) < 0.2).astype(float)
+    dense[3, 17] = value
+    return sp.csr_array(dense)
+
+
+@pytest.mark.parametrize("value", [-1, 2, 2.5])
+def test_a_matrix_of_ratings_is_refused_unless_binarized(df, value) -> None:
+    message = (
+        rf"entry \(3, 17\) is {value:g}; item data holds 0 and 1 \(pass binarize=True to count "
+        r"every non-zero as 1\)"
+    )
+    with pytest.raises(DPQueryError, match=message):
+        synthesize(_ratings(value), epsilon=1.0, seed=0, **WIDE)
+    model = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE)
+    with pytest.raises(DPQueryError, match=message):
+        model.fit(_ratings(value))
+    assert not hasattr(model, "ledger_") or not model.ledger_.entries  # nothing spent
+    synthetic, _ = synthesize(_ratings(value), epsilon=1.0, seed=0, binarize=True, **WIDE)
+    assert synthetic.shape == (60, 30)
+    fitted = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE, binarize=True).fit(_ratings(value))
+    assert fitted.n_ == 60
+    with pytest.raises(DPQueryError, match="binarize=True is for item data"):
+        synthesize(df, CODEBOOK, epsilon=1.0, binarize=True)
+
+
+def test_an_epsilon_that_protects_nothing_warns_as_the_cli_does(df) -> None:
+    said = r"epsilon=1e\+06 is above 10: a guarantee this weak protects nothing"
+    with pytest.warns(WeakBudgetWarning, match=said):
+        synthesize(df, CODEBOOK, epsilon=1e6, algorithm="uniform", seed=0)
+    with pytest.warns(WeakBudgetWarning, match=said):
+        DPSynthesizer(epsilon=1e6, seed=0, options=WIDE).fit(_ratings(1))
+    with pytest.warns(WeakBudgetWarning, match=r"rho=100 \(epsilon"):
+        synthesize(df, CODEBOOK, rho=100, algorithm="adaptive-projection", seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", WeakBudgetWarning)
+        synthesize(df, CODEBOOK, epsilon=10, algorithm="uniform", seed=0)
 
 
 @pytest.mark.slow

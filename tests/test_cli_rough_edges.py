@@ -153,3 +153,59 @@ def test_a_damaged_answer_cache_is_recomputed(files):
     assert result.code == 0, result.err
     assert np.array_equal(np.load(files / "A.npy"), good)
     assert np.array_equal(np.load(entry), good)  # the entry was rewritten
+
+
+ITEMS = ("--n", "100", "--items", "50", "--epsilon", "1")
+
+
+@pytest.mark.parametrize("text", ["", "# rows 100 items 50\n", "# a comment\n\n"])
+def test_an_item_file_without_records_is_refused(files, text):
+    """Its sizes alone would release 100 empty records: refused, naming the file, nothing
+    written (the local path, the Dask path before a cluster starts, and encode)."""
+    (files / "X.transactions.csv").write_text(text)
+    (files / "people.txt").write_text(text)
+    said = "holds no records (no 'row item' lines): is it the right file?"
+    runs = {
+        "X.transactions.csv": ["synth", "--data", "X.transactions.csv", *ITEMS],
+        "people.txt": ["synth", "--data", "people.txt", "--transactions", *ITEMS],
+    }
+    backends = ("local", "dask") if text == "" else ("local",)  # dask refuses as local does
+    for name, argv in runs.items():
+        for backend in backends:
+            result = dpquery_cli(*argv, "--backend", backend, "--out", "S.transactions.csv",
+                                 cwd=files)  # fmt: skip
+            one_line_error(result, f"{name} {said}")
+    result = dpquery_cli("encode", "people.txt", "--transactions", "--n", "100", "--items",
+                         "50", "-o", "x.npz", cwd=files)  # fmt: skip
+    one_line_error(result, f"people.txt {said}")
+    assert not (files / "S.transactions.csv").exists() and not (files / "x.npz").exists()
+
+
+def test_a_line_with_a_third_value_says_one_thing(files):
+    (files / "people.txt").write_text("1 2\n3 4\n7 5 0.5\n")
+    result = dpquery_cli("synth", "--data", "people.txt", "--transactions", *ITEMS,
+                         "--out", "S.transactions.csv", cwd=files)  # fmt: skip
+    one_line_error(result, "people.txt: line 3 holds 3 values ('7 5 0.5'); expected 'row item' "
+                   "(two integers) on every line, or 'row item weight' on every line of a "
+                   "weighted file")  # fmt: skip
+    assert "fields" not in result.err and not (files / "S.transactions.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "backend", ["local", pytest.param("dask", marks=pytest.mark.slow)]
+)  # on dask the workers read the lines, cut into two ranges of users; the client says it
+def test_duplicate_lines_are_said_to_the_curator_not_in_the_report(files, backend):
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    (files / "people.txt").write_text("0 1\n0 1\n2 3\n0 1\n2 3\n1 1\n91 4\n91 4\n")
+    result = dpquery_cli("synth", "--data", "people.txt", "--transactions", "--n", "100",
+                         "--items", "50", "--epsilon", "20", "--out", "S.transactions.csv",
+                         "--report", "R.json", "--quiet", "--backend", backend,
+                         *(["--partitions", "2"] if backend == "dask" else []),
+                         cwd=files)  # fmt: skip
+    assert result.code == 0, result.err
+    assert ("dpquery: warning: people.txt: 4 duplicate (row, item) lines counted once (not "
+            "private: read from the data, for the curator)") in result.err  # fmt: skip
+    assert result.err.count("duplicate") == 1, result.err
+    assert result.err.count("protects nothing") == 1, result.err  # said once, not per layer
+    assert "duplicate" not in (files / "R.json").read_text()  # the report is publishable

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -41,7 +42,8 @@ def _same(a: ItemSets, b: ItemSets) -> bool:
 def test_canonical_form_from_any_sparse_matrix():
     rows, cols = np.array([0, 0, 2, 1, 2]), np.array([3, 1, 0, 2, 0])
     data = np.array([5, 1, 1, 0, 2])  # a duplicate (2, 0), an explicit zero (1, 2)
-    items = ItemSets.from_sparse(sp.coo_matrix((data, (rows, cols)), shape=(4, 4)))
+    matrix = sp.coo_matrix((data, (rows, cols)), shape=(4, 4))
+    items = ItemSets.from_sparse(matrix, binarize=True)  # 5 and 2 are ones
     m = items.matrix
     assert isinstance(m, sp.csr_array) and m.dtype == np.uint8
     assert m.toarray().tolist() == [[0, 1, 0, 1], [0, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]]
@@ -96,7 +98,7 @@ def test_round_trip_with_empty_records(tmp_path, weighted, name):
 def test_all_empty_and_npz_forms(tmp_path):
     empty = ItemSets(sp.csr_array((5, 4), dtype=np.uint8))
     write_item_sets(tmp_path / "e.csv", empty)
-    assert _same(read_item_sets(tmp_path / "e.csv"), empty)
+    assert _same(read_item_sets(tmp_path / "e.csv", allow_empty=True), empty)
     items = _random_items(70, 9, 0.2, seed=1)
     sp.save_npz(tmp_path / "m.npz", sp.csc_matrix(items.matrix.toarray()))
     assert _same(read_item_sets(tmp_path / "m.npz"), items)
@@ -157,7 +159,7 @@ def test_sizes_from_the_header_or_given(tmp_path):
         ("# rows 2 items 2\n0 1 1\n0 0 2\n1 -1 1\n", r"bad.csv: the lines of record 0"),
         ("# rows 2 items 2\n0 1 -2\n1 -1 1\n", r"bad.csv: weights must be finite.*-2"),
         ("# rows 2 items 2\n0 1 0\n1 -1 0\n", r"bad.csv: the weights are all zero"),
-        ("# rows 2 items 2\n0 1 1 1\n", r"bad.csv: expected 2 or 3 columns per line, got 4"),
+        ("# rows 2 items 2\n0 1 1 1\n", r"bad.csv: line 2 holds 4 values \('0 1 1 1'\)"),
         ("# rows 0 items 2\n", r"bad.csv: n and d must be positive integers, got n=0, d=2"),
     ],
 )
@@ -166,6 +168,89 @@ def test_bad_files_name_the_file_and_the_value(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(DPQueryError, match=message):
         read_item_sets(path)
+
+
+@pytest.mark.parametrize("value", [-1, 2, 2.5])
+def test_a_matrix_holding_other_values_than_0_and_1_is_refused(tmp_path, value):
+    """A rating or a count is not an item: refused, naming the entry, unless binarize=True;
+    explicit zeros and a one stored twice are fine."""
+    rows, cols = np.array([0, 0, 1, 3, 3, 4]), np.array([2, 2, 5, 17, 19, 1])
+    data = np.array([1, 1, 0, value, 1, value], dtype=float)  # (4, 1) comes after (3, 17)
+    matrix = sp.coo_array((data, (rows, cols)), shape=(5, 20))
+    message = (
+        rf"entry \(3, 17\) is {value:g}; item data holds 0 and 1 \(pass binarize=True to "
+        r"count every non-zero as 1\)"
+    )
+    for read in (ItemSets.from_sparse, from_sparse):
+        with pytest.raises(DPQueryError, match=message):
+            read(matrix)
+    ones = ItemSets.from_sparse(matrix, binarize=True)
+    assert sorted(zip(*ones.matrix.nonzero(), strict=True)) == [(0, 2), (3, 17), (3, 19), (4, 1)]
+    assert from_sparse(matrix, binarize=True).to_dense().sum() == 4
+    ok = sp.coo_array((np.array([1, 1, 0.0]), (np.array([0, 0, 1]), np.array([2, 2, 3]))))
+    assert ItemSets.from_sparse(ok).nnz == 1  # a one stored twice, an explicit zero
+    once = sp.csr_array((data[1:], (rows[1:], cols[1:])), shape=(5, 20))  # no pair repeated
+    sp.save_npz(tmp_path / "ratings.npz", once)
+    with pytest.raises(DPQueryError, match=rf"ratings.npz: entry \(3, 17\) is {value:g}"):
+        read_item_sets(tmp_path / "ratings.npz")
+    nan = sp.csr_array(np.array([[0.0, np.nan]]))
+    for binarize in (False, True):
+        with pytest.raises(DPQueryError, match=r"entry \(0, 1\) is nan; item data holds 0 and 1$"):
+            ItemSets.from_sparse(nan, binarize=binarize)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "shown"),
+    [("# rows 9 items 9\n1 2\n3 4\n7 5 0.5\n", 4, "3 values ('7 5 0.5')"),
+     ("1 2\n# a comment\n\n7 5 0.5\n", 4, "3 values ('7 5 0.5')"),
+     ("1 2\n3\n", 2, "1 value ('3')")],
+)  # fmt: skip
+def test_a_line_of_the_wrong_width_is_named_once(tmp_path, text, line, shown):
+    path = tmp_path / "t.txt"
+    path.write_text(text)
+    with pytest.raises(DPQueryError) as raised:
+        read_transactions(path, n=9, d=9)
+    assert str(raised.value) == (
+        f"{path}: line {line} holds {shown}; expected 'row item' (two integers) on every line"
+    )
+    with pytest.raises(DPQueryError) as raised:
+        read_item_sets(path, n=9, d=9)  # a third value is a weight, on every line or none
+    assert str(raised.value) == (
+        f"{path}: line {line} holds {shown}; expected 'row item' (two integers) on every "
+        "line, or 'row item weight' on every line of a weighted file"
+    )
+    weighted = tmp_path / "w.txt"
+    weighted.write_text("0 1 0.5\n1 -1 1\n1 0\n")
+    with pytest.raises(DPQueryError, match=r"w.txt: line 3 holds 2 values \('1 0'\); expected"):
+        read_item_sets(weighted, n=2, d=2)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# rows 100 items 50\n", "# only a comment\n"])
+def test_a_file_without_pairs_is_refused(tmp_path, text):
+    path = tmp_path / "x.transactions.csv"
+    path.write_text(text)
+    message = r"x.transactions.csv holds no records \(no 'row item' lines\): is it the right file"
+    with pytest.raises(DPQueryError, match=message):
+        read_item_sets(path, n=100, d=50)
+    with pytest.raises(DPQueryError, match=message):
+        read_transactions(path, n=100, d=50)
+    assert read_item_sets(path, n=100, d=50, allow_empty=True).nnz == 0  # a release of empties
+
+
+def test_duplicate_lines_are_counted_once_and_said(tmp_path):
+    path = tmp_path / "people.txt"
+    path.write_text("0 1\n0 1\n2 3\n0 1\n2 3\n1 1\n")
+    said = r"people.txt: 3 duplicate \(row, item\) lines counted once \(not private: read from "
+    with pytest.warns(UserWarning, match=said + r"the data, for the curator\)"):
+        items = read_item_sets(path, n=3, d=4)
+    assert items.nnz == 3
+    with pytest.warns(UserWarning, match=said):
+        assert read_transactions(path, n=3, d=4).to_dense().sum() == 3
+    path.write_text("0 1\n0 2\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_item_sets(path, n=3, d=4)
+        read_transactions(path, n=3, d=4)
 
 
 def test_missing_and_unwritable_paths_leave_nothing(tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from dpquery.errors import DPQueryError
 from dpquery.online import PMWSession, SessionParams, VariableMap, parse_query
 from dpquery.online.sparse import LAPLACE_NAME, SV_NAME
 from dpquery.online.transform import OnlineQuery
+from dpquery.privacy.delta import WeakBudgetWarning
 from dpquery.queries import answer, random_disjunctions
 
 
@@ -97,6 +99,15 @@ def test_ledger_totals_and_refusal() -> None:
         and c["updates_used"] == 5
         and c["queries_answered"] == 2 * len(queries) + 1
     )
+
+
+def test_a_new_session_warns_of_a_weak_budget_as_synth_does() -> None:
+    _rows, data = make_data(200, 3)
+    with pytest.warns(WeakBudgetWarning, match=r"epsilon=1e\+06 is above 10: .*protects nothing"):
+        PMWSession(data, 1e6, 1e-6, 0.1, 2, accept_unverified=True, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", WeakBudgetWarning)
+        PMWSession(data, 10.0, 1e-6, 0.1, 2, accept_unverified=True, seed=2)
 
 
 def test_converged_session_answers_for_free() -> None:

@@ -26,7 +26,6 @@ from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data import ItemSets, read_item_sets, write_item_sets
-from dpquery.data.items import ItemRows
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.budget import budget_rho
@@ -133,20 +132,15 @@ def test_hash_order_ranks_within_each_record():
 
 
 def test_pieces_of_the_table_count_as_the_whole():
-    """A piece of the records, with their row ids in the whole table, is cut as the whole
-    table cuts them (the hash reads the id, not the position), so both counters' counts over
-    disjoint pieces add up to the whole table's: what lets workers count partitions."""
+    """A piece of the records is cut as the whole table cuts them (the hash reads a record's
+    items, not its position), so both counters' counts over disjoint pieces add up to the
+    whole table's: what lets workers count partitions."""
     items = ItemSets(_items(200, 30, 3, mean=8.0))
-    whole = ItemRows.whole(items)
     pieces = [np.arange(0, 200, 3), np.setdiff1d(np.arange(200), np.arange(0, 200, 3))]
     for counter in (ItemCounts(7, 4, 30), HeadCounts(7, 4, 3, np.array([0, 2, 5, 9, 20]))):
-        parts = [counter.count(ItemRows(ItemSets(items.matrix[p]), p)) for p in pieces]
-        for k, want in enumerate(counter.count(whole)):
+        parts = [counter.count(ItemSets(items.matrix[p])) for p in pieces]
+        for k, want in enumerate(counter.count(items)):
             assert np.array_equal(parts[0][k] + parts[1][k], want)
-    # with their positions in the piece as ids instead, the cut (and the counts) differ
-    counter = ItemCounts(7, 4, 30)
-    by_position = [counter.count(ItemRows.whole(ItemSets(items.matrix[p])))[0] for p in pieces]
-    assert not np.array_equal(by_position[0] + by_position[1], counter.count(whole)[0])
 
 
 # --- shrinkage ---------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ those declared by ``dtypes=``: never the input's dtypes, which pandas infers fro
 (one age of 37.5 makes an integer column ``float64``), so copying them would tell neighbouring
 tables apart.
 
-A scipy sparse matrix (records x items, any non-zero a one) is item data: it needs no domain
-(its ``d`` items and ``n`` records are public sizes), ``"auto"`` runs the wide release
+A scipy sparse matrix (records x items, its entries 0 and 1; ``binarize=True`` counts every
+non-zero as a one, e.g. of ratings) is item data: it needs no domain (its ``d`` items and
+``n`` records are public sizes), ``"auto"`` runs the wide release
 (:mod:`dpquery.algorithms.wide`) and the synthetic records come back as a CSR matrix.
 
 The domain of a DataFrame is never read off the data: it is a :class:`~dpquery.data.Domain`,
@@ -92,7 +93,8 @@ class DPSynthesizer:
     the guarantee does not hold against anyone who knows it), ``progress`` (the algorithm's
     progress display; None: its default) and ``dtypes`` (attribute name to the output
     column's pandas dtype, declared from public knowledge; None: the domain's,
-    :meth:`Domain.with_dtypes`).
+    :meth:`Domain.with_dtypes`) and, for a sparse matrix, ``binarize`` (every non-zero
+    entry counts as a one; by default an entry other than 0 and 1 is an error).
 
     Fitted attributes: ``release_`` (the :class:`~dpquery.algorithms.release.Release`),
     ``domain_`` (the domain, with the declared ``dtypes``), ``workload_``, ``n_``,
@@ -112,6 +114,7 @@ class DPSynthesizer:
         seed: SeedLike = None,
         progress: bool | None = None,
         dtypes: Mapping[str, Any] | None = None,
+        binarize: bool = False,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -122,10 +125,12 @@ class DPSynthesizer:
         self.seed = seed
         self.progress = progress
         self.dtypes = dtypes
+        self.binarize = binarize
 
     # -- scikit-learn's parameter protocol -------------------------------------------------
     _PARAMS = (
         "epsilon", "delta", "rho", "algorithm", "k", "options", "seed", "progress", "dtypes",
+        "binarize",
     )  # fmt: skip
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -183,6 +188,11 @@ class DPSynthesizer:
             )
         if len(df) == 0:
             raise DPQueryError("df has no rows: there is nothing to release")
+        if self.binarize is not False:
+            raise DPQueryError(
+                f"binarize={self.binarize!r} is for item data (a scipy sparse matrix), not a "
+                "DataFrame: drop it"
+            )
         public = as_domain(domain)
         warn_extra_columns("df", list(df.columns), list(public.names))
         # The output's dtypes: the public domain's, or declared; never read off df.
@@ -246,7 +256,7 @@ class DPSynthesizer:
                 f"{' and '.join(given)} (dtypes types columns; k is the default workload's "
                 "marginal order)"
             )
-        items = as_item_sets(matrix)
+        items = as_item_sets(ItemSets.from_sparse(matrix, binarize=self.binarize))
         if items.n == 0:
             raise DPQueryError("the matrix has no rows: there is nothing to release")
         rng = make_rng(self.seed)
@@ -295,6 +305,7 @@ def synthesize(
     seed: SeedLike = None,
     k: int = DEFAULT_K,
     dtypes: Mapping[str, Any] | None = None,
+    binarize: bool = False,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:
     """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account);
@@ -304,13 +315,15 @@ def synthesize(
     path. The budget is ``epsilon`` (``delta`` defaults to ``1/n^2``; ``delta=0``: pure DP)
     or ``rho`` (zCDP). ``workload`` defaults to all ``k``-way marginals; ``rows`` to
     ``len(df)``; ``dtypes`` declares output dtypes (default: the domain's, never ``df``'s);
-    ``options`` are the algorithm's own (e.g. ``T=50``). See :class:`DPSynthesizer`.
+    ``binarize=True`` counts every non-zero entry of a sparse matrix as a one (otherwise an
+    entry other than 0 and 1 is an error); ``options`` are the algorithm's own (e.g.
+    ``T=50``). See :class:`DPSynthesizer`.
     """
     if rows is not None:
         check_rows(rows)  # before anything is spent
     model = DPSynthesizer(
         epsilon=epsilon, delta=delta, rho=rho, algorithm=algorithm, k=k, options=options,
-        seed=seed, dtypes=dtypes,
+        seed=seed, dtypes=dtypes, binarize=binarize,
     )  # fmt: skip
     model.fit(df, domain, workload)
     return model.sample(rows), model.release_

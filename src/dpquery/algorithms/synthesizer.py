@@ -39,7 +39,7 @@ from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.oracles import Oracle
 from dpquery.privacy import Accountant, Budget, Charge, Ledger
-from dpquery.privacy.delta import check_delta
+from dpquery.privacy.delta import check_delta, check_epsilon
 from dpquery.privacy.randomness import is_cryptographic
 from dpquery.queries import Workload, answer
 from dpquery.queries.counts import counts_elsewhere
@@ -223,6 +223,8 @@ class Synthesizer(ABC):
         self.validate()
         plan = self.plan(data, workload, budget=None if ledger is None else ledger.budget)
         check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
+        if ledger is None:  # the budget given to this estimator (a given ledger's is its owner's)
+            check_epsilon(getattr(self, "epsilon", None), getattr(self, "rho", None), data.n)
         rng = make_rng(self.seed)
         if ledger is None:
             ledger = Ledger(plan.budget, self.plan_accountant(plan))

@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 DEFAULT_WORKERS = 2
 CONNECT_TIMEOUT_S = 10.0
+# Every socket of the local cluster (scheduler, dashboard, nannies, workers) is bound here:
+# the dashboard shows workers' memory, task counts and error text, which are for the
+# curator alone, and a port with only a number (":0") binds every interface.
+LOOPBACK = "127.0.0.1"
 
 
 def _import_distributed() -> Any:
@@ -88,10 +92,12 @@ def connect(
         if workers < 1:
             raise DPQueryError(f"workers must be a positive integer, got {workers}")
         # Processes, not threads: encoding and pandas hold the GIL for long stretches. The
-        # scheduler's HTTP endpoint takes a free loopback port (":0"), never a fixed one.
+        # scheduler's HTTP endpoint takes a free port on loopback, never a fixed one; `host`
+        # binds the scheduler, and LocalCluster passes it on to the nannies and workers.
         cluster = distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=":0", memory_limit=memory_limit,
+            n_workers=workers, threads_per_worker=1, processes=True, host=LOOPBACK,
+            dashboard_address=f"{LOOPBACK}:0", worker_dashboard_address=None,
+            memory_limit=memory_limit,
         )  # fmt: skip
         client = distributed.Client(cluster, timeout=timeout)
         threads = max(1, (os.cpu_count() or 1) // workers)

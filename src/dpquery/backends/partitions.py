@@ -35,7 +35,7 @@ from dpquery.data.encode import (
     read_table,
     warn_extra_columns,
 )
-from dpquery.data.items import ItemRows, ItemSets
+from dpquery.data.items import ItemSets
 from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
 from dpquery.queries.counts import Counter, WorkloadCounts, reads_items
@@ -80,18 +80,16 @@ def _check_header(path: Path, header: list[str], domain: Domain) -> None:
                            f"has {header[:20]}")  # fmt: skip
 
 
-def check_columns(path: Path, domain: Domain) -> None:
-    """The file's header against the domain, in the client as :func:`read_table` checks it
-    (the workers' warnings would not reach the user): a missing attribute is an error, a
-    column the domain does not hold is named in a warning (dropped, not released)."""
+def check_columns(path: Path, domain: Domain) -> list[str]:
+    """The file's header, checked against the domain in the client as :func:`read_table`
+    checks it: a missing attribute is an error."""
     if path.name.lower().endswith((".parquet", ".pq")):
         import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
         header = list(pq.read_schema(path).names)
         _check_header(path, header, domain)
-    else:
-        header = _csv_layout(path, domain)[1]
-    warn_extra_columns(str(path), header, domain.names)
+        return header
+    return _csv_layout(path, domain)[1]
 
 
 @dataclass(frozen=True)
@@ -244,9 +242,13 @@ def table_partitions(path: Path, domain: Domain, partitions: int | None = None) 
     if partitions is not None and partitions < 1:
         raise DPQueryError(f"partitions must be a positive integer, got {partitions}")
     files = table_files(Path(path))
+    # Columns the domain does not hold are named once for the whole input, in the client
+    # (the workers' warnings would not reach the user): a warning per file would count the
+    # files, and a folder cut by user would count its users.
+    headers = [check_columns(f, domain) for f in files]
+    warn_extra_columns(str(path), list(dict.fromkeys(c for h in headers for c in h)), domain.names)
     parts: list[Partition] = []
     for f in files:
-        check_columns(f, domain)
         pieces = _default_pieces(f) if partitions is None else -(-partitions // len(files))
         name = f.name.lower()
         if name.endswith((".parquet", ".pq")):
@@ -313,11 +315,10 @@ def binary_partitions(data: BinaryData, partitions: int) -> list[Partition]:
 
 @dataclass(frozen=True)
 class ItemsPart:
-    """Consecutive records of an item table held in this process (an ``.npz``), the first
-    with row id ``first``: sent to a worker once, as a table slice is."""
+    """Consecutive records of an item table held in this process (an ``.npz``): sent to a
+    worker once, as a table slice is."""
 
     matrix: sp.csr_array
-    first: int
 
     def rows(self) -> int:
         return int(self.matrix.shape[0])
@@ -325,10 +326,10 @@ class ItemsPart:
     def load(self) -> BinaryData:
         return ItemSets(self.matrix).to_binary()
 
-    def load_items(self) -> ItemRows:
-        """The records as sparse item sets with their row ids in the whole table."""
-        ids = np.arange(self.first, self.first + self.rows(), dtype=np.int64)
-        return ItemRows(ItemSets(self.matrix), ids)
+    def load_items(self) -> tuple[ItemSets, None, None]:
+        """The records as sparse item sets (no user ids to check: the client cut them, and
+        no lines read)."""
+        return ItemSets(self.matrix), None, None
 
 
 def item_partitions(items: ItemSets, partitions: int) -> list[Partition]:
@@ -338,7 +339,7 @@ def item_partitions(items: ItemSets, partitions: int) -> list[Partition]:
     if items.weights is not None:
         raise DPQueryError("weighted item sets are a release, not data to partition")
     cuts = np.unique(np.linspace(0, items.n, partitions + 1).astype(np.int64))
-    return [ItemsPart(items.matrix[a:b], int(a)) for a, b in itertools.pairwise(cuts)]
+    return [ItemsPart(items.matrix[a:b]) for a, b in itertools.pairwise(cuts)]
 
 
 @dataclass(frozen=True)
@@ -417,22 +418,24 @@ class TransactionPart:
     def load(self) -> BinaryData:
         return self.load_with_users()[0]
 
-    def load_with_users(self) -> tuple[BinaryData, np.ndarray]:
-        """The partition's users as consecutive records, and their global row ids."""
+    def load_with_users(self) -> tuple[BinaryData, np.ndarray, int]:
+        """The partition's users as consecutive records, their global row ids, and the
+        number of ``row item`` lines read (repeats included)."""
         rows, items = self._pairs()
         users, local = np.unique(rows, return_inverse=True)
         data = _from_pairs(local.ravel(), items, int(users.size), self.d, str(self.path))
-        return data, users
+        return data, users, int(rows.size)
 
-    def load_items(self) -> ItemRows:
-        """The partition's users as sparse item sets (never packed bits), with their global
-        row ids: what an item counter reads (:func:`~dpquery.queries.counts.reads_items`)."""
+    def load_items(self) -> tuple[ItemSets, np.ndarray, int]:
+        """The partition's users as sparse item sets (never packed bits), what an item
+        counter reads (:func:`~dpquery.queries.counts.reads_items`), their global row
+        ids, which the caller checks no other partition holds, and the number of lines read."""
         rows, items = self._pairs()
         check_indices(items, self.d, "item", str(self.path))
         users, local = np.unique(rows, return_inverse=True)
-        ones = np.ones(rows.size, np.uint8)
+        ones = np.ones(rows.size, bool)  # repeated lines add up to True, never wrap to 0
         matrix = sp.csr_array((ones, (local.ravel(), items)), shape=(users.size, self.d))
-        return ItemRows(ItemSets(matrix), users.astype(np.int64))
+        return ItemSets(matrix), users.astype(np.int64), int(rows.size)
 
 
 def transaction_partitions(
@@ -457,12 +460,14 @@ def transaction_partitions(
 @dataclass(frozen=True)
 class PartCounts:
     """What one partition returns: its size, a counter's int64 vectors (e.g. counts per
-    workload), column counts, and (transactions only) its distinct users."""
+    workload), column counts, and (transactions only) its distinct users and its repeated
+    ``row item`` lines (counted once; the client tells the curator, never the report)."""
 
     rows: int
     counts: tuple[np.ndarray, ...]
     column_counts: np.ndarray
     users: np.ndarray | None = None
+    duplicates: int = 0
 
 
 def count_partition(
@@ -480,16 +485,15 @@ def count_part(
         # Thread-local in numba: the kernels of this task use at most this many threads,
         # so several single-threaded workers on one machine do not oversubscribe its cores.
         numba.set_num_threads(max(1, min(kernel_threads, numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
-    users = None
-    data: BinaryData | ItemRows
+    users = lines = None
+    data: BinaryData | ItemSets
     if reads_items(counter):
         if not isinstance(part, TransactionPart | ItemsPart):
             raise DPQueryError(f"{type(counter).__name__} counts item data, but partition "
                                f"{part!r:.80} holds a table")  # fmt: skip
-        data = part.load_items()
-        users = data.ids
+        data, users, lines = part.load_items()
     elif isinstance(part, TransactionPart):
-        data, users = part.load_with_users()
+        data, users, lines = part.load_with_users()
     else:
         data = part.load()
     if data.d != d:
@@ -498,14 +502,16 @@ def count_part(
         zeros = tuple(np.zeros(c, np.int64) for c in counter.cells())
         return PartCounts(0, zeros, np.zeros(d, np.int64))
     counts = tuple(np.asarray(c, dtype=np.int64) for c in counter.count(data))
-    return PartCounts(data.n, counts, data.column_counts(), users)
+    column_counts = data.column_counts()
+    duplicates = 0 if lines is None else lines - int(column_counts.sum())
+    return PartCounts(data.n, counts, column_counts, users, duplicates)
 
 
 def zero_record_counts(counter: Counter, d: int) -> list[np.ndarray]:
     """``counter``'s vectors on one all-zero record (users without items)."""
-    zero: BinaryData | ItemRows = BinaryData(np.zeros((d, n_words_for(1)), np.uint64), 1)
+    zero: BinaryData | ItemSets = BinaryData(np.zeros((d, n_words_for(1)), np.uint64), 1)
     if reads_items(counter):
-        zero = ItemRows(ItemSets(sp.csr_array((1, d), dtype=np.uint8)), np.zeros(1, np.int64))
+        zero = ItemSets(sp.csr_array((1, d), dtype=np.uint8))
     return [np.asarray(c, dtype=np.int64) for c in counter.count(zero)]
 
 

@@ -39,6 +39,7 @@ from dpquery.algorithms import registry
 from dpquery.algorithms.auto import Auto, BaselineWarning
 from dpquery.algorithms.columns import columns_report
 from dpquery.algorithms.options import Option
+from dpquery.backends.partitioned import describe_partitions
 from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
@@ -519,8 +520,7 @@ def _summary(report: dict[str, Any], args: argparse.Namespace, rows: int) -> Non
     print(f"noise: {rel['randomness']['bit_generator']} ({rel['randomness']['note']})")
     backend = report.get("backend", {})
     if backend.get("name") == "dask":
-        print(f"backend: dask, {backend['partitions']} partitions on {backend['workers']} "
-              "workers")  # fmt: skip
+        print(f"backend: dask, {describe_partitions(backend)}")
 
 
 def _shown_parameters(p: dict[str, Any]) -> str:

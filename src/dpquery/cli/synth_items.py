@@ -38,12 +38,18 @@ from dpquery.cli.common import check_backend_args, is_item_file
 from dpquery.cli.output import RELEASED, json_text, output_rows, write_outputs
 from dpquery.data.binary import _FORMAT, BinaryData
 from dpquery.data.domain import Binary, Domain
-from dpquery.data.encode import pair_file_sizes, resolve_sizes
+from dpquery.data.encode import (
+    holds_pairs,
+    no_records,
+    note_duplicates,
+    pair_file_sizes,
+    resolve_sizes,
+)
 from dpquery.data.items import ItemSets, read_item_sets, write_item_sets
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.release_report import publishable_report
 from dpquery.evaluation.wide import describe_wide, wide_evaluation
-from dpquery.privacy.delta import LargeDeltaWarning
+from dpquery.privacy.delta import LargeDeltaWarning, WeakBudgetWarning
 from dpquery.queries import default_workload
 from dpquery.rng import describe_rng, make_rng
 
@@ -206,6 +212,8 @@ def synth_items(args: argparse.Namespace, front: ItemFront, evaluated: Path | No
         n, d = items.n, items.d
     else:
         files = table_files(args.data, ITEM_SUFFIXES, "item")
+        if not any(holds_pairs(f) for f in files):  # the sizes alone: n empty records
+            raise no_records(args.data)
         n, d = item_sizes(args, files)
     form = check_item_output(args, d)
     with connect(args.scheduler) as backend:
@@ -226,6 +234,7 @@ def _synth_items(
     dask = isinstance(data, PartitionedData)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LargeDeltaWarning)  # said once, on stderr
+        warnings.simplefilter("ignore", WeakBudgetWarning)  # likewise, by the delta rule
         front.delta_rule(args, data.n)
         rng = make_rng(args.seed)
         model = front.estimator(args, rng)
@@ -236,6 +245,8 @@ def _synth_items(
             if dask:
                 reason += "; its counts computed on the cluster, in two passes"
         release, released = release_items(args, model, data, rng)
+    if isinstance(data, PartitionedData):  # the workers read the lines; in memory: on read
+        note_duplicates(args.data, data.duplicates)
     out = sample_items(released, output_rows(args, data.n), rng)
     report = publishable_report(release, randomness=describe_rng(rng))
     rel = report["release"]
@@ -256,7 +267,9 @@ def _synth_items(
     evaluation = None
     if evaluated is not None:  # NOT private: the curator's, in its own file
         # the evaluation reads the real records in this process
-        real = load_items(args) if isinstance(data, PartitionedData) else data
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # its notes were said when the release read it
+            real = load_items(args) if isinstance(data, PartitionedData) else data
         evaluation = wide_evaluation(real, out, seed=0)
         texts[evaluated] = json_text(evaluation)
     write_outputs(args.out, lambda tmp: write_output(tmp, form, out), texts)

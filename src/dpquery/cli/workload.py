@@ -16,6 +16,7 @@ import numpy as np
 
 from dpquery import datasets
 from dpquery.backends import PartitionedData
+from dpquery.backends.partitioned import describe_partitions
 from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
@@ -253,9 +254,7 @@ def _answer(args: argparse.Namespace) -> int:
     with backend_data(args) as data:
         answers = _true_answers(args, workload, data)
         if isinstance(data, PartitionedData):
-            info = data.describe()
-            print(f"dask: {info['partitions']} partitions on {info['workers']} workers, "
-                  f"{data.seconds:.1f} s")  # fmt: skip
+            print(f"dask: {describe_partitions(data.describe())}, {data.seconds:.1f} s")
     print(NOT_PRIVATE, file=sys.stderr)
     with atomic_path(args.output, overwrite=args.overwrite) as tmp:
         if suffix == ".npy":
@@ -305,7 +304,7 @@ def _evaluate_items(args: argparse.Namespace, release: dict[str, Any] | None) ->
     if args.workload is not None:
         raise DPQueryError("item data is scored on the wide measures; drop --workload")
     real = load_item_sets(args)
-    synthetic = read_item_sets(args.synthetic)
+    synthetic = read_item_sets(args.synthetic, allow_empty=True)  # a release may hold no item
     if synthetic.d != real.d:
         raise DPQueryError(
             f"{args.synthetic}: the synthetic records have {synthetic.d} items, the data {real.d}"

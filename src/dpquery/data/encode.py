@@ -236,12 +236,46 @@ def _from_pairs(rows: np.ndarray, cols: np.ndarray, n: int, d: int, what: str) -
     return BinaryData(words, n)
 
 
-def from_sparse(matrix: sp.spmatrix | sp.sparray) -> BinaryData:
-    """Pack a scipy.sparse users x items matrix (non-zero entries are 1s) without densifying."""
+BINARIZE = "pass binarize=True to count every non-zero as 1"
+"""How a matrix holding other values than 0 and 1 is taken anyway (:func:`binary_entries`)."""
+
+
+def binary_entries(
+    matrix: sp.spmatrix | sp.sparray,
+    what: str = "the matrix",
+    *,
+    binarize: bool = False,
+    hint: str = BINARIZE,
+) -> sp.coo_array:
+    """``matrix`` as COO with every stored entry 0 or 1 (explicit zeros are zeros; a one
+    stored twice is one item). Item data holds ones: a rating or a count (-1, 2, 2.5) is an
+    error naming ``what``, the entry and ``hint``, unless ``binarize`` counts every non-zero
+    of the matrix (duplicates summed) as 1. A NaN is refused either way."""
     if not sp.issparse(matrix):
         raise DPQueryError(f"expected a scipy.sparse matrix, got {type(matrix).__name__}")
+    if not isinstance(binarize, bool):
+        raise DPQueryError(f"binarize must be True or False, got {binarize!r}")
     coo = sp.coo_array(matrix)
-    coo.sum_duplicates()
+    if binarize:
+        coo.sum_duplicates()
+    data = coo.data
+    bad = data != data if binarize else (data != 0) & (data != 1)  # data != data: NaN
+    if bad.any():
+        at = np.flatnonzero(bad)
+        first = at[np.lexsort((coo.col[at], coo.row[at]))[0]]  # the first in row order
+        value = data[first].item()
+        advice = "" if binarize or value != value else f" ({hint})"
+        raise DPQueryError(
+            f"{what}: entry ({coo.row[first]}, {coo.col[first]}) is {value:g}; item data "
+            f"holds 0 and 1{advice}"
+        )
+    return coo
+
+
+def from_sparse(matrix: sp.spmatrix | sp.sparray, *, binarize: bool = False) -> BinaryData:
+    """Pack a scipy.sparse users x items 0/1 matrix without densifying (other values are
+    refused unless ``binarize``: :func:`binary_entries`)."""
+    coo = binary_entries(matrix, binarize=binarize)
     keep = coo.data != 0
     n, d = coo.shape
     return _from_pairs(coo.row[keep], coo.col[keep], n, d, "sparse matrix")
@@ -281,30 +315,69 @@ def _read_text(path: Path, *, first_line: bool = False) -> str:
         raise DPQueryError(f"cannot read {path}: {exc}") from None
 
 
+_TOKENIZING = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def _pair_rule(columns: tuple[int, ...]) -> str:
+    """What a "row item" file accepted with ``columns`` holds on each line."""
+    rule = "'row item' (two integers) on every line"
+    if 3 in columns:
+        rule += ", or 'row item weight' on every line of a weighted file"
+    return rule
+
+
+def _data_lines(text: str) -> list[tuple[int, str]]:
+    """Each data line of ``text`` (commas already spaces) with its line number: what
+    pandas parses, ``#`` comments and blank lines skipped. Read only to place an error."""
+    bodies = ((i, line.split("#", 1)[0].strip()) for i, line in enumerate(text.split("\n"), 1))
+    return [(i, body) for i, body in bodies if body]
+
+
+def _bad_width(path: Path, text: str, columns: tuple[int, ...], *, line: int | None = None,
+               k: int = 0) -> DPQueryError:  # fmt: skip
+    """The error for a line with a wrong number of values: line number ``line``, or else
+    the ``k``-th data line."""
+    lines = _data_lines(text)
+    at = [(i, b) for i, b in lines if i == line] if line is not None else lines[k : k + 1]
+    number, body = at[0] if at else (line, "")
+    shown = body if len(body) <= 40 else f"{body[:37]}..."
+    values = len(body.split())
+    return DPQueryError(
+        f"{path}: line {number} holds {values} value{'s' * (values != 1)} ({shown!r}); "
+        f"expected {_pair_rule(columns)}"
+    )
+
+
 def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
     """Parse a "row item" file (whitespace or comma separated integers, ``#`` comments,
     optionally .gz / .bz2 / .xz): the one parser of every transaction reader.
 
-    ``columns`` lists the accepted numbers of columns; a third column is a float weight.
+    ``columns`` lists the accepted numbers of values per line, the same on every line: 2
+    (``row item``) or, when 3 is listed, 3 (``row item weight``, a float weight). A file
+    with no pairs gives empty arrays (:func:`no_records` is the readers' error for it).
     """
     path = Path(path)
-    text = _read_text(path)
+    text = _read_text(path).replace(",", " ")  # one separator for the C parser
     header = _SIZES.match(text.lstrip())
     sizes = (int(header[1]), int(header[2])) if header else None
-    expected = " or ".join(str(c) for c in columns)
-    try:  # the C parser with one separator: commas become spaces first
-        table = pd.read_csv(
-            io.StringIO(text.replace(",", " ")), sep=r"\s+", header=None, comment="#"
-        )  # no dtype=int64 here: it would truncate "1.5" to 1 silently
-    except pd.errors.EmptyDataError:  # no pairs at all: n all-zero rows
+    try:
+        table = pd.read_csv(io.StringIO(text), sep=r"\s+", header=None, comment="#")
+        # no dtype=int64 here: it would truncate "1.5" to 1 silently
+    except pd.errors.EmptyDataError:  # no pairs at all
         table = pd.DataFrame({0: np.zeros(0, np.int64), 1: np.zeros(0, np.int64)})
     except (ValueError, OSError) as exc:
-        raise DPQueryError(
-            f"{path}: expected {expected} numbers per line ('row item' pairs) ({exc})"
-        ) from None
-    if table.shape[1] not in columns:
-        two = "two integers ('row item')" if columns == (2,) else f"{expected} columns"
-        raise DPQueryError(f"{path}: expected {two} per line, got {table.shape[1]}")
+        wider = _TOKENIZING.search(str(exc))  # a line longer than the first: pandas' C error
+        if wider is not None:
+            raise _bad_width(path, text, columns, line=int(wider[2])) from None
+        raise DPQueryError(f"{path}: cannot parse ({exc}); expected {_pair_rule(columns)}"
+                           ) from None  # fmt: skip
+    if table.shape[1] not in columns:  # the first data line sets the width
+        raise _bad_width(path, text, columns)
+    short = table.isna().any(axis=1).to_numpy()  # a line shorter than the first, or "nan"
+    if short.any():
+        k, lines = int(np.argmax(short)), _data_lines(text)
+        if k < len(lines) and len(lines[k][1].split()) != table.shape[1]:
+            raise _bad_width(path, text, columns, k=k)
     for j, name in ((0, "row"), (1, "item")):
         if not pd.api.types.is_integer_dtype(table[j].dtype):
             raise DPQueryError(
@@ -318,6 +391,36 @@ def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
             raise DPQueryError(f"{path}: weight {table[2][w.isna()].iloc[0]!r} is not a number")
         weights = w.to_numpy(np.float64)
     return Pairs(table[0].to_numpy(np.int64), table[1].to_numpy(np.int64), weights, sizes)
+
+
+def holds_pairs(path: str | Path) -> bool:
+    """Whether a "row item" file has a line of data, reading up to the first one only (the
+    pairs themselves may be parsed elsewhere, e.g. on a cluster)."""
+    path = Path(path)
+    opener = _OPENERS.get(path.suffix.lower(), open)
+    try:
+        with opener(path, "rt") as fh:  # type: ignore[operator]
+            return any(line.split("#", 1)[0].replace(",", " ").strip() for line in fh)
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DPQueryError(f"cannot read {path}: {exc}") from None
+
+
+def no_records(path: str | Path) -> DPQueryError:
+    """The error for a "row item" file without a single line of data: its sizes alone
+    would release that many empty records, which is never what was meant."""
+    return DPQueryError(f"{path} holds no records (no 'row item' lines): is it the right file?")
+
+
+def note_duplicates(path: str | Path, count: int) -> None:
+    """Say (a warning, for the curator) that ``count`` repeated ``row item`` lines of
+    ``path`` were counted once: the count is read from the data, so it is not private."""
+    if count:
+        lines = "line" if count == 1 else "lines"
+        warnings.warn(
+            f"{path}: {count} duplicate (row, item) {lines} counted once (not private: read "
+            "from the data, for the curator)",
+            stacklevel=3,
+        )
 
 
 def pair_file_sizes(path: str | Path) -> tuple[int, int] | None:
@@ -359,21 +462,30 @@ def read_transactions(path: str | Path, *, n: int | None = None, d: int | None =
     """Read a "row item" transaction file: one ``row item`` pair per line (whitespace or
     comma separated, integers, ``#`` comments). ``n`` (rows) and ``d`` (items) are public
     sizes: given, or read from a first line ``# rows N items D`` (given ones must agree with
-    it); ids outside ``[0, n)`` / ``[0, d)`` are an error."""
+    it); ids outside ``[0, n)`` / ``[0, d)`` are an error, and so is a file with no pair.
+    A repeated pair is one bit, and a warning gives their count (for the curator)."""
     path = Path(path)
     pairs = read_pairs(path, columns=(2,))
     n, d = resolve_sizes(path, (n, d), pairs.sizes)
-    return _from_pairs(pairs.rows, pairs.items, n, d, str(path))
+    if pairs.rows.size == 0:
+        raise no_records(path)
+    data = _from_pairs(pairs.rows, pairs.items, n, d, str(path))
+    note_duplicates(path, pairs.rows.size - np.unique(pairs.rows * d + pairs.items).size)
+    return data
 
 
 __all__ = [
     "WORD_BITS",
     "Pairs",
     "attribute_codes",
+    "binary_entries",
     "check_indices",
     "encode",
     "encode_file",
     "from_sparse",
+    "holds_pairs",
+    "no_records",
+    "note_duplicates",
     "pair_file_sizes",
     "read_pairs",
     "read_table",

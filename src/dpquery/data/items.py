@@ -25,7 +25,15 @@ import scipy.sparse as sp
 
 from dpquery.data.binary import _FORMAT, BinaryData, load_binary, unpack_columns
 from dpquery.data.domain import Domain
-from dpquery.data.encode import _from_pairs, check_indices, read_pairs, resolve_sizes
+from dpquery.data.encode import (
+    _from_pairs,
+    binary_entries,
+    check_indices,
+    no_records,
+    note_duplicates,
+    read_pairs,
+    resolve_sizes,
+)
 from dpquery.data.records import Records, check_weights
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write, npz_error
@@ -54,7 +62,9 @@ class ItemSets:
     sparse). Optional non-negative record weights (a release may be weighted).
 
     ``matrix`` is stored canonical (see :func:`_canonical`) and read-only, whatever sparse
-    matrix was given; ``weights`` is ``None`` when every record counts once.
+    matrix was given; ``weights`` is ``None`` when every record counts once. The constructor
+    takes every non-zero as a one (it is also fed pairs whose repeats scipy sums);
+    :meth:`from_sparse` is the checked entry for a matrix from outside.
     """
 
     matrix: sp.csr_array
@@ -95,16 +105,26 @@ class ItemSets:
             return np.full(self.n, 1.0 / max(self.n, 1))
         return self.weights / self.weights.sum()
 
+    def column_counts(self) -> np.ndarray:
+        """Number of records holding each item, weights ignored (int64, length d)."""
+        return np.bincount(self.matrix.indices, minlength=self.d).astype(np.int64)
+
     def item_frequencies(self) -> np.ndarray:
         """Share of records holding each item (weighted records by their share), shape (d,)."""
         return np.asarray(self.probabilities() @ self.matrix, dtype=np.float64)
 
     @classmethod
     def from_sparse(
-        cls, matrix: sp.spmatrix | sp.sparray, weights: np.ndarray | None = None
+        cls,
+        matrix: sp.spmatrix | sp.sparray,
+        weights: np.ndarray | None = None,
+        *,
+        binarize: bool = False,
     ) -> ItemSets:
-        """Any scipy sparse (records x items) matrix; every non-zero entry is a one."""
-        return cls(matrix, weights)
+        """A scipy sparse (records x items) matrix of zeros and ones: any other value (a
+        rating, a count) is an error naming the entry, unless ``binarize`` counts every
+        non-zero as a one (:func:`~dpquery.data.encode.binary_entries`)."""
+        return cls(binary_entries(matrix, binarize=binarize), weights)
 
     @classmethod
     def from_binary(cls, data: BinaryData) -> ItemSets:
@@ -143,40 +163,6 @@ class ItemSets:
         return f"ItemSets(n={self.n}, d={self.d}, nnz={self.nnz}{weighted})"
 
 
-@dataclass(frozen=True, eq=False)
-class ItemRows:
-    """Some records of an item table and their row ids in the whole table: what a counter
-    of item data reads (:mod:`dpquery.queries.counts`), the whole table in this process
-    (ids ``0..n-1``) or one partition of it on a worker. Counters that depend on a record's
-    id (the wide release's keyed-hash truncation) read ``ids``, so a record is counted the
-    same wherever it is."""
-
-    items: ItemSets
-    ids: np.ndarray
-
-    def __post_init__(self) -> None:
-        if self.ids.shape != (self.items.n,):
-            raise DPQueryError(f"{self.items.n} records need {self.items.n} ids, got "
-                               f"{self.ids.shape}")  # fmt: skip
-
-    @classmethod
-    def whole(cls, items: ItemSets) -> ItemRows:
-        """Every record of ``items``, record ``i`` with id ``i``."""
-        return cls(items, np.arange(items.n, dtype=np.int64))
-
-    @property
-    def n(self) -> int:
-        return self.items.n
-
-    @property
-    def d(self) -> int:
-        return self.items.d
-
-    def column_counts(self) -> np.ndarray:
-        """Number of records holding each item (int64, length d)."""
-        return np.bincount(self.items.matrix.indices, minlength=self.d).astype(np.int64)
-
-
 # -- files --------------------------------------------------------------------------------
 def _read_npz(path: Path) -> tuple[ItemSets, tuple[int, int]]:
     try:
@@ -185,7 +171,8 @@ def _read_npz(path: Path) -> tuple[ItemSets, tuple[int, int]]:
         if is_binary:
             items = ItemSets.from_binary(load_binary(path))
         else:
-            items = ItemSets(sp.load_npz(path))
+            hint = "save the matrix with every non-zero as 1, e.g. (m != 0).astype('uint8')"
+            items = ItemSets(binary_entries(sp.load_npz(path), str(path), hint=hint))
     except DPQueryError:
         raise
     except Exception as exc:  # OSError, zipfile.BadZipFile, a missing key, scipy's own errors
@@ -193,13 +180,18 @@ def _read_npz(path: Path) -> tuple[ItemSets, tuple[int, int]]:
     return items, (items.n, items.d)
 
 
-def read_item_sets(path: str | Path, *, n: int | None = None, d: int | None = None) -> ItemSets:
+def read_item_sets(
+    path: str | Path, *, n: int | None = None, d: int | None = None, allow_empty: bool = False
+) -> ItemSets:
     """Read item sets from a ``row item [weight]`` file or a sparse / binary ``.npz``.
 
     Text files: ``row item`` or ``row item weight`` per line (whitespace or comma separated,
     ``#`` comments, optionally gzipped). A first line ``# rows N items D`` gives the public
     sizes; explicit ``n`` and ``d`` must agree with it and are required when it is absent.
-    Errors name the file and the offending value (read from the data: for the curator only).
+    A file without a single pair is an error (its sizes alone would be that many empty
+    records), unless ``allow_empty`` (a release whose records are all empty); a repeated
+    pair is one item, and a warning gives their count. Errors and that warning name the file
+    and the offending value (read from the data: for the curator only).
     """
     path = Path(path)
     if not path.exists():
@@ -210,6 +202,8 @@ def read_item_sets(path: str | Path, *, n: int | None = None, d: int | None = No
         return items
     pairs = read_pairs(path, columns=(2, 3))
     n, d = resolve_sizes(path, (n, d), pairs.sizes)
+    if pairs.rows.size == 0 and not allow_empty:
+        raise no_records(path)
     rows, cols = pairs.rows, pairs.items
     weights = None
     if pairs.weights is not None:
@@ -220,7 +214,9 @@ def read_item_sets(path: str | Path, *, n: int | None = None, d: int | None = No
     check_indices(rows, n, "row", str(path))
     check_indices(cols, d, "item", str(path))
     ones = np.ones(rows.size, np.uint8)
-    return ItemSets(sp.csr_array((ones, (rows, cols)), shape=(n, d)), weights)
+    items = ItemSets(sp.csr_array((ones, (rows, cols)), shape=(n, d)), weights)
+    note_duplicates(path, rows.size - items.nnz)  # the canonical matrix holds each pair once
+    return items
 
 
 def _record_weights(path: Path, rows: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
@@ -254,7 +250,8 @@ def write_item_sets(path: str | Path, items: ItemSets) -> None:
     """Write ``# rows N items D`` then one ``row item`` line per one (plus ``weight`` on
     every line, and ``row -1 weight`` for an empty record, when ``items`` is weighted),
     atomically: no partial file on error. Gzipped when ``path`` ends in ``.gz``.
-    Round-trips exactly through :func:`read_item_sets`."""
+    Round-trips exactly through :func:`read_item_sets` (with ``allow_empty=True`` when no
+    record holds an item and none is weighted: the file then holds its first line only)."""
     path = Path(path)
     lengths = items.lengths()
     rows = np.repeat(np.arange(items.n, dtype=np.int64), lengths)
@@ -286,4 +283,4 @@ def dense_records(records: Records | ItemSets, domain: Domain | None) -> Records
     return Records(records.matrix.toarray(), records.weights, domain)
 
 
-__all__ = ["ItemRows", "ItemSets", "dense_records", "read_item_sets", "write_item_sets"]
+__all__ = ["ItemSets", "dense_records", "read_item_sets", "write_item_sets"]

@@ -37,7 +37,7 @@ from dpquery.online.store import SavedSession, SessionStore
 from dpquery.online.summary import CompactSummary, sample_summary
 from dpquery.online.transform import LiteralSet, OnlineQuery, VariableMap, parse_query
 from dpquery.privacy import Budget, Ledger, PureDP
-from dpquery.privacy.delta import default_delta
+from dpquery.privacy.delta import check_epsilon, default_delta
 from dpquery.privacy.mechanisms import AboveThresholdState
 from dpquery.queries.evaluate import data_fingerprint, fold_counts
 
@@ -133,6 +133,8 @@ class PMWSession:
         params.validate(data.d)
         if state is not None and seed is not None:
             raise DPQueryError("a resumed session continues its own noise key; drop the seed")
+        if state is None:  # said when the budget is set, not again on every resume
+            check_epsilon(params.epsilon, None, data.n)
         self.data, self.params = data, params
         self.budget = Budget.approx(params.epsilon, params.delta) if params.delta > 0 else (
             Budget.pure(params.epsilon)

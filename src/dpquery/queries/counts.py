@@ -19,7 +19,7 @@ Another mechanism plugs in by writing its own counter: a picklable object with `
 (the length of every vector, known before counting) and ``count(data)`` (int64 vectors). A
 counter of item data (sets of items, e.g. the wide release's,
 :mod:`dpquery.algorithms.wide.counts`) says so with ``reads = "items"``: it counts
-:class:`~dpquery.data.items.ItemRows` (sparse records and their row ids), never packed bits.
+:class:`~dpquery.data.items.ItemSets` (sparse records), never packed bits.
 :data:`MAX_COUNT_CELLS` bounds what one request may hold in the client's memory.
 """
 
@@ -52,13 +52,13 @@ class Counter(Protocol):
 
     def count(self, data: Any) -> list[np.ndarray]:
         """The int64 count vectors on ``data``'s records: :class:`BinaryData`, or
-        :class:`~dpquery.data.items.ItemRows` for a counter that :func:`reads_items`."""
+        :class:`~dpquery.data.items.ItemSets` for a counter that :func:`reads_items`."""
         ...
 
 
 def reads_items(counter: Counter) -> bool:
-    """Whether ``counter`` counts item data (``reads = "items"``: sparse records with their
-    row ids) rather than packed bits."""
+    """Whether ``counter`` counts item data (``reads = "items"``: sparse records) rather
+    than packed bits."""
     return getattr(counter, "reads", "bits") == "items"
 
 
@@ -147,7 +147,7 @@ def counts_elsewhere(data: Any) -> bool:
 
 def count_records(data: BinaryData | Any, counter: Counter) -> list[np.ndarray]:
     """``counter``'s int64 vectors on ``data``: records in this process (:class:`BinaryData`,
-    or :class:`~dpquery.data.items.ItemRows` for an item counter), or a partitioned dataset
+    or :class:`~dpquery.data.items.ItemSets` for an item counter), or a partitioned dataset
     in one pass over its partitions (:func:`counts_elsewhere`)."""
     if isinstance(data, BinaryData) or not counts_elsewhere(data):
         return counter.count(data)

@@ -8,10 +8,18 @@ not on ``d`` (the set-valued setting of Korolova et al. 2009 and Gopi et al. 202
 "Differentially private set union", Section 2).
 
 The truncation ``T(x)`` keeps the ``s`` items of ``x`` with the smallest keyed hash
-``h(key, row, item)``. It reads only that record (its row index and its items) and the
-public ``key``, drawn once per run: changing one record leaves every other record's
-truncation unchanged, which is what the sensitivity argument needs. (A sequential random
-walk over the records would not do: one record's choice would move the generator for all the
+``h(key, g(x), item)``, where ``g(x) = sum_{j in x} f(key, j) mod 2^64`` is a keyed digest of
+the record's item set (a sum, so it does not depend on the order the items are listed in).
+``T(x)`` reads only the items of ``x`` and the public ``key``, drawn once per run: changing one
+record leaves every other record's truncation unchanged, which is what the sensitivity
+argument needs. It reads no row index: were the hash keyed by the record's row (its
+position), a replaced record that moves the rows of others (data sorted by content, by
+length, by user name) would change their cuts too, and the count vector by far more than
+``sqrt(2 s)``. Keyed by content, the truncated table is ``T`` applied record by record, so
+every count, and the release built from them, is a function of the multiset of records:
+the same records in any order give the same release. Identical records get identical cuts,
+which costs nothing (each cut still reads one record). (A sequential random walk over the
+records would not do either: one record's choice would move the generator for all the
 records after it.)
 
 Pairs among a set ``H`` of head items (chosen from noisy counts, so public) are bounded the
@@ -34,6 +42,7 @@ from dpquery.errors import DPQueryError
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_DIGEST = np.uint64(0x243F6A8885A308D3)  # domain separation of the digest's key (pi's bits)
 
 
 def _splitmix(z: np.ndarray) -> np.ndarray:
@@ -45,12 +54,25 @@ def _splitmix(z: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
-def keyed_hash(key: int, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """``h(key, row, item)`` for each ``(row, item)`` pair: 64-bit words that depend only on
-    the key and the pair."""
+def record_digests(matrix: sp.csr_array, key: int) -> np.ndarray:
+    """``g(key, x) = sum_{j in x} f(key, j) mod 2^64`` for each record ``x`` (row) of
+    ``matrix`` (canonical CSR: no repeated item, so a function of the item set): a keyed
+    digest of the record's contents alone, not of its row or of the order of its items.
+    ``f`` is SplitMix64 under a key separated from the item hash's."""
+    k = _splitmix(np.array([key & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64) ^ _DIGEST)
+    with np.errstate(over="ignore"):
+        f = _splitmix(k + _GOLDEN * (np.asarray(matrix.indices, dtype=np.uint64) + np.uint64(1)))
+        # row sums as differences of one running sum: exact mod 2^64, 0 for an empty record
+        total = np.concatenate([np.zeros(1, np.uint64), np.cumsum(f, dtype=np.uint64)])
+        return total[matrix.indptr[1:]] - total[matrix.indptr[:-1]]
+
+
+def keyed_hash(key: int, digests: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """``h(key, g, item)`` for each ``(digest, item)`` pair (``g`` the record's
+    :func:`record_digests`): 64-bit words that depend only on the key and the pair."""
     k = np.uint64(key & 0xFFFFFFFFFFFFFFFF)
     with np.errstate(over="ignore"):
-        z = _splitmix(k + _GOLDEN * (np.asarray(rows, dtype=np.uint64) + np.uint64(1)))
+        z = _splitmix(k + _GOLDEN * (np.asarray(digests, dtype=np.uint64) + np.uint64(1)))
         return _splitmix(z ^ (np.asarray(items, dtype=np.uint64) * _GOLDEN + k))
 
 
@@ -64,15 +86,15 @@ def check_bound(name: str, value: object, d: int, noun: str = "items per record"
     return int(value)
 
 
-def hash_order(matrix: sp.csr_array, key: int, ids: np.ndarray | None = None) -> np.ndarray:
+def hash_order(matrix: sp.csr_array, key: int) -> np.ndarray:
     """For each stored entry of ``matrix`` (canonical CSR: sorted, no duplicates), its rank
-    within its own row by keyed hash (0 = smallest hash). Row ``i`` is hashed as record
-    ``ids[i]`` of the whole table (default ``i``), so a partition of the table ranks its
-    records as the whole table does."""
+    within its own row by ``h(key, g(x), item)`` (0 = smallest hash). A row's ranks read only
+    that row's items, so any partition or reordering of the records ranks each of them as
+    the whole table does."""
     n = matrix.shape[0]
     lengths = np.diff(matrix.indptr)
     rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    h = keyed_hash(key, rows if ids is None else np.repeat(ids, lengths), matrix.indices)
+    h = keyed_hash(key, np.repeat(record_digests(matrix, key), lengths), matrix.indices)
     order = np.lexsort((h, rows))  # by row, then by hash within the row
     rank = np.empty(matrix.nnz, dtype=np.int64)
     rank[order] = np.arange(matrix.nnz) - np.repeat(matrix.indptr[:-1], lengths)
@@ -90,8 +112,9 @@ def keep_entries(matrix: sp.csr_array, keep: np.ndarray) -> sp.csr_array:
 
 
 def truncate(matrix: sp.csr_array, s: int, key: int) -> sp.csr_array:
-    """Every record of ``matrix`` cut to its ``s`` items of smallest ``h(key, row, item)``
-    (module docstring): record ``i``'s result reads only record ``i``."""
+    """Every record ``x`` of ``matrix`` cut to its ``s`` items of smallest
+    ``h(key, g(x), item)`` (module docstring): record ``i``'s result reads only record
+    ``i``'s items, not its row."""
     return keep_entries(matrix, hash_order(matrix, key) < s)
 
 

@@ -16,7 +16,7 @@ from dpquery.algorithms.wide.bound import (
 )
 from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
 from dpquery.algorithms.wide.shrink import shrink
-from dpquery.data.items import ItemRows
+from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.privacy import Ledger
 from dpquery.queries.counts import count_records
@@ -72,10 +72,10 @@ def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndar
 
 
 def release_sparse(
-    data: ItemRows | Any, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
+    data: ItemSets | Any, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
 ) -> tuple[sp.csr_array, dict[str, object]]:
     """``n`` synthetic records (an ``n x d`` CSR 0/1 matrix) from the private ``data``: the
-    whole table as :class:`ItemRows`, or a partitioned dataset counted on its workers
+    whole table as :class:`ItemSets`, or a partitioned dataset counted on its workers
     (:mod:`dpquery.algorithms.wide.counts`). Every charge goes to ``ledger`` before its draw,
     and each measurement's exact counts are complete before its charge."""
     n, d = int(data.n), int(data.d)

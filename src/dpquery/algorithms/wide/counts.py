@@ -13,12 +13,13 @@ items by the keyed hash (:mod:`dpquery.algorithms.wide.bound`), in two requests:
    (``docs/wide.md``, Privacy).
 
 Each counter carries the run's hash key (drawn from the run's generator, public to the
-counter as in one process) and reads only :class:`~dpquery.data.items.ItemRows`: a record's
-cut depends only on the record, its row id in the whole table and the key, so every
-partition cuts its records as the whole table does, and counts add exactly over partitions.
-In one process the counts come from :func:`~dpquery.queries.counts.count_records` on the
-whole table (ids ``0..n-1``); on a partitioned dataset from one pass per request
-(``docs/dask.md``).
+counter as in one process) and reads only :class:`~dpquery.data.items.ItemSets`: a record's
+cut depends only on the record's items and the key (``h(key, g(x), item)``, never its row),
+so every partition cuts its records as the whole table does and the counts add exactly over
+partitions; and the counts, hence the release, are the same for the same records in any
+order (a function of the multiset of records). In one process the counts come from
+:func:`~dpquery.queries.counts.count_records` on the whole table; on a partitioned dataset
+from one pass per request (``docs/dask.md``).
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpquery.algorithms.wide.bound import hash_order, keep_entries
-from dpquery.data.items import ItemRows
+from dpquery.data.items import ItemSets
 
 
-def cut_records(data: ItemRows, s: int, key: int) -> tuple[sp.csr_array, np.ndarray]:
+def cut_records(data: ItemSets, s: int, key: int) -> tuple[sp.csr_array, np.ndarray]:
     """The records cut to their ``s`` items of smallest keyed hash, and each kept entry's
     rank by hash within its record."""
-    matrix = data.items.matrix
-    rank = hash_order(matrix, key, data.ids)
+    matrix = data.matrix
+    rank = hash_order(matrix, key)
     keep = rank < s
     return keep_entries(matrix, keep), rank[keep]
 
@@ -54,7 +55,7 @@ class ItemCounts:
     def cells(self) -> list[int]:
         return [self.d]
 
-    def count(self, data: ItemRows) -> list[np.ndarray]:
+    def count(self, data: ItemSets) -> list[np.ndarray]:
         cut, _ = cut_records(data, self.s, self.key)
         return [np.bincount(cut.indices, minlength=self.d).astype(np.int64)]
 
@@ -76,7 +77,7 @@ class HeadCounts:
         K = int(self.head.size)
         return [(self.s + 1) ** 2, K * (K - 1) // 2]
 
-    def count(self, data: ItemRows) -> list[np.ndarray]:
+    def count(self, data: ItemSets) -> list[np.ndarray]:
         cut, rank = cut_records(data, self.s, self.key)
         return [size_cells(cut, self.head, self.s), pair_cells(cut, rank, self.head, self.s2)]
 

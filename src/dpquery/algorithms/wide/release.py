@@ -23,7 +23,7 @@ from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound
 from dpquery.algorithms.wide.core import Shares, SparseParameters, release_sparse
 from dpquery.data.binary import BinaryData
-from dpquery.data.items import ItemRows, ItemSets
+from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
@@ -136,8 +136,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
     def run(self, run: Run) -> Outcome:
         """The release on ``run``: its records are item sets."""
         data: Any = run.data
-        if not counts_elsewhere(data):  # in this process: the whole table, ids 0..n-1
-            data = ItemRows.whole(as_item_sets(data))
+        if not counts_elsewhere(data):  # in this process: the whole table
+            data = as_item_sets(data)
         matrix, info = release_sparse(data, run.plan.parameters, run.rng, run.ledger)
         parameters = {**info, "budget": run.plan.budget.to_dict()}
         return Outcome(ItemSets(matrix), [], parameters, {})  # type: ignore[arg-type]  # item sets
