@@ -71,6 +71,39 @@ def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndar
     return total * outer / max(outer.sum() / 2, 1e-300)
 
 
+def match_head_total(sizes: np.ndarray, total: float, n: int) -> np.ndarray:
+    """The ``(a, b)`` size histogram (``n`` records) tilted along ``a`` so that the records
+    hold ``total`` head items in all: ``N_ab exp(lambda a)``, rescaled to ``n``, the
+    distribution nearest the histogram in KL divergence with that mean. When the histogram
+    has no record on the far side of the mean, cells ``(a, 0)`` for every ``a`` get a floor
+    of ``n / 1000`` records first, so the tilt can reach it. Post-processing."""
+    A = sizes.shape[0]
+    a = np.arange(A, dtype=np.float64)
+    mean = min(max(total / max(n, 1), 0.0), A - 1.0)
+    rows = sizes.sum(axis=1)
+    held = np.flatnonzero(rows > 0)
+    if held.size == 0 or not held[0] <= mean <= held[-1] or held[0] == held[-1] != mean:
+        sizes = sizes.copy()
+        sizes[:, 0] += n / 1000 / A
+        rows = sizes.sum(axis=1)
+    if abs(float((rows * a).sum() / rows.sum()) - mean) < 1e-9 * max(mean, 1.0):
+        return sizes * (n / sizes.sum())
+
+    def mean_at(lam: float) -> float:
+        w = np.log(np.maximum(rows, 1e-300)) + lam * a
+        w = np.exp(w - w.max()) * (rows > 0)
+        return float((w * a).sum() / w.sum())
+
+    lo, hi = -50.0, 50.0  # bisection: the tilted mean grows with lambda
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mean_at(mid) < mean else (lo, mid)
+    lam = (lo + hi) / 2
+    scale = np.exp(lam * a - (lam * a).max())
+    out = sizes * scale[:, None]
+    return out * (n / out.sum())
+
+
 def release_sparse(
     data: ItemRows | Any, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
 ) -> tuple[sp.csr_array, dict[str, object]]:
@@ -102,6 +135,12 @@ def release_sparse(
     if sizes.sum() <= 0:
         sizes[0, 0] = 1.0
     sizes *= n / sizes.sum()
+    # The head items the records hold in all: the head's counts say so with noise
+    # sigma sqrt(K), the histogram's (s + 1)^2 cells with noise in every cell. Where they
+    # disagree (small n: the histogram is mostly noise, shrunk to a few cells), the counts
+    # win, or the pool is drawn with more head items than the counts hold and every
+    # candidate carries the few items estimated above 0 (docs/wide.md, "Shapes").
+    sizes = match_head_total(sizes, float(c[head].sum()), n)
     head_sizes = sizes.sum(axis=1)  # records by number of head items
     center = pair_baseline(c[head], head_sizes, s2)
     j, k = np.triu_indices(K, 1)
