@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,42 @@ from dpquery.queries.counts import count_records
 # them all), so a fit at the bare variance chases the noise far from the base; 3000 on the
 # pairs converges in a few hundred steps and measured best on npm_words (docs/wide.md).
 ITEM_PENALTY = 1.0
+# An item's count in the fitted records more than this many noise standard deviations above
+# its noisy count is a fault of the fit (fit_excess): said by a WideFitWarning. The largest
+# of d Gaussian draws is about sqrt(2 ln d) sigma (4.7 at d = 45,375), and shrinking a
+# negative noisy count to 0 moves it that far at most.
+FIT_EXCESS_LIMIT = 8.0
+
+
+# The swamped regime (swamped): an item must be among the kept items of at least this share of
+# the records for its count to stand 3 noise standard deviations out. On the small shape
+# (n = 700, d = 9,000, records of ~150 items) the share is 0.21 at epsilon 1 and 2.1 at
+# epsilon 0.1, where no item's cut count reached 2 sigma; on npm_words (n = 196,708) 0.0008
+# and 0.008, where the release beat the references (docs/wide.md, "Shapes").
+MEASURABLE_SHARE = 0.1
+
+
+def measurable_share(sigma_items: float, n: int) -> float:
+    """The smallest share of the ``n`` records an item must be kept in (after the cut to
+    ``s`` items) for its count to stand 3 noise standard deviations above 0 (public)."""
+    return 3 * sigma_items / max(n, 1)
+
+
+def swamped(sigma_items: float, n: int) -> bool:
+    """Whether the plan's item noise swamps all but the commonest items (public)."""
+    return measurable_share(sigma_items, n) >= MEASURABLE_SHARE
+
+
+def family_threshold(d: int) -> float:
+    """In noise standard deviations, a level that none of ``d`` Gaussian noise draws is
+    expected to reach: ``sqrt(2 ln d) + 1`` (the largest is about ``sqrt(2 ln d)``)."""
+    return math.sqrt(2 * math.log(max(d, 2))) + 1.0
+
+
+class WideFitWarning(UserWarning):
+    """The fitted records contradict the measurements they were fitted to (a fault)."""
+
+
 PAIR_PENALTY = 3000.0
 
 
@@ -131,6 +169,11 @@ def release_sparse(
     sigma_sizes = measure.noise_sigma(r_sizes, HISTOGRAM_SENSITIVITY)
     sigma_pairs = measure.noise_sigma(r_pairs, pair_sensitivity(s2))
     c = shrink(y, sigma_items)
+    if swamped(sigma_items, n):
+        # Noise as large as all but the commonest items' counts: the prior fitted to the
+        # noisy counts is mostly the noise's, and the largest of d noise draws (about
+        # sqrt(2 ln d) sigma) can pass for an item. Keep only counts no noise draw reaches.
+        c[y < family_threshold(d) * sigma_items] = 0.0
     sizes = shrink(hist.ravel(), sigma_sizes).reshape(hist.shape)
     if sizes.sum() <= 0:
         sizes[0, 0] = 1.0
@@ -183,11 +226,32 @@ def release_sparse(
     out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, d))
     out.sum_duplicates()
     out.data[:] = 1
+    excess = fit_excess(out, y, sigma_items)
+    if excess > FIT_EXCESS_LIMIT:
+        warnings.warn(
+            f"the fitted records hold an item {excess:.1f} noise standard deviations more "
+            f"often than its noisy count (limit {FIT_EXCESS_LIMIT:g}): a fault of the fit, "
+            "please report it",
+            WideFitWarning,
+            stacklevel=2,
+        )
     info: dict[str, object] = {
         "s": s, "s2": s2, "K": K, "pool": int(pool.shape[0]),
         "sigma_items": sigma_items, "sigma_sizes": sigma_sizes, "sigma_pairs": sigma_pairs,
+        "items_kept": int((c > 0).sum()), "fit_excess_sigmas": excess,
     }  # fmt: skip
     return out, info
+
+
+def fit_excess(records: sp.csr_array, noisy: np.ndarray, sigma: float) -> float:
+    """The most noise standard deviations by which an item's count in the fitted ``records``
+    exceeds its noisy count (0 when none does). The estimates are shrunk toward 0 from the
+    noisy counts, so a fit far above one is a fault of the fit, never the noise's: the
+    release's own check (:data:`FIT_EXCESS_LIMIT`). Post-processing."""
+    if noisy.size == 0:
+        return 0.0
+    fitted = np.bincount(records.indices, minlength=noisy.size)
+    return max(float(((fitted - noisy) / sigma).max()), 0.0)
 
 
 def _match_total(slots: np.ndarray, total: int, rng: np.random.Generator) -> np.ndarray:
