@@ -108,3 +108,13 @@ def test_auto_warns_before_the_fit_and_says_the_release_is_empty(small, tmp_path
     assert "no item can stand out of the noise" in r.err
     assert "every released record is empty" in r.err
     assert read_item_sets(out).nnz == 0
+
+
+def test_auto_plan_carries_the_warning_on_item_data(small):
+    from dpquery.queries import Workload
+
+    data = small.to_binary()
+    workload = Workload.from_lists("conjunction", small.d, [[(0, True)], [(1, True), (2, True)]])
+    plan = registry.build("auto", {"epsilon": 1.0}, seed=0).plan(data, workload)
+    assert plan.choice.algorithm == "wide"
+    assert plan.warning is not None and "all-zeros" in plan.warning
