@@ -20,6 +20,14 @@ the 100 most frequent (triples, seed 0); beside ``zeros`` (the all-zero table), 
 (the product of the TRUE word frequencies: reads the data) and ``uniform``. The done-when
 targets are checked on every seed (met = met by the worst seed).
 
+Generated shapes (``--shape small`` or ``--shape netflix``, ``dpquery.datasets.shapes``,
+data seed ``--data-seed``, 0 by default): a table of that public shape instead of npm_words,
+given to ``synth`` as a scipy sparse ``.npz`` and scored with the same measures beside the
+same references (``zeros``, ``indep``); ``--d`` is then ignored (the shape's d)::
+
+    nice .venv/bin/python benchmarks/bench_wide.py --shape small --seeds 10 11 12 \
+        --candidates auto --out shape-small
+
 Quick mode (``make bench``, ``DPQUERY_BENCH_QUICK=1``, or ``--quick``): d = 5,000, seed 10.
 Full protocol (``make bench FULL=1 BENCH=wide``): both d, seeds 10, 11, 12 (the wide
 release's constants were tuned on seeds 0-2, so these report on seeds it was not tuned on).
@@ -51,6 +59,7 @@ import scipy.sparse as sp
 
 from dpquery.data import Binary, BinaryData, Domain, ItemSets, read_item_sets, save_binary
 from dpquery.data.items import write_item_sets
+from dpquery.datasets.shapes import SHAPES, generate
 from dpquery.evaluation.wide import MEASURES, REFERENCES, WideMeasures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,8 +70,8 @@ CANDIDATES = ("auto", "dualquery")
 EPSILONS = (1.0, 0.1)
 SHORT = {"one_way": "1-way", "pairs": "pairs", "triples": "triples"}
 SCORES = [f"{m}_{s}" for m in MEASURES for s in ("max", "mean")]
-FIELDS = ["d", "epsilon", "seed", "candidate", "algorithm", "records", "seconds", "peak_gib",
-          "form", "failure", *SCORES]  # fmt: skip
+FIELDS = ["data", "d", "epsilon", "seed", "candidate", "algorithm", "records", "seconds",
+          "peak_gib", "form", "failure", *SCORES]  # fmt: skip
 LIMITS = {"seconds": 300.0, "peak_gib": 4.0}  # the whole synth command at d = 45,375
 _CLI = "import sys; from dpquery.cli import main; sys.exit(main())"
 TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time
@@ -83,8 +92,14 @@ def reads_items() -> bool:
     return "--transactions" in out
 
 
-def input_file(real: ItemSets, folder: Path, sparse: bool) -> Path:
-    """The data as the user gives it to ``synth``: a row-item file, or an encoded .npz."""
+def input_file(real: ItemSets, folder: Path, sparse: bool, shape: str | None = None) -> Path:
+    """The data as the user gives it to ``synth``: a row-item file, or an encoded .npz (a
+    generated shape: a scipy sparse .npz, read as item data)."""
+    if shape is not None:
+        path = folder / f"{shape}.npz"
+        if not path.exists():
+            sp.save_npz(path, real.matrix)
+        return path
     if sparse:
         path = folder / f"npm{real.d}.transactions.csv"
         if not path.exists():
@@ -99,9 +114,9 @@ def input_file(real: ItemSets, folder: Path, sparse: bool) -> Path:
 
 
 def synth_command(data: Path, out: Path, candidate: str, epsilon: float, seed: int,
-                  sparse: bool) -> list[str]:  # fmt: skip
+                  sparse: bool, n: int = N) -> list[str]:  # fmt: skip
     cmd = [sys.executable, "-c", _CLI, "synth", "--data", str(data), "--out", str(out),
-           "--algorithm", candidate, "--epsilon", str(epsilon), "--delta", repr(1 / N**2),
+           "--algorithm", candidate, "--epsilon", str(epsilon), "--delta", repr(1 / n**2),
            "--seed", str(seed)]  # fmt: skip
     return cmd + (["--transactions"] if sparse else ["--weights"])
 
@@ -143,13 +158,14 @@ def run(cmd: list[str], timeout: float) -> tuple[int, float, float, str, str]:
 
 
 def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candidate: str,
-        epsilon: float, seed: int, sparse: bool, timeout: float) -> dict[str, Any]:  # fmt: skip
+        epsilon: float, seed: int, sparse: bool, timeout: float,
+        dataset: str = "npm_words") -> dict[str, Any]:  # fmt: skip
     out = folder / (f"{candidate}.transactions.csv" if sparse else f"{candidate}.csv")
     out.unlink(missing_ok=True)
-    cmd = synth_command(data, out, candidate, epsilon, seed, sparse)
+    cmd = synth_command(data, out, candidate, epsilon, seed, sparse, real.n)
     code, seconds, peak, stdout, stderr = run(cmd, timeout)
-    row: dict[str, Any] = {"d": real.d, "epsilon": epsilon, "seed": seed, "candidate": candidate,
-                           "seconds": seconds, "peak_gib": peak,
+    row: dict[str, Any] = {"data": dataset, "d": real.d, "epsilon": epsilon, "seed": seed,
+                           "candidate": candidate, "seconds": seconds, "peak_gib": peak,
                            "form": "items" if sparse else "npz+weights"}  # fmt: skip
     if code != 0:
         why = f"timeout after {timeout:.0f} s" if code < 0 else f"exit {code}"  # killed: < 0
@@ -165,10 +181,10 @@ def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candid
     return row
 
 
-def reference_rows(measures: WideMeasures) -> list[dict[str, Any]]:
+def reference_rows(measures: WideMeasures, data: str = "npm_words") -> list[dict[str, Any]]:
     rows = []
     for name, scores in measures.reference_scores().items():
-        row: dict[str, Any] = {"d": measures.d, "candidate": name, "algorithm": name}
+        row: dict[str, Any] = {"data": data, "d": measures.d, "candidate": name, "algorithm": name}
         for m, s in scores.items():
             row[f"{m}_max"], row[f"{m}_mean"] = s["max"], s["mean"]
         rows.append(row)
@@ -214,20 +230,31 @@ def targets(d: int, epsilon: float, runs: list[dict], ref: dict[str, dict]) -> l
     return out
 
 
+def shape_targets(runs: list[dict], ref: dict[str, dict]) -> list[tuple]:
+    """On a generated shape: never worse than publishing nothing (the all-zeros table), on
+    every measure, max and mean, worst seed."""
+    return [(f"{key.replace('_', ' ')} <= zeros'", max(float(r[key]) for r in runs),
+             ref["zeros"][key]) for key in SCORES]  # fmt: skip
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     """Markdown: per d and epsilon, each release's max / mean (mean over seeds), its time
     and memory, its ratios to zeros and indep, and the targets met or missed."""
     lines: list[str] = []
-    refs = {(int(r["d"]), r["candidate"]): r for r in rows if r["candidate"] in REFERENCES}
+
+    def key(r: dict[str, Any]) -> tuple[str, int]:
+        return (r.get("data") or "npm_words", int(r["d"]))
+
+    refs = {(*key(r), r["candidate"]): r for r in rows if r["candidate"] in REFERENCES}
     runs = [r for r in rows if r["candidate"] not in REFERENCES]
-    for d in sorted({int(r["d"]) for r in rows}):
-        ref = {name: {k: _f(refs[(d, name)], k) for k in SCORES} for name in REFERENCES
-               if (d, name) in refs}  # fmt: skip
-        for epsilon in sorted({float(r["epsilon"]) for r in runs if int(r["d"]) == d},
+    for data, d in sorted({key(r) for r in rows}):
+        ref = {name: {k: _f(refs[(data, d, name)], k) for k in SCORES} for name in REFERENCES
+               if (data, d, name) in refs}  # fmt: skip
+        for epsilon in sorted({float(r["epsilon"]) for r in runs if key(r) == (data, d)},
                               reverse=True):  # fmt: skip
-            here = [r for r in runs if int(r["d"]) == d and float(r["epsilon"]) == epsilon]
+            here = [r for r in runs if key(r) == (data, d) and float(r["epsilon"]) == epsilon]
             lines += [
-                f"\n### npm_words, d = {d:,}, epsilon = {epsilon:g}, delta = 1/n^2\n",
+                f"\n### {data}, d = {d:,}, epsilon = {epsilon:g}, delta = 1/n^2\n",
                 "| release | seeds | 1-way max / mean | pairs max / mean | triples "
                 "max / mean | synth seconds | peak GiB |",
                 "|---|---|---|---|---|---|---|",
@@ -241,7 +268,9 @@ def table(rows: list[dict[str, Any]]) -> str:
             if default and "zeros" in ref and "indep" in ref:
                 lines += _ratios(default, ref)
                 lines.append("")
-                for what, value, limit in targets(d, epsilon, default, ref):
+                goals = (targets(d, epsilon, default, ref) if data == "npm_words"
+                         else shape_targets(default, ref))  # fmt: skip
+                for what, value, limit in goals:
                     flag = "met" if value <= limit else "MISSED"
                     lines.append(f"- {what}: worst seed {value:.4g}, limit {limit:.4g}: {flag}")
     return "\n".join(lines)
@@ -288,26 +317,32 @@ def bench(args: argparse.Namespace) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="bench_wide.") as tmp:
         folder = Path(tmp)
         for d in args.d:
-            real = load_real(d)
+            if args.shape:
+                real = generate(args.shape, args.data_seed)
+                print(f"shape {args.shape}, data seed {args.data_seed}: n = {real.n:,}, "
+                      f"d = {real.d:,}, {real.nnz:,} ones", flush=True)  # fmt: skip
+            else:
+                real = load_real(d)
             measures = WideMeasures.of(real, seed=0)
-            rows += reference_rows(measures)
-            data = input_file(real, folder, sparse)
+            dataset = args.shape or "npm_words"
+            rows += reference_rows(measures, dataset)
+            data = input_file(real, folder, sparse, args.shape)
             for epsilon in args.epsilons:
                 for seed in args.seeds:
                     for candidate in args.candidates:
                         row = one(real, measures, data, folder, candidate, epsilon, seed,
-                                  sparse, args.timeout)  # fmt: skip
+                                  sparse, args.timeout, dataset)  # fmt: skip
                         if sparse and str(row.get("failure", "")).startswith("exit"):
                             # a release that cannot take item data: as bits, --weights out
                             dense = input_file(real, folder, False)
                             row = one(real, measures, dense, folder, candidate, epsilon,
-                                      seed, False, args.timeout)  # fmt: skip
+                                      seed, False, args.timeout, dataset)  # fmt: skip
                         rows.append(row)
                         _append(path, rows)
                         shown = {k: (f"{v:.4g}" if isinstance(v, float) else v)
                                  for k, v in row.items()}  # fmt: skip
                         print(json.dumps(shown), flush=True)
-            for leftover in folder.glob("npm*"):
+            for leftover in [*folder.glob("npm*"), *folder.glob("*.npz")]:
                 leftover.unlink()
     _append(path, rows)
     return rows
@@ -324,6 +359,12 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="d = 5,000, seed 10")
     p.add_argument("--d", nargs="+", type=int, choices=(5000, D))
+    p.add_argument(
+        "--shape",
+        choices=sorted(SHAPES),
+        help="a generated table of this shape instead of npm_words (dpquery.datasets.shapes)",
+    )
+    p.add_argument("--data-seed", type=int, default=0, help="the generated shape's seed")
     p.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     p.add_argument("--seeds", nargs="+", type=int)
     p.add_argument("--candidates", nargs="+", default=list(CANDIDATES))
@@ -336,7 +377,7 @@ def main(argv: list[str] | None = None) -> None:
             print(table(list(csv.DictReader(fh))))
         return
     quick = args.quick or os.environ.get("DPQUERY_BENCH_QUICK", "") not in ("", "0")
-    args.d = args.d or ([5000] if quick else [5000, D])
+    args.d = [0] if args.shape else args.d or ([5000] if quick else [5000, D])
     args.seeds = args.seeds if args.seeds is not None else ([10] if quick else [10, 11, 12])
     args.out = args.out or ("quick" if quick else "full")
     rows = bench(args)

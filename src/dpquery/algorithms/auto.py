@@ -58,6 +58,7 @@ from dpquery.algorithms.marginal.adaptive_projection import (
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.wide.dense import DensePlan
+from dpquery.algorithms.wide.release import WidePlan, noise_warning
 from dpquery.data.binary import BinaryData
 from dpquery.data.shape import PublicShape
 from dpquery.errors import DPQueryError
@@ -344,6 +345,8 @@ class Auto(ZCDPBudget, Synthesizer):
         warning = None
         if isinstance(inner, AdaptivePlan | DensePlan):
             warning = baseline_warning(inner, data.n, AttributeLayout.of_data(data).sizes.tolist())
+        elif isinstance(inner, WidePlan):  # item data: the wide release's own check
+            warning = noise_warning(inner, data.n)
         elif choice.wide:
             warning = wide_warning(inner.budget, data.n)
         return AutoPlan(choice, model, inner, warning)

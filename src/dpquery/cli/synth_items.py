@@ -20,6 +20,7 @@ the wide release's counts are made on the workers (``docs/dask.md``).
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpquery.algorithms.release import Release
-from dpquery.algorithms.wide.release import sample_items
+from dpquery.algorithms.wide.release import noise_warning, sample_items
 from dpquery.backends import PartitionedData, connect
 from dpquery.backends.partitions import ITEM_SUFFIXES, table_files
 from dpquery.cli.common import check_backend_args, is_item_file
@@ -238,13 +239,22 @@ def _synth_items(
         front.delta_rule(args, data.n)
         rng = make_rng(args.seed)
         model = front.estimator(args, rng)
-        reason = None
+        reason = warning = None
         if chosen:
             K = model.plan(data).parameters.K
             reason = AUTO_REASON.format(n=data.n, d=data.d, K=K)
             if dask:
                 reason += "; its counts computed on the cluster, in two passes"
+            warning = noise_warning(model.plan(data), data.n)
+            if warning is not None:  # auto's pre-release check, before the fit
+                print(f"dpquery synth: warning: {warning}", file=sys.stderr)
         release, released = release_items(args, model, data, rng)
+        if release.parameters.get("items_kept") == 0:  # said, also with --quiet
+            print(
+                "dpquery synth: warning: no item's noisy count stood out of the noise: every "
+                "released record is empty (the all-zeros table)",
+                file=sys.stderr,
+            )
     if isinstance(data, PartitionedData):  # the workers read the lines; in memory: on read
         note_duplicates(args.data, data.duplicates)
     out = sample_items(released, output_rows(args, data.n), rng)
@@ -252,6 +262,8 @@ def _synth_items(
     rel = report["release"]
     if reason is not None:
         rel["parameters"]["auto"] = {"chosen": "wide", "reason": reason}
+        if warning is not None:
+            rel["parameters"]["auto"]["warning"] = warning
     if args.weights:
         method = "the released records with their weights"
     elif out is released:  # unweighted, rows = n: sampling would only reorder them

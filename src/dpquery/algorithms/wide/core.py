@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,42 @@ from dpquery.queries.counts import count_records
 # them all), so a fit at the bare variance chases the noise far from the base; 3000 on the
 # pairs converges in a few hundred steps and measured best on npm_words (docs/wide.md).
 ITEM_PENALTY = 1.0
+# An item's count in the fitted records more than this many noise standard deviations above
+# its noisy count is a fault of the fit (fit_excess): said by a WideFitWarning. The largest
+# of d Gaussian draws is about sqrt(2 ln d) sigma (4.7 at d = 45,375), and shrinking a
+# negative noisy count to 0 moves it that far at most.
+FIT_EXCESS_LIMIT = 8.0
+
+
+# The swamped regime (swamped): an item must be among the kept items of at least this share of
+# the records for its count to stand 3 noise standard deviations out. On the small shape
+# (n = 700, d = 9,000, records of ~150 items) the share is 0.21 at epsilon 1 and 2.1 at
+# epsilon 0.1, where no item's cut count reached 2 sigma; on npm_words (n = 196,708) 0.0008
+# and 0.008, where the release beat the references (docs/wide.md, "Shapes").
+MEASURABLE_SHARE = 0.1
+
+
+def measurable_share(sigma_items: float, n: int) -> float:
+    """The smallest share of the ``n`` records an item must be kept in (after the cut to
+    ``s`` items) for its count to stand 3 noise standard deviations above 0 (public)."""
+    return 3 * sigma_items / max(n, 1)
+
+
+def swamped(sigma_items: float, n: int) -> bool:
+    """Whether the plan's item noise swamps all but the commonest items (public)."""
+    return measurable_share(sigma_items, n) >= MEASURABLE_SHARE
+
+
+def family_threshold(d: int) -> float:
+    """In noise standard deviations, a level that none of ``d`` Gaussian noise draws is
+    expected to reach: ``sqrt(2 ln d) + 1`` (the largest is about ``sqrt(2 ln d)``)."""
+    return math.sqrt(2 * math.log(max(d, 2))) + 1.0
+
+
+class WideFitWarning(UserWarning):
+    """The fitted records contradict the measurements they were fitted to (a fault)."""
+
+
 PAIR_PENALTY = 3000.0
 
 
@@ -71,6 +109,39 @@ def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndar
     return total * outer / max(outer.sum() / 2, 1e-300)
 
 
+def match_head_total(sizes: np.ndarray, total: float, n: int) -> np.ndarray:
+    """The ``(a, b)`` size histogram (``n`` records) tilted along ``a`` so that the records
+    hold ``total`` head items in all: ``N_ab exp(lambda a)``, rescaled to ``n``, the
+    distribution nearest the histogram in KL divergence with that mean. When the histogram
+    has no record on the far side of the mean, cells ``(a, 0)`` for every ``a`` get a floor
+    of ``n / 1000`` records first, so the tilt can reach it. Post-processing."""
+    A = sizes.shape[0]
+    a = np.arange(A, dtype=np.float64)
+    mean = min(max(total / max(n, 1), 0.0), A - 1.0)
+    rows = sizes.sum(axis=1)
+    held = np.flatnonzero(rows > 0)
+    if held.size == 0 or not held[0] <= mean <= held[-1] or held[0] == held[-1] != mean:
+        sizes = sizes.copy()
+        sizes[:, 0] += n / 1000 / A
+        rows = sizes.sum(axis=1)
+    if abs(float((rows * a).sum() / rows.sum()) - mean) < 1e-9 * max(mean, 1.0):
+        return sizes * (n / sizes.sum())
+
+    def mean_at(lam: float) -> float:
+        w = np.log(np.maximum(rows, 1e-300)) + lam * a
+        w = np.exp(w - w.max()) * (rows > 0)
+        return float((w * a).sum() / w.sum())
+
+    lo, hi = -50.0, 50.0  # bisection: the tilted mean grows with lambda
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mean_at(mid) < mean else (lo, mid)
+    lam = (lo + hi) / 2
+    scale = np.exp(lam * a - (lam * a).max())
+    out = sizes * scale[:, None]
+    return out * (n / out.sum())
+
+
 def release_sparse(
     data: ItemSets | Any, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
 ) -> tuple[sp.csr_array, dict[str, object]]:
@@ -98,10 +169,21 @@ def release_sparse(
     sigma_sizes = measure.noise_sigma(r_sizes, HISTOGRAM_SENSITIVITY)
     sigma_pairs = measure.noise_sigma(r_pairs, pair_sensitivity(s2))
     c = shrink(y, sigma_items)
+    if swamped(sigma_items, n):
+        # Noise as large as all but the commonest items' counts: the prior fitted to the
+        # noisy counts is mostly the noise's, and the largest of d noise draws (about
+        # sqrt(2 ln d) sigma) can pass for an item. Keep only counts no noise draw reaches.
+        c[y < family_threshold(d) * sigma_items] = 0.0
     sizes = shrink(hist.ravel(), sigma_sizes).reshape(hist.shape)
     if sizes.sum() <= 0:
         sizes[0, 0] = 1.0
     sizes *= n / sizes.sum()
+    # The head items the records hold in all: the head's counts say so with noise
+    # sigma sqrt(K), the histogram's (s + 1)^2 cells with noise in every cell. Where they
+    # disagree (small n: the histogram is mostly noise, shrunk to a few cells), the counts
+    # win, or the pool is drawn with more head items than the counts hold and every
+    # candidate carries the few items estimated above 0 (docs/wide.md, "Shapes").
+    sizes = match_head_total(sizes, float(c[head].sum()), n)
     head_sizes = sizes.sum(axis=1)  # records by number of head items
     center = pair_baseline(c[head], head_sizes, s2)
     j, k = np.triu_indices(K, 1)
@@ -144,11 +226,35 @@ def release_sparse(
     out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, d))
     out.sum_duplicates()
     out.data[:] = 1
+    excess = fit_excess(out, y, sigma_items)
+    if excess > FIT_EXCESS_LIMIT:
+        warnings.warn(
+            f"the fitted records hold an item {excess:.1f} noise standard deviations more "
+            f"often than its noisy count (limit {FIT_EXCESS_LIMIT:g}): a fault of the fit, "
+            "please report it",
+            WideFitWarning,
+            stacklevel=2,
+        )
     info: dict[str, object] = {
         "s": s, "s2": s2, "K": K, "pool": int(pool.shape[0]),
         "sigma_items": sigma_items, "sigma_sizes": sigma_sizes, "sigma_pairs": sigma_pairs,
+        "items_kept": int((c > 0).sum()), "fit_excess_sigmas": excess,
     }  # fmt: skip
     return out, info
+
+
+def fit_excess(records: sp.csr_array, noisy: np.ndarray, sigma: float) -> float:
+    """The most noise standard deviations by which an item's count in the fitted ``records``
+    exceeds its noisy count (0 when none does). The estimates are shrunk toward 0 from the
+    noisy counts, so a fit far above one is a fault of the fit, never the noise's: the
+    release's own check (:data:`FIT_EXCESS_LIMIT`). Post-processing. The deviation counts
+    the records' own draw too (a count of about ``c`` drawn records moves by about
+    ``sqrt(c)``), so a large budget's tiny ``sigma`` does not make rounding a fault."""
+    if noisy.size == 0:
+        return 0.0
+    fitted = np.bincount(records.indices, minlength=noisy.size)
+    scale = np.sqrt(sigma**2 + np.maximum(noisy, 1.0))
+    return max(float(((fitted - noisy) / scale).max()), 0.0)
 
 
 def _match_total(slots: np.ndarray, total: int, rng: np.random.Generator) -> np.ndarray:

@@ -56,8 +56,15 @@ def head_pool(
     base matches the size distribution. Row 0 is the empty head (weight ``sizes[0]``).
     """
     K = counts.size
-    c = np.maximum(np.asarray(counts, dtype=np.float64), 1e-9)
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    # Only items estimated above 0 are drawn: a head of more items than that is cut to them.
+    positive = int((c > 0).sum())
+    if positive == 0:
+        return sp.csr_array(([], [], [0, 0]), shape=(1, K)), np.array([1.0])
+    if sizes.size > positive + 1:
+        sizes = np.concatenate([sizes[:positive], [sizes[positive:].sum()]])
     q = c / c.sum()
+    c = np.maximum(c, 1e-9)
     cond = np.maximum(np.asarray(pairs, dtype=np.float64), 0.0) / c[:, None]  # P(k | j)
     np.fill_diagonal(cond, 0.0)
     indptr, indices, weights = [0, 0], [], [float(sizes[0])]
@@ -72,7 +79,7 @@ def head_pool(
             score = np.zeros((B, K))
             for t in range(a):
                 prob = q[None, :] if t == 0 else (1 - mix) * score / t + mix * q[None, :]
-                prob = np.where(taken, 0.0, prob)
+                prob = np.where(taken | (q[None, :] <= 0), 0.0, prob)
                 cum = np.cumsum(prob, axis=1)
                 u = rng.random(B) * cum[:, -1]
                 pick = np.minimum((cum < u[:, None]).sum(axis=1), K - 1)

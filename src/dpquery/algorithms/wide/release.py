@@ -20,8 +20,14 @@ from dpquery.algorithms.parameters import budget_of
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.wide import measure
-from dpquery.algorithms.wide.bound import check_bound
-from dpquery.algorithms.wide.core import Shares, SparseParameters, release_sparse
+from dpquery.algorithms.wide.bound import check_bound, count_sensitivity
+from dpquery.algorithms.wide.core import (
+    MEASURABLE_SHARE,
+    Shares,
+    SparseParameters,
+    release_sparse,
+)
+from dpquery.algorithms.wide.core import measurable_share as core_share
 from dpquery.data.binary import BinaryData
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
@@ -157,6 +163,40 @@ class WideRelease(Synthesizer, ZCDPBudget):
         are then made on the cluster, two passes (``docs/dask.md``)."""
         items = data if counts_elsewhere(data) else as_item_sets(data)
         return super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
+
+
+def measurable_share(plan: WidePlan, n: int) -> float:
+    """The smallest share of the ``n`` records an item must be kept in (after the cut to
+    ``s`` items) for its count to stand 3 noise standard deviations above 0: public, from
+    the plan's noise scale and ``n`` (:func:`~dpquery.algorithms.wide.core.measurable_share`)."""
+    r_items, _, _ = plan.parameters.rhos()
+    sigma = measure.noise_sigma(r_items, count_sensitivity(plan.parameters.s))
+    return core_share(sigma, n)
+
+
+def noise_warning(plan: WidePlan, n: int) -> str | None:
+    """The public pre-release check of the wide release: a message when
+    :func:`measurable_share` is at least :data:`MEASURABLE_SHARE`. Then the noise of every
+    item's count is as large as all but the most common items' counts, the estimates are
+    shrunk to 0 and the release keeps only what stands out: few items, or none (every
+    record empty, the all-zeros table): the release then keeps only the counts no noise draw
+    reaches. Reads the plan and ``n`` only."""
+    share = measurable_share(plan, n)
+    if share < MEASURABLE_SHARE:
+        return None
+    s = plan.parameters.s
+    what = (
+        "no item can"
+        if share >= 1
+        else f"only items among the kept items of {share:.0%} or more of the records can"
+    )
+    return (
+        f"at this budget on n = {n} records, {what} stand out of the noise of the item counts "
+        f"(3 standard deviations, each record cut to {s} items; measured threshold "
+        f"{MEASURABLE_SHARE:g}, docs/wide.md): the release keeps only those items and is "
+        "expected to be nearly or wholly empty, no better than the all-zeros table; raise "
+        "epsilon"
+    )
 
 
 def sample_items(released: ItemSets, rows: int | None, rng: np.random.Generator) -> ItemSets:
