@@ -112,7 +112,7 @@ def generate(shape: str | Shape, seed: int = 0) -> ItemSets:
         if hi > lo:
             keep_group[lo:hi], local = _alias(w[by_group[lo:hi]])
             alias_group[lo:hi] = lo + local
-    group_share = np.bincount(group, weights=w, minlength=shape.groups)
+    group_share = np.bincount(group, weights=w, minlength=shape.groups).astype(np.float64)
     group_share /= group_share.sum()
 
     lengths = np.exp(np.log(shape.median) + shape.sigma * rng.standard_normal(shape.n))
@@ -130,9 +130,11 @@ def generate(shape: str | Shape, seed: int = 0) -> ItemSets:
         u = rng.random(rows.size)
         # a uniform slot among all items, or among the record's group's
         slot = rng.random(rows.size)
-        g = record_group[rows]
-        slot = np.where(own, starts[g] + slot * sizes[g], slot * shape.d).astype(np.int32)
-        del g
+        in_group = record_group[rows]
+        slot = np.where(own, starts[in_group] + slot * sizes[in_group], slot * shape.d).astype(
+            np.int32
+        )
+        del in_group
         keep = np.where(own, keep_group[slot], keep_all[slot])
         other = np.where(own, alias_group[slot], alias_all[slot])
         items = np.where(u < keep, slot, other)
