@@ -22,7 +22,7 @@ from dpquery import datasets
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.uniform import uniform_records
-from dpquery.cli.synth import error_lines, qualified_guarantee
+from dpquery.cli.summary import error_lines, qualified_guarantee
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import decode
 from dpquery.data.encode import encode
