@@ -33,6 +33,7 @@ def backend_report(data: Any) -> dict[str, Any]:
 def table_report(fitted: Fitted, output: OutputReport) -> dict[str, Any]:
     """The publishable report of a table's release whose rows were made as ``output``."""
     release, data = fitted.release, fitted.data
+    assert fitted.workload is not None  # a table's release is fitted for a workload
     report = publishable_report(release, randomness=describe_rng(fitted.rng))
     report["release"]["output"] = output.to_dict()
     report["release"]["decode"] = output.decode.to_dict()
@@ -48,6 +49,7 @@ def table_evaluation(fitted: Fitted, real: Any, synthetic: Any) -> dict[str, Any
     and the fresh one, the baselines, and coherence when both tables are in their own
     columns (``real``, ``synthetic``: None otherwise)."""
     true, fresh = fitted.true, fitted.fresh
+    assert fitted.workload is not None  # a table's release is fitted for a workload
     evaluation = evaluation_report(
         fitted.release, fitted.data, fitted.workload, true_answers=true[0],
         fresh_workload=fresh, fresh_true_answers=true[1] if fresh is not None else None,
