@@ -251,3 +251,50 @@ def test_code_and_docs_describe_the_code_not_its_history():
     assert len(files) > 100
     found = [f"{path.relative_to(ROOT)}:{i}" for path in sorted(files) for i in history_lines(path)]
     assert found == [], "lines that tell the work's history: " + ", ".join(found)
+
+
+# The release pipeline's steps on the data layer: the front doors leave them to
+# dpquery.pipeline (docs/architecture.md, "The release pipeline").
+PIPELINE_STEPS = {"encode", "default_workload", "dense_records", "output_table", "sample_items"}
+
+
+def front_door(module: str) -> bool:
+    """The command line and the pandas API: thin over dpquery.pipeline."""
+    return module in ("dpquery.api", "dpquery.cli") or module.startswith("dpquery.cli.")
+
+
+def test_the_front_doors_run_no_step_of_the_pipeline():
+    found = []
+    for name, path in modules().items():
+        if not front_door(name):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            used = (
+                [a.name for a in node.names] if isinstance(node, ast.ImportFrom)
+                else [node.id] if isinstance(node, ast.Name)
+                else [node.attr] if isinstance(node, ast.Attribute)
+                else []
+            )  # fmt: skip
+            found += [f"{name}:{node.lineno} {u}" for u in used if u in PIPELINE_STEPS]
+    assert found == []
+
+
+def test_argparse_stays_in_the_command_line():
+    """Only dpquery.cli imports argparse, and no function outside it takes a Namespace."""
+    found = []
+    for name, path in modules().items():
+        if name == "dpquery.cli" or name.startswith("dpquery.cli."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names):
+                found.append(f"{name}:{node.lineno} imports argparse")
+            if isinstance(node, ast.ImportFrom) and node.module == "argparse":
+                found.append(f"{name}:{node.lineno} imports from argparse")
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                found += [
+                    f"{name}:{node.lineno} {node.name}({a.arg})"
+                    for a in arguments
+                    if a.annotation is not None and "Namespace" in ast.unparse(a.annotation)
+                ]
+    assert found == []

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import dpquery.algorithms.game.best_response as br_module
-import dpquery.cli.synth as synth_module
+import dpquery.pipeline.reports as synth_module
 from dpquery.cli import main
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError

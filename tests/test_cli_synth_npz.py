@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpquery.cli.synth as synth_module
+import dpquery.pipeline.rows as synth_module
+import dpquery.pipeline.writes as writes_module
 from dpquery.cli import main
 from dpquery.data.binary import BinaryData, load_binary, load_weighted, pack_rows, save_binary
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
@@ -159,7 +160,7 @@ def test_a_failed_write_leaves_no_file(bits, monkeypatch, capsys) -> None:
         path.write_bytes(b"half")
         raise DPQueryError("disk full")
 
-    monkeypatch.setattr(synth_module, "write_binary", broken)
+    monkeypatch.setattr(writes_module, "write_binary", broken)
     before = listing(bits.parent)
     assert main(synth(bits, bits.parent / "s.npz", "--report", str(bits.parent / "r.json"))) == 2
     assert "disk full" in capsys.readouterr().err

@@ -15,7 +15,8 @@ import pytest
 import dpquery.algorithms.game.dualquery as dualquery_module
 import dpquery.algorithms.game.mwem as mwem_module
 import dpquery.algorithms.synthesizer as synthesizer_module
-import dpquery.cli.synth as synth_module
+import dpquery.pipeline.fitting as synth_module
+import dpquery.pipeline.reports as reports_module
 from dpquery.cli import main
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 
@@ -90,7 +91,7 @@ def test_synth_without_evaluate_computes_and_shows_nothing_beyond_the_release(
 
     for module in (synth_module, synthesizer_module):
         monkeypatch.setattr(module, "answer", counting_answer)
-    monkeypatch.setattr(synth_module, "evaluation_report", no_evaluation)
+    monkeypatch.setattr(reports_module, "evaluation_report", no_evaluation)
     budget = () if algorithm else ("--epsilon", "2")
     assert main(synth(tmp, *algorithm, *budget, "--seed", "0")) == 0
     out = capsys.readouterr()

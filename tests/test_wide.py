@@ -358,7 +358,7 @@ def test_choosing_the_item_path_reads_no_bits_of_an_encoded_npz(tmp_path):
     import argparse
     from unittest import mock
 
-    from dpquery.cli.synth_items import reads_items
+    from dpquery.cli.synth import reads_items
     from dpquery.data.binary import save_binary
 
     path = tmp_path / "x.npz"

@@ -3,8 +3,9 @@
 :func:`synthesize` is one call; :class:`DPSynthesizer` is the same as an estimator following
 scikit-learn's conventions (``__init__`` stores keyword hyperparameters verbatim, ``fit``
 validates them and sets fitted attributes with a trailing underscore, ``get_params`` /
-``set_params``). Both run the library's pipeline: encode the table over the public domain,
-the default workload when none is given (all ``k``-way marginals,
+``set_params``). Both turn their arguments into a request of the release pipeline
+(:mod:`dpquery.pipeline`, the one ``dpquery synth`` runs): encode the table over the public
+domain, the default workload when none is given (all ``k``-way marginals,
 :func:`dpquery.queries.default_workload`), the chosen algorithm (``"auto"`` by default,
 :mod:`dpquery.algorithms.auto`) on one ledger, then as many rows as the input (``n`` is
 public under bounded DP) sampled from the release (:mod:`dpquery.data.sample`), in the
@@ -33,25 +34,27 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from dpquery import pipeline
 from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import attach_ledger, refuse_after_failed_spend
-from dpquery.algorithms.wide.release import as_item_sets, sample_items
+from dpquery.algorithms.wide.release import as_item_sets
 from dpquery.data.domain import Domain
-from dpquery.data.encode import encode, warn_extra_columns
-from dpquery.data.items import ItemSets, dense_records
-from dpquery.data.sample import check_rows, output_table
+from dpquery.data.items import ItemSets
+from dpquery.data.sample import check_rows
 from dpquery.errors import DPQueryError, NonPrivateWarning
+from dpquery.pipeline import Fitted, Frame, ItemMatrix, Output, ReleaseRequest, Source
+from dpquery.pipeline.rows import item_rows, table_rows
 from dpquery.privacy import Ledger
-from dpquery.queries import Workload, check_same_domain, default_workload
-from dpquery.rng import SeedLike, make_rng
+from dpquery.queries import Workload
+from dpquery.rng import SeedLike
 
 DEFAULT_K = 3
 """The marginal order of the default workload."""
@@ -153,7 +156,8 @@ class DPSynthesizer:
         return f"DPSynthesizer({given})"
 
     # -- fit / sample ----------------------------------------------------------------------
-    def _estimator(self, rng: np.random.Generator) -> Any:
+    def _request(self, source: Source, workload: Workload | None = None) -> ReleaseRequest:
+        """The release these hyperparameters ask for, of ``source`` (checked first)."""
         if self.algorithm not in registry.names():
             raise DPQueryError(
                 f"algorithm must be one of {registry.names()}, got {self.algorithm!r}"
@@ -167,11 +171,10 @@ class DPSynthesizer:
         clash = sorted(set(options) & set(budget))
         if clash:
             raise DPQueryError(f"give {', '.join(clash)} as keyword(s), not in options")
-        model = registry.build(
-            self.algorithm, {**budget, **options}, seed=rng, progress=self.progress
-        )
-        model.validate()  # every value's range, before the data is read
-        return model
+        return ReleaseRequest(
+            source, algorithm=self.algorithm, options={**budget, **options}, workload=workload,
+            k=self.k, seed=self.seed, progress=self.progress, keep=self._keep,
+        )  # fmt: skip
 
     def fit(
         self, df: pd.DataFrame, domain: object = None, workload: Workload | None = None
@@ -194,9 +197,6 @@ class DPSynthesizer:
                 "DataFrame: drop it"
             )
         public = as_domain(domain)
-        warn_extra_columns("df", list(df.columns), list(public.names))
-        # The output's dtypes: the public domain's, or declared; never read off df.
-        typed = public if self.dtypes is None else public.with_dtypes(self.dtypes)
         if public.non_private:
             warnings.warn(
                 "the domain was read from the private data (infer_domain): this release is "
@@ -204,23 +204,13 @@ class DPSynthesizer:
                 NonPrivateWarning,
                 stacklevel=2,
             )
-        rng = make_rng(self.seed)
-        model = self._estimator(rng)
-        data = encode(df, public)
-        if workload is None:
-            workload = default_workload(public, data.n, k=self.k, seed=rng)
-        elif not isinstance(workload, Workload):
+        if workload is not None and not isinstance(workload, Workload):
             raise DPQueryError(
                 f"workload must be a dpquery.queries.Workload, got {type(workload).__name__}"
             )
-        check_same_domain(workload, data.d, public)
-        self.release_: Release = self._fit_model(model, data, workload)
-        self.domain_: Domain | None = typed  # None for item data
-        self.workload_: Workload | None = workload
-        self.n_ = data.n
+        fitted = self._fit(self._request(Frame(df, public, self.dtypes), workload))
         self.columns_: list[Any] | None = [c for c in df.columns if c in public]
-        self._rng = rng
-        return self
+        return self._fitted_as(fitted)
 
     @property
     def ledger_(self) -> Ledger:
@@ -230,17 +220,28 @@ class DPSynthesizer:
             raise AttributeError("ledger_: this DPSynthesizer has not started a fit")
         return ledger
 
-    def _fit_model(self, model: Any, *data: Any) -> Release:
-        """``model.fit(*data)``, keeping its ledger (set before the first draw) on this
-        object, and on the exception, when the fit raises."""
+    def _keep(self, model: Any) -> None:
+        """Keep the estimator about to fit: its ledger is set before its first draw."""
         self._model = model
+
+    def _fit(self, request: ReleaseRequest) -> Fitted:
+        """The pipeline's fit, keeping its ledger on the exception when it raises."""
         try:
-            return cast(Release, model.fit(*data))
+            return pipeline.fit(request)
         except BaseException as exc:
             ledger = getattr(exc, "ledger", None)  # the model's own: it starts empty
             if isinstance(ledger, Ledger):
                 self._failed = attach_ledger(exc, ledger)
             raise
+
+    def _fitted_as(self, fitted: Fitted) -> DPSynthesizer:
+        """The fitted attributes (module docstring)."""
+        self.release_: Release = fitted.release
+        self.domain_: Domain | None = fitted.domain  # None for item data
+        self.workload_: Workload | None = fitted.workload
+        self.n_ = fitted.data.n
+        self._fitted = fitted
+        return self
 
     def _fit_items(self, matrix: Any, domain: object, workload: object) -> DPSynthesizer:
         """Item data (a sparse matrix): no domain, no workload; ``auto`` is the wide release."""
@@ -259,21 +260,16 @@ class DPSynthesizer:
         items = as_item_sets(ItemSets.from_sparse(matrix, binarize=self.binarize))
         if items.n == 0:
             raise DPQueryError("the matrix has no rows: there is nothing to release")
-        rng = make_rng(self.seed)
         algorithm = "wide" if self.algorithm == "auto" else self.algorithm
         if algorithm != "wide":
             raise DPQueryError(
                 f"a sparse matrix is released by the wide release (algorithm='wide' or "
                 f"'auto'), not {self.algorithm!r}"
             )
-        model = DPSynthesizer(**{**self.get_params(), "algorithm": "wide"})._estimator(rng)
-        self.release_ = self._fit_model(model, items)
-        self.domain_ = None  # item data: no domain, no workload, no columns
-        self.workload_ = None
-        self.n_ = items.n
-        self.columns_ = None
-        self._rng = rng
-        return self
+        wide = DPSynthesizer(**{**self.get_params(), "algorithm": "wide"})
+        request = replace(wide._request(ItemMatrix(items)), keep=self._keep)
+        self.columns_ = None  # item data: no domain, no workload, no columns
+        return self._fitted_as(self._fit(request))
 
     def sample(self, m: int | None = None) -> Any:
         """``m`` synthetic rows (default ``n``, the input's) sampled from the release
@@ -283,12 +279,10 @@ class DPSynthesizer:
         released records themselves on every call (sampling would only reorder them)."""
         if not hasattr(self, "release_"):
             raise DPQueryError("this DPSynthesizer is not fitted yet: call fit(df, domain)")
-        rows = self.n_ if m is None else check_rows(m)
+        output = Output(rows=self.n_ if m is None else check_rows(m))
         if self.domain_ is None:  # item data: sparse records
-            items = cast(ItemSets, self.release_.records)  # an ItemRelease's
-            return sample_items(items, rows, self._rng).matrix
-        records = dense_records(self.release_.records, self.domain_)  # wide: item sets
-        table, _ = output_table(records, self.domain_, rows=rows, seed=self._rng)
+            return item_rows(self._fitted, output).matrix
+        table, _ = table_rows(self._fitted, self.domain_, output)
         return table[self.columns_]
 
 

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
-import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from dpquery import datasets
-from dpquery.backends import DaskBackend, PartitionedData, connect
-from dpquery.backends.partitions import table_files
-from dpquery.data.binary import BinaryData, load_binary
-from dpquery.data.domain import Domain, infer_domain
-from dpquery.data.encode import encode, read_table
+from dpquery.backends import PartitionedData
+from dpquery.data.binary import BinaryData
+from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets, read_item_sets
-from dpquery.errors import DPQueryError, NonPrivateWarning
+from dpquery.errors import DPQueryError
+from dpquery.pipeline import inputs
+from dpquery.pipeline.inputs import load_domain
+from dpquery.pipeline.request import Backend, Dataset, TableFile
 
 
 @contextmanager
@@ -26,14 +24,18 @@ def flag_errors(*names: str, flags: Mapping[str, str] | None = None) -> Iterator
     """Library errors raised inside, with the parameters ``names`` spelled as flags
     (``delta`` -> ``--delta``; ``flags`` maps a parameter to another flag): the library names
     values, the command line names flags."""
-    spelled = {n: "--" + n.replace("_", "-") for n in names} | dict(flags or {})
     try:
         yield
     except DPQueryError as exc:
-        message = str(exc)
-        for name, flag in spelled.items():
-            message = re.sub(rf"(?<![\w=-]){re.escape(name)}(?![\w=])", flag, message)
-        raise DPQueryError(message) from None
+        raise DPQueryError(as_flags(str(exc), *names, flags=flags)) from None
+
+
+def as_flags(message: str, *names: str, flags: Mapping[str, str] | None = None) -> str:
+    """``message`` with the parameters ``names`` (and ``flags``' keys) spelled as flags."""
+    spelled = {n: "--" + n.replace("_", "-") for n in names} | dict(flags or {})
+    for name, flag in spelled.items():
+        message = re.sub(rf"(?<![\w=-]){re.escape(name)}(?![\w=])", flag, message)
+    return message
 
 
 def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -62,11 +64,6 @@ def add_item_args(parser: argparse.ArgumentParser) -> None:
                    help="number of items of a transaction file (public)")  # fmt: skip
 
 
-def is_item_file(path: Path) -> bool:
-    """A ``.transactions.csv`` (optionally compressed) file: records as sets of items."""
-    return ".transactions" in [s.lower() for s in path.suffixes]
-
-
 def load_item_sets(args: argparse.Namespace) -> ItemSets:
     """The item data of ``--data`` (``--transactions``), with the public sizes given."""
     if args.data is None or args.dataset is not None:
@@ -76,47 +73,25 @@ def load_item_sets(args: argparse.Namespace) -> ItemSets:
     return read_item_sets(args.data, n=args.n, d=args.items)  # its n, d: --n, --items
 
 
-def warn_non_private(domain: Domain) -> None:
-    if domain.non_private:
-        print(
-            "dpquery: WARNING: the domain was read from the private data; anything released "
-            "with it is NOT differentially private",
-            file=sys.stderr,
-        )
-
-
 def load_domain_arg(args: argparse.Namespace, table_path: Path | None = None) -> Domain:
-    if args.domain is not None:
-        if args.infer_domain:
-            raise DPQueryError("give either --domain or --infer-domain, not both")
-        return Domain.load(args.domain)
-    if args.infer_domain and table_path is not None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonPrivateWarning)
-            domain = infer_domain(read_table(table_path))
-        warn_non_private(domain)
-        return domain
-    raise DPQueryError(
-        "--data needs --domain DOMAIN.json (the public domain); --infer-domain reads one "
-        "off the data for exploration only"
-    )
+    """The public domain of ``--domain``, or with ``--infer-domain`` read off the table."""
+    return load_domain(args.domain, args.infer_domain, table_path)
 
 
-def load_data(args: argparse.Namespace) -> BinaryData:
-    """The data named on the command line, encoded over its public domain."""
+def source_of(args: argparse.Namespace) -> TableFile | Dataset:
+    """The table named on the command line: ``--data FILE`` or ``--dataset NAME``."""
     if (args.data is None) == (args.dataset is None):
         raise DPQueryError("give exactly one of --data FILE or --dataset NAME")
     if args.dataset is not None:
         if args.domain is not None or args.infer_domain:
             raise DPQueryError("--dataset has its own public domain; drop --domain")
-        return datasets.load(args.dataset)
-    if args.data.suffix == ".npz":
-        data = load_binary(args.data)
-        if data.domain is not None:
-            warn_non_private(data.domain)
-        return data
-    domain = load_domain_arg(args, args.data)
-    return encode(read_table(args.data, domain), domain)
+        return Dataset(args.dataset)
+    return TableFile(args.data, args.domain, args.infer_domain)
+
+
+def load_data(args: argparse.Namespace) -> BinaryData:
+    """The data named on the command line, encoded over its public domain."""
+    return inputs.load_data(source_of(args))
 
 
 def add_backend_args(parser: argparse.ArgumentParser) -> None:
@@ -151,33 +126,15 @@ def check_backend_args(args: argparse.Namespace) -> None:
         raise DPQueryError("--dataset has its own public domain; drop --domain")
 
 
+def backend_of(args: argparse.Namespace) -> Backend:
+    """``--backend``, ``--scheduler`` and ``--partitions``."""
+    return Backend(args.backend, args.scheduler, args.partitions)
+
+
 @contextmanager
 def backend_data(args: argparse.Namespace) -> Iterator[BinaryData | PartitionedData]:
     """The data on the chosen backend: :class:`BinaryData` in memory (local), or a
     :class:`~dpquery.backends.PartitionedData` on a Dask cluster, closed on exit."""
     check_backend_args(args)
-    if args.backend == "local":
-        yield load_data(args)
-        return
-    domain = None
-    if args.data is not None and args.data.suffix != ".npz":
-        table_files(args.data)  # a missing file or a bad domain fails before connecting
-        domain = load_domain_arg(args, args.data)
-    with connect(args.scheduler) as backend:
-        yield _partitioned(args, backend, domain)
-
-
-def _partitioned(
-    args: argparse.Namespace, backend: DaskBackend, domain: Domain | None
-) -> PartitionedData:
-    # In-memory inputs (a built-in dataset, an encoded .npz) default to one part per worker.
-    parts = args.partitions
-    if args.dataset is not None:
-        table, ds_domain = datasets.load_table(args.dataset)
-        return PartitionedData.from_frame(table, ds_domain, backend, parts or backend.workers())
-    if domain is None:
-        data = load_binary(args.data)
-        if data.domain is not None:
-            warn_non_private(data.domain)
-        return PartitionedData.from_binary(data, backend, parts or backend.workers())
-    return PartitionedData.from_table(args.data, domain, backend, parts)
+    with inputs.open_data(source_of(args), backend_of(args)) as data:
+        yield data

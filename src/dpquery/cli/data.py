@@ -9,8 +9,9 @@ from pathlib import Path
 from dpquery import datasets
 from dpquery.cli.common import load_domain_arg
 from dpquery.data.binary import BinaryData, save_binary
-from dpquery.data.encode import encode, read_table, read_transactions
+from dpquery.data.encode import read_transactions
 from dpquery.errors import DPQueryError
+from dpquery.pipeline.inputs import encode_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -105,7 +106,7 @@ def _encode(args: argparse.Namespace) -> int:
         data: BinaryData = read_transactions(args.table, n=args.n, d=args.items)
     else:
         domain = load_domain_arg(args, args.table)
-        data = encode(read_table(args.table, domain), domain)
+        data = encode_file(args.table, domain)
         if args.save_domain:
             domain.save(args.save_domain)
     print(f"n = {data.n}")

@@ -1,13 +1,13 @@
 """``dpquery demo``: the default release on real data, end to end (what ``make demo`` runs).
 
-Encodes Adult (shipped with the package: no data folder, no network) over its public domain
-and releases a synthetic table the way ``dpquery synth`` does by default: ``--algorithm auto``
-on the default workload (every 3-way marginal of at most n cells), at (1, 1/n^2)-DP, delta far
-below 1/n. It prints the guarantee, which algorithm ran and why, a few synthetic records in
-Adult's own columns and then, labelled NOT PRIVATE (computed on the private data), the
-release's errors beside the baselines and how often its records break a rule every real record
-keeps (:mod:`dpquery.evaluation.coherence`). The seed is fixed so the demo is repeatable; real
-releases take no seed.
+Releases Adult (shipped with the package: no data folder, no network) over its public domain
+through the pipeline ``dpquery synth`` runs (:mod:`dpquery.pipeline`), with its defaults:
+``--algorithm auto`` on the default workload (every 3-way marginal of at most n cells), at
+(1, 1/n^2)-DP, delta far below 1/n. It prints the guarantee, which algorithm ran and why, a
+few synthetic records in Adult's own columns and then, labelled NOT PRIVATE (computed on the
+private data), the release's errors beside the baselines and how often its records break a
+rule every real record keeps (:mod:`dpquery.evaluation.coherence`). The seed is fixed so the
+demo is repeatable; real releases take no seed.
 """
 
 from __future__ import annotations
@@ -18,20 +18,17 @@ import time
 import numpy as np
 import pandas as pd
 
-from dpquery import datasets
-from dpquery.algorithms import registry
+from dpquery import datasets, pipeline
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.uniform import uniform_records
-from dpquery.cli.synth import error_lines, qualified_guarantee
+from dpquery.cli.summary import error_lines, qualified_guarantee
 from dpquery.data.binary import BinaryData
 from dpquery.data.decode import decode
-from dpquery.data.encode import encode
 from dpquery.data.records import Records
-from dpquery.data.sample import output_table
 from dpquery.evaluation.coherence import canonical_table, coherence_section
 from dpquery.evaluation.release_report import release_report
-from dpquery.privacy.delta import check_delta, default_delta
-from dpquery.queries import Workload, answer, default_workload
+from dpquery.pipeline.rows import table_rows
+from dpquery.queries import Workload, answer
 
 RECORDS_SHOWN = 5
 RULES_SHOWN = 3
@@ -51,28 +48,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _demo(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     table, domain = datasets.load_table(args.dataset)
-    data = encode(table, domain)
-    print(f"== {args.dataset} (found: {datasets.source_of(args.dataset)}): {data.n:,} records, "
-          f"{len(domain)} attributes -> {data.d} bits "
-          f"({time.perf_counter() - start:.2f} s to read and encode)")  # fmt: skip
-    if args.delta is None:
-        args.delta = default_delta(data.n)
-    check_delta(args.delta, data.n)  # a Python warning on stderr when delta >= 1/n
-    workload = default_workload(domain, data.n, k=args.k, seed=args.seed)
+    print(f"== {args.dataset} (found: {datasets.source_of(args.dataset)}): {len(table):,} "
+          f"records, {len(domain)} attributes -> {domain.d} bits "
+          f"({time.perf_counter() - start:.2f} s to read)")  # fmt: skip
+    request = pipeline.ReleaseRequest(
+        pipeline.Frame(table, domain), options={"epsilon": args.epsilon, "delta": args.delta},
+        k=args.k, seed=args.seed, progress=False if args.quiet else None,
+    )  # fmt: skip
+    fitted = pipeline.fit(request)  # delta = 1/n^2 unless given; a warning when >= 1/n
+    release, data, workload = fitted.release, fitted.data, fitted.workload
+    assert workload is not None  # a table's release is fitted for a workload
     marginals = len(workload.marginals) - 1 if workload.marginals is not None else 0
     print(f"== workload (the default): {marginals} {args.k}-way marginals of at most n cells, "
           f"{len(workload):,} cells")  # fmt: skip
-    model = registry.build(
-        "auto", {"epsilon": args.epsilon, "delta": args.delta}, seed=args.seed,
-        progress=False if args.quiet else None,
-    )  # fmt: skip
-    release = model.fit(data, workload)
     print(f"\n== privacy: {qualified_guarantee(release.privacy())}, delta = 1/n^2 (1/n = "
           f"{1 / data.n:.1e}), bounded DP (replace one record), n public")  # fmt: skip
     print(f"   algorithm: {release.algorithm}, chosen by auto: "
           f"{release.parameters['auto']['reason']}")  # fmt: skip
     print(f"   {release.records.m:,} synthetic records")
-    synthetic, _ = output_table(release.records, domain, rows=data.n, seed=args.seed)
+    synthetic, _ = table_rows(fitted, domain, pipeline.Output())
     print(f"\n== {RECORDS_SHOWN} of the {len(synthetic):,} synthetic rows (n, as `dpquery synth` "
           "writes them), numeric columns shown by their public bin:")  # fmt: skip
     shown = canonical_table(synthetic.head(RECORDS_SHOWN), domain)

@@ -8,16 +8,10 @@ pandas or the writer inferred from the values (one age of 37.5 makes the column 
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from dpquery.errors import DPQueryError
-from dpquery.io import atomic_path
+from dpquery.pipeline.reports import RELEASED
 
 
 def add_output_args(group: argparse._ArgumentGroup) -> None:
@@ -41,10 +35,6 @@ def output_rows(args: argparse.Namespace, n: int) -> int | None:
     return n if args.rows is None else args.rows
 
 
-RELEASED = "the released records"
-"""The output's method when it is the released records themselves, unweighted."""
-
-
 def describe_output(output: dict[str, Any], d: int) -> str:
     """How the table's rows were made (the report's ``release.output``), for the console;
     item data's output (which has a ``form``) is over items, a table's over bits."""
@@ -58,24 +48,3 @@ def describe_output(output: dict[str, Any], d: int) -> str:
         f"sampled from the {output['released_records']} synthetic records {over} "
         "(systematic sampling: each repeated in proportion to its weight)"
     )
-
-
-def json_text(value: object) -> str:
-    """``value`` as indented JSON text (numpy scalars as Python numbers), ending in a newline."""
-    return json.dumps(value, indent=2, default=_json) + "\n"
-
-
-def _json(x: object) -> object:
-    if isinstance(x, np.integer | np.floating | np.bool_):
-        return x.item()
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
-
-
-def write_outputs(out: Path, write: Callable[[Path], object], texts: Mapping[Path, str]) -> None:
-    """``write(tmp)`` for ``out`` and each of ``texts`` (path to text) written to temporaries,
-    renamed together only when every write succeeded: a failure leaves no output at all."""
-    with ExitStack() as stack:
-        tmp = stack.enter_context(atomic_path(out, overwrite=True))
-        for path, text in texts.items():
-            stack.enter_context(atomic_path(path, overwrite=True)).write_text(text)
-        write(tmp)

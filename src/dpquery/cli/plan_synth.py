@@ -25,6 +25,7 @@ from dpquery.cli import synth
 from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
 from dpquery.errors import DPQueryError
+from dpquery.pipeline.plan import workloads
 from dpquery.privacy import Ledger
 from dpquery.rng import make_rng
 
@@ -71,10 +72,9 @@ def _items_plan(args: argparse.Namespace) -> int:
         args.algorithm = "wide"
     if args.algorithm != "wide":
         raise DPQueryError(f"item data is planned for the wide release, not {args.algorithm}")
-    oracle_options = synth._oracle_options(args)
-    synth._estimator(args, oracle_options, None)
-    synth._delta_rule(args, args.n)
-    model = synth._estimator(args, oracle_options, None)
+    synth.estimator(args, None)
+    options = synth.budget_rule(args, args.n)
+    model = synth.estimator(args, None, options)
     plan = model.plan(_Sizes(args.n, args.items))
     ledger = Ledger(plan.budget, model.plan_accountant(plan))
     for c in plan.charges():
@@ -116,13 +116,12 @@ def _synth_plan(args: argparse.Namespace) -> int:
     if args.items is not None:
         return _items_plan(args)
     shape = _shape(args)
-    oracle_options = synth._oracle_options(args)
-    synth._estimator(args, oracle_options, None)  # every option checked first
+    synth.estimator(args, None)  # every option checked first
     synth.check_budget_given(args)
-    synth._delta_rule(args, shape.n)
+    options = synth.budget_rule(args, shape.n)
     rng = make_rng(args.seed)
-    workload, _ = synth._workloads(args, shape, rng)
-    model = synth._estimator(args, oracle_options, rng)
+    workload, _ = workloads(synth.workload_of(args), args.k, shape, rng)
+    model = synth.estimator(args, rng, options)
     plan = model.plan(shape, workload)
     ledger = Ledger(plan.budget, model.plan_accountant(plan))
     for c in plan.charges():  # a plan fits its budget: these charges never raise

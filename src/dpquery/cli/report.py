@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpquery import datasets
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
 from dpquery.data.encode import read_table
@@ -20,6 +19,8 @@ from dpquery.errors import DPQueryError
 from dpquery.evaluation.coherence import coherence_section
 from dpquery.evaluation.holder import evaluate_synthetic
 from dpquery.evaluation.html import require_matplotlib, write_html
+from dpquery.pipeline import inputs
+from dpquery.pipeline.request import Dataset, TableFile
 from dpquery.queries.workload import Workload
 
 
@@ -67,13 +68,10 @@ def load_release_report(args: argparse.Namespace) -> dict[str, Any] | None:
 def real_table(args: argparse.Namespace, domain: Domain | None) -> pd.DataFrame | None:
     """The real table in its own columns (the coherence measurement needs raw values), or
     None when the data is only encoded (.npz) or partitioned (dask)."""
-    if args.dataset is not None:
-        return datasets.load_table(args.dataset)[0]
-    if getattr(args, "backend", "local") == "dask" or args.data is None:
+    if args.dataset is None and args.data is None:
         return None
-    if args.data.suffix == ".npz" or args.data.is_dir() or domain is None:
-        return None
-    return read_table(args.data, domain)
+    source = Dataset(args.dataset) if args.dataset is not None else TableFile(args.data)
+    return inputs.real_table(source, domain, getattr(args, "backend", "local"))
 
 
 def _tables(

@@ -22,7 +22,6 @@ from dpquery.cli.common import (
     add_data_args,
     add_item_args,
     backend_data,
-    is_item_file,
     load_data,
     load_item_sets,
 )
@@ -37,15 +36,16 @@ from dpquery.cli.report import (
 )
 from dpquery.data.binary import BinaryData, load_binary, load_weighted
 from dpquery.data.domain import Domain
-from dpquery.data.encode import encode, read_table
+from dpquery.data.encode import read_table
 from dpquery.data.items import read_item_sets
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.metrics import error_report
 from dpquery.evaluation.wide import describe_wide, wide_evaluation
 from dpquery.io import atomic_path, atomic_write_text
-from dpquery.queries import WORKLOAD_KINDS, build_workload, check_same_domain
-from dpquery.queries.build import MissingParameterError
+from dpquery.pipeline.inputs import encode_file, is_item_file
+from dpquery.pipeline.plan import workload_of_kind
+from dpquery.queries import WORKLOAD_KINDS, check_same_domain
 from dpquery.queries.evaluate import answer, answer_data, cached_answers
 from dpquery.queries.workload import Workload, describe_query
 
@@ -185,14 +185,6 @@ def _make_workload(args: argparse.Namespace) -> Workload:
     )  # fmt: skip
 
 
-def workload_of_kind(kind: str, domain: Domain, **kwargs: Any) -> Workload:
-    """:func:`dpquery.queries.build_workload`, its missing parameters named as flags."""
-    try:
-        return build_workload(kind, domain, **kwargs)
-    except MissingParameterError as exc:
-        raise DPQueryError(f"workload kind {kind} needs --{exc.parameter}") from None
-
-
 def _true_answers(
     args: argparse.Namespace, workload: Workload, data: BinaryData | PartitionedData
 ) -> np.ndarray:
@@ -214,7 +206,7 @@ def _load_synthetic(path: Path, domain: Domain | None) -> BinaryData | Records:
         raise DPQueryError("reading a synthetic table needs the data's domain")
     table = read_table(path, None)
     weights = table.pop("weight").to_numpy(float) if "weight" in table.columns else None
-    encoded = encode(read_table(path, domain), domain)
+    encoded = encode_file(path, domain)
     if weights is None:
         return encoded
     return Records(encoded.to_dense(), weights, domain)

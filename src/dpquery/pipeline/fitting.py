@@ -1,0 +1,87 @@
+"""The third step of a release: the fit, on one ledger.
+
+The estimator's own ledger is set before its first draw (``request.keep`` receives the
+estimator first, so a front door keeps that ledger also when the fit raises). The true
+answers are computed for the evaluation, or by the fit only when the algorithm reads them
+(the default release does not). On dask the evaluation's (both workloads') ride on the fit's
+first pass, the release's counts or the answers the algorithm reads: no pass of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpquery.algorithms.release import Release
+from dpquery.backends import PartitionedData
+from dpquery.data.domain import Domain
+from dpquery.data.items import ItemSets
+from dpquery.pipeline.inputs import as_item_sets, item_bits
+from dpquery.pipeline.request import ReleaseRequest
+from dpquery.queries import Workload, answer, default_workload
+
+
+@dataclass
+class Fitted:
+    """A fitted release and what its later steps read: its records (item sets for item
+    data), the data it was fitted on, the workloads (None for item data's wide release) with
+    their true answers when evaluated, and the one generator of the run."""
+
+    release: Release
+    records: Any
+    model: Any
+    data: Any
+    workload: Workload | None
+    fresh: Workload | None
+    true: Sequence[np.ndarray | None]
+    rng: np.random.Generator
+    domain: Domain | None = None  # the output's: a table's, in its dtypes; None for items
+    messages: list[Warning] = field(default_factory=list)
+
+
+def fit_table(
+    request: ReleaseRequest, model: Any, data: Any, workload: Workload,
+    fresh: Workload | None, rng: np.random.Generator, domain: Domain,
+) -> Fitted:  # fmt: skip
+    """Fit ``model`` to the table's ``data`` for ``workload``; its rows will be written
+    over ``domain``."""
+    workloads = [workload] if fresh is None else [workload, fresh]
+    dask = isinstance(data, PartitionedData)
+    true: Sequence[np.ndarray | None] = (None, None)
+    if request.evaluate and dask:
+        data.answers_later(workloads)
+    elif request.evaluate:
+        true = [answer(w, data) for w in workloads]
+    release = _fit(request, model, data, workload, true_answers=true[0])
+    if request.evaluate and dask:
+        true = data.answers_many(workloads)  # made by now, with the fit's pass
+    return Fitted(release, release.records, model, data, workload, fresh, true, rng, domain)
+
+
+def fit_items(
+    request: ReleaseRequest, model: Any, items: ItemSets | PartitionedData,
+    rng: np.random.Generator,
+) -> Fitted:  # fmt: skip
+    """Fit ``model`` (the wide release, or a named algorithm on the bits) to item data; the
+    release's records come back as item sets (weighted when the algorithm weighs them).
+    Only the wide release takes partitioned item data."""
+    if model.name == "wide":
+        release = _fit(request, model, items)
+        return Fitted(release, release.records, model, items, None, None, (None,), rng)
+    assert isinstance(items, ItemSets)
+    data = item_bits(items)
+    assert data.domain is not None
+    workload = default_workload(data.domain, data.n, k=request.k, seed=rng)
+    release = _fit(request, model, data, workload)
+    records = as_item_sets(release.records)
+    return Fitted(release, records, model, items, workload, None, (None,), rng)
+
+
+def _fit(request: ReleaseRequest, model: Any, *data: Any, **keywords: Any) -> Release:
+    if request.keep is not None:
+        request.keep(model)
+    release: Release = model.fit(*data, **keywords)
+    return release

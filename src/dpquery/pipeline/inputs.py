@@ -1,0 +1,240 @@
+"""The first step of a release: the private data and its public domain.
+
+A table is encoded over the domain given (a JSON file, a dataset's own, or the DataFrame's;
+read off the data only when asked, and then NOT PRIVATE); item data needs none (its items
+are ``0..d-1``). On the local backend the data is read in this process; on ``dask`` a table,
+a dataset or an encoded ``.npz`` is cut into partitions on the cluster, and item files into
+ranges of user ids (``docs/dask.md``).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from dpquery import datasets
+from dpquery.backends import DaskBackend, PartitionedData, connect
+from dpquery.backends.partitions import ITEM_SUFFIXES, table_files
+from dpquery.data.binary import _FORMAT, BinaryData, load_binary
+from dpquery.data.domain import Binary, Domain, infer_domain
+from dpquery.data.encode import (
+    encode,
+    holds_pairs,
+    no_records,
+    pair_file_sizes,
+    read_table,
+    resolve_sizes,
+    warn_extra_columns,
+)
+from dpquery.data.items import ItemSets, read_item_sets
+from dpquery.data.records import Records
+from dpquery.errors import DPQueryError, NonPrivateWarning
+from dpquery.pipeline.request import Backend, Dataset, Frame, ItemFile, ItemMatrix, TableFile
+
+TableSource = TableFile | Dataset | Frame
+T = TypeVar("T")
+ItemSource = ItemFile | ItemMatrix
+
+
+def is_item_file(path: Path) -> bool:
+    """A ``.transactions.csv`` (optionally compressed) file: records as sets of items."""
+    return ".transactions" in [s.lower() for s in path.suffixes]
+
+
+def holds_items(path: Path, out: Path) -> bool:
+    """Whether the file at ``path`` is item data: a ``.transactions`` file, a sparse
+    ``.npz``, or an encoded ``.npz`` of free bits only without a domain (what ``dpquery
+    encode --transactions`` writes), or with one when ``out`` asks for item sets. Of an
+    encoded ``.npz`` it reads only the format, the one-hot groups and the domain, never the
+    bits."""
+    if is_item_file(path):
+        return True
+    if path.suffix.lower() != ".npz" or not path.exists():
+        return False
+    try:
+        with np.load(path, allow_pickle=False) as z:  # lazy: only the keys read here
+            if "format" not in z.files or str(z["format"]) != _FORMAT:
+                return True  # scipy's save_npz: a sparse matrix
+            free_bits = len(z["onehot_groups"]) == 0  # dpquery encode --transactions
+            has_domain = bool(str(z["domain"]))
+    except Exception:  # not ours to judge here: the dense path reports a bad file
+        return False
+    return free_bits and (not has_domain or is_item_file(out))
+
+
+def warn_non_private(domain: Domain) -> None:
+    if domain.non_private:
+        print(
+            "dpquery: WARNING: the domain was read from the private data; anything released "
+            "with it is NOT differentially private",
+            file=sys.stderr,
+        )
+
+
+def load_domain(domain: Path | None, infer: bool, table_path: Path | None = None) -> Domain:
+    """The public domain of a table file: the JSON file ``domain``, or, with ``infer``, one
+    read off the table at ``table_path`` (NOT PRIVATE, said on stderr)."""
+    if domain is not None:
+        if infer:
+            raise DPQueryError("give either --domain or --infer-domain, not both")
+        return Domain.load(domain)
+    if infer and table_path is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonPrivateWarning)
+            inferred = infer_domain(read_table(table_path))
+        warn_non_private(inferred)
+        return inferred
+    raise DPQueryError(
+        "--data needs --domain DOMAIN.json (the public domain); --infer-domain reads one "
+        "off the data for exploration only"
+    )
+
+
+def encode_file(path: Path, domain: Domain) -> BinaryData:
+    """The table at ``path`` encoded over ``domain``."""
+    return encode(read_table(path, domain), domain)
+
+
+def load_data(source: TableSource) -> BinaryData:
+    """The data of ``source``, encoded over its public domain, in this process."""
+    if isinstance(source, Dataset):
+        return datasets.load(source.name)
+    if isinstance(source, Frame):
+        warn_extra_columns(source.name, list(source.table.columns), list(source.domain.names))
+        return encode(source.table, source.domain)
+    if source.path.suffix == ".npz":
+        data = load_binary(source.path)
+        if data.domain is not None:
+            warn_non_private(data.domain)
+        return data
+    domain = load_domain(source.domain, source.infer_domain, source.path)
+    return encode_file(source.path, domain)
+
+
+@contextmanager
+def open_data(source: TableSource, backend: Backend) -> Iterator[BinaryData | PartitionedData]:
+    """The data on the chosen backend: :class:`BinaryData` in memory (local), or a
+    :class:`~dpquery.backends.PartitionedData` on a Dask cluster, closed on exit."""
+    if backend.name == "local" or isinstance(source, Frame):
+        yield load_data(source)
+        return
+    domain = None
+    if isinstance(source, TableFile) and source.path.suffix != ".npz":
+        table_files(source.path)  # a missing file or a bad domain fails before connecting
+        domain = load_domain(source.domain, source.infer_domain, source.path)
+    with connect(backend.scheduler) as cluster:
+        yield _partitioned(source, cluster, backend.partitions, domain)
+
+
+def _partitioned(
+    source: TableFile | Dataset, backend: DaskBackend, parts: int | None, domain: Domain | None
+) -> PartitionedData:
+    # In-memory inputs (a built-in dataset, an encoded .npz) default to one part per worker.
+    if isinstance(source, Dataset):
+        table, ds_domain = datasets.load_table(source.name)
+        return PartitionedData.from_frame(table, ds_domain, backend, parts or backend.workers())
+    if domain is None:
+        data = load_binary(source.path)
+        if data.domain is not None:
+            warn_non_private(data.domain)
+        return PartitionedData.from_binary(data, backend, parts or backend.workers())
+    return PartitionedData.from_table(source.path, domain, backend, parts)
+
+
+def output_domain(source: TableSource, domain: Domain) -> Domain:
+    """The domain the rows are written over: a DataFrame's in the dtypes declared for it
+    (never read off the data), else the data's own."""
+    if isinstance(source, Frame) and source.dtypes is not None:
+        return source.domain.with_dtypes(source.dtypes)
+    return source.domain if isinstance(source, Frame) else domain
+
+
+def real_table(
+    source: TableSource, domain: Domain | None, backend: str = "local"
+) -> pd.DataFrame | None:
+    """The real table in its own columns (the coherence measurement needs raw values), or
+    None when the data is only encoded (.npz) or partitioned (dask)."""
+    if isinstance(source, Dataset):
+        return datasets.load_table(source.name)[0]
+    if isinstance(source, Frame):
+        return source.table
+    if backend == "dask":
+        return None
+    if source.path.suffix == ".npz" or source.path.is_dir() or domain is None:
+        return None
+    return read_table(source.path, domain)
+
+
+# -- item data --------------------------------------------------------------------------
+def load_items(source: ItemSource) -> ItemSets:
+    """The item sets of ``source``, in this process."""
+    if isinstance(source, ItemMatrix):
+        return source.items
+    if source.path.is_dir():
+        raise DPQueryError(
+            f"{source.path} is a folder: item files partitioned by user are read from a "
+            "folder with --backend dask; give one file here"
+        )
+    return read_item_sets(source.path, n=source.n, d=source.d)
+
+
+def item_bits(items: ItemSets) -> BinaryData:
+    """Item sets as bits over a domain of one binary attribute per item."""
+    bits = items.to_binary()
+    domain = Domain(tuple(Binary(f"i{j}", (0, 1)) for j in range(items.d)))
+    return BinaryData(bits.words, bits.n, domain=domain)
+
+
+def as_item_sets(records: Records) -> ItemSets:
+    """Records over :func:`item_bits` (an algorithm fitted on the bits) as item sets, with
+    their weights."""
+    return ItemSets(sp.csr_array(records.rows), records.weights)
+
+
+def item_sizes(path: Path, files: list[Path], n: int | None, d: int | None) -> tuple[int, int]:
+    """The public sizes ``(n, d)`` of the item files: ``n``/``d`` or their first lines,
+    which must agree (only those lines are read)."""
+    found = {sizes for f in files if (sizes := pair_file_sizes(f)) is not None}
+    if len(found) > 1:
+        raise DPQueryError(f"{path}: the files' first lines give different sizes (rows, "
+                           f"items) {sorted(found)}")  # fmt: skip
+    return resolve_sizes(path, (n, d), found.pop() if found else None)
+
+
+@contextmanager
+def open_items(
+    source: ItemSource, backend: Backend, check: Callable[[int], T]
+) -> Iterator[tuple[ItemSets | PartitionedData, T]]:
+    """Item data on the chosen backend, with what ``check`` says of its number of items,
+    asked before any cluster starts. On ``dask`` a ``row item`` file is cut into ranges of
+    user ids (an ``.npz``, read here, into ranges of records), counted on the workers."""
+    if backend.name == "local" or isinstance(source, ItemMatrix):
+        items = load_items(source)
+        checked = check(items.d)
+        yield items, checked
+        return
+    npz = source.path.suffix.lower() == ".npz"
+    if npz:  # read here: its ranges of records are sent to the workers
+        items = load_items(source)
+        n, d = items.n, items.d
+    else:
+        files = table_files(source.path, ITEM_SUFFIXES, "item")
+        if not any(holds_pairs(f) for f in files):  # the sizes alone: n empty records
+            raise no_records(source.path)
+        n, d = item_sizes(source.path, files, source.n, source.d)
+    checked = check(d)
+    with connect(backend.scheduler) as cluster:
+        parts = backend.partitions or cluster.workers()
+        data = (
+            PartitionedData.from_items(items, cluster, parts) if npz else
+            PartitionedData.from_transactions(files, n=n, d=d, backend=cluster, partitions=parts)
+        )  # fmt: skip
+        yield data, checked

@@ -1,0 +1,178 @@
+"""The second step of a release: its plan, before any draw.
+
+From public quantities only (``n``, the domain, the options): the budget (``delta``
+defaulting to ``1/n^2``) and the warnings the user must see about it, the workload (every
+``k``-way marginal of at most n cells when none is given), the estimator with its options
+checked, and ``auto``'s choice with its pre-release check ("not expected to beat the
+baselines", said before the fit).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpquery.algorithms import registry
+from dpquery.algorithms.auto import Auto, BaselineWarning
+from dpquery.algorithms.wide.release import noise_warning
+from dpquery.errors import DPQueryError
+from dpquery.pipeline.request import ReleaseRequest, WorkloadKind
+from dpquery.privacy.delta import (
+    LargeDeltaWarning,
+    WeakBudgetWarning,
+    check_delta,
+    check_epsilon,
+    default_delta,
+)
+from dpquery.queries import (
+    Workload,
+    build_workload,
+    check_same_domain,
+    default_workload,
+)
+from dpquery.queries.build import MissingParameterError
+
+SAID = (LargeDeltaWarning, WeakBudgetWarning, BaselineWarning)
+"""The warnings a front door with ``say`` shows itself (the library's are then silenced)."""
+ITEMS_AUTO_REASON = (
+    "item data ({n} records x {d} items): the wide release measures every item's count, the "
+    "record sizes and the pairs among the {K} most frequent items, and fits sparse records "
+    "to them (docs/choosing.md)"
+)
+
+
+def algorithm_of(request: ReleaseRequest) -> str:
+    """The algorithm to run: ``auto`` is the wide release on item data (docs/choosing.md)."""
+    return "wide" if request.items and request.algorithm == "auto" else request.algorithm
+
+
+class InvalidOption(DPQueryError):
+    """An option's value out of its declared range (the message names the option)."""
+
+
+def estimator(
+    algorithm: str, options: Mapping[str, Any], *, oracle_options: Mapping[str, float],
+    seed: np.random.Generator | None, progress: bool | None,
+) -> Any:  # fmt: skip
+    """The algorithm's estimator with ``options`` (the registry's names; None: not given),
+    every value's range checked before the data is read. Raises
+    :class:`~dpquery.algorithms.registry.OptionError` for an option it does not take, and
+    :class:`InvalidOption` for a value out of range."""
+    model = registry.build(
+        algorithm, options, seed=seed, oracle_options=dict(oracle_options), progress=progress
+    )
+    try:
+        model.validate()
+    except DPQueryError as exc:
+        raise InvalidOption(str(exc)) from None
+    return model
+
+
+def request_estimator(
+    request: ReleaseRequest, rng: np.random.Generator | None,
+    options: Mapping[str, Any] | None = None,
+) -> Any:  # fmt: skip
+    """The request's estimator (with ``options`` in place of its own, when given)."""
+    return estimator(
+        algorithm_of(request), request.options if options is None else options,
+        oracle_options=request.oracle_options, seed=rng, progress=request.progress,
+    )  # fmt: skip
+
+
+def with_default_delta(options: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """The one default: ``delta = 1/n^2`` with ``epsilon`` and no ``rho``."""
+    given = dict(options)
+    if given.get("delta") is None and given.get("epsilon") is not None and given.get("rho") is None:
+        given["delta"] = default_delta(n)
+    return given
+
+
+def budget_warnings(options: Mapping[str, Any], n: int) -> list[Warning]:
+    """The warnings at ``delta >= 1/n`` and at ``epsilon > 10``
+    (:func:`dpquery.privacy.delta.check_epsilon`), as values: the caller says them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LargeDeltaWarning)
+        warnings.simplefilter("ignore", WeakBudgetWarning)
+        delta = check_delta(options.get("delta"), n)
+        epsilon = check_epsilon(options.get("epsilon"), options.get("rho"), n)
+    return [
+        kind(message)
+        for kind, message in ((LargeDeltaWarning, delta), (WeakBudgetWarning, epsilon))
+        if message is not None
+    ]
+
+
+def workload_of_kind(kind: str, domain: Any, **kwargs: Any) -> Workload:
+    """:func:`dpquery.queries.build_workload`, its missing parameters named as flags."""
+    try:
+        return build_workload(kind, domain, **kwargs)
+    except MissingParameterError as exc:
+        raise DPQueryError(f"workload kind {kind} needs --{exc.parameter}") from None
+
+
+def workloads(
+    given: Workload | Path | WorkloadKind | None, k: int, data: Any, rng: np.random.Generator
+) -> tuple[Workload, Workload | None]:
+    """The workload to release for and, when it is drawn at random, a fresh one of the same
+    kind to evaluate on (None for the default, given and all-marginals workloads)."""
+    if given is None:
+        if data.domain is None:
+            raise DPQueryError("the default workload needs the data's domain")
+        return default_workload(data.domain, data.n, k=k, seed=rng), None
+    if isinstance(given, Workload | Path):
+        workload = given if isinstance(given, Workload) else Workload.load(given)
+        check_same_domain(workload, data.d, data.domain)
+        return workload, None
+    if data.domain is None:
+        raise DPQueryError("generating a workload needs the data's domain")
+    make = {
+        "k": k, "count": given.count, "marginals": given.marginals,
+        "attributes": None if given.attributes is None else list(given.attributes), "n": data.n,
+    }  # fmt: skip
+    workload = workload_of_kind(given.kind, data.domain, seed=rng, **make)
+    fresh = None if given.kind == "all-marginals" else workload_of_kind(
+        given.kind, data.domain, seed=rng, **make
+    )  # fmt: skip
+    return workload, fresh
+
+
+def baseline_warning(model: Any, data: Any, workload: Workload) -> list[Warning]:
+    """The public pre-release check of ``auto`` (docs/choosing.md), before the fit."""
+    if isinstance(model, Auto):
+        warning = model.plan(data, workload).warning
+        if warning is not None:
+            return [BaselineWarning(warning)]
+    return []
+
+
+def items_noise_warning(model: Any, data: Any) -> list[Warning]:
+    """The wide release's public pre-release check (docs/wide.md, Shapes), before the fit:
+    where noise swamps the item counts, the release is expected no better than the
+    all-zeros table."""
+    warning = noise_warning(model.plan(data), data.n) if model.name == "wide" else None
+    return [] if warning is None else [BaselineWarning(warning)]
+
+
+class EmptyReleaseWarning(UserWarning):
+    """Every released record is empty: the release is the all-zeros table."""
+
+
+def items_kept_nothing(release: Any) -> list[Warning]:
+    """After the fit, said also with ``--quiet``: every released record is empty."""
+    if release.parameters.get("items_kept") != 0:
+        return []
+    return [EmptyReleaseWarning("no item's noisy count stood out of the noise: every "
+                                "released record is empty (the all-zeros table)")]  # fmt: skip
+
+
+def items_auto_reason(model: Any, data: Any, partitioned: bool) -> str:
+    """Why ``auto`` runs the wide release on item data, in one sentence."""
+    K = model.plan(data).parameters.K
+    reason = ITEMS_AUTO_REASON.format(n=data.n, d=data.d, K=K)
+    if partitioned:
+        reason += "; its counts computed on the cluster, in two passes"
+    return reason

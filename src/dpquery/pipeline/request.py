@@ -1,0 +1,170 @@
+"""What a release is asked for (:class:`ReleaseRequest`, built by each front door) and what
+it gives back (:class:`ReleaseResult`).
+
+A request names its data (:data:`Source`: a table file, a built-in dataset, a DataFrame,
+item data in a file or a matrix), the algorithm and its options, the workload, the output
+rows, where they go (:class:`Files`, or nowhere: the caller takes the rows) and the backend.
+It holds values only: no parser namespace, no open file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from dpquery.algorithms.release import Release
+from dpquery.data.domain import Domain
+from dpquery.data.items import ItemSets
+from dpquery.queries import Workload
+from dpquery.rng import SeedLike
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """A table (.csv, .csv.gz, .parquet; a folder of them on dask) over the public domain
+    in ``domain`` (a JSON file), or an encoded ``.npz`` (its domain inside)."""
+
+    path: Path
+    domain: Path | None = None
+    infer_domain: bool = False  # read the domain off the data: NOT PRIVATE
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A built-in dataset (:mod:`dpquery.datasets`): its domain is public."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A DataFrame over a public domain, its output columns typed by ``dtypes`` (None: the
+    domain's dtypes); ``name`` is how messages call it."""
+
+    table: pd.DataFrame
+    domain: Domain
+    dtypes: Mapping[str, Any] | None = None
+    name: str = "df"
+
+
+@dataclass(frozen=True)
+class ItemFile:
+    """Item data: a ``row item`` file (a folder of them on dask) or a sparse ``.npz``, with
+    the public sizes when its first line does not give them."""
+
+    path: Path
+    n: int | None = None
+    d: int | None = None
+
+
+@dataclass(frozen=True)
+class ItemMatrix:
+    """Item data in memory (a sparse matrix read as item sets)."""
+
+    items: ItemSets
+
+
+Source = TableFile | Dataset | Frame | ItemFile | ItemMatrix
+"""Where the private records come from."""
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    """A workload generated from the domain (:func:`dpquery.queries.build_workload`)."""
+
+    kind: str
+    count: int = 100_000
+    marginals: int | None = None
+    attributes: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Output:
+    """The output rows: ``rows`` sampled from the release (None: n, public), or, with
+    ``weights``, the released records and their weights; numeric attributes as a uniform
+    value in their bin or the bin's label."""
+
+    rows: int | None = None
+    weights: bool = False
+    numeric: Literal["uniform", "label"] = "uniform"
+
+    def count(self, n: int) -> int | None:
+        """The rows to sample from a release of ``n`` records (None: the weighted records)."""
+        return None if self.weights else n if self.rows is None else self.rows
+
+
+@dataclass(frozen=True)
+class Files:
+    """Where a release is written, all or nothing: the rows (``out``: its suffix gives the
+    form), the publishable report and the NOT PRIVATE evaluation (None: not written)."""
+
+    out: Path
+    report: Path | None = None
+    evaluation: Path | None = None
+    overwrite: bool = False
+    dense: bool = False  # a CSV wider than DENSE_COLUMNS columns, written anyway
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where the data is read and counted: in this process, or on a Dask cluster."""
+
+    name: Literal["local", "dask"] = "local"
+    scheduler: str | None = None
+    partitions: int | None = None
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    """One release: the data, the algorithm and its options (``options``: the registry's
+    option names to values, the budget's ``epsilon``, ``delta``, ``rho`` among them; None
+    is not given), the workload (None: every ``k``-way marginal of at most n cells; a
+    :class:`Workload`, a saved one's path, or a kind to generate), the output and where it
+    goes. ``say`` receives the warnings the user must see (a large delta or epsilon, auto's
+    pre-release check) as they arise, and the library's Python warnings of the same are
+    then silenced; without it they are issued as Python warnings. ``keep`` receives the
+    estimator before it fits (its ledger is set before the first draw)."""
+
+    source: Source
+    algorithm: str = "auto"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    oracle_options: Mapping[str, float] = field(default_factory=dict)
+    workload: Workload | Path | WorkloadKind | None = None
+    k: int = 3
+    output: Output = Output()
+    files: Files | None = None
+    evaluate: bool = False
+    backend: Backend = Backend()
+    seed: SeedLike = None
+    progress: bool | None = None
+    say: Callable[[Warning], None] | None = None
+    keep: Callable[[Any], None] | None = None
+
+    @property
+    def items(self) -> bool:
+        """Whether the records are sets of items (no domain, sparse)."""
+        return isinstance(self.source, ItemFile | ItemMatrix)
+
+
+@dataclass
+class ReleaseResult:
+    """A release and what was made of it: the output ``rows`` (a DataFrame; ``(bits,
+    weights)`` for an encoded ``.npz``; item sets for item data), the publishable ``report``,
+    the NOT PRIVATE ``evaluation`` (None unless asked for) and the warnings said."""
+
+    release: Release
+    rows: Any
+    report: dict[str, Any]
+    evaluation: dict[str, Any] | None = None
+    messages: list[Warning] = field(default_factory=list)
+
+    @property
+    def row_count(self) -> int:
+        """How many rows the output holds."""
+        if isinstance(self.rows, tuple):
+            return int(self.rows[0].n)
+        return int(self.rows.n) if isinstance(self.rows, ItemSets) else len(self.rows)

@@ -1,0 +1,151 @@
+"""A release from its request, step by step (the package docstring lists the steps).
+
+:func:`release` runs them all; :func:`fit` stops after the fit, for a front door that
+samples rows later, as often as asked (``DPSynthesizer.sample``). Tables and item data
+share the steps and differ where they must: a table is encoded over its domain and fitted
+for a workload, item data is fitted by the wide release with no workload.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from dpquery.backends import PartitionedData
+from dpquery.data.encode import note_duplicates
+from dpquery.errors import DPQueryError
+from dpquery.pipeline import inputs, plan, reports, rows, writes
+from dpquery.pipeline.fitting import Fitted, fit_items, fit_table
+from dpquery.pipeline.request import ItemFile, ItemMatrix, ReleaseRequest, ReleaseResult
+from dpquery.rng import make_rng
+
+
+def release(request: ReleaseRequest) -> ReleaseResult:
+    """Read the data, plan, fit, make the rows, report, evaluate when asked, and write
+    the files all or nothing (when the request names them)."""
+    writes.check_files(request)  # before any work: no partial output, no overwritten input
+    plan.request_estimator(request, None)  # every option checked before the data is read
+    if request.items:
+        return _release_items(request)
+    with _said(request), inputs.open_data(request.source, request.backend) as data:  # type: ignore[arg-type]
+        bits = _check_table(request, data)
+        fitted = _fit_table(request, data)
+        table, made = rows.table_rows(fitted, fitted.domain, request.output, bits=bits)  # type: ignore[arg-type]
+        report = reports.table_report(fitted, made)
+        evaluation = None
+        if request.evaluate:
+            real = inputs.real_table(request.source, data.domain, request.backend.name)  # type: ignore[arg-type]
+            evaluation = reports.table_evaluation(fitted, real, None if bits else table)
+    return _written(request, fitted, table, "table", report, evaluation)
+
+
+def fit(request: ReleaseRequest) -> Fitted:
+    """The release's data, plan and fit, in this process: the rows are made later
+    (:func:`dpquery.pipeline.rows.table_rows`, :func:`~dpquery.pipeline.rows.item_rows`)."""
+    plan.request_estimator(request, None)  # every option checked before the data is read
+    if request.items:
+        items = inputs.load_items(request.source)  # type: ignore[arg-type]
+        with _said(request):
+            return _fit_items(request, items)
+    with _said(request):
+        data = inputs.load_data(request.source)  # type: ignore[arg-type]
+        _check_table(request, data)
+        return _fit_table(request, data)
+
+
+def _check_table(request: ReleaseRequest, data: Any) -> bool:
+    """A table's data has a domain to write its rows in; whether they are written as bits."""
+    if data.domain is None:
+        raise DPQueryError("synth needs a domain to write records in the input's columns")
+    return writes.table_form(request.files, len(data.domain.attributes))
+
+
+def _fit_table(request: ReleaseRequest, data: Any) -> Fitted:
+    """Plan (the budget, the workloads, the estimator, auto's check), then fit."""
+    domain = inputs.output_domain(request.source, data.domain)  # type: ignore[arg-type]
+    options = plan.with_default_delta(request.options, data.n)
+    messages = _say(request, plan.budget_warnings(options, data.n))
+    rng = make_rng(request.seed)
+    workload, fresh = plan.workloads(request.workload, request.k, data, rng)
+    model = plan.request_estimator(request, rng, options)
+    if request.say is not None:  # without it, auto's fit warns itself
+        messages += _say(request, plan.baseline_warning(model, data, workload))
+    fitted = fit_table(request, model, data, workload, fresh, rng, domain)
+    fitted.messages = messages
+    return fitted
+
+
+def _fit_items(request: ReleaseRequest, data: Any) -> Fitted:
+    """Plan (the budget, the estimator, auto's choice and its check), then fit."""
+    options = plan.with_default_delta(request.options, data.n)
+    messages = _say(request, plan.budget_warnings(options, data.n))
+    rng = make_rng(request.seed)
+    model = plan.request_estimator(request, rng, options)
+    if request.algorithm == "auto":
+        messages += _warn(request, plan.items_noise_warning(model, data))
+    fitted = fit_items(request, model, data, rng)
+    messages += _warn(request, plan.items_kept_nothing(fitted.release))
+    if isinstance(data, PartitionedData):  # the workers read the lines; in memory: on read
+        note_duplicates(request.source.path, data.duplicates)  # type: ignore[union-attr]
+    fitted.messages = messages
+    return fitted
+
+
+def _release_items(request: ReleaseRequest) -> ReleaseResult:
+    source: ItemFile | ItemMatrix = request.source  # type: ignore[assignment]
+    weights = request.output.weights
+    with inputs.open_items(
+        source, request.backend, lambda d: writes.item_form(request.files, weights, d)
+    ) as (data, form):  # fmt: skip
+        with _said(request):
+            partitioned = isinstance(data, PartitionedData)
+            fitted = _fit_items(request, data)
+            reason = None
+            if request.algorithm == "auto":
+                reason = plan.items_auto_reason(fitted.model, data, partitioned)
+        out = rows.item_rows(fitted, request.output)
+        report = reports.items_report(fitted, out, form, weights, reason)
+        evaluation = None
+        if request.evaluate:  # the evaluation reads the real records in this process
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # its notes were said when the release read it
+                real = inputs.load_items(source) if partitioned else data
+            evaluation = reports.items_evaluation(real, out)  # type: ignore[arg-type]
+        return _written(request, fitted, out, form, report, evaluation)
+
+
+def _written(
+    request: ReleaseRequest, fitted: Fitted, out: Any, form: str, report: dict[str, Any],
+    evaluation: dict[str, Any] | None,
+) -> ReleaseResult:  # fmt: skip
+    if request.files is not None:
+        writes.write_release(request.files, out, form, report, evaluation)
+    return ReleaseResult(fitted.release, out, report, evaluation, fitted.messages)
+
+
+@contextmanager
+def _said(request: ReleaseRequest) -> Iterator[None]:
+    """With ``say``, the library's Python warnings that ``say`` shows are silenced."""
+    with warnings.catch_warnings():
+        if request.say is not None:
+            for kind in plan.SAID:
+                warnings.simplefilter("ignore", kind)
+        yield
+
+
+def _warn(request: ReleaseRequest, messages: list[Warning]) -> list[Warning]:
+    """Said through ``say``, or, without it, warned (no estimator warns of these itself)."""
+    _say(request, messages)
+    if request.say is None:
+        for message in messages:
+            warnings.warn(message, stacklevel=3)
+    return messages
+
+
+def _say(request: ReleaseRequest, messages: list[Warning]) -> list[Warning]:
+    if request.say is not None:
+        for message in messages:
+            request.say(message)
+    return messages
