@@ -22,6 +22,7 @@ from dpquery.algorithms.auto import AutoPlan
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
 from dpquery.cli import synth
+from dpquery.cli.release_flags import add_release_args
 from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
 from dpquery.errors import DPQueryError
@@ -43,7 +44,7 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     g.add_argument("--n", type=int, help="number of records (public)")
     g.add_argument("--items", type=int, metavar="D",
                    help="item data (synth --transactions): its number of items")  # fmt: skip
-    synth.add_release_args(plan)
+    add_release_args(plan)
     plan.add_argument("--seed", type=int, help="seed of a generated random workload")
     plan.add_argument("--json", action="store_true", help="print one JSON object")
     plan.set_defaults(func=_synth_plan, quiet=True)

@@ -43,7 +43,6 @@ import numpy as np
 
 from dpquery import pipeline
 from dpquery.algorithms import registry
-from dpquery.algorithms.options import Option
 from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
@@ -54,20 +53,23 @@ from dpquery.cli.common import (
     source_of,
 )
 from dpquery.cli.output import add_output_args, output_rows
+from dpquery.cli.release_flags import (
+    DEFAULT_PATH,
+    add_algorithm_args,
+    add_budget_args,
+    add_default_args,
+    add_workload_args,
+)
 from dpquery.cli.summary import evaluation_summary, items_evaluation_summary, summary
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import plan
 from dpquery.pipeline.inputs import holds_items
 from dpquery.pipeline.writes import DENSE_COLUMNS
-from dpquery.queries import WORKLOAD_KINDS
 
 # The exact oracles' limits, passed to the algorithm as its oracle's options.
 ORACLE_FLAGS = "--oracle-time-limit/--oracle-gap"
 
 
-# The default release: ``auto`` runs adaptive-projection on tables of up to 1,000 attributes.
-DEFAULT_PATH = ("auto", "adaptive-projection", "wide")
-BUDGET = ("epsilon", "delta", "rho")
 USAGE = (
     "dpquery synth (--data FILE [--domain DOMAIN.json] | --dataset NAME)\n"
     "                     (--epsilon E [--delta D] | --rho RHO) --out OUT [options]"
@@ -117,97 +119,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_synth)
 
 
-def add_release_args(p: argparse.ArgumentParser) -> None:
-    """The budget, algorithm, workload and parameter flags (shared with ``dpquery privacy
-    synth``), the default release's first."""
-    add_budget_args(p)
-    add_default_args(p)
-    add_workload_args(p)
-    add_algorithm_args(p)
-
-
-def add_budget_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("privacy budget (--epsilon, with --delta, or --rho)")
-    for name in BUDGET:
-        _add_option(g, registry.all_options()[name])
-
-
-def add_default_args(p: argparse.ArgumentParser) -> None:
-    """``--algorithm`` and the options of the default release (auto, adaptive-projection)."""
-    g = p.add_argument_group(
-        "the default release (--algorithm auto: adaptive-projection on tables of up to "
-        "1,000 attributes, wide on item data; docs/choosing.md)"
-    )
-    g.add_argument("--algorithm", choices=registry.names(), default="auto",
-                   help=f"{', '.join(registry.names())} (default auto: the best release "
-                   "measured for the data's shape, see docs/choosing.md)")  # fmt: skip
-    for name in _default_options():
-        _add_option(g, registry.all_options()[name])
-
-
-def add_workload_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("workload")
-    g.add_argument("--workload", metavar="KIND|W.npz",
-                   help="a saved workload, or a kind to generate: "
-                   + ", ".join(WORKLOAD_KINDS) + " (default: every k-way marginal of the "
-                   "domain with at most n cells)")  # fmt: skip
-    g.add_argument("--k", type=int, default=3, help="attributes per marginal (default 3)")
-    g.add_argument("--queries", type=int, default=100_000, help="number of queries to generate")
-    g.add_argument("--marginals", type=int, help="number of marginals (marginal-cells)")
-    g.add_argument("--attributes", nargs="+", metavar="NAME", help="attributes (all-marginals)")
-
-
-def add_algorithm_args(p: argparse.ArgumentParser) -> None:
-    """One group per other algorithm: the options it is the first to take (in the
-    registry's order), and a line naming those it shares with the groups above."""
-    shown = {*BUDGET, *_default_options()}
-    flags = registry.all_options()
-    for name in registry.names():
-        if name in DEFAULT_PATH:
-            continue
-        takes = registry.takes(name)
-        above = [flags[o].cli_flag for o in takes if o in shown]
-        if "oracle" in takes and "oracle_time_limit" in shown:
-            above += ["--oracle-time-limit", "--oracle-gap"]
-        g = p.add_argument_group(
-            f"{name} (--algorithm {name})",
-            f"also takes {', '.join(above)} (above)" if above else None,
-        )
-        for option in takes:
-            if option not in shown:
-                _add_option(g, flags[option])
-                shown.add(option)
-        if "oracle" in takes and "oracle_time_limit" not in shown:
-            g.add_argument("--oracle-time-limit", type=float, metavar="SECONDS",
-                           help="per-round time limit of the exact oracles (cpsat, "
-                           "highs)")  # fmt: skip
-            g.add_argument("--oracle-gap", type=float, metavar="GAP",
-                           help="absolute gap accepted by the exact oracles, e.g. "
-                           "alpha/4 * s")  # fmt: skip
-            shown.add("oracle_time_limit")
-
-
-def _default_options() -> list[str]:
-    """The options of the default release beyond the budget, in declaration order."""
-    taken = {o for name in DEFAULT_PATH for o in registry.takes(name)}
-    return [o for o in registry.all_options() if o in taken and o not in BUDGET]
-
-
 def evaluation_path(args: argparse.Namespace) -> Path | None:
     """Where ``--evaluate`` writes (``None``: no evaluation)."""
     if args.evaluate is None:
         return None
     return Path(args.evaluate) if args.evaluate else args.out.with_suffix(".evaluation.json")
-
-
-def _add_option(group: argparse._ArgumentGroup, option: Option) -> None:
-    """The option's flag; its help names the algorithms that take it, unless all do."""
-    takers = registry.taken_by(option.name)
-    who = "" if len(takers) == len(registry.names()) else f" ({', '.join(takers)})"
-    group.add_argument(
-        option.cli_flag, *option.aliases, dest=option.name, type=option.type,
-        choices=option.choices, metavar=option.metavar, help=f"{option.help}{who}",
-    )  # fmt: skip
 
 
 def _synth(args: argparse.Namespace) -> int:
