@@ -214,7 +214,7 @@ def _cell(v: object) -> tuple[Hashable, float | None, int]:
         if x.is_integer():
             return int(x), x, 0
         exp = Decimal(repr(x)).as_tuple().exponent
-        return x, x, min(MAX_LEARNED_DECIMALS, -int(exp))  # type: ignore[arg-type]
+        return x, x, min(MAX_LEARNED_DECIMALS, -int(exp))
     text = str(v).strip()
     try:
         d = Decimal(text)
@@ -224,7 +224,7 @@ def _cell(v: object) -> tuple[Hashable, float | None, int]:
     if not math.isfinite(x) or not d.is_finite():
         return text, None, 0
     exp = d.as_tuple().exponent
-    return text, x, max(0, min(MAX_LEARNED_DECIMALS, -int(exp)))  # type: ignore[arg-type]
+    return text, x, max(0, min(MAX_LEARNED_DECIMALS, -int(exp)))
 
 
 def _read(series: pd.Series) -> _Column:
@@ -279,19 +279,19 @@ def _label(base: str, taken: set[str]) -> str:
     return label
 
 
+def _integer_text(text: str) -> bool:
+    """Whether ``text`` is an integer written plainly (``"7"``, ``"-2"``; not ``"07"``)."""
+    return text.lstrip("-").isdigit() and str(int(text)) == text
+
+
 def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
-    keys = [k for k in sel.released if k != _MISSING]
-    if (
-        keys
-        and all(isinstance(k, str) for k in keys)
-        and all(
-            k.lstrip("-").isdigit() and str(int(k)) == k
-            for k in keys  # type: ignore[union-attr]
-        )
-    ):
-        keys = [int(k) for k in keys]  # type: ignore[arg-type]
-    if all(isinstance(k, int | float) for k in keys):
-        keys = sorted(keys, key=float)  # type: ignore[arg-type]
+    keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
+    texts = [k for k in keys if isinstance(k, str)]
+    if keys and len(texts) == len(keys) and all(_integer_text(t) for t in texts):
+        keys = [int(t) for t in texts]  # codes written as integers: the numbers themselves
+    numbers: list[int | float] = [k for k in keys if isinstance(k, int | float)]
+    if len(numbers) == len(keys):
+        keys = list(sorted(numbers))
     else:
         keys = sorted(keys, key=lambda k: (type(k).__name__, str(k)))
     taken = {str(k) for k in keys}
@@ -385,7 +385,7 @@ def _check_types(df: pd.DataFrame, types: Mapping[str, str] | None) -> dict[str,
             )
         if kind not in KINDS:
             raise DPQueryError(f"types[{col!r}] must be 'numeric' or 'categorical', got {kind!r}")
-        out[str(col)] = kind  # type: ignore[assignment]
+        out[str(col)] = "numeric" if kind == "numeric" else "categorical"
     return out
 
 
@@ -454,12 +454,13 @@ def learn_domain(
 def _learn_column(
     name: str, col: _Column, kind: Kind | None, rho: float, ctx: _Context
 ) -> tuple[Attribute, ColumnReport]:
+    attr: Attribute
     if kind == "categorical":
         sel = _select(name, col, rho, ctx)
         attr, learned = _categorical(name, sel)
-        noisy = {"released": len(sel.released), "threshold": sel.tau}
+        counts = {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", True, "declared", rho, ctx.delta_tail,
-                                  learned, noisy)  # fmt: skip
+                                  learned, counts)  # fmt: skip
     profile_rho = PROFILE_SHARE * rho
     noisy_missing, noisy_numbers, sigma = _profile(name, col, profile_rho, ctx)
     present = max(col.n - max(noisy_missing, 0), 1)  # n is public
