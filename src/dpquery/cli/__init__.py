@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from dpquery import __version__
-from dpquery.cli import data, demo, online, privacy, synth, workload
+from dpquery.cli import data, demo, domain, online, privacy, synth, workload
 from dpquery.errors import DPQueryError, NonPrivateWarning
 
 EXIT_BAD_INPUT = 2
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dpquery {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (data, workload, synth, privacy, demo, online):
+    for module in (data, domain, workload, synth, privacy, demo, online):
         module.register(sub)
     return parser
 

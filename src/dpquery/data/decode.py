@@ -20,7 +20,6 @@ import pandas as pd
 from dpquery.data import schema
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.data.records import Records
-from dpquery.data.schema import edge_decimals
 from dpquery.errors import DPQueryError
 from dpquery.rng import SeedLike, make_rng
 
@@ -92,7 +91,7 @@ def _numeric_values(
     c = np.minimum(codes, attr.n_bins - 1)
     lo, hi = edges[c], edges[c + 1]
     u = rng.random(len(c))
-    decimals = 0 if attr.integer else edge_decimals(attr.edges)
+    decimals = attr.precision
     if decimals is None:
         values = lo + u * (hi - lo)
     else:

@@ -57,7 +57,10 @@ class Categorical:
     of ``values``. Without it, a missing value is an error. ``recode`` maps raw values to
     categories, for public merges of raw codes (e.g. two rare services into one). ``dtype``
     is the column's pandas dtype in decoded output (:mod:`dpquery.data.schema`; None: from
-    the values' types).
+    the values' types). ``other`` names the catch-all category (one of ``values``): every
+    value not listed encodes to it, and so does a missing value when there is no ``missing``
+    category; it decodes to itself, never to the raw values it stood for. Without it, a
+    value not listed is an error.
     """
 
     name: str
@@ -65,6 +68,7 @@ class Categorical:
     missing: Hashable | None = None
     recode: Mapping[Hashable, Hashable] = field(default_factory=dict)
     dtype: str | None = field(default=None, compare=False)
+    other: Hashable | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -77,6 +81,16 @@ class Categorical:
             raise DomainError(
                 f"attribute {self.name!r}: missing category {self.missing!r} is not one of its "
                 f"values {list(self.values)[:10]}"
+            )
+        if self.other is not None and self.other not in self.values:
+            raise DomainError(
+                f"attribute {self.name!r}: the catch-all category {self.other!r} is not one of "
+                f"its values {list(self.values)[:10]}"
+            )
+        if self.other is not None and self.other == self.missing:
+            raise DomainError(
+                f"attribute {self.name!r}: {self.other!r} cannot be both the missing and the "
+                "catch-all category"
             )
         bad = [c for c in self.recode.values() if c not in self.values]
         if bad:
@@ -112,7 +126,10 @@ class Numeric:
     (``"error"``, the default). With ``missing=True`` one extra bit, after the bins, holds
     missing values. ``integer=True`` decodes bins to integers; ``dtype`` is the column's
     pandas dtype in decoded output (:mod:`dpquery.data.schema`; None: ``int64`` for an integer
-    attribute or integer edges, ``float64`` otherwise).
+    attribute or integer edges, ``float64`` otherwise). ``decimals`` is the public precision
+    of decoded values (0 to :data:`~dpquery.data.schema.MAX_DECIMALS`; None: the fewest
+    decimals that write every edge, :func:`~dpquery.data.schema.edge_decimals`): a wage
+    binned at whole dollars with ``decimals=2`` decodes with cents. It must write every edge.
     """
 
     name: str
@@ -121,6 +138,7 @@ class Numeric:
     missing: bool = False
     integer: bool = False
     dtype: str | None = field(default=None, compare=False)
+    decimals: int | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -138,12 +156,41 @@ class Numeric:
                 f"attribute {self.name!r}: out_of_range must be 'clip' or 'error', "
                 f"got {self.out_of_range!r}"
             )
+        if self.decimals is not None:
+            self._check_decimals(edges)
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
+
+    def _check_decimals(self, edges: tuple[float, ...]) -> None:
+        k = self.decimals
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= schema.MAX_DECIMALS:
+            raise DomainError(
+                f"numeric attribute {self.name!r}: decimals must be an integer from 0 to "
+                f"{schema.MAX_DECIMALS}, got {k!r}"
+            )
+        needed = schema.edge_decimals(edges)
+        if needed is None or needed > k:
+            raise DomainError(
+                f"numeric attribute {self.name!r}: decimals={k} cannot write its edges "
+                f"{list(edges)[:6]} (they need {'more' if needed is None else needed})"
+            )
+        if self.integer and k > 0:
+            raise DomainError(
+                f"numeric attribute {self.name!r}: integer=True takes decimals=0, got {k}"
+            )
+
+    @property
+    def precision(self) -> int | None:
+        """The decimals decoded values are rounded to: 0 for an integer attribute, else
+        ``decimals``, else the edges' (None: not rounded)."""
+        if self.integer:
+            return 0
+        return self.decimals if self.decimals is not None else schema.edge_decimals(self.edges)
 
     @property
     def whole(self) -> bool:
-        """Whether decoded values are integers (``integer``, or edges that are all integers)."""
-        return self.integer or schema.edge_decimals(self.edges) == 0
+        """Whether decoded values are integers (``integer``, ``decimals=0``, or no declared
+        decimals and edges that are all integers)."""
+        return self.precision == 0
 
     @classmethod
     def equal_width(cls, name: str, lo: float, hi: float, bins: int, **kwargs: Any) -> Numeric:
@@ -500,9 +547,11 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
             out["missing"] = a.missing
         if a.recode:
             out["recode"] = [[k, v] for k, v in a.recode.items()]
+        if a.other is not None:
+            out["other"] = a.other
         return out
     if isinstance(a, Numeric):
-        return {
+        numeric: dict[str, Any] = {
             "name": a.name,
             "type": "numeric",
             "edges": list(a.edges),
@@ -510,6 +559,9 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
             "missing": a.missing,
             "integer": a.integer,
         }
+        if a.decimals is not None:  # only when declared: older readers see the same layout
+            numeric["decimals"] = a.decimals
+        return numeric
     return {"name": a.name, "type": "binary", "values": list(a.values)}
 
 
@@ -518,8 +570,8 @@ def _attr_from_dict(obj: Any) -> Attribute:
         raise DomainError(f"an attribute must be an object with 'name' and 'type', got {obj!r}")
     kind, name = obj["type"], obj["name"]
     allowed = {
-        "categorical": {"values", "missing", "recode", "dtype"},
-        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype"},
+        "categorical": {"values", "missing", "recode", "dtype", "other"},
+        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals"},
         "binary": {"values", "dtype"},
     }
     if kind not in allowed:
@@ -542,6 +594,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 _hashable(obj.get("missing")),
                 {_hashable(k): _hashable(v) for k, v in obj.get("recode", [])},
                 obj.get("dtype"),
+                _hashable(obj.get("other")),
             )
         if kind == "numeric":
             return Numeric(
@@ -551,6 +604,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 bool(obj.get("missing", False)),
                 bool(obj.get("integer", False)),
                 obj.get("dtype"),
+                obj.get("decimals"),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]
@@ -566,7 +620,7 @@ def _hashable(v: Any) -> Hashable:
 
 # --- codebooks: the short forms of Domain.from_codebook -------------------------------
 _RANGE_KEYS = {"min", "max", "bins"}
-_NUMERIC_OPTIONS = {"integer", "missing", "out_of_range", "dtype"}
+_NUMERIC_OPTIONS = {"integer", "missing", "out_of_range", "dtype", "decimals"}
 _FORMS = (
     "a list of categories, {'values': [...]}, {'min': ..., 'max': ..., 'bins': ...}, "
     "{'edges': [...]} or a full attribute object with 'type'"
@@ -614,6 +668,7 @@ def _numeric(name: str, spec: Mapping[str, Any]) -> Any:
             name, f"'min' must be below 'max', got min={spec['min']!r}, max={spec['max']!r}"
         )
     integer_ends = all(isinstance(spec[k], int) for k in ("min", "max"))
+    integer_ends = integer_ends and options.get("decimals") in (None, 0)
     options.setdefault("integer", integer_ends)
     return Numeric.equal_width(name, lo, hi, bins, **options)
 
@@ -621,14 +676,16 @@ def _numeric(name: str, spec: Mapping[str, Any]) -> Any:
 def _categorical(name: str, spec: Mapping[str, Any] | list[Any]) -> Any:
     if isinstance(spec, list):
         spec = {"values": spec}
-    _check_keys(name, spec, {"values", "missing", "dtype"})
+    _check_keys(name, spec, {"values", "missing", "dtype", "other"})
     values = spec["values"]
     if not isinstance(values, list | tuple) or not values:
         raise _fail(name, f"'values' must be a non-empty list of categories, got {values!r}")
     if any(isinstance(v, dict) for v in values):
         raise _fail(name, "categories must be strings or numbers, not objects")
     values = tuple(_hashable(v) for v in values)
-    return Categorical(name, values, spec.get("missing"), dtype=spec.get("dtype"))
+    return Categorical(
+        name, values, spec.get("missing"), dtype=spec.get("dtype"), other=spec.get("other")
+    )
 
 
 def attribute_from_codebook(name: str, spec: Any) -> Any:
@@ -661,7 +718,8 @@ def attributes_from_codebook(codebook: Mapping[str, Any]) -> tuple[Any, ...]:
 
     * a list of categories: ``"sex": ["F", "M"]`` (categorical, one bit per category);
     * ``{"values": [...], "missing": "unknown"}``: categorical; a missing value (NaN)
-      encodes to the category ``missing`` (which must be one of ``values``);
+      encodes to the category ``missing`` (which must be one of ``values``); with
+      ``"other": "<other>"`` (one of ``values``) every value not listed encodes to it;
     * a numeric range: ``"age": {"min": 0, "max": 100, "bins": 20}``: ``bins`` equal-width
       bins over ``[min, max]``; optional ``"integer"`` (default: both ends are integers, so
       records decode to integers), ``"missing": true`` (one more bit for missing values) and

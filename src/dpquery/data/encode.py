@@ -65,8 +65,11 @@ def attribute_codes(series: pd.Series, attr: Attribute) -> np.ndarray:
         for raw, cat in attr.recode.items():
             lookup[raw] = lookup[str(raw)] = values.index(cat)
         missing_code = None if attr.missing is None else values.index(attr.missing)
+        other_code = None if attr.other is None else values.index(attr.other)
+        if missing_code is None:
+            missing_code = other_code
     else:
-        missing_code = None
+        missing_code = other_code = None
     na = _missing_codes(series, attr, missing_code)
     codes = series.map(lookup)
     unknown = codes.isna().to_numpy() & ~na
@@ -78,6 +81,8 @@ def attribute_codes(series: pd.Series, attr: Attribute) -> np.ndarray:
             codes_str[still] = as_number.map(lookup).to_numpy()
         if codes_str.notna().all():
             codes[unknown] = codes_str
+        elif other_code is not None:  # values not listed go to the catch-all category
+            codes[unknown] = codes_str.fillna(other_code)
         else:
             bad = series[unknown][codes_str.isna().to_numpy()]
             raise _fail(attr, f"outside the domain (expected one of {list(values)[:10]})", bad)

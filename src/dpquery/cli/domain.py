@@ -1,0 +1,162 @@
+"""``dpquery domain learn``: a public domain learned from a raw table under a stated budget."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from dpquery.cli.common import flag_errors
+from dpquery.cli.output import json_text, write_outputs
+from dpquery.domain_learning import DEFAULT_BINS, KINDS, learn_budget, learn_domain
+from dpquery.errors import DPQueryError
+from dpquery.privacy import Ledger
+from dpquery.privacy.delta import check_delta, default_delta
+from dpquery.privacy.partition_selection import partition_delta
+from dpquery.rng import describe_rng, make_rng
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    dom = sub.add_parser("domain", help="learn a public domain from a raw table, privately")
+    dom_sub = dom.add_subparsers(dest="domain_command", metavar="ACTION", required=True)
+    p = dom_sub.add_parser(
+        "learn",
+        help="learn a domain (kinds, categories, bins, precision) under (epsilon, delta)-DP",
+        description="Learn a public domain from a raw table: every number read off the data "
+        "is noisy and accounted (docs/learn.md). Writes the domain JSON for --domain.",
+    )
+    p.add_argument("--data", type=Path, required=True, metavar="FILE",
+                   help="a raw table (.csv, .csv.gz, .tsv, .parquet) with a header")  # fmt: skip
+    p.add_argument("--epsilon", type=float, required=True,
+                   help="the budget of the learning (e.g. 10%% of a release's)")  # fmt: skip
+    p.add_argument("--delta", type=float,
+                   help="its delta (default 1/n^2); half is for the categories")  # fmt: skip
+    p.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
+                   help="declare columns numeric or categorical (public knowledge; no budget "
+                   "is spent deciding them); may be repeated")  # fmt: skip
+    p.add_argument("--bins", type=int, default=DEFAULT_BINS,
+                   help=f"equal-mass bins per numeric column (default {DEFAULT_BINS})")  # fmt: skip
+    p.add_argument("--na-values", default="", metavar="V[,V...]",
+                   help="more texts meaning a missing value (e.g. '?,N'), besides pandas' "
+                   "defaults (empty, NA, NaN, ...)")  # fmt: skip
+    p.add_argument("--seed", type=int,
+                   help="seed the noise (testing only: no privacy against the seed)")  # fmt: skip
+    p.add_argument("--out", type=Path, required=True, metavar="DOMAIN.json",
+                   help="where to write the learned domain")  # fmt: skip
+    p.add_argument("--report", type=Path, metavar="REPORT.json",
+                   help="also write what was learned and its cost as JSON")  # fmt: skip
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    p.set_defaults(func=_learn)
+
+
+def parse_types(items: list[str]) -> dict[str, str]:
+    """``["a=numeric,b=categorical", ...]`` as a dict; a bad entry names itself."""
+    out: dict[str, str] = {}
+    for item in items:
+        for entry in filter(None, (e.strip() for e in item.split(","))):
+            col, eq, kind = entry.rpartition("=")
+            if not eq or not col:
+                raise DPQueryError(f"--types entry {entry!r} is not COLUMN=KIND")
+            if kind not in KINDS:
+                raise DPQueryError(
+                    f"--types {col}: kind must be {' or '.join(KINDS)}, got {kind!r}"
+                )
+            out[col] = kind
+    return out
+
+
+def _check_outputs(args: argparse.Namespace) -> list[Path]:
+    outs = [p for p in (args.out, args.report) if p is not None]
+    if len(outs) == 2 and outs[0].resolve() == outs[1].resolve():
+        raise DPQueryError(f"--out and --report both name {outs[0]}")
+    for out in outs:
+        if args.data.exists() and out.resolve() == args.data.resolve():
+            raise DPQueryError(f"output {out} is the input; refusing to overwrite it")
+        if out.is_dir():
+            raise DPQueryError(f"cannot write {out}: it is a folder")
+        if not out.resolve().parent.is_dir():
+            raise DPQueryError(f"cannot write {out}: folder {out.parent} does not exist")
+        if out.exists() and not args.overwrite:
+            raise DPQueryError(f"{out} already exists; pass --overwrite to replace it")
+    return outs
+
+
+def read_raw(path: Path, na_values: list[str]) -> pd.DataFrame:
+    """The table as written: every CSV cell as text (no dtype inferred from the values), a
+    missing value as NaN (pandas' default texts and ``na_values``)."""
+    if not path.is_file():
+        raise DPQueryError(f"data file {path} does not exist")
+    suffixes = [s.lower() for s in path.suffixes]
+    try:
+        if suffixes and suffixes[-1] in (".parquet", ".pq"):
+            table = pd.read_parquet(path)
+        elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
+            sep = "\t" if ".tsv" in suffixes else ","
+            table = pd.read_csv(path, sep=sep, dtype=str, na_values=na_values or None,
+                                skipinitialspace=True)  # fmt: skip
+        else:
+            raise DPQueryError(
+                f"{path}: unknown file type; expected .csv, .csv.gz, .tsv or .parquet"
+            )
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, DPQueryError):
+            raise
+        raise DPQueryError(f"cannot read {path}: {exc}") from None
+    if len(table) == 0:
+        raise DPQueryError(f"{path} has no records (only a header): there is nothing to learn")
+    return table
+
+
+def _learn(args: argparse.Namespace) -> int:
+    types = parse_types(args.types)
+    _check_outputs(args)
+    table = read_raw(args.data, [v for v in args.na_values.split(",") if v])
+    n = len(table)  # public (replace-one neighbours)
+    delta = default_delta(n) if args.delta is None else args.delta
+    check_delta(delta, n)
+    budget = learn_budget(args.epsilon, delta)
+    ledger = Ledger(budget.ledger_budget)
+    rng = make_rng(args.seed)
+    with flag_errors("types", "bins"):
+        domain, report = learn_domain(
+            table, rho=budget.rho, delta=budget.delta_tail, rng=rng, ledger=ledger,
+            types=types, bins=args.bins,
+        )  # fmt: skip
+    ledger_guarantee = ledger.report().guarantees[-1]
+    total_delta = (ledger_guarantee.delta or 0.0) + partition_delta(
+        report.delta_tail, ledger_guarantee.epsilon or 0.0
+    )
+    summary = {
+        "data": str(args.data),
+        "budget": {
+            "epsilon": budget.epsilon,
+            "delta": budget.delta,
+            "rho": budget.rho,
+            "delta_tail": budget.delta_tail,
+        },
+        "guarantee": {
+            "epsilon": ledger_guarantee.epsilon,
+            "delta": total_delta,
+            "rho": report.rho,
+            "seeded": args.seed is not None,
+        },
+        "noise": describe_rng(rng),
+        "learned": report.to_dict(),
+    }
+    texts = {args.report: json_text(summary)} if args.report is not None else {}
+    write_outputs(args.out, lambda tmp: tmp.write_text(json_text(domain.to_dict())), texts)
+    print(report.describe())
+    print(
+        f"cost: ({ledger_guarantee.epsilon:.6g}, {total_delta:.3g})-DP  [rho={report.rho:.6g} "
+        f"on the ledger at delta {budget.delta / 2:.3g}; category selection delta "
+        f"{partition_delta(report.delta_tail, ledger_guarantee.epsilon or 0.0):.3g}]"
+        + (
+            "; seeded: does not hold against anyone who knows the seed"
+            if args.seed is not None
+            else ""
+        )
+    )
+    print(f"wrote {args.out}" + (f" and {args.report}" if args.report else ""), file=sys.stderr)
+    return 0

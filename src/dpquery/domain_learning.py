@@ -1,0 +1,494 @@
+"""A public domain learned from a raw table under a stated privacy budget: no codebook needed.
+
+:func:`learn_domain` reads a raw ``pandas.DataFrame`` (text or numbers, missing values as
+NaN) and returns a :class:`~dpquery.data.Domain` and a :class:`LearnReport`. Every number it
+reads off the data passes through a mechanism that charges the ledger before it draws; the
+rules that turn the noisy numbers into a domain read nothing else (``docs/learn.md``).
+
+The budget: ``rho`` (zCDP, charged on the ledger) is split equally over the columns; in a
+column, by the public shares below. Partition selection also has a tail probability
+``delta_tail`` (:mod:`dpquery.privacy.partition_selection`): the ``delta`` given is split
+equally over the columns that may run one, and the report states it.
+
+Per column (``n`` is public, neighbours replace one record):
+
+* **profile** (:data:`PROFILE_SHARE`, unless declared categorical): the noisy numbers of
+  missing values and of values that read as finite numbers, discrete Gaussian, L2
+  sensitivity ``sqrt(2)`` (each count moves by at most 1).
+* **kind**, when not declared in ``types``: text-like (noisy share of numbers below
+  :data:`NUMBER_SHARE`) is categorical. A number-like column is probed by partition
+  selection (:data:`PROBE_SHARE`): if at most :data:`MAX_CODES` keys are released and their
+  noisy counts hold :data:`CODE_MASS` of the noisy non-missing values, it is a code
+  (categorical, the probe's keys its categories); otherwise a quantity (numeric).
+* **categorical**: partition selection over the values (missing values one more key); the
+  released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
+  :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key.
+* **numeric**: the precision (:data:`DECIMALS_SHARE`): a noisy histogram of the decimals
+  each value is written with (0 .. :data:`MAX_LEARNED_DECIMALS`), the most precise class
+  holding :data:`DECIMALS_MASS` of the noisy total (and :data:`DECIMALS_SIGMAS` noise
+  standard deviations) wins (0: integers); then the bounds
+  (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
+  ``[5, 10)`` times a power of ten) whose noisy counts reach :data:`BOUND_SIGMAS` standard
+  deviations; then ``bins - 1`` equal-mass edges inside them by the exponential mechanism
+  over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
+  beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
+  the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Domain, Numeric
+from dpquery.errors import DPQueryError
+from dpquery.privacy import ZCDP, Budget, Charge, Ledger
+from dpquery.privacy.conversions import zcdp_rho_for
+from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
+from dpquery.privacy.partition_selection import Selection, partition_delta, select_partitions
+from dpquery.privacy.quantiles import (
+    private_bounds,
+    private_quantiles,
+    quantile_epsilon,
+    signed_log_grid,
+)
+
+Kind = Literal["numeric", "categorical"]
+KINDS: tuple[Kind, ...] = ("numeric", "categorical")
+
+DEFAULT_DOMAIN_SHARE = 0.1
+"""The share of a release's total budget spent on learning its domain when none is given
+(10%: the share dpmm gives its preprocessing, and a third of smartnoise-synth's documented
+one). A starting point, to be measured against the quality of the releases it leads to."""
+
+DEFAULT_BINS = 16
+"""Equal-mass bins per learned numeric column."""
+
+PROFILE_SHARE = 0.1
+"""A column's share spent on its profile (missing values, values that read as numbers)."""
+PROBE_SHARE = 0.45
+"""An undeclared number-like column's share spent on the partition selection that tells a
+code from a quantity."""
+DECIMALS_SHARE = 0.1
+"""A numeric column's share spent on its precision."""
+
+NUMBER_SHARE = 0.95
+"""A column is number-like when its noisy count of numbers is this share of the noisy count
+of non-missing values."""
+MAX_CODES = 64
+"""A number-like column is a code when at most this many keys are released ..."""
+CODE_MASS = 0.98
+"""... and their noisy counts hold this share of the noisy non-missing values."""
+MAX_LEARNED_DECIMALS = 4
+"""Decimals beyond this count as this many."""
+DECIMALS_MASS = 0.05
+"""The most precise decimals class holding this share of the noisy total (and at least
+:data:`DECIMALS_SIGMAS` noise standard deviations) is the precision."""
+DECIMALS_SIGMAS = 3.0
+BOUNDS_SHARE = 0.25
+"""Of a numeric column's share for its edges, the part spent on its bounds."""
+BOUND_SIGMAS = 3.0
+"""A magnitude bucket is occupied when its noisy count reaches this many noise standard
+deviations."""
+MISSING_SIGMAS = 2.0
+"""A numeric column gets a missing flag when its noisy missing count exceeds this many noise
+standard deviations."""
+OTHER_LABEL = "<other>"
+"""The catch-all category of a learned categorical column."""
+
+_SAFETY = 1.0 - 1e-9  # the column shares sum to at most rho despite float rounding
+
+
+@dataclass(frozen=True)
+class ColumnReport:
+    """What was learned about one column and what it cost. Publishable: it holds only noisy
+    counts, public parameters and what was derived from them."""
+
+    name: str
+    kind: Kind
+    declared: bool
+    rule: str
+    rho: float
+    delta_tail: float
+    learned: str
+    noisy: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "declared": self.declared,
+            "rule": self.rule,
+            "rho": self.rho,
+            "delta_tail": self.delta_tail,
+            "learned": self.learned,
+            "noisy": self.noisy,
+        }
+
+
+@dataclass(frozen=True)
+class LearnReport:
+    """Per column what was learned and its cost; ``rho`` charged on the ledger in all,
+    ``delta_tail`` the partition selections' tail probabilities summed: the learning is
+    ``(eps, delta_conv + (1 + e^eps) delta_tail)``-DP when its ``rho`` converts to ``(eps,
+    delta_conv)`` (:func:`~dpquery.privacy.partition_selection.partition_delta`)."""
+
+    n: int
+    rho: float
+    delta_tail: float
+    columns: tuple[ColumnReport, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "rho": self.rho,
+            "delta_tail": self.delta_tail,
+            "columns": [c.to_dict() for c in self.columns],
+        }
+
+    def describe(self) -> str:
+        lines = [f"domain learned from n={self.n:,} records: rho={self.rho:.6g} (zCDP), "
+                 f"partition-selection tail delta={self.delta_tail:.3g}"]  # fmt: skip
+        for c in self.columns:
+            how = "declared" if c.declared else c.rule
+            lines.append(f"  {c.name:<24} {c.kind:<11} {c.learned}  [{how}; rho={c.rho:.3g}]")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class LearnBudget:
+    """An ``(epsilon, delta)`` budget for learning a domain, split: ``rho`` for the ledger
+    (converts to ``(epsilon, delta / 2)`` by Canonne-Kamath-Steinke), ``delta_tail`` for the
+    partition selections, so that ``(1 + e^epsilon) delta_tail = delta / 2``."""
+
+    epsilon: float
+    delta: float
+    rho: float
+    delta_tail: float
+
+    @property
+    def ledger_budget(self) -> Budget:
+        return Budget.approx(self.epsilon, self.delta / 2)
+
+
+def learn_budget(epsilon: float, delta: float) -> LearnBudget:
+    """The split of :class:`LearnBudget`: ``rho = zcdp_rho_for(epsilon, delta / 2)`` and
+    ``delta_tail = (delta / 2) / (1 + e^epsilon)``."""
+    budget = Budget.approx(epsilon, delta)  # validates both
+    half = budget.delta / 2
+    tail = half / (1.0 + math.exp(budget.limit))
+    while partition_delta(tail, budget.limit) > half:
+        tail = math.nextafter(tail, 0.0)
+    return LearnBudget(budget.limit, budget.delta, zcdp_rho_for(budget.limit, half), tail)
+
+
+# --- reading cells: each value on its own, never the column's dtype --------------------------
+_MISSING = ("<missing key>",)  # the key of missing values in a partition selection
+
+
+@dataclass
+class _Column:
+    n: int
+    missing: int
+    keys: dict[Hashable, int]  # value (text as written, or the number) -> count
+    numbers: np.ndarray  # the values that read as finite numbers
+    decimals: np.ndarray  # counts of numbers written with 0 .. MAX_LEARNED_DECIMALS decimals
+
+
+def _cell(v: object) -> tuple[Hashable, float | None, int]:
+    """``(key, number or None, decimals)`` of one non-missing value."""
+    if isinstance(v, bool | np.bool_):
+        return str(bool(v)), None, 0
+    if isinstance(v, int | np.integer):
+        return int(v), float(v), 0
+    if isinstance(v, float | np.floating):
+        x = float(v)
+        if not math.isfinite(x):
+            return repr(x), None, 0
+        if x.is_integer():
+            return int(x), x, 0
+        exp = Decimal(repr(x)).as_tuple().exponent
+        return x, x, min(MAX_LEARNED_DECIMALS, -int(exp))
+    text = str(v).strip()
+    try:
+        d = Decimal(text)
+        x = float(d)
+    except (InvalidOperation, ValueError, OverflowError):
+        return text, None, 0
+    if not math.isfinite(x) or not d.is_finite():
+        return text, None, 0
+    exp = d.as_tuple().exponent
+    return text, x, max(0, min(MAX_LEARNED_DECIMALS, -int(exp)))
+
+
+def _read(series: pd.Series) -> _Column:
+    na = series.isna().to_numpy()
+    keys: dict[Hashable, int] = {}
+    numbers: list[float] = []
+    decimals = np.zeros(MAX_LEARNED_DECIMALS + 1, dtype=np.int64)
+    for v in series.to_numpy(dtype=object)[~na]:
+        key, x, k = _cell(v)
+        keys[key] = keys.get(key, 0) + 1
+        if x is not None:
+            numbers.append(x)
+            decimals[k] += 1
+    if na.any():
+        keys[_MISSING] = int(na.sum())
+    return _Column(len(series), int(na.sum()), keys, np.array(numbers, dtype=np.float64), decimals)
+
+
+# --- the mechanisms of one column ---------------------------------------------------------------
+@dataclass
+class _Context:
+    rng: np.random.Generator
+    ledger: Ledger
+    bins: int
+    delta_tail: float
+
+
+def _sigma(rho: float, sensitivity: float) -> float:
+    return math.sqrt(float(discrete_gaussian_sigma2(rho, sensitivity)))
+
+
+def _profile(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, int, float]:
+    """Noisy (missing, numbers) and the noise's standard deviation."""
+    noisy = discrete_gaussian_mechanism(
+        [col.missing, col.numbers.size], rho=rho, sensitivity=math.sqrt(2), rng=ctx.rng,
+        ledger=ctx.ledger, name=f"{name}: profile (discrete Gaussian)",
+    )  # fmt: skip
+    return int(noisy[0]), int(noisy[1]), _sigma(rho, math.sqrt(2))
+
+
+def _select(name: str, col: _Column, rho: float, ctx: _Context) -> Selection:
+    return select_partitions(
+        col.keys, rho=rho, delta_tail=ctx.delta_tail, rng=ctx.rng, ledger=ctx.ledger,
+        name=f"{name}: partition selection (discrete Gaussian)",
+    )  # fmt: skip
+
+
+def _label(base: str, taken: set[str]) -> str:
+    label = base
+    while label in taken:
+        label += "*"
+    return label
+
+
+def _integer_text(text: str) -> bool:
+    """Whether ``text`` is an integer written plainly (``"7"``, ``"-2"``; not ``"07"``)."""
+    return text.lstrip("-").isdigit() and str(int(text)) == text
+
+
+def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
+    keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
+    texts = [k for k in keys if isinstance(k, str)]
+    if keys and len(texts) == len(keys) and all(_integer_text(t) for t in texts):
+        keys = [int(t) for t in texts]  # codes written as integers: the numbers themselves
+    numbers: list[int | float] = [k for k in keys if isinstance(k, int | float)]
+    if len(numbers) == len(keys):
+        keys = list(sorted(numbers))
+    else:
+        keys = sorted(keys, key=lambda k: (type(k).__name__, str(k)))
+    taken = {str(k) for k in keys}
+    other = _label(OTHER_LABEL, taken)
+    values: list[Hashable] = [*keys, other]
+    missing = None
+    if _MISSING in sel.released:
+        missing = _label(MISSING_LABEL, taken | {other})
+        values.append(missing)
+    attr = Categorical(name, tuple(values), missing=missing, other=other)
+    shown = ", ".join(map(str, keys[:6])) + (", ..." if len(keys) > 6 else "")
+    extra = " + missing" if missing is not None else ""
+    return attr, f"{len(keys)} categories ({shown}) + {other}{extra}"
+
+
+def _decimals(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, list[int]]:
+    noisy = discrete_gaussian_mechanism(
+        col.decimals, rho=rho, sensitivity=math.sqrt(2), rng=ctx.rng, ledger=ctx.ledger,
+        name=f"{name}: precision (discrete Gaussian)",
+    )  # fmt: skip
+    counts = [int(c) for c in noisy]
+    total = sum(max(c, 0) for c in counts)
+    floor = max(DECIMALS_MASS * total, DECIMALS_SIGMAS * _sigma(rho, math.sqrt(2)))
+    passing = [k for k, c in enumerate(counts) if total > 0 and c >= floor]
+    return (max(passing) if passing else 0), counts
+
+
+def _outward(x: float, decimals: int, rounding: Any) -> float:
+    """``x`` rounded down (``math.floor``) or up (``math.ceil``) to ``decimals`` decimals."""
+    step = Decimal(1).scaleb(-decimals)
+    return float(rounding(Decimal(repr(x)) / step) * step)
+
+
+def _edges(name: str, col: _Column, rho: float, decimals: int, ctx: _Context) -> list[float]:
+    bounds = private_bounds(
+        col.numbers, rho=BOUNDS_SHARE * rho, threshold_sigmas=BOUND_SIGMAS, rng=ctx.rng,
+        ledger=ctx.ledger, name=f"{name}: bounds (discrete Gaussian histogram)",
+    )  # fmt: skip
+    lo, hi = (0.0, 1.0) if bounds is None else bounds[:2]
+    lo, hi = _outward(lo, decimals, math.floor), _outward(hi, decimals, math.ceil)
+    if hi <= lo:
+        hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
+    grid = signed_log_grid(decimals=decimals)
+    candidates = np.unique(np.concatenate([[lo, hi], grid[(grid > lo) & (grid < hi)]]))
+    alphas = [i / ctx.bins for i in range(1, ctx.bins)]
+    picks: list[float] = []
+    if alphas:
+        eps = quantile_epsilon((1 - BOUNDS_SHARE) * rho, len(alphas))
+        picks = [float(x) for x in private_quantiles(
+            col.numbers, candidates, alphas, epsilon=eps, rng=ctx.rng, ledger=ctx.ledger,
+            name=f"{name}: quantiles (exponential mechanism)",
+        )]  # fmt: skip
+    else:  # one bin: the bounds' share is all there is to spend; spend the rest on nothing
+        pass
+    return sorted({lo, hi, *picks})
+
+
+def _numeric(
+    name: str, col: _Column, rho: float, missing: tuple[int, float], ctx: _Context
+) -> tuple[Numeric, str, dict[str, Any]]:
+    share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
+    decimals, hist = _decimals(name, col, share * rho, ctx)
+    edges = _edges(name, col, (1 - share) * rho, decimals, ctx)
+    noisy_missing, sigma = missing
+    has_missing = noisy_missing > MISSING_SIGMAS * sigma
+    attr = Numeric(
+        name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
+        decimals=None if decimals == 0 else decimals,
+    )  # fmt: skip
+    learned = (
+        f"{attr.n_bins} bins over [{edges[0]:g}, {edges[-1]:g}] (clipped), "
+        + ("integer" if decimals == 0 else f"{decimals} decimals")
+        + (" + missing" if has_missing else "")
+    )
+    return attr, learned, {"decimals_histogram": hist}
+
+
+def _check_types(df: pd.DataFrame, types: Mapping[str, str] | None) -> dict[str, Kind]:
+    if types is None:
+        return {}
+    if not isinstance(types, Mapping):
+        raise DPQueryError(
+            f"types must map column names to 'numeric' or 'categorical', got {types!r}"
+        )
+    out: dict[str, Kind] = {}
+    for col, kind in types.items():
+        if col not in df.columns:
+            raise DPQueryError(
+                f"types names the column {col!r}, which the table does not have; its columns "
+                f"are {list(df.columns)[:20]}"
+            )
+        if kind not in KINDS:
+            raise DPQueryError(f"types[{col!r}] must be 'numeric' or 'categorical', got {kind!r}")
+        out[str(col)] = "numeric" if kind == "numeric" else "categorical"
+    return out
+
+
+def learn_domain(
+    df: pd.DataFrame,
+    *,
+    rho: float,
+    delta: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    types: Mapping[str, str] | None = None,
+    bins: int = DEFAULT_BINS,
+) -> tuple[Domain, LearnReport]:
+    """Learn a public domain for ``df`` spending ``rho`` (zCDP) on ``ledger`` and at most
+    ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``).
+
+    ``types`` declares columns ``"numeric"`` or ``"categorical"`` (public knowledge: no budget
+    is spent deciding them). All randomness comes from ``rng``. The ledger must admit
+    ``ZCDP(rho)``; that is checked before any data is read.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise DPQueryError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    if len(df) == 0 or df.shape[1] == 0:
+        raise DPQueryError(
+            f"the table has {len(df)} rows and {df.shape[1]} columns: nothing to learn"
+        )
+    names = [c for c in df.columns]
+    bad = [c for c in names if not isinstance(c, str) or not c]
+    if bad or len(set(names)) != len(names):
+        raise DPQueryError(f"column names must be distinct non-empty strings; got {names[:20]}")
+    if (
+        not isinstance(rho, int | float)
+        or isinstance(rho, bool)
+        or not rho > 0
+        or not math.isfinite(rho)
+    ):
+        raise DPQueryError(f"rho must be a positive number, got {rho!r}")
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= 256:
+        raise DPQueryError(f"bins must be an integer from 1 to 256, got {bins!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (dpquery.rng.make_rng); got {rng!r}")
+    if not isinstance(ledger, Ledger):
+        raise TypeError(f"ledger must be a dpquery.privacy.Ledger; got {ledger!r}")
+    declared = _check_types(df, types)
+    selecting = [c for c in names if declared.get(c) != "numeric"]
+    if selecting and not (isinstance(delta, int | float) and 0 < delta < 1):
+        raise DPQueryError(
+            f"delta must be in (0, 1) to select the categories of {selecting[:5]}, got {delta!r}"
+        )
+    ledger.check([Charge("domain learning", ZCDP(rho))])  # before any data is read
+    per_column = rho * _SAFETY / len(names)
+    ctx = _Context(rng, ledger, bins, float(delta) / len(selecting) if selecting else 0.0)
+    attrs: list[Attribute] = []
+    reports: list[ColumnReport] = []
+    for name in names:
+        attr, report = _learn_column(name, _read(df[name]), declared.get(name), per_column, ctx)
+        attrs.append(attr)
+        reports.append(report)
+    domain = Domain(tuple(attrs), note="learned from the data under differential privacy "
+                    "(dpquery.domain_learning)")  # fmt: skip
+    total_tail = math.fsum(r.delta_tail for r in reports)
+    spent = math.fsum(r.rho for r in reports)
+    return domain, LearnReport(len(df), spent, total_tail, tuple(reports))
+
+
+def _learn_column(
+    name: str, col: _Column, kind: Kind | None, rho: float, ctx: _Context
+) -> tuple[Attribute, ColumnReport]:
+    attr: Attribute
+    if kind == "categorical":
+        sel = _select(name, col, rho, ctx)
+        attr, learned = _categorical(name, sel)
+        counts = {"released": len(sel.released), "threshold": sel.tau}
+        return attr, ColumnReport(name, "categorical", True, "declared", rho, ctx.delta_tail,
+                                  learned, counts)  # fmt: skip
+    profile_rho = PROFILE_SHARE * rho
+    noisy_missing, noisy_numbers, sigma = _profile(name, col, profile_rho, ctx)
+    present = max(col.n - max(noisy_missing, 0), 1)  # n is public
+    noisy: dict[str, Any] = {"missing": noisy_missing, "numbers": noisy_numbers}
+    rest = rho - profile_rho
+    if kind == "numeric":
+        attr, learned, more = _numeric(name, col, rest, (noisy_missing, sigma), ctx)
+        return attr, ColumnReport(name, "numeric", True, "declared", rho, 0.0, learned,
+                                  noisy | more)  # fmt: skip
+    if noisy_numbers < NUMBER_SHARE * present:
+        sel = _select(name, col, rest, ctx)
+        attr, learned = _categorical(name, sel)
+        rule = f"text: noisy numbers {noisy_numbers} < {NUMBER_SHARE:g} x {present}"
+        noisy |= {"released": len(sel.released), "threshold": sel.tau}
+        return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
+                                  learned, noisy)  # fmt: skip
+    probe_rho = PROBE_SHARE * rho
+    sel = _select(name, col, probe_rho, ctx)
+    codes = {k: v for k, v in sel.released.items() if k != _MISSING}
+    mass = sum(codes.values())
+    noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": sel.tau}
+    if 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present:
+        attr, learned = _categorical(name, sel)
+        rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
+        return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
+                                  ctx.delta_tail, learned, noisy)  # fmt: skip
+    rule = f"quantity: {len(codes)} keys hold noisy {mass} of {present}"
+    numeric_rho = rest - probe_rho
+    attr, learned, more = _numeric(name, col, numeric_rho, (noisy_missing, sigma), ctx)
+    return attr, ColumnReport(name, "numeric", False, rule, rho, ctx.delta_tail, learned,
+                              noisy | more)  # fmt: skip

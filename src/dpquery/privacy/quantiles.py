@@ -1,0 +1,191 @@
+"""Private quantiles: the exponential mechanism over a public grid of candidates.
+
+Smith 2011 ("Privacy-preserving statistical estimation with optimal convergence rates",
+STOC 2011, Section 3) releases a quantile with the exponential mechanism (McSherry and Talwar
+2007) whose score is how far a candidate's rank is from the target rank. Here the candidates
+are a public, finite grid (:func:`signed_log_grid`) and the score is the one of OpenDP's
+``make_quantile_score_candidates`` (``src/transformations/quantile_score_candidates``), negated
+so that higher is better:
+
+    score_alpha(c) = -| (1 - alpha) #{x < c} - alpha #{x > c} |.
+
+It is 0 at an exact alpha-quantile and counts ties fairly (a candidate equal to many values
+is neither below nor above them).
+
+**Sensitivity 1 under replace-one** (n public; a record may also be absent from ``values``,
+e.g. missing): replacing one record moves one value between the three sets ``{x < c}``,
+``{x = c}``, ``{x > c}`` (or into or out of them), so ``#{x < c}`` and ``#{x > c}`` change by
+at most 1 each and not both in the same direction: the inner difference moves by at most
+``(1 - alpha) + alpha = 1``. (OpenDP states ``max(alpha, 1 - alpha)`` per added or removed
+record; a replacement is one of each, and a value that crosses ``c`` moves the score by
+exactly 1.) :func:`quantile_scores` computes it exactly from the sorted values.
+
+**Bounds.** The exponential mechanism finds extreme quantiles badly: every candidate below
+the smallest value scores within ``alpha n`` of the best. So the range comes first, from a
+noisy histogram over fixed buckets of magnitude (:func:`magnitude_buckets`: 0, and ``[1, 2)``,
+``[2, 5)``, ``[5, 10)`` times each power of ten, either sign), the approach of Google's
+differential privacy library (``ApproxBounds``: a noisy histogram over logarithmic bins, the
+outermost bins above a threshold). One record falls in one bucket, so the count vector has L2
+sensitivity ``sqrt(2)`` under replace-one; :func:`private_bounds` releases the lowest and highest
+bucket ends whose noisy counts reach the threshold (a post-processing of the discrete
+Gaussian: ``rho``-zCDP, CKS Theorem 4; the buckets are public, so no ``delta``).
+
+**Cost.** Each draw is the exponential mechanism with ``epsilon``: ``epsilon``-DP and
+``epsilon``-bounded range (Durfee and Rogers 2019), so ``epsilon^2 / 8``-zCDP (Cesar and Rogers
+2021). :func:`private_quantiles` charges the ledger once for its ``k`` draws, as ``k``
+invocations of ``PureDP(epsilon, bounded_range=True)``, before it draws;
+:func:`quantile_epsilon` is the largest ``epsilon`` whose ``k`` draws fit in ``rho``.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dpquery.privacy import _validate
+from dpquery.privacy.costs import PureDP
+from dpquery.privacy.errors import PrivacyParameterError
+from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
+from dpquery.privacy.ledger import Ledger
+from dpquery.privacy.mechanisms import _check_ledger
+from dpquery.privacy.sampling import _check_rng, sample_from_log_weights
+
+QUANTILE_SENSITIVITY = 1.0
+"""The replace-one sensitivity of :func:`quantile_scores` (module docstring)."""
+
+MANTISSAS = tuple(range(10, 100))
+"""The grid's mantissas in tenths: 1.0, 1.1, ..., 9.9 (two significant digits)."""
+
+
+def signed_log_grid(
+    min_exponent: int = -4, max_exponent: int = 9, decimals: int | None = None
+) -> NDArray[np.float64]:
+    """The public candidates: 0 and ``+-m 10^e`` for every two-digit mantissa ``m`` in
+    1.0 .. 9.9 and exponent ``e`` in ``[min_exponent, max_exponent]``, sorted.
+
+    Relative resolution 1-10% wherever the values lie, from ``10^min_exponent`` to ``9.9
+    10^max_exponent`` (every integer up to 99, every 10 up to 990, ...), so one grid serves
+    ages and incomes alike. Each point is the float nearest its decimal (0.3, not
+    0.30000000000000004). With ``decimals``, the points rounded to that many decimals,
+    duplicates dropped: the candidates a column of that precision can take. Reads no data."""
+    lo = _validate.integer("min_exponent", min_exponent, minimum=-300)
+    hi = _validate.integer("max_exponent", max_exponent, minimum=lo)
+    mags = [float(Decimal(m).scaleb(e - 1)) for e in range(lo, hi + 1) for m in MANTISSAS]
+    grid = np.array(sorted({0.0, *mags, *(-x for x in mags)}), dtype=np.float64)
+    if decimals is not None:
+        k = _validate.integer("decimals", decimals, minimum=0)
+        grid = np.unique(np.array([float(round(Decimal(repr(float(x))), k)) for x in grid]))
+    return grid
+
+
+def quantile_scores(values: ArrayLike, candidates: ArrayLike, alpha: float) -> NDArray[np.float64]:
+    """``-|(1 - alpha) #{x < c} - alpha #{x > c}|`` for every candidate ``c`` (module
+    docstring): sensitivity :data:`QUANTILE_SENSITIVITY` under replace-one."""
+    a = _validate.real("alpha", alpha)
+    if not 0.0 <= a <= 1.0:
+        raise PrivacyParameterError(f"alpha must be in [0, 1], got {alpha!r}")
+    x = np.sort(np.asarray(values, dtype=np.float64).ravel())
+    if np.isnan(x).any():
+        raise PrivacyParameterError("values must not hold NaN (drop missing values first)")
+    c = np.asarray(candidates, dtype=np.float64)
+    below = np.searchsorted(x, c, side="left")
+    above = x.size - np.searchsorted(x, c, side="right")
+    return -np.abs((1.0 - a) * below - a * above)
+
+
+def quantile_epsilon(rho: float, draws: int) -> float:
+    """The largest ``epsilon`` whose ``draws`` exponential-mechanism draws, each
+    ``epsilon^2 / 8``-zCDP (Cesar and Rogers 2021), compose (Bun and Steinke 2016, Lemma 2.3)
+    to at most ``rho``: ``sqrt(8 rho / draws)``, nudged down past float rounding."""
+    r = _validate.positive("rho", rho)
+    k = _validate.integer("draws", draws, minimum=1)
+    eps = math.sqrt(8.0 * r / k)
+    while k * (eps * eps / 8.0) > r:
+        eps = math.nextafter(eps, 0.0)
+    return eps
+
+
+def private_quantiles(
+    values: ArrayLike,
+    candidates: ArrayLike,
+    alphas: ArrayLike,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str = "quantiles (exponential mechanism)",
+) -> NDArray[np.float64]:
+    """One candidate per ``alpha``, each drawn with probability ``~ exp(epsilon score / 2)``
+    (Smith 2011; scores of :func:`quantile_scores`, sensitivity 1). Charges ``len(alphas)``
+    invocations of ``PureDP(epsilon, bounded_range=True)`` before the first draw; the draws are
+    independent, returned in the order of ``alphas`` (not sorted)."""
+    eps = _validate.positive("epsilon", epsilon)
+    rng = _check_rng(rng)
+    ledger = _check_ledger(ledger)
+    a = np.asarray(alphas, dtype=np.float64).ravel()
+    c = np.asarray(candidates, dtype=np.float64).ravel()
+    if a.size == 0 or c.size == 0:
+        raise PrivacyParameterError("private_quantiles needs at least one alpha and candidate")
+    if not np.isfinite(c).all():
+        raise PrivacyParameterError("candidates must be finite numbers")
+    x = np.asarray(values, dtype=np.float64).ravel()
+    log_w = [quantile_scores(x, c, float(q)) * (eps / (2 * QUANTILE_SENSITIVITY)) for q in a]
+    ledger.charge(name, PureDP(eps, bounded_range=True), count=int(a.size))
+    return np.array([c[int(sample_from_log_weights(w, 1, rng)[0])] for w in log_w])
+
+
+BOUND_SENSITIVITY = math.sqrt(2.0)
+"""The replace-one L2 sensitivity of the bucket counts of :func:`private_bounds`."""
+
+
+def magnitude_buckets(min_exponent: int = -4, max_exponent: int = 9) -> NDArray[np.float64]:
+    """The public bucket edges of :func:`private_bounds`, increasing: ``+-{1, 2, 5} 10^e`` for
+    ``e`` in ``[min_exponent, max_exponent]``, ``+-10^(max_exponent + 1)`` and 0. Values
+    beyond the outer edges count in the outer buckets."""
+    lo = _validate.integer("min_exponent", min_exponent, minimum=-300)
+    hi = _validate.integer("max_exponent", max_exponent, minimum=lo)
+    mags = [float(Decimal(m).scaleb(e)) for e in range(lo, hi + 1) for m in (1, 2, 5)]
+    mags.append(float(Decimal(1).scaleb(hi + 1)))
+    return np.array(sorted({0.0, *mags, *(-x for x in mags)}), dtype=np.float64)
+
+
+def bucket_counts(values: ArrayLike, edges: ArrayLike) -> NDArray[np.int64]:
+    """How many values fall in each bucket ``[edges[i], edges[i+1])`` (values below the first
+    edge in the first bucket, at or above the last in the last): one bucket per value."""
+    e = np.asarray(edges, dtype=np.float64)
+    x = np.asarray(values, dtype=np.float64).ravel()
+    idx = np.clip(np.searchsorted(e, x, side="right") - 1, 0, e.size - 2)
+    return np.bincount(idx, minlength=e.size - 1).astype(np.int64)
+
+
+def private_bounds(
+    values: ArrayLike,
+    *,
+    rho: float,
+    threshold_sigmas: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    edges: ArrayLike | None = None,
+    name: str = "bounds (discrete Gaussian histogram)",
+) -> tuple[float, float, NDArray[np.int64]] | None:
+    """``(lo, hi, noisy counts)``: the lower end of the lowest and the upper end of the
+    highest bucket (:func:`magnitude_buckets`, or ``edges``) whose noisy count reaches
+    ``threshold_sigmas`` noise standard deviations; None when no bucket does. Charges
+    ``ZCDP(rho)`` before it draws (module docstring)."""
+    r = _validate.positive("rho", rho)
+    t = _validate.positive("threshold_sigmas", threshold_sigmas)
+    e = magnitude_buckets() if edges is None else np.asarray(edges, dtype=np.float64)
+    if e.ndim != 1 or e.size < 2 or not np.isfinite(e).all() or (np.diff(e) <= 0).any():
+        raise PrivacyParameterError("bucket edges must be at least two increasing finite numbers")
+    counts = bucket_counts(values, e)
+    sigma = math.sqrt(float(discrete_gaussian_sigma2(r, BOUND_SENSITIVITY)))
+    noisy = discrete_gaussian_mechanism(
+        counts, rho=r, sensitivity=BOUND_SENSITIVITY, rng=rng, ledger=ledger, name=name
+    )
+    occupied = np.flatnonzero(noisy >= t * sigma)
+    if occupied.size == 0:
+        return None
+    return float(e[occupied[0]]), float(e[occupied[-1] + 1]), noisy
