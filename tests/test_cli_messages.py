@@ -17,8 +17,8 @@ import dpquery
 from cli_process import dpquery_cli
 from dpquery.algorithms import registry
 from dpquery.cli import build_parser, main
-from dpquery.cli.report import describe_coherence
 from dpquery.cli.release_flags import DEFAULT_PATH
+from dpquery.cli.report import describe_coherence
 from dpquery.data import Categorical, Domain
 from dpquery.evaluation.metrics import error_report
 from dpquery.privacy.conversions import zcdp_to_epsilon

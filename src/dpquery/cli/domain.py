@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from dpquery.cli.common import flag_errors
-from dpquery.cli.output import json_text, write_outputs
 from dpquery.domain_learning import DEFAULT_BINS, KINDS, learn_budget, learn_domain
 from dpquery.errors import DPQueryError
+from dpquery.pipeline.writes import json_text, write_outputs
 from dpquery.privacy import Ledger
 from dpquery.privacy.delta import check_delta, default_delta
 from dpquery.privacy.partition_selection import partition_delta
