@@ -26,7 +26,7 @@ from dpquery.algorithms.wide.bound import (
 )
 from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
 from dpquery.algorithms.wide.release import WideRelease
-from dpquery.backends import DaskBackend
+from dpquery.backends import DaskBackend, connect
 from dpquery.cli import main
 from dpquery.data import ItemSets, write_item_sets
 
@@ -171,13 +171,9 @@ def test_synth_writes_the_same_bytes_in_every_row_order(item_files, tmp_path):
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[DaskBackend]:
-    """A local cluster of 2 single-threaded worker processes on loopback."""
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    )  # fmt: skip
-    with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
+    """The library's local cluster: 2 single-threaded worker processes on loopback."""
+    pytest.importorskip("distributed")
+    with connect(workers=2) as b:
         yield b
 
 
