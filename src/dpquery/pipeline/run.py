@@ -43,12 +43,8 @@ def release(request: ReleaseRequest) -> ReleaseResult:
             report = reports.table_report(fitted, made)
             evaluation = None
             if request.evaluate:
-                real = inputs.real_table(
-                    request.source,
-                    data.domain,
-                    request.backend.name,
-                    learned,  # type: ignore[arg-type]
-                )
+                source: Any = request.source  # a table's: TableFile, Dataset or Frame
+                real = inputs.real_table(source, data.domain, request.backend.name, learned)
                 evaluation = reports.table_evaluation(fitted, real, None if bits else table)
     return _written(request, fitted, table, "table", report, evaluation)
 
