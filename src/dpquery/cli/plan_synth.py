@@ -61,8 +61,8 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
 
 def _shape(args: argparse.Namespace) -> PublicShape:
     if (args.dataset is None) == (args.domain is None):
-        raise DPQueryError("give --dataset NAME, --domain DOMAIN.json with --n N, or --n N "
-                           "alone (a raw table, its domain learned)")  # fmt: skip
+        raise DPQueryError("give --dataset NAME, or --domain DOMAIN.json with --n N (or --n "
+                           "N alone: a raw table, its domain learned)")  # fmt: skip
     if args.dataset is not None:
         n = args.n if args.n is not None else datasets.info(args.dataset).rows
         return PublicShape(n, datasets.domain(args.dataset))

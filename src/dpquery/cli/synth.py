@@ -85,14 +85,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="release a differentially private synthetic dataset",
         usage=USAGE,
         description="Release private synthetic records (--out) and a JSON report: a table in "
-        "the input's columns (over --domain, or, without it, a domain learned privately from "
-        "a share of the budget and written to <out stem>.domain.json) or its bits (S.npz), "
+        "the input's columns (over --domain, or one learned privately) or its bits (S.npz), "
         "or, from item data (FILE X.transactions.csv or a sparse .npz; no domain), item "
         "sets. The default release's options first; the others' grouped by algorithm.",
     )
     add_budget_args(p)
     add_data_args(p)
-    add_learning_args(p)
     add_item_args(p)
     add_default_args(p)
     g = p.add_argument_group("output")
@@ -118,6 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--quiet", action="store_true",
                    help="print nothing on success (warnings the user must see still go to "
                    "stderr)")  # fmt: skip
+    add_learning_args(p)
     add_workload_args(p)
     add_backend_args(p)
     add_algorithm_args(p)
