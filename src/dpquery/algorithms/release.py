@@ -164,7 +164,8 @@ class Release:
     @property
     def guarantee(self) -> Guarantee:
         """The guarantee in the measure of the budget asked for: ``(epsilon, delta)`` at the
-        budget's delta, pure ``epsilon``, or ``rho`` (zCDP), under the ledger's accountant;
+        budget's delta, pure ``epsilon``, or ``rho`` (zCDP), under the ledger's accountant
+        (after a learned domain, its selections' delta added: :class:`OutsideLedger`);
         qualified when the noise was seeded, NOT PRIVATE when the domain was read from the
         data (:meth:`Guarantee.describe`)."""
         budget = self.ledger.budget
