@@ -56,6 +56,11 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
     return lines
 
 
+# Why a run that learned its domain may leave part of the budget unspent.
+LEARNING_UNSPENT = (
+    "the domain learning's unspent rho (above), and any rounds of the release that would not "
+    "fit whole"
+)
 # Why an algorithm may leave part of the budget unspent (its rounds come whole).
 UNSPENT_REASON = (
     "the algorithm's rounds come whole, and one more would exceed the budget; ask for fewer "
@@ -94,8 +99,9 @@ def summary(
     unit = "rho" if budget["measure"] == "zcdp" else "epsilon"
     remaining = privacy["remaining"]
     if isinstance(remaining, float | int) and remaining > 1e-6 * limit:
+        reason = LEARNING_UNSPENT if "domain" in rel else UNSPENT_REASON
         print(f"unspent: {remaining:.3g} of {unit} {limit:g} ({remaining / limit:.0%}): "
-              f"{UNSPENT_REASON}")  # fmt: skip
+              f"{reason}")  # fmt: skip
     print("other accountants (the same run, proved in other measures):")
     for g in privacy["guarantees"]:
         print(f"  {Guarantee.from_dict(g).describe()}")
