@@ -78,6 +78,7 @@ def test_the_estimator_follows_scikit_learn_conventions(df, tmp_path: Path) -> N
     assert model.get_params() == {
         "epsilon": 0.5, "delta": None, "rho": None, "algorithm": "uniform", "k": 3,
         "options": {"size": 40}, "seed": 1, "progress": None, "dtypes": None, "binarize": False,
+        "domain_share": 0.1, "types": None,
     }  # fmt: skip
     assert not hasattr(model, "release_")
     with pytest.raises(DPQueryError, match="not fitted yet"):
@@ -103,7 +104,8 @@ def test_a_given_workload_is_used(df) -> None:
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda df: synthesize(df, None, epsilon=1), "a public domain is needed"),
+        (lambda df: synthesize(df, None, rho=1), "needs an \\(epsilon, delta\\) budget"),
+        (lambda df: synthesize(df, epsilon=1, domain_share=1.5), "domain_share must be"),
         (lambda df: synthesize(df, 42, epsilon=1), "domain must be a dpquery.Domain, a codebook"),
         (lambda df: synthesize(df.values, CODEBOOK, epsilon=1), "df must be a pandas DataFrame"),
         (lambda df: synthesize(df.head(0), CODEBOOK, epsilon=1), "df has no rows"),

@@ -19,11 +19,14 @@ non-zero as a one, e.g. of ratings) is item data: it needs no domain (its ``d`` 
 ``n`` records are public sizes), ``"auto"`` runs the wide release
 (:mod:`dpquery.algorithms.wide`) and the synthetic records come back as a CSR matrix.
 
-The domain of a DataFrame is never read off the data: it is a :class:`~dpquery.data.Domain`,
-a codebook mapping (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain JSON file.
-:func:`dpquery.data.infer_domain` reads one from the table for exploration; passing its
-result is the explicit opt-in, and it warns and marks the release NOT private (its
-guarantee then reads NOT PRIVATE).
+The domain of a DataFrame is public: a :class:`~dpquery.data.Domain`, a codebook mapping
+(:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain or codebook JSON file;
+given none, it is learned from the table privately (:mod:`dpquery.pipeline.learning`,
+``docs/learn.md``) with ``domain_share`` of the budget's zCDP rho, on the run's one ledger,
+and the release spends the rest (``domain_`` holds it, for reuse at no further cost). It is
+never read off the data silently: :func:`dpquery.data.infer_domain` does that for
+exploration; passing its result is the explicit opt-in, and it warns and marks the release
+NOT private (its guarantee then reads NOT PRIVATE).
 
 The estimator keeps the ledger of its fit (``ledger_``) from before the first draw, also when
 the fit raises (the exception carries it as ``exc.ledger``), and refuses to fit again after a
@@ -49,8 +52,9 @@ from dpquery.algorithms.wide.release import as_item_sets
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import check_rows
+from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError, NonPrivateWarning
-from dpquery.pipeline import Fitted, Frame, ItemMatrix, Output, ReleaseRequest, Source
+from dpquery.pipeline import Fitted, Frame, ItemMatrix, Learning, Output, ReleaseRequest, Source
 from dpquery.pipeline.rows import item_rows, table_rows
 from dpquery.privacy import Ledger
 from dpquery.queries import Workload
@@ -58,24 +62,17 @@ from dpquery.rng import SeedLike
 
 DEFAULT_K = 3
 """The marginal order of the default workload."""
-NO_DOMAIN = (
-    "a public domain is needed: pass domain= a dpquery.Domain, a codebook dict (see "
-    "Domain.from_codebook) or the path of a domain JSON file. It is never read off the data "
-    "silently: dpquery.data.infer_domain(df) does that for exploration only (NOT private), "
-    "and its result may be passed explicitly"
-)
 
 
-def as_domain(domain: object) -> Domain:
-    """A :class:`Domain` from a Domain, a codebook mapping or a domain JSON path."""
-    if isinstance(domain, Domain):
+def as_domain(domain: object) -> Domain | None:
+    """A :class:`Domain` from a Domain, a codebook mapping or a domain (or codebook) JSON
+    path; None (learn it from the data) for None."""
+    if domain is None or isinstance(domain, Domain):
         return domain
     if isinstance(domain, Mapping):
         return Domain.from_codebook(domain)
     if isinstance(domain, str | Path):
         return Domain.load(domain)
-    if domain is None:
-        raise DPQueryError(NO_DOMAIN)
     raise DPQueryError(
         f"domain must be a dpquery.Domain, a codebook dict or a path to a domain JSON file, "
         f"got {type(domain).__name__}"
@@ -97,7 +94,10 @@ class DPSynthesizer:
     progress display; None: its default) and ``dtypes`` (attribute name to the output
     column's pandas dtype, declared from public knowledge; None: the domain's,
     :meth:`Domain.with_dtypes`) and, for a sparse matrix, ``binarize`` (every non-zero
-    entry counts as a one; by default an entry other than 0 and 1 is an error).
+    entry counts as a one; by default an entry other than 0 and 1 is an error). Fitted
+    without a domain, the table's is learned from ``domain_share`` of the budget's zCDP rho
+    (default :data:`~dpquery.domain_learning.DEFAULT_DOMAIN_SHARE`), with ``types``
+    declaring columns ``"numeric"`` or ``"categorical"`` (``docs/learn.md``).
 
     Fitted attributes: ``release_`` (the :class:`~dpquery.algorithms.release.Release`),
     ``domain_`` (the domain, with the declared ``dtypes``), ``workload_``, ``n_``,
@@ -118,6 +118,8 @@ class DPSynthesizer:
         progress: bool | None = None,
         dtypes: Mapping[str, Any] | None = None,
         binarize: bool = False,
+        domain_share: float = DEFAULT_DOMAIN_SHARE,
+        types: Mapping[str, str] | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -129,11 +131,13 @@ class DPSynthesizer:
         self.progress = progress
         self.dtypes = dtypes
         self.binarize = binarize
+        self.domain_share = domain_share
+        self.types = types
 
     # -- scikit-learn's parameter protocol -------------------------------------------------
     _PARAMS = (
         "epsilon", "delta", "rho", "algorithm", "k", "options", "seed", "progress", "dtypes",
-        "binarize",
+        "binarize", "domain_share", "types",
     )  # fmt: skip
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -174,14 +178,16 @@ class DPSynthesizer:
         return ReleaseRequest(
             source, algorithm=self.algorithm, options={**budget, **options}, workload=workload,
             k=self.k, seed=self.seed, progress=self.progress, keep=self._keep,
+            learning=Learning(share=self.domain_share, types=self.types),
         )  # fmt: skip
 
     def fit(
         self, df: pd.DataFrame, domain: object = None, workload: Workload | None = None
     ) -> DPSynthesizer:
         """Release private synthetic records of ``df`` over the public ``domain`` (a
-        Domain, a codebook dict or a domain JSON path; required) for ``workload`` (default:
-        all ``k``-way marginals). Returns ``self``."""
+        Domain, a codebook dict or a domain JSON path; None: learned from ``df`` privately,
+        with ``domain_share`` of the budget) for ``workload`` (default: all ``k``-way
+        marginals). Returns ``self``."""
         refuse_after_failed_spend(getattr(self, "_failed", None), "this DPSynthesizer")
         if sp.issparse(df):
             return self._fit_items(df, domain, workload)
@@ -197,7 +203,12 @@ class DPSynthesizer:
                 "DataFrame: drop it"
             )
         public = as_domain(domain)
-        if public.non_private:
+        if public is None and (workload is not None):
+            raise DPQueryError(
+                "a workload is over a domain: give the domain too (a learned one is not known "
+                "before the fit)"
+            )
+        if public is not None and public.non_private:
             warnings.warn(
                 "the domain was read from the private data (infer_domain): this release is "
                 "NOT differentially private",
@@ -209,13 +220,17 @@ class DPSynthesizer:
                 f"workload must be a dpquery.queries.Workload, got {type(workload).__name__}"
             )
         fitted = self._fit(self._request(Frame(df, public, self.dtypes), workload))
-        self.columns_: list[Any] | None = [c for c in df.columns if c in public]
+        assert fitted.domain is not None
+        self.columns_: list[Any] | None = [c for c in df.columns if c in fitted.domain]
         return self._fitted_as(fitted)
 
     @property
     def ledger_(self) -> Ledger:
-        """The ledger of the last fit: set before its first draw, kept when it raised."""
-        ledger = getattr(getattr(self, "_model", None), "ledger_", None)
+        """The ledger of the last fit: set before its first draw, kept when it raised (with
+        a learned domain, the run's: the learning's charges and the release's)."""
+        ledger = getattr(self, "_ledger", None) or getattr(
+            getattr(self, "_model", None), "ledger_", None
+        )
         if ledger is None:
             raise AttributeError("ledger_: this DPSynthesizer has not started a fit")
         return ledger
@@ -226,13 +241,17 @@ class DPSynthesizer:
 
     def _fit(self, request: ReleaseRequest) -> Fitted:
         """The pipeline's fit, keeping its ledger on the exception when it raises."""
+        self._ledger: Ledger | None = None
         try:
-            return pipeline.fit(request)
+            fitted = pipeline.fit(request)
         except BaseException as exc:
-            ledger = getattr(exc, "ledger", None)  # the model's own: it starts empty
+            ledger = getattr(exc, "ledger", None)  # the run's: it starts empty
             if isinstance(ledger, Ledger):
+                self._ledger = ledger
                 self._failed = attach_ledger(exc, ledger)
             raise
+        self._ledger = fitted.release.ledger
+        return fitted
 
     def _fitted_as(self, fitted: Fitted) -> DPSynthesizer:
         """The fitted attributes (module docstring)."""
@@ -300,13 +319,17 @@ def synthesize(
     k: int = DEFAULT_K,
     dtypes: Mapping[str, Any] | None = None,
     binarize: bool = False,
+    domain_share: float = DEFAULT_DOMAIN_SHARE,
+    types: Mapping[str, str] | None = None,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:
     """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account);
     of a scipy sparse matrix, a CSR matrix of the same shape (module docstring).
 
     ``domain`` is public: a :class:`~dpquery.data.Domain`, a codebook dict or a domain JSON
-    path. The budget is ``epsilon`` (``delta`` defaults to ``1/n^2``; ``delta=0``: pure DP)
+    path; None: learned from ``df`` privately with ``domain_share`` of the budget's zCDP rho
+    (``types`` declares columns ``"numeric"`` or ``"categorical"``; ``docs/learn.md``). The
+    budget is ``epsilon`` (``delta`` defaults to ``1/n^2``; ``delta=0``: pure DP)
     or ``rho`` (zCDP). ``workload`` defaults to all ``k``-way marginals; ``rows`` to
     ``len(df)``; ``dtypes`` declares output dtypes (default: the domain's, never ``df``'s);
     ``binarize=True`` counts every non-zero entry of a sparse matrix as a one (otherwise an
@@ -317,7 +340,7 @@ def synthesize(
         check_rows(rows)  # before anything is spent
     model = DPSynthesizer(
         epsilon=epsilon, delta=delta, rho=rho, algorithm=algorithm, k=k, options=options,
-        seed=seed, dtypes=dtypes, binarize=binarize,
+        seed=seed, dtypes=dtypes, binarize=binarize, domain_share=domain_share, types=types,
     )  # fmt: skip
     model.fit(df, domain, workload)
     return model.sample(rows), model.release_

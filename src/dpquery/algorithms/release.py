@@ -22,9 +22,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpquery.data.records import Records
-from dpquery.privacy import Ledger, all_accountants
+from dpquery.privacy import Budget, Ledger, all_accountants
 from dpquery.privacy.errors import AccountingError
 from dpquery.privacy.ledger import NOT_PRIVATE, SEEDED, Guarantee
+from dpquery.privacy.partition_selection import partition_delta
 
 RAW_NOISE_KEYS = frozenset({"measurement"})
 """Round entries holding a raw floating-point noise draw: internal, never published."""
@@ -61,6 +62,23 @@ def publishable_rounds(rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in drop} for r in rounds]
 
 
+@dataclass(frozen=True)
+class OutsideLedger:
+    """The tail probability ``delta_tail`` of partition selections a run made besides its
+    ledger (a domain learned from the data, ``docs/learn.md``), and the run's whole
+    ``budget`` it was split from. A run whose ledger proves ``(epsilon, delta_ledger)`` is
+    ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP
+    (:func:`~dpquery.privacy.partition_selection.partition_delta`); it proves no pure or
+    zCDP guarantee."""
+
+    delta_tail: float
+    budget: Budget
+
+    def delta(self, ledger_delta: float, epsilon: float) -> float:
+        """The whole run's delta at the ledger's ``(epsilon, ledger_delta)``."""
+        return ledger_delta + partition_delta(self.delta_tail, epsilon)
+
+
 @dataclass(frozen=True, eq=False)
 class Release:
     """A private synthetic dataset and the account of how it was made."""
@@ -72,6 +90,7 @@ class Release:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     seeded: bool = False  # the noise came from a seeded (predictable) generator
+    outside: OutsideLedger | None = None  # a learned domain's selections, besides the ledger
 
     @property
     def non_private_domain(self) -> bool:
@@ -86,6 +105,8 @@ class Release:
         totals = self.ledger.totals
         flags = self._flags()
         report["guarantees"] = [{**g, **flags} for g in report["guarantees"]]
+        if self.outside is not None:
+            self._outside(report)
         by_accountant = []
         for acc in all_accountants():
             try:
@@ -94,6 +115,8 @@ class Release:
                 # As in LedgerReport.to_dict: no bare Infinity in a JSON report.
                 entry["epsilon"] = "inf" if math.isinf(eps) else eps
                 entry["delta"] = delta
+                if self.outside is not None:
+                    entry["delta"] = self.outside.delta(delta, eps)
             except AccountingError as exc:
                 entry["epsilon"] = None
                 entry["note"] = str(exc)
@@ -111,6 +134,28 @@ class Release:
             )
         return report
 
+    def _outside(self, report: dict[str, Any]) -> None:
+        """The whole run's budget and guarantees: the ledger's (epsilon, delta) with the
+        selections' delta added, no pure or zCDP guarantee (:class:`OutsideLedger`)."""
+        outside = self.outside
+        assert outside is not None
+        ledger_delta = self.ledger.budget.delta
+        report["ledger_budget"] = report["budget"]
+        report["budget"] = outside.budget.to_dict()
+        report["delta_split"] = {
+            "total": outside.budget.delta,
+            "ledger": ledger_delta,
+            "partition_selection": partition_delta(outside.delta_tail, outside.budget.limit),
+            "delta_tail": outside.delta_tail,
+            "rule": "the ledger proves (epsilon, ledger delta); the learned domain's partition "
+            "selections add (1 + e^epsilon) delta_tail (docs/learn.md)",
+        }
+        report["guarantees"] = [
+            {**g, "delta": outside.delta(ledger_delta, g["epsilon"])}
+            for g in report["guarantees"]
+            if g["measure"] == "approx" and g["epsilon"] != "inf"
+        ]
+
     def _flags(self) -> dict[str, bool]:
         """The qualifications every guarantee of this release carries (:class:`Guarantee`)."""
         flags = {"seeded": self.seeded, "not_private": self.non_private_domain}
@@ -119,12 +164,15 @@ class Release:
     @property
     def guarantee(self) -> Guarantee:
         """The guarantee in the measure of the budget asked for: ``(epsilon, delta)`` at the
-        budget's delta, pure ``epsilon``, or ``rho`` (zCDP), under the ledger's accountant;
+        budget's delta, pure ``epsilon``, or ``rho`` (zCDP), under the ledger's accountant
+        (after a learned domain, its selections' delta added: :class:`OutsideLedger`);
         qualified when the noise was seeded, NOT PRIVATE when the domain was read from the
         data (:meth:`Guarantee.describe`)."""
         budget = self.ledger.budget
         for g in self.ledger.report().guarantees:
             if g.measure == budget.measure:
+                if self.outside is not None and g.delta is not None and g.epsilon is not None:
+                    g = replace(g, delta=self.outside.delta(g.delta, g.epsilon))
                 return replace(g, seeded=self.seeded, not_private=self.non_private_domain)
         raise AccountingError(f"the ledger proves no {budget.measure} guarantee")
 

@@ -43,7 +43,8 @@ def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> 
     g.add_argument("--data", type=Path, metavar="FILE",
                    help="a table (.csv, .csv.gz, .parquet) or an encoded .npz file")  # fmt: skip
     g.add_argument("--domain", type=Path, metavar="DOMAIN.json",
-                   help="the public domain of --data (full or private-pgm format)")  # fmt: skip
+                   help="the public domain of --data (a domain or codebook JSON); synth "
+                   "without it learns one privately")  # fmt: skip
     g.add_argument("--dataset", metavar="NAME", help="a built-in dataset (dpquery datasets list)")
     g.add_argument(
         "--infer-domain", action="store_true",

@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from dpquery.cli.common import flag_errors
 from dpquery.domain_learning import DEFAULT_BINS, KINDS, learn_budget, learn_domain
 from dpquery.errors import DPQueryError
+from dpquery.pipeline.learning import read_raw
 from dpquery.pipeline.writes import json_text, write_outputs
 from dpquery.privacy import Ledger
 from dpquery.privacy.delta import check_delta, default_delta
@@ -81,32 +80,6 @@ def _check_outputs(args: argparse.Namespace) -> list[Path]:
         if out.exists() and not args.overwrite:
             raise DPQueryError(f"{out} already exists; pass --overwrite to replace it")
     return outs
-
-
-def read_raw(path: Path, na_values: list[str]) -> pd.DataFrame:
-    """The table as written: every CSV cell as text (no dtype inferred from the values), a
-    missing value as NaN (pandas' default texts and ``na_values``)."""
-    if not path.is_file():
-        raise DPQueryError(f"data file {path} does not exist")
-    suffixes = [s.lower() for s in path.suffixes]
-    try:
-        if suffixes and suffixes[-1] in (".parquet", ".pq"):
-            table = pd.read_parquet(path)
-        elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
-            sep = "\t" if ".tsv" in suffixes else ","
-            table = pd.read_csv(path, sep=sep, dtype=str, na_values=na_values or None,
-                                skipinitialspace=True)  # fmt: skip
-        else:
-            raise DPQueryError(
-                f"{path}: unknown file type; expected .csv, .csv.gz, .tsv or .parquet"
-            )
-    except (ValueError, OSError) as exc:
-        if isinstance(exc, DPQueryError):
-            raise
-        raise DPQueryError(f"cannot read {path}: {exc}") from None
-    if len(table) == 0:
-        raise DPQueryError(f"{path} has no records (only a header): there is nothing to learn")
-    return table
 
 
 def _learn(args: argparse.Namespace) -> int:

@@ -7,6 +7,11 @@ measurement of the attributes no workload query touches (which, and their share)
 algorithm's charges, ``auto``'s choice and its pre-release warning, adaptive-projection's
 column refinement (its cap: the amount is decided from the noisy 1-way marginals, so no plan
 can know it), the guarantee asked for first and the other accountants after. No data is read.
+
+With ``--n`` alone (a raw table, no domain), it plans the split of a run that learns its
+domain (:mod:`dpquery.pipeline.learning`): the share of rho the learning spends, the delta
+of its category selections, and what remains for the release, whose charges depend on the
+learned domain (plan them with ``--domain`` once it is written).
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from dpquery.algorithms.auto import AutoPlan
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
 from dpquery.cli import synth
-from dpquery.cli.release_flags import add_release_args
+from dpquery.cli.release_flags import add_learning_args, add_release_args
 from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
+from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError
+from dpquery.pipeline.learning import epsilon_share, run_budget
 from dpquery.pipeline.plan import workloads
 from dpquery.privacy import Ledger
 from dpquery.rng import make_rng
@@ -36,7 +43,8 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
         "synth",
         help="what `dpquery synth` with the same flags would spend, stage by stage",
         description="Plan a `dpquery synth` run from the public domain and n: every charge, "
-        "stage by stage, and the guarantee. Reads no data.",
+        "stage by stage, and the guarantee; from n alone (a raw table, its domain learned), "
+        "the learning's share and what remains for the release. Reads no data.",
     )
     g = plan.add_argument_group("public shape (--dataset, or --domain with --n)")
     g.add_argument("--dataset", metavar="NAME", help="a built-in dataset: its domain and n")
@@ -45,6 +53,7 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     g.add_argument("--items", type=int, metavar="D",
                    help="item data (synth --transactions): its number of items")  # fmt: skip
     add_release_args(plan)
+    add_learning_args(plan)
     plan.add_argument("--seed", type=int, help="seed of a generated random workload")
     plan.add_argument("--json", action="store_true", help="print one JSON object")
     plan.set_defaults(func=_synth_plan, quiet=True)
@@ -52,7 +61,8 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
 
 def _shape(args: argparse.Namespace) -> PublicShape:
     if (args.dataset is None) == (args.domain is None):
-        raise DPQueryError("give --dataset NAME, or --domain DOMAIN.json with --n N")
+        raise DPQueryError("give --dataset NAME, or --domain DOMAIN.json with --n N (or --n "
+                           "N alone: a raw table, its domain learned)")  # fmt: skip
     if args.dataset is not None:
         n = args.n if args.n is not None else datasets.info(args.dataset).rows
         return PublicShape(n, datasets.domain(args.dataset))
@@ -113,9 +123,45 @@ class _Sizes:
     d: int
 
 
+def _learning_plan(args: argparse.Namespace) -> int:
+    """The split of ``synth`` on a raw table of ``--n`` records whose domain is learned:
+    the learning's share of rho, the selections' delta, what remains for the release."""
+    synth.check_budget_given(args)
+    if args.n < 1:
+        raise DPQueryError(f"--n must be positive, got {args.n}")
+    share = DEFAULT_DOMAIN_SHARE if args.domain_share is None else args.domain_share
+    options = synth.budget_rule(args, args.n)
+    budget = run_budget(options, args.n, share)
+    alone = epsilon_share(budget)
+    if args.json:
+        print(json.dumps({"n": args.n, "learned_domain": budget.to_dict(),
+                          "learning_epsilon_alone": alone * budget.epsilon}, indent=2))  # fmt: skip
+        return 0
+    b = budget
+    print(f"dpquery synth on a raw table of n={args.n} records, its domain learned from the "
+          "data (docs/learn.md); no data read")  # fmt: skip
+    print(f"  budget: (epsilon={b.epsilon:g}, delta={b.delta:.3g})-DP for the whole run")
+    print(f"  delta: {b.ledger_delta:.3g} for the ledger (rho={b.rho:.6g} converts to "
+          f"epsilon={b.epsilon:g} at it), {b.selection_delta:.3g} for the category selections "
+          f"(tail {b.delta_tail:.3g} = (delta / 2) / (1 + e^epsilon))")  # fmt: skip
+    print(f"  domain learning: rho={b.learn_rho:.6g} ({b.share:.0%} of rho; alone, epsilon="
+          f"{alone * b.epsilon:.3g} at delta {b.ledger_delta:.3g}), charged on the run's "
+          "ledger before the release draws")  # fmt: skip
+    print(f"  release: the rest, rho={b.release_rho:.6g} ({1 - b.share:.0%} of rho), on the "
+          "same ledger; its charges depend on the learned domain: plan them with --domain "
+          "<out stem>.domain.json once synth has written it (reusing it costs "
+          "nothing)")  # fmt: skip
+    return 0
+
+
 def _synth_plan(args: argparse.Namespace) -> int:
     if args.items is not None:
         return _items_plan(args)
+    if args.dataset is None and args.domain is None and args.n is not None:
+        return _learning_plan(args)
+    if args.domain_share is not None or args.types:
+        raise DPQueryError("--domain-share and --types plan a domain learned from a raw table: "
+                           "give --n without --domain or --dataset")  # fmt: skip
     shape = _shape(args)
     synth.estimator(args, None)  # every option checked first
     synth.check_budget_given(args)

@@ -8,6 +8,7 @@ import argparse
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.options import Option
+from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.queries import WORKLOAD_KINDS
 
 # The default release: ``auto`` runs adaptive-projection on tables of up to 1,000 attributes.
@@ -28,6 +29,18 @@ def add_budget_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("privacy budget (--epsilon, with --delta, or --rho)")
     for name in BUDGET:
         add_option(g, registry.all_options()[name])
+
+
+def add_learning_args(p: argparse.ArgumentParser) -> None:
+    """``--domain-share`` and ``--types``: a domain learned from a raw table (no --domain)."""
+    g = p.add_argument_group("a domain learned from the raw table (no --domain; docs/learn.md)")
+    g.add_argument("--domain-share", type=float, metavar="SHARE",
+                   help=f"the share of the budget's zCDP rho (not of epsilon) spent learning "
+                   f"the domain (default {DEFAULT_DOMAIN_SHARE:g}); the release spends the "
+                   "rest")  # fmt: skip
+    g.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
+                   help="declare columns numeric or categorical (public knowledge; no budget "
+                   "is spent deciding them); may be repeated")  # fmt: skip
 
 
 def add_default_args(p: argparse.ArgumentParser) -> None:

@@ -34,6 +34,33 @@ def qualified_guarantee(privacy: dict[str, Any]) -> str:
     return asked
 
 
+def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]:
+    """A domain learned from the data (the report's ``domain``): what was learned, and
+    what it cost on the run's ledger and in delta."""
+    b, kinds, spent = learned["budget"], learned["kinds"], learned["spent_rho"]
+    split = privacy["delta_split"]
+    lines = [
+        f"domain: learned from the data at rho={b['learn_rho']:.4g} ({b['share']:.0%} of the "
+        f"budget's rho={b['rho']:.4g}): {kinds['categorical']} categorical, "
+        f"{kinds['numeric']} numeric columns; docs/learn.md",
+        f"  cost: rho={spent:.4g} charged on the run's ledger before the release drew "
+        f'("domain learning: ..." in the report\'s account), and delta '
+        f"{split['partition_selection']:.3g} of its category selections besides it; the "
+        f"release spent the rest, rho={b['release_rho']:.4g} ({1 - b['share']:.0%}); delta "
+        f"= {split['ledger']:.3g} (ledger) + {split['partition_selection']:.3g} (selections)",
+    ]
+    unspent = b["learn_rho"] - spent
+    if unspent > 1e-6 * b["learn_rho"]:
+        lines.append(f"  unspent: rho={unspent:.3g} of the learning's share (a column found "
+                     "to be a code spends no more on it; docs/learn.md)")  # fmt: skip
+    return lines
+
+
+# Why a run that learned its domain may leave part of the budget unspent.
+LEARNING_UNSPENT = (
+    "the domain learning's unspent rho (above), and any rounds of the release that would not "
+    "fit whole"
+)
 # Why an algorithm may leave part of the budget unspent (its rounds come whole).
 UNSPENT_REASON = (
     "the algorithm's rounds come whole, and one more would exceed the budget; ask for fewer "
@@ -41,15 +68,24 @@ UNSPENT_REASON = (
 )
 
 
-def summary(report: dict[str, Any], out: Path, rows: int, quiet: bool) -> None:
+def summary(
+    report: dict[str, Any], out: Path, rows: int, quiet: bool, domain: Path | None = None
+) -> None:
     """The publishable account on stdout, the guarantee asked for first (nothing with
-    ``--quiet``): what ran and why, what was written to ``out``, then the other accountants."""
+    ``--quiet``): the domain learned and its cost (written to ``domain``), what ran and why,
+    what was written to ``out``, then the other accountants."""
     if quiet:
         return
     rel = report["release"]
     privacy, p = rel["privacy"], rel["parameters"]
-    budget = privacy["budget"]
+    budget = privacy["ledger_budget"] if "ledger_budget" in privacy else privacy["budget"]
     print(f"privacy: {qualified_guarantee(privacy)}, {privacy['neighbouring']}")
+    if "domain" in rel:
+        for line in learned_lines(rel["domain"], privacy):
+            print(line)
+        if domain is not None:
+            print(f"  wrote the domain to {domain}: give it as --domain to release again at "
+                  "no further cost")  # fmt: skip
     if "auto" in p:
         print(f"algorithm: {rel['algorithm']}, chosen by auto: {p['auto']['reason']}")
     else:
@@ -63,8 +99,9 @@ def summary(report: dict[str, Any], out: Path, rows: int, quiet: bool) -> None:
     unit = "rho" if budget["measure"] == "zcdp" else "epsilon"
     remaining = privacy["remaining"]
     if isinstance(remaining, float | int) and remaining > 1e-6 * limit:
+        reason = LEARNING_UNSPENT if "domain" in rel else UNSPENT_REASON
         print(f"unspent: {remaining:.3g} of {unit} {limit:g} ({remaining / limit:.0%}): "
-              f"{UNSPENT_REASON}")  # fmt: skip
+              f"{reason}")  # fmt: skip
     print("other accountants (the same run, proved in other measures):")
     for g in privacy["guarantees"]:
         print(f"  {Guarantee.from_dict(g).describe()}")

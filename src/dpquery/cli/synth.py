@@ -52,15 +52,18 @@ from dpquery.cli.common import (
     check_backend_args,
     source_of,
 )
+from dpquery.cli.domain import parse_types
 from dpquery.cli.output import add_output_args, output_rows
 from dpquery.cli.release_flags import (
     DEFAULT_PATH,
     add_algorithm_args,
     add_budget_args,
     add_default_args,
+    add_learning_args,
     add_workload_args,
 )
 from dpquery.cli.summary import evaluation_summary, items_evaluation_summary, summary
+from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import plan
 from dpquery.pipeline.inputs import holds_items
@@ -82,9 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="release a differentially private synthetic dataset",
         usage=USAGE,
         description="Release private synthetic records (--out) and a JSON report: a table in "
-        "the input's columns (over --domain) or its bits (S.npz), or, from item data "
-        "(FILE X.transactions.csv or a sparse .npz; no domain), item sets. The default "
-        "release's options first; the others' grouped by algorithm.",
+        "the input's columns (over --domain, or one learned privately) or its bits (S.npz), "
+        "or, from item data (FILE X.transactions.csv or a sparse .npz; no domain), item "
+        "sets. The default release's options first; the others' grouped by algorithm.",
     )
     add_budget_args(p)
     add_data_args(p)
@@ -113,6 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--quiet", action="store_true",
                    help="print nothing on success (warnings the user must see still go to "
                    "stderr)")  # fmt: skip
+    add_learning_args(p)
     add_workload_args(p)
     add_backend_args(p)
     add_algorithm_args(p)
@@ -134,7 +138,8 @@ def _synth(args: argparse.Namespace) -> int:
         result = pipeline.release(request)
     files = request.files
     assert files is not None
-    summary(result.report, files.out, result.row_count, args.quiet)
+    domain = files.domain if request.learns else None
+    summary(result.report, files.out, result.row_count, args.quiet, domain)
     if result.evaluation is not None and items:
         items_evaluation_summary(result.evaluation, files.evaluation, args.quiet)
     elif result.evaluation is not None:
@@ -160,6 +165,28 @@ def _check_flags(args: argparse.Namespace, items: bool) -> None:
     if not items:
         check_budget_given(args)
         check_backend_args(args)
+    learned = not items and _learns(args)
+    if not learned and (args.domain_share is not None or args.types):
+        given = " and ".join(f for f, v in (("--domain-share", args.domain_share),
+                                            ("--types", args.types)) if v)  # fmt: skip
+        raise DPQueryError(f"{given} apply to a domain learned from a raw table (--data FILE "
+                           "without --domain or --infer-domain)")  # fmt: skip
+    if learned:
+        parse_types(args.types)
+        if args.backend == "dask":
+            raise DPQueryError(
+                "learning the domain reads the whole table in this process: give its domain "
+                "(--domain DOMAIN.json) with --backend dask"
+            )
+
+
+def _learns(args: argparse.Namespace) -> bool:
+    """Whether the domain is learned from the table: --data FILE (not an encoded .npz)
+    without --domain or --infer-domain."""
+    return (
+        args.data is not None and args.dataset is None and args.domain is None
+        and not args.infer_domain and args.data.suffix.lower() != ".npz"
+    )  # fmt: skip
 
 
 def _check_item_flags(args: argparse.Namespace) -> None:
@@ -185,8 +212,10 @@ def _request(args: argparse.Namespace, items: bool) -> pipeline.ReleaseRequest:
     """The release the flags ask for."""
     evaluated = evaluation_path(args)
     source = pipeline.ItemFile(args.data, args.n, args.items) if items else source_of(args)
+    share = DEFAULT_DOMAIN_SHARE if args.domain_share is None else args.domain_share
     return pipeline.ReleaseRequest(
         source=source,
+        learning=pipeline.Learning(share=share, types=parse_types(args.types) or None),
         algorithm=args.algorithm,
         options=release_options(args),
         oracle_options=_oracle_options(args),

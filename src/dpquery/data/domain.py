@@ -471,6 +471,26 @@ class Domain:
         return cls.from_sizes(obj)
 
     @classmethod
+    def from_file_object(cls, obj: object, source: str = "the domain") -> Domain:
+        """A domain file's JSON in any of its forms: the full format (``{"attributes":
+        [...]}``), the private-pgm sizes (``{"attr": size}``, every value an integer) or a
+        codebook (:meth:`from_codebook`, ``docs/codebook.md``); anything else is an error
+        naming the three."""
+        neither = (
+            f'{source} is neither a domain (the full format {{"attributes": [...]}}, or '
+            f'private-pgm sizes {{"attr": size}}) nor a codebook (docs/codebook.md)'
+        )
+        if not isinstance(obj, Mapping) or not obj:
+            raise DomainError(f"{neither}: got {type(obj).__name__} {str(obj)[:60]}")
+        sizes = all(isinstance(v, int) and not isinstance(v, bool) for v in obj.values())
+        if "attributes" in obj or sizes:
+            return cls.from_dict(obj)
+        try:
+            return cls.from_codebook(obj)
+        except DomainError as exc:
+            raise DomainError(f"{neither}; read as a codebook: {exc}") from None
+
+    @classmethod
     def from_codebook(cls, codebook: Mapping[str, Any]) -> Domain:
         """A domain from a codebook, one entry per attribute in column order::
 
@@ -522,7 +542,7 @@ class Domain:
             ) from None
         except json.JSONDecodeError as exc:
             raise DomainError(f"{path}: not valid JSON ({exc})") from None
-        domain = cls.from_dict(obj)
+        domain = cls.from_file_object(obj, str(path))
         if domain.non_private:  # the flag travels with the file, and so does the warning
             warnings.warn(
                 f"{path}: this domain was read from the private data (non_private is set); "

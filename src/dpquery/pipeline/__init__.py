@@ -5,7 +5,8 @@ from its keyword arguments) and call :func:`release` (or :func:`fit`, then make 
 often as asked); neither runs a step itself. A release reads as its steps, one module each:
 
 1. ``inputs``: the data (a table, partitions on a cluster, or item sets) and its public
-   domain;
+   domain, given, or learned privately from a table given without one (``learning``: on
+   the run's one ledger, from a stated share of its budget);
 2. ``plan``: the budget and its warnings, the workload, the estimator with its options
    checked, ``auto``'s choice and pre-release check, all before any draw;
 3. ``fitting``: the fit, on the estimator's one ledger, with the true answers the evaluation
@@ -27,6 +28,7 @@ from dpquery.pipeline.request import (
     Frame,
     ItemFile,
     ItemMatrix,
+    Learning,
     Output,
     ReleaseRequest,
     ReleaseResult,
@@ -37,6 +39,7 @@ from dpquery.pipeline.request import (
 from dpquery.pipeline.run import fit, release
 
 __all__ = [
-    "Backend", "Dataset", "Files", "Fitted", "Frame", "ItemFile", "ItemMatrix", "Output",
-    "ReleaseRequest", "ReleaseResult", "Source", "TableFile", "WorkloadKind", "fit", "release",
+    "Backend", "Dataset", "Files", "Fitted", "Frame", "ItemFile", "ItemMatrix", "Learning",
+    "Output", "ReleaseRequest", "ReleaseResult", "Source", "TableFile", "WorkloadKind", "fit",
+    "release",
 ]  # fmt: skip

@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 
 from dpquery.algorithms.release import Release
+from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.backends import PartitionedData
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
 from dpquery.pipeline.inputs import as_item_sets, item_bits
+from dpquery.pipeline.learning import Learned
 from dpquery.pipeline.request import ReleaseRequest
 from dpquery.queries import Workload, answer, default_workload
 
@@ -40,14 +42,17 @@ class Fitted:
     rng: np.random.Generator
     domain: Domain | None = None  # the output's: a table's, in its dtypes; None for items
     messages: list[Warning] = field(default_factory=list)
+    learned: Learned | None = None  # the domain learned from the data, and its cost
 
 
 def fit_table(
     request: ReleaseRequest, model: Any, data: Any, workload: Workload,
     fresh: Workload | None, rng: np.random.Generator, domain: Domain,
+    learned: Learned | None = None,
 ) -> Fitted:  # fmt: skip
     """Fit ``model`` to the table's ``data`` for ``workload``; its rows will be written
-    over ``domain``."""
+    over ``domain``. After a ``learned`` domain the model spends the release's child of the
+    run's ledger, and the release is accounted as the whole run."""
     workloads = [workload] if fresh is None else [workload, fresh]
     dask = isinstance(data, PartitionedData)
     true: Sequence[np.ndarray | None] = (None, None)
@@ -55,10 +60,20 @@ def fit_table(
         data.answers_later(workloads)
     elif request.evaluate:
         true = [answer(w, data) for w in workloads]
-    release = _fit(request, model, data, workload, true_answers=true[0])
+    if learned is None:
+        release = _fit(request, model, data, workload, true_answers=true[0])
+    else:
+        try:
+            release = _fit(request, model, data, workload, true_answers=true[0],
+                           ledger=learned.release_ledger)  # fmt: skip
+        except BaseException as exc:
+            attach_ledger(exc, learned.ledger)  # the run's: the learning's charges too
+            raise
+        release = learned.as_run(release)
     if request.evaluate and dask:
         true = data.answers_many(workloads)  # made by now, with the fit's pass
-    return Fitted(release, release.records, model, data, workload, fresh, true, rng, domain)
+    return Fitted(release, release.records, model, data, workload, fresh, true, rng, domain,
+                  learned=learned)  # fmt: skip
 
 
 def fit_items(

@@ -1,7 +1,8 @@
 """The first step of a release: the private data and its public domain.
 
 A table is encoded over the domain given (a JSON file, a dataset's own, or the DataFrame's;
-read off the data only when asked, and then NOT PRIVATE); item data needs none (its items
+read off the data only when asked, and then NOT PRIVATE) or over the one learned from it
+privately (:mod:`dpquery.pipeline.learning`); item data needs none (its items
 are ``0..d-1``). On the local backend the data is read in this process; on ``dask`` a table,
 a dataset or an encoded ``.npz`` is cut into partitions on the cluster, and item files into
 ranges of user ids (``docs/dask.md``).
@@ -37,6 +38,7 @@ from dpquery.data.encode import (
 from dpquery.data.items import ItemSets, read_item_sets
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError, NonPrivateWarning
+from dpquery.pipeline.learning import Learned
 from dpquery.pipeline.request import Backend, Dataset, Frame, ItemFile, ItemMatrix, TableFile
 
 TableSource = TableFile | Dataset | Frame
@@ -80,8 +82,9 @@ def warn_non_private(domain: Domain) -> None:
 
 
 def load_domain(domain: Path | None, infer: bool, table_path: Path | None = None) -> Domain:
-    """The public domain of a table file: the JSON file ``domain``, or, with ``infer``, one
-    read off the table at ``table_path`` (NOT PRIVATE, said on stderr)."""
+    """The public domain of a table file: the JSON file ``domain`` (a domain or a codebook),
+    or, with ``infer``, one read off the table at ``table_path`` (NOT PRIVATE, said on
+    stderr)."""
     if domain is not None:
         if infer:
             raise DPQueryError("give either --domain or --infer-domain, not both")
@@ -103,11 +106,16 @@ def encode_file(path: Path, domain: Domain) -> BinaryData:
     return encode(read_table(path, domain), domain)
 
 
-def load_data(source: TableSource) -> BinaryData:
-    """The data of ``source``, encoded over its public domain, in this process."""
+def load_data(source: TableSource, learned: Learned | None = None) -> BinaryData:
+    """The data of ``source``, encoded over its public domain, or over the one ``learned``
+    from it (:mod:`dpquery.pipeline.learning`, its table already read), in this process."""
+    if learned is not None:
+        return encode(learned.table, learned.domain)
     if isinstance(source, Dataset):
         return datasets.load(source.name)
     if isinstance(source, Frame):
+        if source.domain is None:
+            raise DPQueryError("a DataFrame without a domain has one learned first")
         warn_extra_columns(source.name, list(source.table.columns), list(source.domain.names))
         return encode(source.table, source.domain)
     if source.path.suffix == ".npz":
@@ -120,11 +128,14 @@ def load_data(source: TableSource) -> BinaryData:
 
 
 @contextmanager
-def open_data(source: TableSource, backend: Backend) -> Iterator[BinaryData | PartitionedData]:
+def open_data(
+    source: TableSource, backend: Backend, learned: Learned | None = None
+) -> Iterator[BinaryData | PartitionedData]:
     """The data on the chosen backend: :class:`BinaryData` in memory (local), or a
-    :class:`~dpquery.backends.PartitionedData` on a Dask cluster, closed on exit."""
+    :class:`~dpquery.backends.PartitionedData` on a Dask cluster, closed on exit
+    (``learned``: the domain learned from the table, on the local backend only)."""
     if backend.name == "local" or isinstance(source, Frame):
-        yield load_data(source)
+        yield load_data(source, learned)
         return
     domain = None
     if isinstance(source, TableFile) and source.path.suffix != ".npz":
@@ -151,17 +162,21 @@ def _partitioned(
 
 def output_domain(source: TableSource, domain: Domain) -> Domain:
     """The domain the rows are written over: a DataFrame's in the dtypes declared for it
-    (never read off the data), else the data's own."""
-    if isinstance(source, Frame) and source.dtypes is not None:
-        return source.domain.with_dtypes(source.dtypes)
-    return source.domain if isinstance(source, Frame) else domain
+    (never read off the data), else the data's own (``domain``: given or learned)."""
+    if not isinstance(source, Frame):
+        return domain
+    public = domain if source.domain is None else source.domain
+    return public if source.dtypes is None else public.with_dtypes(source.dtypes)
 
 
 def real_table(
-    source: TableSource, domain: Domain | None, backend: str = "local"
-) -> pd.DataFrame | None:
+    source: TableSource, domain: Domain | None, backend: str = "local",
+    learned: Learned | None = None,
+) -> pd.DataFrame | None:  # fmt: skip
     """The real table in its own columns (the coherence measurement needs raw values), or
     None when the data is only encoded (.npz) or partitioned (dask)."""
+    if learned is not None:
+        return learned.table
     if isinstance(source, Dataset):
         return datasets.load_table(source.name)[0]
     if isinstance(source, Frame):

@@ -21,6 +21,7 @@ from dpquery.algorithms.auto import Auto, BaselineWarning
 from dpquery.algorithms.wide.release import noise_warning
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.request import ReleaseRequest, WorkloadKind
+from dpquery.privacy import Budget
 from dpquery.privacy.delta import (
     LargeDeltaWarning,
     WeakBudgetWarning,
@@ -140,10 +141,13 @@ def workloads(
     return workload, fresh
 
 
-def baseline_warning(model: Any, data: Any, workload: Workload) -> list[Warning]:
-    """The public pre-release check of ``auto`` (docs/choosing.md), before the fit."""
+def baseline_warning(
+    model: Any, data: Any, workload: Workload, budget: Budget | None = None
+) -> list[Warning]:
+    """The public pre-release check of ``auto`` (docs/choosing.md), before the fit
+    (``budget``: the ledger's it will spend, when not its own)."""
     if isinstance(model, Auto):
-        warning = model.plan(data, workload).warning
+        warning = model.plan(data, workload, budget=budget).warning
         if warning is not None:
             return [BaselineWarning(warning)]
     return []

@@ -42,6 +42,8 @@ def table_report(fitted: Fitted, output: OutputReport) -> dict[str, Any]:
         release.parameters, data, fitted.workload, getattr(fitted.model, "free_attributes", None)
     )
     report["backend"] = backend_report(data)
+    if fitted.learned is not None:
+        report["release"]["domain"] = fitted.learned.to_dict()
     return report
 
 

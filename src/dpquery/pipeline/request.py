@@ -2,9 +2,10 @@
 it gives back (:class:`ReleaseResult`).
 
 A request names its data (:data:`Source`: a table file, a built-in dataset, a DataFrame,
-item data in a file or a matrix), the algorithm and its options, the workload, the output
-rows, where they go (:class:`Files`, or nowhere: the caller takes the rows) and the backend.
-It holds values only: no parser namespace, no open file.
+item data in a file or a matrix), how a table without a domain has it learned
+(:class:`Learning`), the algorithm and its options, the workload, the output rows, where they
+go (:class:`Files`, or nowhere: the caller takes the rows) and the backend. It holds values
+only: no parser namespace, no open file.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pandas as pd
 from dpquery.algorithms.release import Release
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
+from dpquery.domain_learning import DEFAULT_BINS, DEFAULT_DOMAIN_SHARE
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike
 
@@ -26,7 +28,8 @@ from dpquery.rng import SeedLike
 @dataclass(frozen=True)
 class TableFile:
     """A table (.csv, .csv.gz, .parquet; a folder of them on dask) over the public domain
-    in ``domain`` (a JSON file), or an encoded ``.npz`` (its domain inside)."""
+    in ``domain`` (a domain or codebook JSON file; None: learned from the table under the
+    request's :class:`Learning`), or an encoded ``.npz`` (its domain inside)."""
 
     path: Path
     domain: Path | None = None
@@ -42,11 +45,12 @@ class Dataset:
 
 @dataclass(frozen=True)
 class Frame:
-    """A DataFrame over a public domain, its output columns typed by ``dtypes`` (None: the
-    domain's dtypes); ``name`` is how messages call it."""
+    """A DataFrame over a public domain (None: learned from the table under the request's
+    :class:`Learning`), its output columns typed by ``dtypes`` (None: the domain's dtypes);
+    ``name`` is how messages call it."""
 
     table: pd.DataFrame
-    domain: Domain
+    domain: Domain | None
     dtypes: Mapping[str, Any] | None = None
     name: str = "df"
 
@@ -70,6 +74,18 @@ class ItemMatrix:
 
 Source = TableFile | Dataset | Frame | ItemFile | ItemMatrix
 """Where the private records come from."""
+
+
+@dataclass(frozen=True)
+class Learning:
+    """How a table given without a domain has one learned from it, privately
+    (:func:`dpquery.domain_learning.learn_domain`, ``docs/learn.md``): ``share`` of the run's
+    zCDP ``rho`` (not of its epsilon), ``types`` declaring columns ``numeric`` or
+    ``categorical`` (public knowledge), ``bins`` per numeric column."""
+
+    share: float = DEFAULT_DOMAIN_SHARE
+    types: Mapping[str, str] | None = None
+    bins: int = DEFAULT_BINS
 
 
 @dataclass(frozen=True)
@@ -108,6 +124,11 @@ class Files:
     overwrite: bool = False
     dense: bool = False  # a CSV wider than DENSE_COLUMNS columns, written anyway
 
+    @property
+    def domain(self) -> Path:
+        """Where a domain learned from the data is written: ``<out stem>.domain.json``."""
+        return self.out.with_suffix(".domain.json")
+
 
 @dataclass(frozen=True)
 class Backend:
@@ -130,6 +151,7 @@ class ReleaseRequest:
     estimator before it fits (its ledger is set before the first draw)."""
 
     source: Source
+    learning: Learning = Learning()
     algorithm: str = "auto"
     options: Mapping[str, Any] = field(default_factory=dict)
     oracle_options: Mapping[str, float] = field(default_factory=dict)
@@ -148,6 +170,18 @@ class ReleaseRequest:
     def items(self) -> bool:
         """Whether the records are sets of items (no domain, sparse)."""
         return isinstance(self.source, ItemFile | ItemMatrix)
+
+    @property
+    def learns(self) -> bool:
+        """Whether the table's domain is learned from it (none given, none inside it, not
+        read off the data)."""
+        source = self.source
+        if isinstance(source, Frame):
+            return source.domain is None
+        if isinstance(source, TableFile):
+            encoded = source.path.suffix.lower() == ".npz"
+            return source.domain is None and not source.infer_domain and not encoded
+        return False
 
 
 @dataclass

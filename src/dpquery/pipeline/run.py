@@ -13,11 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from dpquery.backends import PartitionedData
 from dpquery.data.encode import note_duplicates
 from dpquery.errors import DPQueryError
-from dpquery.pipeline import inputs, plan, reports, rows, writes
+from dpquery.pipeline import inputs, learning, plan, reports, rows, writes
 from dpquery.pipeline.fitting import Fitted, fit_items, fit_table
+from dpquery.pipeline.learning import Learned
 from dpquery.pipeline.request import ItemFile, ItemMatrix, ReleaseRequest, ReleaseResult
 from dpquery.rng import make_rng
 
@@ -29,15 +32,20 @@ def release(request: ReleaseRequest) -> ReleaseResult:
     plan.request_estimator(request, None)  # every option checked before the data is read
     if request.items:
         return _release_items(request)
-    with _said(request), inputs.open_data(request.source, request.backend) as data:  # type: ignore[arg-type]
-        bits = _check_table(request, data)
-        fitted = _fit_table(request, data)
-        table, made = rows.table_rows(fitted, fitted.domain, request.output, bits=bits)  # type: ignore[arg-type]
-        report = reports.table_report(fitted, made)
-        evaluation = None
-        if request.evaluate:
-            real = inputs.real_table(request.source, data.domain, request.backend.name)  # type: ignore[arg-type]
-            evaluation = reports.table_evaluation(fitted, real, None if bits else table)
+    learning.check(request)
+    rng = make_rng(request.seed)  # the run's one generator: a learned domain draws first
+    with _said(request):
+        learned = learning.learn(request, rng)
+        with inputs.open_data(request.source, request.backend, learned) as data:  # type: ignore[arg-type]
+            bits = _check_table(request, data)
+            fitted = _fit_table(request, data, rng, learned)
+            table, made = rows.table_rows(fitted, fitted.domain, request.output, bits=bits)  # type: ignore[arg-type]
+            report = reports.table_report(fitted, made)
+            evaluation = None
+            if request.evaluate:
+                source: Any = request.source  # a table's: TableFile, Dataset or Frame
+                real = inputs.real_table(source, data.domain, request.backend.name, learned)
+                evaluation = reports.table_evaluation(fitted, real, None if bits else table)
     return _written(request, fitted, table, "table", report, evaluation)
 
 
@@ -49,10 +57,13 @@ def fit(request: ReleaseRequest) -> Fitted:
         items = inputs.load_items(request.source)  # type: ignore[arg-type]
         with _said(request):
             return _fit_items(request, items)
+    learning.check(request)
+    rng = make_rng(request.seed)  # the run's one generator: a learned domain draws first
     with _said(request):
-        data = inputs.load_data(request.source)  # type: ignore[arg-type]
+        learned = learning.learn(request, rng)
+        data = inputs.load_data(request.source, learned)  # type: ignore[arg-type]
         _check_table(request, data)
-        return _fit_table(request, data)
+        return _fit_table(request, data, rng, learned)
 
 
 def _check_table(request: ReleaseRequest, data: Any) -> bool:
@@ -62,17 +73,21 @@ def _check_table(request: ReleaseRequest, data: Any) -> bool:
     return writes.table_form(request.files, len(data.domain.attributes))
 
 
-def _fit_table(request: ReleaseRequest, data: Any) -> Fitted:
-    """Plan (the budget, the workloads, the estimator, auto's check), then fit."""
+def _fit_table(
+    request: ReleaseRequest, data: Any, rng: np.random.Generator, learned: Learned | None
+) -> Fitted:
+    """Plan (the budget, the workloads, the estimator, auto's check), then fit; after a
+    ``learned`` domain, on the release's share of the run's ledger."""
     domain = inputs.output_domain(request.source, data.domain)  # type: ignore[arg-type]
     options = plan.with_default_delta(request.options, data.n)
     messages = _say(request, plan.budget_warnings(options, data.n))
-    rng = make_rng(request.seed)
     workload, fresh = plan.workloads(request.workload, request.k, data, rng)
-    model = plan.request_estimator(request, rng, options)
+    own = options if learned is None else learning.release_options(options)
+    model = plan.request_estimator(request, rng, own)
+    budget = None if learned is None else learned.release_ledger.budget
     if request.say is not None:  # without it, auto's fit warns itself
-        messages += _say(request, plan.baseline_warning(model, data, workload))
-    fitted = fit_table(request, model, data, workload, fresh, rng, domain)
+        messages += _say(request, plan.baseline_warning(model, data, workload, budget))
+    fitted = fit_table(request, model, data, workload, fresh, rng, domain, learned)
     fitted.messages = messages
     return fitted
 
@@ -121,7 +136,8 @@ def _written(
     evaluation: dict[str, Any] | None,
 ) -> ReleaseResult:  # fmt: skip
     if request.files is not None:
-        writes.write_release(request.files, out, form, report, evaluation)
+        domain = None if fitted.learned is None else fitted.learned.domain
+        writes.write_release(request.files, out, form, report, evaluation, domain)
     return ReleaseResult(fitted.release, out, report, evaluation, fitted.messages)
 
 

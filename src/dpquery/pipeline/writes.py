@@ -18,6 +18,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpquery.data.binary import write_binary
+from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets, write_item_sets
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_path
@@ -34,7 +35,8 @@ def check_files(request: ReleaseRequest) -> None:
     files = request.files
     if files is None:
         return
-    outputs = [o for o in (files.out, files.report, files.evaluation) if o is not None]
+    learned = files.domain if request.learns else None  # the domain learned, written beside
+    outputs = [o for o in (files.out, files.report, files.evaluation, learned) if o is not None]
     source = request.source
     inputs = []
     if isinstance(source, TableFile | ItemFile):
@@ -45,7 +47,11 @@ def check_files(request: ReleaseRequest) -> None:
         inputs.append(request.workload)
     resolved = [o.resolve() for o in outputs]
     if len(set(resolved)) != len(resolved):
-        raise DPQueryError("two of --out, --report and --evaluate name the same file")
+        raise DPQueryError(
+            "two of --out, --report, --evaluate"
+            + (f" and the learned domain ({learned})" if learned is not None else "")
+            + " name the same file"
+        )
     for out in outputs:
         if any(out.resolve() == i.resolve() for i in inputs if i.exists()):
             raise DPQueryError(f"output {out} is one of the inputs; refusing to overwrite it")
@@ -124,13 +130,16 @@ def write_outputs(out: Path, write: Callable[[Path], object], texts: Mapping[Pat
 
 def write_release(
     files: Files, rows: Any, form: str, report: dict[str, Any],
-    evaluation: dict[str, Any] | None,
+    evaluation: dict[str, Any] | None, domain: Domain | None = None,
 ) -> None:  # fmt: skip
-    """The rows (in ``form``), the report and the evaluation, as ``files`` asks; every text
-    serialised before anything is written, so a failure leaves no output at all."""
+    """The rows (in ``form``), the report, the evaluation and a ``domain`` learned from the
+    data (``files.domain``), as ``files`` asks; every text serialised before anything is
+    written, so a failure leaves no output at all."""
     texts = {} if files.report is None else {files.report: json_text(report)}
     if files.evaluation is not None and evaluation is not None:
         texts[files.evaluation] = json_text(evaluation)
+    if domain is not None:
+        texts[files.domain] = json_text(domain.to_dict())
     write_outputs(files.out, writer(files.out, rows, form), texts)
 
 

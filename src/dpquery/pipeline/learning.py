@@ -1,0 +1,286 @@
+"""Step 1 of a release from a raw table: its domain, learned privately when none is given.
+
+A table given without a domain (a file without ``--domain``, a DataFrame without
+``domain=``) has one learned from it by :func:`dpquery.domain_learning.learn_domain`
+(``docs/learn.md``) on the run's one ledger, before the release draws anything; the release
+then spends the rest. The split is stated in advance and never depends on the data:
+
+* the run's budget is ``(epsilon, delta)`` (``delta`` defaulting to ``1/n^2``); half of
+  ``delta`` is the ledger's, half the partition selections'
+  (:func:`~dpquery.domain_learning.learn_budget`): the ledger holds ``(epsilon, delta / 2)``,
+  whose zCDP ``rho = zcdp_rho_for(epsilon, delta / 2)``, and the selections' tail is
+  ``delta_tail = (delta / 2) / (1 + e^epsilon)``;
+* the learning spends ``share`` of that ``rho`` (a share of rho, not of epsilon: zCDP adds
+  rho, and rho grows about as epsilon squared, so 10% of epsilon would be 1 to 2% of rho,
+  :func:`epsilon_share`), the release ``1 - share`` of it, each
+  on a child of the one ledger (its charges named ``domain learning: ...`` and
+  ``release: ...``);
+* the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
+  ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
+
+The raw table is read here, once: every cell of a CSV as text (a pandas dtype is read off
+the values, and one value of 37.5 would change it), a DataFrame as given. The learned domain
+must encode every table of ``n`` records, whatever the noise decided, so that no release
+fails, or not, depending on the data: every learned numeric column gets a missing bin
+(:func:`encodable`), and its values that are not numbers count as missing; a categorical
+column's catch-all category already takes what was not released. The table is encoded from
+that reading, and the domain written beside the output (``<out stem>.domain.json``) for
+reuse at no further cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpquery.algorithms.release import OutsideLedger, Release
+from dpquery.algorithms.synthesizer import attach_ledger
+from dpquery.data.domain import Categorical, Domain, Numeric
+from dpquery.domain_learning import LearnReport, learn_budget, learn_domain
+from dpquery.errors import DPQueryError
+from dpquery.pipeline.request import Frame, ReleaseRequest, TableFile
+from dpquery.privacy import Budget, Ledger
+from dpquery.privacy.conversions import zcdp_to_epsilon
+from dpquery.privacy.delta import default_delta
+from dpquery.privacy.partition_selection import partition_delta
+
+LEARNING_STAGE = "domain learning"
+"""The prefix of the learning's charges on the run's ledger."""
+RELEASE_STAGE = "release"
+"""The prefix of the release's charges on the run's ledger, after a learned domain."""
+SLACK = 1e-9
+"""The release's share of rho is cut by this fraction: the two shares add up within the
+ledger's budget despite float rounding."""
+NEEDS_EPSILON = (
+    "a domain learned from the data needs an (epsilon, delta) budget: its category "
+    "selections have a tail probability that no {given} states; give epsilon (delta "
+    "defaults to 1/n^2), or a public domain"
+)
+
+
+@dataclass(frozen=True)
+class RunBudget:
+    """The split of a run's ``(epsilon, delta)`` between learning its domain and releasing
+    (module docstring)."""
+
+    epsilon: float
+    delta: float
+    share: float
+    rho: float  # the ledger's whole rho: zcdp_rho_for(epsilon, delta / 2)
+    delta_tail: float  # the partition selections' tail probability, all columns together
+
+    @property
+    def ledger_delta(self) -> float:
+        return self.delta / 2
+
+    @property
+    def ledger_budget(self) -> Budget:
+        return Budget.approx(self.epsilon, self.ledger_delta)
+
+    @property
+    def learn_rho(self) -> float:
+        return self.share * self.rho
+
+    @property
+    def release_rho(self) -> float:
+        return (1.0 - self.share) * self.rho * (1.0 - SLACK)
+
+    @property
+    def selection_delta(self) -> float:
+        """What the selections add to the ledger's delta at the budget's epsilon."""
+        return partition_delta(self.delta_tail, self.epsilon)
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "share": self.share,
+            "rho": self.rho,
+            "learn_rho": self.learn_rho,
+            "release_rho": self.release_rho,
+            "ledger_delta": self.ledger_delta,
+            "delta_tail": self.delta_tail,
+            "selection_delta": self.selection_delta,
+        }
+
+
+def epsilon_share(budget: RunBudget) -> float:
+    """The share of epsilon the learning's share of rho amounts to, alone: the epsilon its
+    rho converts to at the ledger's delta, over the budget's (for the plan and the docs)."""
+    alone = zcdp_to_epsilon(budget.learn_rho, budget.ledger_delta)
+    return alone / budget.epsilon
+
+
+def check_share(share: object) -> float:
+    """A share of rho strictly between 0 and 1."""
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+        raise DPQueryError(f"domain_share must be a number strictly between 0 and 1, got "
+                           f"{share!r}")  # fmt: skip
+    return float(share)
+
+
+def run_budget(options: Mapping[str, Any], n: int, share: float) -> RunBudget:
+    """The split of the budget in ``options`` (``epsilon``, ``delta``: None is ``1/n^2``;
+    ``rho``) for a run on ``n`` records that learns its domain with ``share`` of rho."""
+    share = check_share(share)
+    if options.get("rho") is not None:
+        raise DPQueryError(NEEDS_EPSILON.format(given="rho (zCDP)"))
+    epsilon = options.get("epsilon")
+    if epsilon is None:
+        raise DPQueryError("no privacy budget given: give epsilon (e.g. epsilon=1; delta "
+                           "defaults to 1/n^2)")  # fmt: skip
+    delta = options.get("delta")
+    delta = default_delta(n) if delta is None else delta
+    if delta == 0:
+        raise DPQueryError(NEEDS_EPSILON.format(given="pure epsilon (delta=0)"))
+    split = learn_budget(epsilon, delta)
+    return RunBudget(split.epsilon, split.delta, share, split.rho, split.delta_tail)
+
+
+def check(request: ReleaseRequest) -> None:
+    """Before any data is read: a learned domain needs the local backend and an
+    ``(epsilon, delta)`` budget."""
+    if not request.learns:
+        return
+    if request.backend.name != "local":
+        raise DPQueryError(
+            "learning the domain reads the whole table in this process: give its domain "
+            "(--domain DOMAIN.json) with --backend dask"
+        )
+    check_share(request.learning.share)
+    options = request.options
+    if options.get("rho") is not None:
+        raise DPQueryError(NEEDS_EPSILON.format(given="rho (zCDP)"))
+    if options.get("delta") == 0:
+        raise DPQueryError(NEEDS_EPSILON.format(given="pure epsilon (delta=0)"))
+
+
+@dataclass
+class Learned:
+    """A domain learned from the data and what it cost: the run's ``ledger`` holds the
+    learning's charges, ``release_ledger`` is its child for the release's share; ``table``
+    is the raw table read for the domain (its numeric columns as numbers, anything else
+    there missing: :func:`encodable`)."""
+
+    domain: Domain
+    report: LearnReport
+    budget: RunBudget
+    ledger: Ledger
+    release_ledger: Ledger
+    table: pd.DataFrame
+
+    @property
+    def outside(self) -> OutsideLedger:
+        """The selections' tail, besides the ledger, and the run's whole budget."""
+        whole = Budget.approx(self.budget.epsilon, self.budget.delta)
+        return OutsideLedger(self.report.delta_tail, whole)
+
+    def kinds(self) -> dict[str, int]:
+        """How many columns of each kind were learned."""
+        counts = {"categorical": 0, "numeric": 0}
+        for attr in self.domain.attributes:
+            counts["categorical" if isinstance(attr, Categorical) else "numeric"] += 1
+        return counts
+
+    def as_run(self, release: Release) -> Release:
+        """``release`` (fitted on :attr:`release_ledger`) accounted as the whole run: the
+        run's ledger, with the selections' delta besides it."""
+        return replace(release, ledger=self.ledger, outside=self.outside)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The publishable account of the learning: noisy counts and what was derived."""
+        return {
+            "source": "learned from the data under differential privacy (docs/learn.md)",
+            "share_of": "rho",
+            "budget": self.budget.to_dict(),
+            "spent_rho": self.report.rho,
+            "delta_tail": self.report.delta_tail,
+            "kinds": self.kinds(),
+            "numeric_missing": "every numeric column has a missing bin; a value there that "
+            "is not a number counts as missing",
+            "learned": self.report.to_dict(),
+        }
+
+
+def read_raw(path: Path, na_values: list[str] | None = None) -> pd.DataFrame:
+    """The table as written: every CSV cell as text (no dtype inferred from the values), a
+    missing value as NaN (pandas' default texts and ``na_values``)."""
+    if not path.is_file():
+        raise DPQueryError(f"data file {path} does not exist")
+    suffixes = [s.lower() for s in path.suffixes]
+    try:
+        if suffixes and suffixes[-1] in (".parquet", ".pq"):
+            table = pd.read_parquet(path)
+        elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
+            sep = "\t" if ".tsv" in suffixes else ","
+            table = pd.read_csv(path, sep=sep, dtype=str, na_values=na_values or None,
+                                skipinitialspace=True)  # fmt: skip
+        else:
+            raise DPQueryError(
+                f"{path}: unknown file type; expected .csv, .csv.gz, .tsv or .parquet"
+            )
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, DPQueryError):
+            raise
+        raise DPQueryError(f"cannot read {path}: {exc}") from None
+    if len(table) == 0:
+        raise DPQueryError(f"{path} has no records (only a header): there is nothing to learn")
+    return table
+
+
+def raw_table(source: TableFile | Frame) -> pd.DataFrame:
+    """The raw table the learner reads: a file's cells as text, a DataFrame as given."""
+    if isinstance(source, Frame):
+        return source.table
+    if source.path.is_dir():
+        raise DPQueryError(f"{source.path} is a folder: learning a domain reads one file")
+    return read_raw(source.path)
+
+
+def learn(request: ReleaseRequest, rng: np.random.Generator) -> Learned | None:
+    """The domain of a table given without one, learned on the run's ledger from ``rng``
+    (the run's one generator); None when the request gives a domain."""
+    if not request.learns:
+        return None
+    source = request.source
+    assert isinstance(source, TableFile | Frame)
+    raw = raw_table(source)
+    budget = run_budget(request.options, len(raw), request.learning.share)
+    ledger = Ledger(budget.ledger_budget)
+    stage = ledger.child(Budget.zcdp(budget.learn_rho), LEARNING_STAGE)
+    try:
+        domain, report = learn_domain(
+            raw, rho=budget.learn_rho, delta=budget.delta_tail, rng=rng, ledger=stage,
+            types=request.learning.types, bins=request.learning.bins,
+        )  # fmt: skip
+    except BaseException as exc:
+        attach_ledger(exc, ledger)
+        raise
+    release_ledger = ledger.child(Budget.zcdp(budget.release_rho), RELEASE_STAGE)
+    domain, table = encodable(domain, raw)
+    return Learned(domain, report, budget, ledger, release_ledger, table)
+
+
+def encodable(domain: Domain, raw: pd.DataFrame) -> tuple[Domain, pd.DataFrame]:
+    """The learned ``domain`` with a missing bin on every numeric column (a public rule: the
+    noisy missing count may miss a few), and ``raw`` with those columns as numbers, a value
+    that is not one missing (the learner found at most a small noisy share of them)."""
+    attrs = []
+    table = raw.copy()
+    for attr in domain.attributes:
+        if isinstance(attr, Numeric):
+            attr = replace(attr, missing=True)
+            table[attr.name] = pd.to_numeric(table[attr.name], errors="coerce")
+        attrs.append(attr)
+    return Domain(tuple(attrs), note=domain.note), table
+
+
+def release_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The estimator's options after a learned domain: no budget of its own (it spends the
+    release's child ledger)."""
+    return {**options, "epsilon": None, "delta": None, "rho": None}
