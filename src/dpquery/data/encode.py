@@ -150,13 +150,21 @@ def encode(table: pd.DataFrame, domain: Domain) -> BinaryData:
     return BinaryData(words, n, domain.onehot_groups, domain)
 
 
-def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
+def read_table(
+    path: str | Path,
+    domain: Domain | None = None,
+    *,
+    as_text: bool = False,
+    na_values: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Read a CSV (optionally gzipped) or Parquet file with a header row.
 
     With a domain, only its attributes are read, categorical and binary columns as text
     (values are matched to the domain by text), numeric columns as numbers; the file's other
     columns are dropped, with a warning naming them (column names are the schema, public). A
-    file with a header and no record is an error naming the file.
+    file with a header and no record is an error naming the file. ``as_text`` reads every CSV
+    cell as text (no dtype inferred from the values: the raw table a domain is learned from),
+    and ``na_values`` are texts read as missing besides pandas' own.
     """
     path = Path(path)
     if not path.exists():
@@ -171,8 +179,8 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
             table = pd.read_parquet(path, columns=columns)
         elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
             sep = "\t" if ".tsv" in suffixes else ","
-            dtype = None
-            if domain is not None:
+            dtype: type[str] | dict[str, type[str]] | None = str if as_text else None
+            if domain is not None and not as_text:
                 dtype = {a.name: str for a in domain.attributes if not isinstance(a, Numeric)}
             header = pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True).columns
             if columns is not None:
@@ -182,7 +190,8 @@ def read_table(path: str | Path, domain: Domain | None = None) -> pd.DataFrame:
                         f"{path}: no column(s) {absent[:10]} for domain attributes; the file "
                         f"has {list(header)[:20]}"
                     )
-            table = pd.read_csv(path, sep=sep, usecols=columns, dtype=dtype, skipinitialspace=True)
+            table = pd.read_csv(path, sep=sep, usecols=columns, dtype=dtype,
+                                na_values=na_values or None, skipinitialspace=True)  # fmt: skip
         else:
             raise DPQueryError(
                 f"{path}: unknown file type; expected .csv, .csv.gz, .tsv or .parquet"

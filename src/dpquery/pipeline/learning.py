@@ -41,6 +41,7 @@ import pandas as pd
 from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.domain import Categorical, Domain, Numeric
+from dpquery.data.encode import read_table
 from dpquery.domain_learning import LearnReport, learn_budget, learn_domain
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.request import Frame, ReleaseRequest, TableFile
@@ -212,25 +213,7 @@ def read_raw(path: Path, na_values: list[str] | None = None) -> pd.DataFrame:
     missing value as NaN (pandas' default texts and ``na_values``)."""
     if not path.is_file():
         raise DPQueryError(f"data file {path} does not exist")
-    suffixes = [s.lower() for s in path.suffixes]
-    try:
-        if suffixes and suffixes[-1] in (".parquet", ".pq"):
-            table = pd.read_parquet(path)
-        elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
-            sep = "\t" if ".tsv" in suffixes else ","
-            table = pd.read_csv(path, sep=sep, dtype=str, na_values=na_values or None,
-                                skipinitialspace=True)  # fmt: skip
-        else:
-            raise DPQueryError(
-                f"{path}: unknown file type; expected .csv, .csv.gz, .tsv or .parquet"
-            )
-    except (ValueError, OSError) as exc:
-        if isinstance(exc, DPQueryError):
-            raise
-        raise DPQueryError(f"cannot read {path}: {exc}") from None
-    if len(table) == 0:
-        raise DPQueryError(f"{path} has no records (only a header): there is nothing to learn")
-    return table
+    return read_table(path, as_text=True, na_values=na_values)
 
 
 def raw_table(source: TableFile | Frame) -> pd.DataFrame:
