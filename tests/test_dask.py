@@ -29,7 +29,7 @@ from dpquery.algorithms.auto import Auto
 from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.untouched import MECHANISM
-from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
+from dpquery.algorithms.wide.counts import AllItemCounts, HeadCounts, ItemCounts, PickedSizes
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.backends import DaskBackend, PartitionedData, table_partitions
 from dpquery.backends.partitions import (
@@ -591,7 +591,12 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
         coo = items.matrix[rows].tocoo()
         paths.append(tmp_path / f"u{k}.txt")
         np.savetxt(paths[-1], np.column_stack([rows[coo.row], coo.col]), fmt="%d")
-    counters = (ItemCounts(key=99, s=6, d=40), HeadCounts(99, 6, 4, np.arange(0, 40, 3)))
+    counters = (
+        ItemCounts(key=99, s=6, d=40),
+        HeadCounts(99, 6, 4, np.arange(0, 40, 3)),
+        AllItemCounts(40),
+        PickedSizes(np.arange(0, 40, 3)),
+    )  # the head mode's two
     ranges = PartitionedData.from_transactions(
         [tmp_path / "x.transactions.csv"], n=500, d=40, backend=backend, partitions=3
     )
@@ -600,7 +605,9 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
         for counter in counters:
             got, want = data.count(counter), counter.count(items)
             assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
-    assert [p["counter"] for p in data.passes] == ["ItemCounts", "HeadCounts"]
+    assert [p["counter"] for p in data.passes] == [
+        "ItemCounts", "HeadCounts", "AllItemCounts", "PickedSizes",
+    ]  # fmt: skip
 
 
 @pytest.mark.realdata
@@ -746,7 +753,9 @@ def test_a_worker_killed_in_the_wide_release_changes_nothing(tmp_path: Path) -> 
     assert (tmp_path / "killed").read_text() == "killed"  # the worker did die mid-pass
     assert (got.records.matrix != expected.records.matrix).nnz == 0
     assert [e.charge for e in got.ledger.entries] == [e.charge for e in expected.ledger.entries]
-    assert [p["counter"] for p in data.passes] == ["ItemCounts", "HeadCounts"]
+    assert [p["counter"] for p in data.passes] == [
+        "ItemCounts", "HeadCounts", "AllItemCounts", "PickedSizes",
+    ]  # fmt: skip
 
 
 # -- the partition readers say what read_table says ----------------------------------------------
