@@ -204,7 +204,7 @@ def head_mode_rule(plan: WidePlan, n: int) -> str:
     """The plan's rule for its mode, in words (public: ``n``, ``s`` and the budget)."""
     share = measurable_share(WidePlan(plan.budget, replace(plan.parameters, mode="sparse")), n)
     said = (
-        f"an item must be among the {plan.parameters.s} kept items of {share:.1%} of the "
+        f"an item must be among the {plan.parameters.s} kept items of {100 * share:.3g}% of the "
         f"records to stand 3 noise standard deviations out of its cut count"
     )
     limit = f"the head mode from {MEASURABLE_SHARE:.0%}"
