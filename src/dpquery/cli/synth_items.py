@@ -61,6 +61,12 @@ AUTO_REASON = (
     "record sizes and the pairs among the {K} most frequent items, and fits sparse records "
     "to them (docs/choosing.md)"
 )
+HEAD_REASON = (
+    "item data ({n} records x {d} items): the wide release's head mode (the cut item counts "
+    "would be swamped by noise at this n) picks the {K} most frequent items by the "
+    "exponential mechanism, counts them and the picked items per record, and fits records "
+    "to them (docs/wide.md)"
+)
 
 
 @dataclass(frozen=True)
@@ -241,8 +247,9 @@ def _synth_items(
         model = front.estimator(args, rng)
         reason = warning = None
         if chosen:
-            K = model.plan(data).parameters.K
-            reason = AUTO_REASON.format(n=data.n, d=data.d, K=K)
+            parameters = model.plan(data).parameters
+            text = HEAD_REASON if parameters.mode == "head" else AUTO_REASON
+            reason = text.format(n=data.n, d=data.d, K=parameters.K)
             if dask:
                 reason += "; its counts computed on the cluster, in two passes"
             warning = noise_warning(model.plan(data), data.n)
