@@ -189,3 +189,22 @@ def test_privacy_synth_shows_the_head_mode_and_its_rule():
 class _Sizes:
     def __init__(self, n: int, d: int) -> None:
         self.n, self.d = n, d
+
+
+def test_the_plan_takes_the_head_mode_from_its_measured_share():
+    from dpquery.algorithms.wide.release import HEAD_MODE_SHARE, measurable_share
+
+    def plan(n, d=9000, epsilon=1.0, **options):
+        return WideRelease(epsilon=epsilon, delta=1 / n**2, **options).plan(_Sizes(n, d))
+
+    # the small recipe's n at epsilon 1: shares 0.060 and 0.041 take the head mode, 0.026
+    # (n = 7,000) and npm_words' n keep the sparse mode; the rule reads only n, s, the budget
+    for n, mode in ((700, "head"), (2800, "head"), (4200, "head"), (7000, "sparse"),
+                    (196_708, "sparse")):  # fmt: skip
+        p = plan(n)
+        share = measurable_share(WideRelease(epsilon=1.0, delta=1 / n**2, head_mode="off")
+                                 .plan(_Sizes(n, 9000)), n)  # fmt: skip
+        assert p.parameters.mode == mode and (share >= HEAD_MODE_SHARE) == (mode == "head")
+    assert plan(196_708, head_mode="on").parameters.mode == "head"
+    assert plan(700, head_mode="off").parameters.mode == "sparse"
+    assert plan(700, head=7).parameters.K == 7  # the head mode's k is --head when given

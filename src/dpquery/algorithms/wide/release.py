@@ -27,7 +27,6 @@ from dpquery.algorithms.wide.core import (
     SparseParameters,
     family_threshold,
     release_sparse,
-    swamped,
 )
 from dpquery.algorithms.wide.core import measurable_share as core_share
 from dpquery.data.binary import BinaryData
@@ -49,6 +48,12 @@ DEFAULT_POOL = 200_000
 # The head mode's number of picked items (tuned on the small shape, seeds 0-2, docs/wide.md).
 DEFAULT_PICKS = 20
 HEAD_MODES = ("auto", "on", "off")
+# The plan takes the head mode where an item must be kept by at least this share of the records
+# for its cut count to stand 3 noise standard deviations out (measurable_share). On the small
+# recipe at epsilon 1 (seeds 0-2) the head mode was at or below the sparse mode on every
+# measure at n = 2,800 (share 0.060) and 4,200 (0.041); at n = 7,000 (0.026) the sparse mode's
+# 1-way mean was better, on the transposed small table (0.020) every measure (docs/wide.md).
+HEAD_MODE_SHARE = 0.04
 # In the head mode, the plan warns when only items in at least this share of the records
 # can stand above every noise draw of the picked items' counts (head_threshold_share).
 HEAD_MEASURABLE_SHARE = 0.5
@@ -122,8 +127,9 @@ class WideRelease(Synthesizer, ZCDPBudget):
     head: int | None = None  # None: min(DEFAULT_HEAD, d)
     pool: int = DEFAULT_POOL
     seed: SeedLike = None
-    # "auto": the head mode where the sparse mode's item counts would be swamped
-    # (core.swamped, public: from n, s and the budget), the sparse mode otherwise; "on", "off".
+    # "auto": the head mode where an item must be kept by HEAD_MODE_SHARE of the records for its
+    # cut count to stand out (public: from n, s and the budget), the sparse mode otherwise;
+    # "on", "off".
     head_mode: str = "auto"
 
     def plan(
@@ -155,7 +161,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
         if self.head_mode not in HEAD_MODES:
             raise DPQueryError(f"head_mode must be one of {HEAD_MODES}; got {self.head_mode!r}")
         sigma = measure.noise_sigma(Shares().items * rho, count_sensitivity(s))
-        on = self.head_mode == "on" or (self.head_mode == "auto" and swamped(sigma, n))
+        wanted = core_share(sigma, n) >= HEAD_MODE_SHARE
+        on = self.head_mode == "on" or (self.head_mode == "auto" and wanted)
         mode = "head" if on else "sparse"
         if mode == "head":
             K = min(DEFAULT_PICKS, d) if self.head is None else K
@@ -207,7 +214,7 @@ def head_mode_rule(plan: WidePlan, n: int) -> str:
         f"an item must be among the {plan.parameters.s} kept items of {100 * share:.3g}% of the "
         f"records to stand 3 noise standard deviations out of its cut count"
     )
-    limit = f"the head mode from {MEASURABLE_SHARE:.0%}"
+    limit = f"the head mode from {HEAD_MODE_SHARE:.0%}"
     return f"{said}; {limit}"
 
 
