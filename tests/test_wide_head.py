@@ -208,3 +208,63 @@ def test_the_plan_takes_the_head_mode_from_its_measured_share():
     assert plan(196_708, head_mode="on").parameters.mode == "head"
     assert plan(700, head_mode="off").parameters.mode == "sparse"
     assert plan(700, head=7).parameters.K == 7  # the head mode's k is --head when given
+
+
+# -- the sparse mode's private bound: the record lengths' quantile -------------------------
+def test_bound_epsilon_against_hand_computed_values():
+    # epsilon^2 / 8 = rho: rho = 0.0005 gives sqrt(0.004) = 0.0632455532; npm_words' plan at
+    # epsilon 1 (2% of rho = 0.0123967) 0.0445363
+    assert measure.bound_epsilon(0.0005) == pytest.approx(0.0632455532, rel=1e-9)
+    assert measure.bound_epsilon(0.02 * 0.0123967) == pytest.approx(0.0445363, rel=1e-5)
+    assert bounded_range_to_zcdp(measure.bound_epsilon(0.0005)) <= 0.0005
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_length_ranks_move_by_at_most_one_on_random_neighbours(seed):
+    from dpquery.algorithms.wide.counts import LengthCounts
+
+    rng = np.random.default_rng(seed)
+    grid = np.array([1, 2, 4, 8, 16, 32, 64])
+    for _ in range(100):
+        D = _records(rng, 25, 60, 60)
+        D2 = _neighbour(D, rng, 60)
+        [a] = LengthCounts(grid).count(ItemSets(D))
+        [b] = LengthCounts(grid).count(ItemSets(D2))
+        assert np.abs(a - b).max() <= 1  # so |rank - q n| moves by at most 1: sensitivity 1
+        lengths = np.diff(D.indptr)
+        assert a.tolist() == [(lengths <= g).sum() for g in grid]
+
+
+def test_the_bound_is_the_quantile_on_clear_data_and_charged_before_its_draw():
+    # 10,000 records: half of 5 items, 40% of 12, 10% of 30: the 0.9-quantile is 16 on the
+    # grid (utility 0), 32 is 1,000 records off, 8 4,000: at epsilon 0.089 the chance of any
+    # other than 16 is under 2 exp(-0.089 * 1000 / 2) = 1e-19
+    below = np.array([5000, 9000, 10000, 10000, 10000])
+    grid = np.array([8, 16, 32, 64, 128])
+    ledger = Ledger(Budget.approx(1.0, 1e-8))
+    for seed in range(5):
+        s = measure.pick_bound(below, grid, 0.9, 10_000, 0.001, np.random.default_rng(seed),
+                               ledger)  # fmt: skip
+        assert s == 16
+    assert [e.charge.mechanism for e in ledger.entries] == [measure.BOUND] * 5
+
+
+def test_the_sparse_plan_chooses_its_bound_privately_unless_one_is_given():
+    rng = np.random.default_rng(0)
+    dense = (rng.random((3000, 200)) < 0.03).astype(np.uint8)
+    data = ItemSets(sp.csr_array(dense))  # lengths ~6: the 0.9-quantile's grid point is 8
+    model = WideRelease(epsilon=1.0, delta=1 / 3000**2, seed=0, pool=3000, head_mode="off")
+    plan = model.plan(data)
+    assert plan.parameters.grid == (8, 16, 32, 64, 128) and plan.parameters.quantile == 0.9
+    planned = [c.mechanism for c in plan.charges()]
+    assert planned == [measure.BOUND, measure.ITEMS, measure.SIZES, measure.PAIRS]
+    rho = plan.parameters.rho
+    assert plan.parameters.bound_rho() == pytest.approx(0.02 * rho)
+    assert sum(plan.parameters.rhos()) == pytest.approx(0.98 * rho)
+    release = model.fit(data)
+    assert [e.charge.mechanism for e in release.ledger.entries] == planned
+    assert release.parameters["s"] == 8 and release.parameters["s_private"]
+    fixed = WideRelease(epsilon=1.0, delta=1 / 3000**2, bound=32, head_mode="off").plan(data)
+    assert fixed.parameters.grid == () and measure.BOUND not in [
+        c.mechanism for c in fixed.charges()
+    ]

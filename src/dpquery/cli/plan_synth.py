@@ -83,7 +83,9 @@ def _items_plan(args: argparse.Namespace) -> int:
         ledger.charge(c.mechanism, c.cost, count=c.count)
     report = ledger.report()
     p = plan.parameters
-    bounds = {"s": p.s, "s2": p.s2, "K": p.K}
+    bounds: dict[str, Any] = {"s": p.s, "s2": p.s2, "K": p.K}
+    if p.grid:  # chosen privately from the grid (the plan's s only decides the mode)
+        bounds.update(s=None, s_grid=list(p.grid), s_quantile=p.quantile)
     rule = head_mode_rule(plan, args.n)
     if args.json:
         print(json.dumps({
@@ -104,6 +106,12 @@ def _items_plan(args: argparse.Namespace) -> int:
               f"whole (sensitivity sqrt(k)); the number of picked items per record (sqrt 2); "
               f"a picked item is kept where its count clears every noise draw, held by "
               f"{head_threshold_share(plan, args.n):.0%} of the records or more")  # fmt: skip
+    elif p.grid:
+        print(f"  contribution bound s chosen from {list(p.grid)} as the record lengths' "
+              f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "
+              f"sensitivity 1; {p.bound_rho() / p.rho:.0%} of rho), before the cut (count "
+              f"sensitivity sqrt(2s)); pairs among the K={p.K} largest noisy counts, "
+              f"s2=min({p.s2}, s) of them per record")  # fmt: skip
     else:
         print(f"  contribution bound s={p.s} items per record (count sensitivity sqrt(2s)); "
               f"pairs among the K={p.K} largest noisy counts, s2={p.s2} of them per "

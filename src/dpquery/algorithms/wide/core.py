@@ -17,7 +17,13 @@ from dpquery.algorithms.wide.bound import (
     head_sensitivity,
     pair_sensitivity,
 )
-from dpquery.algorithms.wide.counts import AllItemCounts, HeadCounts, ItemCounts, PickedSizes
+from dpquery.algorithms.wide.counts import (
+    AllItemCounts,
+    HeadCounts,
+    ItemCounts,
+    LengthCounts,
+    PickedSizes,
+)
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
@@ -77,6 +83,13 @@ class Shares:
     pairs: float = 0.45
 
 
+# The share of rho that chooses the sparse mode's bound s when none is given (the record
+# lengths' 0.9-quantile over BOUND_GRID; docs/wide.md).
+BOUND_SHARE = 0.02
+BOUND_GRID = (8, 16, 32, 64, 128)
+BOUND_QUANTILE = 0.9
+
+
 @dataclass(frozen=True)
 class HeadShares:
     """The head mode's parts of ``rho`` (they sum to 1): the picks, the picked items'
@@ -103,6 +116,15 @@ class SparseParameters:
     pool: int
     mode: str = "sparse"
     head_shares: HeadShares = HeadShares()
+    # The sparse mode's private bound: when ``grid`` is given, ``s`` is chosen from it by the
+    # exponential mechanism on the record lengths' ``quantile`` (measure.pick_bound), with
+    # BOUND_SHARE of ``rho``; the three measurements share the rest. Empty: ``s`` is fixed.
+    grid: tuple[int, ...] = ()
+    quantile: float = 0.9
+
+    def bound_rho(self) -> float:
+        """The ``rho`` of the private choice of ``s`` (0 when ``s`` is fixed)."""
+        return BOUND_SHARE * self.rho if self.grid and self.mode == "sparse" else 0.0
 
     def rhos(self) -> tuple[float, float, float]:
         """The three measurements' ``rho``, in the order they are charged (the sparse
@@ -110,11 +132,8 @@ class SparseParameters:
         if self.mode == "head":
             h = self.head_shares
             return (h.picks * self.rho, h.counts * self.rho, h.sizes * self.rho)
-        return (
-            self.shares.items * self.rho,
-            self.shares.sizes * self.rho,
-            self.shares.pairs * self.rho,
-        )
+        rest = self.rho - self.bound_rho()
+        return (self.shares.items * rest, self.shares.sizes * rest, self.shares.pairs * rest)
 
 
 def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndarray:
@@ -177,6 +196,11 @@ def release_sparse(
     s, s2 = params.s, params.s2
     r_items, r_sizes, r_pairs = params.rhos()
     key = int(rng.integers(2**63))  # the truncation's hash key: one draw per run
+    if params.bound_rho() > 0:  # 0. the bound, from the record lengths (public grid)
+        grid = np.asarray(params.grid, dtype=np.int64)
+        [below] = count_records(data, LengthCounts(grid))
+        s = measure.pick_bound(below, grid, params.quantile, n, params.bound_rho(), rng, ledger)
+        s2 = min(s2, s)
 
     # 1. every item's count
     [item_cells] = count_records(data, ItemCounts(key, s, d))
@@ -260,7 +284,8 @@ def release_sparse(
             stacklevel=2,
         )
     info: dict[str, object] = {
-        "mode": "sparse", "s": s, "s2": s2, "K": K, "pool": int(pool.shape[0]),
+        "mode": "sparse", "s": s, "s2": s2, "s_private": params.bound_rho() > 0, "K": K,
+        "pool": int(pool.shape[0]),
         "sigma_items": sigma_items, "sigma_sizes": sigma_sizes, "sigma_pairs": sigma_pairs,
         "items_kept": int((c > 0).sum()), "fit_excess_sigmas": excess,
     }  # fmt: skip

@@ -12,7 +12,9 @@ items by the keyed hash (:mod:`dpquery.algorithms.wide.bound`), in two requests:
    the public parameters, which is all the sensitivity argument of ``measure`` needs
    (``docs/wide.md``, Privacy).
 
-In the head mode (``core.release_head``) two others, with no cut:
+Before them, when no bound is given, :class:`LengthCounts`: the number of records of at most
+``g`` items for each ``g`` of a public grid (the private choice of ``s``; no cut). In the head
+mode (``core.release_head``) two others, with no cut:
 
 3. :class:`AllItemCounts`: every item's exact count (``d`` cells), before anything is charged;
 4. :class:`PickedSizes`: given the picked items (post-processing of the picks), the histogram
@@ -155,10 +157,27 @@ class PickedSizes:
         return [np.bincount(a.astype(np.int64), minlength=self.picked.size + 1).astype(np.int64)]
 
 
+@dataclass(frozen=True, eq=False)
+class LengthCounts:
+    """For each length ``g`` of a public grid, the number of records of at most ``g`` items
+    (``len(grid)`` cells): the ranks the private choice of the bound reads."""
+
+    reads: ClassVar[str] = "items"
+    grid: np.ndarray
+
+    def cells(self) -> list[int]:
+        return [int(self.grid.size)]
+
+    def count(self, data: ItemSets) -> list[np.ndarray]:
+        lengths = np.sort(np.diff(data.matrix.indptr))
+        return [np.searchsorted(lengths, self.grid, side="right").astype(np.int64)]
+
+
 __all__ = [
     "AllItemCounts",
     "HeadCounts",
     "ItemCounts",
+    "LengthCounts",
     "PickedSizes",
     "cut_records",
     "pair_cells",

@@ -43,6 +43,7 @@ from dpquery.privacy.mechanisms import exponential_mechanism
 ITEMS = "sparse item counts (discrete Gaussian)"
 SIZES = "sparse size histogram (discrete Gaussian)"
 PAIRS = "sparse head pair counts (discrete Gaussian)"
+BOUND = "sparse bound: record lengths' quantile (exponential mechanism)"
 PICKS = "sparse head picks (exponential mechanism)"
 HEAD_COUNTS = "sparse head counts (discrete Gaussian)"
 HEAD_SIZES = "sparse head sizes (discrete Gaussian)"
@@ -146,3 +147,29 @@ def head_sizes(
         ledger=ledger,
         name=HEAD_SIZES,
     )
+
+
+def bound_epsilon(rho: float) -> float:
+    """The exponential mechanism's ``epsilon`` spending ``rho``: ``epsilon^2 / 8 = rho``
+    (bounded range, Cesar and Rogers 2021), rounded down."""
+    return pick_epsilon(rho, 1)
+
+
+def pick_bound(
+    below: np.ndarray,
+    grid: np.ndarray,
+    quantile: float,
+    n: int,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+) -> int:
+    """The contribution bound ``s`` from the public ``grid``: the exponential mechanism with
+    utility ``-|below_g - quantile n|`` (``below_g`` the exact number of records of at most
+    ``g`` items, :class:`~dpquery.algorithms.wide.counts.LengthCounts`). Replacing one record
+    moves each ``below_g`` by at most 1, so the utility's sensitivity is 1 (the quantile
+    mechanism of Smith 2011, on a grid as OpenDP's). Charged before the draw."""
+    utility = -np.abs(np.asarray(below, dtype=np.float64) - quantile * n)
+    [i] = exponential_mechanism(utility, epsilon=bound_epsilon(rho), sensitivity=1.0, rng=rng,
+                                ledger=ledger, name=BOUND)  # fmt: skip
+    return int(grid[i])

@@ -22,6 +22,8 @@ from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound, count_sensitivity, head_sensitivity
 from dpquery.algorithms.wide.core import (
+    BOUND_GRID,
+    BOUND_QUANTILE,
     MEASURABLE_SHARE,
     Shares,
     SparseParameters,
@@ -102,7 +104,8 @@ class WidePlan:
                 Charge(measure.HEAD_SIZES, ZCDP(r_sizes)),
             ]
         r_items, r_sizes, r_pairs = p.rhos()
-        return [
+        bound = [Charge(measure.BOUND, PureDP(measure.bound_epsilon(p.bound_rho()), True))]
+        return bound * (p.bound_rho() > 0) + [
             Charge(measure.ITEMS, ZCDP(r_items)),
             Charge(measure.SIZES, ZCDP(r_sizes)),
             Charge(measure.PAIRS, ZCDP(r_pairs)),
@@ -166,7 +169,14 @@ class WideRelease(Synthesizer, ZCDPBudget):
         mode = "head" if on else "sparse"
         if mode == "head":
             K = min(DEFAULT_PICKS, d) if self.head is None else K
-        return WidePlan(whole, SparseParameters(rho, s, s2, K, Shares(), self.pool, mode))
+        grid: tuple[int, ...] = ()
+        if self.bound is None and mode == "sparse":  # s from the record lengths, privately
+            grid = tuple(g for g in BOUND_GRID if g <= d) or (d,)
+        return WidePlan(
+            whole,
+            SparseParameters(rho, s, s2, K, Shares(), self.pool, mode, grid=grid,
+                             quantile=BOUND_QUANTILE),
+        )  # fmt: skip
 
     def reads_answers(self, plan: WidePlan) -> bool:
         """No: the run reads the items only through their counts."""
