@@ -124,7 +124,7 @@ def synth_command(data: Path, out: Path, candidate: str, epsilon: float, seed: i
 def released(out: Path, d: int) -> ItemSets:
     """The records ``synth`` wrote: item sets, or weighted records over the word columns."""
     if ".transactions" in out.suffixes:
-        return read_item_sets(out)
+        return read_item_sets(out, allow_empty=True)  # an all-empty release is a release
     table = pd.read_csv(out, dtype=str)
     weights = table.pop("weight").to_numpy(np.float64)
     bits = (table[[f"w{j}" for j in range(d)]].to_numpy() == "1").astype(np.uint8)

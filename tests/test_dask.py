@@ -29,7 +29,7 @@ from dpquery.algorithms.auto import Auto
 from dpquery.algorithms.game.dualquery import DualQuery
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.untouched import MECHANISM
-from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
+from dpquery.algorithms.wide.counts import AllItemCounts, HeadCounts, ItemCounts, PickedSizes
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.backends import DaskBackend, PartitionedData, table_partitions
 from dpquery.backends.partitions import (
@@ -591,7 +591,12 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
         coo = items.matrix[rows].tocoo()
         paths.append(tmp_path / f"u{k}.txt")
         np.savetxt(paths[-1], np.column_stack([rows[coo.row], coo.col]), fmt="%d")
-    counters = (ItemCounts(key=99, s=6, d=40), HeadCounts(99, 6, 4, np.arange(0, 40, 3)))
+    counters = (
+        ItemCounts(key=99, s=6, d=40),
+        HeadCounts(99, 6, 4, np.arange(0, 40, 3)),
+        AllItemCounts(40),
+        PickedSizes(np.arange(0, 40, 3)),
+    )  # the head mode's two
     ranges = PartitionedData.from_transactions(
         [tmp_path / "x.transactions.csv"], n=500, d=40, backend=backend, partitions=3
     )
@@ -600,7 +605,9 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
         for counter in counters:
             got, want = data.count(counter), counter.count(items)
             assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
-    assert [p["counter"] for p in data.passes] == ["ItemCounts", "HeadCounts"]
+    assert [p["counter"] for p in data.passes] == [
+        "ItemCounts", "HeadCounts", "AllItemCounts", "PickedSizes",
+    ]  # fmt: skip
 
 
 @pytest.mark.realdata
@@ -618,7 +625,7 @@ def test_wide_release_on_the_cluster_is_the_local_release(
     np.savetxt(source, np.column_stack([pairs.rows[keep], pairs.items[keep]]), fmt="%d")
     common = ["synth", "--data", str(source), "--transactions", "--n", "4000", "--items",
               "500", "--epsilon", "1", "--seed", "5", "--head", "40", "--pool", "3000",
-              "--quiet"]  # fmt: skip
+              "--bound", "32", "--head-mode", "off", "--quiet"]  # fmt: skip
     out = {b: (tmp_path / f"{b}.transactions.csv", tmp_path / f"{b}.json") for b in ("l", "d")}
     assert main([*common, "--out", str(out["l"][0]), "--report", str(out["l"][1])]) == 0
     assert main([*common, "--out", str(out["d"][0]), "--report", str(out["d"][1]),
@@ -697,7 +704,7 @@ def test_an_item_npz_on_the_cluster_is_the_local_release(
     workers: the bytes of the local release, and the wide release's two passes."""
     sp.save_npz(tmp_path / "x.npz", _item_table(300, 20, seed=6).matrix)
     common = ["synth", "--data", str(tmp_path / "x.npz"), "--epsilon", "1", "--seed", "2",
-              "--head", "8", "--pool", "2000", "--quiet"]  # fmt: skip
+              "--head", "8", "--pool", "2000", "--head-mode", "off", "--quiet"]  # fmt: skip
     local, dask = tmp_path / "l.transactions.csv", tmp_path / "d.transactions.csv"
     assert main([*common, "--out", str(local)]) == 0
     assert main([*common, "--out", str(dask), "--report", str(tmp_path / "r.json"),
@@ -706,7 +713,8 @@ def test_an_item_npz_on_the_cluster_is_the_local_release(
     assert dask.read_bytes() == local.read_bytes()
     report = json.loads((tmp_path / "r.json").read_text())["backend"]
     assert report["partitions"] == 3
-    assert [p["counter"] for p in report["passes"]] == ["ItemCounts", "HeadCounts"]
+    # the sparse mode without --bound: the record lengths' ranks first (the private bound)
+    assert [p["counter"] for p in report["passes"]] == ["LengthCounts", "ItemCounts", "HeadCounts"]
 
 
 @dataclass(frozen=True)
@@ -733,14 +741,14 @@ def test_a_worker_killed_in_the_wide_release_changes_nothing(tmp_path: Path) -> 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
     items = _item_table(600, 30, seed=2)
     write_item_sets(tmp_path / "x.transactions.csv", items)
-    expected = WideRelease(epsilon=1.0, seed=4, **WIDE).fit(items)
+    expected = WideRelease(epsilon=1.0, seed=4, **WIDE, head_mode="off").fit(items)
     parts = list(transaction_partitions([tmp_path / "x.transactions.csv"], 600, 30, 3))
     p = parts[1]
     parts[1] = _KillsItsWorkerInPassTwo(p.path, p.n, p.d, p.users, tmp_path / "killed")  # type: ignore[attr-defined]
     try:
         with _cluster() as b:  # its own: a worker dies
             data = PartitionedData(tuple(parts), b, 30, declared_n=600)
-            got = WideRelease(epsilon=1.0, seed=4, **WIDE).fit(data)
+            got = WideRelease(epsilon=1.0, seed=4, **WIDE, head_mode="off").fit(data)
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     assert (tmp_path / "killed").read_text() == "killed"  # the worker did die mid-pass

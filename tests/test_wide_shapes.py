@@ -41,22 +41,39 @@ def test_shapes_are_reproducible_and_of_their_public_shape(small):
 
 
 @pytest.mark.parametrize(("epsilon", "seed"), [(1.0, 1), (1.0, 0), (0.1, 0)])
-def test_fitted_counts_stay_within_the_noise_of_the_measurements(small, monkeypatch,
-                                                                 epsilon, seed):  # fmt: skip
-    # seed 1 at epsilon 1 put one rare item (true share 0.02) in every record before the fix
-    noisy = {}
-    item_counts = measure.item_counts
+@pytest.mark.parametrize("head_mode", ["auto", "off"])
+def test_fitted_counts_stay_within_the_noise_of_the_measurements(small, monkeypatch, epsilon,
+                                                                 seed, head_mode):  # fmt: skip
+    # sparse mode: seed 1 at epsilon 1 put one rare item (true share 0.02) in every record
+    # before the fit's check; the head mode (auto here) fits the picked items' counts
+    noisy = {"y": np.zeros(small.d)}
+    item_counts, head_counts = measure.item_counts, measure.head_counts
+    pick_head = measure.pick_head
 
     def keep(*args, **kwargs):
         noisy["y"] = item_counts(*args, **kwargs)
         return noisy["y"]
 
+    def picks(*args, **kwargs):
+        noisy["picked"] = pick_head(*args, **kwargs)
+        return noisy["picked"]
+
+    def keep_head(*args, **kwargs):
+        y = head_counts(*args, **kwargs)
+        noisy["y"][noisy["picked"]] = y
+        return y
+
     monkeypatch.setattr(measure, "item_counts", keep)
+    monkeypatch.setattr(measure, "pick_head", picks)
+    monkeypatch.setattr(measure, "head_counts", keep_head)
     with warnings.catch_warnings():
         warnings.simplefilter("error", core.WideFitWarning)
         release = registry.build(
-            "wide", {"epsilon": epsilon, "delta": 1 / small.n**2}, seed=seed
+            "wide",
+            {"epsilon": epsilon, "delta": 1 / small.n**2, "head_mode": head_mode},
+            seed=seed,
         ).fit(small)
+    assert release.parameters["mode"] == ("head" if head_mode == "auto" else "sparse")
     fitted = np.bincount(release.records.matrix.indices, minlength=small.d)
     sigma = release.parameters["sigma_items"]
     excess = (fitted - noisy["y"]) / np.sqrt(sigma**2 + np.maximum(noisy["y"], 1.0))
@@ -94,9 +111,11 @@ def test_the_plan_says_when_noise_swamps_the_counts():
         shape = types.SimpleNamespace(n=n, d=9000)
         return WideRelease(epsilon=epsilon, delta=1 / n**2).plan(shape)
 
-    for epsilon in (1.0, 0.1):
-        assert "all-zeros" in noise_warning(plan(700, epsilon), 700)
+    assert plan(700, 1.0).parameters.mode == "head"  # the sparse mode's counts: swamped
+    assert noise_warning(plan(700, 1.0), 700) is None  # the head mode stands out there
     assert "no item can" in noise_warning(plan(700, 0.1), 700)
+    assert "all-zeros" in noise_warning(plan(700, 0.1), 700)
+    assert plan(196_708, 1.0).parameters.mode == "sparse"
     for epsilon in (1.0, 0.1):  # npm_words' n: the release beat the references there
         assert noise_warning(plan(196_708, epsilon), 196_708) is None
 
@@ -118,6 +137,8 @@ def test_auto_plan_carries_the_warning_on_item_data(small):
 
     data = small.to_binary()
     workload = Workload.from_lists("conjunction", small.d, [[(0, True)], [(1, True), (2, True)]])
-    plan = registry.build("auto", {"epsilon": 1.0}, seed=0).plan(data, workload)
+    plan = registry.build("auto", {"epsilon": 0.1}, seed=0).plan(data, workload)
     assert plan.choice.algorithm == "wide"
     assert plan.warning is not None and "all-zeros" in plan.warning
+    plan = registry.build("auto", {"epsilon": 1.0}, seed=0).plan(data, workload)
+    assert plan.inner.parameters.mode == "head" and plan.warning is None

@@ -130,7 +130,8 @@ def choose(
     if (items or free_bits) and beyond and not partitioned and workload_kind == "conjunction":
         algorithm, kind, what = (
             (SPARSE, "binary items", "every item's count, the record sizes and the pairs of the "
-             "most frequent items, measured and fitted by sparse records")
+             "most frequent items (on few long records, the most frequent items alone), "
+             "measured and fitted by sparse records")
             if items
             else (DENSE, "free bits", "every bit's count, measured at once, shrunk, and "
                   "records of independent bits with those frequencies")

@@ -26,6 +26,8 @@ from dpquery import datasets
 from dpquery.algorithms.auto import AutoPlan
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
+from dpquery.algorithms.wide.measure import pick_epsilon
+from dpquery.algorithms.wide.release import head_mode_rule, head_threshold_share, noise_warning
 from dpquery.cli import synth
 from dpquery.cli.release_flags import add_learning_args, add_release_args
 from dpquery.data.domain import Domain
@@ -92,11 +94,14 @@ def _items_plan(args: argparse.Namespace) -> int:
         ledger.charge(c.mechanism, c.cost, count=c.count)
     report = ledger.report()
     p = plan.parameters
-    bounds = {"s": p.s, "s2": p.s2, "K": p.K}
+    bounds: dict[str, Any] = {"s": p.s, "s2": p.s2, "K": p.K}
+    if p.grid:  # chosen privately from the grid (the plan's s only decides the mode)
+        bounds.update(s=None, s_grid=list(p.grid), s_quantile=p.quantile)
+    rule = head_mode_rule(plan, args.n)
     if args.json:
         print(json.dumps({
             "algorithm": "wide", "n": args.n, "items": args.items, "auto": chosen,
-            "bounds": bounds, "budget": plan.budget.to_dict(),
+            "mode": p.mode, "rule": rule, "bounds": bounds, "budget": plan.budget.to_dict(),
             "charges": [c.to_dict() for c in report.per_mechanism],
             "planned_spend": report.spent,
             "guarantees": [g.to_dict() for g in report.guarantees],
@@ -105,11 +110,34 @@ def _items_plan(args: argparse.Namespace) -> int:
     print(f"dpquery synth --algorithm wide{' (chosen by auto)' if chosen else ''}: n={args.n} "
           f"records x {args.items} items; no data read")  # fmt: skip
     print(f"  budget: {plan.budget.describe()}")
-    print(f"  contribution bound s={p.s} items per record (count sensitivity sqrt(2s)); pairs "
-          f"among the K={p.K} largest noisy counts, s2={p.s2} of them per record")  # fmt: skip
+    print(f"  mode: {p.mode} ({rule})")
+    if p.mode == "head":
+        print(f"  the k={p.K} commonest items picked one at a time by the exponential mechanism "
+              f"(sensitivity 1, epsilon_0={pick_epsilon(p.rhos()[0], p.K):.4g} each), counted "
+              f"whole (sensitivity sqrt(k)); the number of picked items per record (sqrt 2); "
+              f"a picked item is kept where its count clears every noise draw, held by "
+              f"{head_threshold_share(plan, args.n):.0%} of the records or more")  # fmt: skip
+    elif p.grid:
+        print(f"  contribution bound s chosen from {list(p.grid)} as the record lengths' "
+              f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "
+              f"sensitivity 1; {p.bound_rho() / p.rho:.0%} of rho), before the cut (count "
+              f"sensitivity sqrt(2s)); pairs among the K={p.K} largest noisy counts, "
+              f"s2=min({p.s2}, s) of them per record")  # fmt: skip
+    else:
+        print(f"  contribution bound s={p.s} items per record (count sensitivity sqrt(2s)); "
+              f"pairs among the K={p.K} largest noisy counts, s2={p.s2} of them per "
+              "record")  # fmt: skip
+    warning = noise_warning(plan, args.n)
+    if warning:
+        print(f"  warning: {warning}")
     print("  charges planned before any data is read:")
     for m in report.per_mechanism:
-        print(f"    {m.mechanism}: {m.invocations} x, total rho={m.rho:.6g}")
+        if m.rho is not None:
+            print(f"    {m.mechanism}: {m.invocations} x, total rho={m.rho:.6g}")
+        else:  # the picks: epsilon-bounded range, epsilon^2 / 8 zCDP each (Cesar and Rogers)
+            each = (m.epsilon or 0.0) / max(m.invocations, 1)
+            print(f"    {m.mechanism}: {m.invocations} x epsilon={each:.6g} (bounded range), "
+                  f"total rho={m.invocations * each**2 / 8:.6g}")  # fmt: skip
     for g in report.guarantees:
         print(f"  {g.describe()}")
     return 0

@@ -44,6 +44,12 @@ ITEMS_AUTO_REASON = (
     "record sizes and the pairs among the {K} most frequent items, and fits sparse records "
     "to them (docs/choosing.md)"
 )
+HEAD_REASON = (
+    "item data ({n} records x {d} items): the wide release's head mode (the cut item counts "
+    "would be swamped by noise at this n) picks the {K} most frequent items by the "
+    "exponential mechanism, counts them and the picked items per record, and fits records "
+    "to them (docs/wide.md)"
+)
 
 
 def algorithm_of(request: ReleaseRequest) -> str:
@@ -175,8 +181,9 @@ def items_kept_nothing(release: Any) -> list[Warning]:
 
 def items_auto_reason(model: Any, data: Any, partitioned: bool) -> str:
     """Why ``auto`` runs the wide release on item data, in one sentence."""
-    K = model.plan(data).parameters.K
-    reason = ITEMS_AUTO_REASON.format(n=data.n, d=data.d, K=K)
+    parameters = model.plan(data).parameters
+    text = HEAD_REASON if parameters.mode == "head" else ITEMS_AUTO_REASON
+    reason = text.format(n=data.n, d=data.d, K=parameters.K)
     if partitioned:
         reason += "; its counts computed on the cluster, in two passes"
     return reason

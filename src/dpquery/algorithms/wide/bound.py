@@ -139,5 +139,11 @@ def pair_sensitivity(s2: int) -> float:
     return sqrt_up(max(s2 * (s2 - 1), 1))
 
 
+def head_sensitivity(k: int) -> float:
+    """L2 sensitivity of the exact (uncut) counts of ``k`` fixed items, replace-one: each
+    count moves by at most 1, so ``sqrt(k)`` (rounded up), whatever the records' lengths."""
+    return sqrt_up(max(k, 1))
+
+
 HISTOGRAM_SENSITIVITY = sqrt_up(2)
 """A record sits in one cell of a histogram; replacing it moves two cells by 1."""

@@ -14,9 +14,16 @@ from dpquery.algorithms.wide import fit, measure
 from dpquery.algorithms.wide.bound import (
     HISTOGRAM_SENSITIVITY,
     count_sensitivity,
+    head_sensitivity,
     pair_sensitivity,
 )
-from dpquery.algorithms.wide.counts import HeadCounts, ItemCounts
+from dpquery.algorithms.wide.counts import (
+    AllItemCounts,
+    HeadCounts,
+    ItemCounts,
+    LengthCounts,
+    PickedSizes,
+)
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
@@ -76,9 +83,30 @@ class Shares:
     pairs: float = 0.45
 
 
+# The share of rho that chooses the sparse mode's bound s when none is given (the record
+# lengths' 0.9-quantile over BOUND_GRID; docs/wide.md).
+BOUND_SHARE = 0.02
+BOUND_GRID = (8, 16, 32, 64, 128)
+BOUND_QUANTILE = 0.9
+
+
+@dataclass(frozen=True)
+class HeadShares:
+    """The head mode's parts of ``rho`` (they sum to 1): the picks, the picked items'
+    counts, the histogram of picked items per record (tuned on the small shape, seeds 0-2,
+    docs/wide.md)."""
+
+    picks: float = 0.6
+    counts: float = 0.3
+    sizes: float = 0.1
+
+
 @dataclass(frozen=True)
 class SparseParameters:
-    """The public parameters of one release."""
+    """The public parameters of one release. ``mode`` is "sparse" (every item's cut count,
+    the sizes, the head pairs) or "head" (the ``k`` commonest items picked and counted whole,
+    chosen by the plan, release.py); in the head mode ``K`` is ``k`` and ``s``, ``s2`` are
+    unused."""
 
     rho: float
     s: int
@@ -86,13 +114,26 @@ class SparseParameters:
     K: int
     shares: Shares
     pool: int
+    mode: str = "sparse"
+    head_shares: HeadShares = HeadShares()
+    # The sparse mode's private bound: when ``grid`` is given, ``s`` is chosen from it by the
+    # exponential mechanism on the record lengths' ``quantile`` (measure.pick_bound), with
+    # BOUND_SHARE of ``rho``; the three measurements share the rest. Empty: ``s`` is fixed.
+    grid: tuple[int, ...] = ()
+    quantile: float = 0.9
+
+    def bound_rho(self) -> float:
+        """The ``rho`` of the private choice of ``s`` (0 when ``s`` is fixed)."""
+        return BOUND_SHARE * self.rho if self.grid and self.mode == "sparse" else 0.0
 
     def rhos(self) -> tuple[float, float, float]:
-        return (
-            self.shares.items * self.rho,
-            self.shares.sizes * self.rho,
-            self.shares.pairs * self.rho,
-        )
+        """The three measurements' ``rho``, in the order they are charged (the sparse
+        mode's items, sizes, pairs; the head mode's picks, counts, sizes)."""
+        if self.mode == "head":
+            h = self.head_shares
+            return (h.picks * self.rho, h.counts * self.rho, h.sizes * self.rho)
+        rest = self.rho - self.bound_rho()
+        return (self.shares.items * rest, self.shares.sizes * rest, self.shares.pairs * rest)
 
 
 def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndarray:
@@ -149,10 +190,17 @@ def release_sparse(
     whole table as :class:`ItemSets`, or a partitioned dataset counted on its workers
     (:mod:`dpquery.algorithms.wide.counts`). Every charge goes to ``ledger`` before its draw,
     and each measurement's exact counts are complete before its charge."""
+    if params.mode == "head":
+        return release_head(data, params, rng, ledger)
     n, d = int(data.n), int(data.d)
     s, s2 = params.s, params.s2
     r_items, r_sizes, r_pairs = params.rhos()
     key = int(rng.integers(2**63))  # the truncation's hash key: one draw per run
+    if params.bound_rho() > 0:  # 0. the bound, from the record lengths (public grid)
+        grid = np.asarray(params.grid, dtype=np.int64)
+        [below] = count_records(data, LengthCounts(grid))
+        s = measure.pick_bound(below, grid, params.quantile, n, params.bound_rho(), rng, ledger)
+        s2 = min(s2, s)
 
     # 1. every item's count
     [item_cells] = count_records(data, ItemCounts(key, s, d))
@@ -236,9 +284,69 @@ def release_sparse(
             stacklevel=2,
         )
     info: dict[str, object] = {
-        "s": s, "s2": s2, "K": K, "pool": int(pool.shape[0]),
+        "mode": "sparse", "s": s, "s2": s2, "s_private": params.bound_rho() > 0, "K": K,
+        "pool": int(pool.shape[0]),
         "sigma_items": sigma_items, "sigma_sizes": sigma_sizes, "sigma_pairs": sigma_pairs,
         "items_kept": int((c > 0).sum()), "fit_excess_sigmas": excess,
+    }  # fmt: skip
+    return out, info
+
+
+def release_head(
+    data: ItemSets | Any, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
+) -> tuple[sp.csr_array, dict[str, object]]:
+    """The head mode (``docs/wide.md``, "Shapes"): where the noise of the cut item counts
+    swamps them (few records, long records), the ``k`` commonest items are picked by the
+    exponential mechanism on the exact counts, counted whole (no cut: sensitivity
+    ``sqrt(k)``), and the histogram of picked items per record measured; the records are
+    fitted to those alone (every other item is left out: its count is not measured). A
+    picked item is kept only where its noisy count stands above every noise draw of the
+    ``k`` (:func:`family_threshold`), so that a pick of a rare item releases nothing."""
+    n, d = int(data.n), int(data.d)
+    k = min(params.K, d)
+    r_picks, r_counts, r_sizes = params.rhos()
+    [exact] = count_records(data, AllItemCounts(d))
+    picked = measure.pick_head(exact, k, r_picks, rng, ledger)
+    y = measure.head_counts(exact[picked], r_counts, rng, ledger).astype(np.float64)
+    [size_cells] = count_records(data, PickedSizes(picked))
+    hist = measure.head_sizes(size_cells, r_sizes, rng, ledger).astype(np.float64)
+
+    # post-processing from here on
+    sigma = measure.noise_sigma(r_counts, head_sensitivity(k))
+    sigma_sizes = measure.noise_sigma(r_sizes, HISTOGRAM_SENSITIVITY)
+    kept = y >= family_threshold(k) * sigma
+    head = picked[kept]
+    c = np.minimum(y[kept], n)
+    K = head.size
+    if K == 0:
+        out = sp.csr_array((n, d), dtype=np.uint8)
+    else:
+        sizes = shrink(hist, sigma_sizes)
+        if sizes.sum() <= 0:
+            sizes[0] = 1.0
+        sizes = match_head_total(sizes[:, None] * (n / sizes.sum()), float(c.sum()), n)[:, 0]
+        T = pair_baseline(c, sizes, k)
+        pool, base = fit.head_pool(c, T, sizes / n, params.pool, rng)
+        A = sp.csr_array(fit.features(pool, k)[:, :K])
+        p = fit.maxent_weights(A, base, c / n, np.full(K, ITEM_PENALTY * (sigma / n) ** 2))
+        copies = systematic_counts(p, n, rng)
+        chosen = np.repeat(np.arange(pool.shape[0]), copies)
+        rng.shuffle(chosen)
+        heads = pool[chosen]
+        a = np.diff(heads.indptr)
+        rows = np.repeat(np.arange(n), a)
+        out = sp.csr_array(
+            (np.ones(rows.size, dtype=np.uint8), (rows, head[heads.indices])), shape=(n, d)
+        )
+        out.sum_duplicates()
+        out.data[:] = 1
+    full = np.zeros(d)
+    full[picked] = y
+    excess = fit_excess(out, full, sigma)
+    info: dict[str, object] = {
+        "mode": "head", "K": k, "pool": params.pool, "sigma_items": sigma,
+        "sigma_sizes": sigma_sizes, "epsilon_pick": measure.pick_epsilon(r_picks, k),
+        "items_kept": int(K), "fit_excess_sigmas": excess,
     }  # fmt: skip
     return out, info
 

@@ -12,6 +12,14 @@ items by the keyed hash (:mod:`dpquery.algorithms.wide.bound`), in two requests:
    the public parameters, which is all the sensitivity argument of ``measure`` needs
    (``docs/wide.md``, Privacy).
 
+Before them, when no bound is given, :class:`LengthCounts`: the number of records of at most
+``g`` items for each ``g`` of a public grid (the private choice of ``s``; no cut). In the head
+mode (``core.release_head``) two others, with no cut:
+
+3. :class:`AllItemCounts`: every item's exact count (``d`` cells), before anything is charged;
+4. :class:`PickedSizes`: given the picked items (post-processing of the picks), the histogram
+   of the number of picked items per record (``k + 1`` cells).
+
 Each counter carries the run's hash key (drawn from the run's generator, public to the
 counter as in one process) and reads only :class:`~dpquery.data.items.ItemSets`: a record's
 cut depends only on the record's items and the key (``h(key, g(x), item)``, never its row),
@@ -115,4 +123,63 @@ def pair_cells(cut: sp.csr_array, rank: np.ndarray, head: np.ndarray, s2: int) -
     return full[j, k]
 
 
-__all__ = ["HeadCounts", "ItemCounts", "cut_records", "pair_cells", "size_cells"]
+@dataclass(frozen=True, eq=False)
+class AllItemCounts:
+    """Every item's exact count over the whole records (no cut; ``d`` cells)."""
+
+    reads: ClassVar[str] = "items"
+    d: int
+
+    def cells(self) -> list[int]:
+        return [self.d]
+
+    def count(self, data: ItemSets) -> list[np.ndarray]:
+        return [np.bincount(data.matrix.indices, minlength=self.d).astype(np.int64)]
+
+
+@dataclass(frozen=True, eq=False)
+class PickedSizes:
+    """Given the picked items (ids; public), the number of records holding ``a`` of them,
+    ``a = 0..k`` (``k + 1`` cells)."""
+
+    reads: ClassVar[str] = "items"
+    picked: np.ndarray
+
+    def cells(self) -> list[int]:
+        return [int(self.picked.size) + 1]
+
+    def count(self, data: ItemSets) -> list[np.ndarray]:
+        matrix = data.matrix
+        held = np.zeros(matrix.shape[1], dtype=np.int64)
+        held[self.picked] = 1
+        rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+        a = np.bincount(rows, weights=held[matrix.indices], minlength=matrix.shape[0])
+        return [np.bincount(a.astype(np.int64), minlength=self.picked.size + 1).astype(np.int64)]
+
+
+@dataclass(frozen=True, eq=False)
+class LengthCounts:
+    """For each length ``g`` of a public grid, the number of records of at most ``g`` items
+    (``len(grid)`` cells): the ranks the private choice of the bound reads."""
+
+    reads: ClassVar[str] = "items"
+    grid: np.ndarray
+
+    def cells(self) -> list[int]:
+        return [int(self.grid.size)]
+
+    def count(self, data: ItemSets) -> list[np.ndarray]:
+        lengths = np.sort(np.diff(data.matrix.indptr))
+        return [np.searchsorted(lengths, self.grid, side="right").astype(np.int64)]
+
+
+__all__ = [
+    "AllItemCounts",
+    "HeadCounts",
+    "ItemCounts",
+    "LengthCounts",
+    "PickedSizes",
+    "cut_records",
+    "pair_cells",
+    "size_cells",
+]

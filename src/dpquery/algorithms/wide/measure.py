@@ -10,6 +10,18 @@ Lemma 2.3).
 3. every pair count among the ``K`` head items over the records cut again to ``s2`` head
    items (sensitivity ``sqrt(s2 (s2 - 1))``).
 
+In the head mode (the plan's choice where the noise of the cut item counts swamps them,
+``core.swamped``) three others replace them, none with a cut:
+
+4. the head itself: ``k`` items picked one at a time by the exponential mechanism on the
+   exact item counts (each count moves by at most 1 when one record is replaced, whatever
+   its length: sensitivity 1; McSherry and Talwar 2007), each pick ``epsilon_0``-DP and
+   ``epsilon_0``-bounded range, so ``epsilon_0^2 / 8``-zCDP (Durfee and Rogers 2019; Cesar
+   and Rogers 2021), ``k epsilon_0^2 / 8`` for the ``k`` picks (adaptive composition);
+5. the ``k`` picked items' exact counts (each moves by at most 1: sensitivity ``sqrt(k)``);
+6. the histogram of the number of picked items per record, ``k + 1`` cells (sensitivity
+   ``sqrt 2``).
+
 Each takes the exact counts of :mod:`dpquery.algorithms.wide.counts` (made in this process or
 on the workers of a partitioned dataset) and adds the noise.
 """
@@ -21,14 +33,20 @@ import numpy as np
 from dpquery.algorithms.wide.bound import (
     HISTOGRAM_SENSITIVITY,
     count_sensitivity,
+    head_sensitivity,
     pair_sensitivity,
 )
 from dpquery.privacy import Ledger
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
+from dpquery.privacy.mechanisms import exponential_mechanism
 
 ITEMS = "sparse item counts (discrete Gaussian)"
 SIZES = "sparse size histogram (discrete Gaussian)"
 PAIRS = "sparse head pair counts (discrete Gaussian)"
+BOUND = "sparse bound: record lengths' quantile (exponential mechanism)"
+PICKS = "sparse head picks (exponential mechanism)"
+HEAD_COUNTS = "sparse head counts (discrete Gaussian)"
+HEAD_SIZES = "sparse head sizes (discrete Gaussian)"
 
 
 def noise_sigma(rho: float, sensitivity: float) -> float:
@@ -73,3 +91,85 @@ def pair_counts(
     out[j, k] = noisy
     out[k, j] = noisy
     return out
+
+
+def pick_epsilon(rho: float, k: int) -> float:
+    """The parameter ``epsilon_0`` of each of ``k`` exponential-mechanism picks spending
+    ``rho`` in all: ``k epsilon_0^2 / 8 = rho`` (Cesar and Rogers 2021, an
+    ``epsilon_0``-bounded-range mechanism is ``epsilon_0^2 / 8``-zCDP), rounded down so that
+    the picks never exceed ``rho`` by a rounding."""
+    return (8 * rho / k) ** 0.5 * (1 - 1e-12)
+
+
+def pick_head(
+    counts: np.ndarray, k: int, rho: float, rng: np.random.Generator, ledger: Ledger
+) -> np.ndarray:
+    """``k`` distinct items, picked one at a time by the exponential mechanism with utility
+    the exact item count (sensitivity 1 under replace-one) among the items not yet picked
+    (peeling; Durfee and Rogers 2019). Each pick is charged before its draw. Returns the
+    picked item ids, sorted."""
+    counts = np.asarray(counts, dtype=np.float64)
+    left = np.arange(counts.size)
+    eps0 = pick_epsilon(rho, k)
+    picked: list[int] = []
+    for _ in range(k):
+        [i] = exponential_mechanism(counts[left], epsilon=eps0, sensitivity=1.0, rng=rng,
+                                    ledger=ledger, name=PICKS)  # fmt: skip
+        picked.append(int(left[i]))
+        left = np.delete(left, i)
+    return np.sort(np.asarray(picked, dtype=np.int64))
+
+
+def head_counts(
+    counts: np.ndarray, rho: float, rng: np.random.Generator, ledger: Ledger
+) -> np.ndarray:
+    """Noisy exact counts of the ``k`` picked items (no cut: replacing one record moves each
+    by at most 1, an L2 change of at most ``sqrt(k)``)."""
+    return discrete_gaussian_mechanism(
+        counts,
+        rho=rho,
+        sensitivity=head_sensitivity(len(counts)),
+        rng=rng,
+        ledger=ledger,
+        name=HEAD_COUNTS,
+    )
+
+
+def head_sizes(
+    cells: np.ndarray, rho: float, rng: np.random.Generator, ledger: Ledger
+) -> np.ndarray:
+    """Noisy histogram of the number of picked items per record (``k + 1`` cells)."""
+    return discrete_gaussian_mechanism(
+        cells,
+        rho=rho,
+        sensitivity=HISTOGRAM_SENSITIVITY,
+        rng=rng,
+        ledger=ledger,
+        name=HEAD_SIZES,
+    )
+
+
+def bound_epsilon(rho: float) -> float:
+    """The exponential mechanism's ``epsilon`` spending ``rho``: ``epsilon^2 / 8 = rho``
+    (bounded range, Cesar and Rogers 2021), rounded down."""
+    return pick_epsilon(rho, 1)
+
+
+def pick_bound(
+    below: np.ndarray,
+    grid: np.ndarray,
+    quantile: float,
+    n: int,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+) -> int:
+    """The contribution bound ``s`` from the public ``grid``: the exponential mechanism with
+    utility ``-|below_g - quantile n|`` (``below_g`` the exact number of records of at most
+    ``g`` items, :class:`~dpquery.algorithms.wide.counts.LengthCounts`). Replacing one record
+    moves each ``below_g`` by at most 1, so the utility's sensitivity is 1 (the quantile
+    mechanism of Smith 2011, on a grid as OpenDP's). Charged before the draw."""
+    utility = -np.abs(np.asarray(below, dtype=np.float64) - quantile * n)
+    [i] = exponential_mechanism(utility, epsilon=bound_epsilon(rho), sensitivity=1.0, rng=rng,
+                                ledger=ledger, name=BOUND)  # fmt: skip
+    return int(grid[i])

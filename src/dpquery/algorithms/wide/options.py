@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dpquery.algorithms.options import Option
+from dpquery.algorithms.options import Option, one_of
 from dpquery.algorithms.parameters import positive_int
 
 OPTIONS = (
@@ -27,6 +27,14 @@ OPTIONS = (
         int,
         check=positive_int,
         metavar="K",
+    ),
+    Option(
+        "head_mode",
+        "wide: the head mode, the commonest items picked and counted whole (auto: where the "
+        "plan says noise swamps the cut item counts; on; off)",
+        str,
+        choices=("auto", "on", "off"),
+        check=one_of(("auto", "on", "off")),
     ),
     Option(
         "pool",

@@ -10,7 +10,7 @@ before its draw, and the whole plan is checked first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, TypeAlias
 
 import numpy as np
@@ -20,11 +20,14 @@ from dpquery.algorithms.parameters import budget_of
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.wide import measure
-from dpquery.algorithms.wide.bound import check_bound, count_sensitivity
+from dpquery.algorithms.wide.bound import check_bound, count_sensitivity, head_sensitivity
 from dpquery.algorithms.wide.core import (
+    BOUND_GRID,
+    BOUND_QUANTILE,
     MEASURABLE_SHARE,
     Shares,
     SparseParameters,
+    family_threshold,
     release_sparse,
 )
 from dpquery.algorithms.wide.core import measurable_share as core_share
@@ -32,7 +35,7 @@ from dpquery.data.binary import BinaryData
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
-from dpquery.privacy import ZCDP, Budget, Charge, Ledger
+from dpquery.privacy import ZCDP, Budget, Charge, Ledger, PureDP
 from dpquery.privacy.budget import budget_rho
 from dpquery.queries import Workload
 from dpquery.queries.counts import counts_elsewhere
@@ -44,6 +47,18 @@ DEFAULT_BOUND = 32  # npm_words: at most 25 words a record, 99th percentile 19 (
 DEFAULT_PAIR_BOUND = 8
 DEFAULT_HEAD = 300
 DEFAULT_POOL = 200_000
+# The head mode's number of picked items (tuned on the small shape, seeds 0-2, docs/wide.md).
+DEFAULT_PICKS = 20
+HEAD_MODES = ("auto", "on", "off")
+# The plan takes the head mode where an item must be kept by at least this share of the records
+# for its cut count to stand 3 noise standard deviations out (measurable_share). On the small
+# recipe at epsilon 1 (seeds 0-2) the head mode was at or below the sparse mode on every
+# measure at n = 2,800 (share 0.060) and 4,200 (0.041); at n = 7,000 (0.026) the sparse mode's
+# 1-way mean was better, on the transposed small table (0.020) every measure (docs/wide.md).
+HEAD_MODE_SHARE = 0.04
+# In the head mode, the plan warns when only items in at least this share of the records
+# can stand above every noise draw of the picked items' counts (head_threshold_share).
+HEAD_MEASURABLE_SHARE = 0.5
 
 
 def as_item_sets(data: ItemData) -> ItemSets:
@@ -80,8 +95,17 @@ class WidePlan:
     parameters: SparseParameters
 
     def charges(self) -> list[Charge]:
-        r_items, r_sizes, r_pairs = self.parameters.rhos()
-        return [
+        p = self.parameters
+        if p.mode == "head":
+            r_picks, r_counts, r_sizes = p.rhos()
+            return [
+                *[Charge(measure.PICKS, PureDP(measure.pick_epsilon(r_picks, p.K), True))] * p.K,
+                Charge(measure.HEAD_COUNTS, ZCDP(r_counts)),
+                Charge(measure.HEAD_SIZES, ZCDP(r_sizes)),
+            ]
+        r_items, r_sizes, r_pairs = p.rhos()
+        bound = [Charge(measure.BOUND, PureDP(measure.bound_epsilon(p.bound_rho()), True))]
+        return bound * (p.bound_rho() > 0) + [
             Charge(measure.ITEMS, ZCDP(r_items)),
             Charge(measure.SIZES, ZCDP(r_sizes)),
             Charge(measure.PAIRS, ZCDP(r_pairs)),
@@ -98,7 +122,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     name: ClassVar[str] = "wide"
     release_type: ClassVar[type[Release]] = ItemRelease
     options: ClassVar[tuple[str, ...]] = (
-        "epsilon", "delta", "rho", "bound", "pair_bound", "head", "pool",
+        "epsilon", "delta", "rho", "bound", "pair_bound", "head", "pool", "head_mode",
     )  # fmt: skip
 
     bound: int | None = None  # None: min(DEFAULT_BOUND, d)
@@ -106,6 +130,10 @@ class WideRelease(Synthesizer, ZCDPBudget):
     head: int | None = None  # None: min(DEFAULT_HEAD, d)
     pool: int = DEFAULT_POOL
     seed: SeedLike = None
+    # "auto": the head mode where an item must be kept by HEAD_MODE_SHARE of the records for its
+    # cut count to stand out (public: from n, s and the budget), the sparse mode otherwise;
+    # "on", "off".
+    head_mode: str = "auto"
 
     def plan(
         self, data: Any, workload: Workload | None = None, *, budget: Budget | None = None
@@ -133,7 +161,22 @@ class WideRelease(Synthesizer, ZCDPBudget):
                 "not a pure-DP budget"
             )
         rho = budget_rho(whole)
-        return WidePlan(whole, SparseParameters(rho, s, s2, K, Shares(), self.pool))
+        if self.head_mode not in HEAD_MODES:
+            raise DPQueryError(f"head_mode must be one of {HEAD_MODES}; got {self.head_mode!r}")
+        sigma = measure.noise_sigma(Shares().items * rho, count_sensitivity(s))
+        wanted = core_share(sigma, n) >= HEAD_MODE_SHARE
+        on = self.head_mode == "on" or (self.head_mode == "auto" and wanted)
+        mode = "head" if on else "sparse"
+        if mode == "head":
+            K = min(DEFAULT_PICKS, d) if self.head is None else K
+        grid: tuple[int, ...] = ()
+        if self.bound is None and mode == "sparse":  # s from the record lengths, privately
+            grid = tuple(g for g in BOUND_GRID if g <= d) or (d,)
+        return WidePlan(
+            whole,
+            SparseParameters(rho, s, s2, K, Shares(), self.pool, mode, grid=grid,
+                             quantile=BOUND_QUANTILE),
+        )  # fmt: skip
 
     def reads_answers(self, plan: WidePlan) -> bool:
         """No: the run reads the items only through their counts."""
@@ -174,13 +217,50 @@ def measurable_share(plan: WidePlan, n: int) -> float:
     return core_share(sigma, n)
 
 
+def head_mode_rule(plan: WidePlan, n: int) -> str:
+    """The plan's rule for its mode, in words (public: ``n``, ``s`` and the budget)."""
+    share = measurable_share(WidePlan(plan.budget, replace(plan.parameters, mode="sparse")), n)
+    said = (
+        f"an item must be among the {plan.parameters.s} kept items of {100 * share:.3g}% of the "
+        f"records to stand 3 noise standard deviations out of its cut count"
+    )
+    limit = f"the head mode from {HEAD_MODE_SHARE:.0%}"
+    return f"{said}; {limit}"
+
+
+def head_threshold_share(plan: WidePlan, n: int) -> float:
+    """In the head mode, the smallest share of the ``n`` records a picked item must be held
+    by for its noisy count to clear the level no noise draw of the ``k`` reaches
+    (:func:`~dpquery.algorithms.wide.core.family_threshold`): public, from the plan."""
+    p = plan.parameters
+    _, r_counts, _ = p.rhos()
+    sigma = measure.noise_sigma(r_counts, head_sensitivity(p.K))
+    return family_threshold(p.K) * sigma / max(n, 1)
+
+
 def noise_warning(plan: WidePlan, n: int) -> str | None:
     """The public pre-release check of the wide release: a message when
     :func:`measurable_share` is at least :data:`MEASURABLE_SHARE`. Then the noise of every
     item's count is as large as all but the most common items' counts, the estimates are
     shrunk to 0 and the release keeps only what stands out: few items, or none (every
     record empty, the all-zeros table): the release then keeps only the counts no noise draw
-    reaches. Reads the plan and ``n`` only."""
+    reaches. Reads the plan and ``n`` only. In the head mode: a message when a picked item
+    must be held by at least :data:`HEAD_MEASURABLE_SHARE` of the records to be kept."""
+    if plan.parameters.mode == "head":
+        share = head_threshold_share(plan, n)
+        if share < HEAD_MEASURABLE_SHARE:
+            return None
+        what = (
+            "no item can"
+            if share >= 1
+            else f"only items held by {share:.0%} or more of the records can"
+        )
+        return (
+            f"at this budget on n = {n} records, {what} stand out of the noise of the "
+            f"{plan.parameters.K} commonest items' counts (the head mode, docs/wide.md): the "
+            "release is expected to be nearly or wholly empty, no better than the all-zeros "
+            "table; raise epsilon"
+        )
     share = measurable_share(plan, n)
     if share < MEASURABLE_SHARE:
         return None

@@ -1,0 +1,108 @@
+"""The wide release's rule for its mode and bound against fixed bounds, on generated shapes.
+
+The rule (``head_mode="auto"``, the default: the head mode where the plan says the sparse
+mode's cut item counts are swamped, the sparse mode at ``s = 32`` otherwise) beside the
+sparse mode at fixed bounds ``s = 8, 32, 128`` (``head_mode="off"``) and the head mode
+forced (``head_mode="on"``), through the library path ``dpquery synth`` takes (the same
+release as the command). Shapes (``dpquery.datasets.shapes``, data seed 0):
+
+* ``small``: 700 x 9,000, records of ~150 items (the shape of a real user x movie table);
+* ``transposed``: the small table transposed, 9,000 records of ~11 items over 700 items
+  (many short records).
+
+Scores (:mod:`dpquery.evaluation.wide`, NOT private), max and mean, beside ``zeros`` and
+``indep``. Seeds 0-2 tuned the head mode; report seeds 10-12::
+
+    nice .venv/bin/python benchmarks/bench_wide_bounds.py --seeds 10 11 12 --out head-rule
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import scipy.sparse as sp
+
+from dpquery.algorithms.wide.release import WideRelease
+from dpquery.data.items import ItemSets
+from dpquery.datasets.shapes import generate
+from dpquery.evaluation.wide import MEASURES, WideMeasures
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "wide"
+CONFIGS: dict[str, dict[str, Any]] = {
+    "rule (default)": {},
+    "sparse s=8": {"bound": 8, "head_mode": "off"},
+    "sparse s=32": {"bound": 32, "head_mode": "off"},
+    "sparse s=128": {"bound": 128, "head_mode": "off"},
+    "head mode": {"head_mode": "on"},
+}
+
+
+def shape(name: str) -> ItemSets:
+    small = generate("small", 0)
+    if name == "small":
+        return small
+    return ItemSets(sp.csr_array(small.matrix.T))  # transposed: many short records
+
+
+def cell(scores: dict[str, dict[str, float]], m: str) -> str:
+    return f"{scores[m]['max']:.4g} / {scores[m]['mean']:.4g}"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--shapes", nargs="+", default=["small", "transposed"])
+    p.add_argument("--seeds", type=int, nargs="+", default=[10, 11, 12])
+    p.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 0.1])
+    p.add_argument("--configs", nargs="+", default=list(CONFIGS))
+    p.add_argument("--out", default=None, help="write docs/results/wide/<out>.md")
+    args = p.parse_args()
+    lines = [f"`bench_wide_bounds.py --seeds {' '.join(map(str, args.seeds))}`; NOT PRIVATE "
+             "scores, fractions of records, max / mean", ""]  # fmt: skip
+    for name in args.shapes:
+        real = shape(name)
+        measures = WideMeasures.of(real, seed=0)
+        refs = measures.reference_scores()
+        for epsilon in args.epsilons:
+            lines += [f"### {name} ({real.n:,} x {real.d:,}), epsilon = {epsilon:g}", "",
+                      "| release | seed | mode | 1-way | pairs | triples | not above zeros | s |",
+                      "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+            for ref in ("zeros", "indep"):
+                row = " | ".join(cell(refs[ref], m) for m in MEASURES)
+                lines.append(f"| {ref} | - | - | {row} | - | - |")
+            for config in args.configs:
+                for seed in args.seeds:
+                    start = time.perf_counter()
+                    model = WideRelease(epsilon=epsilon, delta=1 / real.n**2, seed=seed,
+                                        **CONFIGS[config])  # fmt: skip
+                    release = model.fit(real)
+                    scores = measures.scores(release.records)
+                    ok = all(scores[m][s] <= refs["zeros"][m][s] for m in MEASURES
+                             for s in ("max", "mean"))  # fmt: skip
+                    mode = release.parameters["mode"]
+                    s = release.parameters.get("s", "-")
+                    row = " | ".join(cell(scores, m) for m in MEASURES)
+                    lines.append(f"| {config} | {seed} | {mode} | {row} | "
+                                 f"{'yes' if ok else 'NO'} | {s} |")  # fmt: skip
+                    print(
+                        name,
+                        epsilon,
+                        config,
+                        seed,
+                        mode,
+                        row,
+                        ok,
+                        f"{time.perf_counter() - start:.1f}s",
+                        flush=True,
+                    )
+            lines.append("")
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        (RESULTS / f"{args.out}.md").write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
