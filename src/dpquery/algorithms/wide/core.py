@@ -251,10 +251,7 @@ def release_sparse(
     penalty[K + j * K + k] = PAIR_PENALTY * (sigma_pairs / n) ** 2
     p = fit.maxent_weights(A, base, target, penalty)
 
-    copies = systematic_counts(p, n, rng)
-    chosen = np.repeat(np.arange(pool.shape[0]), copies)
-    rng.shuffle(chosen)
-    heads = pool[chosen]
+    heads = draw_records(pool, p, n, rng)
     a = np.diff(heads.indptr)
     # tail slots: b from the size histogram given a, then matched to the tail's total
     tail_items = np.setdiff1d(np.arange(d), head)
@@ -329,10 +326,7 @@ def release_head(
         pool, base = fit.head_pool(c, T, sizes / n, params.pool, rng)
         A = sp.csr_array(fit.features(pool, k)[:, :K])
         p = fit.maxent_weights(A, base, c / n, np.full(K, ITEM_PENALTY * (sigma / n) ** 2))
-        copies = systematic_counts(p, n, rng)
-        chosen = np.repeat(np.arange(pool.shape[0]), copies)
-        rng.shuffle(chosen)
-        heads = pool[chosen]
+        heads = draw_records(pool, p, n, rng)
         a = np.diff(heads.indptr)
         rows = np.repeat(np.arange(n), a)
         out = sp.csr_array(
@@ -349,6 +343,16 @@ def release_head(
         "items_kept": int(K), "fit_excess_sigmas": excess,
     }  # fmt: skip
     return out, info
+
+
+def draw_records(
+    pool: sp.csr_array, p: np.ndarray, n: int, rng: np.random.Generator
+) -> sp.csr_array:
+    """``n`` records from the candidate ``pool`` weighted ``p``: each candidate repeated the
+    floor or ceiling of ``n p`` times (systematic sampling), in a random order."""
+    chosen = np.repeat(np.arange(pool.shape[0]), systematic_counts(p, n, rng))
+    rng.shuffle(chosen)
+    return pool[chosen]
 
 
 def fit_excess(records: sp.csr_array, noisy: np.ndarray, sigma: float) -> float:
