@@ -90,14 +90,41 @@ def _numeric_values(
     edges = np.asarray(attr.edges)
     c = np.minimum(codes, attr.n_bins - 1)
     lo, hi = edges[c], edges[c + 1]
+    last = c == attr.n_bins - 1
+    if attr.within is not None:
+        lo, hi, last = _sub_bins(attr.within, c, lo, hi, last, rng.random(len(c)))
     u = rng.random(len(c))
     decimals = attr.precision
     if decimals is None:
         values = lo + u * (hi - lo)
     else:
-        values = _grid_values(lo, hi, c == attr.n_bins - 1, 10.0**-decimals, u)
+        values = _grid_values(lo, hi, last, 10.0**-decimals, u)
         values = np.round(values, decimals)
     return schema.column(values, ~in_bin, attr.output_dtype)
+
+
+def _sub_bins(
+    within: tuple[tuple[float, ...], ...],
+    c: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    last: np.ndarray,
+    s: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sub-bin of each bin ``c`` drawn by the public weights ``within`` from the uniforms
+    ``s``: its ends ``[lo, hi)`` (equal-width sub-bins of the bin) and whether it is the
+    domain's last (closed) sub-bin. A sub-bin of weight 0 is never drawn."""
+    k = np.array([len(w) for w in within])
+    cum = np.zeros((len(within), int(k.max())))
+    for i, w in enumerate(within):
+        cum[i, : len(w)] = np.cumsum(w)
+        # the last sub-bin of positive weight takes float rounding, and all above it
+        cum[i, int(np.flatnonzero(np.asarray(w) > 0)[-1]) :] = np.inf
+    j = np.minimum((cum[c] <= s[:, None]).sum(axis=1), k[c] - 1)
+    width = (hi - lo) / k[c]
+    sub_lo = lo + j * width
+    sub_hi = np.where(j == k[c] - 1, hi, lo + (j + 1) * width)
+    return sub_lo, sub_hi, last & (j == k[c] - 1)
 
 
 def _categorical_values(attr: Categorical | Binary, codes: np.ndarray) -> pd.Series:
@@ -105,7 +132,7 @@ def _categorical_values(attr: Categorical | Binary, codes: np.ndarray) -> pd.Ser
     values[:] = attr.values  # element-wise: a value may itself be a tuple
     missing = (
         codes == attr.values.index(attr.missing)
-        if isinstance(attr, Categorical) and attr.missing is not None
+        if isinstance(attr, Categorical) and attr.decodes_missing
         else np.zeros(len(codes), dtype=bool)
     )
     present = attr.present_values if isinstance(attr, Categorical) else attr.values
@@ -124,8 +151,9 @@ def decode(
 
     Numeric bins become a value drawn uniformly in the bin, on the grid of the edges'
     precision (:func:`edge_decimals`; integers for an ``integer`` attribute)
-    (``numeric="uniform"``, seeded) or the bin label (``"label"``). A missing category
-    decodes to a missing value. When the weights are not all equal, a ``weight`` column
+    (``numeric="uniform"``, seeded; with the attribute's ``within`` weights, a sub-bin drawn
+    by them first) or the bin label (``"label"``). A missing category decodes to a missing
+    value (to itself with ``keep_missing``). When the weights are not all equal, a ``weight`` column
     (summing to 1) is added.
     """
     table, report = decode_rows(records, None, domain, numeric=numeric, seed=seed)
