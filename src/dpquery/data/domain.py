@@ -184,7 +184,7 @@ class Numeric:
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
 
     def _check_within(self, within: Any) -> tuple[tuple[float, ...], ...]:
-        """The weights as tuples of floats, each bin's normalised to sum to 1."""
+        """The weights as tuples of floats, each bin's summing to 1."""
         bad = f"numeric attribute {self.name!r}: within must hold one list of weights per bin"
         if isinstance(within, str | bytes) or len(within) != self.n_bins:
             raise DomainError(f"{bad} ({self.n_bins}), got {str(within)[:60]}")
@@ -198,7 +198,9 @@ class Numeric:
                 raise DomainError(
                     f"{bad}, each finite, non-negative and not all zero; got {list(w)[:8]}"
                 )
-            out.append(tuple(x / total for x in w))
+            # weights summing to 1 but for float rounding are kept as given (a JSON round
+            # trip gives them back exactly); others are normalised
+            out.append(w if abs(total - 1.0) <= 1e-9 else tuple(x / total for x in w))
         return tuple(out)
 
     def _check_decimals(self, edges: tuple[float, ...]) -> None:
