@@ -134,6 +134,22 @@ def test_decode_with_weights_follows_them() -> None:
     assert abs(np.mean(in0 < 0.5) - 0.5) < 6 * math.sqrt(0.25 / len(in0))
 
 
+def test_a_value_drawn_in_a_sub_bin_stays_in_its_bin() -> None:
+    # bins narrower than their sub-bins' steps: a sub-bin holding no multiple of the step
+    # decodes to one of its bin's, never to the next bin's first (6 for [5, 6))
+    rng = np.random.default_rng(3)
+    for attr in (
+        Numeric("a", (5, 6, 7, 20), integer=True, out_of_range="clip"),
+        Numeric("m", (0.0, 0.03, 0.05, 1.0), decimals=2, out_of_range="clip"),
+    ):
+        within = tuple(tuple(rng.random(8)) for _ in range(attr.n_bins))
+        domain = Domain((replace(attr, within=within),))
+        codes = [[int(c)] for c in rng.integers(0, attr.n_bins, 3000)]
+        out, _ = decode(Records(_rows(domain, codes), domain=domain), seed=4)
+        again = encode(out, Domain((attr,))).to_dense()
+        assert (np.argmax(again, axis=1) == np.array(codes)[:, 0]).all()
+
+
 def test_decode_without_weights_is_byte_identical() -> None:
     domain = Domain((
         Numeric("w", (0.0, 10.0, 100.0, 1000.0), decimals=2, missing=True),

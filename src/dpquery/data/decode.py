@@ -66,18 +66,38 @@ def _steps(x: np.ndarray) -> np.ndarray:
     return np.where(close, whole, x)
 
 
-def _grid_values(
-    lo: np.ndarray, hi: np.ndarray, last: np.ndarray, step: float, u: np.ndarray
-) -> np.ndarray:
-    """A value uniform over the multiples of ``step`` inside each bin ``[lo, hi)`` (the last
-    bin closed); a bin holding none gets the multiple nearest its middle."""
+def _grid_range(
+    lo: np.ndarray, hi: np.ndarray, last: np.ndarray, step: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first and final multiples of ``step`` (in steps) inside each bin ``[lo, hi)`` (the
+    last bin closed); a bin holding none has only the multiple nearest its middle."""
     lo_u, hi_u = _steps(lo / step), _steps(hi / step)
     first = np.ceil(lo_u)
     final = np.where(last, np.floor(hi_u), np.ceil(hi_u) - 1)
     empty = final < first
     first = np.where(empty, np.round((lo_u + hi_u) / 2), first)
     final = np.where(empty, first, final)
-    return (first + np.floor(u * (final - first + 1))) * step
+    return first, final
+
+
+def _grid_values(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    last: np.ndarray,
+    step: float,
+    u: np.ndarray,
+    bins: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """A value uniform over the multiples of ``step`` inside each bin ``[lo, hi)`` (the last
+    bin closed); a bin holding none gets the multiple nearest its middle. ``bins``: the
+    ``(lo, hi, last)`` of the bins ``[lo, hi)`` are sub-bins of, whose multiples the value is
+    kept among (a sub-bin narrower than a step may hold none)."""
+    first, final = _grid_range(lo, hi, last, step)
+    steps = first + np.floor(u * (final - first + 1))
+    if bins is not None:
+        outer_first, outer_final = _grid_range(*bins, step)
+        steps = np.clip(steps, outer_first, outer_final)
+    return steps * step
 
 
 def _numeric_values(
@@ -91,14 +111,16 @@ def _numeric_values(
     c = np.minimum(codes, attr.n_bins - 1)
     lo, hi = edges[c], edges[c + 1]
     last = c == attr.n_bins - 1
+    bins = None
     if attr.within is not None:
+        bins = (lo, hi, last)
         lo, hi, last = _sub_bins(attr.within, c, lo, hi, last, rng.random(len(c)))
     u = rng.random(len(c))
     decimals = attr.precision
     if decimals is None:
         values = lo + u * (hi - lo)
     else:
-        values = _grid_values(lo, hi, last, 10.0**-decimals, u)
+        values = _grid_values(lo, hi, last, 10.0**-decimals, u, bins)
         values = np.round(values, decimals)
     return schema.column(values, ~in_bin, attr.output_dtype)
 
