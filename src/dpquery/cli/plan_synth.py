@@ -32,7 +32,7 @@ from dpquery.cli import synth
 from dpquery.cli.release_flags import add_learning_args, add_release_args
 from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
-from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
+from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE, WITHIN_SHARE
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import epsilon_share, run_budget
 from dpquery.pipeline.plan import workloads
@@ -175,6 +175,9 @@ def _learning_plan(args: argparse.Namespace) -> int:
     print(f"  domain learning: rho={b.learn_rho:.6g} ({b.share:.0%} of rho; alone, epsilon="
           f"{alone * b.epsilon:.3g} at delta {b.ledger_delta:.3g}), charged on the run's "
           "ledger before the release draws")  # fmt: skip
+    print(f"    of it, {WITHIN_SHARE:.0%} (rho={WITHIN_SHARE * b.learn_rho:.6g}) buys decoding "
+          "weights, a noisy histogram of sub-bins inside each learned numeric bin, split "
+          "equally over the numeric columns (unspent with --no-within)")  # fmt: skip
     print(f"  release: the rest, rho={b.release_rho:.6g} ({1 - b.share:.0%} of rho), on the "
           "same ledger; its charges depend on the learned domain: plan them with --domain "
           "<out stem>.domain.json once synth has written it (reusing it costs "

@@ -41,6 +41,10 @@ def add_learning_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
                    help="declare columns numeric or categorical (public knowledge; no budget "
                    "is spent deciding them); may be repeated")  # fmt: skip
+    g.add_argument("--no-within", dest="within", action="store_false",
+                   help="decode a learned numeric bin uniformly, without the decoding weights "
+                   "(a noisy histogram of sub-bins, bought with part of the learning's "
+                   "share, which then goes to the domain)")  # fmt: skip
 
 
 def add_default_args(p: argparse.ArgumentParser) -> None:

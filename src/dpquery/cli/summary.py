@@ -52,7 +52,13 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
     unspent = b["learn_rho"] - spent
     if unspent > 1e-6 * b["learn_rho"]:
         lines.append(f"  unspent: rho={unspent:.3g} of the learning's share (a column found "
-                     "to be a code spends no more on it; docs/learn.md)")  # fmt: skip
+                     "to be a code spends no more on it; the decoding weights' part is left "
+                     "when none is drawn; docs/learn.md)")  # fmt: skip
+    within = learned.get("within")
+    if within and within["sub_bins"]:
+        cols = ", ".join(f"{n} ({k} per bin)" for n, k in within["sub_bins"].items())
+        lines.append(f"  decoding weights: rho={within['rho']:.4g} of it on noisy sub-bin "
+                     f"histograms (sigma={within['sigma']:.3g}): {cols}")  # fmt: skip
     return lines
 
 

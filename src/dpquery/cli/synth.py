@@ -215,7 +215,9 @@ def _request(args: argparse.Namespace, items: bool) -> pipeline.ReleaseRequest:
     share = DEFAULT_DOMAIN_SHARE if args.domain_share is None else args.domain_share
     return pipeline.ReleaseRequest(
         source=source,
-        learning=pipeline.Learning(share=share, types=parse_types(args.types) or None),
+        learning=pipeline.Learning(
+            share=share, types=parse_types(args.types) or None, within=args.within
+        ),
         algorithm=args.algorithm,
         options=release_options(args),
         oracle_options=_oracle_options(args),

@@ -66,18 +66,38 @@ def _steps(x: np.ndarray) -> np.ndarray:
     return np.where(close, whole, x)
 
 
-def _grid_values(
-    lo: np.ndarray, hi: np.ndarray, last: np.ndarray, step: float, u: np.ndarray
-) -> np.ndarray:
-    """A value uniform over the multiples of ``step`` inside each bin ``[lo, hi)`` (the last
-    bin closed); a bin holding none gets the multiple nearest its middle."""
+def _grid_range(
+    lo: np.ndarray, hi: np.ndarray, last: np.ndarray, step: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first and final multiples of ``step`` (in steps) inside each bin ``[lo, hi)`` (the
+    last bin closed); a bin holding none has only the multiple nearest its middle."""
     lo_u, hi_u = _steps(lo / step), _steps(hi / step)
     first = np.ceil(lo_u)
     final = np.where(last, np.floor(hi_u), np.ceil(hi_u) - 1)
     empty = final < first
     first = np.where(empty, np.round((lo_u + hi_u) / 2), first)
     final = np.where(empty, first, final)
-    return (first + np.floor(u * (final - first + 1))) * step
+    return first, final
+
+
+def _grid_values(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    last: np.ndarray,
+    step: float,
+    u: np.ndarray,
+    bins: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """A value uniform over the multiples of ``step`` inside each bin ``[lo, hi)`` (the last
+    bin closed); a bin holding none gets the multiple nearest its middle. ``bins``: the
+    ``(lo, hi, last)`` of the bins ``[lo, hi)`` are sub-bins of, whose multiples the value is
+    kept among (a sub-bin narrower than a step may hold none)."""
+    first, final = _grid_range(lo, hi, last, step)
+    steps = first + np.floor(u * (final - first + 1))
+    if bins is not None:
+        outer_first, outer_final = _grid_range(*bins, step)
+        steps = np.clip(steps, outer_first, outer_final)
+    return steps * step
 
 
 def _numeric_values(
@@ -90,14 +110,43 @@ def _numeric_values(
     edges = np.asarray(attr.edges)
     c = np.minimum(codes, attr.n_bins - 1)
     lo, hi = edges[c], edges[c + 1]
+    last = c == attr.n_bins - 1
+    bins = None
+    if attr.within is not None:
+        bins = (lo, hi, last)
+        lo, hi, last = _sub_bins(attr.within, c, lo, hi, last, rng.random(len(c)))
     u = rng.random(len(c))
     decimals = attr.precision
     if decimals is None:
         values = lo + u * (hi - lo)
     else:
-        values = _grid_values(lo, hi, c == attr.n_bins - 1, 10.0**-decimals, u)
+        values = _grid_values(lo, hi, last, 10.0**-decimals, u, bins)
         values = np.round(values, decimals)
     return schema.column(values, ~in_bin, attr.output_dtype)
+
+
+def _sub_bins(
+    within: tuple[tuple[float, ...], ...],
+    c: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    last: np.ndarray,
+    s: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sub-bin of each bin ``c`` drawn by the public weights ``within`` from the uniforms
+    ``s``: its ends ``[lo, hi)`` (equal-width sub-bins of the bin) and whether it is the
+    domain's last (closed) sub-bin. A sub-bin of weight 0 is never drawn."""
+    k = np.array([len(w) for w in within])
+    cum = np.zeros((len(within), int(k.max())))
+    for i, w in enumerate(within):
+        cum[i, : len(w)] = np.cumsum(w)
+        # the last sub-bin of positive weight takes float rounding, and all above it
+        cum[i, int(np.flatnonzero(np.asarray(w) > 0)[-1]) :] = np.inf
+    j = np.minimum((cum[c] <= s[:, None]).sum(axis=1), k[c] - 1)
+    width = (hi - lo) / k[c]
+    sub_lo = lo + j * width
+    sub_hi = np.where(j == k[c] - 1, hi, lo + (j + 1) * width)
+    return sub_lo, sub_hi, last & (j == k[c] - 1)
 
 
 def _categorical_values(attr: Categorical | Binary, codes: np.ndarray) -> pd.Series:
@@ -105,7 +154,7 @@ def _categorical_values(attr: Categorical | Binary, codes: np.ndarray) -> pd.Ser
     values[:] = attr.values  # element-wise: a value may itself be a tuple
     missing = (
         codes == attr.values.index(attr.missing)
-        if isinstance(attr, Categorical) and attr.missing is not None
+        if isinstance(attr, Categorical) and attr.decodes_missing
         else np.zeros(len(codes), dtype=bool)
     )
     present = attr.present_values if isinstance(attr, Categorical) else attr.values
@@ -124,8 +173,9 @@ def decode(
 
     Numeric bins become a value drawn uniformly in the bin, on the grid of the edges'
     precision (:func:`edge_decimals`; integers for an ``integer`` attribute)
-    (``numeric="uniform"``, seeded) or the bin label (``"label"``). A missing category
-    decodes to a missing value. When the weights are not all equal, a ``weight`` column
+    (``numeric="uniform"``, seeded; with the attribute's ``within`` weights, a sub-bin drawn
+    by them first) or the bin label (``"label"``). A missing category decodes to a missing
+    value (to itself with ``keep_missing``). When the weights are not all equal, a ``weight`` column
     (summing to 1) is added.
     """
     table, report = decode_rows(records, None, domain, numeric=numeric, seed=seed)

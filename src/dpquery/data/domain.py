@@ -60,7 +60,9 @@ class Categorical:
     the values' types). ``other`` names the catch-all category (one of ``values``): every
     value not listed encodes to it, and so does a missing value when there is no ``missing``
     category; it decodes to itself, never to the raw values it stood for. Without it, a
-    value not listed is an error.
+    value not listed is an error. ``keep_missing`` decodes the missing category to itself
+    (a code such as 5 comes back as 5, in the column's dtype) instead of to a missing value;
+    it changes no bit of the layout.
     """
 
     name: str
@@ -69,6 +71,7 @@ class Categorical:
     recode: Mapping[Hashable, Hashable] = field(default_factory=dict)
     dtype: str | None = field(default=None, compare=False)
     other: Hashable | None = None
+    keep_missing: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -95,18 +98,31 @@ class Categorical:
         bad = [c for c in self.recode.values() if c not in self.values]
         if bad:
             raise DomainError(f"attribute {self.name!r}: recode targets {bad} are not values")
+        if not isinstance(self.keep_missing, bool):
+            raise DomainError(f"attribute {self.name!r}: keep_missing must be true or false, "
+                              f"got {self.keep_missing!r}")  # fmt: skip
+        if self.keep_missing and self.missing is None:
+            raise DomainError(f"attribute {self.name!r}: keep_missing needs a missing category")
         schema.check_dtype(self.name, self.dtype, self.present_values)
 
     @property
     def present_values(self) -> tuple[Hashable, ...]:
-        """The values that decode to themselves (all but the missing category)."""
-        return tuple(v for v in self.values if self.missing is None or v != self.missing)
+        """The values that decode to themselves (all but the missing category, unless
+        ``keep_missing``)."""
+        if self.missing is None or self.keep_missing:
+            return self.values
+        return tuple(v for v in self.values if v != self.missing)
+
+    @property
+    def decodes_missing(self) -> bool:
+        """Whether the missing category decodes to a missing value."""
+        return self.missing is not None and not self.keep_missing
 
     @property
     def output_dtype(self) -> str:
         """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
         base = self.dtype or schema.values_dtype(self.present_values)
-        return base if self.missing is None else schema.nullable(base)
+        return schema.nullable(base) if self.decodes_missing else base
 
     @property
     def size(self) -> int:
@@ -130,6 +146,10 @@ class Numeric:
     of decoded values (0 to :data:`~dpquery.data.schema.MAX_DECIMALS`; None: the fewest
     decimals that write every edge, :func:`~dpquery.data.schema.edge_decimals`): a wage
     binned at whole dollars with ``decimals=2`` decodes with cents. It must write every edge.
+    ``within`` holds public decoding weights, one tuple per bin over equal-width sub-bins of
+    that bin (each tuple non-negative, summing to 1): a decoded value first draws a sub-bin
+    by them, then a value uniformly inside it. None (the default): uniformly in the bin. They
+    change no bit of the layout (a learned domain holds noisy ones, ``docs/learn.md``).
     """
 
     name: str
@@ -139,6 +159,7 @@ class Numeric:
     integer: bool = False
     dtype: str | None = field(default=None, compare=False)
     decimals: int | None = None
+    within: tuple[tuple[float, ...], ...] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -158,7 +179,29 @@ class Numeric:
             )
         if self.decimals is not None:
             self._check_decimals(edges)
+        if self.within is not None:
+            object.__setattr__(self, "within", self._check_within(self.within))
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
+
+    def _check_within(self, within: Any) -> tuple[tuple[float, ...], ...]:
+        """The weights as tuples of floats, each bin's summing to 1."""
+        bad = f"numeric attribute {self.name!r}: within must hold one list of weights per bin"
+        if isinstance(within, str | bytes) or len(within) != self.n_bins:
+            raise DomainError(f"{bad} ({self.n_bins}), got {str(within)[:60]}")
+        out = []
+        for weights in within:
+            if isinstance(weights, str | bytes) or not len(weights):
+                raise DomainError(f"{bad}, each non-empty; got {weights!r}")
+            w = tuple(float(x) for x in weights)
+            total = sum(w)
+            if not all(math.isfinite(x) and x >= 0 for x in w) or not total > 0:
+                raise DomainError(
+                    f"{bad}, each finite, non-negative and not all zero; got {list(w)[:8]}"
+                )
+            # weights summing to 1 but for float rounding are kept as given (a JSON round
+            # trip gives them back exactly); others are normalised
+            out.append(w if abs(total - 1.0) <= 1e-9 else tuple(x / total for x in w))
+        return tuple(out)
 
     def _check_decimals(self, edges: tuple[float, ...]) -> None:
         k = self.decimals
@@ -557,6 +600,10 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
     out = _layout_to_dict(a)
     if a.dtype is not None:  # only when declared: older readers see the same layout
         out["dtype"] = a.dtype
+    if isinstance(a, Categorical) and a.keep_missing:
+        out["keep_missing"] = True
+    if isinstance(a, Numeric) and a.within is not None:
+        out["within"] = [list(w) for w in a.within]
     return out
 
 
@@ -590,8 +637,8 @@ def _attr_from_dict(obj: Any) -> Attribute:
         raise DomainError(f"an attribute must be an object with 'name' and 'type', got {obj!r}")
     kind, name = obj["type"], obj["name"]
     allowed = {
-        "categorical": {"values", "missing", "recode", "dtype", "other"},
-        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals"},
+        "categorical": {"values", "missing", "recode", "dtype", "other", "keep_missing"},
+        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals", "within"},
         "binary": {"values", "dtype"},
     }
     if kind not in allowed:
@@ -615,6 +662,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 {_hashable(k): _hashable(v) for k, v in obj.get("recode", [])},
                 obj.get("dtype"),
                 _hashable(obj.get("other")),
+                obj.get("keep_missing", False),
             )
         if kind == "numeric":
             return Numeric(
@@ -625,6 +673,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 bool(obj.get("integer", False)),
                 obj.get("dtype"),
                 obj.get("decimals"),
+                _within(obj.get("within")),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]
@@ -632,6 +681,14 @@ def _attr_from_dict(obj: Any) -> Attribute:
         raise DomainError(f"attribute {name!r} ({kind}) is missing the key {exc}") from None
     except TypeError as exc:
         raise DomainError(f"attribute {name!r}: {exc}") from None
+
+
+def _within(v: Any) -> tuple[tuple[float, ...], ...] | None:
+    if v is None:
+        return None
+    if not isinstance(v, list) or not all(isinstance(w, list) for w in v):
+        raise DomainError(f"'within' must be a list of lists of weights, got {str(v)[:60]}")
+    return tuple(tuple(w) for w in v)
 
 
 def _hashable(v: Any) -> Hashable:
@@ -696,7 +753,7 @@ def _numeric(name: str, spec: Mapping[str, Any]) -> Any:
 def _categorical(name: str, spec: Mapping[str, Any] | list[Any]) -> Any:
     if isinstance(spec, list):
         spec = {"values": spec}
-    _check_keys(name, spec, {"values", "missing", "dtype", "other"})
+    _check_keys(name, spec, {"values", "missing", "dtype", "other", "keep_missing"})
     values = spec["values"]
     if not isinstance(values, list | tuple) or not values:
         raise _fail(name, f"'values' must be a non-empty list of categories, got {values!r}")
@@ -704,8 +761,9 @@ def _categorical(name: str, spec: Mapping[str, Any] | list[Any]) -> Any:
         raise _fail(name, "categories must be strings or numbers, not objects")
     values = tuple(_hashable(v) for v in values)
     return Categorical(
-        name, values, spec.get("missing"), dtype=spec.get("dtype"), other=spec.get("other")
-    )
+        name, values, spec.get("missing"), dtype=spec.get("dtype"), other=spec.get("other"),
+        keep_missing=spec.get("keep_missing", False),
+    )  # fmt: skip
 
 
 def attribute_from_codebook(name: str, spec: Any) -> Any:

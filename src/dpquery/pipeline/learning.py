@@ -14,7 +14,11 @@ then spends the rest. The split is stated in advance and never depends on the da
   rho, and rho grows about as epsilon squared, so 10% of epsilon would be 1 to 2% of rho,
   :func:`epsilon_share`), the release ``1 - share`` of it, each
   on a child of the one ledger (its charges named ``domain learning: ...`` and
-  ``release: ...``);
+  ``release: ...``); of the learning's share,
+  :data:`~dpquery.domain_learning.WITHIN_SHARE` goes to decoding weights (a noisy histogram
+  of sub-bins inside each learned numeric bin, :func:`~dpquery.domain_learning.learn_within`)
+  (unspent when ``Learning.within`` is off, so that the domain and the release are the
+  same with and without them), the domain itself the rest;
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
 
@@ -42,13 +46,21 @@ from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
-from dpquery.domain_learning import LearnReport, learn_budget, learn_domain
+from dpquery.domain_learning import (
+    WITHIN_SHARE,
+    LearnReport,
+    WithinReport,
+    learn_budget,
+    learn_domain,
+    learn_within,
+)
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.request import Frame, ReleaseRequest, TableFile
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.privacy.delta import default_delta
 from dpquery.privacy.partition_selection import partition_delta
+from dpquery.rng import child_rng, make_rng
 
 LEARNING_STAGE = "domain learning"
 """The prefix of the learning's charges on the run's ledger."""
@@ -174,6 +186,7 @@ class Learned:
     ledger: Ledger
     release_ledger: Ledger
     table: pd.DataFrame
+    within: WithinReport | None = None
 
     @property
     def outside(self) -> OutsideLedger:
@@ -199,13 +212,19 @@ class Learned:
             "source": "learned from the data under differential privacy (docs/learn.md)",
             "share_of": "rho",
             "budget": self.budget.to_dict(),
-            "spent_rho": self.report.rho,
+            "spent_rho": self.report.rho + (self.within.rho if self.within else 0.0),
             "delta_tail": self.report.delta_tail,
             "kinds": self.kinds(),
             "numeric_missing": "every numeric column has a missing bin; a value there that "
             "is not a number counts as missing",
             "learned": self.report.to_dict(),
-        }
+            "within": None if self.within is None else {
+                "share_of_learning": WITHIN_SHARE, **self.within.to_dict(),
+                "what": "per numeric column, a discrete Gaussian histogram of equal-width "
+                "sub-bins inside each bin (L2 sensitivity sqrt(2)), clipped at 0 and "
+                "normalised per bin: the decoding weights Numeric.within",
+            },
+        }  # fmt: skip
 
 
 def read_raw(path: Path, na_values: list[str] | None = None) -> pd.DataFrame:
@@ -236,17 +255,25 @@ def learn(request: ReleaseRequest, rng: np.random.Generator) -> Learned | None:
     budget = run_budget(request.options, len(raw), request.learning.share)
     ledger = Ledger(budget.ledger_budget)
     stage = ledger.child(Budget.zcdp(budget.learn_rho), LEARNING_STAGE)
+    within_rho = WITHIN_SHARE * budget.learn_rho
+    within = None
     try:
         domain, report = learn_domain(
-            raw, rho=budget.learn_rho, delta=budget.delta_tail, rng=rng, ledger=stage,
-            types=request.learning.types, bins=request.learning.bins,
+            raw, rho=budget.learn_rho - within_rho, delta=budget.delta_tail, rng=rng,
+            ledger=stage, types=request.learning.types, bins=request.learning.bins,
         )  # fmt: skip
+        domain, table = encodable(domain, raw)
+        # drawn with or without the weights: the domain and the release are the same either way
+        weights_rng = make_rng(child_rng(rng))
+        if request.learning.within:
+            domain, within = learn_within(
+                domain, table, rho=within_rho, rng=weights_rng, ledger=stage
+            )
     except BaseException as exc:
         attach_ledger(exc, ledger)
         raise
     release_ledger = ledger.child(Budget.zcdp(budget.release_rho), RELEASE_STAGE)
-    domain, table = encodable(domain, raw)
-    return Learned(domain, report, budget, ledger, release_ledger, table)
+    return Learned(domain, report, budget, ledger, release_ledger, table, within)
 
 
 def encodable(domain: Domain, raw: pd.DataFrame) -> tuple[Domain, pd.DataFrame]:

@@ -81,11 +81,14 @@ class Learning:
     """How a table given without a domain has one learned from it, privately
     (:func:`dpquery.domain_learning.learn_domain`, ``docs/learn.md``): ``share`` of the run's
     zCDP ``rho`` (not of its epsilon), ``types`` declaring columns ``numeric`` or
-    ``categorical`` (public knowledge), ``bins`` per numeric column."""
+    ``categorical`` (public knowledge), ``bins`` per numeric column; ``within``: part of the
+    share buys decoding weights inside the numeric bins
+    (:func:`dpquery.domain_learning.learn_within`)."""
 
     share: float = DEFAULT_DOMAIN_SHARE
     types: Mapping[str, str] | None = None
     bins: int = DEFAULT_BINS
+    within: bool = True
 
 
 @dataclass(frozen=True)
