@@ -15,7 +15,8 @@ Each release is at total epsilon 1, delta 1e-9, and starts from the prepared CSV
   command (no ``--domain``: the domain is learned privately, docs/learn.md), in its own
   process. ``dpquery-domain``: the same with the table's hand-written domain, where one
   fits the raw CSV (``nist``: the SDNist schema's domain, ``dpquery.datasets.domains.acs_domain``,
-  over the raw sample with its literal ``N``; its two weight columns are not in that domain).
+  over the raw sample with its literal ``N``, missing in the numeric columns as
+  ``dpquery.datasets`` reads it; its two weight columns are not in that domain).
 - the peers, with the scripts of ``$DPQUERY_PEERS_DIR`` (by default
   ``$DPQUERY_DATA_DIR/../peers/rawcsv``) as they are: ``sn-aim`` and ``sn-mst`` (smartnoise-synth,
   interpreter ``$DPQUERY_SN_PYTHON``, preprocessor_eps 1/3) and ``dpmm-aim`` and ``dpmm-mst``
@@ -74,6 +75,7 @@ NUMERIC_MIN_DISTINCT = 20
 PAIR_BINS = 10
 NIST_ROWS = 20_000
 TABLES = ("adult", "pums", "nist")
+NIST_NUMERIC = ["AGEP", "PINCP", "POVPIP", "DENSITY"]
 METHODS = ("dpquery", "dpquery-domain", "sn-aim", "sn-mst", "dpmm-aim", "dpmm-mst")
 PEERS = {  # method: (interpreter env, script, algorithm)
     "sn-aim": ("DPQUERY_SN_PYTHON", "run_sn.py", "aim"),
@@ -122,7 +124,9 @@ def prepare(table: str, cache: Path) -> Path:
     elif table == "nist":
         raw = pd.read_csv(d / "acs" / "nist_national2019.csv.gz", dtype=str)
         raw = raw.sample(n=NIST_ROWS, random_state=0).reset_index(drop=True)
-        raw.to_csv(cache / "nist_with_N.csv", index=False)
+        hand = raw.copy()  # as dpquery.datasets reads it: N is missing in the numeric columns
+        hand[NIST_NUMERIC] = hand[NIST_NUMERIC].replace("N", np.nan)
+        hand.to_csv(cache / "nist_with_N.csv", index=False)
         df = raw.replace("N", np.nan)
     else:
         raise ValueError(f"unknown table {table!r}")
@@ -174,7 +178,8 @@ def command(method: str, table: str, seed: int, cache: Path, out: Path) -> list[
     """The command of one release, or why it is skipped."""
     data = prepare(table, cache)
     if method in ("dpquery", "dpquery-domain"):
-        cmd = [sys.executable, "-c", "from dpquery.cli import main; main()", "synth",
+        cli = "import sys; from dpquery.cli import main; sys.exit(main())"
+        cmd = [sys.executable, "-c", cli, "synth",
                "--data", str(data), "--epsilon", str(EPSILON), "--delta", str(DELTA),
                "--seed", str(seed), "--out", str(out), "--overwrite", "--quiet"]  # fmt: skip
         if method == "dpquery-domain":
@@ -255,7 +260,7 @@ def score(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[dict[str, Any], list
         rb, sb, kb = codes[b]
         p = np.bincount(ra * kb + rb, minlength=ka * kb) / len(ra)
         q = np.bincount(sa * kb + sb, minlength=ka * kb) / max(len(sa), 1)
-        pairs.append(1 - 0.5 * np.abs(p - q).sum())
+        pairs.append(max(0.0, 1 - 0.5 * np.abs(p - q).sum()))
     shapes = _shapes(real, synth, kinds, per_col)
     row = {
         "shapes": shapes,
@@ -375,6 +380,8 @@ def main(argv: list[str] | None = None) -> None:
                                        "seed": seed, "status": status, "seconds": round(secs, 1),
                                        "peak_mb": round(peak), "note": ""}  # fmt: skip
                 cols: list[dict[str, Any]] = []
+                if status == "ok" and not out.exists():
+                    status = "failed"
                 if status == "ok":
                     synth = pd.read_csv(out, low_memory=False)
                     if method == "dpquery-domain":  # the hand domain's literal N is missing
