@@ -25,7 +25,8 @@ Each release is at total epsilon 1, delta 1e-9, and starts from the prepared CSV
 
 Scores of a synthetic table against the real one (NOT private, for benchmarking only). A
 column is numeric when the real column reads as numbers with more than 20 distinct values,
-otherwise categorical (values compared as text, integer-valued floats written as integers):
+or with a fractional value, otherwise categorical (values compared as text, integer-valued
+floats written as integers):
 
 - ``shapes``: sdmetrics' QualityReport "Column Shapes" (KSComplement for numeric columns,
   TVComplement for categorical ones), overall and per column. sdmetrics is imported lazily
@@ -46,6 +47,7 @@ Rows are appended to ``docs/results/raw/<out>.csv`` as each run ends, per-column
     DPQUERY_DPMM_PYTHON=venv-dpmm/bin/python nice .venv/bin/python benchmarks/bench_raw.py \
         --methods dpmm-aim dpmm-mst --seeds 10 --out first
     .venv/bin/python benchmarks/bench_raw.py --report first     # the table again
+    .venv/bin/python benchmarks/bench_raw.py --rescore first    # score the kept outputs again
 """
 
 from __future__ import annotations
@@ -212,8 +214,9 @@ def column_kinds(real: pd.DataFrame) -> dict[str, str]:
     kinds = {}
     for c in real.columns:
         num = pd.to_numeric(real[c], errors="coerce")
-        numeric = (
-            num.notna().sum() == real[c].notna().sum() and num.nunique() > NUMERIC_MIN_DISTINCT
+        fractional = bool((num.dropna() % 1 != 0).any())
+        numeric = num.notna().sum() == real[c].notna().sum() and (
+            fractional or num.nunique() > NUMERIC_MIN_DISTINCT
         )
         kinds[c] = "numeric" if numeric else "categorical"
     return kinds
@@ -349,6 +352,32 @@ def report(name: str) -> str:
     return text
 
 
+def synth_table(path: Path, method: str) -> pd.DataFrame:
+    synth = pd.read_csv(path, low_memory=False)
+    if method == "dpquery-domain":  # the hand domain's literal N is missing
+        synth = synth.replace("N", np.nan)
+    return synth
+
+
+def rescore(name: str, cache: Path) -> None:
+    """Score the kept outputs of NAME's runs again (after a change to the scores)."""
+    runs = pd.read_csv(RESULTS / f"{name}.csv", keep_default_na=False)
+    rows, cols = [], []
+    for row in runs.to_dict("records"):
+        out = cache / "runs" / f"{row['table']}.{row['method']}.s{row['seed']}.csv"
+        if row["status"] == "ok":
+            real = pd.read_csv(prepare(row["table"], cache))
+            scores, c = score(real, synth_table(out, row["method"]))
+            row.update({k: (round(v, 4) if v is not None else None) for k, v in scores.items()})
+            key = {"table": row["table"], "method": row["method"], "seed": row["seed"]}
+            cols += [{**key, **x} for x in c]
+        rows.append(row)
+    for path in (RESULTS / f"{name}.csv", RESULTS / f"{name}_columns.csv"):
+        path.unlink(missing_ok=True)
+    append(RESULTS / f"{name}.csv", FIELDS, rows)
+    append(RESULTS / f"{name}_columns.csv", COLUMN_FIELDS, cols)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tables", nargs="+", choices=TABLES, default=list(TABLES))
@@ -359,7 +388,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cache", type=Path, default=Path(cache))
     ap.add_argument("--out", default="quick")
     ap.add_argument("--report", metavar="NAME", help="print the table of NAME and exit")
+    ap.add_argument("--rescore", metavar="NAME", help="score NAME's kept outputs again")
     args = ap.parse_args(argv)
+    if args.rescore:
+        rescore(args.rescore, args.cache)
+        print(report(args.rescore))
+        return
     if args.report:
         print(report(args.report))
         return
@@ -383,9 +417,7 @@ def main(argv: list[str] | None = None) -> None:
                 if status == "ok" and not out.exists():
                     status = "failed"
                 if status == "ok":
-                    synth = pd.read_csv(out, low_memory=False)
-                    if method == "dpquery-domain":  # the hand domain's literal N is missing
-                        synth = synth.replace("N", np.nan)
+                    synth = synth_table(out, method)
                     scores, cols = score(real, synth)
                     row.update({k: (round(v, 4) if v is not None else None)
                                 for k, v in scores.items()})  # fmt: skip
