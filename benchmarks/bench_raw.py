@@ -331,6 +331,7 @@ def _fmt(v: Any, digits: int = 3) -> str:
 
 def report(name: str) -> str:
     runs = pd.read_csv(RESULTS / f"{name}.csv")
+    runs = runs.drop_duplicates(["table", "method", "seed"], keep="last")  # a run repeated
     ok = runs[runs["status"] == "ok"]
     agg = ok.groupby(["table", "method"], sort=False).agg(
         seeds=("seed", lambda s: " ".join(str(int(x)) for x in s)),
@@ -362,6 +363,7 @@ def synth_table(path: Path, method: str) -> pd.DataFrame:
 def rescore(name: str, cache: Path) -> None:
     """Score the kept outputs of NAME's runs again (after a change to the scores)."""
     runs = pd.read_csv(RESULTS / f"{name}.csv", keep_default_na=False)
+    runs = runs.drop_duplicates(["table", "method", "seed"], keep="last")
     rows, cols = [], []
     for row in runs.to_dict("records"):
         out = cache / "runs" / f"{row['table']}.{row['method']}.s{row['seed']}.csv"
