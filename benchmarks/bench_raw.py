@@ -333,7 +333,7 @@ def report(name: str) -> str:
     runs = pd.read_csv(RESULTS / f"{name}.csv")
     runs = runs.drop_duplicates(["table", "method", "seed"], keep="last")  # a run repeated
     ok = runs[runs["status"] == "ok"]
-    agg = ok.groupby(["table", "method"], sort=False).agg(
+    agg = ok.groupby(["table", "method"], sort=True).agg(
         seeds=("seed", lambda s: " ".join(str(int(x)) for x in s)),
         shapes=("shapes", "mean"), pairs_mean=("pairs_mean", "mean"),
         pairs_min=("pairs_min", "mean"), ks_mean=("ks_mean", "mean"), ks_max=("ks_max", "mean"),
