@@ -1,0 +1,439 @@
+"""A release from a raw table, scored as a user would judge it, beside the peers.
+
+Tables (``$DPQUERY_DATA_DIR``), prepared once into a cache folder (``--cache``, by default
+``~/.cache/dpquery/bench_raw``; never into the repository):
+
+- ``adult``: UCI Adult's ``adult/adult.data.gz`` (32,561 rows) with the header of
+  ``adult.names`` and ``income``; cells stripped, ``?`` written as an empty (missing) cell.
+- ``pums``: ``acs/smartnoise_PUMS_1000.csv`` (1,000 rows) as it is.
+- ``nist``: 20,000 rows of ``acs/nist_national2019.csv.gz`` (``DataFrame.sample``, seed 0),
+  ``N`` written as an empty (missing) cell.
+
+Each release is at total epsilon 1, delta 1e-9, and starts from the prepared CSV alone:
+
+- ``dpquery``: the whole ``dpquery synth --data T.csv --epsilon 1 --delta 1e-9 --seed S``
+  command (no ``--domain``: the domain is learned privately, docs/learn.md), in its own
+  process. ``dpquery-domain``: the same with the table's hand-written domain, where one
+  fits the raw CSV (``nist``: the SDNist schema's domain, ``dpquery.datasets.domains.acs_domain``,
+  over the raw sample with its literal ``N``, missing in the numeric columns as
+  ``dpquery.datasets`` reads it; its two weight columns are not in that domain).
+- the peers, with the scripts of ``$DPQUERY_PEERS_DIR`` (by default
+  ``$DPQUERY_DATA_DIR/../peers/rawcsv``) as they are: ``sn-aim`` and ``sn-mst`` (smartnoise-synth,
+  interpreter ``$DPQUERY_SN_PYTHON``, preprocessor_eps 1/3) and ``dpmm-aim`` and ``dpmm-mst``
+  (dpmm, interpreter ``$DPQUERY_DPMM_PYTHON``, proc_epsilon 0.1). A peer whose interpreter is
+  not given is skipped with a printed note; a run is stopped after ``--timeout`` seconds.
+
+Scores of a synthetic table against the real one (NOT private, for benchmarking only). A
+column is numeric when the real column reads as numbers with more than 20 distinct values,
+or with a fractional value, otherwise categorical (values compared as text, integer-valued
+floats written as integers):
+
+- ``shapes``: sdmetrics' QualityReport "Column Shapes" (KSComplement for numeric columns,
+  TVComplement for categorical ones), overall and per column. sdmetrics is imported lazily
+  (the ``bench`` extra); without it these scores are left empty with a printed note.
+- ``pairs``: every pair of columns binned on the REAL table's edges (10 quantile bins of a
+  numeric column, missing values a bin of their own; categories as they are, values the real
+  column lacks one more bin), scored 1 - total variation distance of the 2-way tables;
+  the mean and the worst pair.
+- ``ks``: each numeric column's two-sample KS statistic over the non-missing values; the mean
+  and the worst column (1 when the synthetic column has no numbers).
+- ``seconds`` (wall) and ``peak_mb`` (the child's maximum resident set size, ``os.wait4``).
+
+Rows are appended to ``docs/results/raw/<out>.csv`` as each run ends, per-column scores to
+``<out>_columns.csv``, and the table (mean over seeds) to ``<out>.md``::
+
+    nice .venv/bin/python benchmarks/bench_raw.py --tables adult pums nist --seeds 10 11 \
+        --methods dpquery dpquery-domain --out first
+    DPQUERY_DPMM_PYTHON=venv-dpmm/bin/python nice .venv/bin/python benchmarks/bench_raw.py \
+        --methods dpmm-aim dpmm-mst --seeds 10 --out first
+    .venv/bin/python benchmarks/bench_raw.py --report first     # the table again
+    .venv/bin/python benchmarks/bench_raw.py --rescore first    # score the kept outputs again
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import ks_2samp
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results" / "raw"
+EPSILON = 1.0
+DELTA = 1e-9
+NUMERIC_MIN_DISTINCT = 20
+PAIR_BINS = 10
+NIST_ROWS = 20_000
+TABLES = ("adult", "pums", "nist")
+NIST_NUMERIC = ["AGEP", "PINCP", "POVPIP", "DENSITY"]
+METHODS = ("dpquery", "dpquery-domain", "sn-aim", "sn-mst", "dpmm-aim", "dpmm-mst")
+PEERS = {  # method: (interpreter env, script, algorithm)
+    "sn-aim": ("DPQUERY_SN_PYTHON", "run_sn.py", "aim"),
+    "sn-mst": ("DPQUERY_SN_PYTHON", "run_sn.py", "mst"),
+    "dpmm-aim": ("DPQUERY_DPMM_PYTHON", "run_dpmm.py", "aim"),
+    "dpmm-mst": ("DPQUERY_DPMM_PYTHON", "run_dpmm.py", "mst"),
+}
+FIELDS = ["table", "rows", "method", "seed", "status", "seconds", "peak_mb", "shapes",
+          "pairs_mean", "pairs_min", "ks_mean", "ks_max", "note"]  # fmt: skip
+COLUMN_FIELDS = ["table", "method", "seed", "column", "kind", "shape_metric", "shape", "ks"]
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("DPQUERY_DATA_DIR", Path.home() / ".cache" / "dpquery"))
+
+
+def peers_dir() -> Path:
+    return Path(os.environ.get("DPQUERY_PEERS_DIR", data_dir().parent / "peers" / "rawcsv"))
+
+
+# ---------------------------------------------------------------- the raw tables
+
+
+def _adult_names(path: Path) -> list[str]:
+    names = []
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("|") and ":" in line:
+            names.append(line.split(":", 1)[0].strip())
+    return [*names, "income"]
+
+
+def prepare(table: str, cache: Path) -> Path:
+    """The raw CSV of ``table`` in ``cache`` (written once)."""
+    out = cache / f"{table}.csv"
+    if out.exists():
+        return out
+    cache.mkdir(parents=True, exist_ok=True)
+    d = data_dir()
+    if table == "adult":
+        names = _adult_names(d / "adult" / "adult.names")
+        with gzip.open(d / "adult" / "adult.data.gz", "rt") as f:
+            df = pd.read_csv(f, header=None, names=names, dtype=str, skipinitialspace=True)
+        df = df.dropna(how="all").apply(lambda c: c.str.strip()).replace("?", np.nan)
+    elif table == "pums":
+        df = pd.read_csv(d / "acs" / "smartnoise_PUMS_1000.csv", dtype=str)
+    elif table == "nist":
+        raw = pd.read_csv(d / "acs" / "nist_national2019.csv.gz", dtype=str)
+        raw = raw.sample(n=NIST_ROWS, random_state=0).reset_index(drop=True)
+        hand = raw.copy()  # as dpquery.datasets reads it: N is missing in the numeric columns
+        hand[NIST_NUMERIC] = hand[NIST_NUMERIC].replace("N", np.nan)
+        hand.to_csv(cache / "nist_with_N.csv", index=False)
+        df = raw.replace("N", np.nan)
+    else:
+        raise ValueError(f"unknown table {table!r}")
+    tmp = out.with_suffix(".tmp")
+    df.to_csv(tmp, index=False)
+    tmp.replace(out)
+    return out
+
+
+def hand_domain(table: str, cache: Path) -> tuple[Path, Path] | None:
+    """(domain JSON, the raw CSV it encodes) for a table with a hand-written domain."""
+    if table != "nist":
+        return None  # adult's pgm domain is over a discretised table; pums has none
+    from dpquery.datasets import domains
+
+    prepare(table, cache)
+    path = cache / "nist.hand-domain.json"
+    if not path.exists():
+        schema = data_dir() / "acs" / "nist_national2019-schema.json"
+        domains.acs_domain(schema).save(path)
+    return path, cache / "nist_with_N.csv"
+
+
+# ---------------------------------------------------------------- running one release
+
+
+def run_child(cmd: list[str], timeout: float, log: Path) -> tuple[str, float, float]:
+    """(status, wall seconds, peak MB) of one command in its own process group."""
+    t0 = time.perf_counter()
+    with open(log, "w") as f:
+        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        status = None
+        while True:
+            pid, code, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                status = "ok" if os.waitstatus_to_exitcode(code) == 0 else "failed"
+                break
+            if time.perf_counter() - t0 > timeout:
+                os.killpg(proc.pid, signal.SIGKILL)
+                _, code, ru = os.wait4(proc.pid, 0)
+                status = "timeout"
+                break
+            time.sleep(0.2)
+        proc.returncode = 0  # reaped above
+    return status, time.perf_counter() - t0, ru.ru_maxrss / 1024
+
+
+def command(method: str, table: str, seed: int, cache: Path, out: Path) -> list[str] | str:
+    """The command of one release, or why it is skipped."""
+    data = prepare(table, cache)
+    if method in ("dpquery", "dpquery-domain"):
+        cli = "import sys; from dpquery.cli import main; sys.exit(main())"
+        cmd = [sys.executable, "-c", cli, "synth",
+               "--data", str(data), "--epsilon", str(EPSILON), "--delta", str(DELTA),
+               "--seed", str(seed), "--out", str(out), "--overwrite", "--quiet"]  # fmt: skip
+        if method == "dpquery-domain":
+            hand = hand_domain(table, cache)
+            if hand is None:
+                return "no hand-written domain fits the raw CSV"
+            cmd[cmd.index("--data") + 1] = str(hand[1])
+            cmd += ["--domain", str(hand[0])]
+        return cmd
+    env, script, algo = PEERS[method]
+    python = os.environ.get(env)
+    if not python:
+        return f"${env} not set"
+    return [python, str(peers_dir() / script), str(data), algo, str(seed), str(out)]
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def _text(col: pd.Series) -> pd.Series:
+    """Values as text; integer-valued numbers written as integers, missing as None."""
+    num = pd.to_numeric(col, errors="coerce")
+    out = col.astype(object).where(col.notna(), None).map(lambda v: None if v is None else str(v))
+    isint = num.notna() & np.isclose(num.fillna(0) % 1, 0)
+    out[isint] = num[isint].astype("int64").astype(str)
+    return out
+
+
+def column_kinds(real: pd.DataFrame) -> dict[str, str]:
+    kinds = {}
+    for c in real.columns:
+        num = pd.to_numeric(real[c], errors="coerce")
+        fractional = bool((num.dropna() % 1 != 0).any())
+        numeric = num.notna().sum() == real[c].notna().sum() and (
+            fractional or num.nunique() > NUMERIC_MIN_DISTINCT
+        )
+        kinds[c] = "numeric" if numeric else "categorical"
+    return kinds
+
+
+def _codes(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Both columns binned on the real column's edges: (real codes, synth codes, bins)."""
+    if kind == "numeric":
+        r = pd.to_numeric(real, errors="coerce").to_numpy(float)
+        s = pd.to_numeric(synth, errors="coerce").to_numpy(float)
+        qs = np.nanquantile(r, np.linspace(0, 1, PAIR_BINS + 1)[1:-1])
+        edges = np.unique(qs)
+        k = len(edges) + 1
+
+        def code(x: np.ndarray) -> np.ndarray:
+            c = np.searchsorted(edges, x, side="right")
+            return np.where(np.isnan(x), k, c)
+
+        return code(r), code(s), k + 1
+    rt, st = _text(real), _text(synth)
+    cats = {v: i for i, v in enumerate(pd.unique(rt))}  # None included when present
+    other = len(cats)
+    rc = np.array([cats[v] for v in rt])
+    sc = np.array([cats.get(v, other) for v in st])
+    return rc, sc, other + 1
+
+
+def score(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    kinds = column_kinds(real)
+    synth = synth.reindex(columns=real.columns)  # a missing column scores as all missing
+    per_col: dict[str, dict[str, Any]] = {c: {"column": c, "kind": kinds[c]} for c in real}
+    ks = []
+    for c, kind in kinds.items():
+        if kind != "numeric":
+            continue
+        r = pd.to_numeric(real[c], errors="coerce").dropna().to_numpy()
+        s = pd.to_numeric(synth[c], errors="coerce").dropna().to_numpy()
+        per_col[c]["ks"] = float(ks_2samp(r, s).statistic) if len(s) else 1.0
+        ks.append(per_col[c]["ks"])
+    codes = {c: _codes(real[c], synth[c], kinds[c]) for c in real}
+    pairs = []
+    for a, b in itertools.combinations(real.columns, 2):
+        ra, sa, ka = codes[a]
+        rb, sb, kb = codes[b]
+        p = np.bincount(ra * kb + rb, minlength=ka * kb) / len(ra)
+        q = np.bincount(sa * kb + sb, minlength=ka * kb) / max(len(sa), 1)
+        pairs.append(max(0.0, 1 - 0.5 * np.abs(p - q).sum()))
+    shapes = _shapes(real, synth, kinds, per_col)
+    row = {
+        "shapes": shapes,
+        "pairs_mean": float(np.mean(pairs)),
+        "pairs_min": float(np.min(pairs)),
+        "ks_mean": float(np.mean(ks)) if ks else None,
+        "ks_max": float(np.max(ks)) if ks else None,
+    }
+    return row, list(per_col.values())
+
+
+_SDMETRICS_NOTE: list[str] = []
+
+
+def _shapes(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str],
+            per_col: dict[str, dict[str, Any]]) -> float | None:  # fmt: skip
+    try:
+        from sdmetrics.reports.single_table import QualityReport
+    except ImportError:
+        if not _SDMETRICS_NOTE:
+            _SDMETRICS_NOTE.append("x")
+            print("note: sdmetrics is not installed (pip install 'dpquery[bench]'): "
+                  "the column-shape scores are left empty", flush=True)  # fmt: skip
+        return None
+    r, s = pd.DataFrame(index=real.index), pd.DataFrame(index=synth.index)
+    meta: dict[str, Any] = {"columns": {}}
+    for c, kind in kinds.items():
+        if kind == "numeric":
+            r[c] = pd.to_numeric(real[c], errors="coerce").astype(float)
+            s[c] = pd.to_numeric(synth[c], errors="coerce").astype(float)
+            meta["columns"][c] = {"sdtype": "numerical"}
+        else:
+            r[c] = _text(real[c]).astype(object)
+            s[c] = _text(synth[c]).astype(object)
+            meta["columns"][c] = {"sdtype": "categorical"}
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = QualityReport()
+        report.generate(r, s, meta, verbose=False)
+        details = report.get_details("Column Shapes")
+    for _, d in details.iterrows():
+        per_col[d["Column"]]["shape_metric"] = d["Metric"]
+        per_col[d["Column"]]["shape"] = float(d["Score"])
+    return float(report.get_properties().set_index("Property").loc["Column Shapes", "Score"])
+
+
+# ---------------------------------------------------------------- the run and its table
+
+
+def append(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    return "" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{digits}f}"
+
+
+def report(name: str) -> str:
+    runs = pd.read_csv(RESULTS / f"{name}.csv")
+    runs = runs.drop_duplicates(["table", "method", "seed"], keep="last")  # a run repeated
+    ok = runs[runs["status"] == "ok"]
+    agg = ok.groupby(["table", "method"], sort=True).agg(
+        seeds=("seed", lambda s: " ".join(str(int(x)) for x in s)),
+        shapes=("shapes", "mean"), pairs_mean=("pairs_mean", "mean"),
+        pairs_min=("pairs_min", "mean"), ks_mean=("ks_mean", "mean"), ks_max=("ks_max", "mean"),
+        seconds=("seconds", "mean"), peak_mb=("peak_mb", "max"),
+    )  # fmt: skip
+    lines = ["| table | method | seeds | shapes | pairs mean | pairs worst | KS mean | KS worst "
+             "| seconds | peak MB |", "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for (t, m), r in agg.iterrows():
+        lines.append(f"| {t} | {m} | {r.seeds} | {_fmt(r.shapes)} | {_fmt(r.pairs_mean)} | "
+                     f"{_fmt(r.pairs_min)} | {_fmt(r.ks_mean)} | {_fmt(r.ks_max)} | "
+                     f"{r.seconds:.0f} | {r.peak_mb:.0f} |")  # fmt: skip
+    bad = runs[runs["status"] != "ok"]
+    for _, r in bad.iterrows():
+        lines.append(f"\n- {r.table} {r.method} seed {r.seed}: {r.status} ({r.note})")
+    text = "\n".join(lines) + "\n"
+    (RESULTS / f"{name}.md").write_text(text)
+    return text
+
+
+def synth_table(path: Path, method: str) -> pd.DataFrame:
+    synth = pd.read_csv(path, low_memory=False)
+    if method == "dpquery-domain":  # the hand domain's literal N is missing
+        synth = synth.replace("N", np.nan)
+    return synth
+
+
+def rescore(name: str, cache: Path) -> None:
+    """Score the kept outputs of NAME's runs again (after a change to the scores)."""
+    runs = pd.read_csv(RESULTS / f"{name}.csv", keep_default_na=False)
+    runs = runs.drop_duplicates(["table", "method", "seed"], keep="last")
+    rows, cols = [], []
+    for row in runs.to_dict("records"):
+        out = cache / "runs" / f"{row['table']}.{row['method']}.s{row['seed']}.csv"
+        if row["status"] == "ok":
+            real = pd.read_csv(prepare(row["table"], cache))
+            scores, c = score(real, synth_table(out, row["method"]))
+            row.update({k: (round(v, 4) if v is not None else None) for k, v in scores.items()})
+            key = {"table": row["table"], "method": row["method"], "seed": row["seed"]}
+            cols += [{**key, **x} for x in c]
+        rows.append(row)
+    for path in (RESULTS / f"{name}.csv", RESULTS / f"{name}_columns.csv"):
+        path.unlink(missing_ok=True)
+    append(RESULTS / f"{name}.csv", FIELDS, rows)
+    append(RESULTS / f"{name}_columns.csv", COLUMN_FIELDS, cols)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tables", nargs="+", choices=TABLES, default=list(TABLES))
+    ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    ap.add_argument("--seeds", nargs="+", type=int, default=[10, 11])
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    cache = os.environ.get("DPQUERY_BENCH_CACHE", Path.home() / ".cache" / "dpquery" / "bench_raw")
+    ap.add_argument("--cache", type=Path, default=Path(cache))
+    ap.add_argument("--out", default="quick")
+    ap.add_argument("--report", metavar="NAME", help="print the table of NAME and exit")
+    ap.add_argument("--rescore", metavar="NAME", help="score NAME's kept outputs again")
+    args = ap.parse_args(argv)
+    if args.rescore:
+        rescore(args.rescore, args.cache)
+        print(report(args.rescore))
+        return
+    if args.report:
+        print(report(args.report))
+        return
+    work = args.cache / "runs"
+    work.mkdir(parents=True, exist_ok=True)
+    for table in args.tables:
+        data = prepare(table, args.cache)
+        real = pd.read_csv(data)
+        for method in args.methods:
+            for seed in args.seeds:
+                out = work / f"{table}.{method}.s{seed}.csv"
+                cmd = command(method, table, seed, args.cache, out)
+                if isinstance(cmd, str):
+                    print(f"skip {table} {method}: {cmd}", flush=True)
+                    break
+                status, secs, peak = run_child(cmd, args.timeout, out.with_suffix(".log"))
+                row: dict[str, Any] = {"table": table, "rows": len(real), "method": method,
+                                       "seed": seed, "status": status, "seconds": round(secs, 1),
+                                       "peak_mb": round(peak), "note": ""}  # fmt: skip
+                cols: list[dict[str, Any]] = []
+                if status == "ok" and not out.exists():
+                    status = "failed"
+                if status == "ok":
+                    synth = synth_table(out, method)
+                    scores, cols = score(real, synth)
+                    row.update({k: (round(v, 4) if v is not None else None)
+                                for k, v in scores.items()})  # fmt: skip
+                    row["note"] = f"{len(synth)} rows out"
+                else:
+                    tail = out.with_suffix(".log").read_text().strip().splitlines()[-1:]
+                    row["note"] = (tail[0][:200] if tail else "").replace("|", "/")
+                print(json.dumps(row), flush=True)
+                append(RESULTS / f"{args.out}.csv", FIELDS, [row])
+                key = {"table": table, "method": method, "seed": seed}
+                append(RESULTS / f"{args.out}_columns.csv", COLUMN_FIELDS,
+                       [{**key, **c} for c in cols])  # fmt: skip
+    print(report(args.out))
+
+
+if __name__ == "__main__":
+    main()
