@@ -30,7 +30,8 @@ floats written as integers):
 
 - ``shapes``: sdmetrics' QualityReport "Column Shapes" (KSComplement for numeric columns,
   TVComplement for categorical ones), overall and per column. sdmetrics is imported lazily
-  (the ``bench`` extra); without it these scores are left empty with a printed note.
+  (the ``scoring`` extra, in a venv of its own); without it these scores are left empty
+  with a printed note.
 - ``pairs``: every pair of columns binned on the REAL table's edges (10 quantile bins of a
   numeric column, missing values a bin of their own; categories as they are, values the real
   column lacks one more bin), scored 1 - total variation distance of the 2-way tables;
@@ -285,8 +286,9 @@ def _shapes(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str],
     except ImportError:
         if not _SDMETRICS_NOTE:
             _SDMETRICS_NOTE.append("x")
-            print("note: sdmetrics is not installed (pip install 'dpquery[bench]'): "
-                  "the column-shape scores are left empty", flush=True)  # fmt: skip
+            print("note: sdmetrics is not installed (the 'scoring' extra, in a venv of its "
+                  "own: it pins pandas<3): the column-shape scores are left empty",
+                  flush=True)  # fmt: skip
         return None
     r, s = pd.DataFrame(index=real.index), pd.DataFrame(index=synth.index)
     meta: dict[str, Any] = {"columns": {}}
