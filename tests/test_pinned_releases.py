@@ -52,7 +52,9 @@ ATTRIBUTES = ["workclass", "marital-status", "relationship", "race", "sex", "inc
 
 # name -> an estimator factory; each is fitted on the instance below with its own seed.
 CASES: dict[str, Callable[[], Any]] = {
-    "adaptive-projection": lambda: AdaptiveProjection(epsilon=1.0, seed=14, progress=False),
+    "adaptive-projection": lambda: AdaptiveProjection(
+        epsilon=1.0, seed=14, progress=False, neighbours="replace-one"
+    ),
     "dualquery-explicit": lambda: DualQuery(eta=1.2, T=6, samples=30, seed=1, progress=False),
     "dualquery-budget-density": lambda: DualQuery(
         epsilon=2.0,

@@ -14,6 +14,7 @@ from dpquery.data.binary import BinaryData
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget
 from dpquery.privacy.delta import default_delta as default_delta_of
+from dpquery.privacy.delta import relation_default_delta
 from dpquery.validation import open_unit, positive, positive_int
 
 # What an estimator without a budget says (the command line spells the flags).
@@ -44,12 +45,19 @@ def budget_of(
     return Budget.pure(epsilon) if not delta else Budget.approx(epsilon, delta)
 
 
-def with_default_delta(keywords: dict[str, float | None], n: int) -> dict[str, float | None]:
+def with_default_delta(
+    keywords: dict[str, float | None], n: int | None, add_remove: bool = False
+) -> dict[str, float | None]:
     """``keywords`` (``epsilon``, ``delta``, ``rho``) with ``delta`` set to ``1/n^2``
-    (:func:`~dpquery.privacy.delta.default_delta`) when ``epsilon`` is given and ``delta`` is
-    None: the one default of every estimator. ``delta=0`` stays pure DP; ``rho`` is untouched."""
+    (:func:`~dpquery.privacy.delta.default_delta`; under add/remove neighbours, where ``n`` is
+    private, the public 1e-9 of :func:`~dpquery.privacy.delta.relation_default_delta`) when
+    ``epsilon`` is given and ``delta`` is None: the one default of every estimator.
+    ``delta=0`` stays pure DP; ``rho`` is untouched."""
     if keywords.get("epsilon") is None or keywords.get("delta") is not None:
         return dict(keywords)
+    if add_remove:
+        return {**keywords, "delta": relation_default_delta(None, True)}
+    assert n is not None
     return {**keywords, "delta": default_delta_of(n)}
 
 

@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from dpquery.algorithms.options import check_options
-from dpquery.algorithms.parameters import budget_parameters, with_default_delta
+from dpquery.algorithms.parameters import budget_of, budget_parameters, with_default_delta
 from dpquery.algorithms.release import Release
 from dpquery.data.binary import BinaryData
 from dpquery.data.records import Records
@@ -40,6 +40,7 @@ from dpquery.errors import DPQueryError
 from dpquery.oracles import Oracle
 from dpquery.privacy import Accountant, Budget, Charge, Ledger
 from dpquery.privacy.delta import check_delta, check_epsilon
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE, noisy_n, noisy_n_rho
 from dpquery.privacy.randomness import is_cryptographic
 from dpquery.queries import Workload, answer
 from dpquery.queries.counts import counts_elsewhere
@@ -105,6 +106,13 @@ class Run:
     plan: Any
     rng: np.random.Generator
     ledger: Ledger
+    n: int | None = None  # the n the run may read: data.n, or under add-remove the noisy n
+
+    @property
+    def records_n(self) -> int:
+        """The number of records the run may read: ``n`` when set, else the data's (public
+        under replace-one)."""
+        return int(self.data.n) if self.n is None else int(self.n)
 
 
 @dataclass
@@ -159,15 +167,23 @@ class Synthesizer(ABC):
         combine."""
         check_options(self.get_params())
 
-    def budget_keywords(self, budget: Budget | None, n: int) -> dict[str, float | None]:
+    @property
+    def relation(self) -> str:
+        """The neighbouring relation the release's guarantee is stated for
+        (:mod:`dpquery.privacy.neighbours`): the estimator's ``neighbours``, or replace-one,
+        the relation the papers' algorithms are proved for."""
+        return str(getattr(self, "neighbours", REPLACE_ONE))
+
+    def budget_keywords(self, budget: Budget | None, n: int | None) -> dict[str, float | None]:
         """``epsilon``, ``delta`` and ``rho`` to plan with on ``n`` records: the estimator's
-        own, ``delta`` defaulting to ``1/n^2`` when ``epsilon`` is given
-        (:func:`~dpquery.algorithms.parameters.with_default_delta`; ``delta=0``: pure DP), or
+        own, ``delta`` defaulting to ``1/n^2`` when ``epsilon`` is given (under add/remove
+        neighbours to the public 1e-9, ``n`` unread;
+        :func:`~dpquery.algorithms.parameters.with_default_delta`; ``delta=0``: pure DP), or
         those of ``budget`` (a given ledger's), refusing an estimator whose own budget is also
         set."""
         own = {k: getattr(self, k, None) for k in ("epsilon", "delta", "rho")}
         if budget is None:
-            return with_default_delta(own, n)
+            return with_default_delta(own, n, self.relation == ADD_REMOVE)
         if any(v is not None for v in own.values()):
             raise DPQueryError(
                 f"{self.name} is spending a given ledger's budget: leave its own epsilon, "
@@ -221,6 +237,8 @@ class Synthesizer(ABC):
         refuse_after_failed_spend(getattr(self, "failed_ledger_", None), self.name)
         check_inputs(self.name, data, workload)
         self.validate()
+        if self.relation == ADD_REMOVE:
+            return self._fit_add_remove(data, workload, true_answers, ledger)
         plan = self.plan(data, workload, budget=None if ledger is None else ledger.budget)
         check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
         if ledger is None:  # the budget given to this estimator (a given ledger's is its owner's)
@@ -242,6 +260,50 @@ class Synthesizer(ABC):
             self.failed_ledger_ = attach_ledger(exc, ledger, before)
             raise
         parameters = {**outcome.parameters, "n": data.n, "d": data.d}
+        return self._release(outcome, ledger, parameters, workload, t_answers, start, rng)
+
+    def _fit_add_remove(
+        self, data: BinaryData, workload: Workload, true_answers: np.ndarray | None,
+        ledger: Ledger | None,
+    ) -> Release:  # fmt: skip
+        """:meth:`fit` under add/remove neighbours, ``n`` private: the budget is resolved
+        without ``n`` (``delta`` default 1e-9), the noisy ``n`` is drawn and charged first
+        (:func:`~dpquery.privacy.neighbours.noisy_n`, :data:`NOISY_N_SHARE` of ``rho``), and
+        the plan and the run read it in place of ``n``; the release reports it as
+        ``noisy_n`` and never the exact ``n``."""
+        own = ledger is None
+        budget = ledger.budget if ledger is not None else budget_of(
+            **self.budget_keywords(None, None)
+        )  # fmt: skip
+        check_delta(budget.delta, None, add_remove=True)
+        if own:
+            check_epsilon(getattr(self, "epsilon", None), getattr(self, "rho", None), None, True)
+        rng = make_rng(self.seed)
+        if ledger is None:
+            ledger = Ledger(budget, self.plan_accountant(None))
+        self.ledger_ = ledger
+        before = len(ledger.entries)
+        try:
+            n = noisy_n(data.n, noisy_n_rho(budget), rng, ledger)
+            plan = self.plan(data, workload, budget=None if own else ledger.budget, n=n)
+            ledger.check(plan.charges())
+            if workload is None or (true_answers is None and not self.reads_answers(plan)):
+                true_answers, t_answers = np.zeros(0), 0.0
+            else:
+                true_answers, t_answers = true_answers_of(workload, data, true_answers)
+            start = time.perf_counter() - t_answers
+            outcome = self.run(Run(data, workload, true_answers, plan, rng, ledger, n=n))
+        except BaseException as exc:
+            self.failed_ledger_ = attach_ledger(exc, ledger, before)
+            raise
+        parameters = {**outcome.parameters, "noisy_n": n, "d": data.d}
+        return self._release(outcome, ledger, parameters, workload, t_answers, start, rng)
+
+    def _release(
+        self, outcome: Outcome, ledger: Ledger, parameters: dict[str, Any],
+        workload: Workload | None, t_answers: float, start: float, rng: np.random.Generator,
+    ) -> Release:  # fmt: skip
+        parameters["neighbours"] = self.relation
         if workload is not None:
             parameters["queries"] = len(workload)
         timings = outcome.timings if outcome.timings is not None else round_timings(outcome.rounds)

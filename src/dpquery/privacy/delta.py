@@ -45,10 +45,27 @@ def delta_too_large(delta: float, n: int) -> bool:
     return _validate.integer("n", n, minimum=1) * float(delta) >= 1.0
 
 
-def check_delta(delta: float | None, n: int) -> str | None:
+def relation_default_delta(n: int | None, add_remove: bool) -> float:
+    """The default ``delta``: ``1/n^2`` (``n`` public, replace-one), or under add/remove
+    neighbours, where ``n`` is private, the public
+    :data:`~dpquery.privacy.neighbours.ADD_REMOVE_DELTA` (1e-9, AIM's)."""
+    if add_remove:
+        from dpquery.privacy.neighbours import ADD_REMOVE_DELTA
+
+        return ADD_REMOVE_DELTA
+    assert n is not None
+    return default_delta(n)
+
+
+def check_delta(delta: float | None, n: int | None, add_remove: bool = False) -> str | None:
     """Warn (:class:`LargeDeltaWarning`) when ``1/n <= delta < 1``; return the message, or
     ``None`` when ``delta`` is fine (``None`` or 0: pure DP; invalid values are left to the
-    budget's own check)."""
+    budget's own check). Under add/remove neighbours (``add_remove``) ``n`` is private and
+    not read: the warning is at ``delta >=``
+    :data:`~dpquery.privacy.neighbours.ADD_REMOVE_LARGE_DELTA`, public."""
+    if add_remove:
+        return _check_delta_add_remove(delta)
+    assert n is not None
     if delta is None or not 0 < delta < 1 or not delta_too_large(delta, n):
         return None  # pure DP, or an invalid delta that the budget itself refuses
     message = (
@@ -60,15 +77,35 @@ def check_delta(delta: float | None, n: int) -> str | None:
     return message
 
 
-def check_epsilon(epsilon: float | None, rho: float | None, n: int) -> str | None:
+def _check_delta_add_remove(delta: float | None) -> str | None:
+    from dpquery.privacy.neighbours import ADD_REMOVE_DELTA, ADD_REMOVE_LARGE_DELTA
+
+    if delta is None or not ADD_REMOVE_LARGE_DELTA <= delta < 1:
+        return None
+    message = (
+        f"delta={delta:g} is at least {ADD_REMOVE_LARGE_DELTA:g}, which is 1/n or more for "
+        "any table of a million records or more (under add/remove neighbours n is private): "
+        "such a guarantee allows publishing records in the clear; use delta far below 1/n "
+        f"(default {ADD_REMOVE_DELTA:g})"
+    )
+    warnings.warn(message, LargeDeltaWarning, stacklevel=3)
+    return message
+
+
+def check_epsilon(
+    epsilon: float | None, rho: float | None, n: int | None, add_remove: bool = False
+) -> str | None:
     """Warn (:class:`WeakBudgetWarning`) when ``epsilon`` (or ``rho`` converted to epsilon at
-    ``delta = 1/n^2``, Canonne-Kamath-Steinke) exceeds :data:`WEAK_EPSILON`; return the
-    message, or ``None`` (invalid values are left to the budget's own check)."""
+    the default ``delta``, ``1/n^2`` or under add/remove 1e-9, Canonne-Kamath-Steinke) exceeds
+    :data:`WEAK_EPSILON`; return the message, or ``None`` (invalid values are left to the
+    budget's own check)."""
     if epsilon is not None and 0 < epsilon < float("inf"):
         e, given = float(epsilon), f"epsilon={epsilon:g}"
     elif epsilon is None and rho is not None and 0 < rho < float("inf"):
-        e = zcdp_to_epsilon(float(rho), default_delta(n))
-        given = f"rho={rho:g} (epsilon {e:.3g} at delta 1/n^2)"
+        d = relation_default_delta(n, add_remove)
+        e = zcdp_to_epsilon(float(rho), d)
+        at = f"{d:g}" if add_remove else "1/n^2"
+        given = f"rho={rho:g} (epsilon {e:.3g} at delta {at})"
     else:
         return None
     if e <= WEAK_EPSILON:

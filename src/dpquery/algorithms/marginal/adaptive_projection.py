@@ -28,14 +28,19 @@ measure or score (the 1-way marginals and the candidates, a public list), in thi
 in one pass over a partitioned dataset's partitions
 (:mod:`dpquery.algorithms.marginal.candidate_counts`); everything after runs on those counts.
 
-Privacy (neighbours differ in one record, ``n`` public). A marginal's count vector has L2
-sensitivity ``sqrt(2)`` (one cell down, one up), so Gaussian noise ``N(0, sigma^2)`` costs
+Privacy, for either neighbouring relation (:mod:`dpquery.privacy.neighbours`; add/remove by
+default). Under replace-one (``n`` public) a marginal's count vector has L2 sensitivity
+``sqrt(2)`` (one cell down, one up), so Gaussian noise ``N(0, sigma^2)`` costs
 ``rho = 2 / (2 sigma^2) = 1 / sigma^2`` (Bun and Steinke 2016, Proposition 1.6), and so does
 the discrete Gaussian ``N_Z(0, sigma^2)`` on the integer counts (Canonne, Kamath and Steinke
 2020, Theorem 4), which the measurements draw with CKS's exact sampler; the quality
 ``q_r`` changes by at most ``2 w_r`` (the L1 distance moves by at most 2), so the exponential
 mechanism uses sensitivity ``2 max_r w_r`` and is ``epsilon``-bounded range, ``epsilon^2 / 8``-zCDP
-(Cesar and Rogers 2021). Every charge reaches the ledger before its draw (the mechanisms of
+(Cesar and Rogers 2021). Under add/remove (``n`` private) the count vector moves in one cell
+(L2 sensitivity 1, ``rho = 1 / (2 sigma^2)``) and the quality by at most ``w_r`` (its
+estimate ``M_r(D_hat)`` is scaled to the noisy ``n``, not to ``n``), so the selection uses
+``max_r w_r``; the noisy ``n`` (:func:`~dpquery.privacy.neighbours.noisy_n`, 1% of ``rho``,
+drawn first) replaces ``n`` in every rule below that reads it. Every charge reaches the ledger before its draw (the mechanisms of
 :mod:`dpquery.privacy` charge first); the records are post-processing of the measurements.
 zCDP composes additively and converts to ``(epsilon, delta)`` by Canonne, Kamath and Steinke
 2020. The measurements themselves are never part of the :class:`Release`. The candidates
@@ -95,7 +100,15 @@ from dpquery.privacy import (
     exponential_mechanism,
     zcdp_rho_for,
 )
-from dpquery.privacy.delta import default_delta
+from dpquery.privacy.delta import relation_default_delta
+from dpquery.privacy.neighbours import (
+    ADD_REMOVE,
+    NOISY_N_SHARE,
+    REPLACE_ONE,
+    check_neighbours,
+    marginal_sensitivity,
+    selection_sensitivity,
+)
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism
 from dpquery.progress import budget_progress
 from dpquery.queries import Workload
@@ -108,7 +121,7 @@ from dpquery.queries.marginals import (
 )
 from dpquery.rng import SeedLike
 
-SENSITIVITY = math.sqrt(2.0)  # L2 sensitivity of a count vector under replace-one
+SENSITIVITY = marginal_sensitivity(REPLACE_ONE)  # a count vector's L2, under replace-one
 MEASURE = "Gaussian marginal"
 SELECT = "exponential mechanism (marginal selection)"
 # AIM's defaults (Algorithm 1): T = 16 g rounds fix the starting scales (here the most T, see
@@ -149,18 +162,26 @@ class AdaptivePlan:
     one_way: tuple[float, ...]  # the noise scale of each attribute's 1-way measurement
     column_tv: float | None = None  # the refinement's target (None: no refinement)
     column_cap: float = 0.0  # the most (rho) the refinements may spend, decided from the data
+    neighbours: str = REPLACE_ONE
+
+    @property
+    def sensitivity(self) -> float:
+        """A marginal's L2 sensitivity under the plan's relation."""
+        return marginal_sensitivity(self.neighbours)
 
     def charges(self) -> list[Charge]:
         """What the run charges before its first selection: the ``g`` 1-way measurements
         (the refinements, data-dependent, spend at most ``column_cap`` of what the rounds
-        would otherwise spend)."""
-        return [Charge(MEASURE, ZCDP(measure_rho(s))) for s in self.one_way]
+        would otherwise spend). Under add/remove the noisy ``n``, drawn before the plan, is
+        charged by the fit."""
+        return [Charge(MEASURE, ZCDP(measure_rho(s, self.sensitivity))) for s in self.one_way]
 
 
-def measure_rho(sigma: float) -> float:
-    """zCDP cost of Gaussian noise ``sigma`` on a count vector of L2 sensitivity ``sqrt(2)``
-    (Bun and Steinke 2016, Proposition 1.6: ``Delta^2 / (2 sigma^2)``)."""
-    return SENSITIVITY**2 / (2 * positive("sigma", sigma) ** 2)
+def measure_rho(sigma: float, sensitivity: float = SENSITIVITY) -> float:
+    """zCDP cost of Gaussian noise ``sigma`` on a count vector of L2 ``sensitivity``
+    (``sqrt(2)`` replace-one, 1 add-remove; Bun and Steinke 2016, Proposition 1.6:
+    ``Delta^2 / (2 sigma^2)``)."""
+    return sensitivity**2 / (2 * positive("sigma", sigma) ** 2)
 
 
 def select_rho(epsilon: float) -> float:
@@ -175,7 +196,7 @@ def plan_adaptive(
     records: int | None = None, round_scale: float = DEFAULT_ROUND_SCALE,
     one_way: OneWay = DEFAULT_ONE_WAY, uses: Sequence[int] | None = None,
     one_way_share: float | None = None, column_tv: float | None = None,
-    column_cap: float = DEFAULT_COLUMN_CAP,
+    column_cap: float = DEFAULT_COLUMN_CAP, neighbours: str = REPLACE_ONE,
 ) -> AdaptivePlan:  # fmt: skip
     """AIM's starting scales: ``sigma_0 = sqrt(T / (alpha rho))`` (so ``T`` measurements cost
     ``alpha rho``) and ``epsilon_0 = sqrt(8 (1 - alpha) rho / T)`` (``T`` selections cost the
@@ -202,7 +223,11 @@ def plan_adaptive(
     ``column_tv`` (None: off) is the target of the column refinement
     (:mod:`dpquery.algorithms.marginal.one_way`), which may spend up to ``column_cap`` of what the
     1-way measurements leave (``rho`` minus their cost), decided from the noisy 1-way
-    marginals."""
+    marginals.
+
+    Under ``neighbours="add-remove"`` ``n`` is the noisy ``n`` (drawn and charged by the fit
+    before this plan, :data:`NOISY_N_SHARE` of ``rho``), ``delta`` defaults to 1e-9 and the
+    scales are those of sensitivity 1 on what the noisy ``n`` leaves of ``rho``."""
     n = positive_int("n", n)
     sizes = [positive_int("attribute size", a) for a in sizes]
     g = len(sizes)
@@ -217,15 +242,17 @@ def plan_adaptive(
             raise DPQueryError("a rho (zCDP) budget takes no delta")
         budget, total = Budget.zcdp(rho), positive("rho", rho)
     else:
-        d = default_delta(n) if delta is None else delta
+        d = delta if delta is not None else relation_default_delta(n, neighbours == ADD_REMOVE)
         budget = Budget.approx(positive("epsilon", epsilon), d)
         total = zcdp_rho_for(budget.limit, d, "cks")
     if not 0 < alpha < 1:
         raise DPQueryError(f"alpha must be in (0, 1), got {alpha!r}")
     if one_way not in ONE_WAYS:
         raise DPQueryError(f"one_way must be one of {ONE_WAYS}, got {one_way!r}")
+    sensitivity = marginal_sensitivity(neighbours)
+    rounds = total * (1 - NOISY_N_SHARE) if neighbours == ADD_REMOVE else total
     if T is None:
-        fit = positive("round_scale", round_scale) * g * (n * total) ** (1 / 3)
+        fit = positive("round_scale", round_scale) * g * (n * rounds) ** (1 / 3)
         least = max(MIN_ROUNDS, g + 2)
         T = min(DEFAULT_ROUNDS_PER_ATTRIBUTE * g, max(least, math.floor(fit)))
     T = positive_int("T", T)
@@ -234,8 +261,8 @@ def plan_adaptive(
         raise DPQueryError(
             f"{m} records x {g} attributes = {m * g} codes exceed {MAX_CODES}; give fewer records"
         )
-    sigma0 = math.sqrt(SENSITIVITY**2 * T / (2 * alpha * total))
-    epsilon0 = math.sqrt(8 * (1 - alpha) * total / T)
+    sigma0 = math.sqrt(sensitivity**2 * T / (2 * alpha * rounds))
+    epsilon0 = math.sqrt(8 * (1 - alpha) * rounds / T)
     if one_way_share is not None and not 0 < one_way_share < 1:
         raise DPQueryError(f"one_way_share must be in (0, 1), got {one_way_share!r}")
     if one_way == "equal" and one_way_share is None:
@@ -251,18 +278,20 @@ def plan_adaptive(
         c = c ** (2 / 3)
         # AIM's share: g of the T measurements at sigma_0 (g / T of alpha rho).
         if one_way_share is None:
-            rho_1 = g * measure_rho(sigma0)
+            rho_1 = g * measure_rho(sigma0, sensitivity)
         else:
-            rho_1 = one_way_share * alpha * total
+            rho_1 = one_way_share * alpha * rounds
         rho_a = rho_1 * c / c.sum()
-        sigmas = tuple(float(math.sqrt(SENSITIVITY**2 / (2 * r))) for r in rho_a)
+        sigmas = tuple(float(math.sqrt(sensitivity**2 / (2 * r))) for r in rho_a)
     if not 0 < column_cap < 1:
         raise DPQueryError(f"column_cap must be in (0, 1), got {column_cap!r}")
     cap = 0.0
     column_tv = check_column_tv(column_tv)
     if column_tv is not None:
-        cap = column_cap * max(0.0, total - sum(measure_rho(s) for s in sigmas))
-    return AdaptivePlan(total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap)
+        cap = column_cap * max(0.0, rounds - sum(measure_rho(s, sensitivity) for s in sigmas))
+    return AdaptivePlan(
+        total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap, neighbours
+    )
 
 
 def candidates_of(
@@ -304,7 +333,7 @@ def _combinations(s: Marginal, k: int) -> list[Marginal]:
 def measure(
     fine: dict[Marginal, np.ndarray], sizes: np.ndarray, marginal: Marginal, sigma: float,
     rng: np.random.Generator, ledger: Ledger, compression: Compression | None = None,
-    name: str = MEASURE,
+    name: str = MEASURE, sensitivity: float = SENSITIVITY,
 ) -> Measurement:  # fmt: skip
     """The marginal's counts plus discrete Gaussian noise ``N_Z(0, sigma^2)`` per cell, drawn
     exactly (Canonne, Kamath and Steinke 2020, Algorithm 3: no floating-point noise reaches
@@ -312,12 +341,14 @@ def measure(
     ``Delta^2 / (2 sigma^2)`` (CKS Theorem 4), with the variance parameter rounded up to a
     rational. With ``compression``, the counts of the compressed marginal (``fine`` the
     full-domain counts read before the first charge,
-    :mod:`dpquery.algorithms.marginal.candidate_counts`; the same sensitivity ``sqrt(2)`` and
-    cost, :mod:`dpquery.algorithms.marginal.compress`)."""
+    :mod:`dpquery.algorithms.marginal.candidate_counts`; the same sensitivity and cost,
+    :mod:`dpquery.algorithms.marginal.compress`). ``sensitivity``: the count vector's L2,
+    ``sqrt(2)`` under replace-one, 1 under add-remove."""
     c = compression
     x = fine[marginal] if c is None else c.compressed(marginal, fine[marginal])
     y = discrete_gaussian_mechanism(
-        x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=name
+        x, rho=measure_rho(sigma, sensitivity), sensitivity=sensitivity, rng=rng, ledger=ledger,
+        name=name,
     ).astype(np.float64)
     return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
@@ -326,9 +357,12 @@ def select(
     candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
     X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
     rng: np.random.Generator, ledger: Ledger, cell_maps: Sequence[np.ndarray | None] = (),
+    neighbours: str = REPLACE_ONE,
 ) -> int:  # fmt: skip
     """AIM's selection: the exponential mechanism on ``w_r (||M_r(D) - M_r(D_hat)||_1 -
-    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one. A candidate with
+    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one, ``max_r w_r``
+    under add-remove (``n`` then the noisy ``n``, so that ``M_r(D_hat)`` does not move with
+    the data; :func:`~dpquery.privacy.neighbours.selection_sensitivity`). A candidate with
     ``cell_maps[i]`` (each fine cell's compressed cell, :meth:`Compression.cell_map`) is the
     compressed marginal (``true_counts[i]`` compressed, ``n_r`` its cells; the same
     sensitivity: a record still moves at most one count down and one up)."""
@@ -345,8 +379,8 @@ def select(
         bias = math.sqrt(2 / math.pi) * sigma * est.size
         scores[i] = weights[i] * (np.abs(true_counts[i] - est).sum() - bias)
     return int(exponential_mechanism(
-        scores, epsilon=epsilon, sensitivity=2 * float(weights.max()), rng=rng, ledger=ledger,
-        name=SELECT,
+        scores, epsilon=epsilon, sensitivity=selection_sensitivity(weights.max(), neighbours),
+        rng=rng, ledger=ledger, name=SELECT,
     )[0])  # fmt: skip
 
 
@@ -358,7 +392,7 @@ def adaptive_marginals(
     plan: AdaptivePlan,
     rng: np.random.Generator, ledger: Ledger, sweeps: int = DEFAULT_SWEEPS,
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
-    pairs: bool = True, compress: float | None = None,
+    pairs: bool = True, compress: float | None = None, n: int | None = None,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -368,19 +402,25 @@ def adaptive_marginals(
 
     ``codes`` is the data as ``(n, g)`` attribute codes, or a source of its marginal counts
     (:mod:`dpquery.algorithms.marginal.candidate_counts`, e.g. counted on a cluster): either way the
-    data is read once, every candidate's counts before the first charge."""
+    data is read once, every candidate's counts before the first charge. ``n`` is the number
+    of records every rule reads (the data's, public under replace-one; under add-remove the
+    noisy ``n`` the plan was made with)."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
-    n = source.n
+    n = source.n if n is None else n
+    delta2 = plan.sensitivity
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
     fine = read_counts(source, counted_marginals(table, len(sizes)))
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
-    measured = [measure(fine, sizes, (a,), s, rng, ledger) for a, s in enumerate(plan.one_way)]
+    measured = [measure(fine, sizes, (a,), s, rng, ledger, sensitivity=delta2)
+                for a, s in enumerate(plan.one_way)]  # fmt: skip
     rounds: list[dict[str, Any]] = []
     extra: list[Measurement] = []
     if plan.column_tv is not None:
         extra, refined = refine_columns(
-            measured, lambda a, s: measure(fine, sizes, (a,), s, rng, ledger, name=REFINE), n=n,
+            measured,
+            lambda a, s: measure(fine, sizes, (a,), s, rng, ledger, name=REFINE,
+                                 sensitivity=delta2), n=n,
             tau=plan.column_tv, cap=plan.column_cap,
         )  # fmt: skip
         rounds += [{"round": "column refinement", **r} for r in refined]
@@ -395,20 +435,21 @@ def adaptive_marginals(
         t0 = time.perf_counter()
         used = acc.rho(ledger.totals)
         remaining = plan.rho - used
-        if remaining < 2 * (measure_rho(sigma) + select_rho(epsilon)):
+        if remaining < 2 * (measure_rho(sigma, delta2) + select_rho(epsilon)):
             # The last round spends what is left (a hair less, for rounding in the ledger).
             remaining *= 1 - 1e-9
             if remaining <= 0:
                 break
-            sigma = math.sqrt(SENSITIVITY**2 / (2 * plan.alpha * remaining))
+            sigma = math.sqrt(delta2**2 / (2 * plan.alpha * remaining))
             epsilon = math.sqrt(8 * (1 - plan.alpha) * remaining)
             final = True
         i = select(
             candidates, weights, true_counts, X, sizes, n=n, sigma=sigma, epsilon=epsilon,
-            rng=rng, ledger=ledger, cell_maps=cell_maps,
+            rng=rng, ledger=ledger, cell_maps=cell_maps, neighbours=plan.neighbours,
         )  # fmt: skip
         r = candidates[i]
-        x = measure(fine, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp)
+        x = measure(fine, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp,
+                    sensitivity=delta2)  # fmt: skip
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
@@ -443,7 +484,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     threshold ``c``, default 5; None or 0: off) adds every candidate on the domain compressed by
     the 1-way measurements (values below ``c sigma_a`` merged,
     :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
-    Tuning). ``seed`` fixes
+    Tuning). ``neighbours`` is the relation the guarantee is stated for (default
+    ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
+    ``n`` public, :mod:`dpquery.privacy.neighbours`). ``seed`` fixes
     every random choice; ``progress`` shows the share of the budget spent
     (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit` runs,
     ``ledger_`` holds its ledger, even if the fit raises."""
@@ -465,24 +508,32 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     column_cap: float = DEFAULT_COLUMN_CAP
     pairs: bool = True
     compress: float | None = DEFAULT_COMPRESS
+    neighbours: str = ADD_REMOVE
     seed: SeedLike = None
     progress: bool | None = None
 
     def __post_init__(self) -> None:
         self.ledger_: Ledger | None = None
 
+    def validate(self) -> None:
+        super().validate()
+        check_neighbours(self.neighbours)
+
     def plan(
-        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
-    ) -> AdaptivePlan:
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
+        n: int | None = None,
+    ) -> AdaptivePlan:  # fmt: skip
         """The scales and budget :meth:`fit` would use; reads only public sizes (and refuses
-        what it cannot run before anything is charged)."""
+        what it cannot run before anything is charged): ``n`` (default the data's, public
+        under replace-one; under add-remove the fit passes the noisy ``n``)."""
+        n = int(data.n) if n is None else n
         if workload.kind != "conjunction":
             raise DPQueryError(f"{self.name} answers conjunction workloads, not {workload.kind!r}")
         layout = AttributeLayout.of_data(data)
-        if data.n * layout.g > MAX_CODES and not counts_elsewhere(data):
+        if n * layout.g > MAX_CODES and not counts_elsewhere(data):
             raise DPQueryError(
-                f"{self.name} holds the data as {data.n} records x {layout.g} attributes "
-                f"= {data.n * layout.g} codes, more than {MAX_CODES}; use an oracle-efficient "
+                f"{self.name} holds the data as {n} records x {layout.g} attributes "
+                f"= {n * layout.g} codes, more than {MAX_CODES}; use an oracle-efficient "
                 "algorithm (fem, dqrs, dualquery) at this width"
             )
         positive_int("sweeps", self.sweeps)
@@ -496,13 +547,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         for r in marginals:
             uses[list(r)] += 1
         # What the data is read for, fixed now (public): refused here if it cannot be held.
-        pairs = pair_candidates(layout.sizes, data.n) if self.pairs else []
+        pairs = pair_candidates(layout.sizes, n) if self.pairs else []
         check_candidate_cells(layout, counted_marginals(candidates_of(marginals, pairs), layout.g))
         return plan_adaptive(
-            n=data.n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget, data.n), T=self.T,
+            n=n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget, n), T=self.T,
             alpha=self.alpha, records=self.size, round_scale=self.round_scale,
             one_way=self.one_way, uses=uses.tolist(), one_way_share=self.one_way_share,
-            column_tv=self.column_tv, column_cap=self.column_cap,
+            column_tv=self.column_tv, column_cap=self.column_cap, neighbours=self.neighbours,
         )  # fmt: skip
 
     def plan_accountant(self, plan: AdaptivePlan) -> Accountant:
@@ -521,7 +572,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
                 rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
-                compress=self.compress,
+                compress=self.compress, n=run.records_n,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -529,7 +580,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         refinement = refinement_report(rounds, list(sources), run.plan.rho)
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
-            "pair_candidates": len(pair_candidates(layout.sizes, run.data.n)) if self.pairs else 0,
+            "pair_candidates": len(pair_candidates(layout.sizes, run.records_n)) if self.pairs else 0,
             "workload_marginals": len(marginals), "sweeps": self.sweeps,
             "compress": self.compress,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
