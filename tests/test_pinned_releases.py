@@ -209,7 +209,8 @@ CLI_CASES: dict[str, list[str]] = {
         "3",
     ],
     "dualquery": ["--algorithm", "dualquery", "--eta", "1.2", "--T", "5", "--samples", "20"],
-    "auto": ["--epsilon", "1"],  # the default release: adaptive-projection
+    # the default release (adaptive-projection) under replace-one: as it was before add/remove
+    "auto": ["--epsilon", "1", "--neighbours", "replace-one"],
 }
 
 

@@ -1,8 +1,9 @@
 """``auto``: the release dpquery makes by default, chosen for the data's shape.
 
 The policy (measured in ``docs/choosing.md``, ``benchmarks/bench_choosing.py``) reads only
-public quantities: the number of records ``n`` (public under the library's bounded,
-replace-one neighbouring relation), the domain (attributes ``g``, bits ``d``, values per
+public quantities: the number of records ``n`` (under the default add/remove relation the
+noisy ``n`` the fit draws first, :func:`~dpquery.privacy.neighbours.noisy_n`; under
+replace-one the public ``n``), the domain (attributes ``g``, bits ``d``, values per
 attribute), the budget and the workload's shape. It never looks at the data's values.
 
 1. **adaptive-projection** (AIM's whole-marginal measurements fitted by a record set,
@@ -62,9 +63,10 @@ from dpquery.algorithms.wide.release import WidePlan, noise_warning
 from dpquery.data.binary import BinaryData
 from dpquery.data.shape import PublicShape
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Accountant, Budget, Ledger
+from dpquery.privacy import Accountant, Budget, Ledger, ZCDPAccountant
 from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.privacy.delta import default_delta
+from dpquery.privacy.neighbours import ADD_REMOVE, check_neighbours
 from dpquery.queries import Workload
 from dpquery.queries.marginals import AttributeLayout, Marginal, workload_marginals
 from dpquery.rng import SeedLike
@@ -117,15 +119,17 @@ def candidate_count(marginals: Sequence[Marginal], sizes: Sequence[int], n: int)
 def choose(
     *, n: int, g: int, d: int, workload_kind: str, candidates: int = 0,
     size: int | None = None, partitioned: bool = False, items: bool = False,
-    free_bits: bool = False,
+    free_bits: bool = False, noisy: bool = False,
 ) -> Choice:  # fmt: skip
     """The policy of the module docstring, from public quantities only: ``n``, the attributes
     ``g`` and bits ``d``, the workload's kind and its number of candidate marginals, the
     user's ``size`` (records released; None: the policy's), whether the data is
     partitioned on a cluster (then the reason says where adaptive-projection's counts are
     computed) and whether every attribute is a free bit (``items``: a users x items table
-    without a domain; ``free_bits``: over a domain)."""
+    without a domain; ``free_bits``: over a domain); ``noisy``: ``n`` is the noisy ``n``
+    (add/remove neighbours), and the reason says so."""
     records = min(n, DEFAULT_MAX_RECORDS) if size is None else size
+    count = f"about {n} (a noisy count)" if noisy else f"{n}"
     beyond = records * g > MAX_CODES or g > MAX_ATTRIBUTES
     if (items or free_bits) and beyond and not partitioned and workload_kind == "conjunction":
         algorithm, kind, what = (
@@ -137,7 +141,7 @@ def choose(
                   "records of independent bits with those frequencies")
         )  # fmt: skip
         reason = (
-            f"{n} records x {d} {kind} is beyond adaptive-projection's reach, so the "
+            f"{count} records x {d} {kind} is beyond adaptive-projection's reach, so the "
             f"{algorithm} release runs: {what}"
         )
         return Choice(algorithm, reason, {} if size is None else {"size": size})
@@ -155,7 +159,7 @@ def choose(
         )
     else:
         reason = (
-            f"{n} records x {g} attributes fit adaptive-projection (whole-marginal "
+            f"{count} records x {g} attributes fit adaptive-projection (whole-marginal "
             "measurements fitted by a record set), the most accurate release measured on "
             "tables of this shape"
         )
@@ -198,7 +202,9 @@ def expected_one_way_tv(plan: AdaptivePlan | DensePlan, n: int, sizes: Sequence[
     return 0.5 * a * math.sqrt(2 / math.pi) * np.asarray(plan.one_way) / n
 
 
-def baseline_warning(plan: AdaptivePlan | DensePlan, n: int, sizes: Sequence[int]) -> str | None:
+def baseline_warning(
+    plan: AdaptivePlan | DensePlan, n: int, sizes: Sequence[int], noisy: bool = False
+) -> str | None:
     """The public pre-release check (docs/choosing.md): a message when the median over the
     attributes of the expected total variation of their noisy 1-way measurements,
     :func:`expected_one_way_tv`, is at least :data:`BASELINE_MEDIAN_TV`. Measured on real
@@ -211,7 +217,8 @@ def baseline_warning(plan: AdaptivePlan | DensePlan, n: int, sizes: Sequence[int
     bit measured at once): on DualQuery's 512,000 biased bits (n = 20,000) its median
     expected total variation is 1.47 at epsilon 0.1, where the release matched the uniform
     table (docs/choosing.md), and 0.16 at epsilon 1, where it beat it. Reads the plan's noise
-    scales, ``n`` and the attribute sizes only (all public)."""
+    scales, ``n`` and the attribute sizes only (all public; ``noisy``: ``n`` is the noisy
+    ``n`` of add/remove neighbours, and the message says so)."""
     tv = expected_one_way_tv(plan, n, sizes)
     median = float(np.median(tv))
     if median < BASELINE_MEDIAN_TV:
@@ -219,7 +226,8 @@ def baseline_warning(plan: AdaptivePlan | DensePlan, n: int, sizes: Sequence[int
     return (
         f"at this budget the noise of the 1-way measurements is as large as much of the data "
         f"(expected total variation {median:.2f} for the median attribute, {tv.min():.2f} to "
-        f"{tv.max():.2f} over the {tv.size}, on n = {n} records; measured threshold "
+        f"{tv.max():.2f} over the {tv.size}, on {'about ' if noisy else ''}n = {n} records; "
+        "measured threshold "
         f"{BASELINE_MEDIAN_TV:g}, docs/choosing.md): the release is not expected to beat the "
         "uniform or zeros baselines, which read no data; raise epsilon, or release those "
         "baselines"
@@ -259,6 +267,7 @@ class Catalog:
 
     takes: Callable[[str], tuple[str, ...]]
     build: Callable[..., Synthesizer]
+    supports_add_remove: Callable[[str], bool]
 
 
 @dataclass(frozen=True)
@@ -300,11 +309,18 @@ class Auto(ZCDPBudget, Synthesizer):
     size: int | None = None
     compress: float | None = None  # adaptive-projection's, passed on when given
     column_tv: float | None = None
+    neighbours: str = ADD_REMOVE
     seed: SeedLike = None
     progress: bool | None = None
 
-    def choose(self, data: BinaryData, workload: Workload) -> Choice:
-        """The policy's choice for ``data``'s public shape and ``workload``."""
+    def validate(self) -> None:
+        super().validate()
+        check_neighbours(self.neighbours)
+
+    def choose(self, data: BinaryData, workload: Workload, n: int | None = None) -> Choice:
+        """The policy's choice for ``data``'s public shape and ``workload`` (``n``: the data's,
+        or under add/remove the noisy ``n``)."""
+        n = int(data.n) if n is None else n
         layout = AttributeLayout.of_data(data)
         # Anything but records in memory or their public shape: PartitionedData (dask).
         partitioned = not isinstance(data, BinaryData | PublicShape)
@@ -312,19 +328,25 @@ class Auto(ZCDPBudget, Synthesizer):
         candidates = 0  # adaptive-projection's, counted only where it may run
         if workload.kind == "conjunction" and layout.g <= MAX_ATTRIBUTES:
             marginals = workload_marginals(workload, layout)
-            candidates = candidate_count(marginals, layout.sizes.tolist(), data.n)
+            candidates = candidate_count(marginals, layout.sizes.tolist(), n)
         return choose(
-            n=data.n, g=layout.g, d=data.d, workload_kind=workload.kind,
+            n=n, g=layout.g, d=data.d, workload_kind=workload.kind,
             candidates=candidates, size=self.size, partitioned=partitioned,
             # bits with no domain and no one-hot group: item sets (encode --transactions)
             items=free and getattr(data, "domain", None) is None, free_bits=free,
+            noisy=self.neighbours == ADD_REMOVE,
         )  # fmt: skip
 
     def plan(
-        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None
-    ) -> AutoPlan:
-        """Choose (public sizes only), build the chosen estimator and plan it."""
-        choice = self.choose(data, workload)
+        self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
+        n: int | None = None,
+    ) -> AutoPlan:  # fmt: skip
+        """Choose (public sizes only: ``n`` the data's, or under add/remove the noisy ``n``
+        the fit drew), build the chosen estimator under this estimator's relation and plan
+        it."""
+        add_remove = self.neighbours == ADD_REMOVE
+        n = int(data.n) if n is None else n
+        choice = self.choose(data, workload, n)
         own = {k: getattr(self, k) for k in ("epsilon", "delta", "rho")}
         if budget is not None and any(v is not None for v in own.values()):
             raise DPQueryError(
@@ -340,19 +362,35 @@ class Auto(ZCDPBudget, Synthesizer):
                 f"auto chose {choice.algorithm} ({choice.reason}), which does not take "
                 f"{', '.join(refused)}"
             )
-        model = self.catalog.build(choice.algorithm, given, seed=self.seed, progress=self.progress)
+        try:
+            model = self.catalog.build(
+                choice.algorithm, given, seed=self.seed, progress=self.progress,
+                neighbours=self.neighbours,
+            )  # fmt: skip
+        except DPQueryError as exc:
+            if not add_remove or self.catalog.supports_add_remove(choice.algorithm):
+                raise
+            raise DPQueryError(f"auto chose {choice.algorithm} ({choice.reason}): {exc}") from None
         model.validate()
-        inner = model.plan(data, workload, budget=budget)
+        if add_remove:  # the noisy n, drawn by the fit, in place of n
+            inner = model.plan(data, workload, budget=budget, n=n)  # type: ignore[call-arg]
+        else:
+            inner = model.plan(data, workload, budget=budget)
         warning = None
         if isinstance(inner, AdaptivePlan | DensePlan):
-            warning = baseline_warning(inner, data.n, AttributeLayout.of_data(data).sizes.tolist())
+            sizes = AttributeLayout.of_data(data).sizes.tolist()
+            warning = baseline_warning(inner, n, sizes, noisy=add_remove)
         elif isinstance(inner, WidePlan):  # item data: the wide release's own check
-            warning = noise_warning(inner, data.n)
+            warning = noise_warning(inner, n)
         elif choice.wide:
-            warning = wide_warning(inner.budget, data.n)
+            warning = wide_warning(inner.budget, n)
         return AutoPlan(choice, model, inner, warning)
 
-    def plan_accountant(self, plan: AutoPlan) -> Accountant | None:
+    def plan_accountant(self, plan: AutoPlan | None) -> Accountant | None:
+        """The chosen estimator's; before the plan (add/remove: the noisy ``n`` is charged
+        first) zCDP, the measure every add/remove release is proved in."""
+        if plan is None:
+            return ZCDPAccountant(bounded_range=True, conversion="cks")
         return plan.model.plan_accountant(plan.inner)
 
     def reads_answers(self, plan: AutoPlan) -> bool:

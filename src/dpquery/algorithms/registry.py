@@ -24,6 +24,7 @@ workload query touches, unless the user chose a free-attribute policy (``zeros``
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -44,6 +45,12 @@ from dpquery.algorithms.wide.dense import DenseBits
 from dpquery.algorithms.wide.options import OPTIONS as WIDE_OPTIONS
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.errors import DPQueryError
+from dpquery.privacy.neighbours import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    check_neighbours,
+    refuse_add_remove,
+)
 
 declare(*GAME_OPTIONS, *MARGINAL_OPTIONS, *WIDE_OPTIONS)
 ALGORITHMS: dict[str, type[Synthesizer]] = {
@@ -121,12 +128,39 @@ def taken_by(option: str) -> tuple[str, ...]:
     return tuple(name for name in ALGORITHMS if option in takes(name))
 
 
-def build(name: str, given: Mapping[str, Any], **runtime: Any) -> Synthesizer:
+def supports_add_remove(name: str) -> bool:
+    """Whether algorithm ``name`` releases under add/remove neighbours (it takes
+    ``neighbours``); the papers' algorithms are proved for replace-one only."""
+    return "neighbours" in algorithm(name).parameter_names()
+
+
+def default_neighbours(name: str) -> str:
+    """The relation algorithm ``name`` releases under when none is given: its own default
+    (add/remove for the releases ``auto`` picks; replace-one for the papers' algorithms,
+    whose theorems are proved for it)."""
+    cls = algorithm(name)
+    if not supports_add_remove(name):
+        return REPLACE_ONE
+    default = inspect.signature(cls.__init__).parameters["neighbours"].default
+    return str(default)
+
+
+def build(
+    name: str, given: Mapping[str, Any], *, neighbours: str | None = None, **runtime: Any
+) -> Synthesizer:
     """The estimator for ``name`` with the user options ``given`` (None values are not
-    given) and the runtime keywords (:data:`RUNTIME`) it accepts."""
+    given), the neighbouring relation (None: the algorithm's default,
+    :func:`default_neighbours`; add-remove refused by the algorithms proved for replace-one
+    only) and the runtime keywords (:data:`RUNTIME`) it accepts."""
     cls = algorithm(name)
     values = {k: v for k, v in given.items() if v is not None}
-    refused = [k for k in values if k not in takes(name)]
+    if neighbours is not None:
+        check_neighbours(neighbours)
+        if supports_add_remove(name):
+            values["neighbours"] = neighbours
+        elif neighbours == ADD_REMOVE:
+            raise refuse_add_remove(name)
+    refused = [k for k in values if k not in takes(name) and k != "neighbours"]
     if refused:
         raise OptionError(name, refused)
     if "reweight_rounds" in values and "fraction" not in values:
@@ -162,4 +196,4 @@ def build(name: str, given: Mapping[str, Any], **runtime: Any) -> Synthesizer:
     return MeasuredColumns(model.with_params(seed=None), share=share or DEFAULT_SHARE, seed=seed)
 
 
-Auto.catalog = Catalog(takes, build)
+Auto.catalog = Catalog(takes, build, supports_add_remove)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpquery.data.records import Records
+from dpquery.privacy.neighbours import REPLACE_ONE, neighbouring
 from dpquery.privacy import Budget, Ledger, all_accountants
 from dpquery.privacy.errors import AccountingError
 from dpquery.privacy.ledger import NOT_PRIVATE, SEEDED, Guarantee
@@ -98,9 +99,18 @@ class Release:
         domain = getattr(self.records, "domain", None)  # item sets have none
         return bool(domain is not None and domain.non_private)
 
+    @property
+    def neighbours(self) -> str:
+        """The neighbouring relation the guarantee is stated for
+        (:mod:`dpquery.privacy.neighbours`)."""
+        return str(self.parameters.get("neighbours", REPLACE_ONE))
+
     def privacy(self) -> dict[str, Any]:
-        """The ledger's report, plus the guarantee under every accountant (each named)."""
+        """The ledger's report, plus the guarantee under every accountant (each named), under
+        the release's neighbouring relation."""
         report: dict[str, Any] = self.ledger.report().to_dict()
+        report["neighbouring"] = neighbouring(self.neighbours)
+        report["neighbours"] = self.neighbours
         delta = self.ledger.budget.delta
         totals = self.ledger.totals
         flags = self._flags()

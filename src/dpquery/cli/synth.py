@@ -230,6 +230,7 @@ def _request(args: argparse.Namespace, items: bool) -> pipeline.ReleaseRequest:
         seed=args.seed,
         progress=False if args.quiet else None,
         say=say,
+        neighbours=args.neighbours,
     )
 
 

@@ -44,6 +44,13 @@ class Fitted:
     messages: list[Warning] = field(default_factory=list)
     learned: Learned | None = None  # the domain learned from the data, and its cost
 
+    @property
+    def n(self) -> int:
+        """The number of records the later steps may read: the data's (public under
+        replace-one), or under add/remove the noisy ``n`` the release drew."""
+        noisy = self.release.parameters.get("noisy_n")
+        return int(self.data.n) if noisy is None else int(noisy)
+
 
 def fit_table(
     request: ReleaseRequest, model: Any, data: Any, workload: Workload,

@@ -18,6 +18,7 @@ import numpy as np
 
 from dpquery.algorithms import registry
 from dpquery.algorithms.auto import Auto, BaselineWarning
+from dpquery.algorithms.marginal.adaptive_projection import DEFAULT_MAX_RECORDS
 from dpquery.algorithms.wide.release import noise_warning
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.request import ReleaseRequest, WorkloadKind
@@ -27,8 +28,9 @@ from dpquery.privacy.delta import (
     WeakBudgetWarning,
     check_delta,
     check_epsilon,
-    default_delta,
+    relation_default_delta,
 )
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 from dpquery.queries import (
     Workload,
     build_workload,
@@ -37,6 +39,9 @@ from dpquery.queries import (
 )
 from dpquery.queries.build import MissingParameterError
 
+PUBLIC_N_BOUND = DEFAULT_MAX_RECORDS
+"""Under add/remove neighbours the default workload's marginals have at most this many cells
+(in place of ``n``, private): the records adaptive-projection fits by default."""
 SAID = (LargeDeltaWarning, WeakBudgetWarning, BaselineWarning)
 """The warnings a front door with ``say`` shows itself (the library's are then silenced)."""
 ITEMS_AUTO_REASON = (
@@ -63,14 +68,17 @@ class InvalidOption(DPQueryError):
 
 def estimator(
     algorithm: str, options: Mapping[str, Any], *, oracle_options: Mapping[str, float],
-    seed: np.random.Generator | None, progress: bool | None,
+    seed: np.random.Generator | None, progress: bool | None, neighbours: str | None = None,
 ) -> Any:  # fmt: skip
-    """The algorithm's estimator with ``options`` (the registry's names; None: not given),
-    every value's range checked before the data is read. Raises
-    :class:`~dpquery.algorithms.registry.OptionError` for an option it does not take, and
-    :class:`InvalidOption` for a value out of range."""
+    """The algorithm's estimator with ``options`` (the registry's names; None: not given)
+    under ``neighbours`` (None: the algorithm's default), every value's range checked before
+    the data is read. Raises :class:`~dpquery.algorithms.registry.OptionError` for an option
+    it does not take, :class:`InvalidOption` for a value out of range, and
+    :class:`~dpquery.errors.DPQueryError` for add-remove asked of an algorithm proved for
+    replace-one only."""
     model = registry.build(
-        algorithm, options, seed=seed, oracle_options=dict(oracle_options), progress=progress
+        algorithm, options, seed=seed, oracle_options=dict(oracle_options), progress=progress,
+        neighbours=neighbours,
     )
     try:
         model.validate()
@@ -87,25 +95,45 @@ def request_estimator(
     return estimator(
         algorithm_of(request), request.options if options is None else options,
         oracle_options=request.oracle_options, seed=rng, progress=request.progress,
+        neighbours=neighbours_of(request),
     )  # fmt: skip
 
 
-def with_default_delta(options: Mapping[str, Any], n: int) -> dict[str, Any]:
-    """The one default: ``delta = 1/n^2`` with ``epsilon`` and no ``rho``."""
+def neighbours_of(request: ReleaseRequest) -> str | None:
+    """The relation asked for: the request's, or by default add/remove for ``auto`` (its
+    releases support it; on item data ``auto`` is the wide release), replace-one after a
+    domain learned from the data (the learning is proved for replace-one), else None (the
+    algorithm's own default)."""
+    if request.neighbours is not None:
+        return request.neighbours
+    if request.learns:
+        return REPLACE_ONE
+    return ADD_REMOVE if request.algorithm == "auto" else None
+
+
+def relation_of(model: Any) -> str:
+    """The relation ``model`` releases under (replace-one for those without one)."""
+    return str(getattr(model, "relation", REPLACE_ONE))
+
+
+def with_default_delta(options: Mapping[str, Any], n: int, add_remove: bool = False) -> dict[str, Any]:
+    """The one default: ``delta = 1/n^2`` with ``epsilon`` and no ``rho``; under add/remove
+    neighbours (``n`` private, not read) the public 1e-9."""
     given = dict(options)
     if given.get("delta") is None and given.get("epsilon") is not None and given.get("rho") is None:
-        given["delta"] = default_delta(n)
+        given["delta"] = relation_default_delta(n, add_remove)
     return given
 
 
-def budget_warnings(options: Mapping[str, Any], n: int) -> list[Warning]:
-    """The warnings at ``delta >= 1/n`` and at ``epsilon > 10``
+def budget_warnings(options: Mapping[str, Any], n: int, add_remove: bool = False) -> list[Warning]:
+    """The warnings at ``delta >= 1/n`` (under add/remove, ``n`` unread: at a public
+    threshold, :func:`dpquery.privacy.delta.check_delta`) and at ``epsilon > 10``
     (:func:`dpquery.privacy.delta.check_epsilon`), as values: the caller says them."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LargeDeltaWarning)
         warnings.simplefilter("ignore", WeakBudgetWarning)
-        delta = check_delta(options.get("delta"), n)
-        epsilon = check_epsilon(options.get("epsilon"), options.get("rho"), n)
+        delta = check_delta(options.get("delta"), n, add_remove)
+        epsilon = check_epsilon(options.get("epsilon"), options.get("rho"), n, add_remove)
     return [
         kind(message)
         for kind, message in ((LargeDeltaWarning, delta), (WeakBudgetWarning, epsilon))
@@ -121,15 +149,25 @@ def workload_of_kind(kind: str, domain: Any, **kwargs: Any) -> Workload:
         raise DPQueryError(f"workload kind {kind} needs --{exc.parameter}") from None
 
 
+def public_n(data: Any, add_remove: bool) -> int:
+    """The number of records the workload's rules read: ``n`` (public under replace-one), or
+    under add/remove, where ``n`` is private and the noisy ``n`` is drawn later by the fit,
+    the public bound :data:`PUBLIC_N_BOUND`."""
+    return PUBLIC_N_BOUND if add_remove else int(data.n)
+
+
 def workloads(
-    given: Workload | Path | WorkloadKind | None, k: int, data: Any, rng: np.random.Generator
+    given: Workload | Path | WorkloadKind | None, k: int, data: Any, rng: np.random.Generator,
+    n: int | None = None,
 ) -> tuple[Workload, Workload | None]:
     """The workload to release for and, when it is drawn at random, a fresh one of the same
-    kind to evaluate on (None for the default, given and all-marginals workloads)."""
+    kind to evaluate on (None for the default, given and all-marginals workloads); ``n`` is
+    the public number of records its rules read (default the data's, :func:`public_n`)."""
+    n = int(data.n) if n is None else n
     if given is None:
         if data.domain is None:
             raise DPQueryError("the default workload needs the data's domain")
-        return default_workload(data.domain, data.n, k=k, seed=rng), None
+        return default_workload(data.domain, n, k=k, seed=rng), None
     if isinstance(given, Workload | Path):
         workload = given if isinstance(given, Workload) else Workload.load(given)
         check_same_domain(workload, data.d, data.domain)
@@ -138,7 +176,7 @@ def workloads(
         raise DPQueryError("generating a workload needs the data's domain")
     make = {
         "k": k, "count": given.count, "marginals": given.marginals,
-        "attributes": None if given.attributes is None else list(given.attributes), "n": data.n,
+        "attributes": None if given.attributes is None else list(given.attributes), "n": n,
     }  # fmt: skip
     workload = workload_of_kind(given.kind, data.domain, seed=rng, **make)
     fresh = None if given.kind == "all-marginals" else workload_of_kind(
@@ -179,11 +217,13 @@ def items_kept_nothing(release: Any) -> list[Warning]:
                                 "released record is empty (the all-zeros table)")]  # fmt: skip
 
 
-def items_auto_reason(model: Any, data: Any, partitioned: bool) -> str:
-    """Why ``auto`` runs the wide release on item data, in one sentence."""
+def items_auto_reason(model: Any, data: Any, partitioned: bool, n: int | None = None) -> str:
+    """Why ``auto`` runs the wide release on item data, in one sentence (``n``: the number
+    of records to say, the release's noisy ``n`` under add/remove; default the data's)."""
     parameters = model.plan(data).parameters
     text = HEAD_REASON if parameters.mode == "head" else ITEMS_AUTO_REASON
-    reason = text.format(n=data.n, d=data.d, K=parameters.K)
+    said = data.n if n is None else f"about {n} (a noisy count)"
+    reason = text.format(n=said, d=data.d, K=parameters.K)
     if partitioned:
         reason += "; its counts computed on the cluster, in two passes"
     return reason

@@ -103,7 +103,8 @@ class WorkloadKind:
 
 @dataclass(frozen=True)
 class Output:
-    """The output rows: ``rows`` sampled from the release (None: n, public), or, with
+    """The output rows: ``rows`` sampled from the release (None: n, public under
+    replace-one; under add/remove the noisy n the release drew), or, with
     ``weights``, the released records and their weights; numeric attributes as a uniform
     value in their bin or the bin's label."""
 
@@ -151,7 +152,10 @@ class ReleaseRequest:
     goes. ``say`` receives the warnings the user must see (a large delta or epsilon, auto's
     pre-release check) as they arise, and the library's Python warnings of the same are
     then silenced; without it they are issued as Python warnings. ``keep`` receives the
-    estimator before it fits (its ledger is set before the first draw)."""
+    estimator before it fits (its ledger is set before the first draw). ``neighbours`` is
+    the relation the guarantee is stated for (:mod:`dpquery.privacy.neighbours`; None: the
+    algorithm's own, add/remove for ``auto``'s releases, replace-one for the papers'
+    algorithms and after a domain learned from the data)."""
 
     source: Source
     learning: Learning = Learning()
@@ -168,6 +172,7 @@ class ReleaseRequest:
     progress: bool | None = None
     say: Callable[[Warning], None] | None = None
     keep: Callable[[Any], None] | None = None
+    neighbours: str | None = None
 
     @property
     def items(self) -> bool:

@@ -25,7 +25,7 @@ def table_rows(
     """The release's rows over ``domain`` and how they were made: a DataFrame, or, with
     ``bits``, the bits and their weights (None unless ``output.weights``)."""
     records = dense_records(fitted.records, domain)  # wide: item sets
-    rows = output.count(fitted.data.n)
+    rows = output.count(fitted.n)
     if bits:
         packed, weights, made = output_bits(
             records, domain, rows=rows, weights=output.weights, seed=fitted.rng
@@ -41,4 +41,4 @@ def item_rows(fitted: Fitted, output: Output) -> ItemSets:
     """``rows`` records sampled from the released item sets, or the released records with
     their weights."""
     items: ItemSets = fitted.records
-    return sample_items(items, output.count(fitted.data.n), fitted.rng)
+    return sample_items(items, output.count(fitted.n), fitted.rng)

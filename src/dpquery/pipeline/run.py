@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dpquery.algorithms.auto import BaselineWarning
 from dpquery.backends import PartitionedData
 from dpquery.data.encode import note_duplicates
 from dpquery.errors import DPQueryError
@@ -22,6 +23,7 @@ from dpquery.pipeline import inputs, learning, plan, reports, rows, writes
 from dpquery.pipeline.fitting import Fitted, fit_items, fit_table
 from dpquery.pipeline.learning import Learned
 from dpquery.pipeline.request import ItemFile, ItemMatrix, ReleaseRequest, ReleaseResult
+from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.rng import make_rng
 
 
@@ -79,26 +81,32 @@ def _fit_table(
     """Plan (the budget, the workloads, the estimator, auto's check), then fit; after a
     ``learned`` domain, on the release's share of the run's ledger."""
     domain = inputs.output_domain(request.source, data.domain)  # type: ignore[arg-type]
-    options = plan.with_default_delta(request.options, data.n)
-    messages = _say(request, plan.budget_warnings(options, data.n))
-    workload, fresh = plan.workloads(request.workload, request.k, data, rng)
+    add_remove = plan.relation_of(plan.request_estimator(request, None)) == ADD_REMOVE
+    options = plan.with_default_delta(request.options, data.n, add_remove)
+    messages = _say(request, plan.budget_warnings(options, data.n, add_remove))
+    n = plan.public_n(data, add_remove)
+    workload, fresh = plan.workloads(request.workload, request.k, data, rng, n)
     own = options if learned is None else learning.release_options(options)
     model = plan.request_estimator(request, rng, own)
     budget = None if learned is None else learned.release_ledger.budget
-    if request.say is not None:  # without it, auto's fit warns itself
+    if request.say is not None and not add_remove:  # without it, auto's fit warns itself
         messages += _say(request, plan.baseline_warning(model, data, workload, budget))
     fitted = fit_table(request, model, data, workload, fresh, rng, domain, learned)
+    if request.say is not None and add_remove:  # planned on the noisy n, drawn by the fit
+        warning = fitted.release.parameters.get("auto", {}).get("warning")
+        messages += _say(request, [] if warning is None else [BaselineWarning(warning)])
     fitted.messages = messages
     return fitted
 
 
 def _fit_items(request: ReleaseRequest, data: Any) -> Fitted:
     """Plan (the budget, the estimator, auto's choice and its check), then fit."""
-    options = plan.with_default_delta(request.options, data.n)
-    messages = _say(request, plan.budget_warnings(options, data.n))
+    add_remove = plan.relation_of(plan.request_estimator(request, None)) == ADD_REMOVE
+    options = plan.with_default_delta(request.options, data.n, add_remove)
+    messages = _say(request, plan.budget_warnings(options, data.n, add_remove))
     rng = make_rng(request.seed)
     model = plan.request_estimator(request, rng, options)
-    if request.algorithm == "auto":
+    if request.algorithm == "auto" and not add_remove:  # its plan reads n
         messages += _warn(request, plan.items_noise_warning(model, data))
     fitted = fit_items(request, model, data, rng)
     messages += _warn(request, plan.items_kept_nothing(fitted.release))
@@ -119,7 +127,9 @@ def _release_items(request: ReleaseRequest) -> ReleaseResult:
             fitted = _fit_items(request, data)
             reason = None
             if request.algorithm == "auto":
-                reason = plan.items_auto_reason(fitted.model, data, partitioned)
+                reason = plan.items_auto_reason(
+                    fitted.model, data, partitioned, fitted.release.parameters.get("noisy_n")
+                )  # fmt: skip
         out = rows.item_rows(fitted, request.output)
         report = reports.items_report(fitted, out, form, weights, reason)
         evaluation = None

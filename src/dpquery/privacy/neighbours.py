@@ -67,6 +67,10 @@ _DESCRIPTIONS: Final = {
     ADD_REMOVE: "add/remove one record (n private)",
     REPLACE_ONE: "replace one record (n public)",
 }
+_NEIGHBOURING: Final = {
+    ADD_REMOVE: "unbounded DP (add or remove one record), n private",
+    REPLACE_ONE: "bounded DP (replace one record), n public",
+}
 
 
 def check_neighbours(value: object) -> str:
@@ -81,6 +85,12 @@ def check_neighbours(value: object) -> str:
 def describe(relation: str) -> str:
     """The relation in words, e.g. ``"add/remove one record (n private)"``."""
     return _DESCRIPTIONS[check_neighbours(relation)]
+
+
+def neighbouring(relation: str) -> str:
+    """The relation as a report states it, e.g. ``"unbounded DP (add or remove one record),
+    n private"``."""
+    return _NEIGHBOURING[check_neighbours(relation)]
 
 
 def count_sensitivity(relation: str) -> float:
@@ -149,6 +159,7 @@ __all__ = [
     "count_sensitivity",
     "describe",
     "marginal_sensitivity",
+    "neighbouring",
     "noisy_n",
     "noisy_n_rho",
     "refuse_add_remove",
