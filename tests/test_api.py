@@ -206,8 +206,8 @@ def test_readme_example_runs() -> None:
             comment = call.split("  # ", 1)[1]
             pattern = ".*".join(re.escape(part) for part in comment.split("..."))
             assert re.fullmatch(pattern, line), (comment, line)
-    assert printed.startswith("epsilon=1, delta=1.1e-09")
+    assert printed.startswith("epsilon=1, delta=1e-09 for add-remove neighbours")
     # seeded: the guarantee says whom it does not hold against
     assert printed.splitlines()[0].endswith("does not hold against anyone who knows the seed")
-    assert " True True" in printed and "Husband" in printed
+    assert "adaptive-projection add-remove True" in printed and "Husband" in printed
     assert dpquery.synthesize is synthesize

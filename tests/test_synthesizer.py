@@ -171,13 +171,27 @@ def test_a_zcdp_child_of_an_approximate_budget_charges_its_parent() -> None:
 
 @pytest.mark.parametrize("name", sorted(registry.ALGORITHMS))
 def test_every_algorithm_given_only_epsilon_plans_delta_one_over_n_squared(name: str) -> None:
+    """Under replace-one (n public); add/remove's default is the public 1e-9 (below)."""
     data, workload = small_data(), random_marginal_queries(DOMAIN, 2, 20, seed=1)
     if name == "wide-dense":  # free bits only (one-hot groups are refused)
         data = biased_bits(data.n, 40, seed=0)
-    plan = registry.ALGORITHMS[name](epsilon=1.0).plan(data, workload)
+    model = registry.build(name, {"epsilon": 1.0}, neighbours="replace-one")
+    plan = model.plan(data, workload)
     assert plan.budget.measure == "approx"
     assert plan.budget.epsilon == 1.0
     assert plan.budget.delta == 1.0 / data.n**2
+
+
+@pytest.mark.parametrize("name", ["adaptive-projection", "auto", "wide-dense"])
+def test_under_add_remove_delta_defaults_to_a_public_value_whatever_n(name: str) -> None:
+    """n is private under add/remove: the default delta is AIM's 1e-9, the same on n and n+1
+    records (and the default relation of the releases auto picks)."""
+    for n in (40, 41):
+        data = small_data(n) if name != "wide-dense" else biased_bits(n, 40, seed=0)
+        workload = random_marginal_queries(DOMAIN, 2, 20, seed=1)
+        release = registry.build(name, {"epsilon": 1.0}, seed=0).fit(data, workload)
+        assert release.ledger.budget == Budget.approx(1.0, 1e-9)
+        assert release.parameters["neighbours"] == "add-remove" and "n" not in release.parameters
 
 
 @pytest.mark.parametrize("name", ["dualquery", "dqrs", "mwem", "uniform"])

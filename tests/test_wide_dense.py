@@ -20,6 +20,7 @@ from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget
 from dpquery.privacy.budget import budget_rho
+from dpquery.privacy.neighbours import NOISY_N, NOISY_N_SHARE
 from dpquery.queries import default_workload
 
 N, D = 500, 2_000  # wider than adaptive-projection's 1,000 attributes
@@ -61,7 +62,7 @@ def test_bit_count_sensitivity_is_sqrt_d_by_hand() -> None:
 
 def test_the_ledger_holds_the_planned_charge() -> None:
     data = _bits()
-    model, workload, release = _fit(data)
+    model, workload, release = _fit(data, neighbours="replace-one")
     rho = budget_rho(Budget.approx(1.0, 1 / N**2))
     planned = model.charges(data, workload)
     assert [(c.mechanism, c.cost) for c in planned] == [(BITS, ZCDP(rho))]
@@ -71,6 +72,28 @@ def test_the_ledger_holds_the_planned_charge() -> None:
     # sigma^2 = d / (2 rho) (discrete Gaussian, sensitivity sqrt(d)), up to its rounding up
     assert release.parameters["sigma"] == pytest.approx(math.sqrt(D / (2 * rho)), rel=1e-6)
     assert release.records.m == 1000 and release.records.d == D
+
+
+def test_under_add_remove_the_noisy_n_comes_first_and_the_measurement_gets_the_rest() -> None:
+    """The default relation: 1% of rho buys the noisy n (sensitivity 1), charged first; the
+    bit counts (sensitivity sqrt(d) under add/remove too: the all-ones record) get the rest;
+    delta defaults to 1e-9, not 1/n^2; the release reports the noisy n, never n."""
+    data = _bits()
+    model, workload, release = _fit(data)
+    rho = budget_rho(Budget.approx(1.0, 1e-9))
+    charges = [(e.charge.mechanism, e.charge.cost) for e in release.ledger.entries]
+    assert charges[0] == (NOISY_N, ZCDP(NOISY_N_SHARE * rho))
+    assert charges[1][0] == BITS
+    assert charges[1][1].rho == pytest.approx((1 - NOISY_N_SHARE) * rho, rel=1e-6)
+    assert release.ledger.budget == Budget.approx(1.0, 1e-9)
+    assert "n" not in release.parameters and release.parameters["neighbours"] == "add-remove"
+    assert release.parameters["noisy_n"] != N  # seeded: sigma ~ 58, P(noise = 0) < 1%
+    # adding the all-ones record moves every count by 1: L2 sqrt(d), the sensitivity used
+    ones = np.ones((1, 7), dtype=np.uint8)
+    table = np.random.default_rng(1).integers(0, 2, size=(30, 7), dtype=np.uint8)
+    added = np.vstack([table, ones])
+    change = np.linalg.norm(added.sum(axis=0).astype(float) - table.sum(axis=0))
+    assert change == pytest.approx(math.sqrt(7)) and bits_sensitivity(7) >= change
 
 
 def test_one_hot_data_and_a_pure_budget_are_refused_before_any_charge() -> None:

@@ -7,8 +7,10 @@ validates them and sets fitted attributes with a trailing underscore, ``get_para
 (:mod:`dpquery.pipeline`, the one ``dpquery synth`` runs): encode the table over the public
 domain, the default workload when none is given (all ``k``-way marginals,
 :func:`dpquery.queries.default_workload`), the chosen algorithm (``"auto"`` by default,
-:mod:`dpquery.algorithms.auto`) on one ledger, then as many rows as the input (``n`` is
-public under bounded DP) sampled from the release (:mod:`dpquery.data.sample`), in the
+:mod:`dpquery.algorithms.auto`) on one ledger under ``neighbours`` (``"add-remove"`` by
+default for ``auto``'s releases: ``n`` is private, and the output has as many rows as the
+noisy ``n`` the release drew; ``"replace-one"``: ``n`` public, as many rows as the input;
+:mod:`dpquery.privacy.neighbours`) sampled from the release (:mod:`dpquery.data.sample`), in the
 input's columns and the output dtypes of the public domain (:mod:`dpquery.data.schema`), or
 those declared by ``dtypes=``: never the input's dtypes, which pandas infers from the values
 (one age of 37.5 makes an integer column ``float64``), so copying them would tell neighbouring
@@ -57,6 +59,7 @@ from dpquery.errors import DPQueryError, NonPrivateWarning
 from dpquery.pipeline import Fitted, Frame, ItemMatrix, Learning, Output, ReleaseRequest, Source
 from dpquery.pipeline.rows import item_rows, table_rows
 from dpquery.privacy import Ledger
+from dpquery.privacy.neighbours import check_neighbours
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike
 
@@ -86,8 +89,12 @@ class DPSynthesizer:
         synthetic = model.sample()          # as many rows as df
         model.release_.guarantee            # the privacy guarantee asked for
 
-    Hyperparameters: the budget (``epsilon`` with ``delta``, which defaults to ``1/n^2``, or
-    ``rho``), the ``algorithm`` (a registry name, ``"auto"`` by default), ``k`` (the default
+    Hyperparameters: the budget (``epsilon`` with ``delta``, which defaults to ``1/n^2``
+    under replace-one and to 1e-9 under add/remove, or ``rho``), ``neighbours`` (the
+    relation the guarantee is stated for: None, the algorithm's own, add/remove for ``auto``,
+    adaptive-projection and the wide releases, replace-one for the papers' algorithms, which
+    refuse add/remove, and after a domain learned from the data), the ``algorithm`` (a
+    registry name, ``"auto"`` by default), ``k`` (the default
     workload's marginal order), ``options`` (the algorithm's own options, e.g. ``{"T": 50}``),
     ``seed`` (every random choice; None: a cryptographically secure generator; with a seed
     the guarantee does not hold against anyone who knows it), ``progress`` (the algorithm's
@@ -100,7 +107,8 @@ class DPSynthesizer:
     declaring columns ``"numeric"`` or ``"categorical"`` (``docs/learn.md``).
 
     Fitted attributes: ``release_`` (the :class:`~dpquery.algorithms.release.Release`),
-    ``domain_`` (the domain, with the declared ``dtypes``), ``workload_``, ``n_``,
+    ``domain_`` (the domain, with the declared ``dtypes``), ``workload_``, ``n_`` (the
+    input's records under replace-one; under add/remove the noisy ``n``, never the exact one),
     ``columns_``; ``ledger_`` (every charge of the last fit, from before its first draw,
     also when it raised).
     """
@@ -120,6 +128,7 @@ class DPSynthesizer:
         binarize: bool = False,
         domain_share: float = DEFAULT_DOMAIN_SHARE,
         types: Mapping[str, str] | None = None,
+        neighbours: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -133,11 +142,12 @@ class DPSynthesizer:
         self.binarize = binarize
         self.domain_share = domain_share
         self.types = types
+        self.neighbours = neighbours
 
     # -- scikit-learn's parameter protocol -------------------------------------------------
     _PARAMS = (
         "epsilon", "delta", "rho", "algorithm", "k", "options", "seed", "progress", "dtypes",
-        "binarize", "domain_share", "types",
+        "binarize", "domain_share", "types", "neighbours",
     )  # fmt: skip
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -168,6 +178,8 @@ class DPSynthesizer:
             )
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
             raise DPQueryError(f"k must be a positive integer, got {self.k!r}")
+        if self.neighbours is not None:
+            check_neighbours(self.neighbours)
         if self.options is not None and not isinstance(self.options, Mapping):
             raise DPQueryError(f"options must be a dict, got {type(self.options).__name__}")
         options = dict(self.options or {})
@@ -179,6 +191,7 @@ class DPSynthesizer:
             source, algorithm=self.algorithm, options={**budget, **options}, workload=workload,
             k=self.k, seed=self.seed, progress=self.progress, keep=self._keep,
             learning=Learning(share=self.domain_share, types=self.types),
+            neighbours=self.neighbours,
         )  # fmt: skip
 
     def fit(
@@ -258,7 +271,7 @@ class DPSynthesizer:
         self.release_: Release = fitted.release
         self.domain_: Domain | None = fitted.domain  # None for item data
         self.workload_: Workload | None = fitted.workload
-        self.n_ = fitted.data.n
+        self.n_ = fitted.n  # under add/remove the noisy n
         self._fitted = fitted
         return self
 
@@ -291,7 +304,8 @@ class DPSynthesizer:
         return self._fitted_as(self._fit(request))
 
     def sample(self, m: int | None = None) -> Any:
-        """``m`` synthetic rows (default ``n``, the input's) sampled from the release
+        """``m`` synthetic rows (default ``n_``: the input's ``n`` under replace-one, the noisy
+        ``n`` under add/remove) sampled from the release
         (:func:`dpquery.data.output_table`), in the input's column order and ``domain_``'s
         dtypes. Post-processing: no privacy cost; each call draws afresh from the one
         generator. On item data, a CSR matrix; ``m = n`` of an unweighted release gives the
@@ -321,6 +335,7 @@ def synthesize(
     binarize: bool = False,
     domain_share: float = DEFAULT_DOMAIN_SHARE,
     types: Mapping[str, str] | None = None,
+    neighbours: str | None = None,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:
     """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account);
@@ -329,9 +344,12 @@ def synthesize(
     ``domain`` is public: a :class:`~dpquery.data.Domain`, a codebook dict or a domain JSON
     path; None: learned from ``df`` privately with ``domain_share`` of the budget's zCDP rho
     (``types`` declares columns ``"numeric"`` or ``"categorical"``; ``docs/learn.md``). The
-    budget is ``epsilon`` (``delta`` defaults to ``1/n^2``; ``delta=0``: pure DP)
-    or ``rho`` (zCDP). ``workload`` defaults to all ``k``-way marginals; ``rows`` to
-    ``len(df)``; ``dtypes`` declares output dtypes (default: the domain's, never ``df``'s);
+    budget is ``epsilon`` (``delta`` defaults to 1e-9 under add/remove, ``1/n^2`` under
+    replace-one; ``delta=0``: pure DP) or ``rho`` (zCDP). ``neighbours`` is the relation the
+    guarantee is stated for (None: the algorithm's own, add/remove for ``auto``: ``n``
+    private; ``"replace-one"``: ``n`` public; :mod:`dpquery.privacy.neighbours`).
+    ``workload`` defaults to all ``k``-way marginals; ``rows`` to the noisy ``n`` under
+    add/remove, ``len(df)`` under replace-one; ``dtypes`` declares output dtypes (default: the domain's, never ``df``'s);
     ``binarize=True`` counts every non-zero entry of a sparse matrix as a one (otherwise an
     entry other than 0 and 1 is an error); ``options`` are the algorithm's own (e.g.
     ``T=50``). See :class:`DPSynthesizer`.
@@ -341,6 +359,7 @@ def synthesize(
     model = DPSynthesizer(
         epsilon=epsilon, delta=delta, rho=rho, algorithm=algorithm, k=k, options=options,
         seed=seed, dtypes=dtypes, binarize=binarize, domain_share=domain_share, types=types,
+        neighbours=neighbours,
     )  # fmt: skip
     model.fit(df, domain, workload)
     return model.sample(rows), model.release_

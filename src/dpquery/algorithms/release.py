@@ -175,7 +175,8 @@ class Release:
     def guarantee(self) -> Guarantee:
         """The guarantee in the measure of the budget asked for: ``(epsilon, delta)`` at the
         budget's delta, pure ``epsilon``, or ``rho`` (zCDP), under the ledger's accountant
-        (after a learned domain, its selections' delta added: :class:`OutsideLedger`);
+        (after a learned domain, its selections' delta added: :class:`OutsideLedger`), for the
+        release's neighbouring relation;
         qualified when the noise was seeded, NOT PRIVATE when the domain was read from the
         data (:meth:`Guarantee.describe`)."""
         budget = self.ledger.budget
@@ -183,7 +184,8 @@ class Release:
             if g.measure == budget.measure:
                 if self.outside is not None and g.delta is not None and g.epsilon is not None:
                     g = replace(g, delta=self.outside.delta(g.delta, g.epsilon))
-                return replace(g, seeded=self.seeded, not_private=self.non_private_domain)
+                return replace(g, seeded=self.seeded, not_private=self.non_private_domain,
+                               neighbours=self.neighbours)  # fmt: skip
         raise AccountingError(f"the ledger proves no {budget.measure} guarantee")
 
     def private_timings(self) -> dict[str, Any]:

@@ -35,8 +35,16 @@ from dpquery.data.shape import PublicShape
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE, WITHIN_SHARE
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import epsilon_share, run_budget
-from dpquery.pipeline.plan import workloads
-from dpquery.privacy import Ledger
+from dpquery.pipeline.learning import LEARNED_REPLACE_ONE
+from dpquery.pipeline.plan import public_n, relation_of, workloads
+from dpquery.privacy import ZCDP, Ledger
+from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, NOISY_N_SHARE, REPLACE_ONE, noisy_n_rho
+from dpquery.privacy.neighbours import describe as describe_relation
+
+NOISY_N_NOTE = (
+    f": the run reads no n; it draws a noisy n first ({NOISY_N_SHARE:.0%} of rho, charged "
+    "below) and plans on it, so the plan below is for a noisy n near the n given here"
+)
 from dpquery.rng import make_rng
 
 
@@ -155,6 +163,8 @@ def _learning_plan(args: argparse.Namespace) -> int:
     """The split of ``synth`` on a raw table of ``--n`` records whose domain is learned:
     the learning's share of rho, the selections' delta, what remains for the release."""
     synth.check_budget_given(args)
+    if args.neighbours == ADD_REMOVE:
+        raise DPQueryError(LEARNED_REPLACE_ONE)
     if args.n < 1:
         raise DPQueryError(f"--n must be positive, got {args.n}")
     share = DEFAULT_DOMAIN_SHARE if args.domain_share is None else args.domain_share
@@ -162,12 +172,15 @@ def _learning_plan(args: argparse.Namespace) -> int:
     budget = run_budget(options, args.n, share)
     alone = epsilon_share(budget)
     if args.json:
-        print(json.dumps({"n": args.n, "learned_domain": budget.to_dict(),
+        print(json.dumps({"n": args.n, "neighbours": REPLACE_ONE,
+                          "learned_domain": budget.to_dict(),
                           "learning_epsilon_alone": alone * budget.epsilon}, indent=2))  # fmt: skip
         return 0
     b = budget
     print(f"dpquery synth on a raw table of n={args.n} records, its domain learned from the "
           "data (docs/learn.md); no data read")  # fmt: skip
+    print(f"  neighbours: {describe_relation(REPLACE_ONE)}: the domain learning is proved for "
+          "replace-one (give a domain for add/remove)")  # fmt: skip
     print(f"  budget: (epsilon={b.epsilon:g}, delta={b.delta:.3g})-DP for the whole run")
     print(f"  delta: {b.ledger_delta:.3g} for the ledger (rho={b.rho:.6g} converts to "
           f"epsilon={b.epsilon:g} at it), {b.selection_delta:.3g} for the category selections "
@@ -194,14 +207,18 @@ def _synth_plan(args: argparse.Namespace) -> int:
         raise DPQueryError("--domain-share and --types plan a domain learned from a raw table: "
                            "give --n without --domain or --dataset")  # fmt: skip
     shape = _shape(args)
-    synth.estimator(args, None)  # every option checked first
+    relation = relation_of(synth.estimator(args, None))  # every option checked first
+    add_remove = relation == ADD_REMOVE
     synth.check_budget_given(args)
-    options = synth.budget_rule(args, shape.n)
+    options = synth.budget_rule(args, shape.n, add_remove)
     rng = make_rng(args.seed)
-    workload, _ = workloads(synth.workload_of(args), args.k, shape, rng)
+    workload, _ = workloads(synth.workload_of(args), args.k, shape, rng,
+                            public_n(shape, add_remove))  # fmt: skip
     model = synth.estimator(args, rng, options)
     plan = model.plan(shape, workload)
     ledger = Ledger(plan.budget, model.plan_accountant(plan))
+    if add_remove:  # drawn first, before the plan the run makes on it
+        ledger.charge(NOISY_N, ZCDP(noisy_n_rho(plan.budget)))
     for c in plan.charges():  # a plan fits its budget: these charges never raise
         ledger.charge(c.mechanism, c.cost, count=c.count)
     report = ledger.report()
@@ -210,6 +227,7 @@ def _synth_plan(args: argparse.Namespace) -> int:
     rest = "adaptive" if isinstance(inner, AdaptivePlan) else "unspent"
     payload: dict[str, Any] = {
         "algorithm": model.name,
+        "neighbours": relation,
         "n": shape.n,
         "workload": {"queries": len(workload), "kind": args.workload or "default"},
         "budget": plan.budget.to_dict(),
@@ -229,6 +247,7 @@ def _synth_plan(args: argparse.Namespace) -> int:
         return 0
     print(f"dpquery synth --algorithm {model.name}: n={shape.n}, {len(workload)} queries "
           f"({args.workload or 'default'}); no data read")  # fmt: skip
+    print(f"  neighbours: {describe_relation(relation)}{NOISY_N_NOTE if add_remove else ''}")
     print(f"  budget: {plan.budget.describe()}")
     if isinstance(plan, AutoPlan):
         print(f"  auto runs {plan.choice.algorithm}: {plan.choice.reason}")

@@ -68,6 +68,7 @@ from dpquery.errors import DPQueryError
 from dpquery.pipeline import plan
 from dpquery.pipeline.inputs import holds_items
 from dpquery.pipeline.writes import DENSE_COLUMNS
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
 # The exact oracles' limits, passed to the algorithm as its oracle's options.
 ORACLE_FLAGS = "--oracle-time-limit/--oracle-gap"
@@ -254,11 +255,23 @@ def say(warning: Warning) -> None:
     print(f"dpquery synth: warning: {warning}", file=sys.stderr)
 
 
-def budget_rule(args: argparse.Namespace, n: int) -> dict[str, Any]:
-    """The options with the one default (``delta = 1/n^2`` with ``--epsilon``), the warnings
-    at ``delta >= 1/n`` and at ``epsilon > 10`` said."""
-    options = plan.with_default_delta(release_options(args), n)
-    for warning in plan.budget_warnings(options, n):
+def neighbours_of(args: argparse.Namespace, learns: bool = False) -> str | None:
+    """``--neighbours``, or the default (:func:`dpquery.pipeline.plan.neighbours_of`):
+    add/remove for auto, replace-one after a domain learned from the data (``learns``), else
+    the algorithm's own."""
+    if args.neighbours is not None:
+        return str(args.neighbours)
+    if learns:
+        return REPLACE_ONE
+    return ADD_REMOVE if args.algorithm == "auto" else None
+
+
+def budget_rule(args: argparse.Namespace, n: int, add_remove: bool = False) -> dict[str, Any]:
+    """The options with the one default (``delta = 1/n^2`` with ``--epsilon``; under
+    add/remove the public 1e-9), the warnings at ``delta >= 1/n`` (under add/remove at a
+    public threshold) and at ``epsilon > 10`` said."""
+    options = plan.with_default_delta(release_options(args), n, add_remove)
+    for warning in plan.budget_warnings(options, n, add_remove):
         say(warning)
     return options
 
@@ -303,7 +316,7 @@ def estimator(
         return plan.estimator(
             args.algorithm, release_options(args) if options is None else options,
             oracle_options=_oracle_options(args), seed=rng,
-            progress=False if args.quiet else None,
+            progress=False if args.quiet else None, neighbours=neighbours_of(args),
         )  # fmt: skip
 
 

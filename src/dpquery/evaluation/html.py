@@ -27,7 +27,8 @@ import numpy as np
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write_text
 from dpquery.privacy.conversions import zcdp_to_epsilon
-from dpquery.privacy.delta import WEAK_EPSILON, default_delta
+from dpquery.privacy.delta import WEAK_EPSILON, relation_default_delta
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
 WORST_MARGINALS_SHOWN = 25
 _STYLE = """
@@ -362,11 +363,13 @@ def _promise_numbers(release: dict[str, Any]) -> dict[str, float] | None:
                   if g.get("measure") == "approx"
                   and isinstance(g.get("epsilon"), int | float)]  # fmt: skip
         rho, n = budget.get("rho"), release.get("parameters", {}).get("n")
+        add_remove = _relation(release) == ADD_REMOVE
         if stated:
             epsilon, delta = stated[0]["epsilon"], stated[0]["delta"]
-        elif isinstance(rho, int | float) and isinstance(n, int) and n >= 1:
-            # rho-zCDP implies (epsilon, delta)-DP for every delta (CKS); stated at 1/n^2.
-            delta = default_delta(n)
+        elif isinstance(rho, int | float) and (add_remove or isinstance(n, int) and n >= 1):
+            # rho-zCDP implies (epsilon, delta)-DP for every delta (CKS); stated at the default
+            # delta (1/n^2; under add/remove, where n is private, 1e-9).
+            delta = relation_default_delta(n, add_remove)
             epsilon = zcdp_to_epsilon(float(rho), delta)
             extra = {"rho": float(rho)}
         else:
@@ -375,6 +378,14 @@ def _promise_numbers(release: dict[str, Any]) -> dict[str, float] | None:
         return None
     return {"epsilon": float(epsilon), "delta": float(delta or 0.0),
             "odds_factor": math.exp(min(float(epsilon), 700.0)), **extra}  # fmt: skip
+
+
+def _relation(release: dict[str, Any]) -> str:
+    """The relation the release's guarantee is stated for (a report without one: the
+    replace-one of the releases before add/remove)."""
+    privacy = release.get("privacy", {})
+    return str(privacy.get("neighbours", release.get("parameters", {}).get("neighbours",
+                                                                         REPLACE_ONE)))
 
 
 def _promise(page: _Page) -> str:
@@ -398,20 +409,28 @@ def _promise(page: _Page) -> str:
         else ""
     )
     privacy = page.doc["release"].get("privacy", {})
+    add_remove = _relation(page.doc["release"]) == ADD_REMOVE
     if "rho" in numbers:
+        at = ("a delta of 1e-9 (the number of records is private)" if add_remove
+              else "a delta of one over the number of records squared")  # fmt: skip
         weak += (
             f" (The budget is rho = {page.value('promise.rho')} zCDP, which gives this epsilon "
-            "at a delta of one over the number of records squared, by the Canonne-Kamath-Steinke "
-            "conversion.)"
+            f"at {at}, by the Canonne-Kamath-Steinke conversion.)"
         )
+    if add_remove:
+        had = "had your record been left out of the data, or another person's added"
+        count = ("The number of records is protected too: the publication holds only a noisy "
+                 "count of them.")  # fmt: skip
+    else:
+        had = "had your record been replaced by anyone else's"
+        count = "The number of records is treated as public."
     return head + (
         "<p>Publish the synthetic table and its release report, never this page. To every "
         "person whose record is in the data you can promise: <strong>whatever anyone learns "
-        "from the publication, they would learn almost as well had your record been replaced "
-        "by anyone else's.</strong> Almost: the probability of any conclusion about you "
+        f"from the publication, they would learn almost as well {had}.</strong> Almost: the "
+        "probability of any conclusion about you "
         f"changes by at most a factor of {page.value('promise.odds_factor')} (e to the power "
-        f"epsilon, epsilon = {page.value('promise.epsilon')}), {unless}. The number of records "
-        f"is treated as public.{weak}</p>"
+        f"epsilon, epsilon = {page.value('promise.epsilon')}), {unless}. {count}{weak}</p>"
         "<p>In the accountants' terms (the full account is at the end of the page):</p>"
         + _asked_for(page, privacy)
     )

@@ -59,6 +59,7 @@ from dpquery.pipeline.request import Frame, ReleaseRequest, TableFile
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.privacy.delta import default_delta
+from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.privacy.partition_selection import partition_delta
 from dpquery.rng import child_rng, make_rng
 
@@ -69,6 +70,11 @@ RELEASE_STAGE = "release"
 SLACK = 1e-9
 """The release's share of rho is cut by this fraction: the two shares add up within the
 ledger's budget despite float rounding."""
+LEARNED_REPLACE_ONE = (
+    "a domain learned from the data is proved for replace-one neighbours (n public: its "
+    "default delta is 1/n^2): pass --neighbours replace-one (neighbours='replace-one'), or "
+    "give the public domain (--domain) to release under add-remove"
+)
 NEEDS_EPSILON = (
     "a domain learned from the data needs an (epsilon, delta) budget: its category "
     "selections have a tail probability that no {given} states; give epsilon (delta "
@@ -156,8 +162,9 @@ def run_budget(options: Mapping[str, Any], n: int, share: float) -> RunBudget:
 
 
 def check(request: ReleaseRequest) -> None:
-    """Before any data is read: a learned domain needs the local backend and an
-    ``(epsilon, delta)`` budget."""
+    """Before any data is read: a learned domain needs the local backend, an
+    ``(epsilon, delta)`` budget and replace-one neighbours (its selections and delta are
+    proved with ``n`` public)."""
     if not request.learns:
         return
     if request.backend.name != "local":
@@ -166,6 +173,8 @@ def check(request: ReleaseRequest) -> None:
             "(--domain DOMAIN.json) with --backend dask"
         )
     check_share(request.learning.share)
+    if request.neighbours == ADD_REMOVE:
+        raise DPQueryError(LEARNED_REPLACE_ONE)
     options = request.options
     if options.get("rho") is not None:
         raise DPQueryError(NEEDS_EPSILON.format(given="rho (zCDP)"))

@@ -30,9 +30,10 @@ from dpquery.privacy.costs import ZCDP, Charge, Cost
 from dpquery.privacy.errors import AccountingError, BudgetExceededError
 
 NEIGHBOURING = "bounded DP (replace one record), n public"
-"""The neighbouring relation of every guarantee in dpquery: datasets of the same, public size
+"""The neighbouring relation a ledger's own report states: datasets of the same, public size
 ``n`` that differ in one record (Dwork and Roth 2014, Section 2.3; DualQuery and
-Oracle-efficient both prove their theorems for it)."""
+Oracle-efficient both prove their theorems for it). A release states its own relation
+(:meth:`dpquery.algorithms.release.Release.privacy`, :mod:`dpquery.privacy.neighbours`)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,8 @@ class Guarantee:
     """A guarantee in one measure and the accountant that proved it; ``seeded`` when the
     noise came from a seeded generator (:data:`SEEDED`), ``not_private`` when the domain was
     read from the private data (:data:`NOT_PRIVATE`: then the mechanisms' accounting is no
-    guarantee at all)."""
+    guarantee at all); ``neighbours`` the relation it is stated for, when known (a release's:
+    :mod:`dpquery.privacy.neighbours`)."""
 
     measure: str  # "pure", "approx" or "zcdp"
     accountant: str
@@ -84,6 +86,7 @@ class Guarantee:
     rho: float | None = None
     seeded: bool = False
     not_private: bool = False
+    neighbours: str | None = None
 
     @classmethod
     def from_dict(cls, obj: dict[str, object]) -> Guarantee:
@@ -95,18 +98,21 @@ class Guarantee:
 
         return cls(str(obj["measure"]), str(obj["accountant"]), number("epsilon"),
                    number("delta"), number("rho"), bool(obj.get("seeded", False)),
-                   bool(obj.get("not_private", False)))  # fmt: skip
+                   bool(obj.get("not_private", False)),
+                   None if obj.get("neighbours") is None else str(obj["neighbours"]))  # fmt: skip
 
     def describe(self) -> str:
-        """The one printed form of a guarantee: its value(s) and the accountant, qualified
-        when the noise was seeded, and NOT PRIVATE first when the domain was read from the
-        data."""
+        """The one printed form of a guarantee: its value(s), the neighbouring relation (when
+        known) and the accountant, qualified when the noise was seeded, and NOT PRIVATE first
+        when the domain was read from the data."""
         if self.measure == "zcdp":
             value = f"rho={self.rho:.6g}"
         elif self.measure == "pure":
             value = f"epsilon={self.epsilon:.6g}"
         else:
             value = f"epsilon={self.epsilon:.6g}, delta={self.delta:.3g}"
+        if self.neighbours is not None:
+            value += f" for {self.neighbours} neighbours"
         text = f"{value}  [{self.accountant}]"
         if self.seeded:
             text += f"; {SEEDED}"
@@ -127,6 +133,8 @@ class Guarantee:
             out["seeded"] = True
         if self.not_private:
             out["not_private"] = True
+        if self.neighbours is not None:
+            out["neighbours"] = self.neighbours
         return out
 
 

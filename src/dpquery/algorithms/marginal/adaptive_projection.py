@@ -353,19 +353,18 @@ def measure(
     return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
 
-def select(
+def quality_scores(
     candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
-    X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
-    rng: np.random.Generator, ledger: Ledger, cell_maps: Sequence[np.ndarray | None] = (),
-    neighbours: str = REPLACE_ONE,
-) -> int:  # fmt: skip
-    """AIM's selection: the exponential mechanism on ``w_r (||M_r(D) - M_r(D_hat)||_1 -
-    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one, ``max_r w_r``
-    under add-remove (``n`` then the noisy ``n``, so that ``M_r(D_hat)`` does not move with
-    the data; :func:`~dpquery.privacy.neighbours.selection_sensitivity`). A candidate with
-    ``cell_maps[i]`` (each fine cell's compressed cell, :meth:`Compression.cell_map`) is the
-    compressed marginal (``true_counts[i]`` compressed, ``n_r`` its cells; the same
-    sensitivity: a record still moves at most one count down and one up)."""
+    X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float,
+    cell_maps: Sequence[np.ndarray | None] = (),
+) -> np.ndarray:  # fmt: skip
+    """AIM's quality ``w_r (||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma n_r)`` of every
+    candidate (AIM, Section 4), ``M_r(D_hat)`` the records ``X`` scaled to ``n`` records (under
+    add-remove the noisy ``n``: the score then moves by at most ``w_r`` between neighbours).
+    A candidate with ``cell_maps[i]`` (each fine cell's compressed cell,
+    :meth:`Compression.cell_map`) is the compressed marginal (``true_counts[i]`` compressed,
+    ``n_r`` its cells; the same sensitivity: a record still moves at most one count down and
+    one up)."""
     scale = n / X.shape[0]
     fine: dict[Marginal, np.ndarray] = {}
     scores = np.empty(len(candidates))
@@ -378,6 +377,21 @@ def select(
             est = np.bincount(cmap, weights=est, minlength=true_counts[i].size)
         bias = math.sqrt(2 / math.pi) * sigma * est.size
         scores[i] = weights[i] * (np.abs(true_counts[i] - est).sum() - bias)
+    return scores
+
+
+def select(
+    candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
+    X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
+    rng: np.random.Generator, ledger: Ledger, cell_maps: Sequence[np.ndarray | None] = (),
+    neighbours: str = REPLACE_ONE,
+) -> int:  # fmt: skip
+    """AIM's selection: the exponential mechanism on :func:`quality_scores`, sensitivity
+    ``2 max_r w_r`` under replace-one, ``max_r w_r`` under add-remove (``n`` then the noisy
+    ``n``, so that ``M_r(D_hat)`` does not move with the data;
+    :func:`~dpquery.privacy.neighbours.selection_sensitivity`)."""
+    scores = quality_scores(candidates, weights, true_counts, X, sizes, n=n, sigma=sigma,
+                            cell_maps=cell_maps)  # fmt: skip
     return int(exponential_mechanism(
         scores, epsilon=epsilon, sensitivity=selection_sensitivity(weights.max(), neighbours),
         rng=rng, ledger=ledger, name=SELECT,
@@ -604,6 +618,7 @@ __all__: Sequence[str] = [
     "measure_rho",
     "pair_candidates",
     "plan_adaptive",
+    "quality_scores",
     "select",
     "select_rho",
 ]
