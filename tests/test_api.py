@@ -70,7 +70,11 @@ def test_the_default_algorithm_is_auto_on_the_default_workload(df) -> None:
     assert model.release_.parameters["auto"]["algorithm"] == model.release_.algorithm
     # all 3-way marginals of the domain: 3 attributes, one marginal of 10 x 3 x 3 cells
     assert len(model.workload_) == 90
-    assert model.n_ == 200 and model.columns_ == ["size", "color", "age"]
+    # add/remove (auto's default): n is private, n_ the noisy n the release drew
+    assert model.n_ != 200 and model.columns_ == ["size", "color", "age"]
+    assert model.release_.neighbours == "add-remove" and len(model.sample()) == model.n_
+    model = DPSynthesizer(epsilon=1.0, seed=0, neighbours="replace-one").fit(df, CODEBOOK)
+    assert model.n_ == 200 and len(model.sample()) == 200
 
 
 def test_the_estimator_follows_scikit_learn_conventions(df, tmp_path: Path) -> None:
@@ -78,7 +82,7 @@ def test_the_estimator_follows_scikit_learn_conventions(df, tmp_path: Path) -> N
     assert model.get_params() == {
         "epsilon": 0.5, "delta": None, "rho": None, "algorithm": "uniform", "k": 3,
         "options": {"size": 40}, "seed": 1, "progress": None, "dtypes": None, "binarize": False,
-        "domain_share": 0.1, "types": None,
+        "domain_share": 0.1, "types": None, "neighbours": None,
     }  # fmt: skip
     assert not hasattr(model, "release_")
     with pytest.raises(DPQueryError, match="not fitted yet"):

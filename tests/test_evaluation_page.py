@@ -45,13 +45,31 @@ def test_the_promise_comes_first_in_plain_words(page_and_doc) -> None:
     assert text.index("What you can promise") < text.index('class="banner"')
     assert text.index("What you can promise") < text.index("Workload error")
     words = " ".join(page.other_text)
-    assert "they would learn almost as well had your record been replaced" in words
+    # the release's relation: add/remove one record (the default), n private
+    assert ("they would learn almost as well had your record been left out of the data, or "
+            "another person's added") in words  # fmt: skip
+    assert "The number of records is protected too" in words
+    assert "replaced" not in words
     spans = dict(page.spans)
     assert doc["promise"]["epsilon"] == 1.0
     assert spans["promise.odds_factor"] == format_number(math.e)  # e^epsilon
     assert spans["promise.delta"] == format_number(doc["release"]["privacy"]["budget"]["delta"])
     # The accountants' statement follows the plain words.
     assert text.index("almost as well") < text.index("Asked for")
+
+
+def test_under_replace_one_the_promise_says_replaced_and_n_public() -> None:
+    table = small_table(400, 11)
+    data = encode(table, DOMAIN)
+    workload = all_kway_marginals(DOMAIN, 2)
+    model = registry.build("adaptive-projection", {"epsilon": 1.0}, seed=0, progress=False,
+                           neighbours="replace-one")  # fmt: skip
+    release = model.fit(data, workload)
+    ev = evaluate_synthetic(data, release.records, workload)
+    section = json.loads(json.dumps(publishable_report(release)["release"], default=float))
+    words = " ".join(parse(render_html(ev, section)).other_text)
+    assert "they would learn almost as well had your record been replaced" in words
+    assert "The number of records is treated as public." in words
 
 
 def test_the_parameters_are_explained(page_and_doc) -> None:

@@ -346,11 +346,11 @@ def test_cli_parquet_output_has_the_domains_dtypes_not_the_inputs(small: Path) -
     result = dpquery_cli(
         "synth", "--data", str(small / "data.parquet"), "--domain", str(small / "typed.json"),
         "--algorithm", "adaptive-projection", "--epsilon", "1", "--workload", "all-marginals",
-        "--k", "2", "--seed", "0", "--quiet", "--out", str(out),
+        "--k", "2", "--seed", "0", "--quiet", "--out", str(out), "--neighbours", "replace-one",
     )  # fmt: skip
     assert result.code == 0, result.err
     synthetic = pd.read_parquet(out)
-    assert len(synthetic) == 300
+    assert len(synthetic) == 300  # n, public under replace-one
     assert {k: str(v) for k, v in synthetic.dtypes.items()} == {
         "color": "category", "age": "int64", "size": "int64",
     }  # fmt: skip

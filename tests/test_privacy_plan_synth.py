@@ -31,12 +31,14 @@ def test_the_plan_is_what_synth_then_charges(tmp_path):
 def test_the_text_plan_leads_with_the_budget_and_says_where_the_rest_goes():
     text = dpquery_cli(
         "privacy", "synth", "--dataset", "adult-pgm", "--algorithm", "adaptive-projection",
-        "--epsilon", "1", "--workload", "all-marginals", "--k", "3",
+        "--epsilon", "1", "--workload", "all-marginals", "--k", "3", "--neighbours",
+        "replace-one",
     )  # fmt: skip
     assert text.code == 0, text.err
     lines = text.out.splitlines()
     assert "no data read" in lines[0]
-    assert lines[1].strip().startswith("budget: (epsilon=1, delta=4.19e-10)-DP")
+    assert lines[1].strip() == "neighbours: replace one record (n public)"
+    assert lines[2].strip().startswith("budget: (epsilon=1, delta=4.19e-10)-DP")
     assert "untouched attributes: none" in text.out
     assert "spent by adaptive rounds, each charged before it draws" in text.out
 

@@ -1,11 +1,13 @@
-"""The one rule for ``delta``: ``1/n^2`` by default, and a warning at ``1/n`` or more.
+"""The one rule for ``delta``: ``1/n^2`` by default, and a warning at ``1/n`` or more; under
+add/remove neighbours (``n`` private) the public 1e-9, and a warning at 1e-6 or more.
 
 An ``(epsilon, delta)`` guarantee with ``delta >= 1/n`` allows a mechanism that publishes one
 record of the data in the clear with probability ``delta`` per record ("just release a random
 record": Dwork and Roth 2014, Section 2.3, the remark after Definition 2.4), so ``delta``
 must be far below ``1/n``. Every algorithm that takes ``delta`` uses :func:`default_delta`
-when none is given, and :func:`check_delta` warns when the one given is too large. ``n`` is
-public (bounded DP, replace-one neighbours), so both read nothing private.
+when none is given, and :func:`check_delta` warns when the one given is too large. Under
+replace-one neighbours (bounded DP) ``n`` is public, so both read nothing private; under
+add/remove ``n`` is private and neither reads it (:func:`relation_default_delta`).
 
 Likewise :func:`check_epsilon` warns above :data:`WEAK_EPSILON`: an epsilon-DP guarantee
 bounds how far one release can move an adversary's odds on any fact about one record, by a
@@ -20,6 +22,13 @@ import warnings
 
 from dpquery.privacy import _validate
 from dpquery.privacy.conversions import zcdp_to_epsilon
+
+ADD_REMOVE_DELTA = 1e-9
+"""The default ``delta`` under add/remove neighbours: public, independent of ``n`` (AIM's
+default)."""
+ADD_REMOVE_LARGE_DELTA = 1e-6
+"""Under add/remove ``delta`` at or above this is warned of: it is at least ``1/n`` for every
+table of a million records or more, and ``n`` is not public to compare with."""
 
 # Above this epsilon (or the epsilon of a rho at delta = 1/n^2) the guarantee is said to
 # protect nothing (module docstring).
@@ -48,10 +57,8 @@ def delta_too_large(delta: float, n: int) -> bool:
 def relation_default_delta(n: int | None, add_remove: bool) -> float:
     """The default ``delta``: ``1/n^2`` (``n`` public, replace-one), or under add/remove
     neighbours, where ``n`` is private, the public
-    :data:`~dpquery.privacy.neighbours.ADD_REMOVE_DELTA` (1e-9, AIM's)."""
+    :data:`ADD_REMOVE_DELTA` (1e-9, AIM's)."""
     if add_remove:
-        from dpquery.privacy.neighbours import ADD_REMOVE_DELTA
-
         return ADD_REMOVE_DELTA
     assert n is not None
     return default_delta(n)
@@ -61,8 +68,7 @@ def check_delta(delta: float | None, n: int | None, add_remove: bool = False) ->
     """Warn (:class:`LargeDeltaWarning`) when ``1/n <= delta < 1``; return the message, or
     ``None`` when ``delta`` is fine (``None`` or 0: pure DP; invalid values are left to the
     budget's own check). Under add/remove neighbours (``add_remove``) ``n`` is private and
-    not read: the warning is at ``delta >=``
-    :data:`~dpquery.privacy.neighbours.ADD_REMOVE_LARGE_DELTA`, public."""
+    not read: the warning is at ``delta >=`` :data:`ADD_REMOVE_LARGE_DELTA`, public."""
     if add_remove:
         return _check_delta_add_remove(delta)
     assert n is not None
@@ -78,8 +84,6 @@ def check_delta(delta: float | None, n: int | None, add_remove: bool = False) ->
 
 
 def _check_delta_add_remove(delta: float | None) -> str | None:
-    from dpquery.privacy.neighbours import ADD_REMOVE_DELTA, ADD_REMOVE_LARGE_DELTA
-
     if delta is None or not ADD_REMOVE_LARGE_DELTA <= delta < 1:
         return None
     message = (

@@ -44,6 +44,7 @@ import numpy as np
 
 from dpquery.errors import DPQueryError
 from dpquery.privacy.budget import Budget, budget_rho
+from dpquery.privacy.delta import ADD_REMOVE_DELTA, ADD_REMOVE_LARGE_DELTA
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism
 from dpquery.privacy.ledger import Ledger
 
@@ -53,11 +54,6 @@ Neighbours = Literal["add-remove", "replace-one"]
 RELATIONS: Final[tuple[str, str]] = (ADD_REMOVE, REPLACE_ONE)
 """The accepted spellings, in one place (the API's ``neighbours=``, the CLI's ``--neighbours``)."""
 
-ADD_REMOVE_DELTA: Final = 1e-9
-"""The default ``delta`` under add-remove: public, independent of ``n`` (AIM's default)."""
-ADD_REMOVE_LARGE_DELTA: Final = 1e-6
-"""Under add-remove ``delta`` at or above this is warned of: it is at least ``1/n`` for every
-table of a million records or more, and ``n`` is not public to compare with."""
 NOISY_N_SHARE: Final = 0.01
 """The share of the budget's zCDP ``rho`` that buys the noisy ``n`` (:func:`noisy_n`)."""
 NOISY_N: Final = "noisy record count (discrete Gaussian)"
