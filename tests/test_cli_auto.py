@@ -39,12 +39,13 @@ def test_the_default_command_runs_auto_on_the_default_workload(files: Path) -> N
                          "r.json", "--seed", "0", cwd=files)  # fmt: skip
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    # the guarantee asked for (delta defaults to 1/n^2 = 6.25e-06), then what ran and why
+    # the guarantee asked for (add/remove: delta defaults to 1e-9), then what ran and why
     assert lines[0] == (
-        "privacy: (1, 6.3e-06)-DP (seeded: does not hold against anyone who "
-        "knows the seed), bounded DP (replace one record), n public"
+        "privacy: (1, 1.0e-09)-DP (seeded: does not hold against anyone who "
+        "knows the seed), unbounded DP (add or remove one record), n private"
     )
-    assert lines[1].startswith("algorithm: adaptive-projection, chosen by auto: 400 records")
+    assert lines[1].startswith("algorithm: adaptive-projection, chosen by auto: about ")
+    assert "(a noisy count) records" in lines[1] and "400" not in result.out
     assert any(x.startswith("wrote ") and "s.csv" in x for x in lines)
     assert "other accountants (the same run, proved in other measures):" in lines
     assert "error" not in result.out.lower()  # evaluation numbers only with --evaluate
@@ -93,13 +94,13 @@ def test_demo_runs_offline_with_the_default_algorithm(tmp_path: Path) -> None:
     assert result.code == 0, result.err
     out = result.out
     assert "== adult (found: shipped): 30,162 records" in out
-    # delta = 1/n^2 = 1/30,162^2 = 1.1e-09, far below 1/n = 3.3e-05
+    # add/remove neighbours (the default): delta = 1e-9, n private
     assert (
-        "== privacy: (1, 1.1e-09)-DP (seeded: does not hold against anyone who knows the "
-        "seed), delta = 1/n^2 (1/n = 3.3e-05)"
+        "== privacy: (1, 1.0e-09)-DP (seeded: does not hold against anyone who knows the "
+        "seed), unbounded DP (add or remove one record), n private"
     ) in out
     assert "algorithm: adaptive-projection, chosen by auto:" in out
-    assert "NOT PRIVATE" in out and out.index("NOT PRIVATE") > out.index("synthetic rows (n,")
+    assert "NOT PRIVATE" in out and out.index("NOT PRIVATE") > out.index("synthetic rows (a noisy n,")
     assert out.index("the release took") > out.index("NOT PRIVATE")  # a timing of the fit
     assert "(not shown: the Laplace baseline" in out  # explained, not a row of noise
     assert "mean TV" in out and out.index("mean TV") < out.index("max error")

@@ -158,9 +158,15 @@ def test_report_holds_no_float_from_a_noise_draw(tmp, monkeypatch, extra, module
 
 
 def test_delta_defaults_to_one_over_n_squared(tmp, capsys) -> None:
-    assert main(synth(tmp, "--epsilon", "2", "--seed", "0")) == 0  # the default: auto
+    """Under replace-one (n public); under add/remove (auto's default) to 1e-9."""
+    argv = synth(tmp, "--epsilon", "2", "--seed", "0", "--neighbours", "replace-one")
+    assert main(argv) == 0
     budget = json.loads((tmp / "r.json").read_text())["release"]["privacy"]["budget"]
     assert budget["delta"] == 1 / N**2
+    assert "warning" not in capsys.readouterr().err
+    assert main(synth(tmp, "--epsilon", "2", "--seed", "0", "--overwrite")) == 0
+    budget = json.loads((tmp / "r.json").read_text())["release"]["privacy"]["budget"]
+    assert budget["delta"] == 1e-9
     assert "warning" not in capsys.readouterr().err
 
 

@@ -63,7 +63,7 @@ def zero_or(check: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
 # measuring untouched attributes takes (:mod:`dpquery.algorithms.columns`).
 SHARED = (
     Option("epsilon", "privacy budget epsilon"),
-    Option("delta", "privacy budget delta (default 1/n^2 with epsilon; 0: pure DP)"),
+    Option("delta", "delta (default 1e-9; replace-one: 1/n^2; 0: pure DP)"),
     Option("rho", "zCDP budget"),
     Option(
         "size",

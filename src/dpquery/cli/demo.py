@@ -2,8 +2,9 @@
 
 Releases Adult (shipped with the package: no data folder, no network) over its public domain
 through the pipeline ``dpquery synth`` runs (:mod:`dpquery.pipeline`), with its defaults:
-``--algorithm auto`` on the default workload (every 3-way marginal of at most n cells), at
-(1, 1/n^2)-DP, delta far below 1/n. It prints the guarantee, which algorithm ran and why, a
+``--algorithm auto`` on the default workload (every 3-way marginal of at most 50,000 cells:
+under add/remove neighbours, the default, ``n`` is private), at (1, 1e-9)-DP for add/remove
+neighbours. It prints the guarantee, which algorithm ran and why, a
 few synthetic records in Adult's own columns and then, labelled NOT PRIVATE (computed on the
 private data), the release's errors beside the baselines and how often its records break a
 rule every real record keeps (:mod:`dpquery.evaluation.coherence`). The seed is fixed so the
@@ -27,6 +28,7 @@ from dpquery.data.decode import decode
 from dpquery.data.records import Records
 from dpquery.evaluation.coherence import canonical_table, coherence_section
 from dpquery.evaluation.release_report import release_report
+from dpquery.pipeline.plan import PUBLIC_N_BOUND
 from dpquery.pipeline.rows import table_rows
 from dpquery.queries import Workload, answer
 
@@ -39,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", default="adult", help="built-in dataset (default adult)")
     p.add_argument("--k", type=int, default=3, help="marginal order (default 3)")
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
-    p.add_argument("--delta", type=float, help="privacy delta (default 1/n^2)")
+    p.add_argument("--delta", type=float, help="privacy delta (default 1e-9)")
     p.add_argument("--seed", type=int, default=0, help="seed (demo only: fixed for research)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(func=_demo)
@@ -55,20 +57,20 @@ def _demo(args: argparse.Namespace) -> int:
         pipeline.Frame(table, domain), options={"epsilon": args.epsilon, "delta": args.delta},
         k=args.k, seed=args.seed, progress=False if args.quiet else None,
     )  # fmt: skip
-    fitted = pipeline.fit(request)  # delta = 1/n^2 unless given; a warning when >= 1/n
+    fitted = pipeline.fit(request)  # add/remove: delta = 1e-9 unless given, n private
     release, data, workload = fitted.release, fitted.data, fitted.workload
     assert workload is not None  # a table's release is fitted for a workload
     marginals = len(workload.marginals) - 1 if workload.marginals is not None else 0
-    print(f"== workload (the default): {marginals} {args.k}-way marginals of at most n cells, "
-          f"{len(workload):,} cells")  # fmt: skip
-    print(f"\n== privacy: {qualified_guarantee(release.privacy())}, delta = 1/n^2 (1/n = "
-          f"{1 / data.n:.1e}), bounded DP (replace one record), n public")  # fmt: skip
+    print(f"== workload (the default): {marginals} {args.k}-way marginals of at most "
+          f"{PUBLIC_N_BOUND:,} cells, {len(workload):,} cells")  # fmt: skip
+    privacy = release.privacy()
+    print(f"\n== privacy: {qualified_guarantee(privacy)}, {privacy['neighbouring']}")
     print(f"   algorithm: {release.algorithm}, chosen by auto: "
           f"{release.parameters['auto']['reason']}")  # fmt: skip
     print(f"   {release.records.m:,} synthetic records")
     synthetic, _ = table_rows(fitted, domain, pipeline.Output())
-    print(f"\n== {RECORDS_SHOWN} of the {len(synthetic):,} synthetic rows (n, as `dpquery synth` "
-          "writes them), numeric columns shown by their public bin:")  # fmt: skip
+    print(f"\n== {RECORDS_SHOWN} of the {len(synthetic):,} synthetic rows (a noisy n, as "
+          "`dpquery synth` writes them), numeric columns shown by their public bin:")  # fmt: skip
     shown = canonical_table(synthetic.head(RECORDS_SHOWN), domain)
     print(shown.to_string(index=False))
     _evaluation(args, release, data, workload, table, synthetic)

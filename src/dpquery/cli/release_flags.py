@@ -9,7 +9,7 @@ import argparse
 from dpquery.algorithms import registry
 from dpquery.algorithms.options import Option
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
-from dpquery.privacy.neighbours import ADD_REMOVE, ADD_REMOVE_DELTA, RELATIONS, REPLACE_ONE
+from dpquery.privacy.neighbours import ADD_REMOVE, RELATIONS, REPLACE_ONE
 from dpquery.queries import WORKLOAD_KINDS
 
 # The default release: ``auto`` runs adaptive-projection on tables of up to 1,000 attributes.
@@ -30,12 +30,9 @@ def add_budget_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("privacy budget (--epsilon, with --delta, or --rho)")
     for name in BUDGET:
         add_option(g, registry.all_options()[name])
-    g.add_argument("--neighbours", choices=RELATIONS, metavar="{" + ",".join(RELATIONS) + "}",
-                   help=f"the neighbouring relation the guarantee is stated for: {ADD_REMOVE} "
-                   f"(n private; default of auto, adaptive-projection, wide-dense, wide; delta "
-                   f"defaults to {ADD_REMOVE_DELTA:g}) or {REPLACE_ONE} (n public; the papers' "
-                   "algorithms, which refuse add-remove, and a domain learned from the "
-                   "data; delta defaults to 1/n^2); docs/privacy.md")  # fmt: skip
+    g.add_argument("--neighbours", choices=RELATIONS, metavar="R",
+                   help=f"{ADD_REMOVE} (n private; auto's default) or {REPLACE_ONE} (n "
+                   "public; the papers' algorithms)")  # fmt: skip
 
 
 def add_learning_args(p: argparse.ArgumentParser) -> None:
