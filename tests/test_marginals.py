@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpquery.privacy.neighbours import NOISY_N
 from dpquery.algorithms.marginal import adaptive_projection as am
 from dpquery.algorithms.marginal.adaptive_projection import (
     AdaptiveProjection,
@@ -361,8 +362,8 @@ def test_total_spent_within_budget(options) -> None:
     budget = release.ledger.budget
     assert release.ledger.spent <= budget.limit
     assert release.ledger.spent >= 0.999 * budget.limit
-    if "rho" not in options:
-        assert budget.delta == options.get("delta", 1 / data.n**2)
+    if "rho" not in options:  # add/remove (the default): 1e-9, not 1/n^2
+        assert budget.delta == options.get("delta", 1e-9)
 
 
 def test_failure_mid_fit_keeps_everything_spent(monkeypatch) -> None:
@@ -383,8 +384,9 @@ def test_failure_mid_fit_keeps_everything_spent(monkeypatch) -> None:
         model.fit(small_data(), workload_2way())
     assert model.ledger_ is not None
     kinds = [e.charge.mechanism for e in model.ledger_.entries]
-    # 5 one-way measurements, then 3 rounds of select + measure, the third round's fit raising.
-    assert kinds == [am.MEASURE] * 5 + [am.SELECT, am.MEASURE] * 3
+    # the noisy n (add/remove), 5 one-way measurements, then 3 rounds of select + measure,
+    # the third round's fit raising.
+    assert kinds == [NOISY_N] + [am.MEASURE] * 5 + [am.SELECT, am.MEASURE] * 3
     assert model.ledger_.spent > 0
 
 
@@ -418,7 +420,7 @@ def test_release_is_one_hot_records_without_measurements() -> None:
         assert (rows[:, a:b].sum(axis=1) == 1).all()
     published = release.to_dict()
     published.pop("labels", None)  # the report's fixed prose saying what is left out
-    text = repr(published)
+    text = repr(published).replace("'noisy_n'", "")  # the noisy n is published (add/remove)
     assert "measurement" not in text and "noisy" not in text
     assert all(isinstance(v, int | float | str | bool | list | dict | tuple | None)
                for v in release.parameters.values())  # fmt: skip
@@ -451,10 +453,15 @@ def test_bad_parameters_are_refused_by_name(options, match) -> None:
 
 def test_too_wide_is_refused_before_any_charge(monkeypatch) -> None:
     monkeypatch.setattr(am, "MAX_CODES", 1000)
-    model = AdaptiveProjection(epsilon=1.0, size=10)
+    model = AdaptiveProjection(epsilon=1.0, size=10, neighbours="replace-one")
     with pytest.raises(DPQueryError, match="codes, more than 1000"):
         model.fit(small_data(), workload_2way())
     assert model.ledger_ is None
+    # under add/remove the check reads the noisy n, drawn (and kept on the ledger) first
+    model = AdaptiveProjection(epsilon=1.0, size=10)
+    with pytest.raises(DPQueryError, match="codes, more than 1000"):
+        model.fit(small_data(), workload_2way())
+    assert model.ledger_ is not None and len(model.ledger_.entries) == 1
 
 
 def test_bad_workloads_are_refused() -> None:

@@ -260,7 +260,7 @@ def test_the_planner_names_the_relation(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["privacy", "synth", "--dataset", "adult-pgm", "--epsilon", "1"]) == 0
     text = capsys.readouterr().out
     assert "neighbours: add/remove one record (n private)" in text
-    assert "noisy record count (discrete Gaussian): 1 x" in text
+    assert "the number of records (discrete Gaussian): 1 x" in text
     assert "delta=1e-09" in text
     assert main(["privacy", "synth", "--dataset", "adult-pgm", "--epsilon", "1",
                  "--neighbours", "replace-one", "--json"]) == 0  # fmt: skip

@@ -46,6 +46,9 @@ from dpquery.queries import Workload, answer
 from dpquery.queries.counts import counts_elsewhere
 from dpquery.rng import SeedLike, make_rng
 
+DRY_RUN_N = 1
+"""The public number of records an add/remove fit plans on before it draws the noisy ``n``:
+only to refuse bad options before any charge (the plan it runs is made on the noisy ``n``)."""
 # One round's statistics: its timings (select_s, respond_s, observe_s) and what the algorithm
 # reports beside them.
 RoundStats = dict[str, Any]
@@ -270,11 +273,15 @@ class Synthesizer(ABC):
         without ``n`` (``delta`` default 1e-9), the noisy ``n`` is drawn and charged first
         (:func:`~dpquery.privacy.neighbours.noisy_n`, :data:`NOISY_N_SHARE` of ``rho``), and
         the plan and the run read it in place of ``n``; the release reports it as
-        ``noisy_n`` and never the exact ``n``."""
+        ``noisy_n`` and never the exact ``n``. Before any charge the plan is tried on one
+        record (:data:`DRY_RUN_N`, public), so that options out of range or that do not
+        combine are refused with nothing spent."""
         own = ledger is None
         budget = ledger.budget if ledger is not None else budget_of(
             **self.budget_keywords(None, None)
         )  # fmt: skip
+        dry = None if own else ledger.budget  # type: ignore[union-attr]
+        self.plan(data, workload, budget=dry, n=DRY_RUN_N)  # type: ignore[call-arg]
         check_delta(budget.delta, None, add_remove=True)
         if own:
             check_epsilon(getattr(self, "epsilon", None), getattr(self, "rho", None), None, True)

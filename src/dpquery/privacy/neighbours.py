@@ -56,7 +56,7 @@ RELATIONS: Final[tuple[str, str]] = (ADD_REMOVE, REPLACE_ONE)
 
 NOISY_N_SHARE: Final = 0.01
 """The share of the budget's zCDP ``rho`` that buys the noisy ``n`` (:func:`noisy_n`)."""
-NOISY_N: Final = "noisy record count (discrete Gaussian)"
+NOISY_N: Final = "the number of records (discrete Gaussian)"
 """The ledger's name of the noisy ``n``'s charge."""
 
 _DESCRIPTIONS: Final = {
