@@ -57,7 +57,13 @@ from dpquery.algorithms.marginal.adaptive_projection import (
     pair_candidates,
 )
 from dpquery.algorithms.release import Release
-from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
+from dpquery.algorithms.synthesizer import (
+    Outcome,
+    Run,
+    Synthesizer,
+    ZCDPBudget,
+    plans_on_noisy_n,
+)
 from dpquery.algorithms.wide.dense import DensePlan
 from dpquery.algorithms.wide.release import WidePlan, noise_warning
 from dpquery.data.binary import BinaryData
@@ -372,7 +378,7 @@ class Auto(ZCDPBudget, Synthesizer):
                 raise
             raise DPQueryError(f"auto chose {choice.algorithm} ({choice.reason}): {exc}") from None
         model.validate()
-        if add_remove:  # the noisy n, drawn by the fit, in place of n
+        if add_remove and plans_on_noisy_n(model):  # the noisy n, drawn by the fit, for n
             inner = model.plan(data, workload, budget=budget, n=n)  # type: ignore[call-arg]
         else:
             inner = model.plan(data, workload, budget=budget)

@@ -240,7 +240,7 @@ class Synthesizer(ABC):
         refuse_after_failed_spend(getattr(self, "failed_ledger_", None), self.name)
         check_inputs(self.name, data, workload)
         self.validate()
-        if self.relation == ADD_REMOVE:
+        if self.relation == ADD_REMOVE and plans_on_noisy_n(self):
             return self._fit_add_remove(data, workload, true_answers, ledger)
         plan = self.plan(data, workload, budget=None if ledger is None else ledger.budget)
         check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
@@ -327,6 +327,13 @@ class Synthesizer(ABC):
             },
             seeded=not is_cryptographic(rng),
         )
+
+
+def plans_on_noisy_n(model: Synthesizer) -> bool:
+    """Whether ``model``'s plan takes the number of records ``n`` to plan on: then, under
+    add/remove neighbours, :meth:`Synthesizer.fit` draws the noisy ``n`` first and plans on
+    it; an estimator whose plan takes none measures ``n`` itself (as the wide release does)."""
+    return "n" in inspect.signature(type(model).plan).parameters
 
 
 def attach_ledger(exc: BaseException, ledger: Ledger, before: int = 0) -> Ledger | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dpquery.algorithms.marginal.adaptive_projection import DEFAULT_MAX_RECORDS
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.backends import PartitionedData
@@ -23,6 +24,7 @@ from dpquery.data.items import ItemSets
 from dpquery.pipeline.inputs import as_item_sets, item_bits
 from dpquery.pipeline.learning import Learned
 from dpquery.pipeline.request import ReleaseRequest
+from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.queries import Workload, answer, default_workload
 
 
@@ -47,9 +49,14 @@ class Fitted:
     @property
     def n(self) -> int:
         """The number of records the later steps may read: the data's (public under
-        replace-one), or under add/remove the noisy ``n`` the release drew."""
-        noisy = self.release.parameters.get("noisy_n")
-        return int(self.data.n) if noisy is None else int(noisy)
+        replace-one), or under add/remove the noisy ``n`` the release drew (``noisy_n``; a
+        release that measures ``n`` itself, the wide release, reports it as its ``n``)."""
+        parameters = self.release.parameters
+        if "noisy_n" in parameters:
+            return int(parameters["noisy_n"])
+        if self.release.neighbours == ADD_REMOVE:
+            return int(parameters["n"])
+        return int(self.data.n)
 
 
 def fit_table(
@@ -96,7 +103,10 @@ def fit_items(
     assert isinstance(items, ItemSets)
     data = item_bits(items)
     assert data.domain is not None
-    workload = default_workload(data.domain, data.n, k=request.k, seed=rng)
+    # under add/remove n is private: the workload's cells are capped by the public bound
+    add_remove = getattr(model, "relation", None) == ADD_REMOVE
+    n = DEFAULT_MAX_RECORDS if add_remove else data.n
+    workload = default_workload(data.domain, n, k=request.k, seed=rng)
     release = _fit(request, model, data, workload)
     records = as_item_sets(release.records)
     return Fitted(release, records, model, items, workload, None, (None,), rng)

@@ -127,9 +127,8 @@ def _release_items(request: ReleaseRequest) -> ReleaseResult:
             fitted = _fit_items(request, data)
             reason = None
             if request.algorithm == "auto":
-                reason = plan.items_auto_reason(
-                    fitted.model, data, partitioned, fitted.release.parameters.get("noisy_n")
-                )  # fmt: skip
+                noisy = fitted.n if fitted.release.neighbours == ADD_REMOVE else None
+                reason = plan.items_auto_reason(fitted.model, data, partitioned, noisy)
         out = rows.item_rows(fitted, request.output)
         report = reports.items_report(fitted, out, form, weights, reason)
         evaluation = None
