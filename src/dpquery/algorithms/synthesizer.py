@@ -310,7 +310,8 @@ class Synthesizer(ABC):
         self, outcome: Outcome, ledger: Ledger, parameters: dict[str, Any],
         workload: Workload | None, t_answers: float, start: float, rng: np.random.Generator,
     ) -> Release:  # fmt: skip
-        parameters["neighbours"] = self.relation
+        if self.relation == ADD_REMOVE:  # replace-one's parameters as they always were
+            parameters["neighbours"] = ADD_REMOVE
         if workload is not None:
             parameters["queries"] = len(workload)
         timings = outcome.timings if outcome.timings is not None else round_timings(outcome.rounds)
