@@ -59,13 +59,13 @@ def test_the_sensitivities_by_hand() -> None:
 
 @pytest.mark.parametrize("bad", ["add_remove", "replace", "", None, 1])
 def test_a_bad_relation_is_named_with_the_accepted_ones(bad: Any) -> None:
-    with pytest.raises(DPQueryError, match=r"neighbours must be one of 'add-remove', "
-                       r"'replace-one', got " + re.escape(repr(bad))):  # fmt: skip
+    accepted = r"neighbours must be 'add-remove' \(.*\) or 'replace-one' \(.*\); got "
+    with pytest.raises(DPQueryError, match=accepted + re.escape(repr(bad))):
         check_neighbours(bad)
     if bad is not None:  # None: the algorithm's own relation
-        with pytest.raises(DPQueryError, match="neighbours must be one of"):
+        with pytest.raises(DPQueryError, match=accepted):
             registry.build("auto", {"epsilon": 1.0}, neighbours=bad)
-    with pytest.raises(DPQueryError, match="neighbours must be one of"):
+    with pytest.raises(DPQueryError, match=accepted):
         AdaptiveProjection(epsilon=1.0, neighbours=bad).validate()
 
 

@@ -59,7 +59,7 @@ from dpquery.errors import DPQueryError, NonPrivateWarning
 from dpquery.pipeline import Fitted, Frame, ItemMatrix, Learning, Output, ReleaseRequest, Source
 from dpquery.pipeline.rows import item_rows, table_rows
 from dpquery.privacy import Ledger
-from dpquery.privacy.neighbours import check_neighbours
+from dpquery.privacy.neighbours import ADD_REMOVE, check_neighbours
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike
 
@@ -298,7 +298,9 @@ class DPSynthesizer:
                 f"a sparse matrix is released by the wide release (algorithm='wide' or "
                 f"'auto'), not {self.algorithm!r}"
             )
-        wide = DPSynthesizer(**{**self.get_params(), "algorithm": "wide"})
+        # auto's relation (add/remove) unless one is given: the wide release is auto's here
+        relation = self.neighbours or (ADD_REMOVE if self.algorithm == "auto" else None)
+        wide = DPSynthesizer(**{**self.get_params(), "algorithm": "wide", "neighbours": relation})
         request = replace(wide._request(ItemMatrix(items)), keep=self._keep)
         self.columns_ = None  # item data: no domain, no workload, no columns
         return self._fitted_as(self._fit(request))

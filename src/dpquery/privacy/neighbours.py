@@ -73,7 +73,8 @@ def check_neighbours(value: object) -> str:
     """``value`` if it is one of :data:`RELATIONS`, else a clear error naming it."""
     if value not in RELATIONS:
         raise DPQueryError(
-            f"neighbours must be one of {', '.join(repr(r) for r in RELATIONS)}, got {value!r}"
+            f"neighbours must be {ADD_REMOVE!r} (one record added or removed, n private) or "
+            f"{REPLACE_ONE!r} (one record replaced, n public); got {value!r}"
         )
     return str(value)
 
