@@ -166,9 +166,11 @@ def test_a_matrix_of_ratings_is_refused_unless_binarized(df, value) -> None:
     with pytest.raises(DPQueryError, match=message):
         model.fit(_ratings(value))
     assert not hasattr(model, "ledger_") or not model.ledger_.entries  # nothing spent
-    synthetic, _ = synthesize(_ratings(value), epsilon=1.0, seed=0, binarize=True, **WIDE)
+    synthetic, _ = synthesize(_ratings(value), epsilon=1.0, seed=0, binarize=True,
+                              neighbours="replace-one", **WIDE)  # n public: n rows
     assert synthetic.shape == (60, 30)
-    fitted = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE, binarize=True).fit(_ratings(value))
+    fitted = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE, binarize=True,
+                           neighbours="replace-one").fit(_ratings(value))  # fmt: skip
     assert fitted.n_ == 60
     with pytest.raises(DPQueryError, match="binarize=True is for item data"):
         synthesize(df, CODEBOOK, epsilon=1.0, binarize=True)
