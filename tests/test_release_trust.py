@@ -328,7 +328,7 @@ def test_a_seeded_item_release_qualifies_its_guarantee(sparse) -> None:
 
 
 def test_a_failed_item_fit_keeps_its_ledger_and_refuses_a_retry(sparse) -> None:
-    model = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE)
+    model = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE, neighbours="replace-one")
     with _fails_at_the_pairs(RuntimeError("injected")), pytest.raises(RuntimeError) as failure:
         model.fit(sparse)
     ledger = model.ledger_
@@ -341,7 +341,7 @@ def test_a_failed_item_fit_keeps_its_ledger_and_refuses_a_retry(sparse) -> None:
 
 
 def test_an_item_fit_keeps_its_ledger(sparse) -> None:
-    model = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE).fit(sparse)
+    model = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE, neighbours="replace-one").fit(sparse)
     assert model.ledger_ is model.release_.ledger and len(model.ledger_.entries) == 3
 
 
@@ -351,7 +351,7 @@ def _item_cli(tmp_path: Path, sparse: sp.csr_array) -> tuple[list[str], Path]:
     argv = ["synth", "--data", str(tmp_path / "x.transactions.csv"), "--epsilon", "1",
             "--out", str(tmp_path / "s.transactions.csv"), "--report", str(report),
             "--overwrite", "--bound", "6", "--head", "12", "--pool", "3000",
-            "--head-mode", "off"]  # fmt: skip
+            "--head-mode", "off", "--neighbours", "replace-one"]  # fmt: skip
     return argv, report
 
 

@@ -234,7 +234,7 @@ def item_file(tmp_path):
 def test_synth_round_trip_of_item_data_and_auto_picks_wide(item_file, tmp_path):
     out = tmp_path / "s.transactions.csv"
     r = dpquery_cli("synth", "--data", str(item_file), "--epsilon", "1", "--seed", "0",
-                    "--out", str(out), *FAST)  # fmt: skip
+                    "--out", str(out), *FAST, "--neighbours", "replace-one")  # fmt: skip
     assert r.code == 0, r.err
     assert "algorithm: wide, chosen by auto" in r.out
     assert out.read_text().splitlines()[0] == "# rows 600 items 1200"
@@ -244,7 +244,7 @@ def test_synth_round_trip_of_item_data_and_auto_picks_wide(item_file, tmp_path):
     npz, out_npz = tmp_path / "x.npz", tmp_path / "s.npz"
     sp.save_npz(npz, read_item_sets(item_file).matrix)
     r = dpquery_cli("synth", "--data", str(npz), "--epsilon", "1", "--seed", "0",
-                    "--out", str(out_npz), *FAST)  # fmt: skip
+                    "--out", str(out_npz), *FAST, "--neighbours", "replace-one")  # fmt: skip
     assert r.code == 0, r.err
     assert sp.load_npz(out_npz).shape == (600, 1200)
     assert (sp.csr_array(sp.load_npz(out_npz)) != synthetic.matrix).nnz == 0  # same seed
@@ -286,7 +286,9 @@ def test_auto_plans_the_wide_release_on_free_bits():
 
     data = BinaryData.from_dense(_items(300, 1100, 7).toarray())
     workload = Workload.from_lists("conjunction", 1100, [[(0, True)], [(1, True), (2, True)]])
-    plan = registry.build("auto", {"epsilon": 1.0}, seed=0).plan(data, workload)
+    plan = registry.build("auto", {"epsilon": 1.0}, seed=0, neighbours="replace-one").plan(
+        data, workload
+    )
     assert plan.choice.algorithm == "wide"
     # n = 300: the sparse mode's counts would be swamped, so the plan is the head mode's
     assert [c.mechanism for c in plan.charges()] == [measure.PICKS] * 20 + [
@@ -298,10 +300,12 @@ def test_synthesize_takes_and_returns_a_sparse_matrix():
     import dpquery
 
     matrix = sp.csr_matrix(_items(500, 80, 8))  # the older sparse matrix class is accepted too
-    synthetic, release = dpquery.synthesize(matrix, epsilon=1.0, seed=0, **SMALL)
-    assert sp.issparse(synthetic) and synthetic.shape == (500, 80)
+    synthetic, release = dpquery.synthesize(matrix, epsilon=1.0, seed=0,
+                                            neighbours="replace-one", **SMALL)  # fmt: skip
+    assert sp.issparse(synthetic) and synthetic.shape == (500, 80)  # n public: n rows
     assert release.algorithm == "wide"
-    more = dpquery.DPSynthesizer(epsilon=1.0, seed=0, options=SMALL).fit(matrix).sample(50)
+    more = dpquery.DPSynthesizer(epsilon=1.0, seed=0, options=SMALL, neighbours="replace-one")
+    more = more.fit(matrix).sample(50)
     assert more.shape == (50, 80)
     with pytest.raises(DPQueryError, match="wide"):
         dpquery.synthesize(matrix, epsilon=1.0, algorithm="dualquery")
@@ -348,7 +352,7 @@ def test_synth_says_how_the_item_rows_were_made(item_file, tmp_path, capsys):
 
     out, report = tmp_path / "s.transactions.csv", tmp_path / "r.json"
     argv = ["synth", "--data", str(item_file), "--epsilon", "1", "--seed", "0", "--out",
-            str(out), "--report", str(report), *FAST]  # fmt: skip
+            str(out), "--report", str(report), *FAST, "--neighbours", "replace-one"]  # fmt: skip
     assert main(argv) == 0
     assert "wrote 600 rows to" in (said := capsys.readouterr().out)
     assert "the 600 released records over 1200 items\n" in said
