@@ -115,8 +115,9 @@ def _validate_groups(groups: np.ndarray, d: int) -> np.ndarray:
 class BinaryData:
     """A sensitive dataset as n records over d bits (see the module docstring for layout).
 
-    ``n`` is public in every algorithm of dpquery (it is the neighbouring-relation's fixed
-    size), so it is stored plainly.
+    ``n`` is stored plainly: it is public under replace-one neighbours (the relation's fixed
+    size); under add/remove (:mod:`dpquery.privacy.neighbours`) a release reads a noisy ``n``
+    in its place and never reports this one.
     """
 
     words: np.ndarray

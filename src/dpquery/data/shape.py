@@ -1,7 +1,9 @@
-"""What a plan may read of a dataset: its public sizes and domain, and no records.
+"""What a plan may read of a dataset: its sizes and domain, and no records.
 
-Under the library's neighbouring relation (replace one record) the number of records ``n`` is
-public, and so is the domain. :class:`PublicShape` carries exactly these, with the attributes a
+The domain is public. The number of records ``n`` is public under replace-one neighbours
+(bounded DP); under add/remove neighbours (:mod:`dpquery.privacy.neighbours`) it is private,
+and a fit plans on a noisy ``n`` instead: a shape's ``n`` is then the planner's estimate.
+:class:`PublicShape` carries these, with the attributes a
 :class:`~dpquery.data.binary.BinaryData` exposes for them, so a synthesizer's ``plan`` can run
 before any data is read (``dpquery privacy synth``). A plan that touched the records would fail
 on it: the shape has none.
@@ -20,7 +22,8 @@ from dpquery.errors import DPQueryError
 
 @dataclass(frozen=True)
 class PublicShape:
-    """``n`` records over ``domain`` (both public), without the records."""
+    """``n`` records over ``domain`` (the domain public; ``n`` public under replace-one, an
+    estimate under add/remove), without the records."""
 
     n: int
     domain: Domain
