@@ -166,8 +166,9 @@ def test_a_matrix_of_ratings_is_refused_unless_binarized(df, value) -> None:
     with pytest.raises(DPQueryError, match=message):
         model.fit(_ratings(value))
     assert not hasattr(model, "ledger_") or not model.ledger_.entries  # nothing spent
-    synthetic, _ = synthesize(_ratings(value), epsilon=1.0, seed=0, binarize=True,
-                              neighbours="replace-one", **WIDE)  # n public: n rows
+    synthetic, _ = synthesize(
+        _ratings(value), epsilon=1.0, seed=0, binarize=True, neighbours="replace-one", **WIDE
+    )  # n public: n rows
     assert synthetic.shape == (60, 30)
     fitted = DPSynthesizer(epsilon=1.0, seed=0, options=WIDE, binarize=True,
                            neighbours="replace-one").fit(_ratings(value))  # fmt: skip

@@ -100,7 +100,8 @@ def test_demo_runs_offline_with_the_default_algorithm(tmp_path: Path) -> None:
         "seed), unbounded DP (add or remove one record), n private"
     ) in out
     assert "algorithm: adaptive-projection, chosen by auto:" in out
-    assert "NOT PRIVATE" in out and out.index("NOT PRIVATE") > out.index("synthetic rows (a noisy n,")
+    assert "NOT PRIVATE" in out
+    assert out.index("NOT PRIVATE") > out.index("synthetic rows (a noisy n,")
     assert out.index("the release took") > out.index("NOT PRIVATE")  # a timing of the fit
     assert "(not shown: the Laplace baseline" in out  # explained, not a row of noise
     assert "mean TV" in out and out.index("mean TV") < out.index("max error")

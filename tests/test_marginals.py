@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpquery.privacy.neighbours import NOISY_N
 from dpquery.algorithms.marginal import adaptive_projection as am
 from dpquery.algorithms.marginal.adaptive_projection import (
     AdaptiveProjection,
@@ -34,6 +33,7 @@ from dpquery.algorithms.marginal.projection import (
 from dpquery.data import Binary, BinaryData, Categorical, Domain, encode
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Ledger, PureDP, ZCDPAccountant
+from dpquery.privacy.neighbours import NOISY_N
 from dpquery.queries import (
     all_kway_marginals,
     answer,

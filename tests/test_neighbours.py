@@ -97,9 +97,7 @@ def test_a_marginal_moves_by_its_relations_sensitivity_on_random_neighbours(n: i
         D = _table(n, rng)
         for relation, E in _neighbours(D, rng):
             for r in MARGINALS:
-                change = np.linalg.norm(
-                    marginal_counts(E, SIZES, r) - marginal_counts(D, SIZES, r)
-                )
+                change = np.linalg.norm(marginal_counts(E, SIZES, r) - marginal_counts(D, SIZES, r))
                 if relation == ADD_REMOVE:
                     assert change == pytest.approx(1.0)
                 else:
@@ -124,13 +122,13 @@ def test_the_selection_score_moves_by_at_most_max_w_under_add_remove(n: int) -> 
         n_hat = max(1, n + int(rng.integers(-5, 6)))  # noisy n: the same on both sides
         sigma = float(rng.uniform(0.5, 5))
 
-        def scores(data: np.ndarray) -> np.ndarray:
+        def scores(data: np.ndarray, X: np.ndarray, n_hat: int, sigma: float) -> np.ndarray:
             counts = [marginal_counts(data, SIZES, r) for r in candidates]
             return quality_scores(candidates, weights, counts, X, SIZES, n=n_hat, sigma=sigma)
 
-        base = scores(D)
+        base = scores(D, X, n_hat, sigma)
         for relation, E in _neighbours(D, rng):
-            change = np.abs(scores(E) - base)
+            change = np.abs(scores(E, X, n_hat, sigma) - base)
             factor = 1.0 if relation == ADD_REMOVE else 2.0
             assert np.all(change <= factor * weights + 1e-9)
             assert change.max() <= selection_sensitivity(weights.max(), relation) + 1e-9

@@ -79,7 +79,7 @@ def test_under_add_remove_the_noisy_n_comes_first_and_the_measurement_gets_the_r
     bit counts (sensitivity sqrt(d) under add/remove too: the all-ones record) get the rest;
     delta defaults to 1e-9, not 1/n^2; the release reports the noisy n, never n."""
     data = _bits()
-    model, workload, release = _fit(data)
+    release = _fit(data)[2]
     rho = budget_rho(Budget.approx(1.0, 1e-9))
     charges = [(e.charge.mechanism, e.charge.cost) for e in release.ledger.entries]
     assert charges[0] == (NOISY_N, ZCDP(NOISY_N_SHARE * rho))

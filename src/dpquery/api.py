@@ -351,7 +351,8 @@ def synthesize(
     guarantee is stated for (None: the algorithm's own, add/remove for ``auto``: ``n``
     private; ``"replace-one"``: ``n`` public; :mod:`dpquery.privacy.neighbours`).
     ``workload`` defaults to all ``k``-way marginals; ``rows`` to the noisy ``n`` under
-    add/remove, ``len(df)`` under replace-one; ``dtypes`` declares output dtypes (default: the domain's, never ``df``'s);
+    add/remove, ``len(df)`` under replace-one; ``dtypes`` declares output dtypes (default:
+    the domain's, never ``df``'s);
     ``binarize=True`` counts every non-zero entry of a sparse matrix as a one (otherwise an
     entry other than 0 and 1 is an error); ``options`` are the algorithm's own (e.g.
     ``T=50``). See :class:`DPSynthesizer`.

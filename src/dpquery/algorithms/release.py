@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpquery.data.records import Records
-from dpquery.privacy.neighbours import REPLACE_ONE, neighbouring
 from dpquery.privacy import Budget, Ledger, all_accountants
 from dpquery.privacy.errors import AccountingError
 from dpquery.privacy.ledger import NOT_PRIVATE, SEEDED, Guarantee
+from dpquery.privacy.neighbours import REPLACE_ONE, neighbouring
 from dpquery.privacy.partition_selection import partition_delta
 
 RAW_NOISE_KEYS = frozenset({"measurement"})

@@ -292,7 +292,7 @@ class Synthesizer(ABC):
         before = len(ledger.entries)
         try:
             n = noisy_n(data.n, noisy_n_rho(budget), rng, ledger)
-            plan = self.plan(data, workload, budget=None if own else ledger.budget, n=n)
+            plan = self.plan(data, workload, budget=None if own else ledger.budget, n=n)  # type: ignore[call-arg]
             ledger.check(plan.charges())
             if workload is None or (true_answers is None and not self.reads_answers(plan)):
                 true_answers, t_answers = np.zeros(0), 0.0

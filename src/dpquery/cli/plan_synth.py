@@ -34,18 +34,17 @@ from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE, WITHIN_SHARE
 from dpquery.errors import DPQueryError
-from dpquery.pipeline.learning import epsilon_share, run_budget
-from dpquery.pipeline.learning import LEARNED_REPLACE_ONE
+from dpquery.pipeline.learning import LEARNED_REPLACE_ONE, epsilon_share, run_budget
 from dpquery.pipeline.plan import public_n, relation_of, workloads
 from dpquery.privacy import ZCDP, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, NOISY_N_SHARE, REPLACE_ONE, noisy_n_rho
 from dpquery.privacy.neighbours import describe as describe_relation
+from dpquery.rng import make_rng
 
 NOISY_N_NOTE = (
     f": the run reads no n; it draws a noisy n first ({NOISY_N_SHARE:.0%} of rho, charged "
     "below) and plans on it, so the plan below is for a noisy n near the n given here"
 )
-from dpquery.rng import make_rng
 
 
 def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]

@@ -366,7 +366,7 @@ def _promise_numbers(release: dict[str, Any]) -> dict[str, float] | None:
         add_remove = _relation(release) == ADD_REMOVE
         if stated:
             epsilon, delta = stated[0]["epsilon"], stated[0]["delta"]
-        elif isinstance(rho, int | float) and (add_remove or isinstance(n, int) and n >= 1):
+        elif isinstance(rho, int | float) and (add_remove or (isinstance(n, int) and n >= 1)):
             # rho-zCDP implies (epsilon, delta)-DP for every delta (CKS); stated at the default
             # delta (1/n^2; under add/remove, where n is private, 1e-9).
             delta = relation_default_delta(n, add_remove)
@@ -384,8 +384,9 @@ def _relation(release: dict[str, Any]) -> str:
     """The relation the release's guarantee is stated for (a report without one: the
     replace-one of the releases before add/remove)."""
     privacy = release.get("privacy", {})
-    return str(privacy.get("neighbours", release.get("parameters", {}).get("neighbours",
-                                                                         REPLACE_ONE)))
+    return str(
+        privacy.get("neighbours", release.get("parameters", {}).get("neighbours", REPLACE_ONE))
+    )
 
 
 def _promise(page: _Page) -> str:

@@ -77,7 +77,11 @@ def estimator(
     :class:`~dpquery.errors.DPQueryError` for add-remove asked of an algorithm proved for
     replace-one only."""
     model = registry.build(
-        algorithm, options, seed=seed, oracle_options=dict(oracle_options), progress=progress,
+        algorithm,
+        options,
+        seed=seed,
+        oracle_options=dict(oracle_options),
+        progress=progress,
         neighbours=neighbours,
     )
     try:
@@ -116,7 +120,9 @@ def relation_of(model: Any) -> str:
     return str(getattr(model, "relation", REPLACE_ONE))
 
 
-def with_default_delta(options: Mapping[str, Any], n: int, add_remove: bool = False) -> dict[str, Any]:
+def with_default_delta(
+    options: Mapping[str, Any], n: int, add_remove: bool = False
+) -> dict[str, Any]:
     """The one default: ``delta = 1/n^2`` with ``epsilon`` and no ``rho``; under add/remove
     neighbours (``n`` private, not read) the public 1e-9."""
     given = dict(options)
@@ -157,7 +163,10 @@ def public_n(data: Any, add_remove: bool) -> int:
 
 
 def workloads(
-    given: Workload | Path | WorkloadKind | None, k: int, data: Any, rng: np.random.Generator,
+    given: Workload | Path | WorkloadKind | None,
+    k: int,
+    data: Any,
+    rng: np.random.Generator,
     n: int | None = None,
 ) -> tuple[Workload, Workload | None]:
     """The workload to release for and, when it is drawn at random, a fresh one of the same

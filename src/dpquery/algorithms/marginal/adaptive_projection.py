@@ -40,8 +40,9 @@ mechanism uses sensitivity ``2 max_r w_r`` and is ``epsilon``-bounded range, ``e
 (L2 sensitivity 1, ``rho = 1 / (2 sigma^2)``) and the quality by at most ``w_r`` (its
 estimate ``M_r(D_hat)`` is scaled to the noisy ``n``, not to ``n``), so the selection uses
 ``max_r w_r``; the noisy ``n`` (:func:`~dpquery.privacy.neighbours.noisy_n`, 1% of ``rho``,
-drawn first) replaces ``n`` in every rule below that reads it. Every charge reaches the ledger before its draw (the mechanisms of
-:mod:`dpquery.privacy` charge first); the records are post-processing of the measurements.
+drawn first) replaces ``n`` in every rule below that reads it. Every charge reaches the
+ledger before its draw (the mechanisms of :mod:`dpquery.privacy` charge first); the records
+are post-processing of the measurements.
 zCDP composes additively and converts to ``(epsilon, delta)`` by Canonne, Kamath and Steinke
 2020. The measurements themselves are never part of the :class:`Release`. The candidates
 (the workload's sub-marginals and the pairs) depend only on the workload, the attribute sizes
@@ -101,6 +102,7 @@ from dpquery.privacy import (
     zcdp_rho_for,
 )
 from dpquery.privacy.delta import relation_default_delta
+from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism
 from dpquery.privacy.neighbours import (
     ADD_REMOVE,
     NOISY_N_SHARE,
@@ -109,7 +111,6 @@ from dpquery.privacy.neighbours import (
     marginal_sensitivity,
     selection_sensitivity,
 )
-from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism
 from dpquery.progress import budget_progress
 from dpquery.queries import Workload
 from dpquery.queries.counts import counts_elsewhere
@@ -349,7 +350,7 @@ def measure(
     y = discrete_gaussian_mechanism(
         x, rho=measure_rho(sigma, sensitivity), sensitivity=sensitivity, rng=rng, ledger=ledger,
         name=name,
-    ).astype(np.float64)
+    ).astype(np.float64)  # fmt: skip
     return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
 
@@ -594,7 +595,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         refinement = refinement_report(rounds, list(sources), run.plan.rho)
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
-            "pair_candidates": len(pair_candidates(layout.sizes, run.records_n)) if self.pairs else 0,
+            "pair_candidates": len(pair_candidates(layout.sizes, run.records_n))
+            if self.pairs else 0,
             "workload_marginals": len(marginals), "sweeps": self.sweeps,
             "compress": self.compress,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
