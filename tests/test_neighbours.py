@@ -299,3 +299,15 @@ def test_the_estimator_under_add_remove_spends_the_noisy_n_first_and_reports_no_
     first = entries[1].charge.cost.rho  # type: ignore[union-attr]
     assert first == pytest.approx(1 / (2 * sigma**2), rel=1e-6)  # sensitivity 1, not sqrt(2)
     assert "for add-remove neighbours" in release.guarantee.describe()
+
+
+def test_the_online_mechanism_refuses_add_remove_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "s.db"
+    argv = ["online", "--state", str(state), "--epsilon", "1", "--alpha", "0.1", "--k", "2",
+            "--neighbours", "add-remove"]  # fmt: skip
+    assert main(argv) != 0 and not state.exists()
+    assert "online (private multiplicative weights) is proved for replace-one" in (
+        capsys.readouterr().err
+    )

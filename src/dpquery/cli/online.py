@@ -25,6 +25,7 @@ from dpquery.online.state import SessionParams
 from dpquery.online.store import SessionStore, StoreError
 from dpquery.online.summary import CompactSummary
 from dpquery.privacy.delta import check_delta, default_delta
+from dpquery.privacy.neighbours import ADD_REMOVE, RELATIONS, REPLACE_ONE, refuse_add_remove
 
 PARAM_FLAGS = {
     "epsilon": "epsilon", "delta": "delta", "alpha": "alpha", "k": "k", "beta": "beta",
@@ -64,6 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--accept-unverified", action="store_true", default=None,
                    help="start even if the parameters cannot promise the accuracy "
                    "(no answer is then verified); default: refuse, saying what works")  # fmt: skip
+    p.add_argument("--neighbours", choices=RELATIONS, default=REPLACE_ONE, metavar="R",
+                   help=f"{REPLACE_ONE} (n public: the relation Small databases proves; "
+                   f"the default); {ADD_REMOVE} is refused")  # fmt: skip
     p.add_argument("--seed", type=int, help="seed of the noise (new sessions; default: OS)")
     p.add_argument("--export-summary", type=Path, metavar="SUMMARY.json",
                    help="write the Remark 2 summary of --state and exit")  # fmt: skip
@@ -100,6 +104,8 @@ def _serve(answer: Callable[[dict[str, Any]], dict[str, Any]], stdin: TextIO) ->
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.neighbours == ADD_REMOVE:  # before any data or state is read
+        raise refuse_add_remove("online (private multiplicative weights)")
     if args.summary is not None:
         if args.state is not None or args.data is not None or args.dataset is not None:
             raise DPQueryError("--summary answers offline: give no --state, --data or --dataset")
