@@ -88,7 +88,7 @@ def test_empty_workloads_are_refused_when_written_and_read(files):
     for argv in (
         ["answer", "E.npz", "--data", "people.csv", "--domain", "domain.json", "-o", "A.npy"],
         ["synth", "--data", "people.csv", "--domain", "domain.json", "--workload", "E.npz",
-         "--epsilon", "1", "--delta", "1e-3", "--out", "S.csv"],
+         "--epsilon", "1", "--delta", "1e-7", "--out", "S.csv"],
     ):  # fmt: skip
         one_line_error(dpquery_cli(*argv, cwd=files), "E.npz", "no queries")
     assert not (files / "A.npy").exists() and not (files / "S.csv").exists()
