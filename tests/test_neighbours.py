@@ -195,7 +195,9 @@ def _synth(tables: dict[str, Any], label: str, tmp: Path, *flags: str) -> tuple[
 
 
 def _mentions(text: str, n: int) -> bool:
-    return re.search(rf"(?<![\d.]){n}(?![\d])", text) is not None or f"{n:,}" in text
+    """Whether ``text`` holds ``n`` as a number of its own (``48842`` or ``48,842``)."""
+    forms = "|".join(re.escape(f) for f in {f"{n}", f"{n:,}"})
+    return re.search(rf"(?<![\d.,])(?:{forms})(?![\d]|[.,]\d)", text) is not None
 
 
 @pytest.mark.realdata
@@ -311,3 +313,25 @@ def test_the_online_mechanism_refuses_add_remove_before_reading(
     assert "online (private multiplicative weights) is proved for replace-one" in (
         capsys.readouterr().err
     )
+
+
+def test_the_html_page_under_add_remove_shows_no_n() -> None:
+    """The data holder's page (NOT PRIVATE) names the relation and leaves n out, from its
+    text and its embedded JSON; the output's row count is the noisy n."""
+    pytest.importorskip("matplotlib")
+    from dpquery.data.encode import encode
+    from dpquery.evaluation.holder import evaluate_synthetic
+    from dpquery.evaluation.html import render_html
+    from dpquery.evaluation.release_report import publishable_report
+    from dpquery.queries import all_kway_marginals
+    from test_evaluation_html import DOMAIN, small_table
+
+    data = encode(small_table(437, 11), DOMAIN)
+    workload = all_kway_marginals(DOMAIN, 2)
+    release = registry.build("adaptive-projection", {"epsilon": 1.0}, seed=0,
+                             progress=False).fit(data, workload)  # fmt: skip
+    evaluation = evaluate_synthetic(data, release.records, workload)
+    section = json.loads(json.dumps(publishable_report(release)["release"], default=float))
+    text = render_html(evaluation, section)
+    assert not _mentions(text, 437) and release.parameters["noisy_n"] != 437
+    assert "left out of the data" in text and "private under add/remove" in text

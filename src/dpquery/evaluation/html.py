@@ -473,9 +473,31 @@ def _release(page: _Page) -> str:
     return "".join(parts)
 
 
+def _without_n(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """``evaluation`` without the real table's number of records (``data.records``)."""
+    out = dict(evaluation)
+    for name in ("data",):
+        if isinstance(out.get(name), dict):
+            out[name] = {k: v for k, v in out[name].items() if k != "records"}
+    for k, v in out.items():  # item data: the measures' own section
+        if isinstance(v, dict) and isinstance(v.get("data"), dict) and k != "data":
+            out[k] = {**v, "data": {a: b for a, b in v["data"].items() if a != "records"}}
+    return out
+
+
+def _real_records(page: _Page, key: str) -> str:
+    """The real table's number of records, or under add/remove, where ``n`` is private, a
+    note in its place: the page may be shown beyond the curator, and nothing else on it
+    tells ``n``."""
+    release = page.doc.get("release")
+    if isinstance(release, dict) and _relation(release) == ADD_REMOVE:
+        return "(private under add/remove neighbours: not shown)"
+    return page.value(key)
+
+
 def _summary(page: _Page) -> str:
     return (
-        f"<p>Real data: {page.value('evaluation.data.records')} records, "
+        f"<p>Real data: {_real_records(page, 'evaluation.data.records')} records, "
         f"{page.value('evaluation.data.attributes')} attributes, "
         f"{page.value('evaluation.data.bits')} bits. Synthetic: "
         f"{page.value('evaluation.synthetic.records')} records (weighted: "
@@ -509,7 +531,7 @@ def _wide_body(page: _Page) -> str:
     return "".join([
         "<h1>dpquery: evaluation of synthetic item sets</h1>",
         f'<div class="banner">{page.value(f"{ev}.note")}</div>',
-        f"<p>Real data: {page.value(f'{ev}.data.records')} records over "
+        f"<p>Real data: {_real_records(page, f'{ev}.data.records')} records over "
         f"{page.value(f'{ev}.data.items')} items, {page.value(f'{ev}.data.ones')} ones. "
         f"Synthetic: {page.value(f'{ev}.synthetic.records')} records, "
         f"{page.value(f'{ev}.synthetic.ones')} ones (weighted: "
@@ -550,6 +572,8 @@ def render_html(evaluation: dict[str, Any], release: dict[str, Any] | None = Non
         promise = _promise_numbers(release)
         if promise is not None:
             doc["promise"] = promise
+        if _relation(release) == ADD_REMOVE:  # n is private: not on the page, nor in its JSON
+            doc["evaluation"] = _without_n(evaluation)
     page = _Page(doc)
     payload = json.dumps(doc, allow_nan=False).replace("</", "<\\/")
     if "scores" in evaluation:  # item data: dpquery.evaluation.wide's measures
