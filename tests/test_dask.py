@@ -46,6 +46,7 @@ from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.data.encode import encode, from_sparse, read_pairs, read_table
 from dpquery.data.items import ItemSets, write_item_sets
 from dpquery.errors import DPQueryError
+from dpquery.privacy.neighbours import NOISY_N
 from dpquery.queries import generators as gen
 from dpquery.queries.counts import MarginalCounts
 from dpquery.queries.evaluate import answer_data, fold_counts
@@ -500,10 +501,15 @@ def test_a_failed_pass_spends_nothing(backend: DaskBackend, tmp_path: Path) -> N
     table.to_csv(tmp_path / "t.csv", index=False)
     data = PartitionedData.from_table(tmp_path / "t.csv", DOMAIN, backend, partitions=3)
     workload = gen.random_marginal_queries(DOMAIN, 2, 20, 0)
-    model = AdaptiveProjection(epsilon=1.0, seed=0, progress=False)
+    model = AdaptiveProjection(epsilon=1.0, seed=0, progress=False, neighbours="replace-one")
     with pytest.raises(DPQueryError, match="purple"):
         model.fit(data, workload)
     assert model.ledger_ is not None and not model.ledger_.entries
+    # under add/remove the noisy n, which the candidates read, is drawn first: it alone
+    model = AdaptiveProjection(epsilon=1.0, seed=0, progress=False)
+    with pytest.raises(DPQueryError, match="purple"):
+        model.fit(data, workload)
+    assert [e.charge.mechanism for e in model.ledger_.entries] == [NOISY_N]  # type: ignore[union-attr]
 
 
 def test_the_answers_pass_is_made_for_the_algorithms_that_read_them(backend: DaskBackend) -> None:
@@ -827,5 +833,5 @@ def test_untouched_columns_charge_nothing_before_the_counts_pass(
     model = Auto(epsilon=1.0, seed=2)
     with pytest.raises(DPQueryError, match="injected"):
         model.fit(data, workload, true_answers=answers)
-    ledger = model.ledger_
-    assert ledger is not None and not ledger.entries
+    ledger = model.ledger_  # add/remove: the noisy n alone, drawn before the counts pass
+    assert ledger is not None and [e.charge.mechanism for e in ledger.entries] == [NOISY_N]
