@@ -154,15 +154,15 @@ def build(
     only) and the runtime keywords (:data:`RUNTIME`) it accepts."""
     cls = algorithm(name)
     values = {k: v for k, v in given.items() if v is not None}
-    if neighbours is None:  # also accepted among the options
-        neighbours = values.pop("neighbours", None)
+    among = values.pop("neighbours", None)  # also accepted among the options
+    neighbours = among if neighbours is None else neighbours
     if neighbours is not None:
         check_neighbours(neighbours)
         if supports_add_remove(name):
             values["neighbours"] = neighbours
         elif neighbours == ADD_REMOVE:
             raise refuse_add_remove(name)
-    refused = [k for k in values if k not in takes(name) and k != "neighbours"]  # checked above
+    refused = [k for k in values if k not in takes(name) and k != "neighbours"]  # set above
     if refused:
         raise OptionError(name, refused)
     if "reweight_rounds" in values and "fraction" not in values:

@@ -15,6 +15,9 @@ from dpquery.queries import WORKLOAD_KINDS
 # The default release: ``auto`` runs adaptive-projection on tables of up to 1,000 attributes.
 DEFAULT_PATH = ("auto", "adaptive-projection", "wide")
 BUDGET = ("epsilon", "delta", "rho")
+# The neighbouring relation: a flag of the budget's group, for every algorithm (the papers'
+# refuse add-remove by name), never one algorithm's option.
+RELATION = "neighbours"
 
 
 def add_release_args(p: argparse.ArgumentParser) -> None:
@@ -79,7 +82,7 @@ def add_workload_args(p: argparse.ArgumentParser) -> None:
 def add_algorithm_args(p: argparse.ArgumentParser) -> None:
     """One group per other algorithm: the options it is the first to take (in the
     registry's order), and a line naming those it shares with the groups above."""
-    shown = {*BUDGET, *_default_options()}
+    shown = {*BUDGET, RELATION, *_default_options()}
     flags = registry.all_options()
     for name in registry.names():
         if name in DEFAULT_PATH:
@@ -109,7 +112,7 @@ def add_algorithm_args(p: argparse.ArgumentParser) -> None:
 def _default_options() -> list[str]:
     """The options of the default release beyond the budget, in declaration order."""
     taken = {o for name in DEFAULT_PATH for o in registry.takes(name)}
-    return [o for o in registry.all_options() if o in taken and o not in BUDGET]
+    return [o for o in registry.all_options() if o in taken and o not in (*BUDGET, RELATION)]
 
 
 def add_option(group: argparse._ArgumentGroup, option: Option) -> None:
