@@ -73,6 +73,9 @@ HEAD_MEASURABLE_SHARE = 0.5
 RECORDS_SHARE = 0.02
 
 
+ADD_REMOVE_STATED = "unbounded DP (add or remove one record), n private"
+
+
 class WideNoiseWarning(UserWarning):
     """Under add/remove, the release's own pre-fit check on the noisy n (:func:`noise_warning`):
     noise swamps the counts it can measure."""
@@ -102,6 +105,13 @@ class ItemRelease(Release):
     """A :class:`Release` whose records are item sets (sparse, possibly weighted)."""
 
     records: ItemSets  # type: ignore[assignment]  # item sets, not dense Records
+
+    def privacy(self) -> dict[str, Any]:
+        """:meth:`Release.privacy`, naming add/remove as the relation where it holds."""
+        report = super().privacy()
+        if self.parameters.get("neighbours") == ADD_REMOVE:
+            report["neighbouring"] = ADD_REMOVE_STATED
+        return report
 
 
 @dataclass(frozen=True)
@@ -288,7 +298,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
                 if not issubclass(w.category, (LargeDeltaWarning, WeakBudgetWarning)):
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         n = int(release.records.n)  # the noisy n: the output holds that many records
-        release.parameters["n"] = n
+        release.parameters.update(n=n, neighbours=ADD_REMOVE)
         check_delta(release.ledger.budget.delta, n)
         if ledger is None:
             check_epsilon(self.epsilon, self.rho, n)
