@@ -130,8 +130,8 @@ def test_each_measurement_moves_within_its_add_remove_sensitivity_on_random_neig
         assert abs(a.n - b.n) == 1
         [ca], [cb] = ItemCounts(key, s, d).count(a), ItemCounts(key, s, d).count(b)
         assert np.linalg.norm(ca - cb) <= count_sensitivity(s, ADD_REMOVE)
-        (ha, pa), (hb, pb) = HeadCounts(key, s, s2, head).count(a), HeadCounts(key, s, s2,
-                                                                             head).count(b)  # fmt: skip
+        heads = HeadCounts(key, s, s2, head)
+        (ha, pa), (hb, pb) = heads.count(a), heads.count(b)
         assert np.abs(ha - hb).sum() == 1  # one cell, by 1
         assert np.linalg.norm(ha - hb) <= histogram_sensitivity(ADD_REMOVE)
         assert np.linalg.norm(pa - pb) <= pair_sensitivity(s2, ADD_REMOVE)
@@ -180,8 +180,9 @@ def _exact_n_in(text: str, n: int) -> bool:
 def test_an_add_remove_release_on_n_and_n_plus_1_records_tells_no_exact_n(data, options, swamped):
     """n = 700 and 701 records, the same seed, the sparse and the head mode: the output's
     size, the parameters, the privacy report and every warning (a large delta; the noise
-    check, where noise swamps the counts) say the noisy n, never the exact one. The seed was chosen so that the noisy n differs from
-    both (a noisy n equal to n would be a coincidence the test cannot tell from a leak)."""
+    check, where noise swamps the counts) say the noisy n, never the exact one. The seed
+    was chosen so that the noisy n differs from both (a noisy n equal to n would be a
+    coincidence the test cannot tell from a leak)."""
     for n in (700, 701):
         table = data(n) if n <= 700 else sp.csr_array(sp.vstack([data(700), data(700)[:1]]))
         assert table.shape[0] == n
@@ -235,7 +236,7 @@ def test_the_noisy_n_is_n_plus_discrete_gaussian_noise_of_the_planned_scale():
 @pytest.mark.parametrize("bad", ["bounded", "add_remove", None, 1])
 def test_a_bad_relation_is_refused_by_name_before_any_charge(bad):
     table = _zipf_items(200, 30, 1)
-    with pytest.raises(DPQueryError, match="neighbours must be 'add-remove' .* or 'replace-one'"):
+    with pytest.raises(DPQueryError, match=r"neighbours must be 'add-remove' .* or 'replace-one'"):
         WideRelease(epsilon=1.0, neighbours=bad).plan(ItemSets(table))
     if bad is None:  # the registry reads None as not given: the default
         return

@@ -143,8 +143,8 @@ def pick_head(
 ) -> np.ndarray:
     """``k`` distinct items, picked one at a time by the exponential mechanism with utility
     the exact item count (sensitivity 1: replacing, adding or removing one record moves each
-    count by at most 1) among the items not yet picked (peeling; Durfee and Rogers 2019). Each pick is charged before its draw. Returns the
-    picked item ids, sorted."""
+    count by at most 1) among the items not yet picked (peeling; Durfee and Rogers 2019).
+    Each pick is charged before its draw. Returns the picked item ids, sorted."""
     counts = np.asarray(counts, dtype=np.float64)
     left = np.arange(counts.size)
     eps0 = pick_epsilon(rho, k)
