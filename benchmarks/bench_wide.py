@@ -51,7 +51,7 @@ add/remove, one record one privacy unit, ``max_partitions_contributed`` fixed
 the rest to the two counts). Its answers are scored with the same measures: 1-way
 ``clip(count / n, 0, 1)``, a pair with both items in its DP head by its DP pair count, any
 other by the product of the two 1-way answers (no triples: it releases no records). Its
-noise is not seedable: ``--seeds`` counts its runs::
+noise is not seedable: ``--pdp-runs`` (default: the number of seeds) counts its runs::
 
     nice .venv/bin/python benchmarks/bench_wide.py --shape small --seeds 10 11 --epsilons 1 \
         --candidates auto --neighbours add-remove --pipelinedp venv-pdp/bin/python \
@@ -457,7 +457,7 @@ def bench(args: argparse.Namespace) -> list[dict[str, Any]]:
                     items = folder / "pdp.transactions.csv"
                     write_item_sets(items, real)
                     for bound in args.pdp_bounds:
-                        for k in range(len(args.seeds)):
+                        for k in range(args.pdp_runs or len(args.seeds)):
                             rows.append(pipelinedp(real, measures, items, folder, epsilon,
                                                    bound, k, args, dataset))  # fmt: skip
                             _append(path, rows)
@@ -500,6 +500,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--pdp-bounds", nargs="+", default=["tuned", "8", "32", "128"],
                    help="PipelineDP's max_partitions_contributed: tuned, or fixed values")
     p.add_argument("--pdp-noise", choices=("gaussian", "laplace"), default="gaussian")
+    p.add_argument("--pdp-runs", type=int, help="PipelineDP runs per bound (default: seeds)")
     args = p.parse_args([] if argv is None else argv)
     if args.report:
         with (RESULTS / f"{args.report}.csv").open() as fh:
