@@ -50,7 +50,9 @@ add/remove, one record one privacy unit, ``max_partitions_contributed`` fixed
 (``--pdp-bounds 8 32 128``) or chosen by PipelineDP's own tuner (``tuned``: 10% of epsilon,
 the rest to the two counts). Its answers are scored with the same measures: 1-way
 ``clip(count / n, 0, 1)``, a pair with both items in its DP head by its DP pair count, any
-other by the product of the two 1-way answers (no triples: it releases no records). Its
+other by the product of the two 1-way answers (no triples: it releases no records; with
+``--pdp-oneway-only`` it counts the items alone, with the whole budget, and every pair is such
+a product: where its pair rows are too many for it to run). Its
 noise is not seedable: ``--pdp-runs`` (default: the number of seeds) counts its runs::
 
     nice .venv/bin/python benchmarks/bench_wide.py --shape small --seeds 10 11 --epsilons 1 \
@@ -240,7 +242,8 @@ def pipelinedp(real: ItemSets, measures: WideMeasures, items: Path, folder: Path
     run included), scored by :func:`pipelinedp_scores`."""
     python, where = args.pipelinedp, Path(args.pipelinedp_dir)
     row: dict[str, Any] = {"data": dataset, "d": real.d, "epsilon": epsilon, "seed": run_no,
-                           "candidate": f"pipelinedp {args.pdp_noise} l0={bound}",
+                           "candidate": f"pipelinedp {args.pdp_noise} l0={bound}"
+                           + (" (items only)" if args.pdp_oneway_only else ""),
                            "algorithm": "pipelinedp", "neighbours": "add-remove",
                            "form": "answers", "seconds": 0.0, "peak_gib": 0.0}  # fmt: skip
     share, l0 = 1.0, bound
@@ -256,6 +259,7 @@ def pipelinedp(real: ItemSets, measures: WideMeasures, items: Path, folder: Path
     out = folder / "pdp.npz"
     cmd = [python, str(where / "pdp_run.py"), str(items), "--eps", repr(share * epsilon),
            "--noise", args.pdp_noise, "--l0", l0, "--out", str(out)]  # fmt: skip
+    cmd += ["--oneway-only"] if args.pdp_oneway_only else []
     code, seconds, peak, stdout, stderr = run(cmd, args.timeout)
     row.update(seconds=row["seconds"] + seconds, peak_gib=max(row["peak_gib"], peak), bound=l0)
     if code != 0:
@@ -491,16 +495,32 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per synth command")
     p.add_argument("--out", help="results name under docs/results/wide (default quick/full)")
     p.add_argument("--report", metavar="NAME", help="print the table of NAME.csv and exit")
-    p.add_argument("--neighbours", choices=(REPLACE_ONE, "add-remove"), default=REPLACE_ONE,
-                   help="the relation of the releases (add-remove: n private)")
+    p.add_argument(
+        "--neighbours",
+        choices=(REPLACE_ONE, "add-remove"),
+        default=REPLACE_ONE,
+        help="the relation of the releases (add-remove: n private)",
+    )
     p.add_argument("--shape-n", type=int, help="the generated shape scaled to this many records")
-    p.add_argument("--pipelinedp", metavar="PYTHON",
-                   help="run PipelineDP beside the releases, with this venv's Python")
+    p.add_argument(
+        "--pipelinedp",
+        metavar="PYTHON",
+        help="run PipelineDP beside the releases, with this venv's Python",
+    )
     p.add_argument("--pipelinedp-dir", default=str(PEERS), help="pdp_run.py and pdp_l0.py")
-    p.add_argument("--pdp-bounds", nargs="+", default=["tuned", "8", "32", "128"],
-                   help="PipelineDP's max_partitions_contributed: tuned, or fixed values")
+    p.add_argument(
+        "--pdp-bounds",
+        nargs="+",
+        default=["tuned", "8", "32", "128"],
+        help="PipelineDP's max_partitions_contributed: tuned, or fixed values",
+    )
     p.add_argument("--pdp-noise", choices=("gaussian", "laplace"), default="gaussian")
     p.add_argument("--pdp-runs", type=int, help="PipelineDP runs per bound (default: seeds)")
+    p.add_argument(
+        "--pdp-oneway-only",
+        action="store_true",
+        help="PipelineDP's item counts only, with the whole budget (pairs: products)",
+    )
     args = p.parse_args([] if argv is None else argv)
     if args.report:
         with (RESULTS / f"{args.report}.csv").open() as fh:
