@@ -297,7 +297,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
             for w in caught:
                 if not issubclass(w.category, (LargeDeltaWarning, WeakBudgetWarning)):
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        n = int(release.records.n)  # the noisy n: the output holds that many records
+        n = int(release.records.n)  # type: ignore[attr-defined]  # item sets: the noisy n
         release.parameters.update(n=n, neighbours=ADD_REMOVE)
         check_delta(release.ledger.budget.delta, n)
         if ledger is None:
