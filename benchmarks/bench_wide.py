@@ -37,10 +37,11 @@ Rows are appended to ``docs/results/wide/<out>.csv`` as each run ends, the table
     nice .venv/bin/python benchmarks/bench_wide.py --d 5000 45375 --seeds 10 11 12 --out full
     .venv/bin/python benchmarks/bench_wide.py --report full     # the table again
 
-The neighbouring relation (``--neighbours add-remove``): the release under add/remove (``n``
-private: the output holds a noisy ``n`` records), by ``synth --neighbours`` where the command
-takes it, else by the library path of the same release (``registry.build("wide", ...)``) in
-its own process. ``--shape-n N`` scales a generated shape to ``N`` records, its other
+The neighbouring relation (``--neighbours add-remove``): the wide release under add/remove
+(``n`` private: the output holds a noisy ``n`` records) by its library path
+(``registry.build("wide", ...)``, then the records written as ``synth`` writes them), in its
+own process, timed as the command is: what the release itself outputs, whatever the command
+around it prints. ``--shape-n N`` scales a generated shape to ``N`` records, its other
 parameters unchanged.
 
 PipelineDP beside it (``--pipelinedp PYTHON``, the Python of a venv with ``pipeline-dp``;
@@ -151,25 +152,17 @@ def input_file(real: ItemSets, folder: Path, sparse: bool, shape: str | None = N
     return path
 
 
-def takes_neighbours() -> bool:
-    """Whether ``dpquery synth`` takes ``--neighbours`` on this version."""
-    out = subprocess.run([sys.executable, "-c", _CLI, "synth", "--help"],
-                         capture_output=True, text=True, check=False).stdout  # fmt: skip
-    return "--neighbours" in out
-
-
 def synth_command(data: Path, out: Path, candidate: str, epsilon: float, seed: int,
                   sparse: bool, n: int = N,
                   neighbours: str = REPLACE_ONE) -> list[str]:  # fmt: skip
-    """The synth command; under another relation than replace-one, with ``--neighbours``
-    where synth takes it, else the wide release's library path (item data only)."""
-    if neighbours != REPLACE_ONE and not takes_neighbours():
+    """The synth command; under another relation than replace-one, the wide release's
+    library path (item data only; module docstring)."""
+    if neighbours != REPLACE_ONE:
         return [sys.executable, "-c", _LIBRARY, str(data), str(out), str(epsilon),
                 repr(1 / n**2), str(seed), neighbours]  # fmt: skip
     cmd = [sys.executable, "-c", _CLI, "synth", "--data", str(data), "--out", str(out),
            "--algorithm", candidate, "--epsilon", str(epsilon), "--delta", repr(1 / n**2),
            "--seed", str(seed)]  # fmt: skip
-    cmd += ["--neighbours", neighbours] if neighbours != REPLACE_ONE else []
     return cmd + (["--transactions"] if sparse else ["--weights"])
 
 

@@ -43,6 +43,14 @@ OPTIONS = (
         int,
         check=positive_int,
     ),
+    Option(
+        "neighbours",
+        "wide: the neighbouring relation (replace-one: n public, the default; add-remove: "
+        "n private, measured first, the output holds a noisy n of records)",
+        str,
+        choices=("add-remove", "replace-one"),
+        check=lambda name, value: check_neighbours(value),
+    ),
 )
 
 # The neighbouring relation the guarantee is stated for (docs/wide.md, "Privacy"): one record
