@@ -1,6 +1,6 @@
 """The wide release under the add/remove-one-record relation (docs/wide.md, "Privacy"): each
 sensitivity on random neighbouring tables of different sizes, the noisy n that every rule
-reads, no exact n in what the release outputs, and replace-one byte-identical to before."""
+reads, no exact n in what the release outputs, and replace-one's bytes pinned."""
 
 from __future__ import annotations
 
@@ -67,13 +67,14 @@ def _digest(records: ItemSets, parameters: dict[str, object]) -> str:
     return h.hexdigest()
 
 
-# -- replace-one: the same bytes as before the relation was an option ----------------------
-# Digests of the two releases below made by the code before `neighbours` existed.
+# -- replace-one: n public, no count of it, the same draws --------------------------------
+# Digests of the two seeded releases below (replace-one draws nothing for n: its bytes stay
+# those of a release that knows no other relation).
 SPARSE_DIGEST = "1bcf2f57a96854f0d35bb008f7409d6cdfedd4a6d30f6def69ea4a2d95311172"
 HEAD_DIGEST = "adeda6acaf81e4128b8cffb56632f42df3d1d32709475e3f4edbf2f72f0edab0"
 
 
-def test_replace_one_is_byte_identical_to_before_with_the_same_seed():
+def test_replace_one_releases_the_pinned_bytes_with_the_same_seed():
     sparse = WideRelease(epsilon=1.0, seed=11, pair_bound=4, head=12, pool=3000,
                          head_mode="off").fit(_zipf_items(3000, 80, 3))  # fmt: skip
     head = WideRelease(epsilon=1.0, seed=5, pool=3000).fit(_head_items())
