@@ -36,6 +36,29 @@ Rows are appended to ``docs/results/wide/<out>.csv`` as each run ends, the table
 
     nice .venv/bin/python benchmarks/bench_wide.py --d 5000 45375 --seeds 10 11 12 --out full
     .venv/bin/python benchmarks/bench_wide.py --report full     # the table again
+
+The neighbouring relation (``--neighbours add-remove``): the wide release under add/remove
+(``n`` private: the output holds a noisy ``n`` records) by its library path
+(``registry.build("wide", ...)``, then the records written as ``synth`` writes them), in its
+own process, timed as the command is: what the release itself outputs, whatever the command
+around it prints. ``--shape-n N`` scales a generated shape to ``N`` records, its other
+parameters unchanged.
+
+PipelineDP beside it (``--pipelinedp PYTHON``, the Python of a venv with ``pipeline-dp``;
+the runners of ``shared/peers/pipelinedp``, ``--pipelinedp-dir``): a DP count of every item
+and of the pairs among its 200 largest DP counts, each at half of ``(epsilon, delta)``,
+add/remove, one record one privacy unit, ``max_partitions_contributed`` fixed
+(``--pdp-bounds 8 32 128``) or chosen by PipelineDP's own tuner (``tuned``: 10% of epsilon,
+the rest to the two counts). Its answers are scored with the same measures: 1-way
+``clip(count / n, 0, 1)``, a pair with both items in its DP head by its DP pair count, any
+other by the product of the two 1-way answers (no triples: it releases no records; with
+``--pdp-oneway-only`` it counts the items alone, with the whole budget, and every pair is such
+a product: where its pair rows are too many for it to run). Its
+noise is not seedable: ``--pdp-runs`` (default: the number of seeds) counts its runs::
+
+    nice .venv/bin/python benchmarks/bench_wide.py --shape small --seeds 10 11 --epsilons 1 \
+        --candidates auto --neighbours add-remove --pipelinedp venv-pdp/bin/python \
+        --out ar-small
 """
 
 from __future__ import annotations
@@ -50,6 +73,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +95,25 @@ EPSILONS = (1.0, 0.1)
 SHORT = {"one_way": "1-way", "pairs": "pairs", "triples": "triples"}
 SCORES = [f"{m}_{s}" for m in MEASURES for s in ("max", "mean")]
 FIELDS = ["data", "d", "epsilon", "seed", "candidate", "algorithm", "records", "seconds",
-          "peak_gib", "form", "failure", *SCORES]  # fmt: skip
+          "peak_gib", "form", "failure", *SCORES, "neighbours", "bound"]  # fmt: skip
 LIMITS = {"seconds": 300.0, "peak_gib": 4.0}  # the whole synth command at d = 45,375
 _CLI = "import sys; from dpquery.cli import main; sys.exit(main())"
 TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"  # GNU time
+PEERS = ROOT.parent / "shared" / "peers" / "pipelinedp"
+REPLACE_ONE = "replace-one"
+# The library path of the wide release, for a relation the synth command does not take.
+_LIBRARY = """
+import sys
+import scipy.sparse as sp
+from dpquery.algorithms import registry
+from dpquery.data import ItemSets, read_item_sets, write_item_sets
+data, out, epsilon, delta, seed, neighbours = sys.argv[1:]
+matrix = sp.load_npz(data) if data.endswith(".npz") else read_item_sets(data).matrix
+options = {"epsilon": float(epsilon), "delta": float(delta), "neighbours": neighbours}
+release = registry.build("wide", options, seed=int(seed)).fit(matrix)
+write_item_sets(out, ItemSets(release.records.matrix))
+print("algorithm: wide, records:", release.records.n)
+"""
 
 
 # -- inputs --------------------------------------------------------------------------------
@@ -114,7 +153,13 @@ def input_file(real: ItemSets, folder: Path, sparse: bool, shape: str | None = N
 
 
 def synth_command(data: Path, out: Path, candidate: str, epsilon: float, seed: int,
-                  sparse: bool, n: int = N) -> list[str]:  # fmt: skip
+                  sparse: bool, n: int = N,
+                  neighbours: str = REPLACE_ONE) -> list[str]:  # fmt: skip
+    """The synth command; under another relation than replace-one, the wide release's
+    library path (item data only; module docstring)."""
+    if neighbours != REPLACE_ONE:
+        return [sys.executable, "-c", _LIBRARY, str(data), str(out), str(epsilon),
+                repr(1 / n**2), str(seed), neighbours]  # fmt: skip
     cmd = [sys.executable, "-c", _CLI, "synth", "--data", str(data), "--out", str(out),
            "--algorithm", candidate, "--epsilon", str(epsilon), "--delta", repr(1 / n**2),
            "--seed", str(seed)]  # fmt: skip
@@ -159,14 +204,15 @@ def run(cmd: list[str], timeout: float) -> tuple[int, float, float, str, str]:
 
 def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candidate: str,
         epsilon: float, seed: int, sparse: bool, timeout: float,
-        dataset: str = "npm_words") -> dict[str, Any]:  # fmt: skip
+        dataset: str = "npm_words", neighbours: str = REPLACE_ONE) -> dict[str, Any]:  # fmt: skip
     out = folder / (f"{candidate}.transactions.csv" if sparse else f"{candidate}.csv")
     out.unlink(missing_ok=True)
-    cmd = synth_command(data, out, candidate, epsilon, seed, sparse, real.n)
+    cmd = synth_command(data, out, candidate, epsilon, seed, sparse, real.n, neighbours)
     code, seconds, peak, stdout, stderr = run(cmd, timeout)
     row: dict[str, Any] = {"data": dataset, "d": real.d, "epsilon": epsilon, "seed": seed,
                            "candidate": candidate, "seconds": seconds, "peak_gib": peak,
-                           "form": "items" if sparse else "npz+weights"}  # fmt: skip
+                           "form": "items" if sparse else "npz+weights",
+                           "neighbours": neighbours}  # fmt: skip
     if code != 0:
         why = f"timeout after {timeout:.0f} s" if code < 0 else f"exit {code}"  # killed: < 0
         row["failure"] = f"{why}: {stderr.strip().splitlines()[-1:] or ''}"
@@ -179,6 +225,63 @@ def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candid
         row[f"{m}_max"], row[f"{m}_mean"] = s["max"], s["mean"]
     out.unlink(missing_ok=True)
     return row
+
+
+# -- PipelineDP ----------------------------------------------------------------------------
+def pipelinedp(real: ItemSets, measures: WideMeasures, items: Path, folder: Path,
+               epsilon: float, bound: str, run_no: int, args: argparse.Namespace,
+               dataset: str) -> dict[str, Any]:  # fmt: skip
+    """One PipelineDP run (module docstring), timed as the synth command is (the tuner's
+    run included), scored by :func:`pipelinedp_scores`."""
+    python, where = args.pipelinedp, Path(args.pipelinedp_dir)
+    row: dict[str, Any] = {"data": dataset, "d": real.d, "epsilon": epsilon, "seed": run_no,
+                           "candidate": f"pipelinedp {args.pdp_noise} l0={bound}"
+                           + (" (items only)" if args.pdp_oneway_only else ""),
+                           "algorithm": "pipelinedp", "neighbours": "add-remove",
+                           "form": "answers", "seconds": 0.0, "peak_gib": 0.0}  # fmt: skip
+    share, l0 = 1.0, bound
+    if bound == "tuned":  # PipelineDP's own private choice, 10% of epsilon
+        tune = [python, str(where / "pdp_l0.py"), str(items), "--eps", str(epsilon),
+                "--noise", args.pdp_noise]  # fmt: skip
+        code, seconds, peak, stdout, stderr = run(tune, args.timeout)
+        row.update(seconds=seconds, peak_gib=peak)
+        if code != 0:
+            row["failure"] = f"tuner exit {code}: {stderr.strip().splitlines()[-1:]}"
+            return row
+        share, l0 = 0.9, str(json.loads(stdout)["chosen_max_partitions_contributed"])
+    out = folder / "pdp.npz"
+    cmd = [python, str(where / "pdp_run.py"), str(items), "--eps", repr(share * epsilon),
+           "--noise", args.pdp_noise, "--l0", l0, "--out", str(out)]  # fmt: skip
+    cmd += ["--oneway-only"] if args.pdp_oneway_only else []
+    code, seconds, peak, stdout, stderr = run(cmd, args.timeout)
+    row.update(seconds=row["seconds"] + seconds, peak_gib=max(row["peak_gib"], peak), bound=l0)
+    if code != 0:
+        row["failure"] = f"exit {code}: {stderr.strip().splitlines()[-1:]}"
+        return row
+    for m, s in pipelinedp_scores(measures, np.load(out)).items():
+        row[f"{m}_max"], row[f"{m}_mean"] = s["max"], s["mean"]
+    return row
+
+
+def pipelinedp_scores(measures: WideMeasures, answers: Any) -> dict[str, dict[str, float]]:
+    """Max and mean error of PipelineDP's counts (as fractions of the ``n`` records, each
+    clipped to [0, 1]) on the 1-way and pair measures; a pair outside its DP head is answered
+    by the product of the two 1-way answers (post-processing)."""
+    n = measures.n
+    f1 = np.clip(answers["oneway"] / n, 0.0, 1.0)
+    position = np.full(measures.d, -1)
+    position[answers["head"]] = np.arange(len(answers["head"]))
+    upper = np.triu_indices(len(measures.pair_items), k=1)
+    i, j = measures.pair_items[upper[0]], measures.pair_items[upper[1]]
+    pi, pj = position[i], position[j]
+    both = (pi >= 0) & (pj >= 0)
+    lo, hi = np.where(both, np.minimum(pi, pj), 0), np.where(both, np.maximum(pi, pj), 0)
+    f2 = np.clip(np.where(both, answers["pairs"][lo, hi] / n, f1[i] * f1[j]), 0.0, 1.0)
+    out = {}
+    for m, got, true in (("one_way", f1, measures.one_way), ("pairs", f2, measures.pairs)):
+        err = np.abs(got - true)
+        out[m] = {"max": float(err.max()), "mean": float(err.mean())}
+    return out
 
 
 def reference_rows(measures: WideMeasures, data: str = "npm_words") -> list[dict[str, Any]]:
@@ -287,7 +390,9 @@ def _row(candidate: str, group: list[dict[str, Any]]) -> str:
     def mean(key: str) -> float:
         return float(np.mean([float(r[key]) for r in ok]))
 
-    cells = [f"{mean(f'{m}_max'):.4g} / {mean(f'{m}_mean'):.3g}" for m in MEASURES]
+    cells = [f"{mean(f'{m}_max'):.4g} / {mean(f'{m}_mean'):.3g}"
+             if all(r.get(f"{m}_max") not in (None, "") for r in ok) else "-"
+             for m in MEASURES]  # fmt: skip
     return (f"| {name} | {seeds} | " + " | ".join(cells)
             + f" | {mean('seconds'):.1f} | {mean('peak_gib'):.2f} |")  # fmt: skip
 
@@ -318,20 +423,23 @@ def bench(args: argparse.Namespace) -> list[dict[str, Any]]:
         folder = Path(tmp)
         for d in args.d:
             if args.shape:
-                real = generate(args.shape, args.data_seed)
+                shape = SHAPES[args.shape]
+                real = generate(replace(shape, n=args.shape_n or shape.n), args.data_seed)
                 print(f"shape {args.shape}, data seed {args.data_seed}: n = {real.n:,}, "
                       f"d = {real.d:,}, {real.nnz:,} ones", flush=True)  # fmt: skip
             else:
                 real = load_real(d)
             measures = WideMeasures.of(real, seed=0)
             dataset = args.shape or "npm_words"
+            if args.shape_n:
+                dataset += f" (n = {args.shape_n:,})"
             rows += reference_rows(measures, dataset)
             data = input_file(real, folder, sparse, args.shape)
             for epsilon in args.epsilons:
                 for seed in args.seeds:
                     for candidate in args.candidates:
                         row = one(real, measures, data, folder, candidate, epsilon, seed,
-                                  sparse, args.timeout, dataset)  # fmt: skip
+                                  sparse, args.timeout, dataset, args.neighbours)  # fmt: skip
                         if sparse and str(row.get("failure", "")).startswith("exit"):
                             # a release that cannot take item data: as bits, --weights out
                             dense = input_file(real, folder, False)
@@ -342,7 +450,16 @@ def bench(args: argparse.Namespace) -> list[dict[str, Any]]:
                         shown = {k: (f"{v:.4g}" if isinstance(v, float) else v)
                                  for k, v in row.items()}  # fmt: skip
                         print(json.dumps(shown), flush=True)
-            for leftover in [*folder.glob("npm*"), *folder.glob("*.npz")]:
+                if args.pipelinedp:
+                    items = folder / "pdp.transactions.csv"
+                    write_item_sets(items, real)
+                    for bound in args.pdp_bounds:
+                        for k in range(args.pdp_runs or len(args.seeds)):
+                            rows.append(pipelinedp(real, measures, items, folder, epsilon,
+                                                   bound, k, args, dataset))  # fmt: skip
+                            _append(path, rows)
+                            print(json.dumps(rows[-1], default=str), flush=True)
+            for leftover in {*folder.glob("npm*"), *folder.glob("*.npz"), *folder.glob("pdp*")}:
                 leftover.unlink()
     _append(path, rows)
     return rows
@@ -371,6 +488,32 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per synth command")
     p.add_argument("--out", help="results name under docs/results/wide (default quick/full)")
     p.add_argument("--report", metavar="NAME", help="print the table of NAME.csv and exit")
+    p.add_argument(
+        "--neighbours",
+        choices=(REPLACE_ONE, "add-remove"),
+        default=REPLACE_ONE,
+        help="the relation of the releases (add-remove: n private)",
+    )
+    p.add_argument("--shape-n", type=int, help="the generated shape scaled to this many records")
+    p.add_argument(
+        "--pipelinedp",
+        metavar="PYTHON",
+        help="run PipelineDP beside the releases, with this venv's Python",
+    )
+    p.add_argument("--pipelinedp-dir", default=str(PEERS), help="pdp_run.py and pdp_l0.py")
+    p.add_argument(
+        "--pdp-bounds",
+        nargs="+",
+        default=["tuned", "8", "32", "128"],
+        help="PipelineDP's max_partitions_contributed: tuned, or fixed values",
+    )
+    p.add_argument("--pdp-noise", choices=("gaussian", "laplace"), default="gaussian")
+    p.add_argument("--pdp-runs", type=int, help="PipelineDP runs per bound (default: seeds)")
+    p.add_argument(
+        "--pdp-oneway-only",
+        action="store_true",
+        help="PipelineDP's item counts only, with the whole budget (pairs: products)",
+    )
     args = p.parse_args([] if argv is None else argv)
     if args.report:
         with (RESULTS / f"{args.report}.csv").open() as fh:

@@ -27,6 +27,11 @@ same way: ``T2(x)`` keeps the ``s2`` items of ``x`` in ``H`` with the smallest h
 hash, so the choice still reads only ``x``). A record adds 1 to each of the ``C(|T2(x)|, 2)``
 pairs it holds; replacing it moves at most ``2 C(s2, 2)`` pair counts by 1, an L2 change of
 at most ``sqrt(s2 (s2 - 1))``.
+
+When one record is added or removed instead (``n`` private, ``neighbours="add-remove"``),
+each count vector moves by one cut record's contribution alone: ``1_{T(x)}``, of L2 norm at
+most ``sqrt(s)``; ``C(|T2(x)|, 2)`` pair counts by 1, at most ``sqrt(C(s2, 2))``; one cell of a
+histogram by 1. The truncation reads one record either way, so the argument is the same.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
+from dpquery.algorithms.wide.options import ADD_REMOVE, REPLACE_ONE
 from dpquery.errors import DPQueryError
 
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -126,24 +132,33 @@ def sqrt_up(x: int) -> float:
     return r if Fraction(r) ** 2 >= x else math.nextafter(r, math.inf)
 
 
-def count_sensitivity(s: int) -> float:
-    """L2 sensitivity of the item-count vector of ``s``-bounded records, replace-one:
-    ``sqrt(2 s)`` (rounded up)."""
-    return sqrt_up(2 * s)
+def count_sensitivity(s: int, neighbours: str = REPLACE_ONE) -> float:
+    """L2 sensitivity of the item-count vector of ``s``-bounded records (rounded up):
+    replace-one ``sqrt(2 s)`` (two cut records' symmetric difference), add/remove
+    ``sqrt(s)`` (one cut record's items)."""
+    return sqrt_up(s if neighbours == ADD_REMOVE else 2 * s)
 
 
-def pair_sensitivity(s2: int) -> float:
-    """L2 sensitivity of the pair-count vector of records bounded to ``s2`` head items,
-    replace-one: ``sqrt(2 C(s2, 2)) = sqrt(s2 (s2 - 1))`` (at least 1, the count of one pair;
-    rounded up)."""
-    return sqrt_up(max(s2 * (s2 - 1), 1))
+def pair_sensitivity(s2: int, neighbours: str = REPLACE_ONE) -> float:
+    """L2 sensitivity of the pair-count vector of records bounded to ``s2`` head items
+    (at least 1, the count of one pair; rounded up): replace-one ``sqrt(2 C(s2, 2)) =
+    sqrt(s2 (s2 - 1))``, add/remove ``sqrt(C(s2, 2))``."""
+    pairs = s2 * (s2 - 1) // 2
+    return sqrt_up(max(pairs if neighbours == ADD_REMOVE else 2 * pairs, 1))
 
 
 def head_sensitivity(k: int) -> float:
-    """L2 sensitivity of the exact (uncut) counts of ``k`` fixed items, replace-one: each
-    count moves by at most 1, so ``sqrt(k)`` (rounded up), whatever the records' lengths."""
+    """L2 sensitivity of the exact (uncut) counts of ``k`` fixed items under either relation:
+    each count moves by at most 1, so ``sqrt(k)`` (rounded up), whatever the records'
+    lengths."""
     return sqrt_up(max(k, 1))
 
 
 HISTOGRAM_SENSITIVITY = sqrt_up(2)
 """A record sits in one cell of a histogram; replacing it moves two cells by 1."""
+
+
+def histogram_sensitivity(neighbours: str = REPLACE_ONE) -> float:
+    """L2 sensitivity of a histogram of one cell per record: replacing a record moves two
+    cells by 1 (``sqrt 2``); adding or removing one moves one cell (1)."""
+    return 1.0 if neighbours == ADD_REMOVE else HISTOGRAM_SENSITIVITY

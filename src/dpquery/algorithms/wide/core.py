@@ -12,9 +12,9 @@ import scipy.sparse as sp
 
 from dpquery.algorithms.wide import fit, measure
 from dpquery.algorithms.wide.bound import (
-    HISTOGRAM_SENSITIVITY,
     count_sensitivity,
     head_sensitivity,
+    histogram_sensitivity,
     pair_sensitivity,
 )
 from dpquery.algorithms.wide.counts import (
@@ -24,6 +24,7 @@ from dpquery.algorithms.wide.counts import (
     LengthCounts,
     PickedSizes,
 )
+from dpquery.algorithms.wide.options import REPLACE_ONE
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
@@ -121,6 +122,9 @@ class SparseParameters:
     # BOUND_SHARE of ``rho``; the three measurements share the rest. Empty: ``s`` is fixed.
     grid: tuple[int, ...] = ()
     quantile: float = 0.9
+    # The relation the sensitivities are for (options.NEIGHBOURS); under add/remove ``rho``
+    # is what is left after the noisy record count (release.WidePlan.count_rho).
+    neighbours: str = REPLACE_ONE
 
     def bound_rho(self) -> float:
         """The ``rho`` of the private choice of ``s`` (0 when ``s`` is fixed)."""
@@ -184,16 +188,23 @@ def match_head_total(sizes: np.ndarray, total: float, n: int) -> np.ndarray:
 
 
 def release_sparse(
-    data: ItemSets | Any, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
+    data: ItemSets | Any,
+    params: SparseParameters,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    n: int | None = None,
 ) -> tuple[sp.csr_array, dict[str, object]]:
     """``n`` synthetic records (an ``n x d`` CSR 0/1 matrix) from the private ``data``: the
     whole table as :class:`ItemSets`, or a partitioned dataset counted on its workers
     (:mod:`dpquery.algorithms.wide.counts`). Every charge goes to ``ledger`` before its draw,
-    and each measurement's exact counts are complete before its charge."""
+    and each measurement's exact counts are complete before its charge. ``n`` is the number
+    of records every rule reads: ``data.n`` (None; public under replace-one), or under
+    add/remove the noisy count already drawn."""
     if params.mode == "head":
-        return release_head(data, params, rng, ledger)
-    n, d = int(data.n), int(data.d)
+        return release_head(data, params, rng, ledger, n)
+    n, d = int(data.n) if n is None else n, int(data.d)
     s, s2 = params.s, params.s2
+    nb = params.neighbours
     r_items, r_sizes, r_pairs = params.rhos()
     key = int(rng.integers(2**63))  # the truncation's hash key: one draw per run
     if params.bound_rho() > 0:  # 0. the bound, from the record lengths (public grid)
@@ -204,18 +215,18 @@ def release_sparse(
 
     # 1. every item's count
     [item_cells] = count_records(data, ItemCounts(key, s, d))
-    y = measure.item_counts(item_cells, s, r_items, rng, ledger).astype(np.float64)
+    y = measure.item_counts(item_cells, s, r_items, rng, ledger, nb).astype(np.float64)
     K = min(params.K, d)
     head = np.sort(np.argsort(-y, kind="stable")[:K])  # public: chosen from noisy counts
     # 2. (head, tail) sizes, 3. head pairs: counted given the head, a noisy output's function
     size_cells, pair_cells = count_records(data, HeadCounts(key, s, s2, head))
-    hist = measure.size_histogram(size_cells, s, r_sizes, rng, ledger).astype(np.float64)
-    pairs = measure.pair_counts(pair_cells, K, s2, r_pairs, rng, ledger).astype(np.float64)
+    hist = measure.size_histogram(size_cells, s, r_sizes, rng, ledger, nb).astype(np.float64)
+    pairs = measure.pair_counts(pair_cells, K, s2, r_pairs, rng, ledger, nb).astype(np.float64)
 
     # post-processing from here on
-    sigma_items = measure.noise_sigma(r_items, count_sensitivity(s))
-    sigma_sizes = measure.noise_sigma(r_sizes, HISTOGRAM_SENSITIVITY)
-    sigma_pairs = measure.noise_sigma(r_pairs, pair_sensitivity(s2))
+    sigma_items = measure.noise_sigma(r_items, count_sensitivity(s, nb))
+    sigma_sizes = measure.noise_sigma(r_sizes, histogram_sensitivity(nb))
+    sigma_pairs = measure.noise_sigma(r_pairs, pair_sensitivity(s2, nb))
     c = shrink(y, sigma_items)
     if swamped(sigma_items, n):
         # Noise as large as all but the commonest items' counts: the prior fitted to the
@@ -290,7 +301,11 @@ def release_sparse(
 
 
 def release_head(
-    data: ItemSets | Any, params: SparseParameters, rng: np.random.Generator, ledger: Ledger
+    data: ItemSets | Any,
+    params: SparseParameters,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    n: int | None = None,
 ) -> tuple[sp.csr_array, dict[str, object]]:
     """The head mode (``docs/wide.md``, "Shapes"): where the noise of the cut item counts
     swamps them (few records, long records), the ``k`` commonest items are picked by the
@@ -298,19 +313,21 @@ def release_head(
     ``sqrt(k)``), and the histogram of picked items per record measured; the records are
     fitted to those alone (every other item is left out: its count is not measured). A
     picked item is kept only where its noisy count stands above every noise draw of the
-    ``k`` (:func:`family_threshold`), so that a pick of a rare item releases nothing."""
-    n, d = int(data.n), int(data.d)
+    ``k`` (:func:`family_threshold`), so that a pick of a rare item releases nothing. ``n``
+    as in :func:`release_sparse`."""
+    n, d = int(data.n) if n is None else n, int(data.d)
     k = min(params.K, d)
     r_picks, r_counts, r_sizes = params.rhos()
     [exact] = count_records(data, AllItemCounts(d))
     picked = measure.pick_head(exact, k, r_picks, rng, ledger)
     y = measure.head_counts(exact[picked], r_counts, rng, ledger).astype(np.float64)
     [size_cells] = count_records(data, PickedSizes(picked))
-    hist = measure.head_sizes(size_cells, r_sizes, rng, ledger).astype(np.float64)
+    hist = measure.head_sizes(size_cells, r_sizes, rng, ledger, params.neighbours)
+    hist = hist.astype(np.float64)
 
     # post-processing from here on
     sigma = measure.noise_sigma(r_counts, head_sensitivity(k))
-    sigma_sizes = measure.noise_sigma(r_sizes, HISTOGRAM_SENSITIVITY)
+    sigma_sizes = measure.noise_sigma(r_sizes, histogram_sensitivity(params.neighbours))
     kept = y >= family_threshold(k) * sigma
     head = picked[kept]
     c = np.minimum(y[kept], n)

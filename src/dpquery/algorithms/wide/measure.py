@@ -24,6 +24,12 @@ In the head mode (the plan's choice where the noise of the cut item counts swamp
 
 Each takes the exact counts of :mod:`dpquery.algorithms.wide.counts` (made in this process or
 on the workers of a partitioned dataset) and adds the noise.
+
+The sensitivities above are replace-one's (``n`` public). When one record is added or removed
+(``neighbours="add-remove"``, ``n`` private) measurements 1, 2, 3 and 6 have sensitivities
+``sqrt(s)``, 1, ``sqrt(C(s2, 2))`` and 1 (:mod:`dpquery.algorithms.wide.bound`); 4, 5 and
+the bound's quantile keep 1, ``sqrt(k)`` and 1. ``n`` itself is then measured first
+(:func:`record_count`, sensitivity 1), and every rule that reads ``n`` reads that noisy count.
 """
 
 from __future__ import annotations
@@ -31,11 +37,12 @@ from __future__ import annotations
 import numpy as np
 
 from dpquery.algorithms.wide.bound import (
-    HISTOGRAM_SENSITIVITY,
     count_sensitivity,
     head_sensitivity,
+    histogram_sensitivity,
     pair_sensitivity,
 )
+from dpquery.algorithms.wide.options import REPLACE_ONE
 from dpquery.privacy import Ledger
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
 from dpquery.privacy.mechanisms import exponential_mechanism
@@ -47,6 +54,7 @@ BOUND = "sparse bound: record lengths' quantile (exponential mechanism)"
 PICKS = "sparse head picks (exponential mechanism)"
 HEAD_COUNTS = "sparse head counts (discrete Gaussian)"
 HEAD_SIZES = "sparse head sizes (discrete Gaussian)"
+RECORDS = "sparse record count (discrete Gaussian)"
 
 
 def noise_sigma(rho: float, sensitivity: float) -> float:
@@ -54,38 +62,67 @@ def noise_sigma(rho: float, sensitivity: float) -> float:
     return float(discrete_gaussian_sigma2(rho, sensitivity)) ** 0.5
 
 
+def record_count(n: int, rho: float, rng: np.random.Generator, ledger: Ledger) -> int:
+    """The noisy number of records under add/remove: adding or removing one record moves
+    ``n`` by 1 (sensitivity 1), ``rho``-zCDP (Canonne, Kamath and Steinke 2020, Theorem 4).
+    At least 1, so that every rule that divides by it is defined (post-processing)."""
+    [noisy] = discrete_gaussian_mechanism(
+        np.array([n]), rho=rho, sensitivity=1.0, rng=rng, ledger=ledger, name=RECORDS
+    )
+    return max(int(noisy), 1)
+
+
 def item_counts(
-    counts: np.ndarray, s: int, rho: float, rng: np.random.Generator, ledger: Ledger
+    counts: np.ndarray,
+    s: int,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    neighbours: str = REPLACE_ONE,
 ) -> np.ndarray:
     """Noisy counts of every item, from the exact ``counts`` over the ``s``-bounded records
     (:class:`~dpquery.algorithms.wide.counts.ItemCounts`)."""
+    sensitivity = count_sensitivity(s, neighbours)
     return discrete_gaussian_mechanism(
-        counts, rho=rho, sensitivity=count_sensitivity(s), rng=rng, ledger=ledger, name=ITEMS
+        counts, rho=rho, sensitivity=sensitivity, rng=rng, ledger=ledger, name=ITEMS
     )
 
 
 def size_histogram(
-    cells: np.ndarray, s: int, rho: float, rng: np.random.Generator, ledger: Ledger
+    cells: np.ndarray,
+    s: int,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    neighbours: str = REPLACE_ONE,
 ) -> np.ndarray:
     """Noisy ``(s + 1, s + 1)`` histogram: cell ``(a, b)`` counts the records with ``a`` head
     and ``b`` tail items (exact ``cells`` from
     :class:`~dpquery.algorithms.wide.counts.HeadCounts`)."""
+    sensitivity = histogram_sensitivity(neighbours)
     noisy = discrete_gaussian_mechanism(
-        cells, rho=rho, sensitivity=HISTOGRAM_SENSITIVITY, rng=rng, ledger=ledger, name=SIZES
+        cells, rho=rho, sensitivity=sensitivity, rng=rng, ledger=ledger, name=SIZES
     )
     return noisy.reshape(s + 1, s + 1)
 
 
 def pair_counts(
-    cells: np.ndarray, K: int, s2: int, rho: float, rng: np.random.Generator, ledger: Ledger
+    cells: np.ndarray,
+    K: int,
+    s2: int,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    neighbours: str = REPLACE_ONE,
 ) -> np.ndarray:
     """Noisy counts of the pairs ``j < k`` of the ``K`` head items (positions in the head),
     from the exact ``cells`` over each record's ``s2`` head items of smallest hash
     (:class:`~dpquery.algorithms.wide.counts.HeadCounts`, ``np.triu_indices`` order).
     Returns the symmetric ``K x K`` matrix of noisy counts (diagonal 0)."""
     j, k = np.triu_indices(K, 1)
+    sensitivity = pair_sensitivity(s2, neighbours)
     noisy = discrete_gaussian_mechanism(
-        cells, rho=rho, sensitivity=pair_sensitivity(s2), rng=rng, ledger=ledger, name=PAIRS
+        cells, rho=rho, sensitivity=sensitivity, rng=rng, ledger=ledger, name=PAIRS
     )
     out = np.zeros((K, K), dtype=np.int64)
     out[j, k] = noisy
@@ -105,9 +142,9 @@ def pick_head(
     counts: np.ndarray, k: int, rho: float, rng: np.random.Generator, ledger: Ledger
 ) -> np.ndarray:
     """``k`` distinct items, picked one at a time by the exponential mechanism with utility
-    the exact item count (sensitivity 1 under replace-one) among the items not yet picked
-    (peeling; Durfee and Rogers 2019). Each pick is charged before its draw. Returns the
-    picked item ids, sorted."""
+    the exact item count (sensitivity 1: replacing, adding or removing one record moves each
+    count by at most 1) among the items not yet picked (peeling; Durfee and Rogers 2019).
+    Each pick is charged before its draw. Returns the picked item ids, sorted."""
     counts = np.asarray(counts, dtype=np.float64)
     left = np.arange(counts.size)
     eps0 = pick_epsilon(rho, k)
@@ -136,13 +173,17 @@ def head_counts(
 
 
 def head_sizes(
-    cells: np.ndarray, rho: float, rng: np.random.Generator, ledger: Ledger
+    cells: np.ndarray,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    neighbours: str = REPLACE_ONE,
 ) -> np.ndarray:
     """Noisy histogram of the number of picked items per record (``k + 1`` cells)."""
     return discrete_gaussian_mechanism(
         cells,
         rho=rho,
-        sensitivity=HISTOGRAM_SENSITIVITY,
+        sensitivity=histogram_sensitivity(neighbours),
         rng=rng,
         ledger=ledger,
         name=HEAD_SIZES,
@@ -166,9 +207,10 @@ def pick_bound(
 ) -> int:
     """The contribution bound ``s`` from the public ``grid``: the exponential mechanism with
     utility ``-|below_g - quantile n|`` (``below_g`` the exact number of records of at most
-    ``g`` items, :class:`~dpquery.algorithms.wide.counts.LengthCounts`). Replacing one record
-    moves each ``below_g`` by at most 1, so the utility's sensitivity is 1 (the quantile
-    mechanism of Smith 2011, on a grid as OpenDP's). Charged before the draw."""
+    ``g`` items, :class:`~dpquery.algorithms.wide.counts.LengthCounts`). Replacing, adding or
+    removing one record moves each ``below_g`` by at most 1, and ``n`` is fixed (public, or
+    under add/remove the noisy count drawn before), so the utility's sensitivity is 1 (the
+    quantile mechanism of Smith 2011, on a grid as OpenDP's). Charged before the draw."""
     utility = -np.abs(np.asarray(below, dtype=np.float64) - quantile * n)
     [i] = exponential_mechanism(utility, epsilon=bound_epsilon(rho), sensitivity=1.0, rng=rng,
                                 ledger=ledger, name=BOUND)  # fmt: skip

@@ -2,14 +2,16 @@
 
 It takes item data (:class:`~dpquery.data.items.ItemSets`, any scipy sparse matrix, or a
 :class:`~dpquery.data.binary.BinaryData` of free bits) and returns item sets: no domain and no
-workload are needed (the ``d`` items and ``n`` are public sizes). Its plan lists the three
-discrete Gaussian measurements of :mod:`dpquery.algorithms.wide.measure`, with the budget
-converted to zCDP once (``budget_rho``) and shared among them; every charge reaches the ledger
-before its draw, and the whole plan is checked first.
+workload are needed (``d`` is public; ``n`` is public under replace-one, and under add/remove
+measured first and read only as that noisy count). Its plan lists the three discrete Gaussian
+measurements of :mod:`dpquery.algorithms.wide.measure`, with the budget converted to zCDP once
+(``budget_rho``) and shared among them; every charge reaches the ledger before its draw, and
+the whole plan is checked first.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, TypeAlias
 
@@ -31,12 +33,19 @@ from dpquery.algorithms.wide.core import (
     release_sparse,
 )
 from dpquery.algorithms.wide.core import measurable_share as core_share
+from dpquery.algorithms.wide.options import (
+    ADD_REMOVE,
+    ADD_REMOVE_DELTA,
+    REPLACE_ONE,
+    check_neighbours,
+)
 from dpquery.data.binary import BinaryData
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger, PureDP
 from dpquery.privacy.budget import budget_rho
+from dpquery.privacy.delta import LargeDeltaWarning, WeakBudgetWarning, check_delta, check_epsilon
 from dpquery.queries import Workload
 from dpquery.queries.counts import counts_elsewhere
 from dpquery.rng import SeedLike
@@ -59,6 +68,17 @@ HEAD_MODE_SHARE = 0.04
 # In the head mode, the plan warns when only items in at least this share of the records
 # can stand above every noise draw of the picked items' counts (head_threshold_share).
 HEAD_MEASURABLE_SHARE = 0.5
+# Under add/remove, the share of rho that measures n (sensitivity 1) before anything else. At
+# epsilon 1 on the small shape (n = 700) its noise is about 5% of n; on npm_words 0.02%.
+RECORDS_SHARE = 0.02
+
+
+ADD_REMOVE_STATED = "unbounded DP (add or remove one record), n private"
+
+
+class WideNoiseWarning(UserWarning):
+    """Under add/remove, the release's own pre-fit check on the noisy n (:func:`noise_warning`):
+    noise swamps the counts it can measure."""
 
 
 def as_item_sets(data: ItemData) -> ItemSets:
@@ -86,15 +106,31 @@ class ItemRelease(Release):
 
     records: ItemSets  # type: ignore[assignment]  # item sets, not dense Records
 
+    def privacy(self) -> dict[str, Any]:
+        """:meth:`Release.privacy`, naming add/remove as the relation where it holds."""
+        report = super().privacy()
+        if self.parameters.get("neighbours") == ADD_REMOVE:
+            report["neighbouring"] = ADD_REMOVE_STATED
+        return report
+
 
 @dataclass(frozen=True)
 class WidePlan:
-    """The budget, the release's public parameters and its three charges, in order."""
+    """The budget, the release's public parameters and its three charges, in order. Under
+    add/remove, ``count_rho`` measures ``n`` first (0 under replace-one), the parameters
+    share the rest, and with ``head_mode="auto"`` their mode is chosen again on the noisy
+    ``n`` (the plan's, on the ``n`` it was given, is a forecast; both modes spend the same
+    ``rho``)."""
 
     budget: Budget
     parameters: SparseParameters
+    count_rho: float = 0.0
 
     def charges(self) -> list[Charge]:
+        count = [Charge(measure.RECORDS, ZCDP(self.count_rho))] * (self.count_rho > 0)
+        return count + self._measurements()
+
+    def _measurements(self) -> list[Charge]:
         p = self.parameters
         if p.mode == "head":
             r_picks, r_counts, r_sizes = p.rhos()
@@ -123,6 +159,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     release_type: ClassVar[type[Release]] = ItemRelease
     options: ClassVar[tuple[str, ...]] = (
         "epsilon", "delta", "rho", "bound", "pair_bound", "head", "pool", "head_mode",
+        "neighbours",
     )  # fmt: skip
 
     bound: int | None = None  # None: min(DEFAULT_BOUND, d)
@@ -134,13 +171,27 @@ class WideRelease(Synthesizer, ZCDPBudget):
     # cut count to stand out (public: from n, s and the budget), the sparse mode otherwise;
     # "on", "off".
     head_mode: str = "auto"
+    # The relation the guarantee is for: "replace-one" (n public) or "add-remove" (n private:
+    # measured first, every rule reads the noisy count, the output holds that many records).
+    neighbours: str = REPLACE_ONE
+
+    def budget_keywords(self, budget: Budget | None, n: int) -> dict[str, float | None]:
+        """As :meth:`Synthesizer.budget_keywords`; under add/remove, ``delta``'s default is
+        the public :data:`~dpquery.algorithms.wide.options.ADD_REMOVE_DELTA`, not ``1/n^2``
+        (it would publish ``n``)."""
+        if self.neighbours == ADD_REMOVE and budget is None and self.delta is None:
+            if self.epsilon is not None:
+                return {"epsilon": self.epsilon, "delta": ADD_REMOVE_DELTA, "rho": self.rho}
+        return super().budget_keywords(budget, n)
 
     def plan(
         self, data: Any, workload: Workload | None = None, *, budget: Budget | None = None
     ) -> WidePlan:
-        """Resolve the bounds against the public ``n`` and ``d`` and split ``rho``; a bad
-        bound is refused by name here, before anything is charged."""
+        """Resolve the bounds against ``n`` and ``d`` and split ``rho``; a bad bound or
+        relation is refused by name here, before anything is charged. Under add/remove ``n``
+        chooses only the forecast mode (:class:`WidePlan`)."""
         n, d = int(data.n), int(data.d)
+        neighbours = check_neighbours(self.neighbours)
         s = min(DEFAULT_BOUND, d) if self.bound is None else check_bound("bound", self.bound, d)
         s2 = (
             min(DEFAULT_PAIR_BOUND, s)
@@ -163,20 +214,38 @@ class WideRelease(Synthesizer, ZCDPBudget):
         rho = budget_rho(whole)
         if self.head_mode not in HEAD_MODES:
             raise DPQueryError(f"head_mode must be one of {HEAD_MODES}; got {self.head_mode!r}")
-        sigma = measure.noise_sigma(Shares().items * rho, count_sensitivity(s))
+        count_rho = RECORDS_SHARE * rho if neighbours == ADD_REMOVE else 0.0
+        sparse = SparseParameters(rho - count_rho, s, s2, K, Shares(), self.pool,
+                                  quantile=BOUND_QUANTILE, neighbours=neighbours)  # fmt: skip
+        return WidePlan(whole, self.with_mode(sparse, n, d), count_rho)
+
+    def with_mode(self, sparse: SparseParameters, n: int, d: int) -> SparseParameters:
+        """The sparse mode's ``sparse`` parameters with the mode chosen on ``n`` records
+        (``head_mode``; "auto" reads ``n``, the budget and ``s`` only), the head mode's ``k``
+        or the sparse mode's bound grid."""
+        sigma = measure.noise_sigma(
+            Shares().items * sparse.rho, count_sensitivity(sparse.s, sparse.neighbours)
+        )
         wanted = core_share(sigma, n) >= HEAD_MODE_SHARE
-        on = self.head_mode == "on" or (self.head_mode == "auto" and wanted)
-        mode = "head" if on else "sparse"
-        if mode == "head":
-            K = min(DEFAULT_PICKS, d) if self.head is None else K
+        if self.head_mode == "on" or (self.head_mode == "auto" and wanted):
+            K = min(DEFAULT_PICKS, d) if self.head is None else sparse.K
+            return replace(sparse, K=K, mode="head")
         grid: tuple[int, ...] = ()
-        if self.bound is None and mode == "sparse":  # s from the record lengths, privately
+        if self.bound is None:  # s from the record lengths, privately
             grid = tuple(g for g in BOUND_GRID if g <= d) or (d,)
-        return WidePlan(
-            whole,
-            SparseParameters(rho, s, s2, K, Shares(), self.pool, mode, grid=grid,
-                             quantile=BOUND_QUANTILE),
-        )  # fmt: skip
+        return replace(sparse, mode="sparse", grid=grid)
+
+    def on_noisy_n(self, plan: WidePlan, n: int, d: int) -> WidePlan:
+        """Under add/remove, ``plan`` on the noisy ``n`` (post-processing): the mode chosen
+        again when ``head_mode`` is "auto", and the pre-fit check said
+        (:class:`WideNoiseWarning`)."""
+        K = min(DEFAULT_HEAD, d) if self.head is None else int(self.head)
+        sparse = replace(plan.parameters, K=K, mode="sparse", grid=())
+        plan = WidePlan(plan.budget, self.with_mode(sparse, n, d), plan.count_rho)
+        warning = noise_warning(plan, n, noisy=True)
+        if warning is not None:
+            warnings.warn(warning, WideNoiseWarning, stacklevel=2)
+        return plan
 
     def reads_answers(self, plan: WidePlan) -> bool:
         """No: the run reads the items only through their counts."""
@@ -187,7 +256,11 @@ class WideRelease(Synthesizer, ZCDPBudget):
         data: Any = run.data
         if not counts_elsewhere(data):  # in this process: the whole table
             data = as_item_sets(data)
-        matrix, info = release_sparse(data, run.plan.parameters, run.rng, run.ledger)
+        plan, n = run.plan, None
+        if plan.count_rho > 0:  # add/remove: n is private, every rule reads its noisy count
+            n = measure.record_count(int(data.n), plan.count_rho, run.rng, run.ledger)
+            plan = self.on_noisy_n(plan, n, int(data.d))
+        matrix, info = release_sparse(data, plan.parameters, run.rng, run.ledger, n)
         parameters = {**info, "budget": run.plan.budget.to_dict()}
         return Outcome(ItemSets(matrix), [], parameters, {})  # type: ignore[arg-type]  # item sets
 
@@ -205,7 +278,31 @@ class WideRelease(Synthesizer, ZCDPBudget):
         item data (:meth:`dpquery.backends.PartitionedData.from_transactions`): its counts
         are then made on the cluster, two passes (``docs/dask.md``)."""
         items = data if counts_elsewhere(data) else as_item_sets(data)
-        return super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
+        if check_neighbours(self.neighbours) == REPLACE_ONE:
+            return super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
+        return self._fit_add_remove(items, workload, true_answers, ledger)
+
+    def _fit_add_remove(
+        self, items: Any, workload: Workload | None, true_answers: Any, ledger: Ledger | None
+    ) -> Release:
+        """:meth:`Synthesizer.fit` with ``n`` private: its checks of ``delta`` and ``epsilon``
+        against the exact ``n`` (their messages would print it) are made against the noisy
+        ``n`` instead, and the parameters' ``n`` is the noisy ``n``, the output's size."""
+        caught: list[warnings.WarningMessage] = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                release = super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
+        finally:  # every other warning as it was, also when the fit raises
+            for w in caught:
+                if not issubclass(w.category, (LargeDeltaWarning, WeakBudgetWarning)):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        n = int(release.records.n)  # type: ignore[attr-defined]  # item sets: the noisy n
+        release.parameters.update(n=n, neighbours=ADD_REMOVE)
+        check_delta(release.ledger.budget.delta, n)
+        if ledger is None:
+            check_epsilon(self.epsilon, self.rho, n)
+        return release
 
 
 def measurable_share(plan: WidePlan, n: int) -> float:
@@ -213,7 +310,8 @@ def measurable_share(plan: WidePlan, n: int) -> float:
     ``s`` items) for its count to stand 3 noise standard deviations above 0: public, from
     the plan's noise scale and ``n`` (:func:`~dpquery.algorithms.wide.core.measurable_share`)."""
     r_items, _, _ = plan.parameters.rhos()
-    sigma = measure.noise_sigma(r_items, count_sensitivity(plan.parameters.s))
+    p = plan.parameters
+    sigma = measure.noise_sigma(r_items, count_sensitivity(p.s, p.neighbours))
     return core_share(sigma, n)
 
 
@@ -238,14 +336,16 @@ def head_threshold_share(plan: WidePlan, n: int) -> float:
     return family_threshold(p.K) * sigma / max(n, 1)
 
 
-def noise_warning(plan: WidePlan, n: int) -> str | None:
+def noise_warning(plan: WidePlan, n: int, noisy: bool = False) -> str | None:
     """The public pre-release check of the wide release: a message when
     :func:`measurable_share` is at least :data:`MEASURABLE_SHARE`. Then the noise of every
     item's count is as large as all but the most common items' counts, the estimates are
     shrunk to 0 and the release keeps only what stands out: few items, or none (every
     record empty, the all-zeros table): the release then keeps only the counts no noise draw
     reaches. Reads the plan and ``n`` only. In the head mode: a message when a picked item
-    must be held by at least :data:`HEAD_MEASURABLE_SHARE` of the records to be kept."""
+    must be held by at least :data:`HEAD_MEASURABLE_SHARE` of the records to be kept.
+    ``noisy``: ``n`` is the noisy count of add/remove, and the message says so."""
+    records = f"about n = {n} records (a noisy count)" if noisy else f"n = {n} records"
     if plan.parameters.mode == "head":
         share = head_threshold_share(plan, n)
         if share < HEAD_MEASURABLE_SHARE:
@@ -256,7 +356,7 @@ def noise_warning(plan: WidePlan, n: int) -> str | None:
             else f"only items held by {share:.0%} or more of the records can"
         )
         return (
-            f"at this budget on n = {n} records, {what} stand out of the noise of the "
+            f"at this budget on {records}, {what} stand out of the noise of the "
             f"{plan.parameters.K} commonest items' counts (the head mode, docs/wide.md): the "
             "release is expected to be nearly or wholly empty, no better than the all-zeros "
             "table; raise epsilon"
@@ -271,7 +371,7 @@ def noise_warning(plan: WidePlan, n: int) -> str | None:
         else f"only items among the kept items of {share:.0%} or more of the records can"
     )
     return (
-        f"at this budget on n = {n} records, {what} stand out of the noise of the item counts "
+        f"at this budget on {records}, {what} stand out of the noise of the item counts "
         f"(3 standard deviations, each record cut to {s} items; measured threshold "
         f"{MEASURABLE_SHARE:g}, docs/wide.md): the release keeps only those items and is "
         "expected to be nearly or wholly empty, no better than the all-zeros table; raise "

@@ -1,0 +1,251 @@
+"""The wide release under the add/remove-one-record relation (docs/wide.md, "Privacy"): each
+sensitivity on random neighbouring tables of different sizes, the noisy n that every rule
+reads, no exact n in what the release outputs, and replace-one's bytes pinned."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import warnings
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpquery.algorithms import registry
+from dpquery.algorithms.wide import measure
+from dpquery.algorithms.wide.bound import (
+    count_sensitivity,
+    head_sensitivity,
+    histogram_sensitivity,
+    pair_sensitivity,
+)
+from dpquery.algorithms.wide.counts import (
+    AllItemCounts,
+    HeadCounts,
+    ItemCounts,
+    LengthCounts,
+    PickedSizes,
+)
+from dpquery.algorithms.wide.options import ADD_REMOVE, ADD_REMOVE_DELTA, REPLACE_ONE
+from dpquery.algorithms.wide.release import RECORDS_SHARE, WideRelease
+from dpquery.data import ItemSets
+from dpquery.errors import DPQueryError
+from dpquery.privacy import Budget, Ledger
+from dpquery.privacy.budget import budget_rho
+
+
+def _zipf_items(n: int, d: int, seed: int, mean: float = 4.0) -> sp.csr_array:
+    """Zipf-like sparse records: item j with probability proportional to 1/(j+1)."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, d + 1)
+    p = np.minimum(1.0, p * mean / p.sum())
+    return sp.csr_array((rng.random((n, d)) < p).astype(np.uint8))
+
+
+def _head_items(seed: int = 0) -> sp.csr_array:
+    """700 records over 2,000 items: items 0-4 in 60% of the records, the rest rare (the
+    head mode's shape)."""
+    rng = np.random.default_rng(seed)
+    dense = (rng.random((700, 2000)) < 0.005).astype(np.uint8)
+    dense[:, :5] = rng.random((700, 5)) < 0.6
+    return sp.csr_array(dense)
+
+
+def _digest(records: ItemSets, parameters: dict[str, object]) -> str:
+    """SHA-256 of the released matrix (shape, indptr, indices) and its parameters."""
+    m = sp.csr_array(records.matrix)
+    m.sort_indices()
+    h = hashlib.sha256()
+    for a in (np.asarray(m.shape), m.indptr, m.indices):
+        h.update(np.asarray(a, dtype=np.int64).tobytes())
+    h.update(json.dumps(parameters, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+# -- replace-one: n public, no count of it, the same draws --------------------------------
+# Digests of the two seeded releases below (replace-one draws nothing for n: its bytes stay
+# those of a release that knows no other relation).
+SPARSE_DIGEST = "1bcf2f57a96854f0d35bb008f7409d6cdfedd4a6d30f6def69ea4a2d95311172"
+HEAD_DIGEST = "adeda6acaf81e4128b8cffb56632f42df3d1d32709475e3f4edbf2f72f0edab0"
+
+
+def test_replace_one_releases_the_pinned_bytes_with_the_same_seed():
+    sparse = WideRelease(epsilon=1.0, seed=11, pair_bound=4, head=12, pool=3000,
+                         head_mode="off").fit(_zipf_items(3000, 80, 3))  # fmt: skip
+    head = WideRelease(epsilon=1.0, seed=5, pool=3000).fit(_head_items())
+    assert sparse.parameters["mode"] == "sparse" and head.parameters["mode"] == "head"
+    assert _digest(sparse.records, sparse.parameters) == SPARSE_DIGEST
+    assert _digest(head.records, head.parameters) == HEAD_DIGEST
+
+
+# -- add/remove: each sensitivity on random neighbours ----------------------------------------
+def _records_near(rng: np.random.Generator, n: int, d: int, s: int) -> sp.csr_array:
+    """``n`` random records over ``d`` items, most of about ``s`` items (lengths s - 3 to
+    s + 5), one in ten empty or of every item: around the bound and far from it."""
+    rows = []
+    for _ in range(n):
+        u = rng.random()
+        size = 0 if u < 0.05 else d if u < 0.1 else int(rng.integers(max(s - 3, 0), s + 6))
+        rows.append(np.sort(rng.choice(d, size=min(size, d), replace=False)))
+    indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])])
+    indices = np.concatenate(rows) if n else np.zeros(0, dtype=np.int64)
+    return sp.csr_array((np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, d))
+
+
+def _add_or_remove(
+    matrix: sp.csr_array, rng: np.random.Generator, s: int
+) -> tuple[sp.csr_array, sp.csr_array]:
+    """``(D, D')``: ``matrix`` and the same with one random record added at a random row (the
+    rows after it move) or one random record removed, in a random order of the two."""
+    n, d = matrix.shape
+    dense = matrix.toarray()
+    if rng.random() < 0.5 and n > 1:
+        other = np.delete(dense, int(rng.integers(n)), axis=0)
+    else:
+        new = _records_near(rng, 1, d, s).toarray()
+        other = np.insert(dense, int(rng.integers(n + 1)), new, axis=0)
+    pair = (sp.csr_array(dense), sp.csr_array(other))
+    return pair if rng.random() < 0.5 else pair[::-1]
+
+
+@pytest.mark.parametrize("n", [2, 9, 40, 150])
+def test_each_measurement_moves_within_its_add_remove_sensitivity_on_random_neighbours(n):
+    """Tables of ``n`` and ``n + 1`` records, lengths around ``s``: after the cut, the item
+    counts move by at most sqrt(s) in L2, the size histogram and the head sizes by 1, the
+    head pairs by sqrt(C(s2, 2)), every whole count by 1 (the picks' and the bound's
+    utilities), the picked counts by sqrt(k), n by 1. Deterministic bounds: no false
+    failure."""
+    rng = np.random.default_rng(n)
+    d, s, s2 = 40, 6, 4
+    head = np.sort(rng.choice(d, size=12, replace=False))
+    grid = np.array([2, 4, 8, 16, 32])
+    for _ in range(40):
+        key = int(rng.integers(2**63))
+        D, D2 = _add_or_remove(_records_near(rng, n, d, s), rng, s)
+        a, b = ItemSets(D), ItemSets(D2)
+        assert abs(a.n - b.n) == 1
+        [ca], [cb] = ItemCounts(key, s, d).count(a), ItemCounts(key, s, d).count(b)
+        assert np.linalg.norm(ca - cb) <= count_sensitivity(s, ADD_REMOVE)
+        heads = HeadCounts(key, s, s2, head)
+        (ha, pa), (hb, pb) = heads.count(a), heads.count(b)
+        assert np.abs(ha - hb).sum() == 1  # one cell, by 1
+        assert np.linalg.norm(ha - hb) <= histogram_sensitivity(ADD_REMOVE)
+        assert np.linalg.norm(pa - pb) <= pair_sensitivity(s2, ADD_REMOVE)
+        [wa], [wb] = AllItemCounts(d).count(a), AllItemCounts(d).count(b)
+        assert np.abs(wa - wb).max() <= 1
+        picked = np.sort(rng.choice(d, size=int(rng.integers(1, 20)), replace=False))
+        assert np.linalg.norm(wa[picked] - wb[picked]) <= head_sensitivity(picked.size)
+        [sa], [sb] = PickedSizes(picked).count(a), PickedSizes(picked).count(b)
+        assert np.abs(sa - sb).sum() == 1
+        [la], [lb] = LengthCounts(grid).count(a), LengthCounts(grid).count(b)
+        assert np.abs(la - lb).max() <= 1  # so -|below_g - 0.9 n_hat| moves by at most 1
+
+
+def test_the_add_remove_sensitivities_are_reached_and_half_replace_ones():
+    """Adding a record of s items (s2 of them in the head) to a table reaches each bound:
+    sqrt(s), sqrt(C(s2, 2)) and 1, which square to half of replace-one's."""
+    s, s2, d = 5, 4, 12
+    head = np.arange(6)
+    base = sp.csr_array(np.zeros((3, d), dtype=np.uint8))
+    more = sp.csr_array(np.vstack([np.zeros((3, d)), (np.arange(d) < s)[None]]).astype(np.uint8))
+    a, b = ItemSets(base), ItemSets(more)
+    [ca], [cb] = ItemCounts(1, s, d).count(a), ItemCounts(1, s, d).count(b)
+    assert np.linalg.norm(ca - cb) == pytest.approx(count_sensitivity(s, ADD_REMOVE))
+    (ha, pa), (hb, pb) = HeadCounts(1, s, s2, head).count(a), HeadCounts(1, s, s2, head).count(b)
+    assert np.linalg.norm(pa - pb) == pytest.approx(pair_sensitivity(s2, ADD_REMOVE))
+    assert np.linalg.norm(ha - hb) == histogram_sensitivity(ADD_REMOVE) == 1.0
+    for k in range(1, 200):
+        assert Fraction(count_sensitivity(k, ADD_REMOVE)) ** 2 >= k
+        assert Fraction(pair_sensitivity(k, ADD_REMOVE)) ** 2 >= max(k * (k - 1) // 2, 1)
+        assert count_sensitivity(k, ADD_REMOVE) ** 2 == pytest.approx(count_sensitivity(k) ** 2 / 2)
+    assert pair_sensitivity(8, ADD_REMOVE) ** 2 == pytest.approx(28)  # C(8, 2)
+    assert pair_sensitivity(8) ** 2 == pytest.approx(56)
+
+
+# -- add/remove: n private --------------------------------------------------------------------
+def _exact_n_in(text: str, n: int) -> bool:
+    return re.search(rf"(?<![\d.,])({n}|{n:,})(?![\d.,])", text) is not None
+
+
+@pytest.mark.parametrize(("data", "options", "swamped"), [
+    (lambda n: _zipf_items(n, 80, 3),
+     {"epsilon": 0.3, "pair_bound": 4, "head": 12, "pool": 3000, "head_mode": "off"}, True),
+    (lambda n: _head_items()[:n], {"epsilon": 0.1, "pool": 3000}, True),
+    (lambda n: _zipf_items(n, 80, 3), {"epsilon": 3.0, "pool": 3000, "head_mode": "off"}, False),
+])  # fmt: skip
+def test_an_add_remove_release_on_n_and_n_plus_1_records_tells_no_exact_n(data, options, swamped):
+    """n = 700 and 701 records, the same seed, the sparse and the head mode: the output's
+    size, the parameters, the privacy report and every warning (a large delta; the noise
+    check, where noise swamps the counts) say the noisy n, never the exact one. The seed
+    was chosen so that the noisy n differs from both (a noisy n equal to n would be a
+    coincidence the test cannot tell from a leak)."""
+    for n in (700, 701):
+        table = data(n) if n <= 700 else sp.csr_array(sp.vstack([data(700), data(700)[:1]]))
+        assert table.shape[0] == n
+        model = WideRelease(delta=0.01, seed=4, neighbours="add-remove", **options)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            release = model.fit(table)
+        said = [str(w.message) for w in caught]
+        assert any("(a noisy count)" in m for m in said) == swamped  # the check on the noisy n
+        assert any("delta=0.01 is at least 1/n" in m for m in said)
+        noisy = release.records.n
+        assert release.parameters["n"] == noisy and noisy not in (700, 701)
+        assert release.privacy()["neighbouring"].startswith("unbounded DP (add or remove")
+        text = json.dumps([release.parameters, release.privacy(), said], default=str)
+        assert not _exact_n_in(text, n), text
+        assert release.ledger.entries[0].charge.mechanism == measure.RECORDS
+
+
+def test_add_remove_defaults_delta_to_a_public_value_and_charges_n_first():
+    table = ItemSets(_zipf_items(3000, 80, 3))
+    model = WideRelease(epsilon=1.0, seed=0, neighbours="add-remove", head_mode="off")
+    plan = model.plan(table)
+    assert plan.budget.delta == ADD_REMOVE_DELTA == 1e-9  # not 1/n^2: it would publish n
+    rho = budget_rho(plan.budget)
+    charges = plan.charges()
+    assert charges[0].mechanism == measure.RECORDS and charges[0].cost.rho == RECORDS_SHARE * rho
+    assert plan.parameters.rho == pytest.approx((1 - RECORDS_SHARE) * rho)
+    assert [c.mechanism for c in charges[1:]] == [measure.BOUND, measure.ITEMS, measure.SIZES,
+                                                  measure.PAIRS]  # fmt: skip
+    release = model.fit(table.matrix)
+    assert [e.charge for e in release.ledger.entries] == charges
+    # the sparse mode's noise is add/remove's: sqrt(s) for the items, 1 for the sizes
+    r_items, r_sizes, _ = replace(plan.parameters, s=release.parameters["s"]).rhos()
+    s = release.parameters["s"]
+    assert release.parameters["sigma_items"] == measure.noise_sigma(r_items, math.sqrt(s))
+    assert release.parameters["sigma_sizes"] == measure.noise_sigma(r_sizes, 1.0)
+
+
+def test_the_noisy_n_is_n_plus_discrete_gaussian_noise_of_the_planned_scale():
+    """2,000 draws of the noisy count of n = 5,000 at rho = 0.001 (sigma^2 = 500): their mean
+    within 4.5 standard errors of n and their variance within 15% of 500 (false-failure rate
+    below 1e-5 for each, by the normal tail and the chi-square's)."""
+    ledger = Ledger(Budget.zcdp(10.0))  # 2,000 x 0.001 + 5
+    rng = np.random.default_rng(7)
+    draws = np.array([measure.record_count(5000, 0.001, rng, ledger) for _ in range(2000)])
+    assert abs(draws.mean() - 5000) < 4.5 * math.sqrt(500 / 2000)
+    assert abs(draws.var() / 500 - 1) < 0.15
+    assert measure.record_count(0, 5.0, rng, ledger) == 1  # at least one record
+
+
+@pytest.mark.parametrize("bad", ["bounded", "add_remove", None, 1])
+def test_a_bad_relation_is_refused_by_name_before_any_charge(bad):
+    table = _zipf_items(200, 30, 1)
+    with pytest.raises(DPQueryError, match=r"neighbours must be 'add-remove' .* or 'replace-one'"):
+        WideRelease(epsilon=1.0, neighbours=bad).plan(ItemSets(table))
+    if bad is None:  # the registry reads None as not given: the default
+        return
+    model = registry.build("wide", {"epsilon": 1.0, "neighbours": bad}, seed=0)
+    with pytest.raises(DPQueryError, match="neighbours must be"):
+        model.fit(table)
+    assert getattr(model, "ledger_", None) is None  # refused by the plan, before any ledger
+
+
+def test_replace_one_stays_the_default():
+    assert WideRelease().neighbours == REPLACE_ONE
