@@ -28,6 +28,8 @@ on the workers of a partitioned dataset) and adds the noise.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dpquery.algorithms.wide.bound import (
@@ -155,6 +157,14 @@ def bound_epsilon(rho: float) -> float:
     return pick_epsilon(rho, 1)
 
 
+def bound_distance(below: np.ndarray, rank: float) -> np.ndarray:
+    """For each grid point ``g``, how many records must change for the ``rank``-th shortest
+    record's length to lie in ``(g', g]`` (``g'`` the point before, ``below = 0`` before the
+    first): ``max(0, rank - below_g, below_g' - rank + 1)``."""
+    before = np.concatenate([[0.0], below[:-1]])
+    return np.maximum(0.0, np.maximum(rank - below, before - rank + 1))
+
+
 def pick_bound(
     below: np.ndarray,
     grid: np.ndarray,
@@ -165,11 +175,19 @@ def pick_bound(
     ledger: Ledger,
 ) -> int:
     """The contribution bound ``s`` from the public ``grid``: the exponential mechanism with
-    utility ``-|below_g - quantile n|`` (``below_g`` the exact number of records of at most
-    ``g`` items, :class:`~dpquery.algorithms.wide.counts.LengthCounts`). Replacing one record
-    moves each ``below_g`` by at most 1, so the utility's sensitivity is 1 (the quantile
-    mechanism of Smith 2011, on a grid as OpenDP's). Charged before the draw."""
-    utility = -np.abs(np.asarray(below, dtype=np.float64) - quantile * n)
+    utility ``-max(0, r - below_g, below_g' - r + 1)``, ``r = ceil(quantile n)``
+    (``below_g`` the exact number of records of at most ``g`` items,
+    :class:`~dpquery.algorithms.wide.counts.LengthCounts`; ``g'`` the grid point before
+    ``g``, ``below_g' = 0`` for the first): how many records must change for the ``r``-th
+    shortest length to lie in ``(g', g]`` (0 for the interval that holds it, :func:`bound_distance`).
+    Replacing one record moves each
+    ``below_g`` by at most 1, so each term of the max, and the max, by at most 1: the
+    utility's sensitivity is 1 (the quantile mechanism of Smith 2011, on a grid as OpenDP's).
+    Unlike ``-|below_g - quantile n|``, it does not tie every ``g`` past the longest record:
+    a bound past the quantile's interval loses the records between. Charged before the
+    draw."""
+    rank = math.ceil(quantile * n - 1e-9)  # the quantile's rank (n public)
+    utility = -bound_distance(np.asarray(below, dtype=np.float64), rank)
     [i] = exponential_mechanism(utility, epsilon=bound_epsilon(rho), sensitivity=1.0, rng=rng,
                                 ledger=ledger, name=BOUND)  # fmt: skip
     return int(grid[i])
