@@ -13,7 +13,9 @@ release as the command). Shapes (``dpquery.datasets.shapes``, data seed 0):
   share about 0.53, as a real user x movie table's 0.51);
 * ``mid``: 1,500 x 5,000, records of median 60 and 90th percentile 300 items (offset 15);
 * ``narrow``: 700 x 3,000, the small recipe's lengths over fewer items (offset 10);
-* ``npm3000``: npm_words' first 3,000 records over its 2,000 most frequent words (many short records, small ``n``; ``shared/data/wide``).
+* ``npm3000``: npm_words' first 3,000 records over its 2,000 most frequent words (many
+  short records, small ``n``; ``shared/data/wide``);
+* ``small2800``, ``small4200``: the small recipe at ``n`` = 2,800 and 4,200.
 
 Scores (:mod:`dpquery.evaluation.wide`, NOT private), max and mean, beside ``zeros`` and
 ``indep``. Seeds 0-2 tuned the head mode; report seeds 10-12::
@@ -24,12 +26,11 @@ Scores (:mod:`dpquery.evaluation.wide`, NOT private), max and mean, beside ``zer
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-import os
-from dataclasses import replace
 
 import scipy.sparse as sp
 
@@ -56,6 +57,8 @@ VARIANTS = {
     "steep": replace(SMALL, name="steep", offset=7.0),
     "mid": replace(SMALL, name="mid", n=1_500, d=5_000, median=60, p90=300, offset=15.0),
     "narrow": replace(SMALL, name="narrow", d=3_000, offset=10.0),
+    "small2800": replace(SMALL, name="small2800", n=2_800),
+    "small4200": replace(SMALL, name="small4200", n=4_200),
 }
 
 

@@ -179,13 +179,12 @@ def pick_bound(
     (``below_g`` the exact number of records of at most ``g`` items,
     :class:`~dpquery.algorithms.wide.counts.LengthCounts`; ``g'`` the grid point before
     ``g``, ``below_g' = 0`` for the first): how many records must change for the ``r``-th
-    shortest length to lie in ``(g', g]`` (0 for the interval that holds it, :func:`bound_distance`).
-    Replacing one record moves each
-    ``below_g`` by at most 1, so each term of the max, and the max, by at most 1: the
-    utility's sensitivity is 1 (the quantile mechanism of Smith 2011, on a grid as OpenDP's).
-    Unlike ``-|below_g - quantile n|``, it does not tie every ``g`` past the longest record:
-    a bound past the quantile's interval loses the records between. Charged before the
-    draw."""
+    shortest length to lie in ``(g', g]`` (0 for the interval that holds it,
+    :func:`bound_distance`). Replacing one record moves each ``below_g`` by at most 1, so
+    each term of the max, and the max, by at most 1: the utility's sensitivity is 1 (the
+    quantile mechanism of Smith 2011, on a grid as OpenDP's). Unlike ``-|below_g - quantile
+    n|``, it does not tie every ``g`` past the longest record: a bound past the quantile's
+    interval is as far as the records between. Charged before the draw."""
     rank = math.ceil(quantile * n - 1e-9)  # the quantile's rank (n public)
     utility = -bound_distance(np.asarray(below, dtype=np.float64), rank)
     [i] = exponential_mechanism(utility, epsilon=bound_epsilon(rho), sensitivity=1.0, rng=rng,
