@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -87,7 +88,7 @@ def main() -> None:
     p.add_argument("--configs", nargs="+", default=list(CONFIGS))
     p.add_argument("--out", default=None, help="write docs/results/wide/<out>.md")
     args = p.parse_args()
-    lines = [f"`bench_wide_bounds.py --seeds {' '.join(map(str, args.seeds))}`; NOT PRIVATE "
+    lines = [f"`bench_wide_bounds.py {' '.join(sys.argv[1:])}`; NOT PRIVATE "
              "scores, fractions of records, max / mean", ""]  # fmt: skip
     for name in args.shapes:
         real = shape(name)

@@ -31,10 +31,11 @@ from dpquery.algorithms.parameters import budget_of
 from dpquery.privacy.budget import budget_rho
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_wide_bounds import shape  # noqa: E402
+from bench_wide_bounds import shape
 
 SELECTIONS = (
     ("em", 20, 0.6),
+    ("em", 30, 0.7),
     ("em", 20, 1.0),
     ("em", 40, 1.0),
     ("l2", 60, 1.0),
@@ -62,13 +63,15 @@ def main() -> None:
         weight = 1 / np.sqrt(np.maximum(lengths, 1))
         signal = np.bincount(X.indices, weights=np.repeat(weight, lengths), minlength=d)
 
-        def em(candidates: np.ndarray, k: int, r: float) -> np.ndarray:
+        def em(
+            candidates: np.ndarray, k: int, r: float, rho: float = rho, counts: np.ndarray = counts
+        ) -> np.ndarray:
             eps0 = np.sqrt(8 * r * rho / k)
             g = counts[candidates] * eps0 / 2 + rng.gumbel(size=candidates.size)
             return candidates[np.argsort(-g)[:k]]
 
-        def l2(m: int, r: float) -> np.ndarray:
-            noisy = signal + rng.standard_normal(d) / np.sqrt(r * rho)  # sigma^2 = 2 / (2 r rho)
+        def l2(m: int, r: float, rho: float = rho, signal: np.ndarray = signal) -> np.ndarray:
+            noisy = signal + rng.standard_normal(signal.size) / np.sqrt(r * rho)  # 2 / (2 r rho)
             return np.argsort(-noisy)[:m]
 
         for kind, size, share in SELECTIONS:
@@ -88,8 +91,11 @@ def main() -> None:
                 label = f"l2 M={size} rho={share:g}"
             else:
                 label = f"l2 M={size[0]} rho={share[0]:g} -> em k={size[1]} rho={share[1]:g}"  # type: ignore[index]
-            print(f"| {name} | {n:,} x {d:,} | {top.size} | {label} | {hit.mean():.2f} | "
-                  f"{hit.all(axis=1).mean():.2f} |", flush=True)
+            print(
+                f"| {name} | {n:,} x {d:,} | {top.size} | {label} | {hit.mean():.2f} | "
+                f"{hit.all(axis=1).mean():.2f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

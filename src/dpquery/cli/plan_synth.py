@@ -119,7 +119,8 @@ def _items_plan(args: argparse.Namespace) -> int:
         print(f"  the k={p.K} commonest items picked one at a time by the exponential mechanism "
               f"(sensitivity 1, epsilon_0={pick_epsilon(p.rhos()[0], p.K):.4g} each), counted "
               f"whole (sensitivity sqrt(k)); the number of picked items per record (sqrt 2); "
-              f"a picked item is kept where its count clears every noise draw, held by "
+              f"a picked item is kept where its noisy count clears 2 noise sigma (the noise "
+              f"under 10% of n; else every noise draw of the k): held by "
               f"{head_threshold_share(plan, args.n):.0%} of the records or more")  # fmt: skip
     elif p.mode == BOUND_FIRST:
         print(f"  contribution bound s chosen first from {list(p.grid)} as the record lengths' "
@@ -156,7 +157,7 @@ def _items_plan(args: argparse.Namespace) -> int:
               f"rho={p.picks * eps0**2 / 8:.6g}")  # fmt: skip
         for c in plan.head_charges():
             if c.mechanism != measure.PICKS:
-                print(f"    {c.mechanism}: 1 x, rho={c.cost.rho:.6g}")  # type: ignore[attr-defined]
+                print(f"    {c.mechanism}: 1 x, rho={c.cost.rho:.6g}")
     for g in report.guarantees:
         print(f"  {g.describe()}")
     return 0

@@ -263,10 +263,10 @@ def release_sparse(
             # The drawn bound says the sparse mode's cut counts are swamped: the head mode,
             # on what is left of rho (the mode is a function of a noisy output). Its charges
             # cost the sparse mode's rho, which the plan checked; checked again as charged.
-            head = params.after_bound(s)
-            ledger.check(mode_charges(head))
-            matrix, info = release_head(data, head, rng, ledger)
-            return matrix, {**info, "s": s, "s_private": True, "bound_first": True}
+            head_params = params.after_bound(s)
+            ledger.check(mode_charges(head_params))
+            matrix, head_info = release_head(data, head_params, rng, ledger)
+            return matrix, {**head_info, "s": s, "s_private": True, "bound_first": True}
 
     # 1. every item's count
     [item_cells] = count_records(data, ItemCounts(key, s, d))
