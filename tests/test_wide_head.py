@@ -104,7 +104,7 @@ def test_the_plan_lists_every_charge_and_each_reaches_the_ledger_before_its_draw
     data = _head_data()
     model = WideRelease(epsilon=1.0, delta=1 / 700**2, seed=0, pool=3000)
     plan = model.plan(data)
-    assert plan.parameters.mode == "head" and plan.parameters.K == 30
+    assert plan.parameters.mode == "head" and plan.parameters.K == 20
     planned = plan.charges()
     ledger = Ledger(Budget.approx(1.0, 1 / 700**2))
     seen = []
@@ -125,50 +125,46 @@ def test_the_plan_lists_every_charge_and_each_reaches_the_ledger_before_its_draw
     assert (
         [c.mechanism for c in charged]
         == [c.mechanism for c in planned]
-        == ([measure.PICKS] * 30 + [measure.HEAD_COUNTS, measure.HEAD_SIZES])
+        == ([measure.PICKS] * 20 + [measure.HEAD_COUNTS, measure.HEAD_SIZES])
     )
     assert [c.cost for c in charged] == [c.cost for c in planned]
-    assert seen == list(range(1, 33))  # each draw came after its own charge
-    # the whole plan spends the budget's rho: picks 70%, counts 25%, sizes 5%
+    assert seen == list(range(1, 23))  # each draw came after its own charge
+    # the whole plan spends the budget's rho: picks 60%, counts 30%, sizes 10%
     rho = plan.parameters.rho
-    picks = sum(bounded_range_to_zcdp(c.cost.epsilon) for c in charged[:30])
-    assert picks == pytest.approx(0.7 * rho, rel=1e-9) and picks <= 0.7 * rho
-    assert charged[30].cost.rho == pytest.approx(0.25 * rho)
-    assert charged[31].cost.rho == pytest.approx(0.05 * rho)
+    picks = sum(bounded_range_to_zcdp(c.cost.epsilon) for c in charged[:20])
+    assert picks == pytest.approx(0.6 * rho, rel=1e-9) and picks <= 0.6 * rho
+    assert charged[20].cost.rho == pytest.approx(0.3 * rho)
+    assert charged[21].cost.rho == pytest.approx(0.1 * rho)
     assert release.parameters["mode"] == "head"
 
 
 def test_the_picks_find_a_clear_head_and_the_release_holds_it():
     # items 0-4 in ~420 of 700 records, the others in ~3.5: each pick's weight of a head item
-    # is exp(0.0697 * 420 / 2) = e^14.6 against 9,000 e^(0.0697 * 3.5 / 2) = e^9.2 for the
-    # rest, so a pick misses the head (while one is left) with chance under e^-5.4 = 0.5%:
-    # a head item left out of all 30 picks needs 26 misses (chance below 1e-50).
+    # is exp(0.079 * 420 / 2) = e^16.6 against 9,000 e^(0.079 * 3.5 / 2) = e^9.2 for the rest,
+    # so a pick misses the head (while one is left) with chance under e^-7 = 1e-3; over the 5
+    # picks that take them and 5 seeds, under 3% false failures.
     data = _head_data()
     exact = np.bincount(data.matrix.indices, minlength=data.d)
     for seed in range(5):
         release = WideRelease(epsilon=1.0, delta=1 / 700**2, seed=seed, pool=3000).fit(data)
         held = np.bincount(release.records.matrix.indices, minlength=data.d)
-        sigma = release.parameters["sigma_items"]  # 48.0 records
+        sigma = release.parameters["sigma_items"]  # 35.8 records
         # each head item kept, within 5 noise sigma of its count (plus the fit's rounding of
         # 10 records): a noise draw past 5 sigma has chance 6e-7, 2e-5 over 25 counts
         assert np.abs(held[:5] - exact[:5]).max() < 5 * sigma + 10
-        # A rare pick (25 a run) is kept by its noise past 2 sigma (96 records) with chance
-        # P(Z > 1.93) = 2.7%: five or more of 25 with chance 8e-4, 4e-3 over 5 seeds. Each
-        # is released in about its noisy count, not in most records: past 5 sigma, 3e-7.
-        assert (held[5:] > 0).sum() <= 4 and held[5:].max() < 5 * sigma
-        assert 5 <= release.parameters["items_kept"] <= 9
+        # nothing else: a rare item's count (3.5 records) never clears the threshold (123)
+        assert held[5:].max() == 0
+        assert release.parameters["items_kept"] == 5
 
 
 def test_the_threshold_share_and_warning_follow_the_budget():
     def plan(epsilon):
         return WideRelease(epsilon=epsilon, delta=1 / 700**2).plan(_Sizes(700, 9000))
 
-    # epsilon 1: rho 0.026, counts' rho 0.0065, sigma = sqrt(30 / (2 * 0.0065)) = 48.0
-    # records (6.9% of 700, under 10%): threshold 2 sigma = 96.1 records = 13.7% of 700
-    assert head_threshold_share(plan(1.0), 700) == pytest.approx(0.1372, abs=0.001)
-    # epsilon 0.1: sigma = 415 records, past 10% of 700: the family threshold
-    # (sqrt(2 ln 30) + 1) sigma, beyond n: no item can be kept
-    assert head_threshold_share(plan(0.1), 700) > 1
+    # epsilon 1: rho 0.026, counts' rho 0.0078, sigma = sqrt(20 / (2 * 0.0078)) = 35.8
+    # records; threshold sqrt(2 ln 20) + 1 = 3.448 sigma = 123.5 records = 17.6% of 700
+    assert head_threshold_share(plan(1.0), 700) == pytest.approx(0.176, abs=0.002)
+    assert head_threshold_share(plan(0.1), 700) > 1  # no item can be kept
 
 
 def test_privacy_synth_shows_the_head_mode_and_its_rule():
@@ -180,7 +176,7 @@ def test_privacy_synth_shows_the_head_mode_and_its_rule():
             "must be among the s kept items of 10.7% (s = 8) to 43% (s = 128) of the "
             "records") in r.out  # fmt: skip
     assert "at every bound of the grid" in r.out
-    assert "30 x epsilon=0.0696688 (bounded range)" in r.out
+    assert "20 x epsilon=0.078997 (bounded range)" in r.out
     assert "warning" not in r.out
     j = dpquery_cli("privacy", "synth", "--n", "700", "--items", "9000", "--epsilon", "1",
                     "--json")  # fmt: skip
@@ -277,7 +273,7 @@ def test_the_bound_drawn_first_chooses_the_mode_and_every_charge_precedes_its_dr
     assert release.parameters["mode"] == mode and release.parameters["bound_first"]
     assert release.parameters["s"] == (128 if mode == "head" else 16)
     expected = [measure.BOUND] + (
-        [measure.PICKS] * 30 + [measure.HEAD_COUNTS, measure.HEAD_SIZES]
+        [measure.PICKS] * 20 + [measure.HEAD_COUNTS, measure.HEAD_SIZES]
         if mode == "head" else [measure.ITEMS, measure.SIZES, measure.PAIRS]
     )  # fmt: skip
     assert [c.mechanism for c in charged] == expected
@@ -290,7 +286,7 @@ def test_the_bound_drawn_first_chooses_the_mode_and_every_charge_precedes_its_dr
     if mode == "head":
         kept = np.bincount(release.records.matrix.indices, minlength=data.d)
         # the common items kept; the others (each in about 50 records) at most at their
-        # noisy counts past 2 sigma (a 5-sigma draw: chance 3e-7)
+        # noisy counts past the threshold (a 5-sigma draw: chance 3e-7)
         assert set(range(10)) <= set(np.flatnonzero(kept))
         assert kept[10:].max() < 50 + 5 * release.parameters["sigma_items"]
 

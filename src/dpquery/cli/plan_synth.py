@@ -119,8 +119,7 @@ def _items_plan(args: argparse.Namespace) -> int:
         print(f"  the k={p.K} commonest items picked one at a time by the exponential mechanism "
               f"(sensitivity 1, epsilon_0={pick_epsilon(p.rhos()[0], p.K):.4g} each), counted "
               f"whole (sensitivity sqrt(k)); the number of picked items per record (sqrt 2); "
-              f"a picked item is kept where its noisy count clears 2 noise sigma (the noise "
-              f"under 10% of n; else every noise draw of the k): held by "
+              f"a picked item is kept where its count clears every noise draw, held by "
               f"{head_threshold_share(plan, args.n):.0%} of the records or more")  # fmt: skip
     elif p.mode == BOUND_FIRST:
         print(f"  contribution bound s chosen first from {list(p.grid)} as the record lengths' "

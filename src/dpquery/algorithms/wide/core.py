@@ -92,33 +92,15 @@ BOUND_QUANTILE = 0.9
 BOUND_FIRST = "bound first"
 
 
-# A picked item is kept where its noisy count is at least HEAD_KEEP_SIGMAS noise standard
-# deviations, when the plan's count noise is at most HEAD_KEEP_NOISE of the records: a pick of
-# a rare item kept by its noise is then released in about 2-3 sigma, at most a few tenths of
-# the records, below the commonest items' shares. With more noise, only counts no noise draw
-# of the k reaches (family_threshold). Tuned on the generated small, narrow, steep and mid
-# shapes, seeds 0-2 (docs/wide.md): with 30 picks the family threshold (3.6 sigma) dropped
-# picked items of the head (narrow 1-way max 0.72-0.86x zeros' against 0.64-0.71x at 2).
-HEAD_KEEP_SIGMAS = 2.0
-HEAD_KEEP_NOISE = 0.1
-
-
-def head_keep_level(k: int, sigma: float, n: int) -> float:
-    """The noisy count a picked item must reach to be kept in the head mode (public: from
-    ``k``, the count noise ``sigma`` and ``n``)."""
-    z = HEAD_KEEP_SIGMAS if sigma <= HEAD_KEEP_NOISE * n else family_threshold(k)
-    return z * sigma
-
-
 @dataclass(frozen=True)
 class HeadShares:
     """The head mode's parts of ``rho`` (they sum to 1): the picks, the picked items'
-    counts, the histogram of picked items per record (tuned on the generated shapes, seeds 0-2,
+    counts, the histogram of picked items per record (tuned on the small shape, seeds 0-2,
     docs/wide.md)."""
 
-    picks: float = 0.7
-    counts: float = 0.25
-    sizes: float = 0.05
+    picks: float = 0.6
+    counts: float = 0.3
+    sizes: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -145,7 +127,7 @@ class SparseParameters:
     # where the drawn ``s`` is one of ``switch`` (public, from the plan), with ``picks`` items
     # picked; the sparse mode otherwise. Both spend the same ``rho`` after the bound.
     switch: tuple[int, ...] = ()
-    picks: int = 30
+    picks: int = 20
 
     def bound_rho(self) -> float:
         """The ``rho`` of the private choice of ``s`` (0 when ``s`` is fixed)."""
@@ -364,9 +346,8 @@ def release_head(
     exponential mechanism on the exact counts, counted whole (no cut: sensitivity
     ``sqrt(k)``), and the histogram of picked items per record measured; the records are
     fitted to those alone (every other item is left out: its count is not measured). A
-    picked item is kept only where its noisy count clears :func:`head_keep_level` (2 noise
-    standard deviations when the noise is small against ``n``, else above every noise draw of
-    the ``k``), so that a pick of a rare item releases little or nothing."""
+    picked item is kept only where its noisy count stands above every noise draw of the
+    ``k`` (:func:`family_threshold`), so that a pick of a rare item releases nothing."""
     n, d = int(data.n), int(data.d)
     k = min(params.K, d)
     r_picks, r_counts, r_sizes = params.rhos()
@@ -379,7 +360,7 @@ def release_head(
     # post-processing from here on
     sigma = measure.noise_sigma(r_counts, head_sensitivity(k))
     sigma_sizes = measure.noise_sigma(r_sizes, HISTOGRAM_SENSITIVITY)
-    kept = y >= head_keep_level(k, sigma, n)
+    kept = y >= family_threshold(k) * sigma
     head = picked[kept]
     c = np.minimum(y[kept], n)
     K = head.size

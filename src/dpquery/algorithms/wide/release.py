@@ -29,7 +29,7 @@ from dpquery.algorithms.wide.core import (
     MEASURABLE_SHARE,
     Shares,
     SparseParameters,
-    head_keep_level,
+    family_threshold,
     mode_charges,
     release_sparse,
 )
@@ -50,9 +50,8 @@ DEFAULT_BOUND = 32  # npm_words: at most 25 words a record, 99th percentile 19 (
 DEFAULT_PAIR_BOUND = 8
 DEFAULT_HEAD = 300
 DEFAULT_POOL = 200_000
-# The head mode's number of picked items (tuned on the generated small, narrow, steep and mid
-# shapes, seeds 0-2, docs/wide.md).
-DEFAULT_PICKS = 30
+# The head mode's number of picked items (tuned on the small shape, seeds 0-2, docs/wide.md).
+DEFAULT_PICKS = 20
 HEAD_MODES = ("auto", "on", "off")
 # The plan takes the head mode where an item must be kept by at least this share of the records
 # for its cut count to stand 3 noise standard deviations out (measurable_share). On the small
@@ -272,12 +271,12 @@ def head_mode_rule(plan: WidePlan, n: int) -> str:
 
 def head_threshold_share(plan: WidePlan, n: int) -> float:
     """In the head mode, the smallest share of the ``n`` records a picked item must be held
-    by for its noisy count to be kept (:func:`~dpquery.algorithms.wide.core.head_keep_level`):
-    public, from the plan."""
+    by for its noisy count to clear the level no noise draw of the ``k`` reaches
+    (:func:`~dpquery.algorithms.wide.core.family_threshold`): public, from the plan."""
     p = plan.parameters
     _, r_counts, _ = p.rhos()
     sigma = measure.noise_sigma(r_counts, head_sensitivity(p.K))
-    return head_keep_level(p.K, sigma, n) / max(n, 1)
+    return family_threshold(p.K) * sigma / max(n, 1)
 
 
 def noise_warning(plan: WidePlan, n: int) -> str | None:
