@@ -8,7 +8,14 @@ release as the command). Shapes (``dpquery.datasets.shapes``, data seed 0):
 
 * ``small``: 700 x 9,000, records of ~150 items (the shape of a real user x movie table);
 * ``transposed``: the small table transposed, 9,000 records of ~11 items over 700 items
-  (many short records).
+  (many short records);
+* ``steep``: the small recipe with a steeper head (popularity offset 7 instead of 25: top
+  share about 0.53, as a real user x movie table's 0.51);
+* ``mid``: 1,500 x 5,000, records of median 60 and 90th percentile 300 items (offset 15);
+* ``narrow``: 700 x 3,000, the small recipe's lengths over fewer items (offset 10);
+* ``npm3000``: npm_words' first 3,000 records over its 2,000 most frequent words (many
+  short records, small ``n``; ``shared/data/wide``);
+* ``small2800``, ``small4200``: the small recipe at ``n`` = 2,800 and 4,200.
 
 Scores (:mod:`dpquery.evaluation.wide`, NOT private), max and mean, beside ``zeros`` and
 ``indep``. Seeds 0-2 tuned the head mode; report seeds 10-12::
@@ -19,20 +26,26 @@ Scores (:mod:`dpquery.evaluation.wide`, NOT private), max and mean, beside ``zer
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import scipy.sparse as sp
 
 from dpquery.algorithms.wide.release import WideRelease
+from dpquery.data import read_item_sets
 from dpquery.data.items import ItemSets
-from dpquery.datasets.shapes import generate
+from dpquery.datasets.shapes import SHAPES, generate
 from dpquery.evaluation.wide import MEASURES, WideMeasures
 
+NPM = Path(os.environ.get("DPQUERY_DATA_DIR", "data")) / "wide" / "npm_words.transactions.csv.gz"
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "wide"
 CONFIGS: dict[str, dict[str, Any]] = {
     "rule (default)": {},
+    "sparse, private s": {"head_mode": "off"},
     "sparse s=8": {"bound": 8, "head_mode": "off"},
     "sparse s=32": {"bound": 32, "head_mode": "off"},
     "sparse s=128": {"bound": 128, "head_mode": "off"},
@@ -40,7 +53,23 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+SMALL = SHAPES["small"]
+VARIANTS = {
+    "steep": replace(SMALL, name="steep", offset=7.0),
+    "mid": replace(SMALL, name="mid", n=1_500, d=5_000, median=60, p90=300, offset=15.0),
+    "narrow": replace(SMALL, name="narrow", d=3_000, offset=10.0),
+    "small2800": replace(SMALL, name="small2800", n=2_800),
+    "small4200": replace(SMALL, name="small4200", n=4_200),
+}
+
+
 def shape(name: str) -> ItemSets:
+    """The table of a shape named above (data seed 0)."""
+    if name in VARIANTS:
+        return generate(VARIANTS[name], 0)
+    if name == "npm3000":
+        full = read_item_sets(NPM, n=196_708, d=45_375)
+        return ItemSets(sp.csr_array(full.matrix[:3000, :2000]))
     small = generate("small", 0)
     if name == "small":
         return small
@@ -59,7 +88,7 @@ def main() -> None:
     p.add_argument("--configs", nargs="+", default=list(CONFIGS))
     p.add_argument("--out", default=None, help="write docs/results/wide/<out>.md")
     args = p.parse_args()
-    lines = [f"`bench_wide_bounds.py --seeds {' '.join(map(str, args.seeds))}`; NOT PRIVATE "
+    lines = [f"`bench_wide_bounds.py {' '.join(sys.argv[1:])}`; NOT PRIVATE "
              "scores, fractions of records, max / mean", ""]  # fmt: skip
     for name in args.shapes:
         real = shape(name)

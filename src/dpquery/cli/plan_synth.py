@@ -26,6 +26,8 @@ from dpquery import datasets
 from dpquery.algorithms.auto import AutoPlan
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
+from dpquery.algorithms.wide import measure
+from dpquery.algorithms.wide.core import BOUND_FIRST
 from dpquery.algorithms.wide.measure import pick_epsilon
 from dpquery.algorithms.wide.release import head_mode_rule, head_threshold_share, noise_warning
 from dpquery.cli import synth
@@ -110,6 +112,8 @@ def _items_plan(args: argparse.Namespace) -> int:
             "algorithm": "wide", "n": args.n, "items": args.items, "auto": chosen,
             "mode": p.mode, "rule": rule, "bounds": bounds, "budget": plan.budget.to_dict(),
             "charges": [c.to_dict() for c in report.per_mechanism],
+            "switch": list(p.switch),
+            "head_charges": [c.mechanism for c in plan.head_charges()],
             "planned_spend": report.spent,
             "guarantees": [g.to_dict() for g in report.guarantees],
         }, indent=2, default=str))  # fmt: skip
@@ -124,6 +128,13 @@ def _items_plan(args: argparse.Namespace) -> int:
               f"whole (sensitivity sqrt(k)); the number of picked items per record (sqrt 2); "
               f"a picked item is kept where its count clears every noise draw, held by "
               f"{head_threshold_share(plan, args.n):.0%} of the records or more")  # fmt: skip
+    elif p.mode == BOUND_FIRST:
+        print(f"  contribution bound s chosen first from {list(p.grid)} as the record lengths' "
+              f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "
+              f"sensitivity 1; {p.bound_rho() / p.rho:.0%} of rho); if s is one of "
+              f"{list(p.switch)}, the head mode on the rest (k={p.picks} items picked, "
+              f"counted whole), else the sparse mode at s (pairs among the K={p.K} largest "
+              f"noisy counts, s2=min({p.s2}, s) of them per record)")  # fmt: skip
     elif p.grid:
         print(f"  contribution bound s chosen from {list(p.grid)} as the record lengths' "
               f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "
@@ -145,6 +156,14 @@ def _items_plan(args: argparse.Namespace) -> int:
             each = (m.epsilon or 0.0) / max(m.invocations, 1)
             print(f"    {m.mechanism}: {m.invocations} x epsilon={each:.6g} (bounded range), "
                   f"total rho={m.invocations * each**2 / 8:.6g}")  # fmt: skip
+    if p.mode == BOUND_FIRST:  # the other branch, the same rho after the bound
+        print("  or, where the bound drawn takes the head mode, after it instead:")
+        eps0 = pick_epsilon(p.after_bound(p.switch[0]).rhos()[0], p.picks)
+        print(f"    {measure.PICKS}: {p.picks} x epsilon={eps0:.6g} (bounded range), total "
+              f"rho={p.picks * eps0**2 / 8:.6g}")  # fmt: skip
+        for c in plan.head_charges():
+            if c.mechanism != measure.PICKS:
+                print(f"    {c.mechanism}: 1 x, rho={c.cost.rho:.6g}")
     for g in report.guarantees:
         print(f"  {g.describe()}")
     return 0

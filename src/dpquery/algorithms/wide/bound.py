@@ -42,8 +42,8 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-from dpquery.algorithms.wide.options import ADD_REMOVE, REPLACE_ONE
 from dpquery.errors import DPQueryError
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,11 +24,11 @@ from dpquery.algorithms.wide.counts import (
     LengthCounts,
     PickedSizes,
 )
-from dpquery.algorithms.wide.options import REPLACE_ONE
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
-from dpquery.privacy import Ledger
+from dpquery.privacy import ZCDP, Charge, Ledger, PureDP
+from dpquery.privacy.neighbours import REPLACE_ONE
 from dpquery.queries.counts import count_records
 
 # How loosely the fit follows each estimate: its noise variance times this (fractions of
@@ -89,6 +89,8 @@ class Shares:
 BOUND_SHARE = 0.02
 BOUND_GRID = (8, 16, 32, 64, 128)
 BOUND_QUANTILE = 0.9
+# The mode whose bound is drawn first, its mode chosen from the drawn bound (release.py).
+BOUND_FIRST = "bound first"
 
 
 @dataclass(frozen=True)
@@ -125,19 +127,57 @@ class SparseParameters:
     # The relation the sensitivities are for (options.NEIGHBOURS); under add/remove ``rho``
     # is what is left after the noisy record count (release.WidePlan.count_rho).
     neighbours: str = REPLACE_ONE
+    # Mode "bound first": the bound is drawn from ``grid`` first, then the head mode is taken
+    # where the drawn ``s`` is one of ``switch`` (public, from the plan), with ``picks`` items
+    # picked; the sparse mode otherwise. Both spend the same ``rho`` after the bound.
+    switch: tuple[int, ...] = ()
+    picks: int = 20
 
     def bound_rho(self) -> float:
         """The ``rho`` of the private choice of ``s`` (0 when ``s`` is fixed)."""
-        return BOUND_SHARE * self.rho if self.grid and self.mode == "sparse" else 0.0
+        drawn = self.mode in ("sparse", BOUND_FIRST)
+        return BOUND_SHARE * self.rho if self.grid and drawn else 0.0
 
     def rhos(self) -> tuple[float, float, float]:
         """The three measurements' ``rho``, in the order they are charged (the sparse
-        mode's items, sizes, pairs; the head mode's picks, counts, sizes)."""
+        mode's items, sizes, pairs; the head mode's picks, counts, sizes). In the mode
+        "bound first", the sparse mode's (the head mode's are those of :meth:`after_bound`)."""
         if self.mode == "head":
             h = self.head_shares
             return (h.picks * self.rho, h.counts * self.rho, h.sizes * self.rho)
         rest = self.rho - self.bound_rho()
         return (self.shares.items * rest, self.shares.sizes * rest, self.shares.pairs * rest)
+
+    def after_bound(self, s: int) -> SparseParameters:
+        """The parameters of the mode "bound first" once the bound ``s`` is drawn: the head
+        mode (``picks`` items, the ``rho`` left after the bound) where ``s`` is one of
+        ``switch``, the sparse mode at the private ``s`` otherwise (its ``rhos`` unchanged)."""
+        if self.mode != BOUND_FIRST:
+            return self
+        if s in self.switch:
+            return replace(self, mode="head", rho=self.rho - self.bound_rho(), s=s,
+                           s2=min(self.s2, s), K=self.picks, grid=(), switch=())  # fmt: skip
+        return replace(self, mode="sparse", s=s, s2=min(self.s2, s), switch=())
+
+
+def mode_charges(params: SparseParameters) -> list[Charge]:
+    """The charges of the ``params``' measurements after the bound, in order (the head mode's
+    ``K`` picks, counts and sizes; the sparse mode's items, sizes and pairs; the mode "bound
+    first"'s are the sparse mode's, the head mode's costing the same ``rho``)."""
+    if params.mode == "head":
+        r_picks, r_counts, r_sizes = params.rhos()
+        pick = PureDP(measure.pick_epsilon(r_picks, params.K), True)
+        return [
+            *[Charge(measure.PICKS, pick)] * params.K,
+            Charge(measure.HEAD_COUNTS, ZCDP(r_counts)),
+            Charge(measure.HEAD_SIZES, ZCDP(r_sizes)),
+        ]
+    r_items, r_sizes, r_pairs = params.rhos()
+    return [
+        Charge(measure.ITEMS, ZCDP(r_items)),
+        Charge(measure.SIZES, ZCDP(r_sizes)),
+        Charge(measure.PAIRS, ZCDP(r_pairs)),
+    ]
 
 
 def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndarray:
@@ -212,6 +252,14 @@ def release_sparse(
         [below] = count_records(data, LengthCounts(grid))
         s = measure.pick_bound(below, grid, params.quantile, n, params.bound_rho(), rng, ledger)
         s2 = min(s2, s)
+        if params.mode == BOUND_FIRST and s in params.switch:
+            # The drawn bound says the sparse mode's cut counts are swamped: the head mode,
+            # on what is left of rho (the mode is a function of a noisy output). Its charges
+            # cost the sparse mode's rho, which the plan checked; checked again as charged.
+            head_params = params.after_bound(s)
+            ledger.check(mode_charges(head_params))
+            matrix, head_info = release_head(data, head_params, rng, ledger, n)
+            return matrix, {**head_info, "s": s, "s_private": True, "bound_first": True}
 
     # 1. every item's count
     [item_cells] = count_records(data, ItemCounts(key, s, d))
@@ -293,6 +341,7 @@ def release_sparse(
         )
     info: dict[str, object] = {
         "mode": "sparse", "s": s, "s2": s2, "s_private": params.bound_rho() > 0, "K": K,
+        "bound_first": params.mode == BOUND_FIRST,
         "pool": int(pool.shape[0]),
         "sigma_items": sigma_items, "sigma_sizes": sigma_sizes, "sigma_pairs": sigma_pairs,
         "items_kept": int((c > 0).sum()), "fit_excess_sigmas": excess,

@@ -34,6 +34,8 @@ the bound's quantile keep 1, ``sqrt(k)`` and 1. ``n`` itself is then measured fi
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dpquery.algorithms.wide.bound import (
@@ -42,10 +44,10 @@ from dpquery.algorithms.wide.bound import (
     histogram_sensitivity,
     pair_sensitivity,
 )
-from dpquery.algorithms.wide.options import REPLACE_ONE
 from dpquery.privacy import Ledger
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
 from dpquery.privacy.mechanisms import exponential_mechanism
+from dpquery.privacy.neighbours import REPLACE_ONE
 
 ITEMS = "sparse item counts (discrete Gaussian)"
 SIZES = "sparse size histogram (discrete Gaussian)"
@@ -196,6 +198,14 @@ def bound_epsilon(rho: float) -> float:
     return pick_epsilon(rho, 1)
 
 
+def bound_distance(below: np.ndarray, rank: float) -> np.ndarray:
+    """For each grid point ``g``, how many records must change for the ``rank``-th shortest
+    record's length to lie in ``(g', g]`` (``g'`` the point before, ``below = 0`` before the
+    first): ``max(0, rank - below_g, below_g' - rank + 1)``."""
+    before = np.concatenate([[0.0], below[:-1]])
+    return np.maximum(0.0, np.maximum(rank - below, before - rank + 1))
+
+
 def pick_bound(
     below: np.ndarray,
     grid: np.ndarray,
@@ -206,12 +216,20 @@ def pick_bound(
     ledger: Ledger,
 ) -> int:
     """The contribution bound ``s`` from the public ``grid``: the exponential mechanism with
-    utility ``-|below_g - quantile n|`` (``below_g`` the exact number of records of at most
-    ``g`` items, :class:`~dpquery.algorithms.wide.counts.LengthCounts`). Replacing, adding or
-    removing one record moves each ``below_g`` by at most 1, and ``n`` is fixed (public, or
-    under add/remove the noisy count drawn before), so the utility's sensitivity is 1 (the
-    quantile mechanism of Smith 2011, on a grid as OpenDP's). Charged before the draw."""
-    utility = -np.abs(np.asarray(below, dtype=np.float64) - quantile * n)
+    utility ``-max(0, r - below_g, below_g' - r + 1)``, ``r = ceil(quantile n)``
+    (``below_g`` the exact number of records of at most ``g`` items,
+    :class:`~dpquery.algorithms.wide.counts.LengthCounts`; ``g'`` the grid point before
+    ``g``, ``below_g' = 0`` for the first): how many records must change for the ``r``-th
+    shortest length to lie in ``(g', g]`` (0 for the interval that holds it,
+    :func:`bound_distance`). Replacing, adding or removing one record moves each ``below_g``
+    by at most 1, and ``r`` is fixed (``n`` public, or under add/remove the noisy count drawn
+    before), so each term of the max, and the max, moves by at most 1: the utility's
+    sensitivity is 1 (the
+    quantile mechanism of Smith 2011, on a grid as OpenDP's). Unlike ``-|below_g - quantile
+    n|``, it does not tie every ``g`` past the longest record: a bound past the quantile's
+    interval is as far as the records between. Charged before the draw."""
+    rank = math.ceil(quantile * n - 1e-9)  # the quantile's rank (n public or noisy)
+    utility = -bound_distance(np.asarray(below, dtype=np.float64), rank)
     [i] = exponential_mechanism(utility, epsilon=bound_epsilon(rho), sensitivity=1.0, rng=rng,
                                 ledger=ledger, name=BOUND)  # fmt: skip
     return int(grid[i])

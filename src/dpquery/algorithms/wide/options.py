@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dpquery.algorithms.options import Option, one_of
 from dpquery.algorithms.parameters import positive_int
-from dpquery.errors import DPQueryError
+from dpquery.privacy.neighbours import RELATIONS, check_neighbours
 
 OPTIONS = (
     Option(
@@ -48,28 +48,7 @@ OPTIONS = (
         "wide: the neighbouring relation (replace-one: n public, the default; add-remove: "
         "n private, measured first, the output holds a noisy n of records)",
         str,
-        choices=("add-remove", "replace-one"),
+        choices=RELATIONS,
         check=lambda name, value: check_neighbours(value),
     ),
 )
-
-# The neighbouring relation the guarantee is stated for (docs/wide.md, "Privacy"): one record
-# added or removed (n private), or one record replaced by another (n public).
-ADD_REMOVE = "add-remove"
-REPLACE_ONE = "replace-one"
-NEIGHBOURS = (ADD_REMOVE, REPLACE_ONE)
-
-
-def check_neighbours(value: object) -> str:
-    """``value`` as a neighbouring relation, or an error naming the two it may be."""
-    if value not in NEIGHBOURS:
-        raise DPQueryError(
-            f"neighbours must be {ADD_REMOVE!r} (one record added or removed, n private) or "
-            f"{REPLACE_ONE!r} (one record replaced, n public); got {value!r}"
-        )
-    return str(value)
-
-
-# Under add/remove, delta's default when epsilon is given: public, so that it tells nothing
-# of n (1/n^2 would publish n). AIM's default.
-ADD_REMOVE_DELTA = 1e-9

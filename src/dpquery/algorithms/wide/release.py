@@ -24,21 +24,18 @@ from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound, count_sensitivity, head_sensitivity
 from dpquery.algorithms.wide.core import (
+    BOUND_FIRST,
     BOUND_GRID,
     BOUND_QUANTILE,
+    BOUND_SHARE,
     MEASURABLE_SHARE,
     Shares,
     SparseParameters,
     family_threshold,
+    mode_charges,
     release_sparse,
 )
 from dpquery.algorithms.wide.core import measurable_share as core_share
-from dpquery.algorithms.wide.options import (
-    ADD_REMOVE,
-    ADD_REMOVE_DELTA,
-    REPLACE_ONE,
-    check_neighbours,
-)
 from dpquery.data.binary import BinaryData
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
@@ -46,6 +43,7 @@ from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger, PureDP
 from dpquery.privacy.budget import budget_rho
 from dpquery.privacy.delta import LargeDeltaWarning, WeakBudgetWarning, check_delta, check_epsilon
+from dpquery.privacy.neighbours import ADD_REMOVE, ADD_REMOVE_DELTA, REPLACE_ONE, check_neighbours
 from dpquery.queries import Workload
 from dpquery.queries.counts import counts_elsewhere
 from dpquery.rng import SeedLike
@@ -64,6 +62,8 @@ HEAD_MODES = ("auto", "on", "off")
 # recipe at epsilon 1 (seeds 0-2) the head mode was at or below the sparse mode on every
 # measure at n = 2,800 (share 0.060) and 4,200 (0.041); at n = 7,000 (0.026) the sparse mode's
 # 1-way mean was better, on the transposed small table (0.020) every measure (docs/wide.md).
+# With the bound given (--bound); with the bound drawn privately, the head mode is taken where
+# the drawn bound leaves the sparse mode swamped (MEASURABLE_SHARE, docs/wide.md).
 HEAD_MODE_SHARE = 0.04
 # In the head mode, the plan warns when only items in at least this share of the records
 # can stand above every noise draw of the picked items' counts (head_threshold_share).
@@ -127,25 +127,21 @@ class WidePlan:
     count_rho: float = 0.0
 
     def charges(self) -> list[Charge]:
+        """The charges in order: under add/remove the noisy record count first; in the mode
+        "bound first", the bound's and the sparse mode's (the head mode's, taken instead where
+        the drawn bound says so (:meth:`head_charges`), cost the same ``rho``)."""
         count = [Charge(measure.RECORDS, ZCDP(self.count_rho))] * (self.count_rho > 0)
-        return count + self._measurements()
-
-    def _measurements(self) -> list[Charge]:
         p = self.parameters
-        if p.mode == "head":
-            r_picks, r_counts, r_sizes = p.rhos()
-            return [
-                *[Charge(measure.PICKS, PureDP(measure.pick_epsilon(r_picks, p.K), True))] * p.K,
-                Charge(measure.HEAD_COUNTS, ZCDP(r_counts)),
-                Charge(measure.HEAD_SIZES, ZCDP(r_sizes)),
-            ]
-        r_items, r_sizes, r_pairs = p.rhos()
         bound = [Charge(measure.BOUND, PureDP(measure.bound_epsilon(p.bound_rho()), True))]
-        return bound * (p.bound_rho() > 0) + [
-            Charge(measure.ITEMS, ZCDP(r_items)),
-            Charge(measure.SIZES, ZCDP(r_sizes)),
-            Charge(measure.PAIRS, ZCDP(r_pairs)),
-        ]
+        return count + bound * (p.bound_rho() > 0) + mode_charges(p)
+
+    def head_charges(self) -> list[Charge]:
+        """In the mode "bound first", the charges after the bound where its draw takes the
+        head mode (empty in the other modes)."""
+        p = self.parameters
+        if p.mode != BOUND_FIRST:
+            return []
+        return mode_charges(p.after_bound(p.switch[0]))
 
 
 @dataclass(kw_only=True, eq=False)
@@ -177,7 +173,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
 
     def budget_keywords(self, budget: Budget | None, n: int) -> dict[str, float | None]:
         """As :meth:`Synthesizer.budget_keywords`; under add/remove, ``delta``'s default is
-        the public :data:`~dpquery.algorithms.wide.options.ADD_REMOVE_DELTA`, not ``1/n^2``
+        the public :data:`~dpquery.privacy.delta.ADD_REMOVE_DELTA`, not ``1/n^2``
         (it would publish ``n``)."""
         if self.neighbours == ADD_REMOVE and budget is None and self.delta is None:
             if self.epsilon is not None:
@@ -221,26 +217,39 @@ class WideRelease(Synthesizer, ZCDPBudget):
 
     def with_mode(self, sparse: SparseParameters, n: int, d: int) -> SparseParameters:
         """The sparse mode's ``sparse`` parameters with the mode chosen on ``n`` records
-        (``head_mode``; "auto" reads ``n``, the budget and ``s`` only), the head mode's ``k``
-        or the sparse mode's bound grid."""
-        sigma = measure.noise_sigma(
-            Shares().items * sparse.rho, count_sensitivity(sparse.s, sparse.neighbours)
-        )
-        wanted = core_share(sigma, n) >= HEAD_MODE_SHARE
-        if self.head_mode == "on" or (self.head_mode == "auto" and wanted):
-            K = min(DEFAULT_PICKS, d) if self.head is None else sparse.K
-            return replace(sparse, K=K, mode="head")
-        grid: tuple[int, ...] = ()
-        if self.bound is None:  # s from the record lengths, privately
-            grid = tuple(g for g in BOUND_GRID if g <= d) or (d,)
-        return replace(sparse, mode="sparse", grid=grid)
+        (``head_mode``; "auto" reads ``n``, the budget and the bounds only): the head mode
+        (``picks`` items), the sparse mode, or "bound first" (the bound drawn first, the head
+        mode where the drawn bound leaves the sparse mode's counts swamped)."""
+        rho, relation = sparse.rho, sparse.neighbours
+        picks = min(DEFAULT_PICKS, d) if self.head is None else sparse.K
+        grid = () if self.bound is not None else tuple(g for g in BOUND_GRID if g <= d) or (d,)
+        switch: tuple[int, ...] = ()
+        if self.head_mode == "on":
+            mode = "head"
+        elif self.head_mode == "off":
+            mode = "sparse"
+        elif self.bound is not None:  # the bound given: the mode from its planned noise
+            sigma = measure.noise_sigma(Shares().items * rho, count_sensitivity(sparse.s, relation))
+            mode = "head" if core_share(sigma, n) >= HEAD_MODE_SHARE else "sparse"
+        else:  # the head mode where the bound drawn leaves the sparse mode's counts swamped
+            rest = rho * (1 - BOUND_SHARE)
+            switch = tuple(
+                g for g in grid
+                if core_share(measure.noise_sigma(Shares().items * rest,
+                                                  count_sensitivity(g, relation)),
+                              n) >= MEASURABLE_SHARE
+            )  # fmt: skip
+            mode = "head" if switch == grid else "sparse" if not switch else BOUND_FIRST
+        if mode == "head":
+            return replace(sparse, K=picks, mode=mode, grid=grid, switch=(), picks=picks)
+        return replace(sparse, mode=mode, grid=grid, switch=switch, picks=picks)
 
     def on_noisy_n(self, plan: WidePlan, n: int, d: int) -> WidePlan:
         """Under add/remove, ``plan`` on the noisy ``n`` (post-processing): the mode chosen
         again when ``head_mode`` is "auto", and the pre-fit check said
         (:class:`WideNoiseWarning`)."""
         K = min(DEFAULT_HEAD, d) if self.head is None else int(self.head)
-        sparse = replace(plan.parameters, K=K, mode="sparse", grid=())
+        sparse = replace(plan.parameters, K=K, mode="sparse", grid=(), switch=())
         plan = WidePlan(plan.budget, self.with_mode(sparse, n, d), plan.count_rho)
         warning = noise_warning(plan, n, noisy=True)
         if warning is not None:
@@ -315,9 +324,33 @@ def measurable_share(plan: WidePlan, n: int) -> float:
     return core_share(sigma, n)
 
 
+def bound_shares(plan: WidePlan, n: int) -> dict[int, float]:
+    """With the bound drawn privately, :func:`measurable_share` of the sparse mode at each
+    bound of the grid (public)."""
+    p = replace(plan.parameters, mode="sparse", switch=())
+    return {g: measurable_share(WidePlan(plan.budget, replace(p, s=g)), n) for g in p.grid}
+
+
 def head_mode_rule(plan: WidePlan, n: int) -> str:
     """The plan's rule for its mode, in words (public: ``n``, ``s`` and the budget)."""
-    share = measurable_share(WidePlan(plan.budget, replace(plan.parameters, mode="sparse")), n)
+    p = plan.parameters
+    if p.grid:
+        shares = bound_shares(plan, n)
+        low, high = shares[p.grid[0]], shares[p.grid[-1]]
+        switch = [g for g in p.grid if shares[g] >= MEASURABLE_SHARE]
+        where = (
+            "at every bound of the grid" if switch == list(p.grid)
+            else "at no bound of the grid" if not switch
+            else f"if the bound drawn is one of {switch}, drawn first"
+        )  # fmt: skip
+        return (
+            f"with the bound s drawn privately from {list(p.grid)}, an item must be among the s "
+            f"kept items of {100 * low:.3g}% (s = {p.grid[0]}) to {100 * high:.3g}% "
+            f"(s = {p.grid[-1]}) of the records to stand 3 noise standard deviations out of "
+            f"its cut count; the head mode where that is {MEASURABLE_SHARE:.0%} or more (the "
+            f"sparse mode swamped): {where}"
+        )
+    share = measurable_share(WidePlan(plan.budget, replace(p, mode="sparse")), n)
     said = (
         f"an item must be among the {plan.parameters.s} kept items of {100 * share:.3g}% of the "
         f"records to stand 3 noise standard deviations out of its cut count"
@@ -345,6 +378,13 @@ def noise_warning(plan: WidePlan, n: int, noisy: bool = False) -> str | None:
     reaches. Reads the plan and ``n`` only. In the head mode: a message when a picked item
     must be held by at least :data:`HEAD_MEASURABLE_SHARE` of the records to be kept.
     ``noisy``: ``n`` is the noisy count of add/remove, and the message says so."""
+    if plan.parameters.mode == BOUND_FIRST:  # the head mode's warning, where it is drawn
+        head = WidePlan(plan.budget, plan.parameters.after_bound(plan.parameters.switch[0]))
+        warning = noise_warning(head, n, noisy)
+        return None if warning is None else (
+            f"if the bound drawn is one of {list(plan.parameters.switch)} (the head mode): "
+            f"{warning}"
+        )  # fmt: skip
     records = f"about n = {n} records (a noisy count)" if noisy else f"n = {n} records"
     if plan.parameters.mode == "head":
         share = head_threshold_share(plan, n)
