@@ -42,6 +42,10 @@ zCDP composes additively and converts to ``(epsilon, delta)`` by Canonne, Kamath
 (the workload's sub-marginals and the pairs) depend only on the workload, the attribute sizes
 and ``n``, all public, so they change no cost.
 
+Under ``neighbours="add-remove"`` (one record added or removed, AIM's own relation) a count
+vector moves in one cell: L2 sensitivity 1, so ``N(0, sigma^2)`` costs ``1 / (2 sigma^2)``,
+and the quality ``q_r`` moves by at most ``w_r``: sensitivity ``max_r w_r`` (AIM, Section 4).
+
 (Over 400 lines: the plan, the candidates, the two mechanisms and the loop are one algorithm
 box, kept in one module so that it reads as AIM's Algorithm 1; the compression of candidates
 lives in :mod:`dpquery.algorithms.marginal.compress`, the column refinement in
@@ -109,6 +113,10 @@ from dpquery.queries.marginals import (
 from dpquery.rng import SeedLike
 
 SENSITIVITY = math.sqrt(2.0)  # L2 sensitivity of a count vector under replace-one
+# The neighbouring relation the guarantee is stated for (module docstring, Privacy).
+Neighbours = Literal["replace-one", "add-remove"]
+NEIGHBOURS: tuple[Neighbours, ...] = ("replace-one", "add-remove")
+DEFAULT_NEIGHBOURS: Neighbours = "replace-one"
 MEASURE = "Gaussian marginal"
 SELECT = "exponential mechanism (marginal selection)"
 # AIM's defaults (Algorithm 1): T = 16 g rounds fix the starting scales (here the most T, see
@@ -149,18 +157,36 @@ class AdaptivePlan:
     one_way: tuple[float, ...]  # the noise scale of each attribute's 1-way measurement
     column_tv: float | None = None  # the refinement's target (None: no refinement)
     column_cap: float = 0.0  # the most (rho) the refinements may spend, decided from the data
+    neighbours: Neighbours = DEFAULT_NEIGHBOURS
+
+    @property
+    def sensitivity(self) -> float:
+        """The L2 sensitivity of a measured count vector under :attr:`neighbours`."""
+        return sensitivities(self.neighbours)[0]
+
+    @property
+    def unit(self) -> float:
+        """``Delta^2 / 2``, the zCDP cost of unit-variance noise on a count vector: 1 under
+        replace-one, 1/2 under add/remove (exact, so a replace-one run is unchanged)."""
+        return 1.0 if self.neighbours == "replace-one" else self.sensitivity**2 / 2
+
+    @property
+    def score_sensitivity(self) -> float:
+        """The multiple of ``max_r w_r`` bounding the selection score's change."""
+        return sensitivities(self.neighbours)[1]
 
     def charges(self) -> list[Charge]:
         """What the run charges before its first selection: the ``g`` 1-way measurements
         (the refinements, data-dependent, spend at most ``column_cap`` of what the rounds
         would otherwise spend)."""
-        return [Charge(MEASURE, ZCDP(measure_rho(s))) for s in self.one_way]
+        return [Charge(MEASURE, ZCDP(measure_rho(s, self.sensitivity))) for s in self.one_way]
 
 
-def measure_rho(sigma: float) -> float:
-    """zCDP cost of Gaussian noise ``sigma`` on a count vector of L2 sensitivity ``sqrt(2)``
-    (Bun and Steinke 2016, Proposition 1.6: ``Delta^2 / (2 sigma^2)``)."""
-    return SENSITIVITY**2 / (2 * positive("sigma", sigma) ** 2)
+def measure_rho(sigma: float, sensitivity: float = SENSITIVITY) -> float:
+    """zCDP cost of Gaussian noise ``sigma`` on a count vector of L2 sensitivity
+    ``sensitivity`` (default ``sqrt(2)``, replace-one) (Bun and Steinke 2016, Proposition 1.6:
+    ``Delta^2 / (2 sigma^2)``)."""
+    return sensitivity**2 / (2 * positive("sigma", sigma) ** 2)
 
 
 def select_rho(epsilon: float) -> float:
@@ -169,13 +195,25 @@ def select_rho(epsilon: float) -> float:
     return positive("epsilon", epsilon) ** 2 / 8
 
 
+def sensitivities(neighbours: Neighbours) -> tuple[float, float]:
+    """The L2 sensitivity of a marginal's count vector and the multiple of ``max_r w_r``
+    that bounds the change of AIM's quality score (AIM, Section 4) between neighbours:
+    ``(sqrt(2), 2)`` when one record is replaced (one count down, one up; the L1 distance
+    moves by at most 2), ``(1, 1)`` when one is added or removed (one count moves by one)."""
+    if neighbours == "replace-one":
+        return SENSITIVITY, 2.0
+    if neighbours == "add-remove":
+        return 1.0, 1.0
+    raise DPQueryError(f"neighbours must be one of {NEIGHBOURS}, got {neighbours!r}")
+
+
 def plan_adaptive(
     *, n: int, sizes: Sequence[int], epsilon: float | None = None, delta: float | None = None,
     rho: float | None = None, T: int | None = None, alpha: float = DEFAULT_ALPHA,
     records: int | None = None, round_scale: float = DEFAULT_ROUND_SCALE,
     one_way: OneWay = DEFAULT_ONE_WAY, uses: Sequence[int] | None = None,
     one_way_share: float | None = None, column_tv: float | None = None,
-    column_cap: float = DEFAULT_COLUMN_CAP,
+    column_cap: float = DEFAULT_COLUMN_CAP, neighbours: Neighbours = DEFAULT_NEIGHBOURS,
 ) -> AdaptivePlan:  # fmt: skip
     """AIM's starting scales: ``sigma_0 = sqrt(T / (alpha rho))`` (so ``T`` measurements cost
     ``alpha rho``) and ``epsilon_0 = sqrt(8 (1 - alpha) rho / T)`` (``T`` selections cost the
@@ -202,8 +240,14 @@ def plan_adaptive(
     ``column_tv`` (None: off) is the target of the column refinement
     (:mod:`dpquery.algorithms.marginal.one_way`), which may spend up to ``column_cap`` of what the
     1-way measurements leave (``rho`` minus their cost), decided from the noisy 1-way
-    marginals."""
+    marginals.
+
+    ``neighbours`` sets the measurements' L2 sensitivity (:func:`sensitivities`), and so the
+    noise a given cost buys: ``T`` reads the budget as the signal-to-noise it buys,
+    ``rho_eff = 2 rho / Delta^2`` (``rho`` itself under replace-one; ``2 rho`` under
+    add/remove, where the same ``rho`` buys ``1/sqrt(2)`` of the noise)."""
     n = positive_int("n", n)
+    sens = sensitivities(neighbours)[0]
     sizes = [positive_int("attribute size", a) for a in sizes]
     g = len(sizes)
     if g == 0:
@@ -225,7 +269,9 @@ def plan_adaptive(
     if one_way not in ONE_WAYS:
         raise DPQueryError(f"one_way must be one of {ONE_WAYS}, got {one_way!r}")
     if T is None:
-        fit = positive("round_scale", round_scale) * g * (n * total) ** (1 / 3)
+        # The replace-one rho that buys the same noise (total itself under replace-one).
+        effective = total if neighbours == "replace-one" else 2 * total / sens**2
+        fit = positive("round_scale", round_scale) * g * (n * effective) ** (1 / 3)
         least = max(MIN_ROUNDS, g + 2)
         T = min(DEFAULT_ROUNDS_PER_ATTRIBUTE * g, max(least, math.floor(fit)))
     T = positive_int("T", T)
@@ -234,7 +280,7 @@ def plan_adaptive(
         raise DPQueryError(
             f"{m} records x {g} attributes = {m * g} codes exceed {MAX_CODES}; give fewer records"
         )
-    sigma0 = math.sqrt(SENSITIVITY**2 * T / (2 * alpha * total))
+    sigma0 = math.sqrt(sens**2 * T / (2 * alpha * total))
     epsilon0 = math.sqrt(8 * (1 - alpha) * total / T)
     if one_way_share is not None and not 0 < one_way_share < 1:
         raise DPQueryError(f"one_way_share must be in (0, 1), got {one_way_share!r}")
@@ -251,18 +297,20 @@ def plan_adaptive(
         c = c ** (2 / 3)
         # AIM's share: g of the T measurements at sigma_0 (g / T of alpha rho).
         if one_way_share is None:
-            rho_1 = g * measure_rho(sigma0)
+            rho_1 = g * measure_rho(sigma0, sens)
         else:
             rho_1 = one_way_share * alpha * total
         rho_a = rho_1 * c / c.sum()
-        sigmas = tuple(float(math.sqrt(SENSITIVITY**2 / (2 * r))) for r in rho_a)
+        sigmas = tuple(float(math.sqrt(sens**2 / (2 * r))) for r in rho_a)
     if not 0 < column_cap < 1:
         raise DPQueryError(f"column_cap must be in (0, 1), got {column_cap!r}")
     cap = 0.0
     column_tv = check_column_tv(column_tv)
     if column_tv is not None:
-        cap = column_cap * max(0.0, total - sum(measure_rho(s) for s in sigmas))
-    return AdaptivePlan(total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap)
+        cap = column_cap * max(0.0, total - sum(measure_rho(s, sens) for s in sigmas))
+    return AdaptivePlan(
+        total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap, neighbours
+    )
 
 
 def candidates_of(
@@ -304,7 +352,7 @@ def _combinations(s: Marginal, k: int) -> list[Marginal]:
 def measure(
     fine: dict[Marginal, np.ndarray], sizes: np.ndarray, marginal: Marginal, sigma: float,
     rng: np.random.Generator, ledger: Ledger, compression: Compression | None = None,
-    name: str = MEASURE,
+    name: str = MEASURE, sensitivity: float = SENSITIVITY,
 ) -> Measurement:  # fmt: skip
     """The marginal's counts plus discrete Gaussian noise ``N_Z(0, sigma^2)`` per cell, drawn
     exactly (Canonne, Kamath and Steinke 2020, Algorithm 3: no floating-point noise reaches
@@ -312,12 +360,14 @@ def measure(
     ``Delta^2 / (2 sigma^2)`` (CKS Theorem 4), with the variance parameter rounded up to a
     rational. With ``compression``, the counts of the compressed marginal (``fine`` the
     full-domain counts read before the first charge,
-    :mod:`dpquery.algorithms.marginal.candidate_counts`; the same sensitivity ``sqrt(2)`` and
-    cost, :mod:`dpquery.algorithms.marginal.compress`)."""
+    :mod:`dpquery.algorithms.marginal.candidate_counts`; the same sensitivity and cost,
+    :mod:`dpquery.algorithms.marginal.compress`). ``sensitivity`` is the count vector's L2
+    sensitivity (:func:`sensitivities`)."""
     c = compression
     x = fine[marginal] if c is None else c.compressed(marginal, fine[marginal])
     y = discrete_gaussian_mechanism(
-        x, rho=measure_rho(sigma), sensitivity=SENSITIVITY, rng=rng, ledger=ledger, name=name
+        x, rho=measure_rho(sigma, sensitivity), sensitivity=sensitivity, rng=rng, ledger=ledger,
+        name=name,
     ).astype(np.float64)
     return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
@@ -326,9 +376,11 @@ def select(
     candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
     X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
     rng: np.random.Generator, ledger: Ledger, cell_maps: Sequence[np.ndarray | None] = (),
+    score_sensitivity: float = 2.0,
 ) -> int:  # fmt: skip
     """AIM's selection: the exponential mechanism on ``w_r (||M_r(D) - M_r(D_hat)||_1 -
-    sqrt(2/pi) sigma n_r)``, sensitivity ``2 max_r w_r`` under replace-one. A candidate with
+    sqrt(2/pi) sigma n_r)``, sensitivity ``score_sensitivity max_r w_r`` (2 under
+    replace-one, 1 under add/remove: :func:`sensitivities`). A candidate with
     ``cell_maps[i]`` (each fine cell's compressed cell, :meth:`Compression.cell_map`) is the
     compressed marginal (``true_counts[i]`` compressed, ``n_r`` its cells; the same
     sensitivity: a record still moves at most one count down and one up)."""
@@ -345,8 +397,8 @@ def select(
         bias = math.sqrt(2 / math.pi) * sigma * est.size
         scores[i] = weights[i] * (np.abs(true_counts[i] - est).sum() - bias)
     return int(exponential_mechanism(
-        scores, epsilon=epsilon, sensitivity=2 * float(weights.max()), rng=rng, ledger=ledger,
-        name=SELECT,
+        scores, epsilon=epsilon, sensitivity=score_sensitivity * float(weights.max()), rng=rng,
+        ledger=ledger, name=SELECT,
     )[0])  # fmt: skip
 
 
@@ -375,13 +427,16 @@ def adaptive_marginals(
     fine = read_counts(source, counted_marginals(table, len(sizes)))
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
-    measured = [measure(fine, sizes, (a,), s, rng, ledger) for a, s in enumerate(plan.one_way)]
+    sens = plan.sensitivity
+    measured = [measure(fine, sizes, (a,), s, rng, ledger, sensitivity=sens)
+                for a, s in enumerate(plan.one_way)]  # fmt: skip
     rounds: list[dict[str, Any]] = []
     extra: list[Measurement] = []
     if plan.column_tv is not None:
         extra, refined = refine_columns(
-            measured, lambda a, s: measure(fine, sizes, (a,), s, rng, ledger, name=REFINE), n=n,
-            tau=plan.column_tv, cap=plan.column_cap,
+            measured,
+            lambda a, s: measure(fine, sizes, (a,), s, rng, ledger, name=REFINE, sensitivity=sens),
+            n=n, tau=plan.column_tv, cap=plan.column_cap, unit=plan.unit,
         )  # fmt: skip
         rounds += [{"round": "column refinement", **r} for r in refined]
     measured += extra
@@ -395,20 +450,21 @@ def adaptive_marginals(
         t0 = time.perf_counter()
         used = acc.rho(ledger.totals)
         remaining = plan.rho - used
-        if remaining < 2 * (measure_rho(sigma) + select_rho(epsilon)):
+        if remaining < 2 * (measure_rho(sigma, sens) + select_rho(epsilon)):
             # The last round spends what is left (a hair less, for rounding in the ledger).
             remaining *= 1 - 1e-9
             if remaining <= 0:
                 break
-            sigma = math.sqrt(SENSITIVITY**2 / (2 * plan.alpha * remaining))
+            sigma = math.sqrt(sens**2 / (2 * plan.alpha * remaining))
             epsilon = math.sqrt(8 * (1 - plan.alpha) * remaining)
             final = True
         i = select(
             candidates, weights, true_counts, X, sizes, n=n, sigma=sigma, epsilon=epsilon,
-            rng=rng, ledger=ledger, cell_maps=cell_maps,
+            rng=rng, ledger=ledger, cell_maps=cell_maps, score_sensitivity=plan.score_sensitivity,
         )  # fmt: skip
         r = candidates[i]
-        x = measure(fine, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp)
+        x = measure(fine, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp,
+                    sensitivity=sens)  # fmt: skip
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
@@ -443,7 +499,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     threshold ``c``, default 5; None or 0: off) adds every candidate on the domain compressed by
     the 1-way measurements (values below ``c sigma_a`` merged,
     :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
-    Tuning). ``seed`` fixes
+    Tuning). ``neighbours`` (``"replace-one"``, default, or ``"add-remove"``) sets the
+    measurements' and the selection's sensitivities (:func:`sensitivities`). ``seed`` fixes
     every random choice; ``progress`` shows the share of the budget spent
     (:func:`dpquery.progress.budget_progress`; False: nothing). Once :meth:`fit` runs,
     ``ledger_`` holds its ledger, even if the fit raises."""
@@ -465,6 +522,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     column_cap: float = DEFAULT_COLUMN_CAP
     pairs: bool = True
     compress: float | None = DEFAULT_COMPRESS
+    neighbours: Neighbours = DEFAULT_NEIGHBOURS
     seed: SeedLike = None
     progress: bool | None = None
 
@@ -502,7 +560,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             n=data.n, sizes=layout.sizes.tolist(), **self.budget_keywords(budget, data.n), T=self.T,
             alpha=self.alpha, records=self.size, round_scale=self.round_scale,
             one_way=self.one_way, uses=uses.tolist(), one_way_share=self.one_way_share,
-            column_tv=self.column_tv, column_cap=self.column_cap,
+            column_tv=self.column_tv, column_cap=self.column_cap, neighbours=self.neighbours,
         )  # fmt: skip
 
     def plan_accountant(self, plan: AdaptivePlan) -> Accountant:
@@ -555,4 +613,5 @@ __all__: Sequence[str] = [
     "plan_adaptive",
     "select",
     "select_rho",
+    "sensitivities",
 ]
