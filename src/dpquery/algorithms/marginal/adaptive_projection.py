@@ -20,7 +20,8 @@ attributes and records, not with the junction tree:
 
    ``w_r = sum_{s in W} |r ∩ s|`` (AIM, Section 4), measure it with Gaussian noise, re-fit
    the records; when the fit moved the selected marginal by less than the noise's expected
-   L1 size, halve ``sigma`` and double ``epsilon`` (AIM's annealing); when what is left cannot
+   L1 size, halve ``sigma`` and double ``epsilon`` (AIM's annealing; by ``sqrt(2)`` under
+   add/remove, ``anneal``); when what is left cannot
    pay two more rounds, the last round spends all of it.
 
 The data is read once, before the first charge: the counts of every marginal the steps may
@@ -138,6 +139,14 @@ MAX_PAIR_CANDIDATES = 2016
 DEFAULT_ROUND_SCALE = 0.66
 # ... and at least this many (docs/utility.md: cps at epsilon 0.1).
 MIN_ROUNDS = 16
+# AIM's annealing: sigma divided, epsilon multiplied by this when a round moved the fit by
+# less than the noise's expected L1 size.
+DEFAULT_ANNEAL = 2.0
+# Under add/remove (docs/utility.md, Tuning under add/remove): half the noise variance for a
+# cost and a selection score half as sensitive, so a gentler annealing (more rounds) and a
+# smaller share of each round for the selection.
+ADD_REMOVE_ANNEAL = math.sqrt(2.0)
+ADD_REMOVE_ALPHA = 0.95
 OneWay = Literal["usage", "size", "equal"]
 ONE_WAYS: tuple[OneWay, ...] = ("usage", "size", "equal")
 DEFAULT_ONE_WAY: OneWay = "size"
@@ -158,6 +167,7 @@ class AdaptivePlan:
     column_tv: float | None = None  # the refinement's target (None: no refinement)
     column_cap: float = 0.0  # the most (rho) the refinements may spend, decided from the data
     neighbours: Neighbours = DEFAULT_NEIGHBOURS
+    anneal: float = DEFAULT_ANNEAL  # sigma / anneal, epsilon * anneal when a round changed little
 
     @property
     def sensitivity(self) -> float:
@@ -209,11 +219,12 @@ def sensitivities(neighbours: Neighbours) -> tuple[float, float]:
 
 def plan_adaptive(
     *, n: int, sizes: Sequence[int], epsilon: float | None = None, delta: float | None = None,
-    rho: float | None = None, T: int | None = None, alpha: float = DEFAULT_ALPHA,
+    rho: float | None = None, T: int | None = None, alpha: float | None = None,
     records: int | None = None, round_scale: float = DEFAULT_ROUND_SCALE,
     one_way: OneWay = DEFAULT_ONE_WAY, uses: Sequence[int] | None = None,
     one_way_share: float | None = None, column_tv: float | None = None,
     column_cap: float = DEFAULT_COLUMN_CAP, neighbours: Neighbours = DEFAULT_NEIGHBOURS,
+    anneal: float | None = None,
 ) -> AdaptivePlan:  # fmt: skip
     """AIM's starting scales: ``sigma_0 = sqrt(T / (alpha rho))`` (so ``T`` measurements cost
     ``alpha rho``) and ``epsilon_0 = sqrt(8 (1 - alpha) rho / T)`` (``T`` selections cost the
@@ -245,9 +256,19 @@ def plan_adaptive(
     ``neighbours`` sets the measurements' L2 sensitivity (:func:`sensitivities`), and so the
     noise a given cost buys: ``T`` reads the budget as the signal-to-noise it buys,
     ``rho_eff = 2 rho / Delta^2`` (``rho`` itself under replace-one; ``2 rho`` under
-    add/remove, where the same ``rho`` buys ``1/sqrt(2)`` of the noise)."""
+    add/remove, where the same ``rho`` buys ``1/sqrt(2)`` of the noise). ``alpha`` and
+    ``anneal`` (AIM's factor on ``sigma`` and ``epsilon`` when a round changed little) default
+    to AIM's 0.9 and 2 under replace-one, to :data:`ADD_REMOVE_ALPHA` and
+    :data:`ADD_REMOVE_ANNEAL` under add/remove (tuned, docs/utility.md)."""
     n = positive_int("n", n)
     sens = sensitivities(neighbours)[0]
+    add_remove = neighbours == "add-remove"
+    if alpha is None:
+        alpha = ADD_REMOVE_ALPHA if add_remove else DEFAULT_ALPHA
+    if anneal is None:
+        anneal = ADD_REMOVE_ANNEAL if add_remove else DEFAULT_ANNEAL
+    if not anneal >= 1:
+        raise DPQueryError(f"anneal must be at least 1, got {anneal!r}")
     sizes = [positive_int("attribute size", a) for a in sizes]
     g = len(sizes)
     if g == 0:
@@ -309,7 +330,8 @@ def plan_adaptive(
     if column_tv is not None:
         cap = column_cap * max(0.0, total - sum(measure_rho(s, sens) for s in sigmas))
     return AdaptivePlan(
-        total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap, neighbours
+        total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap, neighbours,
+        float(anneal),
     )
 
 
@@ -474,7 +496,7 @@ def adaptive_marginals(
                 "compressed": cell_maps[i] is not None, "sigma": sigma, "epsilon": epsilon,
                 "sweeps": done, "seconds": time.perf_counter() - t0}  # fmt: skip
         if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
-            sigma, epsilon = sigma / 2, epsilon * 2
+            sigma, epsilon = sigma / plan.anneal, epsilon * plan.anneal
             info["annealed"] = True
         rounds.append(info)
         if on_round is not None:
@@ -490,7 +512,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     (module docstring): a :class:`~dpquery.algorithms.synthesizer.Synthesizer` releasing
     ``records`` equal-weight records (default ``min(n, 50,000)``). ``T`` (default
     ``round_scale g (n rho)^(1/3)`` within ``[max(16, g + 2), 16 g]``, :func:`plan_adaptive`)
-    and ``alpha`` are AIM's; ``sweeps`` and ``final_sweeps`` bound the projection;
+    and ``alpha`` are AIM's (``alpha`` and AIM's annealing factor ``anneal`` by relation,
+    :func:`plan_adaptive`); ``sweeps`` and ``final_sweeps`` bound the projection;
     ``one_way`` and ``one_way_share`` split the 1-way measurements' budget
     (:func:`plan_adaptive`); ``column_tv`` (None or 0: off) re-measures the columns whose noisy
     1-way marginal is estimated past that total variation, spending at most ``column_cap``
@@ -511,7 +534,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     )  # fmt: skip
 
     T: int | None = None
-    alpha: float = DEFAULT_ALPHA
+    alpha: float | None = None
     size: int | None = None
     sweeps: int = DEFAULT_SWEEPS
     final_sweeps: int = DEFAULT_FINAL_SWEEPS
@@ -522,6 +545,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     column_cap: float = DEFAULT_COLUMN_CAP
     pairs: bool = True
     compress: float | None = DEFAULT_COMPRESS
+    anneal: float | None = None
     neighbours: Neighbours = DEFAULT_NEIGHBOURS
     seed: SeedLike = None
     progress: bool | None = None
@@ -561,6 +585,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             alpha=self.alpha, records=self.size, round_scale=self.round_scale,
             one_way=self.one_way, uses=uses.tolist(), one_way_share=self.one_way_share,
             column_tv=self.column_tv, column_cap=self.column_cap, neighbours=self.neighbours,
+            anneal=self.anneal,
         )  # fmt: skip
 
     def plan_accountant(self, plan: AdaptivePlan) -> Accountant:
