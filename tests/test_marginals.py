@@ -337,7 +337,7 @@ def test_add_remove_costs_by_hand() -> None:
     assert am.sensitivities("replace-one") == (math.sqrt(2), 2.0)
     assert am.sensitivities("add-remove") == (1.0, 1.0)
     assert measure_rho(2.0, 1.0) == pytest.approx(0.125)
-    plan = plan_adaptive(n=100, sizes=[3, 3], rho=0.5, T=10, one_way="equal",
+    plan = plan_adaptive(n=100, sizes=[3, 3], rho=0.5, T=10, alpha=0.9, one_way="equal",
                          neighbours="add-remove")  # fmt: skip
     assert plan.sigma0 == pytest.approx(math.sqrt(10 / (2 * 0.9 * 0.5)))
     assert plan.epsilon0 == pytest.approx(math.sqrt(8 * 0.1 * 0.5 / 10))
@@ -348,6 +348,13 @@ def test_add_remove_costs_by_hand() -> None:
     sizes = [2, 3, 4, 5]
     assert plan_adaptive(n=10_000, sizes=sizes, rho=0.5, neighbours="add-remove").T == 56
     assert plan_adaptive(n=10_000, sizes=sizes, rho=0.5).T == 45
+    # The defaults by relation: AIM's alpha = 0.9 and annealing by 2 under replace-one.
+    ours = plan_adaptive(n=100, sizes=[3, 3], rho=0.5, neighbours="add-remove")
+    aims = plan_adaptive(n=100, sizes=[3, 3], rho=0.5)
+    assert (ours.alpha, ours.anneal) == (am.ADD_REMOVE_ALPHA, am.ADD_REMOVE_ANNEAL)
+    assert (aims.alpha, aims.anneal) == (0.9, 2.0)
+    with pytest.raises(DPQueryError, match="anneal"):
+        plan_adaptive(n=100, sizes=[3, 3], rho=0.5, anneal=0.5)
     with pytest.raises(DPQueryError, match="neighbours"):
         plan_adaptive(n=100, sizes=[3, 3], rho=0.5, neighbours="swap")  # type: ignore[arg-type]
 
