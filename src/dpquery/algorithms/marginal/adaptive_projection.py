@@ -332,7 +332,7 @@ def plan_adaptive(
     return AdaptivePlan(
         total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap, neighbours,
         float(anneal),
-    )
+    )  # fmt: skip
 
 
 def candidates_of(
@@ -390,7 +390,7 @@ def measure(
     y = discrete_gaussian_mechanism(
         x, rho=measure_rho(sigma, sensitivity), sensitivity=sensitivity, rng=rng, ledger=ledger,
         name=name,
-    ).astype(np.float64)
+    ).astype(np.float64)  # fmt: skip
     return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
 
