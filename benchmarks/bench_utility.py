@@ -6,6 +6,8 @@ with its ``failure``. The algorithms (``--algorithms``):
 
 * ``ours``: adaptive-projection with its defaults (this file with ``--one``); ``ours-2rho``:
   the same at the equal guarantee (below); ``--equal-guarantee`` adds it beside ``ours``;
+  ``--neighbours add-remove`` runs ours under AIM's own relation (sensitivity 1 for a
+  marginal, ``max w_r`` for a selection score), the comparison at the same relation;
 * ``aim-authors``: AIM as its authors run it (``aim/run_aim.py`` of the peers directory
   ``DPQUERY_PEERS_DIR``, default ``../shared/peers``: private-pgm's ``mechanisms/aim.py`` on
   ``mbi==2.0.0``, rounds 16 x attributes, model size 80, a numpy marginal projection), in the
@@ -283,7 +285,8 @@ def peer_command(algo: str, tmp: Path, eps: float, seed: int, out_codes: Path,
 def label(algo: str, args: argparse.Namespace) -> str:
     """The settings a row is labelled with."""
     if algo.startswith("ours"):
-        return args.options or ""
+        relation = f"neighbours={args.neighbours}" if args.neighbours else ""
+        return " ".join(x for x in (relation, args.options or "") if x)
     if algo in AIM_PEERS:
         return AIM_PEERS[algo][2]
     if algo == "aim":
@@ -337,6 +340,8 @@ def fit_rows(args: argparse.Namespace) -> None:
             out_codes.unlink(missing_ok=True)
             if algo in ("ours", "ours-2rho"):
                 options = json.loads(args.options or "{}")
+                if args.neighbours:
+                    options["neighbours"] = args.neighbours
                 if algo == "ours-2rho":
                     options["equal_guarantee"] = True
                 cmd: list[str] | None = [
@@ -626,6 +631,11 @@ def main() -> None:
         "--equal-guarantee",
         action="store_true",
         help="also run ours at the replace-one rho AIM's budget guarantees (ours-2rho)",
+    )
+    p.add_argument(
+        "--neighbours",
+        choices=("replace-one", "add-remove"),
+        help="ours under this neighbouring relation (default: the estimator's)",
     )
     p.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 1.0])
     p.add_argument("--seeds", nargs="+", type=int, default=[2, 3, 4])

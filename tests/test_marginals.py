@@ -33,7 +33,7 @@ from dpquery.algorithms.marginal.projection import (
 from dpquery.data import Binary, BinaryData, Categorical, Domain, encode
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Ledger, PureDP, ZCDPAccountant
-from dpquery.privacy.neighbours import NOISY_N
+from dpquery.privacy.neighbours import NOISY_N, marginal_sensitivity, selection_sensitivity
 from dpquery.queries import (
     all_kway_marginals,
     answer,
@@ -330,6 +330,69 @@ def test_every_draw_is_charged_and_the_budget_is_spent_not_exceeded() -> None:
         assert e.charge.cost.rho == pytest.approx(measure_rho(r["sigma"]))
     assert ledger.spent <= 1.0
     assert ledger.spent > 0.999  # the last round spends what is left
+
+
+def test_add_remove_costs_by_hand() -> None:
+    """Under add/remove a count vector has L2 sensitivity 1 (rho = 1 / (2 sigma^2)) and the
+    selection score ``max_r w_r``; the scales are planned on what the noisy ``n`` leaves
+    (99% of ``rho``), and ``T`` reads it as the replace-one ``2 rho``."""
+    assert (marginal_sensitivity("replace-one"), selection_sensitivity(3, "replace-one")) == (
+        math.sqrt(2), 6.0)  # fmt: skip
+    assert (marginal_sensitivity("add-remove"), selection_sensitivity(3, "add-remove")) == (
+        1.0, 3.0)  # fmt: skip
+    assert measure_rho(2.0, 1.0) == pytest.approx(0.125)
+    plan = plan_adaptive(n=100, sizes=[3, 3], rho=0.5, T=10, alpha=0.9, one_way="equal",
+                         neighbours="add-remove")  # fmt: skip
+    left = 0.5 * 0.99  # after the noisy n's 1%
+    assert plan.sigma0 == pytest.approx(math.sqrt(10 / (2 * 0.9 * left)))
+    assert plan.epsilon0 == pytest.approx(math.sqrt(8 * 0.1 * left / 10))
+    cost = plan.T * (measure_rho(plan.sigma0, 1.0) + select_rho(plan.epsilon0))
+    assert cost == pytest.approx(left)
+    # 0.495 buys replace-one's noise at 0.99: 0.66 * 4 * (9,900)^(1/3) = 56.69 -> 56
+    # (replace-one at rho = 0.5: 2.64 * (5,000)^(1/3) = 45.14 -> 45).
+    sizes = [2, 3, 4, 5]
+    assert plan_adaptive(n=10_000, sizes=sizes, rho=0.5, neighbours="add-remove").T == 56
+    assert plan_adaptive(n=10_000, sizes=sizes, rho=0.5).T == 45
+    # The defaults by relation: AIM's alpha = 0.9 and annealing by 2 under replace-one.
+    ours = plan_adaptive(n=100, sizes=[3, 3], rho=0.5, neighbours="add-remove")
+    aims = plan_adaptive(n=100, sizes=[3, 3], rho=0.5)
+    assert (ours.alpha, ours.anneal) == (am.ADD_REMOVE_ALPHA, am.ADD_REMOVE_ANNEAL)
+    assert (aims.alpha, aims.anneal) == (0.9, 2.0)
+    with pytest.raises(DPQueryError, match="anneal"):
+        plan_adaptive(n=100, sizes=[3, 3], rho=0.5, anneal=0.5)
+    with pytest.raises(DPQueryError, match="neighbours"):
+        plan_adaptive(n=100, sizes=[3, 3], rho=0.5, neighbours="swap")
+
+
+def test_add_remove_ledger_holds_the_add_remove_costs(monkeypatch) -> None:
+    """Every measurement costs ``1 / (2 sigma^2)``, every selection uses sensitivity
+    ``max_r w_r``, and the budget is spent, not exceeded."""
+    data = small_data()
+    layout = AttributeLayout.of_data(data)
+    plan = plan_adaptive(n=data.n, sizes=layout.sizes.tolist(), epsilon=1.0,
+                         neighbours="add-remove")  # fmt: skip
+    rng = np.random.default_rng(4)
+    ledger = RecordingLedger(plan.budget, rng)
+    marginals = workload_marginals(workload_2way(), layout)
+    seen: list[float] = []
+    real = am.exponential_mechanism
+
+    def spy(scores, *, sensitivity, **kw):
+        seen.append(sensitivity)
+        return real(scores, sensitivity=sensitivity, **kw)
+
+    monkeypatch.setattr(am, "exponential_mechanism", spy)
+    codes = attribute_codes(data, layout)
+    _X, rounds = adaptive_marginals(codes, layout.sizes, marginals, plan=plan, rng=rng,
+                                   ledger=ledger)  # fmt: skip
+    weights = am.candidates_of(marginals, am.pair_candidates(layout.sizes, data.n))
+    assert seen and all(s == max(weights.values()) for s in seen)
+    selections = [r for r in rounds if isinstance(r["round"], int)]
+    for e, s in zip(ledger.entries[: layout.g], plan.one_way, strict=True):
+        assert e.charge.cost.rho == pytest.approx(1 / (2 * s**2))
+    for e, r in zip(ledger.entries[layout.g + 1 :: 2], selections, strict=True):
+        assert e.charge.cost.rho == pytest.approx(1 / (2 * r["sigma"] ** 2))
+    assert 0.999 < ledger.spent <= 1.0
 
 
 def test_one_way_share_is_what_the_ledger_holds_first() -> None:

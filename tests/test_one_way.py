@@ -77,6 +77,8 @@ def test_tv_estimate_and_target_sigma_by_hand() -> None:
 def test_second_measurement_cost_and_the_combination_by_hand() -> None:
     # From sigma 4 to a combined 2: rho' = 1/4 - 1/16 = 0.1875, sigma' = 1/sqrt(0.1875).
     assert ow.second_rho(4.0, 2.0) == pytest.approx(0.1875)
+    # Under add/remove (L2 sensitivity 1, unit = 1/2) the same scales cost half.
+    assert ow.second_rho(4.0, 2.0, unit=0.5) == pytest.approx(0.09375)
     first = Measurement((0,), np.array([1.0, 3.0]), 1.0)
     second = Measurement((0,), np.array([3.0, 5.0]), 2.0)
     # weights 1 and 1/4: y = ([1, 3] + [3, 5] / 4) / 1.25 = [1.4, 3.4], sigma = 1.25^-1/2

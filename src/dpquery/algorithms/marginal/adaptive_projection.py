@@ -20,7 +20,8 @@ attributes and records, not with the junction tree:
 
    ``w_r = sum_{s in W} |r ∩ s|`` (AIM, Section 4), measure it with Gaussian noise, re-fit
    the records; when the fit moved the selected marginal by less than the noise's expected
-   L1 size, halve ``sigma`` and double ``epsilon`` (AIM's annealing); when what is left cannot
+   L1 size, halve ``sigma`` and double ``epsilon`` (AIM's annealing; by ``sqrt(2)`` under
+   add/remove, ``anneal``); when what is left cannot
    pay two more rounds, the last round spends all of it.
 
 The data is read once, before the first charge: the counts of every marginal the steps may
@@ -129,6 +130,14 @@ SELECT = "exponential mechanism (marginal selection)"
 # plan_adaptive), alpha = 0.9 of each round's budget measures, 0.1 selects.
 DEFAULT_ROUNDS_PER_ATTRIBUTE = 16
 DEFAULT_ALPHA = 0.9
+# AIM's annealing: sigma divided, epsilon multiplied by this when a round moved the fit by
+# less than the noise's expected L1 size.
+DEFAULT_ANNEAL = 2.0
+# Under add/remove (docs/utility.md, Tuning under add/remove): half the noise variance for a
+# cost and a selection score half as sensitive, so a gentler annealing (more rounds) and a
+# smaller share of each round for the selection.
+ADD_REMOVE_ANNEAL = math.sqrt(2.0)
+ADD_REMOVE_ALPHA = 0.95
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -164,11 +173,18 @@ class AdaptivePlan:
     column_tv: float | None = None  # the refinement's target (None: no refinement)
     column_cap: float = 0.0  # the most (rho) the refinements may spend, decided from the data
     neighbours: str = REPLACE_ONE
+    anneal: float = DEFAULT_ANNEAL  # sigma / anneal, epsilon * anneal when a round changed little
 
     @property
     def sensitivity(self) -> float:
         """A marginal's L2 sensitivity under the plan's relation."""
         return marginal_sensitivity(self.neighbours)
+
+    @property
+    def unit(self) -> float:
+        """``Delta^2 / 2``, the zCDP cost of unit-variance noise on a count vector: 1 under
+        replace-one, 1/2 under add/remove (exact, so a replace-one run is unchanged)."""
+        return 1.0 if self.neighbours == REPLACE_ONE else self.sensitivity**2 / 2
 
     def charges(self) -> list[Charge]:
         """What the run charges before its first selection: the ``g`` 1-way measurements
@@ -193,11 +209,12 @@ def select_rho(epsilon: float) -> float:
 
 def plan_adaptive(
     *, n: int, sizes: Sequence[int], epsilon: float | None = None, delta: float | None = None,
-    rho: float | None = None, T: int | None = None, alpha: float = DEFAULT_ALPHA,
+    rho: float | None = None, T: int | None = None, alpha: float | None = None,
     records: int | None = None, round_scale: float = DEFAULT_ROUND_SCALE,
     one_way: OneWay = DEFAULT_ONE_WAY, uses: Sequence[int] | None = None,
     one_way_share: float | None = None, column_tv: float | None = None,
     column_cap: float = DEFAULT_COLUMN_CAP, neighbours: str = REPLACE_ONE,
+    anneal: float | None = None,
 ) -> AdaptivePlan:  # fmt: skip
     """AIM's starting scales: ``sigma_0 = sqrt(T / (alpha rho))`` (so ``T`` measurements cost
     ``alpha rho``) and ``epsilon_0 = sqrt(8 (1 - alpha) rho / T)`` (``T`` selections cost the
@@ -228,8 +245,21 @@ def plan_adaptive(
 
     Under ``neighbours="add-remove"`` ``n`` is the noisy ``n`` (drawn and charged by the fit
     before this plan, :data:`NOISY_N_SHARE` of ``rho``), ``delta`` defaults to 1e-9 and the
-    scales are those of sensitivity 1 on what the noisy ``n`` leaves of ``rho``."""
+    scales are those of sensitivity 1 on what the noisy ``n`` leaves of ``rho``. ``T``
+    reads the budget as the signal-to-noise it buys, ``2 rho / Delta^2`` (``rho`` itself
+    under replace-one; ``2 rho`` under add/remove, where the same ``rho`` buys ``1/sqrt(2)``
+    of the noise). ``alpha`` and ``anneal`` (AIM's factor on ``sigma`` and ``epsilon`` when a
+    round changed little) default to AIM's 0.9 and 2 under replace-one, to
+    :data:`ADD_REMOVE_ALPHA` and :data:`ADD_REMOVE_ANNEAL` under add/remove (tuned,
+    docs/utility.md)."""
     n = positive_int("n", n)
+    add_remove = neighbours == ADD_REMOVE
+    if alpha is None:
+        alpha = ADD_REMOVE_ALPHA if add_remove else DEFAULT_ALPHA
+    if anneal is None:
+        anneal = ADD_REMOVE_ANNEAL if add_remove else DEFAULT_ANNEAL
+    if not anneal >= 1:
+        raise DPQueryError(f"anneal must be at least 1, got {anneal!r}")
     sizes = [positive_int("attribute size", a) for a in sizes]
     g = len(sizes)
     if g == 0:
@@ -253,7 +283,8 @@ def plan_adaptive(
     sensitivity = marginal_sensitivity(neighbours)
     rounds = total * (1 - NOISY_N_SHARE) if neighbours == ADD_REMOVE else total
     if T is None:
-        fit = positive("round_scale", round_scale) * g * (n * rounds) ** (1 / 3)
+        effective = rounds if not add_remove else 2 * rounds / sensitivity**2
+        fit = positive("round_scale", round_scale) * g * (n * effective) ** (1 / 3)
         least = max(MIN_ROUNDS, g + 2)
         T = min(DEFAULT_ROUNDS_PER_ATTRIBUTE * g, max(least, math.floor(fit)))
     T = positive_int("T", T)
@@ -291,8 +322,9 @@ def plan_adaptive(
     if column_tv is not None:
         cap = column_cap * max(0.0, rounds - sum(measure_rho(s, sensitivity) for s in sigmas))
     return AdaptivePlan(
-        total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap, neighbours
-    )
+        total, budget, T, alpha, sigma0, epsilon0, m, sigmas, column_tv, cap, neighbours,
+        float(anneal),
+    )  # fmt: skip
 
 
 def candidates_of(
@@ -436,7 +468,7 @@ def adaptive_marginals(
             measured,
             lambda a, s: measure(fine, sizes, (a,), s, rng, ledger, name=REFINE,
                                  sensitivity=delta2), n=n,
-            tau=plan.column_tv, cap=plan.column_cap,
+            tau=plan.column_tv, cap=plan.column_cap, unit=plan.unit,
         )  # fmt: skip
         rounds += [{"round": "column refinement", **r} for r in refined]
     measured += extra
@@ -474,7 +506,7 @@ def adaptive_marginals(
                 "compressed": cell_maps[i] is not None, "sigma": sigma, "epsilon": epsilon,
                 "sweeps": done, "seconds": time.perf_counter() - t0}  # fmt: skip
         if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
-            sigma, epsilon = sigma / 2, epsilon * 2
+            sigma, epsilon = sigma / plan.anneal, epsilon * plan.anneal
             info["annealed"] = True
         rounds.append(info)
         if on_round is not None:
@@ -512,7 +544,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     )  # fmt: skip
 
     T: int | None = None
-    alpha: float = DEFAULT_ALPHA
+    alpha: float | None = None
     size: int | None = None
     sweeps: int = DEFAULT_SWEEPS
     final_sweeps: int = DEFAULT_FINAL_SWEEPS
@@ -523,6 +555,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     column_cap: float = DEFAULT_COLUMN_CAP
     pairs: bool = True
     compress: float | None = DEFAULT_COMPRESS
+    anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
     progress: bool | None = None
@@ -569,6 +602,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             alpha=self.alpha, records=self.size, round_scale=self.round_scale,
             one_way=self.one_way, uses=uses.tolist(), one_way_share=self.one_way_share,
             column_tv=self.column_tv, column_cap=self.column_cap, neighbours=self.neighbours,
+            anneal=self.anneal,
         )  # fmt: skip
 
     def plan_accountant(self, plan: AdaptivePlan) -> Accountant:

@@ -23,7 +23,8 @@ measurements, of scale ``sigma_c = (sigma_a^-2 + sigma'^-2)^(-1/2)``, brings the
     rho' = 1 / sigma'^2 = 1 / sigma_c^2 - 1 / sigma_a^2
 
 (a 1-way count vector has L2 sensitivity ``sqrt(2)`` under replace-one, so ``N(0, sigma'^2)``
-costs ``1 / sigma'^2`` zCDP: Bun and Steinke 2016, Proposition 1.6). Less noise keeps more
+costs ``1 / sigma'^2`` zCDP: Bun and Steinke 2016, Proposition 1.6; under add/remove its
+sensitivity is 1 and the cost half that). Less noise keeps more
 cells (``k_a`` grows: on ACS's ``INDP`` from about 165 to 220 of 264), so the estimate is
 recomputed on the combination and the step repeated, at most :data:`MAX_STEPS` times; the
 total cost is that of the final combined scale, however many steps it took.
@@ -104,21 +105,24 @@ def target_sigma(k: int, n: int, tau: float) -> float:
     return 2 * n * tau / (math.sqrt(2 / math.pi) * k + Z * math.sqrt((1 - 2 / math.pi) * k))
 
 
-def second_rho(sigma: float, sigma_c: float) -> float:
+def second_rho(sigma: float, sigma_c: float, unit: float = 1.0) -> float:
     """zCDP cost of the measurement that takes a marginal measured at ``sigma`` to the
-    combined scale ``sigma_c < sigma``: ``1 / sigma_c^2 - 1 / sigma^2``."""
-    return 1 / sigma_c**2 - 1 / sigma**2
+    combined scale ``sigma_c < sigma``: ``unit (1 / sigma_c^2 - 1 / sigma^2)``, ``unit =
+    Delta^2 / 2`` (1 under replace-one, ``Delta = sqrt(2)``; 1/2 under add/remove)."""
+    return unit * (1 / sigma_c**2 - 1 / sigma**2)
 
 
 def refine_columns(
     one_way: Sequence[Measurement], measure: Measure, *, n: int, tau: float, cap: float,
-    names: Sequence[str] | None = None,
+    names: Sequence[str] | None = None, unit: float = 1.0,
 ) -> tuple[list[Measurement], list[dict[str, Any]]]:  # fmt: skip
     """Re-measure the attributes of ``one_way`` (attribute ``a``'s 1-way measurement at
     index ``a``) whose bound exceeds ``tau`` (module docstring), spending at most ``cap``
     (rho). ``measure(a, sigma)`` charges the ledger, then draws. Returns the new
     measurements and one record per re-measured attribute (its scales, cost and estimates
-    before and after)."""
+    before and after). ``unit`` is ``Delta^2 / 2`` for the 1-way count vector's L2
+    sensitivity ``Delta`` (1 under replace-one, 1/2 under add/remove): noise ``sigma'``
+    costs ``unit / sigma'^2``."""
     groups = [[x] for x in one_way]
     spent = 0.0
     new: list[Measurement] = []
@@ -130,7 +134,7 @@ def refine_columns(
             k = kept_cells(y, n)
             tv, sd = tv_estimate(sigma, k, n)
             if tv + Z * sd > tau * (1 + 1e-9):
-                need[a] = second_rho(sigma, target_sigma(k, n, tau))
+                need[a] = second_rho(sigma, target_sigma(k, n, tau), unit)
         total, room = sum(need.values()), cap - spent
         if not need or (step == 0 and total > cap) or room <= 0:
             break
@@ -138,7 +142,7 @@ def refine_columns(
         if last:  # spend what is left of the cap, in proportion
             need = {a: r * room / total for a, r in need.items()}
         for a, r in need.items():
-            x = measure(a, 1 / math.sqrt(r))
+            x = measure(a, math.sqrt(unit) / math.sqrt(r))
             groups[a].append(x)
             new.append(x)
             spent += r
@@ -151,7 +155,7 @@ def refine_columns(
             records.append({
                 "attribute": names[a] if names is not None else a,
                 "sigmas": [x.sigma for x in group[1:]], "combined_sigma": sigma,
-                "rho": sum(1 / x.sigma**2 for x in group[1:]),
+                "rho": sum(unit / x.sigma**2 for x in group[1:]),
                 "tv_before": before[a], "tv_after": tv_estimate(sigma, kept_cells(y, n), n)[0],
             })  # fmt: skip
     return new, records
