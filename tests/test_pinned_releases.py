@@ -17,7 +17,10 @@ the systematic comb (:mod:`dpquery.data.sample`; the releases unchanged). The de
 release (``adaptive-projection``, and ``dpquery synth`` with no ``--algorithm``) was first
 pinned when its measurements moved from float Gaussian noise to the exact discrete Gaussian
 of :mod:`dpquery.privacy.integer_mechanisms` (same rho; with the float noise these two cases
-gave 5904610145a6... / 75a3e71ca0fd... and 4f754b740f5b...). A change
+gave 5904610145a6... / 75a3e71ca0fd... and 4f754b740f5b...). Both run under replace-one
+neighbours (``neighbours="replace-one"``, ``--neighbours replace-one``): the default relation
+of adaptive-projection and ``auto`` is add/remove, and replace-one is pinned to the bytes it
+had as the only relation. A change
 here means a release changed: it must be deliberate and explained, never a side effect of a
 refactor.
 
@@ -209,7 +212,7 @@ CLI_CASES: dict[str, list[str]] = {
         "3",
     ],
     "dualquery": ["--algorithm", "dualquery", "--eta", "1.2", "--T", "5", "--samples", "20"],
-    # the default release (adaptive-projection) under replace-one: as it was before add/remove
+    # the default release (adaptive-projection), under replace-one: n public, n rows
     "auto": ["--epsilon", "1", "--neighbours", "replace-one"],
 }
 

@@ -177,8 +177,8 @@ def test_the_cli_writes_a_csv_over_1000_columns_only_with_dense(tmp_path) -> Non
     assert out.read_text().count("\n") == 6  # header + 5 rows
 
 
-# The rows of the release below as the code made them before the relation was an option
-# (main, seed 7): replace-one is one flag away and byte-identical.
+# The rows of the release below (seed 7), pinned: replace-one is one flag away and its bytes
+# do not move.
 REPLACE_ONE_DIGEST = "c00f5459c0ed017eaed2bc3216f55587e0ee17630c2c6bb45110553d34418b97"
 
 

@@ -310,7 +310,7 @@ class Synthesizer(ABC):
         self, outcome: Outcome, ledger: Ledger, parameters: dict[str, Any],
         workload: Workload | None, t_answers: float, start: float, rng: np.random.Generator,
     ) -> Release:  # fmt: skip
-        if self.relation == ADD_REMOVE:  # replace-one's parameters as they always were
+        if self.relation == ADD_REMOVE:  # replace-one's name no relation (the report does)
             parameters["neighbours"] = ADD_REMOVE
         if workload is not None:
             parameters["queries"] = len(workload)

@@ -382,7 +382,7 @@ def _promise_numbers(release: dict[str, Any]) -> dict[str, float] | None:
 
 def _relation(release: dict[str, Any]) -> str:
     """The relation the release's guarantee is stated for (a report without one: the
-    replace-one of the releases before add/remove)."""
+    replace-one, the relation a report that names none was made under)."""
     privacy = release.get("privacy", {})
     return str(
         privacy.get("neighbours", release.get("parameters", {}).get("neighbours", REPLACE_ONE))

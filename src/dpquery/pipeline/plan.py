@@ -226,13 +226,22 @@ def items_kept_nothing(release: Any) -> list[Warning]:
                                 "released record is empty (the all-zeros table)")]  # fmt: skip
 
 
-def items_auto_reason(model: Any, data: Any, partitioned: bool, n: int | None = None) -> str:
+def items_auto_reason(
+    model: Any, data: Any, partitioned: bool, n: int | None = None,
+    released: dict[str, Any] | None = None,
+) -> str:  # fmt: skip
     """Why ``auto`` runs the wide release on item data, in one sentence (``n``: the number
-    of records to say, the release's noisy ``n`` under add/remove; default the data's)."""
-    parameters = model.plan(data).parameters
-    text = HEAD_REASON if parameters.mode == "head" else ITEMS_AUTO_REASON
+    of records to say, the release's noisy ``n`` under add/remove, default the data's;
+    ``released``: the release's parameters, whose mode and ``K`` are said under add/remove,
+    where the plan's, made on ``n``, would tell it)."""
+    if released is not None and "mode" in released and "K" in released:
+        mode, K = released["mode"], released["K"]
+    else:
+        parameters = model.plan(data).parameters
+        mode, K = parameters.mode, parameters.K
+    text = HEAD_REASON if mode == "head" else ITEMS_AUTO_REASON
     said = data.n if n is None else f"about {n} (a noisy count)"
-    reason = text.format(n=said, d=data.d, K=parameters.K)
+    reason = text.format(n=said, d=data.d, K=K)
     if partitioned:
         reason += "; its counts computed on the cluster, in two passes"
     return reason

@@ -127,8 +127,11 @@ def _release_items(request: ReleaseRequest) -> ReleaseResult:
             fitted = _fit_items(request, data)
             reason = None
             if request.algorithm == "auto":
-                noisy = fitted.n if fitted.release.neighbours == ADD_REMOVE else None
-                reason = plan.items_auto_reason(fitted.model, data, partitioned, noisy)
+                private = fitted.release.neighbours == ADD_REMOVE  # said from the release
+                reason = plan.items_auto_reason(
+                    fitted.model, data, partitioned, fitted.n if private else None,
+                    fitted.release.parameters if private else None,
+                )  # fmt: skip
         out = rows.item_rows(fitted, request.output)
         report = reports.items_report(fitted, out, form, weights, reason)
         evaluation = None
