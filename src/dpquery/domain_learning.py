@@ -117,6 +117,10 @@ BOUND_WINDOW = 3
 reach their own threshold (the same false rate, for the sum's noise) also bounds the
 column: a tail spread thinly over a few buckets, none occupied alone, is kept rather than
 clipped."""
+BOUND_ZERO_RATIO = 10.0
+"""A positive lower bound at most this fraction of the upper one is taken down to 0 (a
+public rule on the private bounds): ages, counts and amounts start at 0, and the few values
+below the lowest occupied bucket are otherwise clipped."""
 ATOM_SHARE = 0.02
 """A released value of a numeric column's probe whose noisy count holds at least this share
 of the noisy non-missing values is an atom: a bin of its own (``[v, v + 10^-decimals)``), so
@@ -358,10 +362,14 @@ def _step(decimals: int) -> float:
     return float(Decimal(1).scaleb(-decimals))
 
 
-def _bounds(name: str, col: _Column, rho: float, decimals: int, ctx: _Context) -> tuple[float, float]:
-    """The column's private bounds, rounded outward to its precision ([0, 1] when no bucket
-    is occupied)."""
-    buckets = magnitude_buckets()
+def _bounds(
+    name: str, col: _Column, rho: float, decimals: int, ctx: _Context
+) -> tuple[float, float] | None:
+    """The column's private bounds, rounded outward to its precision; None when no bucket
+    is occupied. The buckets start at the precision's step (``[0, 1)`` then ``[1, 2)`` for
+    integers): a number of that precision is never smaller, so finer buckets would only
+    spread the noise's false positives and push apart the buckets a run joins."""
+    buckets = magnitude_buckets(min_exponent=-decimals)
     k = buckets.size - 1
     # a run of BOUND_WINDOW buckets: its noisy sum has about BOUND_WINDOW times the variance
     sigma2 = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY) * BOUND_WINDOW
@@ -371,7 +379,11 @@ def _bounds(name: str, col: _Column, rho: float, decimals: int, ctx: _Context) -
         rng=ctx.rng, ledger=ctx.ledger, edges=buckets, window=window,
         name=f"{name}: bounds (discrete Gaussian histogram)",
     )  # fmt: skip
-    lo, hi = (0.0, 1.0) if bounds is None else bounds[:2]
+    if bounds is None:
+        return None
+    lo, hi = bounds[0], bounds[1]
+    if 0 < lo <= hi / BOUND_ZERO_RATIO:
+        lo = 0.0  # a positive column starting near 0: its thin low tail is kept, not clipped
     lo, hi = _outward(lo, decimals, math.floor), _outward(hi, decimals, math.ceil)
     if hi <= lo:
         hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
@@ -455,10 +467,15 @@ def _numeric(
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
     decimals, hist = _decimals(name, col, share * rho, ctx)
     rest = (1 - share) * rho
-    bounds = _bounds(name, col, BOUNDS_SHARE * rest, decimals, ctx)
+    found = _bounds(name, col, BOUNDS_SHARE * rest, decimals, ctx)
     noisy_missing, sigma = missing
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
-    more = {"decimals_histogram": hist, "bounds": list(bounds)}
+    more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
+    if found is None and probe is not None and codes and probe.released:
+        # too few numbers to bound: the values the probe released are all that is known
+        attr, learned = _categorical(name, probe)
+        return attr, learned + " (no bounds found)", more, share * rho + BOUNDS_SHARE * rest
+    bounds = (0.0, 1.0) if found is None else found
     if codes and decimals == 0:
         coded = _range_codes(name, bounds, has_missing)
         if coded is not None:
@@ -622,6 +639,8 @@ def _learn_column(
                                           probe=sel, present=present, codes=kind is None)  # fmt: skip
     if kind == "numeric":
         rule = "declared"
+    elif isinstance(attr, Categorical) and more["bounds"] is None:
+        rule = "code: no bounds found, the probe's released values"
     elif isinstance(attr, Categorical):
         rule = f"code by range: integers, at most {MAX_CODES} in the private bounds"
     else:
