@@ -9,13 +9,15 @@ Tables (``$DPQUERY_DATA_DIR``), prepared once into a cache folder (``--cache``, 
 - ``nist``: 20,000 rows of ``acs/nist_national2019.csv.gz`` (``DataFrame.sample``, seed 0),
   ``N`` written as an empty (missing) cell.
 - ``cps``: ``census_cps/hdmm_CPS.csv.gz`` (49,427 rows: income, age, marital, race, sex).
+- ``ma``: ``acs/nist_ma2019.csv.gz`` (7,634 rows, the columns of ``nist``), ``N`` missing.
 
 Each release is at total epsilon 1, delta 1e-9, and starts from the prepared CSV alone:
 
 - ``dpquery``: the whole ``dpquery synth --data T.csv --epsilon 1 --delta 1e-9 --seed S``
   command (no ``--domain``: the domain is learned privately, docs/learn.md), in its own
   process. ``dpquery-domain``: the same with the table's hand-written domain (``nist``: the
-  SDNist schema's domain, ``dpquery.datasets.domains.acs_domain``, over the raw sample with
+  SDNist schema's domain, ``dpquery.datasets.domains.acs_domain`` (``ma``: its own schema),
+  over the raw sample with
   its literal ``N``, missing in the numeric columns as ``dpquery.datasets`` reads it; its
   two weight columns are not in that domain; ``adult``, ``pums``, ``cps``: codebooks written
   from the tables' public documentation, :func:`adult_codebook` and the like).
@@ -79,7 +81,7 @@ DELTA = 1e-9
 NUMERIC_MIN_DISTINCT = 20
 PAIR_BINS = 10
 NIST_ROWS = 20_000
-TABLES = ("adult", "pums", "nist", "cps")
+TABLES = ("adult", "pums", "nist", "cps", "ma")
 NIST_NUMERIC = ["AGEP", "PINCP", "POVPIP", "DENSITY"]
 METHODS = ("dpquery", "dpquery-domain", "sn-aim", "sn-mst", "dpmm-aim", "dpmm-mst")
 PEERS = {  # method: (interpreter env, script, algorithm)
@@ -128,12 +130,15 @@ def prepare(table: str, cache: Path) -> Path:
         df = pd.read_csv(d / "acs" / "smartnoise_PUMS_1000.csv", dtype=str)
     elif table == "cps":
         df = pd.read_csv(d / "census_cps" / "hdmm_CPS.csv.gz", dtype=str)
-    elif table == "nist":
-        raw = pd.read_csv(d / "acs" / "nist_national2019.csv.gz", dtype=str)
-        raw = raw.sample(n=NIST_ROWS, random_state=0).reset_index(drop=True)
+    elif table in ("nist", "ma"):
+        if table == "nist":
+            raw = pd.read_csv(d / "acs" / "nist_national2019.csv.gz", dtype=str)
+            raw = raw.sample(n=NIST_ROWS, random_state=0).reset_index(drop=True)
+        else:
+            raw = pd.read_csv(d / "acs" / "nist_ma2019.csv.gz", dtype=str)
         hand = raw.copy()  # as dpquery.datasets reads it: N is missing in the numeric columns
         hand[NIST_NUMERIC] = hand[NIST_NUMERIC].replace("N", np.nan)
-        hand.to_csv(cache / "nist_with_N.csv", index=False)
+        hand.to_csv(cache / f"{table}_with_N.csv", index=False)
         df = raw.replace("N", np.nan)
     else:
         raise ValueError(f"unknown table {table!r}")
@@ -159,7 +164,7 @@ def adult_codebook(names: Path) -> dict[str, Any]:
                 listed[key.strip()] = [v.strip() for v in rest.strip().rstrip(".").split(",")]
     clip = {"out_of_range": "clip"}
     book: dict[str, Any] = {
-        "age": {"edges": list(range(15, 95, 5)) + [95], **clip},
+        "age": {"edges": [*range(15, 95, 5), 95], **clip},
         "workclass": _missing(listed["workclass"]),
         "fnlwgt": {"edges": [1e4, 5e4, 1e5, 1.5e5, 2e5, 2.5e5, 3e5, 4e5, 5e5, 1.5e6], **clip},
         "education": listed["education"],
@@ -200,7 +205,7 @@ def cps_codebook() -> dict[str, Any]:
     return {
         "income": {"edges": [0, 5000, 10000, 15000, 20000, 25000, 30000, 40000, 50000, 60000,
                              75000, 100000, 150000, 250000, 500000], "out_of_range": "clip"},
-        "age": {"edges": list(range(15, 95, 5)) + [95], "out_of_range": "clip"},
+        "age": {"edges": [*range(15, 95, 5), 95], "out_of_range": "clip"},
         "marital": list(range(1, 8)),
         "race": list(range(1, 5)),
         "sex": [1, 2],
@@ -213,13 +218,14 @@ def hand_domain(table: str, cache: Path) -> tuple[Path, Path] | None:
     documentation."""
     data = prepare(table, cache)
     path = cache / f"{table}.hand-domain.json"
-    if table == "nist":
+    if table in ("nist", "ma"):
         from dpquery.datasets import domains
 
         if not path.exists():
-            schema = data_dir() / "acs" / "nist_national2019-schema.json"
+            name = "national" if table == "nist" else "ma"
+            schema = data_dir() / "acs" / f"nist_{name}2019-schema.json"
             domains.acs_domain(schema).save(path)
-        return path, cache / "nist_with_N.csv"
+        return path, cache / f"{table}_with_N.csv"
     books = {"adult": lambda: adult_codebook(data_dir() / "adult" / "adult.names"),
              "pums": pums_codebook, "cps": cps_codebook}  # fmt: skip
     path.write_text(json.dumps(books[table](), indent=1) + "\n")

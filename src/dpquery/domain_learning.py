@@ -35,8 +35,8 @@ Per column (``n`` is public, neighbours replace one record):
   standard deviations) wins (0: integers); then the bounds
   (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
   ``[5, 10)`` times a power of ten) whose noisy counts reach the threshold of
-  :data:`BOUND_FALSE_RATE`; then ``bins - 1`` equal-mass edges inside them by the exponential mechanism
-  over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
+  :data:`BOUND_FALSE_RATE`; then ``bins - 1`` equal-mass edges inside them by the exponential
+  mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
 """
@@ -256,7 +256,10 @@ def _cell(v: object) -> tuple[Hashable, float | None, int]:
         return text, None, 0
     if not math.isfinite(x) or not d.is_finite():
         return text, None, 0
-    exp = d.as_tuple().exponent
+    # trailing zeros carry no precision: "12000.0" (an integer column that pandas wrote as
+    # floats because of a missing value) has 0 decimals, "354.90" 1; a column of cents still
+    # has most of its values at 2, which the precision rule's share keeps
+    exp = d.normalize().as_tuple().exponent if d else 0
     return text, x, max(0, min(MAX_LEARNED_DECIMALS, -int(exp)))
 
 
@@ -447,7 +450,8 @@ def _range_codes(
     attr = Categorical(name, (*values, other, *([missing] if missing else [])), missing=missing,
                        other=other)  # fmt: skip
     extra = " + missing" if missing is not None else ""
-    return attr, f"{len(values)} codes {first}..{last} (the integers in its bounds) + {other}{extra}"
+    shown = f"{len(values)} codes {first}..{last} (the integers in its bounds)"
+    return attr, f"{shown} + {other}{extra}"
 
 
 def _numeric(
@@ -473,8 +477,8 @@ def _numeric(
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
     if found is None and probe is not None and codes and probe.released:
         # too few numbers to bound: the values the probe released are all that is known
-        attr, learned = _categorical(name, probe)
-        return attr, learned + " (no bounds found)", more, share * rho + BOUNDS_SHARE * rest
+        cat, learned = _categorical(name, probe)
+        return cat, learned + " (no bounds found)", more, share * rho + BOUNDS_SHARE * rest
     bounds = (0.0, 1.0) if found is None else found
     if codes and decimals == 0:
         coded = _range_codes(name, bounds, has_missing)
@@ -493,7 +497,6 @@ def _numeric(
         + (" + missing" if has_missing else "")
     )
     return attr, learned, more | {"atoms": atoms}, rho
-
 
 
 def _check_types(df: pd.DataFrame, types: Mapping[str, str] | None) -> dict[str, Kind]:
@@ -635,8 +638,10 @@ def _learn_column(
         return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
                                   ctx.delta_tail, learned, noisy)  # fmt: skip
     numeric_rho = rest - probe_rho
-    attr, learned, more, spent = _numeric(name, col, numeric_rho, (noisy_missing, sigma), ctx,
-                                          probe=sel, present=present, codes=kind is None)  # fmt: skip
+    attr, learned, more, spent = _numeric(
+        name, col, numeric_rho, (noisy_missing, sigma), ctx, probe=sel, present=present,
+        codes=kind is None,
+    )  # fmt: skip
     if kind == "numeric":
         rule = "declared"
     elif isinstance(attr, Categorical) and more["bounds"] is None:

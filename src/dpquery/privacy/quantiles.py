@@ -27,9 +27,10 @@ noisy histogram over fixed buckets of magnitude (:func:`magnitude_buckets`: 0, a
 differential privacy library (``ApproxBounds``: a noisy histogram over logarithmic bins, the
 outermost bins above a threshold). One record falls in one bucket, so the count vector has L2
 sensitivity ``sqrt(2)`` under replace-one; :func:`private_bounds` releases the lowest and highest
-bucket ends whose noisy counts reach a threshold (:func:`bucket_threshold`: the count an empty
-bucket's noise reaches with a stated small probability, over all buckets; a post-processing of the discrete
-Gaussian: ``rho``-zCDP, CKS Theorem 4; the buckets are public, so no ``delta``).
+bucket ends whose noisy counts reach a threshold (:func:`bucket_threshold`: the count an
+empty bucket's noise reaches with a stated small probability, over all buckets; a
+post-processing of the discrete Gaussian: ``rho``-zCDP, CKS Theorem 4; the buckets are
+public, so no ``delta``).
 
 **Cost.** Each draw is the exponential mechanism with ``epsilon``: ``epsilon``-DP and
 ``epsilon``-bounded range (Durfee and Rogers 2019), so ``epsilon^2 / 8``-zCDP (Cesar and Rogers
