@@ -95,7 +95,7 @@ def test_cli_learns_the_domain_and_releases_on_one_ledger(released) -> None:
     lines = console.splitlines()
     assert lines[0].startswith(f"privacy: ({EPSILON:g}, {1 / N**2:.1e})-DP")
     assert lines[1].startswith("domain: learned from the data at rho=")
-    assert "(10% of the budget's rho=" in lines[1] and lines[1].endswith("docs/learn.md")
+    assert "(40% of the budget's rho=" in lines[1] and lines[1].endswith("docs/learn.md")
     assert "categorical, " in lines[1] and " numeric columns" in lines[1]
     assert "cost: rho=" in lines[2] and "(ledger)" in lines[2]
     assert "s.domain.json" in console
