@@ -53,6 +53,7 @@ Rows are appended to ``docs/results/raw/<out>.csv`` as each run ends, per-column
         --methods dpmm-aim dpmm-mst --seeds 10 --out first
     .venv/bin/python benchmarks/bench_raw.py --report first     # the table again
     .venv/bin/python benchmarks/bench_raw.py --rescore first    # score the kept outputs again
+    .venv/bin/python benchmarks/bench_raw.py --rescore first --drop PWGTP WGTP --into common
 """
 
 from __future__ import annotations
@@ -441,8 +442,10 @@ def synth_table(path: Path, method: str) -> pd.DataFrame:
     return synth
 
 
-def rescore(name: str, cache: Path) -> None:
-    """Score the kept outputs of NAME's runs again (after a change to the scores)."""
+def rescore(name: str, cache: Path, drop: list[str] | None = None, into: str | None = None) -> None:
+    """Score the kept outputs of NAME's runs again (after a change to the scores), into
+    ``into`` (by default NAME itself); ``drop``: columns left out of every score (e.g. those
+    a hand-written domain does not release, to compare on the columns both release)."""
     runs = pd.read_csv(RESULTS / f"{name}.csv", keep_default_na=False)
     runs = runs.drop_duplicates(["table", "method", "seed"], keep="last")
     rows, cols = [], []
@@ -450,15 +453,17 @@ def rescore(name: str, cache: Path) -> None:
         out = cache / "runs" / f"{row['table']}.{row['method']}.s{row['seed']}.csv"
         if row["status"] == "ok":
             real = pd.read_csv(prepare(row["table"], cache))
+            real = real.drop(columns=[c for c in drop or [] if c in real.columns])
             scores, c = score(real, synth_table(out, row["method"]))
             row.update({k: (round(v, 4) if v is not None else None) for k, v in scores.items()})
             key = {"table": row["table"], "method": row["method"], "seed": row["seed"]}
             cols += [{**key, **x} for x in c]
         rows.append(row)
-    for path in (RESULTS / f"{name}.csv", RESULTS / f"{name}_columns.csv"):
+    into = into or name
+    for path in (RESULTS / f"{into}.csv", RESULTS / f"{into}_columns.csv"):
         path.unlink(missing_ok=True)
-    append(RESULTS / f"{name}.csv", FIELDS, rows)
-    append(RESULTS / f"{name}_columns.csv", COLUMN_FIELDS, cols)
+    append(RESULTS / f"{into}.csv", FIELDS, rows)
+    append(RESULTS / f"{into}_columns.csv", COLUMN_FIELDS, cols)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -472,10 +477,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="quick")
     ap.add_argument("--report", metavar="NAME", help="print the table of NAME and exit")
     ap.add_argument("--rescore", metavar="NAME", help="score NAME's kept outputs again")
+    ap.add_argument("--drop", nargs="+", metavar="COL", help="with --rescore: columns left out")
+    ap.add_argument("--into", metavar="NAME", help="with --rescore: the results' name")
     args = ap.parse_args(argv)
     if args.rescore:
-        rescore(args.rescore, args.cache)
-        print(report(args.rescore))
+        rescore(args.rescore, args.cache, args.drop, args.into)
+        print(report(args.into or args.rescore))
         return
     if args.report:
         print(report(args.report))
