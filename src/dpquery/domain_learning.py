@@ -96,8 +96,13 @@ DECIMALS_SHARE = 0.1
 """A numeric column's share spent on its precision."""
 
 NUMBER_SHARE = 0.95
-"""A column is number-like when its noisy count of numbers is this share of the noisy count
-of non-missing values."""
+"""A column is number-like unless its noisy count of numbers falls short of this share of
+the noisy count of non-missing values by more than :data:`NUMBER_SIGMAS` standard
+deviations of the difference's noise."""
+NUMBER_SIGMAS = 4.0
+"""The margin of the text rule: at 3 standard deviations of the two noisy counts a number
+column was read as text once in a few hundred columns (a 24-column census table lost its
+income column so), at 4 once in some 30,000."""
 MAX_CODES = 64
 """A number-like column is a code when at most this many keys are released ..."""
 CODE_MASS = 0.98
@@ -107,7 +112,7 @@ MAX_LEARNED_DECIMALS = 4
 DECIMALS_MASS = 0.05
 """The most precise decimals class holding this share of the noisy total (and at least
 :data:`DECIMALS_SIGMAS` noise standard deviations) is the precision."""
-DECIMALS_SIGMAS = 3.0
+DECIMALS_SIGMAS = 4.0
 BOUNDS_SHARE = 0.5
 """Of a numeric column's share for its edges, the part spent on its bounds."""
 BOUND_FALSE_RATE = 0.01
@@ -621,10 +626,14 @@ def _learn_column(
     present = max(col.n - max(noisy_missing, 0), 1)  # n is public
     noisy: dict[str, Any] = {"missing": noisy_missing, "numbers": noisy_numbers}
     rest = rho - profile_rho
-    if kind != "numeric" and noisy_numbers < NUMBER_SHARE * present:
+    # numbers - 0.95 present has the noise of both counts: sd sigma sqrt(1 + 0.95^2)
+    margin = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
+    few = noisy_numbers < NUMBER_SHARE * present - margin
+    if kind != "numeric" and (few or noisy_numbers < margin):  # short of the share, or ~0
         sel = _select(name, col, rest, ctx)
         attr, learned = _categorical(name, sel)
-        rule = f"text: noisy numbers {noisy_numbers} < {NUMBER_SHARE:g} x {present}"
+        rule = (f"text: noisy numbers {noisy_numbers} < {NUMBER_SHARE:g} x {present} - "
+                f"{margin:.0f}")  # fmt: skip
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip
