@@ -53,7 +53,8 @@ Rows are appended to ``docs/results/raw/<out>.csv`` as each run ends, per-column
         --methods dpmm-aim dpmm-mst --seeds 10 --out first
     .venv/bin/python benchmarks/bench_raw.py --report first     # the table again
     .venv/bin/python benchmarks/bench_raw.py --rescore first    # score the kept outputs again
-    .venv/bin/python benchmarks/bench_raw.py --rescore first --drop PWGTP WGTP --into common
+    .venv/bin/python benchmarks/bench_raw.py --rescore first --tables nist --drop PWGTP WGTP \
+        --into common
 """
 
 from __future__ import annotations
@@ -442,11 +443,20 @@ def synth_table(path: Path, method: str) -> pd.DataFrame:
     return synth
 
 
-def rescore(name: str, cache: Path, drop: list[str] | None = None, into: str | None = None) -> None:
+def rescore(
+    name: str,
+    cache: Path,
+    drop: list[str] | None = None,
+    into: str | None = None,
+    tables: list[str] | None = None,
+) -> None:
     """Score the kept outputs of NAME's runs again (after a change to the scores), into
     ``into`` (by default NAME itself); ``drop``: columns left out of every score (e.g. those
-    a hand-written domain does not release, to compare on the columns both release)."""
+    a hand-written domain does not release, to compare on the columns both release);
+    ``tables``: only these tables' runs."""
     runs = pd.read_csv(RESULTS / f"{name}.csv", keep_default_na=False)
+    if tables is not None:
+        runs = runs[runs["table"].isin(tables)]
     runs = runs.drop_duplicates(["table", "method", "seed"], keep="last")
     rows, cols = [], []
     for row in runs.to_dict("records"):
@@ -481,7 +491,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--into", metavar="NAME", help="with --rescore: the results' name")
     args = ap.parse_args(argv)
     if args.rescore:
-        rescore(args.rescore, args.cache, args.drop, args.into)
+        rescore(args.rescore, args.cache, args.drop, args.into, args.tables)
         print(report(args.into or args.rescore))
         return
     if args.report:
