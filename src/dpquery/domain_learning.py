@@ -8,15 +8,16 @@ rules that turn the noisy numbers into a domain read nothing else (``docs/learn.
 The budget: ``rho`` (zCDP, charged on the ledger) is split equally over the columns; in a
 column, by the public shares below. Partition selection also has a tail probability
 ``delta_tail`` (:mod:`dpquery.privacy.partition_selection`): the ``delta`` given is split
-equally over the columns that may run one, and the report states it.
+equally over the columns (each runs one: its categories, or a probe), and the report states it.
 
 Per column (``n`` is public, neighbours replace one record):
 
 * **profile** (:data:`PROFILE_SHARE`, unless declared categorical): the noisy numbers of
   missing values and of values that read as finite numbers, discrete Gaussian, L2
   sensitivity ``sqrt(2)`` (each count moves by at most 1).
-* **kind**, when not declared in ``types``: text-like (noisy share of numbers below
-  :data:`NUMBER_SHARE`) is categorical. A number-like column is probed by partition
+* **kind**, when not declared in ``types``: text-like (noisy count of numbers short of
+  :data:`NUMBER_SHARE` of the non-missing by more than :data:`NUMBER_SIGMAS` noise standard
+  deviations) is categorical. A number-like column is probed by partition
   selection (:data:`PROBE_SHARE`): if at most :data:`MAX_CODES` keys are released and their
   noisy counts hold :data:`CODE_MASS` of the noisy non-missing values, it is a code
   (categorical, the probe's keys its categories); otherwise a quantity (numeric).
