@@ -8,15 +8,19 @@ Tables (``$DPQUERY_DATA_DIR``), prepared once into a cache folder (``--cache``, 
 - ``pums``: ``acs/smartnoise_PUMS_1000.csv`` (1,000 rows) as it is.
 - ``nist``: 20,000 rows of ``acs/nist_national2019.csv.gz`` (``DataFrame.sample``, seed 0),
   ``N`` written as an empty (missing) cell.
+- ``cps``: ``census_cps/hdmm_CPS.csv.gz`` (49,427 rows: income, age, marital, race, sex).
+- ``ma``: ``acs/nist_ma2019.csv.gz`` (7,634 rows, the columns of ``nist``), ``N`` missing.
 
 Each release is at total epsilon 1, delta 1e-9, and starts from the prepared CSV alone:
 
 - ``dpquery``: the whole ``dpquery synth --data T.csv --epsilon 1 --delta 1e-9 --seed S``
   command (no ``--domain``: the domain is learned privately, docs/learn.md), in its own
-  process. ``dpquery-domain``: the same with the table's hand-written domain, where one
-  fits the raw CSV (``nist``: the SDNist schema's domain, ``dpquery.datasets.domains.acs_domain``,
-  over the raw sample with its literal ``N``, missing in the numeric columns as
-  ``dpquery.datasets`` reads it; its two weight columns are not in that domain).
+  process. ``dpquery-domain``: the same with the table's hand-written domain (``nist``: the
+  SDNist schema's domain, ``dpquery.datasets.domains.acs_domain`` (``ma``: its own schema),
+  over the raw sample with
+  its literal ``N``, missing in the numeric columns as ``dpquery.datasets`` reads it; its
+  two weight columns are not in that domain; ``adult``, ``pums``, ``cps``: codebooks written
+  from the tables' public documentation, :func:`adult_codebook` and the like).
 - the peers, with the scripts of ``$DPQUERY_PEERS_DIR`` (by default
   ``$DPQUERY_DATA_DIR/../peers/rawcsv``) as they are: ``sn-aim`` and ``sn-mst`` (smartnoise-synth,
   interpreter ``$DPQUERY_SN_PYTHON``, preprocessor_eps 1/3) and ``dpmm-aim`` and ``dpmm-mst``
@@ -49,6 +53,8 @@ Rows are appended to ``docs/results/raw/<out>.csv`` as each run ends, per-column
         --methods dpmm-aim dpmm-mst --seeds 10 --out first
     .venv/bin/python benchmarks/bench_raw.py --report first     # the table again
     .venv/bin/python benchmarks/bench_raw.py --rescore first    # score the kept outputs again
+    .venv/bin/python benchmarks/bench_raw.py --rescore first --tables nist --drop PWGTP WGTP \
+        --into common
 """
 
 from __future__ import annotations
@@ -77,7 +83,7 @@ DELTA = 1e-9
 NUMERIC_MIN_DISTINCT = 20
 PAIR_BINS = 10
 NIST_ROWS = 20_000
-TABLES = ("adult", "pums", "nist")
+TABLES = ("adult", "pums", "nist", "cps", "ma")
 NIST_NUMERIC = ["AGEP", "PINCP", "POVPIP", "DENSITY"]
 METHODS = ("dpquery", "dpquery-domain", "sn-aim", "sn-mst", "dpmm-aim", "dpmm-mst")
 PEERS = {  # method: (interpreter env, script, algorithm)
@@ -124,12 +130,17 @@ def prepare(table: str, cache: Path) -> Path:
         df = df.dropna(how="all").apply(lambda c: c.str.strip()).replace("?", np.nan)
     elif table == "pums":
         df = pd.read_csv(d / "acs" / "smartnoise_PUMS_1000.csv", dtype=str)
-    elif table == "nist":
-        raw = pd.read_csv(d / "acs" / "nist_national2019.csv.gz", dtype=str)
-        raw = raw.sample(n=NIST_ROWS, random_state=0).reset_index(drop=True)
+    elif table == "cps":
+        df = pd.read_csv(d / "census_cps" / "hdmm_CPS.csv.gz", dtype=str)
+    elif table in ("nist", "ma"):
+        if table == "nist":
+            raw = pd.read_csv(d / "acs" / "nist_national2019.csv.gz", dtype=str)
+            raw = raw.sample(n=NIST_ROWS, random_state=0).reset_index(drop=True)
+        else:
+            raw = pd.read_csv(d / "acs" / "nist_ma2019.csv.gz", dtype=str)
         hand = raw.copy()  # as dpquery.datasets reads it: N is missing in the numeric columns
         hand[NIST_NUMERIC] = hand[NIST_NUMERIC].replace("N", np.nan)
-        hand.to_csv(cache / "nist_with_N.csv", index=False)
+        hand.to_csv(cache / f"{table}_with_N.csv", index=False)
         df = raw.replace("N", np.nan)
     else:
         raise ValueError(f"unknown table {table!r}")
@@ -139,18 +150,88 @@ def prepare(table: str, cache: Path) -> Path:
     return out
 
 
-def hand_domain(table: str, cache: Path) -> tuple[Path, Path] | None:
-    """(domain JSON, the raw CSV it encodes) for a table with a hand-written domain."""
-    if table != "nist":
-        return None  # adult's pgm domain is over a discretised table; pums has none
-    from dpquery.datasets import domains
+def _missing(values: list[str]) -> dict[str, Any]:
+    return {"values": [*values, "Unknown"], "missing": "Unknown"}
 
-    prepare(table, cache)
-    path = cache / "nist.hand-domain.json"
-    if not path.exists():
-        schema = data_dir() / "acs" / "nist_national2019-schema.json"
-        domains.acs_domain(schema).save(path)
-    return path, cache / "nist_with_N.csv"
+
+def adult_codebook(names: Path) -> dict[str, Any]:
+    """Adult's codebook as a user writes it from ``adult.names`` (the categories it lists; a
+    missing value in the three columns the UCI page says have them) and the documented
+    ranges (age 17..90, hours 1..99, capital gains up to 99,999 with most at 0)."""
+    listed: dict[str, list[str]] = {}
+    for line in names.read_text().splitlines():
+        if line and not line.startswith("|") and ":" in line:
+            key, rest = line.split(":", 1)
+            if "continuous" not in rest:
+                listed[key.strip()] = [v.strip() for v in rest.strip().rstrip(".").split(",")]
+    clip = {"out_of_range": "clip"}
+    book: dict[str, Any] = {
+        "age": {"edges": [*range(15, 95, 5), 95], **clip},
+        "workclass": _missing(listed["workclass"]),
+        "fnlwgt": {"edges": [1e4, 5e4, 1e5, 1.5e5, 2e5, 2.5e5, 3e5, 4e5, 5e5, 1.5e6], **clip},
+        "education": listed["education"],
+        "education-num": list(range(1, 17)),
+        "marital-status": listed["marital-status"],
+        "occupation": _missing(listed["occupation"]),
+        "relationship": listed["relationship"],
+        "race": listed["race"],
+        "sex": listed["sex"],
+        "capital-gain": {"edges": [0, 1, 2000, 3000, 4000, 5000, 7500, 10000, 15000, 20000,
+                                   50000, 100000], **clip},
+        "capital-loss": {"edges": [0, 1, 1000, 1500, 1750, 2000, 2500, 5000], **clip},
+        "hours-per-week": {"edges": [1, 10, 20, 30, 35, 40, 41, 45, 50, 55, 60, 70, 80, 100],
+                           **clip},
+        "native-country": _missing(listed["native-country"]),
+        "income": ["<=50K", ">50K"],
+    }  # fmt: skip
+    return book
+
+
+def pums_codebook() -> dict[str, Any]:
+    """PUMS's codebook from its smartnoise metadata (``PUMS.yaml``: age 0..100, income
+    0..500,000) and the census codes of its categorical columns."""
+    return {
+        "age": {"min": 0, "max": 100, "bins": 20, "out_of_range": "clip"},
+        "sex": [0, 1],
+        "educ": list(range(1, 17)),
+        "race": list(range(1, 7)),
+        "income": {"edges": [0, 1, 5000, 10000, 20000, 30000, 40000, 50000, 75000, 100000,
+                             150000, 250000, 500000], "out_of_range": "clip"},
+        "married": [0, 1],
+    }  # fmt: skip
+
+
+def cps_codebook() -> dict[str, Any]:
+    """CPS's codebook from HDMM's description (income in dollars, age 15..90, marital 1..7,
+    race 1..4, sex 1..2)."""
+    return {
+        "income": {"edges": [0, 5000, 10000, 15000, 20000, 25000, 30000, 40000, 50000, 60000,
+                             75000, 100000, 150000, 250000, 500000], "out_of_range": "clip"},
+        "age": {"edges": [*range(15, 95, 5), 95], "out_of_range": "clip"},
+        "marital": list(range(1, 8)),
+        "race": list(range(1, 5)),
+        "sex": [1, 2],
+    }  # fmt: skip
+
+
+def hand_domain(table: str, cache: Path) -> tuple[Path, Path] | None:
+    """(domain or codebook JSON, the raw CSV it encodes) for a table with a hand-written
+    domain: nist's SDNist schema, codebooks for the others written from their public
+    documentation."""
+    data = prepare(table, cache)
+    path = cache / f"{table}.hand-domain.json"
+    if table in ("nist", "ma"):
+        from dpquery.datasets import domains
+
+        if not path.exists():
+            name = "national" if table == "nist" else "ma"
+            schema = data_dir() / "acs" / f"nist_{name}2019-schema.json"
+            domains.acs_domain(schema).save(path)
+        return path, cache / f"{table}_with_N.csv"
+    books = {"adult": lambda: adult_codebook(data_dir() / "adult" / "adult.names"),
+             "pums": pums_codebook, "cps": cps_codebook}  # fmt: skip
+    path.write_text(json.dumps(books[table](), indent=1) + "\n")
+    return path, data
 
 
 # ---------------------------------------------------------------- running one release
@@ -362,24 +443,37 @@ def synth_table(path: Path, method: str) -> pd.DataFrame:
     return synth
 
 
-def rescore(name: str, cache: Path) -> None:
-    """Score the kept outputs of NAME's runs again (after a change to the scores)."""
+def rescore(
+    name: str,
+    cache: Path,
+    drop: list[str] | None = None,
+    into: str | None = None,
+    tables: list[str] | None = None,
+) -> None:
+    """Score the kept outputs of NAME's runs again (after a change to the scores), into
+    ``into`` (by default NAME itself); ``drop``: columns left out of every score (e.g. those
+    a hand-written domain does not release, to compare on the columns both release);
+    ``tables``: only these tables' runs."""
     runs = pd.read_csv(RESULTS / f"{name}.csv", keep_default_na=False)
+    if tables is not None:
+        runs = runs[runs["table"].isin(tables)]
     runs = runs.drop_duplicates(["table", "method", "seed"], keep="last")
     rows, cols = [], []
     for row in runs.to_dict("records"):
         out = cache / "runs" / f"{row['table']}.{row['method']}.s{row['seed']}.csv"
         if row["status"] == "ok":
             real = pd.read_csv(prepare(row["table"], cache))
+            real = real.drop(columns=[c for c in drop or [] if c in real.columns])
             scores, c = score(real, synth_table(out, row["method"]))
             row.update({k: (round(v, 4) if v is not None else None) for k, v in scores.items()})
             key = {"table": row["table"], "method": row["method"], "seed": row["seed"]}
             cols += [{**key, **x} for x in c]
         rows.append(row)
-    for path in (RESULTS / f"{name}.csv", RESULTS / f"{name}_columns.csv"):
+    into = into or name
+    for path in (RESULTS / f"{into}.csv", RESULTS / f"{into}_columns.csv"):
         path.unlink(missing_ok=True)
-    append(RESULTS / f"{name}.csv", FIELDS, rows)
-    append(RESULTS / f"{name}_columns.csv", COLUMN_FIELDS, cols)
+    append(RESULTS / f"{into}.csv", FIELDS, rows)
+    append(RESULTS / f"{into}_columns.csv", COLUMN_FIELDS, cols)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -393,10 +487,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="quick")
     ap.add_argument("--report", metavar="NAME", help="print the table of NAME and exit")
     ap.add_argument("--rescore", metavar="NAME", help="score NAME's kept outputs again")
+    ap.add_argument("--drop", nargs="+", metavar="COL", help="with --rescore: columns left out")
+    ap.add_argument("--into", metavar="NAME", help="with --rescore: the results' name")
     args = ap.parse_args(argv)
     if args.rescore:
-        rescore(args.rescore, args.cache)
-        print(report(args.rescore))
+        rescore(args.rescore, args.cache, args.drop, args.into, args.tables)
+        print(report(args.into or args.rescore))
         return
     if args.report:
         print(report(args.report))

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 import dpquery
 from dpquery import DPSynthesizer, datasets, synthesize
 from dpquery.data import Domain, infer_domain
+from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError, NonPrivateWarning
 from dpquery.privacy.delta import WeakBudgetWarning
 from dpquery.queries import random_marginal_queries
@@ -82,7 +83,7 @@ def test_the_estimator_follows_scikit_learn_conventions(df, tmp_path: Path) -> N
     assert model.get_params() == {
         "epsilon": 0.5, "delta": None, "rho": None, "algorithm": "uniform", "k": 3,
         "options": {"size": 40}, "seed": 1, "progress": None, "dtypes": None, "binarize": False,
-        "domain_share": 0.1, "types": None, "neighbours": None,
+        "domain_share": DEFAULT_DOMAIN_SHARE, "types": None, "neighbours": None,
     }  # fmt: skip
     assert not hasattr(model, "release_")
     with pytest.raises(DPQueryError, match="not fitted yet"):

@@ -17,6 +17,7 @@ import pytest
 import dpquery
 from cli_process import dpquery_cli
 from dpquery.data import Domain
+from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import run_budget
 from dpquery.privacy.conversions import zcdp_rho_for
@@ -95,7 +96,7 @@ def test_cli_learns_the_domain_and_releases_on_one_ledger(released) -> None:
     lines = console.splitlines()
     assert lines[0].startswith(f"privacy: ({EPSILON:g}, {1 / N**2:.1e})-DP")
     assert lines[1].startswith("domain: learned from the data at rho=")
-    assert "(10% of the budget's rho=" in lines[1] and lines[1].endswith("docs/learn.md")
+    assert "(40% of the budget's rho=" in lines[1] and lines[1].endswith("docs/learn.md")
     assert "categorical, " in lines[1] and " numeric columns" in lines[1]
     assert "cost: rho=" in lines[2] and "(ledger)" in lines[2]
     assert "s.domain.json" in console
@@ -112,7 +113,8 @@ def test_cli_learns_the_domain_and_releases_on_one_ledger(released) -> None:
                                             if n.startswith("release: "))  # fmt: skip
     domain = report["release"]["domain"]
     rho = domain["budget"]["rho"]
-    assert domain["spent_rho"] <= 0.1 * rho and domain["budget"]["share"] == 0.1
+    share = DEFAULT_DOMAIN_SHARE
+    assert domain["spent_rho"] <= share * rho and domain["budget"]["share"] == share
     # every guarantee holds for the whole run: the selections' delta added to the ledger's
     split = privacy["delta_split"]
     assert split["ledger"] + split["partition_selection"] <= 1 / N**2
@@ -251,3 +253,10 @@ def test_the_raw_adult_table_releases_end_to_end(tmp_path: Path) -> None:
     assert list(synthetic.columns) == ADULT_COLUMNS and len(synthetic) == len(table)
     domain = Domain.load(out.with_suffix(".domain.json"))
     assert {"sex", "income"} <= {a.name for a in domain.attributes}
+
+
+def test_a_table_too_small_for_the_budget_is_refused_with_the_minimum(raw: Path) -> None:
+    out = raw.parent / "small.csv"
+    err = synth("--data", str(raw), "--epsilon", "0.2", "--out", str(out), code=2)
+    assert "3,000 records are too few to learn a domain" in err and "at least" in err
+    assert "--domain" in err and not out.exists() and not out.with_suffix(".domain.json").exists()

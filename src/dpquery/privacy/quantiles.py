@@ -27,8 +27,10 @@ noisy histogram over fixed buckets of magnitude (:func:`magnitude_buckets`: 0, a
 differential privacy library (``ApproxBounds``: a noisy histogram over logarithmic bins, the
 outermost bins above a threshold). One record falls in one bucket, so the count vector has L2
 sensitivity ``sqrt(2)`` under replace-one; :func:`private_bounds` releases the lowest and highest
-bucket ends whose noisy counts reach the threshold (a post-processing of the discrete
-Gaussian: ``rho``-zCDP, CKS Theorem 4; the buckets are public, so no ``delta``).
+bucket ends whose noisy counts reach a threshold (:func:`bucket_threshold`: the count an
+empty bucket's noise reaches with a stated small probability, over all buckets; a
+post-processing of the discrete Gaussian: ``rho``-zCDP, CKS Theorem 4; the buckets are
+public, so no ``delta``).
 
 **Cost.** Each draw is the exponential mechanism with ``epsilon``: ``epsilon``-DP and
 ``epsilon``-bounded range (Durfee and Rogers 2019), so ``epsilon^2 / 8``-zCDP (Cesar and Rogers
@@ -51,6 +53,7 @@ from dpquery.privacy.errors import PrivacyParameterError
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
 from dpquery.privacy.ledger import Ledger
 from dpquery.privacy.mechanisms import _check_ledger
+from dpquery.privacy.partition_selection import partition_threshold
 from dpquery.privacy.sampling import _check_rng, sample_from_log_weights
 
 QUANTILE_SENSITIVITY = 1.0
@@ -161,31 +164,58 @@ def bucket_counts(values: ArrayLike, edges: ArrayLike) -> NDArray[np.int64]:
     return np.bincount(idx, minlength=e.size - 1).astype(np.int64)
 
 
+def bucket_threshold(rho: float, buckets: int, false_rate: float) -> int:
+    """The smallest integer ``tau >= 1`` such that, at the noise of :func:`private_bounds` at
+    ``rho``, each of ``buckets`` empty buckets reaches ``tau`` with probability at most
+    ``false_rate / buckets`` (``P(Z >= tau)``, ``Z ~ N_Z(0, sigma^2)``): by the union bound, a
+    bucket holding no value is taken as occupied with probability at most ``false_rate``.
+    Public: reads no data."""
+    r = _validate.positive("rho", rho)
+    k = _validate.integer("buckets", buckets, minimum=1)
+    p = _validate.open_unit("false_rate", false_rate)
+    return partition_threshold(discrete_gaussian_sigma2(r, BOUND_SENSITIVITY), p / k)
+
+
 def private_bounds(
     values: ArrayLike,
     *,
     rho: float,
-    threshold_sigmas: float,
+    threshold: float,
     rng: np.random.Generator,
     ledger: Ledger,
     edges: ArrayLike | None = None,
+    window: tuple[int, float] | None = None,
     name: str = "bounds (discrete Gaussian histogram)",
 ) -> tuple[float, float, NDArray[np.int64]] | None:
     """``(lo, hi, noisy counts)``: the lower end of the lowest and the upper end of the
     highest bucket (:func:`magnitude_buckets`, or ``edges``) whose noisy count reaches
-    ``threshold_sigmas`` noise standard deviations; None when no bucket does. Charges
-    ``ZCDP(rho)`` before it draws (module docstring)."""
+    ``threshold`` (a count; :func:`bucket_threshold` bounds the chance that an empty bucket
+    does); None when no bucket does. ``window = (w, t)``: a run of ``w`` consecutive buckets
+    whose noisy counts sum to at least ``t`` counts as occupied too (a tail spread thinly over
+    several buckets; post-processing of the same noisy counts). Charges ``ZCDP(rho)`` before
+    it draws (module docstring)."""
     r = _validate.positive("rho", rho)
-    t = _validate.positive("threshold_sigmas", threshold_sigmas)
+    t = _validate.positive("threshold", threshold)
     e = magnitude_buckets() if edges is None else np.asarray(edges, dtype=np.float64)
     if e.ndim != 1 or e.size < 2 or not np.isfinite(e).all() or (np.diff(e) <= 0).any():
         raise PrivacyParameterError("bucket edges must be at least two increasing finite numbers")
     counts = bucket_counts(values, e)
-    sigma = math.sqrt(float(discrete_gaussian_sigma2(r, BOUND_SENSITIVITY)))
     noisy = discrete_gaussian_mechanism(
         counts, rho=r, sensitivity=BOUND_SENSITIVITY, rng=rng, ledger=ledger, name=name
     )
-    occupied = np.flatnonzero(noisy >= t * sigma)
-    if occupied.size == 0:
+    occupied = noisy >= t
+    if window is not None:
+        w = _validate.integer("window size", window[0], minimum=1)
+        tw = _validate.positive("window threshold", window[1])
+        if w <= noisy.size:
+            ones = np.ones(w, dtype=np.int64)
+            sums = np.convolve(noisy, ones, "valid")
+            alone = np.convolve(occupied.astype(np.int64), ones, "valid") > 0
+            # a run holding an occupied bucket passes by that bucket alone: it says nothing
+            # about its other buckets, so only runs of buckets none of which is occupied count
+            for i in np.flatnonzero((sums >= tw) & ~alone):
+                occupied[i : i + w] = True
+    found = np.flatnonzero(occupied)
+    if found.size == 0:
         return None
-    return float(e[occupied[0]]), float(e[occupied[-1] + 1]), noisy
+    return float(e[found[0]]), float(e[found[-1] + 1]), noisy
