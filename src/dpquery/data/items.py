@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+import numba
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -40,6 +41,7 @@ from dpquery.io import atomic_write, npz_error
 
 _NO_ITEM = -1  # the item of a weighted file's line that only carries an empty record's weight
 _UNPACK_CELLS = 1 << 26  # bits unpacked at once by from_binary (64 MiB of uint8)
+_WRITE_ONES = 1 << 22  # ones formatted at once by write_item_sets (at most 168 MiB of text)
 
 
 def _canonical(matrix: sp.spmatrix | sp.sparray) -> sp.csr_array:
@@ -246,6 +248,48 @@ def _open_text(tmp: Path, target: Path) -> IO[str]:
     return tmp.open("w")
 
 
+@numba.njit(cache=True)
+def _format_pairs(indptr, indices, first, last, out):  # type: ignore[no-untyped-def]
+    """The lines ``row item`` of records ``first..last-1`` as ASCII into ``out``; returns the
+    number of bytes written (``out`` must hold them: 42 bytes a line at most)."""
+    at = 0
+    digits = np.empty(20, dtype=np.uint8)
+    for i in range(first, last):
+        for p in range(indptr[i], indptr[i + 1]):
+            for value, end in ((np.int64(i), 32), (np.int64(indices[p]), 10)):  # space, newline
+                k = 0
+                v = value
+                while True:
+                    digits[k] = 48 + v % 10
+                    v //= 10
+                    k += 1
+                    if v == 0:
+                        break
+                for r in range(k - 1, -1, -1):
+                    out[at] = digits[r]
+                    at += 1
+                out[at] = end
+                at += 1
+    return at
+
+
+def _write_unweighted(fh: IO[bytes], matrix: sp.csr_array) -> None:
+    """The ``row item`` lines of ``matrix``, a block of records at a time: the bytes
+    ``DataFrame.to_csv`` writes for the two int64 columns, without their whole-table arrays
+    and frame (two words a one, and more while formatting) or its per-value formatting."""
+    indptr, indices = matrix.indptr, matrix.indices
+    n = matrix.shape[0]
+    first = 0
+    while first < n:
+        # about _WRITE_ONES ones at once (a longer record in a block of its own)
+        last = int(np.searchsorted(indptr, indptr[first] + _WRITE_ONES, side="right")) - 1
+        last = min(max(last, first + 1), n)
+        buffer = np.empty(42 * int(indptr[last] - indptr[first]), dtype=np.uint8)
+        size = _format_pairs(indptr, indices, first, last, buffer)
+        fh.write(memoryview(buffer)[:size])
+        first = last
+
+
 def write_item_sets(path: str | Path, items: ItemSets) -> None:
     """Write ``# rows N items D`` then one ``row item`` line per one (plus ``weight`` on
     every line, and ``row -1 weight`` for an empty record, when ``items`` is weighted),
@@ -253,6 +297,16 @@ def write_item_sets(path: str | Path, items: ItemSets) -> None:
     Round-trips exactly through :func:`read_item_sets` (with ``allow_empty=True`` when no
     record holds an item and none is weighted: the file then holds its first line only)."""
     path = Path(path)
+    if items.weights is None:
+
+        def write_pairs(tmp: Path) -> None:
+            gz = path.suffix.lower() == ".gz"
+            with gzip.open(tmp, "wb", compresslevel=6) if gz else tmp.open("wb") as fh:
+                fh.write(f"# rows {items.n} items {items.d}\n".encode())
+                _write_unweighted(fh, items.matrix)
+
+        atomic_write(path, write_pairs)
+        return
     lengths = items.lengths()
     rows = np.repeat(np.arange(items.n, dtype=np.int64), lengths)
     cols = items.matrix.indices.astype(np.int64)
