@@ -6,10 +6,10 @@ import gzip
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+import dpquery.data.items as items_module
 from dpquery.data import (
     BinaryData,
     ItemSets,
@@ -20,7 +20,6 @@ from dpquery.data import (
     write_item_sets,
 )
 from dpquery.errors import DPQueryError
-import dpquery.data.items as items_module
 
 
 def _random_items(n: int, d: int, p: float, seed: int) -> ItemSets:

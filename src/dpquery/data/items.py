@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
 import numba
 import numpy as np
@@ -47,7 +47,7 @@ _WRITE_ONES = 1 << 22  # ones formatted at once by write_item_sets (at most 168 
 def _canonical(matrix: sp.spmatrix | sp.sparray) -> sp.csr_array:
     """Canonical CSR: data all 1 (uint8), sorted indices, no duplicates, no explicit zeros."""
     if _is_frozen_canonical(matrix):  # already so and read-only: shared, not copied
-        return matrix  # type: ignore[return-value]
+        return matrix
     csr = sp.csr_array(matrix, copy=True)
     csr.sum_duplicates()  # also sorts the indices
     csr.eliminate_zeros()
@@ -281,7 +281,7 @@ def _open_text(tmp: Path, target: Path) -> IO[str]:
 
 
 @numba.njit(cache=True)
-def _format_pairs(indptr, indices, first, last, out):  # type: ignore[no-untyped-def]
+def _format_pairs(indptr, indices, first, last, out):
     """The lines ``row item`` of records ``first..last-1`` as ASCII into ``out``; returns the
     number of bytes written (``out`` must hold them: 42 bytes a line at most)."""
     at = 0
@@ -305,7 +305,7 @@ def _format_pairs(indptr, indices, first, last, out):  # type: ignore[no-untyped
     return at
 
 
-def _write_unweighted(fh: IO[bytes], matrix: sp.csr_array) -> None:
+def _write_unweighted(fh: gzip.GzipFile | BinaryIO, matrix: sp.csr_array) -> None:
     """The ``row item`` lines of ``matrix``, a block of records at a time: the bytes
     ``DataFrame.to_csv`` writes for the two int64 columns, without their whole-table arrays
     and frame (two words a one, and more while formatting) or its per-value formatting."""
@@ -318,7 +318,7 @@ def _write_unweighted(fh: IO[bytes], matrix: sp.csr_array) -> None:
         last = min(max(last, first + 1), n)
         buffer = np.empty(42 * int(indptr[last] - indptr[first]), dtype=np.uint8)
         size = _format_pairs(indptr, indices, first, last, buffer)
-        fh.write(memoryview(buffer)[:size])
+        fh.write(buffer[:size].data)
         first = last
 
 

@@ -38,7 +38,7 @@ def _splitmix(z: np.uint64) -> np.uint64:
 
 
 @numba.njit(cache=True)
-def _row_hashes(indices, lo, hi, key, digest_key, out):  # type: ignore[no-untyped-def]
+def _row_hashes(indices, lo, hi, key, digest_key, out):
     """``h(key, g(x), item)`` of the record ``indices[lo:hi]`` into ``out[: hi - lo]``
     (bound.record_digests, bound.keyed_hash)."""
     g = np.uint64(0)
@@ -50,7 +50,7 @@ def _row_hashes(indices, lo, hi, key, digest_key, out):  # type: ignore[no-untyp
 
 
 @numba.njit(cache=True)
-def _cut_item_counts(indptr, indices, key, digest_key, s, d):  # type: ignore[no-untyped-def]
+def _cut_item_counts(indptr, indices, key, digest_key, s, d):
     counts = np.zeros(d, dtype=np.int64)
     n = indptr.size - 1
     longest = 0
@@ -71,7 +71,7 @@ def _cut_item_counts(indptr, indices, key, digest_key, s, d):  # type: ignore[no
 
 
 @numba.njit(cache=True)
-def _cut_head_counts(indptr, indices, key, digest_key, s, s2, position, K):  # type: ignore[no-untyped-def]
+def _cut_head_counts(indptr, indices, key, digest_key, s, s2, position, K):
     sizes = np.zeros((s + 1) * (s + 1), dtype=np.int64)
     pairs = np.zeros((K, K), dtype=np.int64)
     n = indptr.size - 1
@@ -170,7 +170,7 @@ def cut_head_counts(
 
 # -- the pool -------------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _draw_heads(q, cond, keep_share, mix, draws):  # type: ignore[no-untyped-def]
+def _draw_heads(q, cond, keep_share, mix, draws):
     a, B = draws.shape
     K = q.size
     chosen = np.empty((B, a), dtype=np.int64)
@@ -225,7 +225,7 @@ def draw_heads(q: np.ndarray, cond: np.ndarray, mix: float, draws: np.ndarray) -
 
 # -- the pool's features, implicit ---------------------------------------------------------
 @numba.njit(cache=True)
-def _features_times(indptr, indices, keep, K, x):  # type: ignore[no-untyped-def]
+def _features_times(indptr, indices, keep, K, x):
     """``A @ x`` for the features of fit.features: per candidate, its items' entries (value
     1, in item order) then its pairs ``j < k`` at ``K + j K + k`` (value ``keep[row]``, in
     ``np.triu_indices`` order), summed in that order from 0, as scipy's csr_matvec sums the
@@ -247,7 +247,7 @@ def _features_times(indptr, indices, keep, K, x):  # type: ignore[no-untyped-def
 
 
 @numba.njit(cache=True)
-def _features_transpose_times(indptr, indices, keep, K, F, y):  # type: ignore[no-untyped-def]
+def _features_transpose_times(indptr, indices, keep, K, F, y):
     """``A^T @ y``: each feature's sum over the candidates in increasing order, as scipy's
     csr_matvec of the transposed (CSR) matrix sums its row."""
     out = np.zeros(F)
@@ -266,7 +266,7 @@ def _features_transpose_times(indptr, indices, keep, K, F, y):  # type: ignore[n
 
 
 @numba.njit(cache=True)
-def _features_used(indptr, indices, K, F):  # type: ignore[no-untyped-def]
+def _features_used(indptr, indices, K, F):
     used = np.zeros(F, dtype=np.bool_)
     M = indptr.size - 1
     for r in range(M):
