@@ -223,6 +223,71 @@ def draw_heads(q: np.ndarray, cond: np.ndarray, mix: float, draws: np.ndarray) -
     )
 
 
+# -- the released records ------------------------------------------------------------------
+@numba.njit(cache=True)
+def _assemble(n, head_ptr, head_items, owner, tail_items):
+    # the tail's (record, item) pairs bucketed by record, in their order (a counting sort)
+    tail_ptr = np.zeros(n + 1, dtype=np.int64)
+    for r in owner:
+        tail_ptr[r + 1] += 1
+    for i in range(n):
+        tail_ptr[i + 1] += tail_ptr[i]
+    fill = tail_ptr[:-1].copy()
+    bucket = np.empty(owner.size, dtype=np.int32)
+    for t in range(owner.size):
+        bucket[fill[owner[t]]] = tail_items[t]
+        fill[owner[t]] += 1
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indices = np.empty(head_items.size + owner.size, dtype=np.int32)
+    at = 0
+    for i in range(n):
+        lo = at
+        for p in range(head_ptr[i], head_ptr[i + 1]):
+            indices[at] = head_items[p]
+            at += 1
+        for p in range(tail_ptr[i], tail_ptr[i + 1]):
+            indices[at] = bucket[p]
+            at += 1
+        row = np.sort(indices[lo:at])  # sorted, then each item once
+        at = lo
+        for k in range(row.size):
+            if k == 0 or row[k] != row[k - 1]:
+                indices[at] = row[k]
+                at += 1
+        indptr[i + 1] = at
+    return indptr, indices[:at].copy()
+
+
+def assemble_records(
+    heads: sp.csr_array, head: np.ndarray, owner: np.ndarray, tail_items: np.ndarray, d: int
+) -> sp.csr_array:
+    """The ``n x d`` canonical 0/1 CSR of the records whose head items are ``head[j]`` for
+    the ``j`` of each row of ``heads`` and whose tail items are ``tail_items[t]`` in record
+    ``owner[t]``, a record's repeats kept once: the matrix of
+    ``csr_array((ones, (rows, cols))).sum_duplicates()`` over the concatenated pairs, built
+    record by record without the int64 row and column arrays of every pair and their COO
+    copy. Its arrays are read-only, so that :class:`~dpquery.data.items.ItemSets` takes it
+    as it is."""
+    n = int(heads.shape[0])
+    if int(heads.nnz) + int(owner.size) >= 2**31 or d >= 2**31:
+        raise OverflowError("more released ones than int32 indices hold")
+    head_items = np.asarray(head, dtype=np.int32)[heads.indices]
+    indptr, indices = _assemble(
+        n,
+        np.asarray(heads.indptr, dtype=np.int64),
+        head_items,
+        np.asarray(owner, dtype=np.int64),
+        np.asarray(tail_items, dtype=np.int32),
+    )
+    out = sp.csr_array(
+        (np.ones(indices.size, dtype=np.uint8), indices, indptr), shape=(n, d), copy=False
+    )
+    out.has_canonical_format = True
+    for a in (out.data, out.indices, out.indptr):
+        a.setflags(write=False)
+    return out
+
+
 # -- the pool's features, implicit ---------------------------------------------------------
 @numba.njit(cache=True)
 def _features_times(indptr, indices, keep, K, x):
@@ -327,4 +392,4 @@ class PoolFeatures:
         return _features_used(self.indptr, self.indices, self.K, self.shape[1])
 
 
-__all__ = ["PoolFeatures", "cut_head_counts", "cut_item_counts", "draw_heads"]
+__all__ = ["PoolFeatures", "assemble_records", "cut_head_counts", "cut_item_counts", "draw_heads"]
