@@ -53,7 +53,7 @@ def test_implicit_features_equal_the_stored_matrix() -> None:
     sizes = rng.random(20)
     pool, base = fit.head_pool(counts, (pairs + pairs.T) / 2, sizes / sizes.sum(), 1500, rng)
     for s2 in (2, 8, 40):
-        A, B = fit.features(pool, s2), PoolFeatures.of(pool, s2)
+        A, B = fit.features(pool, s2), fit.pool_features(pool, s2)
         assert isinstance(B, PoolFeatures)
         x, y = rng.standard_normal(A.shape[1]), rng.random(A.shape[0])
         assert np.array_equal(A @ x, B @ x)
@@ -65,7 +65,7 @@ def test_implicit_features_equal_the_stored_matrix() -> None:
             fit.maxent_weights(B, base, target, penalty, iterations=20),
         )
     repeated = sp.csr_array((np.ones(4), np.array([3, 1, 2, 2]), np.array([0, 2, 4])), shape=(2, 5))
-    assert not isinstance(PoolFeatures.of(repeated, 8), PoolFeatures)  # the stored matrix
+    assert not isinstance(fit.pool_features(repeated, 8), PoolFeatures)  # the stored matrix
 
 
 def test_assembled_records_equal_the_summed_pairs() -> None:

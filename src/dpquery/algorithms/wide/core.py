@@ -24,7 +24,7 @@ from dpquery.algorithms.wide.counts import (
     LengthCounts,
     PickedSizes,
 )
-from dpquery.algorithms.wide.kernels import PoolFeatures, assemble_records
+from dpquery.algorithms.wide.kernels import assemble_records
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
@@ -245,7 +245,7 @@ def release_sparse(
     T[k, j] = T[j, k]
 
     pool, base = fit.head_pool(c[head], T, head_sizes / n, params.pool, rng)
-    A = PoolFeatures.of(pool, s2)  # never stored: kernels.py
+    A = fit.pool_features(pool, s2)  # never stored: kernels.py
     target = np.zeros(A.shape[1])
     penalty = np.zeros(A.shape[1])
     target[:K] = c[head] / n

@@ -116,6 +116,20 @@ def features(pool: sp.csr_array, s2: int) -> sp.csr_array:
     )
 
 
+def pool_features(pool: sp.csr_array, s2: int) -> PoolFeatures | sp.csr_array:
+    """The features of :func:`features` computed on the fly (:class:`PoolFeatures`: the
+    same products, never stored), or the stored matrix where a row of ``pool`` repeats or
+    misorders an item."""
+    indptr, indices = pool.indptr, pool.indices
+    step = np.diff(indices)
+    inside = np.ones(step.size, dtype=bool)  # steps within a row, not across rows
+    starts = indptr[1:-1]
+    inside[starts[(starts > 0) & (starts < indices.size)] - 1] = False
+    if (step[inside] <= 0).any():
+        return features(pool, s2)
+    return PoolFeatures(pool, pair_keep(np.diff(indptr), s2))
+
+
 def maxent_weights(
     A: sp.csr_array | PoolFeatures,
     base: np.ndarray,

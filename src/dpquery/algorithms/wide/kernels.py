@@ -20,6 +20,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from dpquery.algorithms.wide.bound import _splitmix as splitmix_array
+
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -136,8 +138,6 @@ def _cut_head_counts(indptr, indices, key, digest_key, s, s2, position, K):
 
 
 def _keys(key: int) -> tuple[np.uint64, np.uint64]:
-    from dpquery.algorithms.wide.bound import _splitmix as splitmix_array
-
     k = np.uint64(key & 0xFFFFFFFFFFFFFFFF)
     digest_key = splitmix_array(np.array([k], dtype=np.uint64) ^ _DIGEST)[0]
     return k, np.uint64(digest_key)
@@ -351,8 +351,9 @@ class PoolFeatures:
     hundreds of millions of entries (GiBs) where its item lists hold a few million. It
     offers the products the fit needs, equal to the stored matrix's to the last bit.
 
-    The pool's rows must hold distinct, sorted items (what :func:`head_pool` draws):
-    :meth:`of` returns the stored matrix otherwise."""
+    The pool's rows must hold distinct, sorted items (what ``fit.head_pool`` draws; ``keep``
+    is each row's pair weight, ``fit.pair_keep``): ``fit.pool_features`` checks that, and
+    returns the stored matrix otherwise."""
 
     def __init__(self, pool: sp.csr_array, keep: np.ndarray) -> None:
         K = int(pool.shape[1])
@@ -361,20 +362,6 @@ class PoolFeatures:
         self.indptr = np.ascontiguousarray(pool.indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(pool.indices, dtype=np.int64)
         self.keep = np.ascontiguousarray(keep, dtype=np.float64)
-
-    @staticmethod
-    def of(pool: sp.csr_array, s2: int) -> PoolFeatures | sp.csr_array:
-        """The implicit features of ``pool`` (cut to ``s2`` head items by :func:`pair_keep`),
-        or the stored matrix where a row repeats or misorders an item."""
-        from dpquery.algorithms.wide.fit import features, pair_keep
-
-        indptr, indices = pool.indptr, pool.indices
-        step = np.diff(indices)
-        inside = np.ones(step.size, dtype=bool)  # steps within a row, not across rows
-        inside[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < indices.size)] - 1] = False
-        if (step[inside] <= 0).any():
-            return features(pool, s2)
-        return PoolFeatures(pool, pair_keep(np.diff(indptr), s2))
 
     def __matmul__(self, x: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=np.float64)
