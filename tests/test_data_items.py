@@ -6,10 +6,10 @@ import gzip
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+import dpquery.data.items as items_module
 from dpquery.data import (
     BinaryData,
     ItemSets,
@@ -265,19 +265,19 @@ def test_missing_and_unwritable_paths_leave_nothing(tmp_path, monkeypatch):
     # a failure half-way through the write leaves neither the target nor a temporary file
     target = tmp_path / "out.csv"
 
-    def fail_half_way(self, fh, **kwargs):
-        fh.write("0 1\n")
+    def fail_half_way(fh, matrix):  # the lines of unweighted records
+        fh.write(b"0 1\n")
         raise OSError("disk full")
 
     with monkeypatch.context() as patch:
-        patch.setattr(pd.DataFrame, "to_csv", fail_half_way)
+        patch.setattr(items_module, "_write_unweighted", fail_half_way)
         with pytest.raises(OSError, match="disk full"):
             write_item_sets(target, items)
     assert list(tmp_path.glob("*out.csv*")) == []
     # and an existing file is left as it was
     target.write_text("keep me")
     with monkeypatch.context() as patch:
-        patch.setattr(pd.DataFrame, "to_csv", fail_half_way)
+        patch.setattr(items_module, "_write_unweighted", fail_half_way)
         with pytest.raises(OSError):
             write_item_sets(target, items)
     assert target.read_text() == "keep me"

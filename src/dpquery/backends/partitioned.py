@@ -242,6 +242,13 @@ class PartitionedData:
         n = "?" if self._n is None else f"{self._n}"
         return f"PartitionedData(n={n}, d={self.d}, partitions={len(self.partitions)})"
 
+    def forget(self) -> None:
+        """Drop the partitions sent to the workers (their memory, while the client fits):
+        a later pass sends them again."""
+        for future in self._sent.values():
+            future.release()
+        self._sent.clear()
+
     # -- the passes --------------------------------------------------------------------
     def _input(self, i: int) -> Any:
         """Partition ``i`` as a task takes it: in-memory partitions (tables, words) are sent

@@ -35,7 +35,7 @@ from dpquery.data.encode import (
     read_table,
     warn_extra_columns,
 )
-from dpquery.data.items import ItemSets
+from dpquery.data.items import ItemSets, _frozen_csr
 from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
 from dpquery.queries.counts import Counter, WorkloadCounts, reads_items
@@ -328,8 +328,10 @@ class ItemsPart:
 
     def load_items(self) -> tuple[ItemSets, None, None]:
         """The records as sparse item sets (no user ids to check: the client cut them, and
-        no lines read)."""
-        return ItemSets(self.matrix), None, None
+        no lines read). The worker's copy of the slice is its own: taken as it is when
+        canonical (not copied again at every pass)."""
+        frozen = _frozen_csr(self.matrix)
+        return ItemSets(self.matrix if frozen is None else frozen), None, None
 
 
 def item_partitions(items: ItemSets, partitions: int) -> list[Partition]:
@@ -339,7 +341,16 @@ def item_partitions(items: ItemSets, partitions: int) -> list[Partition]:
     if items.weights is not None:
         raise DPQueryError("weighted item sets are a release, not data to partition")
     cuts = np.unique(np.linspace(0, items.n, partitions + 1).astype(np.int64))
-    return [ItemsPart(items.matrix[a:b]) for a, b in itertools.pairwise(cuts)]
+    return [ItemsPart(_rows_view(items.matrix, a, b)) for a, b in itertools.pairwise(cuts)]
+
+
+def _rows_view(matrix: sp.csr_array, a: int, b: int) -> sp.csr_array:
+    """Rows ``a..b-1`` of a CSR matrix whose entries are views of ``matrix``'s (only the row
+    pointers are new): the client holds the table once, not once more in its partitions."""
+    lo, hi = int(matrix.indptr[a]), int(matrix.indptr[b])
+    indptr = matrix.indptr[a : b + 1] - lo
+    return sp.csr_array((matrix.data[lo:hi], matrix.indices[lo:hi], indptr),
+                        shape=(b - a, matrix.shape[1]), copy=False)  # fmt: skip
 
 
 @dataclass(frozen=True)

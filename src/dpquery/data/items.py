@@ -17,8 +17,9 @@ from __future__ import annotations
 import gzip
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
+import numba
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -40,10 +41,13 @@ from dpquery.io import atomic_write, npz_error
 
 _NO_ITEM = -1  # the item of a weighted file's line that only carries an empty record's weight
 _UNPACK_CELLS = 1 << 26  # bits unpacked at once by from_binary (64 MiB of uint8)
+_WRITE_ONES = 1 << 22  # ones formatted at once by write_item_sets (at most 168 MiB of text)
 
 
 def _canonical(matrix: sp.spmatrix | sp.sparray) -> sp.csr_array:
     """Canonical CSR: data all 1 (uint8), sorted indices, no duplicates, no explicit zeros."""
+    if _is_frozen_canonical(matrix):  # already so and read-only: shared, not copied
+        return matrix
     csr = sp.csr_array(matrix, copy=True)
     csr.sum_duplicates()  # also sorts the indices
     csr.eliminate_zeros()
@@ -54,6 +58,33 @@ def _canonical(matrix: sp.spmatrix | sp.sparray) -> sp.csr_array:
     for a in (out.data, out.indices, out.indptr):
         a.setflags(write=False)
     return out
+
+
+def _is_frozen_canonical(matrix: sp.spmatrix | sp.sparray) -> bool:
+    """Whether ``matrix`` is a canonical CSR array (:func:`_canonical`) whose arrays are
+    already read-only, so that sharing them cannot let a caller change the records."""
+    if not isinstance(matrix, sp.csr_array) or matrix.data.dtype != np.uint8:
+        return False
+    arrays = (matrix.data, matrix.indices, matrix.indptr)
+    if any(a.flags.writeable for a in arrays) or not matrix.has_canonical_format:
+        return False
+    return bool((matrix.data == 1).all())
+
+
+def _frozen_csr(matrix: sp.spmatrix | sp.sparray) -> sp.csr_array | None:
+    """A CSR matrix read from a file (nobody else holds it) as a canonical, read-only CSR
+    array in place, its arrays kept, when its entries are all 1 with sorted, distinct
+    indices; else None (the checked, copying path then runs). On 10^8 ones this spares the
+    COO form and two copies of the indices (GiBs)."""
+    if not isinstance(matrix, sp.csr_array | sp.csr_matrix) or not (matrix.data == 1).all():
+        return None
+    ones = matrix.data if matrix.data.dtype == np.uint8 else np.ones(matrix.nnz, np.uint8)
+    csr = sp.csr_array((ones, matrix.indices, matrix.indptr), shape=matrix.shape, copy=False)
+    if not csr.has_canonical_format:
+        return None
+    for a in (csr.data, csr.indices, csr.indptr):
+        a.setflags(write=False)
+    return csr
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,7 +203,10 @@ def _read_npz(path: Path) -> tuple[ItemSets, tuple[int, int]]:
             items = ItemSets.from_binary(load_binary(path))
         else:
             hint = "save the matrix with every non-zero as 1, e.g. (m != 0).astype('uint8')"
-            items = ItemSets(binary_entries(sp.load_npz(path), str(path), hint=hint))
+            loaded = sp.load_npz(path)
+            frozen = _frozen_csr(loaded)
+            items = ItemSets(binary_entries(loaded, str(path), hint=hint) if frozen is None
+                             else frozen)  # fmt: skip
     except DPQueryError:
         raise
     except Exception as exc:  # OSError, zipfile.BadZipFile, a missing key, scipy's own errors
@@ -246,6 +280,48 @@ def _open_text(tmp: Path, target: Path) -> IO[str]:
     return tmp.open("w")
 
 
+@numba.njit(cache=True)
+def _format_pairs(indptr, indices, first, last, out):
+    """The lines ``row item`` of records ``first..last-1`` as ASCII into ``out``; returns the
+    number of bytes written (``out`` must hold them: 42 bytes a line at most)."""
+    at = 0
+    digits = np.empty(20, dtype=np.uint8)
+    for i in range(first, last):
+        for p in range(indptr[i], indptr[i + 1]):
+            for value, end in ((np.int64(i), 32), (np.int64(indices[p]), 10)):  # space, newline
+                k = 0
+                v = value
+                while True:
+                    digits[k] = 48 + v % 10
+                    v //= 10
+                    k += 1
+                    if v == 0:
+                        break
+                for r in range(k - 1, -1, -1):
+                    out[at] = digits[r]
+                    at += 1
+                out[at] = end
+                at += 1
+    return at
+
+
+def _write_unweighted(fh: gzip.GzipFile | BinaryIO, matrix: sp.csr_array) -> None:
+    """The ``row item`` lines of ``matrix``, a block of records at a time: the bytes
+    ``DataFrame.to_csv`` writes for the two int64 columns, without their whole-table arrays
+    and frame (two words a one, and more while formatting) or its per-value formatting."""
+    indptr, indices = matrix.indptr, matrix.indices
+    n = matrix.shape[0]
+    first = 0
+    while first < n:
+        # about _WRITE_ONES ones at once (a longer record in a block of its own)
+        last = int(np.searchsorted(indptr, indptr[first] + _WRITE_ONES, side="right")) - 1
+        last = min(max(last, first + 1), n)
+        buffer = np.empty(42 * int(indptr[last] - indptr[first]), dtype=np.uint8)
+        size = _format_pairs(indptr, indices, first, last, buffer)
+        fh.write(buffer[:size].data)
+        first = last
+
+
 def write_item_sets(path: str | Path, items: ItemSets) -> None:
     """Write ``# rows N items D`` then one ``row item`` line per one (plus ``weight`` on
     every line, and ``row -1 weight`` for an empty record, when ``items`` is weighted),
@@ -253,6 +329,16 @@ def write_item_sets(path: str | Path, items: ItemSets) -> None:
     Round-trips exactly through :func:`read_item_sets` (with ``allow_empty=True`` when no
     record holds an item and none is weighted: the file then holds its first line only)."""
     path = Path(path)
+    if items.weights is None:
+
+        def write_pairs(tmp: Path) -> None:
+            gz = path.suffix.lower() == ".gz"
+            with gzip.open(tmp, "wb", compresslevel=6) if gz else tmp.open("wb") as fh:
+                fh.write(f"# rows {items.n} items {items.d}\n".encode())
+                _write_unweighted(fh, items.matrix)
+
+        atomic_write(path, write_pairs)
+        return
     lengths = items.lengths()
     rows = np.repeat(np.arange(items.n, dtype=np.int64), lengths)
     cols = items.matrix.indices.astype(np.int64)

@@ -24,6 +24,7 @@ from dpquery.algorithms.wide.counts import (
     LengthCounts,
     PickedSizes,
 )
+from dpquery.algorithms.wide.kernels import assemble_records
 from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
@@ -270,6 +271,8 @@ def release_sparse(
     size_cells, pair_cells = count_records(data, HeadCounts(key, s, s2, head))
     hist = measure.size_histogram(size_cells, s, r_sizes, rng, ledger, nb).astype(np.float64)
     pairs = measure.pair_counts(pair_cells, K, s2, r_pairs, rng, ledger, nb).astype(np.float64)
+    if hasattr(data, "forget"):  # the data's last read: the workers free their partitions
+        data.forget()
 
     # post-processing from here on
     sigma_items = measure.noise_sigma(r_items, count_sensitivity(s, nb))
@@ -301,7 +304,7 @@ def release_sparse(
     T[k, j] = T[j, k]
 
     pool, base = fit.head_pool(c[head], T, head_sizes / n, params.pool, rng)
-    A = fit.features(pool, s2)
+    A = fit.pool_features(pool, s2)  # never stored: kernels.py
     target = np.zeros(A.shape[1])
     penalty = np.zeros(A.shape[1])
     target[:K] = c[head] / n
@@ -325,11 +328,8 @@ def release_sparse(
         slots[who] = rng.choice(s + 1, size=who.size, p=row / row.sum())
     slots = _match_total(slots, int(tail_counts.sum()), rng)
     owner, token = fit.deal_tail(slots, tail_counts, rng)
-    rows = np.concatenate([np.repeat(np.arange(n), a), owner])
-    cols = np.concatenate([head[heads.indices], tail_items[token]])
-    out = sp.csr_array((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(n, d))
-    out.sum_duplicates()
-    out.data[:] = 1
+    out = assemble_records(heads, head, owner, tail_items[token], d)  # kernels.py
+    del heads, owner, token
     excess = fit_excess(out, y, sigma_items)
     if excess > FIT_EXCESS_LIMIT:
         warnings.warn(

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpquery.algorithms.wide.bound import hash_order, keep_entries
+from dpquery.algorithms.wide.kernels import cut_head_counts, cut_item_counts
 from dpquery.data.items import ItemSets
 
 
@@ -64,8 +65,9 @@ class ItemCounts:
         return [self.d]
 
     def count(self, data: ItemSets) -> list[np.ndarray]:
-        cut, _ = cut_records(data, self.s, self.key)
-        return [np.bincount(cut.indices, minlength=self.d).astype(np.int64)]
+        # record by record (kernels.py): bincount(cut_records(...)[0].indices) without the
+        # whole table's hash and rank arrays
+        return [cut_item_counts(data.matrix, self.s, self.key)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,8 +88,9 @@ class HeadCounts:
         return [(self.s + 1) ** 2, K * (K - 1) // 2]
 
     def count(self, data: ItemSets) -> list[np.ndarray]:
-        cut, rank = cut_records(data, self.s, self.key)
-        return [size_cells(cut, self.head, self.s), pair_cells(cut, rank, self.head, self.s2)]
+        # record by record (kernels.py): size_cells and pair_cells of cut_records(...)
+        sizes, pairs = cut_head_counts(data.matrix, self.s, self.s2, self.head, self.key)
+        return [sizes, pairs]
 
 
 def size_cells(cut: sp.csr_array, head: np.ndarray, s: int) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
+from dpquery.algorithms.wide.kernels import PoolFeatures, draw_heads
 from dpquery.data.sample import systematic_counts
 
 
@@ -74,19 +75,8 @@ def head_pool(
         m = max(int(np.ceil(pool * sizes[a])), 32)
         for start in range(0, m, batch):
             B = min(batch, m - start)
-            chosen = np.zeros((B, a), dtype=np.int64)
-            taken = np.zeros((B, K), dtype=bool)
-            score = np.zeros((B, K))
-            for t in range(a):
-                prob = q[None, :] if t == 0 else (1 - mix) * score / t + mix * q[None, :]
-                prob = np.where(taken | (q[None, :] <= 0), 0.0, prob)
-                cum = np.cumsum(prob, axis=1)
-                u = rng.random(B) * cum[:, -1]
-                pick = np.minimum((cum < u[:, None]).sum(axis=1), K - 1)
-                chosen[:, t] = pick
-                taken[np.arange(B), pick] = True
-                score += cond[pick]
-            chosen.sort(axis=1)
+            # row t of the draws: the uniforms of every candidate's t-th item (kernels.py)
+            chosen = draw_heads(q, cond, mix, rng.random((a, B)))
             indices.append(chosen.ravel())
             indptr.extend(indptr[-1] + a * np.arange(1, B + 1))
             weights.extend([sizes[a] / m] * B)
@@ -126,8 +116,22 @@ def features(pool: sp.csr_array, s2: int) -> sp.csr_array:
     )
 
 
+def pool_features(pool: sp.csr_array, s2: int) -> PoolFeatures | sp.csr_array:
+    """The features of :func:`features` computed on the fly (:class:`PoolFeatures`: the
+    same products, never stored), or the stored matrix where a row of ``pool`` repeats or
+    misorders an item."""
+    indptr, indices = pool.indptr, pool.indices
+    step = np.diff(indices)
+    inside = np.ones(step.size, dtype=bool)  # steps within a row, not across rows
+    starts = indptr[1:-1]
+    inside[starts[(starts > 0) & (starts < indices.size)] - 1] = False
+    if (step[inside] <= 0).any():
+        return features(pool, s2)
+    return PoolFeatures(pool, pair_keep(np.diff(indptr), s2))
+
+
 def maxent_weights(
-    A: sp.csr_array,
+    A: sp.csr_array | PoolFeatures,
     base: np.ndarray,
     target: np.ndarray,
     penalty: np.ndarray,
@@ -140,10 +144,15 @@ def maxent_weights(
     (Dudik, Phillips and Schapire 2007, regularised maximum entropy; ``penalty`` is each
     target's noise variance, as a fraction of records squared), by L-BFGS."""
     log_base = np.log(np.maximum(base, 1e-300))
-    At = sp.csr_array(A.T)
-    used = np.flatnonzero(np.asarray(abs(A).sum(axis=0)).ravel() > 0)
-    keep = np.zeros(A.shape[1], dtype=bool)
-    keep[used] = True
+    if isinstance(A, PoolFeatures):  # the pool's features computed on the fly (kernels.py)
+        transpose_times: Callable[[np.ndarray], np.ndarray] = A.rmatvec
+        keep = A.used()
+    else:
+        At = sp.csr_array(A.T)
+        transpose_times = At.__matmul__
+        used = np.flatnonzero(np.asarray(abs(A).sum(axis=0)).ravel() > 0)
+        keep = np.zeros(A.shape[1], dtype=bool)
+        keep[used] = True
     if not keep.any():  # no candidate holds an item: the base is the answer
         return base / base.sum()
 
@@ -153,7 +162,7 @@ def maxent_weights(
         z = log_base + A @ full
         lse = logsumexp(z)
         p = np.exp(z - lse)
-        grad = (At @ p)[keep] - target[keep] + penalty[keep] * theta
+        grad = transpose_times(p)[keep] - target[keep] + penalty[keep] * theta
         return float(lse - _dot(theta, target[keep]) + 0.5 * (penalty[keep] * theta**2).sum()), grad
 
     theta = lbfgs(objective, np.zeros(int(keep.sum())), iterations)
