@@ -97,17 +97,13 @@ def _head_data(seed: int = 0) -> ItemSets:
     return ItemSets(sp.csr_array(dense))
 
 
-def test_the_plan_lists_every_charge_and_each_reaches_the_ledger_before_its_draw(monkeypatch):
+def _spy_draws(monkeypatch, ledger: Ledger) -> list[int]:
+    """The number of ledger entries at each noise draw (discrete Gaussian or exponential
+    mechanism), appended as the draws happen."""
     import dpquery.privacy.integer_mechanisms as im
     import dpquery.privacy.mechanisms as mech
 
-    data = _head_data()
-    model = WideRelease(epsilon=1.0, delta=1 / 700**2, seed=0, pool=3000)
-    plan = model.plan(data)
-    assert plan.parameters.mode == "head" and plan.parameters.K == 20
-    planned = plan.charges()
-    ledger = Ledger(Budget.approx(1.0, 1 / 700**2))
-    seen = []
+    seen: list[int] = []
     draw_dg, draw_em = im.sample_discrete_gaussian, mech.sample_from_log_weights
 
     def spy_dg(sigma2, size, rng):
@@ -120,6 +116,18 @@ def test_the_plan_lists_every_charge_and_each_reaches_the_ledger_before_its_draw
 
     monkeypatch.setattr(im, "sample_discrete_gaussian", spy_dg)
     monkeypatch.setattr(mech, "sample_from_log_weights", spy_em)
+    return seen
+
+
+def test_the_plan_lists_every_charge_and_each_reaches_the_ledger_before_its_draw(monkeypatch):
+
+    data = _head_data()
+    model = WideRelease(epsilon=1.0, delta=1 / 700**2, seed=0, pool=3000)
+    plan = model.plan(data)
+    assert plan.parameters.mode == "head" and plan.parameters.K == 20
+    planned = plan.charges()
+    ledger = Ledger(Budget.approx(1.0, 1 / 700**2))
+    seen = _spy_draws(monkeypatch, ledger)
     release = model.with_params(epsilon=None, delta=None).fit(data, ledger=ledger)
     charged = [e.charge for e in ledger.entries]
     assert (
@@ -245,8 +253,6 @@ def _long_and_short(n_long: int, seed: int = 0) -> ItemSets:
 def test_the_bound_drawn_first_chooses_the_mode_and_every_charge_precedes_its_draw(
     monkeypatch, n_long, mode
 ):
-    import dpquery.privacy.integer_mechanisms as im
-    import dpquery.privacy.mechanisms as mech
 
     data = _long_and_short(n_long)
     model = WideRelease(epsilon=1.0, delta=1 / 1500**2, seed=3, pool=3000)
@@ -254,19 +260,7 @@ def test_the_bound_drawn_first_chooses_the_mode_and_every_charge_precedes_its_dr
     # shares 5.4% (s = 8) to 21% (s = 128): the head mode from s = 32
     assert plan.parameters.mode == BOUND_FIRST and plan.parameters.switch == (32, 64, 128)
     ledger = Ledger(Budget.approx(1.0, 1 / 1500**2))
-    seen = []
-    draw_dg, draw_em = im.sample_discrete_gaussian, mech.sample_from_log_weights
-
-    def spy_dg(sigma2, size, rng):
-        seen.append(len(ledger.entries))
-        return draw_dg(sigma2, size, rng)
-
-    def spy_em(log_w, k, rng):
-        seen.append(len(ledger.entries))
-        return draw_em(log_w, k, rng)
-
-    monkeypatch.setattr(im, "sample_discrete_gaussian", spy_dg)
-    monkeypatch.setattr(mech, "sample_from_log_weights", spy_em)
+    seen = _spy_draws(monkeypatch, ledger)
     release = model.with_params(epsilon=None, delta=None).fit(data, ledger=ledger)
     charged = [e.charge for e in ledger.entries]
     # records of ~110 items draw s = 128 (the head mode), of ~9 items s = 16 (the sparse)

@@ -106,27 +106,19 @@ def _cut_head_counts(indptr, indices, key, digest_key, s, s2, position, K):
         if a < 2:
             continue
         # the s2 head items of smallest hash among the kept ones
-        if a > s2:
-            if not hashed:  # kept in position order: rank them by hash now
-                _row_hashes(indices, lo, hi, key, digest_key, h)
-                order = np.argsort(h[:L], kind="mergesort")
-                for r in range(m):
-                    kept[r] = order[r]
-            t = 0
+        if a > s2 and not hashed:  # kept in position order: rank them by hash now
+            _row_hashes(indices, lo, hi, key, digest_key, h)
+            order = np.argsort(h[:L], kind="mergesort")
             for r in range(m):
-                j = position[indices[lo + kept[r]]]
-                if j >= 0:
-                    heads[t] = j
-                    t += 1
-                    if t == s2:
-                        break
-        else:
-            t = 0
-            for r in range(m):
-                j = position[indices[lo + kept[r]]]
-                if j >= 0:
-                    heads[t] = j
-                    t += 1
+                kept[r] = order[r]
+        t = 0
+        for r in range(m):
+            j = position[indices[lo + kept[r]]]
+            if j >= 0:
+                heads[t] = j
+                t += 1
+                if t == s2:
+                    break
         for u in range(t):
             for v in range(u + 1, t):
                 x, y = heads[u], heads[v]

@@ -43,7 +43,7 @@ from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger, PureDP
 from dpquery.privacy.budget import budget_rho
 from dpquery.privacy.delta import LargeDeltaWarning, WeakBudgetWarning, check_delta, check_epsilon
-from dpquery.privacy.neighbours import ADD_REMOVE, ADD_REMOVE_DELTA, REPLACE_ONE, check_neighbours
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE, check_neighbours
 from dpquery.queries import Workload
 from dpquery.queries.counts import counts_elsewhere
 from dpquery.rng import SeedLike
@@ -170,15 +170,6 @@ class WideRelease(Synthesizer, ZCDPBudget):
     # The relation the guarantee is for: "replace-one" (n public) or "add-remove" (n private:
     # measured first, every rule reads the noisy count, the output holds that many records).
     neighbours: str = REPLACE_ONE
-
-    def budget_keywords(self, budget: Budget | None, n: int) -> dict[str, float | None]:
-        """As :meth:`Synthesizer.budget_keywords`; under add/remove, ``delta``'s default is
-        the public :data:`~dpquery.privacy.delta.ADD_REMOVE_DELTA`, not ``1/n^2``
-        (it would publish ``n``)."""
-        if self.neighbours == ADD_REMOVE and budget is None and self.delta is None:
-            if self.epsilon is not None:
-                return {"epsilon": self.epsilon, "delta": ADD_REMOVE_DELTA, "rho": self.rho}
-        return super().budget_keywords(budget, n)
 
     def plan(
         self, data: Any, workload: Workload | None = None, *, budget: Budget | None = None
