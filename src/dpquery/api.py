@@ -93,7 +93,8 @@ class DPSynthesizer:
     under replace-one and to 1e-9 under add/remove, or ``rho``), ``neighbours`` (the
     relation the guarantee is stated for: None, the algorithm's own, add/remove for ``auto``,
     adaptive-projection and the wide releases, replace-one for the papers' algorithms, which
-    refuse add/remove, and after a domain learned from the data), the ``algorithm`` (a
+    refuse add/remove; a domain learned from the data holds for the release's relation),
+    the ``algorithm`` (a
     registry name, ``"auto"`` by default), ``k`` (the default
     workload's marginal order), ``options`` (the algorithm's own options, e.g. ``{"T": 50}``),
     ``seed`` (every random choice; None: a cryptographically secure generator; with a seed

@@ -10,7 +10,20 @@ column, by the public shares below. Partition selection also has a tail probabil
 ``delta_tail`` (:mod:`dpquery.privacy.partition_selection`): the ``delta`` given is split
 equally over the columns (each runs one: its categories, or a probe), and the report states it.
 
-Per column (``n`` is public, neighbours replace one record):
+**Neighbours.** Under replace-one (``neighbours="replace-one"``) ``n`` is public and every
+rule below reads it. Under add/remove (``neighbours="add-remove"``, ``n`` private) the learning
+first draws a noisy ``n`` (:func:`~dpquery.privacy.neighbours.noisy_n`, the discrete Gaussian
+on a count of sensitivity 1) from :data:`NOISY_N_SHARE` of its ``rho``, charged before the
+draw, and every rule that reads ``n`` (the text and code rules'
+non-missing count, the atoms' share, the small-table refusal, the decoding weights' sub-bins)
+reads that noisy ``n`` instead: post-processing. Every mechanism below is calibrated for
+replace-one and remains valid under add/remove: adding or removing a record moves one count of
+a histogram by 1 (L2 1, at most the ``sqrt(2)`` used), one key of a partition selection by 1
+(the setting of Desfontaines et al. 2022, whose tail argument holds with ``U = keys(D) |
+keys(D')``), and a quantile score by at most ``max(alpha, 1 - alpha) <= 1`` (OpenDP's
+statement; the score reads the values, never ``n``).
+
+Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 
 * **profile** (:data:`PROFILE_SHARE`, unless declared categorical): the noisy numbers of
   missing values and of values that read as finite numbers, discrete Gaussian, L2
@@ -58,6 +71,13 @@ from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.conversions import zcdp_rho_for
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
+from dpquery.privacy.neighbours import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    check_neighbours,
+    neighbouring,
+    noisy_n,
+)
 from dpquery.privacy.partition_selection import (
     Selection,
     partition_delta,
@@ -144,6 +164,12 @@ standard deviations."""
 OTHER_LABEL = "<other>"
 """The catch-all category of a learned categorical column."""
 
+NOISY_N_SHARE = 0.05
+"""Under add/remove neighbours, the share of the learning's ``rho`` that buys its noisy ``n``
+(before the columns split the rest). Every column's share rules (text, code, atoms) compare
+its noisy counts with this one count, so it gets more than a column's profile: at 5% its
+noise is below a profile count's once the table has two columns or more."""
+
 _SAFETY = 1.0 - 1e-9  # the column shares sum to at most rho despite float rounding
 
 
@@ -179,23 +205,47 @@ class LearnReport:
     """Per column what was learned and its cost; ``rho`` charged on the ledger in all,
     ``delta_tail`` the partition selections' tail probabilities summed: the learning is
     ``(eps, delta_conv + (1 + e^eps) delta_tail)``-DP when its ``rho`` converts to ``(eps,
-    delta_conv)`` (:func:`~dpquery.privacy.partition_selection.partition_delta`)."""
+    delta_conv)`` (:func:`~dpquery.privacy.partition_selection.partition_delta`).
+
+    ``n`` is the number of records the rules read: the public ``n`` under replace-one, the
+    noisy ``n`` under add/remove (bought with ``noisy_n_rho``, included in ``rho``); the exact
+    ``n`` of an add/remove learning appears nowhere in the report."""
 
     n: int
     rho: float
     delta_tail: float
     columns: tuple[ColumnReport, ...]
+    neighbours: str = REPLACE_ONE
+    noisy_n_rho: float = 0.0
+
+    @property
+    def add_remove(self) -> bool:
+        return self.neighbours == ADD_REMOVE
 
     def to_dict(self) -> dict[str, Any]:
+        if not self.add_remove:
+            return {
+                "n": self.n,
+                "rho": self.rho,
+                "delta_tail": self.delta_tail,
+                "columns": [c.to_dict() for c in self.columns],
+            }
         return {
-            "n": self.n,
+            "neighbours": self.neighbours,
+            "noisy_n": self.n,
+            "noisy_n_rho": self.noisy_n_rho,
             "rho": self.rho,
             "delta_tail": self.delta_tail,
             "columns": [c.to_dict() for c in self.columns],
         }
 
     def describe(self) -> str:
-        lines = [f"domain learned from n={self.n:,} records: rho={self.rho:.6g} (zCDP), "
+        if self.add_remove:
+            head = (f"domain learned under {neighbouring(self.neighbours)}, from a noisy count "
+                    f"of about {self.n:,} records (rho={self.noisy_n_rho:.3g} of it)")  # fmt: skip
+        else:
+            head = f"domain learned from n={self.n:,} records"
+        lines = [f"{head}: rho={self.rho:.6g} (zCDP), "
                  f"partition-selection tail delta={self.delta_tail:.3g}"]  # fmt: skip
         for c in self.columns:
             how = "declared" if c.declared else c.rule
@@ -295,6 +345,7 @@ class _Context:
     ledger: Ledger
     bins: int
     delta_tail: float
+    n: int  # the records the rules read: public (replace-one) or noisy (add/remove)
 
 
 def _sigma(rho: float, sensitivity: float) -> float:
@@ -537,9 +588,12 @@ def learn_domain(
     ledger: Ledger,
     types: Mapping[str, str] | None = None,
     bins: int = DEFAULT_BINS,
+    neighbours: str = REPLACE_ONE,
 ) -> tuple[Domain, LearnReport]:
     """Learn a public domain for ``df`` spending ``rho`` (zCDP) on ``ledger`` and at most
-    ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``).
+    ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``),
+    under ``neighbours`` (add/remove: a noisy ``n`` from
+    :data:`NOISY_N_SHARE` of ``rho`` first, read by every rule).
 
     ``types`` declares columns ``"numeric"`` or ``"categorical"`` (public knowledge: no budget
     is spent deciding them). All randomness comes from ``rng``. The ledger must admit
@@ -569,15 +623,20 @@ def learn_domain(
     if not isinstance(ledger, Ledger):
         raise TypeError(f"ledger must be a dpquery.privacy.Ledger; got {ledger!r}")
     declared = _check_types(df, types)
+    add_remove = check_neighbours(neighbours) == ADD_REMOVE
     selecting = names  # every column runs one partition selection (categories, or a probe)
     if not (isinstance(delta, int | float) and 0 < delta < 1):
         raise DPQueryError(
             f"delta must be in (0, 1) to select the categories of {selecting[:5]}, got {delta!r}"
         )
     ledger.check([Charge("domain learning", ZCDP(rho))])  # before any data is read
-    per_column = rho * _SAFETY / len(names)
-    ctx = _Context(rng, ledger, bins, float(delta) / len(selecting))
-    check_learnable(len(df), per_column, ctx.delta_tail)
+    n, n_rho = len(df), 0.0
+    if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
+        n_rho = NOISY_N_SHARE * rho
+        n = noisy_n(len(df), n_rho, rng, ledger)
+    per_column = (rho - n_rho) * _SAFETY / len(names)
+    ctx = _Context(rng, ledger, bins, float(delta) / len(selecting), n)
+    check_learnable(n, per_column, ctx.delta_tail, noisy=add_remove)
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -587,23 +646,28 @@ def learn_domain(
     domain = Domain(tuple(attrs), note="learned from the data under differential privacy "
                     "(dpquery.domain_learning)")  # fmt: skip
     total_tail = math.fsum(r.delta_tail for r in reports)
-    spent = math.fsum(r.rho for r in reports)
-    return domain, LearnReport(len(df), spent, total_tail, tuple(reports))
+    spent = math.fsum([n_rho, *(r.rho for r in reports)])
+    relation = ADD_REMOVE if add_remove else REPLACE_ONE
+    return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho)
 
 
-def check_learnable(n: int, rho: float, delta_tail: float) -> None:
+def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) -> None:
     """Refuse, before any draw, a table too small for the budget: when the threshold of a
     partition selection spending a whole column's ``rho`` (the most any column spends on one)
     exceeds :data:`MIN_CATEGORY_SHARE` of the ``n`` records, no category rarer than that
     could be released and the learned domain would be mostly catch-alls. Public: ``n``, the
-    budget and the tail probability only. The message names the smallest ``n`` this budget
+    budget and the tail probability only (under add/remove, ``n`` is the noisy ``n``:
+    ``noisy``, and the message says so). The message names the smallest ``n`` this budget
     serves."""
     tau = partition_threshold(discrete_gaussian_sigma2(rho, math.sqrt(2)), delta_tail)
     if tau <= MIN_CATEGORY_SHARE * n:
         return
     need = math.ceil(tau / MIN_CATEGORY_SHARE)
     raise DPQueryError(
-        f"{n:,} records are too few to learn a domain with rho={rho:.3g} per column: a "
+        ("about " if noisy else "")
+        + f"{n:,} records"
+        + (" (a noisy count)" if noisy else "")
+        + f" are too few to learn a domain with rho={rho:.3g} per column: a "
         f"category is released only when its noisy count reaches {tau:,} ({tau / n:.0%} of the "
         f"records), so nearly every value would fall into {OTHER_LABEL}. This budget learns a "
         f"domain from at least {need:,} records (a category needs {MIN_CATEGORY_SHARE:.0%} of "
@@ -624,7 +688,7 @@ def _learn_column(
                                   learned, counts)  # fmt: skip
     profile_rho = PROFILE_SHARE * rho
     noisy_missing, noisy_numbers, sigma = _profile(name, col, profile_rho, ctx)
-    present = max(col.n - max(noisy_missing, 0), 1)  # n is public
+    present = max(ctx.n - max(noisy_missing, 0), 1)  # public n, or the noisy n (add/remove)
     noisy: dict[str, Any] = {"missing": noisy_missing, "numbers": noisy_numbers}
     rest = rho - profile_rho
     # numbers - 0.95 present has the noise of both counts: sd sigma sqrt(1 + 0.95^2)
@@ -677,8 +741,9 @@ MAX_SUB_BINS = 8
 """At most this many equal-width sub-bins per learned bin."""
 WITHIN_SIGMAS = 2.0
 """Sub-bins per bin are halved from :data:`MAX_SUB_BINS` until a cell of a bin holding an
-equal share of the ``n`` (public) records expects this many noise standard deviations; a
-column where even 2 sub-bins would not is left without weights (and charged nothing)."""
+equal share of the ``n`` records (public, or noisy under add/remove) expects this many noise
+standard deviations; a column where even 2 sub-bins would not is left without weights (and
+charged nothing)."""
 
 
 @dataclass(frozen=True)
@@ -718,20 +783,29 @@ def sub_bins_for(n: int, n_bins: int, sigma: float) -> int:
 
 
 def learn_within(
-    domain: Domain, table: pd.DataFrame, *, rho: float, rng: np.random.Generator, ledger: Ledger
+    domain: Domain,
+    table: pd.DataFrame,
+    *,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    n: int | None = None,
 ) -> tuple[Domain, WithinReport]:
     """``domain`` with decoding weights (``Numeric.within``) on its numeric columns: per
     column a discrete Gaussian histogram (L2 sensitivity ``sqrt(2)``, :func:`sub_bin_counts`)
     of equal-width sub-bins of each bin, one charge of ``rho / columns`` each on ``ledger``
     before its draw; the noisy counts clipped at 0 and normalised per bin (a bin whose noisy
     sub-bins are all 0 keeps equal weights). The number of sub-bins depends only on the
-    public ``n``, the bins and the noise (:func:`sub_bins_for`)."""
+    public ``n`` (``n``; None: ``len(table)``, replace-one), or under add/remove the noisy
+    ``n`` passed as ``n``, the bins and the noise (:func:`sub_bins_for`). Adding or removing
+    a record moves one sub-bin by 1 (L2 1, within the ``sqrt(2)`` used)."""
     numeric = [a for a in domain.attributes if isinstance(a, Numeric)]
     if not numeric or rho <= 0:
         return domain, WithinReport(0.0, {}, math.inf)
     per_column = rho / len(numeric) * _SAFETY
     sigma = _sigma(per_column, math.sqrt(2))
-    plan = {a.name: sub_bins_for(len(table), a.n_bins, sigma) for a in numeric}
+    size = len(table) if n is None else n
+    plan = {a.name: sub_bins_for(size, a.n_bins, sigma) for a in numeric}
     ledger.check([Charge(f"{a.name}: within-bin histogram", ZCDP(per_column))
                   for a in numeric if plan[a.name]])  # fmt: skip
     attrs: list[Attribute] = []

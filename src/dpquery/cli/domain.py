@@ -12,7 +12,8 @@ from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import read_raw
 from dpquery.pipeline.writes import json_text, write_outputs
 from dpquery.privacy import Ledger
-from dpquery.privacy.delta import check_delta, default_delta
+from dpquery.privacy.delta import check_delta, relation_default_delta
+from dpquery.privacy.neighbours import ADD_REMOVE, RELATIONS, neighbouring
 from dpquery.privacy.partition_selection import partition_delta
 from dpquery.rng import describe_rng, make_rng
 
@@ -31,7 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epsilon", type=float, required=True,
                    help="the budget of the learning (e.g. 10%% of a release's)")  # fmt: skip
     p.add_argument("--delta", type=float,
-                   help="its delta (default 1/n^2); half is for the categories")  # fmt: skip
+                   help="its delta (default 1e-9 under add-remove, 1/n^2 under replace-one); "
+                   "half is for the categories")  # fmt: skip
+    p.add_argument("--neighbours", choices=RELATIONS, default=ADD_REMOVE, metavar="R",
+                   help="the neighbouring relation: add-remove (default; n private, a noisy n "
+                   "is drawn first and read by every rule) or replace-one (n public)")  # fmt: skip
     p.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
                    help="declare columns numeric or categorical (public knowledge; no budget "
                    "is spent deciding them); may be repeated")  # fmt: skip
@@ -86,16 +91,17 @@ def _learn(args: argparse.Namespace) -> int:
     types = parse_types(args.types)
     _check_outputs(args)
     table = read_raw(args.data, [v for v in args.na_values.split(",") if v])
-    n = len(table)  # public (replace-one neighbours)
-    delta = default_delta(n) if args.delta is None else args.delta
-    check_delta(delta, n)
+    add_remove = args.neighbours == ADD_REMOVE
+    n = None if add_remove else len(table)  # public under replace-one only, never read else
+    delta = relation_default_delta(n, add_remove) if args.delta is None else args.delta
+    check_delta(delta, n, add_remove)
     budget = learn_budget(args.epsilon, delta)
     ledger = Ledger(budget.ledger_budget)
     rng = make_rng(args.seed)
     with flag_errors("types", "bins"):
         domain, report = learn_domain(
             table, rho=budget.rho, delta=budget.delta_tail, rng=rng, ledger=ledger,
-            types=types, bins=args.bins,
+            types=types, bins=args.bins, neighbours=args.neighbours,
         )  # fmt: skip
     ledger_guarantee = ledger.report().guarantees[-1]
     total_delta = (ledger_guarantee.delta or 0.0) + partition_delta(
@@ -103,6 +109,7 @@ def _learn(args: argparse.Namespace) -> int:
     )
     summary = {
         "data": str(args.data),
+        **({"neighbours": neighbouring(args.neighbours)} if add_remove else {}),
         "budget": {
             "epsilon": budget.epsilon,
             "delta": budget.delta,

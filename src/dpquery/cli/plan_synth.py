@@ -36,10 +36,10 @@ from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE, WITHIN_SHARE
 from dpquery.errors import DPQueryError
-from dpquery.pipeline.learning import LEARNED_REPLACE_ONE, epsilon_share, run_budget
+from dpquery.pipeline.learning import epsilon_share, run_budget
 from dpquery.pipeline.plan import public_n, relation_of, workloads
 from dpquery.privacy import ZCDP, Ledger
-from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, NOISY_N_SHARE, REPLACE_ONE, noisy_n_rho
+from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, NOISY_N_SHARE, noisy_n_rho
 from dpquery.privacy.neighbours import describe as describe_relation
 from dpquery.rng import make_rng
 
@@ -181,24 +181,25 @@ def _learning_plan(args: argparse.Namespace) -> int:
     """The split of ``synth`` on a raw table of ``--n`` records whose domain is learned:
     the learning's share of rho, the selections' delta, what remains for the release."""
     synth.check_budget_given(args)
-    if args.neighbours == ADD_REMOVE:
-        raise DPQueryError(LEARNED_REPLACE_ONE)
+    relation = relation_of(synth.estimator(args, None))  # the release's; the learning's too
+    add_remove = relation == ADD_REMOVE
     if args.n < 1:
         raise DPQueryError(f"--n must be positive, got {args.n}")
     share = DEFAULT_DOMAIN_SHARE if args.domain_share is None else args.domain_share
-    options = synth.budget_rule(args, args.n)
-    budget = run_budget(options, args.n, share)
+    options = synth.budget_rule(args, args.n, add_remove)
+    budget = run_budget(options, args.n, share, add_remove)
     alone = epsilon_share(budget)
     if args.json:
-        print(json.dumps({"n": args.n, "neighbours": REPLACE_ONE,
+        print(json.dumps({"n": args.n, "neighbours": relation,
                           "learned_domain": budget.to_dict(),
                           "learning_epsilon_alone": alone * budget.epsilon}, indent=2))  # fmt: skip
         return 0
     b = budget
     print(f"dpquery synth on a raw table of n={args.n} records, its domain learned from the "
           "data (docs/learn.md); no data read")  # fmt: skip
-    print(f"  neighbours: {describe_relation(REPLACE_ONE)}: the domain learning is proved for "
-          "replace-one (give a domain for add/remove)")  # fmt: skip
+    print(f"  neighbours: {describe_relation(relation)}"
+          + (f"; the learning and the release each buy a noisy n with {NOISY_N_SHARE:.0%} of "
+             "their rho, and their rules read it" if add_remove else ""))  # fmt: skip
     print(f"  budget: (epsilon={b.epsilon:g}, delta={b.delta:.3g})-DP for the whole run")
     print(f"  delta: {b.ledger_delta:.3g} for the ledger (rho={b.rho:.6g} converts to "
           f"epsilon={b.epsilon:g} at it), {b.selection_delta:.3g} for the category selections "

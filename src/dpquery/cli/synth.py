@@ -68,7 +68,7 @@ from dpquery.errors import DPQueryError
 from dpquery.pipeline import plan
 from dpquery.pipeline.inputs import holds_items
 from dpquery.pipeline.writes import DENSE_COLUMNS
-from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
+from dpquery.privacy.neighbours import ADD_REMOVE
 
 # The exact oracles' limits, passed to the algorithm as its oracle's options.
 ORACLE_FLAGS = "--oracle-time-limit/--oracle-gap"
@@ -257,12 +257,10 @@ def say(warning: Warning) -> None:
 
 def neighbours_of(args: argparse.Namespace, learns: bool = False) -> str | None:
     """``--neighbours``, or the default (:func:`dpquery.pipeline.plan.neighbours_of`):
-    add/remove for auto, replace-one after a domain learned from the data (``learns``), else
-    the algorithm's own."""
+    add/remove for auto (a domain learned from the data, ``learns``, holds for the same
+    relation), else the algorithm's own."""
     if args.neighbours is not None:
         return str(args.neighbours)
-    if learns:
-        return REPLACE_ONE
     return ADD_REMOVE if args.algorithm == "auto" else None
 
 

@@ -5,7 +5,8 @@ A table given without a domain (a file without ``--domain``, a DataFrame without
 (``docs/learn.md``) on the run's one ledger, before the release draws anything; the release
 then spends the rest. The split is stated in advance and never depends on the data:
 
-* the run's budget is ``(epsilon, delta)`` (``delta`` defaulting to ``1/n^2``); half of
+* the run's budget is ``(epsilon, delta)`` (``delta`` defaulting to ``1/n^2`` under
+  replace-one, to the public 1e-9 under add/remove, where ``n`` is private); half of
   ``delta`` is the ledger's, half the partition selections'
   (:func:`~dpquery.domain_learning.learn_budget`): the ledger holds ``(epsilon, delta / 2)``,
   whose zCDP ``rho = zcdp_rho_for(epsilon, delta / 2)``, and the selections' tail is
@@ -21,6 +22,14 @@ then spends the rest. The split is stated in advance and never depends on the da
   same with and without them), the domain itself the rest;
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
+
+Under add/remove neighbours (the release's relation: the default of ``auto``) the learning
+draws its own noisy ``n`` first, from its own share
+(:func:`~dpquery.domain_learning.learn_domain`), and its rules and the decoding weights read
+that; the release then draws its own noisy ``n`` from its share, as it does after a given
+domain (one more count at :data:`~dpquery.privacy.neighbours.NOISY_N_SHARE` of its rho: the
+two stages stay independent, and a learned domain reused with ``--domain`` releases exactly
+as it would after the learning).
 
 The raw table is read here, once: every cell of a CSV as text (a pandas dtype is read off
 the values, and one value of 37.5 would change it), a DataFrame as given. The learned domain
@@ -58,8 +67,8 @@ from dpquery.errors import DPQueryError
 from dpquery.pipeline.request import Frame, ReleaseRequest, TableFile
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.conversions import zcdp_to_epsilon
-from dpquery.privacy.delta import default_delta
-from dpquery.privacy.neighbours import ADD_REMOVE
+from dpquery.privacy.delta import relation_default_delta
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE, check_neighbours
 from dpquery.privacy.partition_selection import partition_delta
 from dpquery.rng import child_rng, make_rng
 
@@ -70,15 +79,10 @@ RELEASE_STAGE = "release"
 SLACK = 1e-9
 """The release's share of rho is cut by this fraction: the two shares add up within the
 ledger's budget despite float rounding."""
-LEARNED_REPLACE_ONE = (
-    "a domain learned from the data is proved for replace-one neighbours (n public: its "
-    "default delta is 1/n^2): pass --neighbours replace-one (neighbours='replace-one'), or "
-    "give the public domain (--domain) to release under add-remove"
-)
 NEEDS_EPSILON = (
     "a domain learned from the data needs an (epsilon, delta) budget: its category "
     "selections have a tail probability that no {given} states; give epsilon (delta "
-    "defaults to 1/n^2), or a public domain"
+    "defaults to 1/n^2, or 1e-9 under add/remove), or a public domain"
 )
 
 
@@ -143,9 +147,12 @@ def check_share(share: object) -> float:
     return float(share)
 
 
-def run_budget(options: Mapping[str, Any], n: int, share: float) -> RunBudget:
-    """The split of the budget in ``options`` (``epsilon``, ``delta``: None is ``1/n^2``;
-    ``rho``) for a run on ``n`` records that learns its domain with ``share`` of rho."""
+def run_budget(
+    options: Mapping[str, Any], n: int | None, share: float, add_remove: bool = False
+) -> RunBudget:
+    """The split of the budget in ``options`` (``epsilon``, ``delta``: None is ``1/n^2``, or
+    under add/remove (``add_remove``; ``n`` private, not read) the public 1e-9; ``rho``) for a
+    run on ``n`` records that learns its domain with ``share`` of rho."""
     share = check_share(share)
     if options.get("rho") is not None:
         raise DPQueryError(NEEDS_EPSILON.format(given="rho (zCDP)"))
@@ -154,7 +161,7 @@ def run_budget(options: Mapping[str, Any], n: int, share: float) -> RunBudget:
         raise DPQueryError("no privacy budget given: give epsilon (e.g. epsilon=1; delta "
                            "defaults to 1/n^2)")  # fmt: skip
     delta = options.get("delta")
-    delta = default_delta(n) if delta is None else delta
+    delta = relation_default_delta(n, add_remove) if delta is None else delta
     if delta == 0:
         raise DPQueryError(NEEDS_EPSILON.format(given="pure epsilon (delta=0)"))
     split = learn_budget(epsilon, delta)
@@ -162,9 +169,8 @@ def run_budget(options: Mapping[str, Any], n: int, share: float) -> RunBudget:
 
 
 def check(request: ReleaseRequest) -> None:
-    """Before any data is read: a learned domain needs the local backend, an
-    ``(epsilon, delta)`` budget and replace-one neighbours (its selections and delta are
-    proved with ``n`` public)."""
+    """Before any data is read: a learned domain needs the local backend and an
+    ``(epsilon, delta)`` budget (its category selections have a tail probability)."""
     if not request.learns:
         return
     if request.backend.name != "local":
@@ -173,8 +179,6 @@ def check(request: ReleaseRequest) -> None:
             "(--domain DOMAIN.json) with --backend dask"
         )
     check_share(request.learning.share)
-    if request.neighbours == ADD_REMOVE:
-        raise DPQueryError(LEARNED_REPLACE_ONE)
     options = request.options
     if options.get("rho") is not None:
         raise DPQueryError(NEEDS_EPSILON.format(given="rho (zCDP)"))
@@ -198,6 +202,11 @@ class Learned:
     within: WithinReport | None = None
 
     @property
+    def neighbours(self) -> str:
+        """The relation the learning holds for (the release's)."""
+        return self.report.neighbours
+
+    @property
     def outside(self) -> OutsideLedger:
         """The selections' tail, besides the ledger, and the run's whole budget."""
         whole = Budget.approx(self.budget.epsilon, self.budget.delta)
@@ -219,6 +228,7 @@ class Learned:
         """The publishable account of the learning: noisy counts and what was derived."""
         return {
             "source": "learned from the data under differential privacy (docs/learn.md)",
+            "neighbours": self.neighbours,
             "share_of": "rho",
             "budget": self.budget.to_dict(),
             "spent_rho": self.report.rho + (self.within.rho if self.within else 0.0),
@@ -253,15 +263,21 @@ def raw_table(source: TableFile | Frame) -> pd.DataFrame:
     return read_raw(source.path)
 
 
-def learn(request: ReleaseRequest, rng: np.random.Generator) -> Learned | None:
+def learn(
+    request: ReleaseRequest, rng: np.random.Generator, neighbours: str = REPLACE_ONE
+) -> Learned | None:
     """The domain of a table given without one, learned on the run's ledger from ``rng``
-    (the run's one generator); None when the request gives a domain."""
+    (the run's one generator) under ``neighbours``, the release's relation; None when the
+    request gives a domain."""
     if not request.learns:
         return None
+    add_remove = check_neighbours(neighbours) == ADD_REMOVE
     source = request.source
     assert isinstance(source, TableFile | Frame)
     raw = raw_table(source)
-    budget = run_budget(request.options, len(raw), request.learning.share)
+    budget = run_budget(
+        request.options, None if add_remove else len(raw), request.learning.share, add_remove
+    )
     ledger = Ledger(budget.ledger_budget)
     stage = ledger.child(Budget.zcdp(budget.learn_rho), LEARNING_STAGE)
     within_rho = WITHIN_SHARE * budget.learn_rho
@@ -270,13 +286,14 @@ def learn(request: ReleaseRequest, rng: np.random.Generator) -> Learned | None:
         domain, report = learn_domain(
             raw, rho=budget.learn_rho - within_rho, delta=budget.delta_tail, rng=rng,
             ledger=stage, types=request.learning.types, bins=request.learning.bins,
+            neighbours=neighbours,
         )  # fmt: skip
         domain, table = encodable(domain, raw)
         # drawn with or without the weights: the domain and the release are the same either way
         weights_rng = make_rng(child_rng(rng))
         if request.learning.within:
             domain, within = learn_within(
-                domain, table, rho=within_rho, rng=weights_rng, ledger=stage
+                domain, table, rho=within_rho, rng=weights_rng, ledger=stage, n=report.n
             )
     except BaseException as exc:
         attach_ledger(exc, ledger)

@@ -105,13 +105,10 @@ def request_estimator(
 
 def neighbours_of(request: ReleaseRequest) -> str | None:
     """The relation asked for: the request's, or by default add/remove for ``auto`` (its
-    releases support it; on item data ``auto`` is the wide release), replace-one after a
-    domain learned from the data (the learning is proved for replace-one), else None (the
-    algorithm's own default)."""
+    releases support it; on item data ``auto`` is the wide release; a domain learned from
+    the data holds for the release's relation), else None (the algorithm's own default)."""
     if request.neighbours is not None:
         return request.neighbours
-    if request.learns:
-        return REPLACE_ONE
     return ADD_REMOVE if request.algorithm == "auto" else None
 
 

@@ -37,7 +37,7 @@ def release(request: ReleaseRequest) -> ReleaseResult:
     learning.check(request)
     rng = make_rng(request.seed)  # the run's one generator: a learned domain draws first
     with _said(request):
-        learned = learning.learn(request, rng)
+        learned = learning.learn(request, rng, _relation(request))
         with inputs.open_data(request.source, request.backend, learned) as data:  # type: ignore[arg-type]
             bits = _check_table(request, data)
             fitted = _fit_table(request, data, rng, learned)
@@ -62,10 +62,15 @@ def fit(request: ReleaseRequest) -> Fitted:
     learning.check(request)
     rng = make_rng(request.seed)  # the run's one generator: a learned domain draws first
     with _said(request):
-        learned = learning.learn(request, rng)
+        learned = learning.learn(request, rng, _relation(request))
         data = inputs.load_data(request.source, learned)  # type: ignore[arg-type]
         _check_table(request, data)
         return _fit_table(request, data, rng, learned)
+
+
+def _relation(request: ReleaseRequest) -> str:
+    """The relation the release holds for, which a learned domain holds for too."""
+    return plan.relation_of(plan.request_estimator(request, None))
 
 
 def _check_table(request: ReleaseRequest, data: Any) -> bool:
