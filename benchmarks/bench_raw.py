@@ -13,9 +13,11 @@ Tables (``$DPQUERY_DATA_DIR``), prepared once into a cache folder (``--cache``, 
 
 Each release is at total epsilon 1, delta 1e-9, and starts from the prepared CSV alone:
 
-- ``dpquery``: the whole ``dpquery synth --data T.csv --epsilon 1 --delta 1e-9 --seed S``
-  command (no ``--domain``: the domain is learned privately, docs/learn.md), in its own
-  process. ``dpquery-domain``: the same with the table's hand-written domain (``nist``: the
+- ``dpquery``: the whole ``dpquery synth --data T.csv --epsilon 1 --delta 1e-9 --seed S
+  --neighbours R`` command (``--neighbours``: ``add-remove``, the library's default, or
+  ``replace-one``, as the ``second`` results were measured; no ``--domain``: the domain is
+  learned privately, docs/learn.md), in its own process. ``dpquery-domain``: the same with
+  the table's hand-written domain (``nist``: the
   SDNist schema's domain, ``dpquery.datasets.domains.acs_domain`` (``ma``: its own schema),
   over the raw sample with
   its literal ``N``, missing in the numeric columns as ``dpquery.datasets`` reads it; its
@@ -55,6 +57,8 @@ Rows are appended to ``docs/results/raw/<out>.csv`` as each run ends, per-column
     .venv/bin/python benchmarks/bench_raw.py --rescore first    # score the kept outputs again
     .venv/bin/python benchmarks/bench_raw.py --rescore first --tables nist --drop PWGTP WGTP \
         --into common
+    nice .venv/bin/python benchmarks/bench_raw.py --tables adult cps --methods dpquery \
+        --neighbours replace-one --out ro     # the release under replace-one neighbours
 """
 
 from __future__ import annotations
@@ -258,14 +262,17 @@ def run_child(cmd: list[str], timeout: float, log: Path) -> tuple[str, float, fl
     return status, time.perf_counter() - t0, ru.ru_maxrss / 1024
 
 
-def command(method: str, table: str, seed: int, cache: Path, out: Path) -> list[str] | str:
+def command(
+    method: str, table: str, seed: int, cache: Path, out: Path, neighbours: str = "add-remove"
+) -> list[str] | str:
     """The command of one release, or why it is skipped."""
     data = prepare(table, cache)
     if method in ("dpquery", "dpquery-domain"):
         cli = "import sys; from dpquery.cli import main; sys.exit(main())"
         cmd = [sys.executable, "-c", cli, "synth",
                "--data", str(data), "--epsilon", str(EPSILON), "--delta", str(DELTA),
-               "--seed", str(seed), "--out", str(out), "--overwrite", "--quiet"]  # fmt: skip
+               "--seed", str(seed), "--neighbours", neighbours,
+               "--out", str(out), "--overwrite", "--quiet"]  # fmt: skip
         if method == "dpquery-domain":
             hand = hand_domain(table, cache)
             if hand is None:
@@ -485,6 +492,9 @@ def main(argv: list[str] | None = None) -> None:
     cache = os.environ.get("DPQUERY_BENCH_CACHE", Path.home() / ".cache" / "dpquery" / "bench_raw")
     ap.add_argument("--cache", type=Path, default=Path(cache))
     ap.add_argument("--out", default="quick")
+    ap.add_argument("--neighbours", choices=("add-remove", "replace-one"), default="add-remove",
+                    help="dpquery's neighbouring relation (the library's default: add-remove); "
+                         "the peers are not given it")  # fmt: skip
     ap.add_argument("--report", metavar="NAME", help="print the table of NAME and exit")
     ap.add_argument("--rescore", metavar="NAME", help="score NAME's kept outputs again")
     ap.add_argument("--drop", nargs="+", metavar="COL", help="with --rescore: columns left out")
@@ -505,7 +515,7 @@ def main(argv: list[str] | None = None) -> None:
         for method in args.methods:
             for seed in args.seeds:
                 out = work / f"{table}.{method}.s{seed}.csv"
-                cmd = command(method, table, seed, args.cache, out)
+                cmd = command(method, table, seed, args.cache, out, args.neighbours)
                 if isinstance(cmd, str):
                     print(f"skip {table} {method}: {cmd}", flush=True)
                     break
