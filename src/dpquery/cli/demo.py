@@ -50,8 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _demo(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     table, domain = datasets.load_table(args.dataset)
-    print(f"== {args.dataset} (found: {datasets.source_of(args.dataset)}): {len(table):,} "
-          f"records, {len(domain)} attributes -> {domain.d} bits "
+    # n is private under add/remove: its exact value is shown only in the NOT PRIVATE part
+    print(f"== {args.dataset} (found: {datasets.source_of(args.dataset)}): "
+          f"{len(domain)} attributes -> {domain.d} bits "
           f"({time.perf_counter() - start:.2f} s to read)")  # fmt: skip
     request = pipeline.ReleaseRequest(
         pipeline.Frame(table, domain), options={"epsilon": args.epsilon, "delta": args.delta},
@@ -88,7 +89,8 @@ def _evaluation(
     ev = report["evaluation"]
     print(f"\n== {ev['label']}:")
     # the fit's time depends on the data: it belongs here, not beside the guarantee
-    print(f"   the release took {release.timings['total_s']:.1f} s")
+    print(f"   the real table: {len(table):,} records; the release took "
+          f"{release.timings['total_s']:.1f} s")  # fmt: skip
     rows = [("the release", ev["errors"]["workload"], "the synthetic records above")]
     for line in error_lines(ev, rows):
         print(f"   {line.replace('; it is in the file', '')}")
