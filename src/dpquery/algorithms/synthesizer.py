@@ -243,9 +243,13 @@ class Synthesizer(ABC):
         if self.relation == ADD_REMOVE and plans_on_noisy_n(self):
             return self._fit_add_remove(data, workload, true_answers, ledger)
         plan = self.plan(data, workload, budget=None if ledger is None else ledger.budget)
-        check_delta(plan.budget.delta, data.n)  # warns when delta >= 1/n
+        # Under add/remove (an estimator that measures n itself) n is private: not read here.
+        add_remove = self.relation == ADD_REMOVE
+        public_n = None if add_remove else data.n
+        check_delta(plan.budget.delta, public_n, add_remove)  # warns when delta >= 1/n
         if ledger is None:  # the budget given to this estimator (a given ledger's is its owner's)
-            check_epsilon(getattr(self, "epsilon", None), getattr(self, "rho", None), data.n)
+            eps, rho = getattr(self, "epsilon", None), getattr(self, "rho", None)
+            check_epsilon(eps, rho, public_n, add_remove)
         rng = make_rng(self.seed)
         if ledger is None:
             ledger = Ledger(plan.budget, self.plan_accountant(plan))
@@ -262,7 +266,9 @@ class Synthesizer(ABC):
         except BaseException as exc:
             self.failed_ledger_ = attach_ledger(exc, ledger, before)
             raise
-        parameters = {**outcome.parameters, "n": data.n, "d": data.d}
+        # Under add/remove the outcome's parameters carry the noisy n it measured, if any.
+        known = {"d": data.d} if add_remove else {"n": data.n, "d": data.d}
+        parameters = {**outcome.parameters, **known}
         return self._release(outcome, ledger, parameters, workload, t_answers, start, rng)
 
     def _fit_add_remove(

@@ -42,7 +42,6 @@ from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger, PureDP
 from dpquery.privacy.budget import budget_rho
-from dpquery.privacy.delta import LargeDeltaWarning, WeakBudgetWarning, check_delta, check_epsilon
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE, check_neighbours
 from dpquery.queries import Workload
 from dpquery.queries.counts import counts_elsewhere
@@ -262,6 +261,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
             plan = self.on_noisy_n(plan, n, int(data.d))
         matrix, info = release_sparse(data, plan.parameters, run.rng, run.ledger, n)
         parameters = {**info, "budget": run.plan.budget.to_dict()}
+        if n is not None:  # add/remove: the noisy n, the output's size
+            parameters.update(n=n, neighbours=ADD_REMOVE)
         return Outcome(ItemSets(matrix), [], parameters, {})  # type: ignore[arg-type]  # item sets
 
     def fit(
@@ -278,31 +279,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
         item data (:meth:`dpquery.backends.PartitionedData.from_transactions`): its counts
         are then made on the cluster, two passes (``docs/dask.md``)."""
         items = data if counts_elsewhere(data) else as_item_sets(data)
-        if check_neighbours(self.neighbours) == REPLACE_ONE:
-            return super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
-        return self._fit_add_remove(items, workload, true_answers, ledger)
-
-    def _fit_add_remove(
-        self, items: Any, workload: Workload | None, true_answers: Any, ledger: Ledger | None
-    ) -> Release:
-        """:meth:`Synthesizer.fit` with ``n`` private: its checks of ``delta`` and ``epsilon``
-        against the exact ``n`` (their messages would print it) are made against the noisy
-        ``n`` instead, and the parameters' ``n`` is the noisy ``n``, the output's size."""
-        caught: list[warnings.WarningMessage] = []
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                release = super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
-        finally:  # every other warning as it was, also when the fit raises
-            for w in caught:
-                if not issubclass(w.category, (LargeDeltaWarning, WeakBudgetWarning)):
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        n = int(release.records.n)  # type: ignore[attr-defined]  # item sets: the noisy n
-        release.parameters.update(n=n, neighbours=ADD_REMOVE)
-        check_delta(release.ledger.budget.delta, n)
-        if ledger is None:
-            check_epsilon(self.epsilon, self.rho, n)
-        return release
+        check_neighbours(self.neighbours)
+        return super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
 
 
 def measurable_share(plan: WidePlan, n: int) -> float:
