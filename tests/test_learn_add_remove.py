@@ -18,7 +18,7 @@ import pytest
 from dpquery.cli import main
 from dpquery.data import Domain, Numeric
 from dpquery.domain_learning import (
-    NOISY_N_SHARE,
+    LEARNING_NOISY_N_SHARE,
     _read,
     learn_budget,
     learn_domain,
@@ -147,8 +147,10 @@ def test_the_noisy_n_is_charged_first_and_read_on_neighbouring_tables():
         _, report = learn_domain(df, rho=0.5, delta=1e-9, rng=np.random.default_rng(23),
                                  ledger=ledger, neighbours=ADD_REMOVE)  # fmt: skip
         first = ledger.entries[0].charge
-        assert first.mechanism == NOISY_N and first.cost.rho == pytest.approx(NOISY_N_SHARE * 0.5)
-        assert report.noisy_n_rho == pytest.approx(NOISY_N_SHARE * 0.5)
+        assert first.mechanism == NOISY_N and first.cost.rho == pytest.approx(
+            LEARNING_NOISY_N_SHARE * 0.5
+        )
+        assert report.noisy_n_rho == pytest.approx(LEARNING_NOISY_N_SHARE * 0.5)
         assert report.rho <= 0.5 and report.neighbours == ADD_REMOVE
         body = report.to_dict()
         assert "n" not in body and body["noisy_n"] == report.n and body["neighbours"] == ADD_REMOVE

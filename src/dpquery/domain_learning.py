@@ -13,7 +13,7 @@ equally over the columns (each runs one: its categories, or a probe), and the re
 **Neighbours.** Under replace-one (``neighbours="replace-one"``) ``n`` is public and every
 rule below reads it. Under add/remove (``neighbours="add-remove"``, ``n`` private) the learning
 first draws a noisy ``n`` (:func:`~dpquery.privacy.neighbours.noisy_n`, the discrete Gaussian
-on a count of sensitivity 1) from :data:`NOISY_N_SHARE` of its ``rho``, charged before the
+on a count of sensitivity 1) from :data:`LEARNING_NOISY_N_SHARE` of its ``rho``, charged before the
 draw, and every rule that reads ``n`` (the text and code rules'
 non-missing count, the atoms' share, the small-table refusal, the decoding weights' sub-bins)
 reads that noisy ``n`` instead: post-processing. Every mechanism below is calibrated for
@@ -164,7 +164,7 @@ standard deviations."""
 OTHER_LABEL = "<other>"
 """The catch-all category of a learned categorical column."""
 
-NOISY_N_SHARE = 0.05
+LEARNING_NOISY_N_SHARE = 0.05
 """Under add/remove neighbours, the share of the learning's ``rho`` that buys its noisy ``n``
 (before the columns split the rest). Every column's share rules (text, code, atoms) compare
 its noisy counts with this one count, so it gets more than a column's profile: at 5% its
@@ -593,7 +593,7 @@ def learn_domain(
     """Learn a public domain for ``df`` spending ``rho`` (zCDP) on ``ledger`` and at most
     ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``),
     under ``neighbours`` (add/remove: a noisy ``n`` from
-    :data:`NOISY_N_SHARE` of ``rho`` first, read by every rule).
+    :data:`LEARNING_NOISY_N_SHARE` of ``rho`` first, read by every rule).
 
     ``types`` declares columns ``"numeric"`` or ``"categorical"`` (public knowledge: no budget
     is spent deciding them). All randomness comes from ``rng``. The ledger must admit
@@ -632,7 +632,7 @@ def learn_domain(
     ledger.check([Charge("domain learning", ZCDP(rho))])  # before any data is read
     n, n_rho = len(df), 0.0
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
-        n_rho = NOISY_N_SHARE * rho
+        n_rho = LEARNING_NOISY_N_SHARE * rho
         n = noisy_n(len(df), n_rho, rng, ledger)
     per_column = (rho - n_rho) * _SAFETY / len(names)
     ctx = _Context(rng, ledger, bins, float(delta) / len(selecting), n)

@@ -34,7 +34,7 @@ from dpquery.cli import synth
 from dpquery.cli.release_flags import add_learning_args, add_release_args
 from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
-from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE, WITHIN_SHARE
+from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE, LEARNING_NOISY_N_SHARE, WITHIN_SHARE
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import epsilon_share, run_budget
 from dpquery.pipeline.plan import public_n, relation_of, workloads
@@ -198,8 +198,9 @@ def _learning_plan(args: argparse.Namespace) -> int:
     print(f"dpquery synth on a raw table of n={args.n} records, its domain learned from the "
           "data (docs/learn.md); no data read")  # fmt: skip
     print(f"  neighbours: {describe_relation(relation)}"
-          + (f"; the learning and the release each buy a noisy n with {NOISY_N_SHARE:.0%} of "
-             "their rho, and their rules read it" if add_remove else ""))  # fmt: skip
+          + (f"; the learning buys a noisy n with {LEARNING_NOISY_N_SHARE:.0%} of its rho, the "
+             f"release its own with {NOISY_N_SHARE:.0%} of its, and their rules read it"
+             if add_remove else ""))  # fmt: skip
     print(f"  budget: (epsilon={b.epsilon:g}, delta={b.delta:.3g})-DP for the whole run")
     print(f"  delta: {b.ledger_delta:.3g} for the ledger (rho={b.rho:.6g} converts to "
           f"epsilon={b.epsilon:g} at it), {b.selection_delta:.3g} for the category selections "
