@@ -36,7 +36,13 @@ from dpquery.data import ItemSets
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.budget import budget_rho
-from dpquery.privacy.neighbours import ADD_REMOVE, ADD_REMOVE_DELTA, REPLACE_ONE
+from dpquery.privacy.neighbours import (
+    ADD_REMOVE,
+    ADD_REMOVE_DELTA,
+    NOISY_N,
+    NOISY_N_SHARE,
+    REPLACE_ONE,
+)
 
 
 def _zipf_items(n: int, d: int, seed: int, mean: float = 4.0) -> sp.csr_array:
@@ -222,6 +228,26 @@ def test_add_remove_defaults_delta_to_a_public_value_and_charges_n_first():
     s = release.parameters["s"]
     assert release.parameters["sigma_items"] == measure.noise_sigma(r_items, math.sqrt(s))
     assert release.parameters["sigma_sizes"] == measure.noise_sigma(r_sizes, 1.0)
+
+
+def test_auto_on_free_bits_draws_n_once_and_the_wide_release_reads_it():
+    """auto draws the noisy n (NOISY_N_SHARE of rho) before it chooses; the wide release it
+    picks reads that n, counts the records no second time, and its parameters share the rest:
+    the whole budget spent, no more."""
+    from dpquery.data.binary import BinaryData
+    from dpquery.queries import Workload
+
+    data = BinaryData.from_dense(_zipf_items(3000, 1200, 5, mean=12.0).toarray())
+    workload = Workload.from_lists("conjunction", 1200, [[(0, True)], [(1, True), (2, True)]])
+    release = registry.build("auto", {"epsilon": 1.0}, seed=0).fit(data, workload)
+    assert release.parameters["auto"]["algorithm"] == "wide"
+    mechanisms = [e.charge.mechanism for e in release.ledger.entries]
+    assert mechanisms[0] == NOISY_N and measure.RECORDS not in mechanisms
+    rho = budget_rho(release.ledger.budget)
+    assert release.ledger.entries[0].charge.cost.rho == pytest.approx(NOISY_N_SHARE * rho)
+    assert release.ledger.spent == pytest.approx(1.0)  # epsilon: all of it, once
+    assert release.parameters["n"] == release.parameters["noisy_n"] != 3000
+    assert release.records.matrix.shape[0] == release.parameters["noisy_n"]
 
 
 def test_the_noisy_n_is_n_plus_discrete_gaussian_noise_of_the_planned_scale():

@@ -382,6 +382,8 @@ class Auto(ZCDPBudget, Synthesizer):
             inner = model.plan(data, workload, budget=budget, n=n)  # type: ignore[call-arg]
         else:
             inner = model.plan(data, workload, budget=budget)
+            if add_remove and isinstance(inner, WidePlan):  # the n drawn here, not counted again
+                inner = model.after_drawn_n(inner, n, int(data.d))  # type: ignore[attr-defined]
         warning = None
         if isinstance(inner, AdaptivePlan | DensePlan):
             sizes = AttributeLayout.of_data(data).sizes.tolist()

@@ -42,7 +42,7 @@ from dpquery.data.sample import systematic_counts
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger, PureDP
 from dpquery.privacy.budget import budget_rho
-from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE, check_neighbours
+from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N_SHARE, REPLACE_ONE, check_neighbours
 from dpquery.queries import Workload
 from dpquery.queries.counts import counts_elsewhere
 from dpquery.rng import SeedLike
@@ -238,13 +238,25 @@ class WideRelease(Synthesizer, ZCDPBudget):
         """Under add/remove, ``plan`` on the noisy ``n`` (post-processing): the mode chosen
         again when ``head_mode`` is "auto", and the pre-fit check said
         (:class:`WideNoiseWarning`)."""
-        K = min(DEFAULT_HEAD, d) if self.head is None else int(self.head)
-        sparse = replace(plan.parameters, K=K, mode="sparse", grid=(), switch=())
-        plan = WidePlan(plan.budget, self.with_mode(sparse, n, d), plan.count_rho)
+        plan = self.remode(plan, n, d, plan.parameters.rho, plan.count_rho)
         warning = noise_warning(plan, n, noisy=True)
         if warning is not None:
             warnings.warn(warning, WideNoiseWarning, stacklevel=2)
         return plan
+
+    def after_drawn_n(self, plan: WidePlan, n: int, d: int) -> WidePlan:
+        """Under add/remove, ``plan`` for a fit that drew the noisy ``n`` before this release
+        (``auto``'s, :data:`~dpquery.privacy.neighbours.NOISY_N_SHARE` of ``rho``, charged
+        first): no second count of the records; the parameters share what that count left,
+        their mode chosen on its ``n``; the run reads that ``n`` (``Run.n``)."""
+        rest = budget_rho(plan.budget) * (1 - NOISY_N_SHARE)
+        return self.remode(plan, n, d, rest, count_rho=0.0)
+
+    def remode(self, plan: WidePlan, n: int, d: int, rho: float, count_rho: float) -> WidePlan:
+        """``plan`` with ``rho`` for its parameters and the mode chosen on ``n`` records."""
+        K = min(DEFAULT_HEAD, d) if self.head is None else int(self.head)
+        sparse = replace(plan.parameters, rho=rho, K=K, mode="sparse", grid=(), switch=())
+        return WidePlan(plan.budget, self.with_mode(sparse, n, d), count_rho)
 
     def reads_answers(self, plan: WidePlan) -> bool:
         """No: the run reads the items only through their counts."""
@@ -255,7 +267,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
         data: Any = run.data
         if not counts_elsewhere(data):  # in this process: the whole table
             data = as_item_sets(data)
-        plan, n = run.plan, None
+        plan, n = run.plan, run.n  # under auto and add/remove: the noisy n auto drew
         if plan.count_rho > 0:  # add/remove: n is private, every rule reads its noisy count
             n = measure.record_count(int(data.n), plan.count_rho, run.rng, run.ledger)
             plan = self.on_noisy_n(plan, n, int(data.d))
