@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import importlib
+import re
 import warnings
 
 import numpy as np
@@ -223,6 +225,42 @@ def test_a_line_of_the_wrong_width_is_named_once(tmp_path, text, line, shown):
     weighted.write_text("0 1 0.5\n1 -1 1\n1 0\n")
     with pytest.raises(DPQueryError, match=r"w.txt: line 3 holds 2 values \('1 0'\); expected"):
         read_item_sets(weighted, n=2, d=2)
+
+
+def test_a_file_parsed_in_small_pieces_reads_the_same_and_names_the_files_lines(
+    tmp_path, monkeypatch
+):
+    """The text is parsed a piece at a time (encode.CHUNK_CHARS): pieces of 16 characters
+    cut a 3,600-line file into hundreds, and the pairs, the header's sizes, the weights and
+    each error's line number are those of the file read whole."""
+    # the module: the package's name encode is its function
+    encode_module = importlib.import_module("dpquery.data.encode")
+    items = _random_items(300, 40, 0.3, seed=4)  # no empty record
+    rows, cols = items.matrix.nonzero()
+    lines = [
+        f"{r},{c}" if k % 7 == 0 else f"{r} {c}"
+        for k, (r, c) in enumerate(zip(rows, cols, strict=True))
+    ]
+    text = "# rows 300 items 40\n" + "\n".join(lines[:500]) + "\n# a comment\n\n"
+    text += "\n".join(lines[500:]) + "\n"
+    plain, packed = tmp_path / "t.txt", tmp_path / "t.txt.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    whole = [read_item_sets(p) for p in (plain, packed)]
+    monkeypatch.setattr(encode_module, "CHUNK_CHARS", 16)
+    assert all(_same(read_item_sets(p), w) for p, w in zip((plain, packed), whole, strict=True))
+    assert np.array_equal(read_transactions(plain).words, whole[0].to_binary().words)
+    weighted = tmp_path / "w.txt"  # one weight per record, on every line of the record
+    weighted.write_text("".join(f"{r} {c} {1 + r % 3}\n" for r, c in zip(rows, cols, strict=True)))
+    assert np.array_equal(read_item_sets(weighted, n=300, d=40).weights[rows], 1 + rows % 3)
+    last = len(text.splitlines())
+    for bad, shown in (("7 5 0.5", "3 values ('7 5 0.5')"), ("3", "1 value ('3')")):
+        plain.write_text(text + bad + "\n")
+        with pytest.raises(DPQueryError, match=rf"line {last + 1} holds {re.escape(shown)}"):
+            read_transactions(plain)
+    plain.write_text(text + "1 2\n4 x\n")
+    with pytest.raises(DPQueryError, match=r"item 'x' is not an integer"):
+        read_item_sets(plain)
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "# rows 100 items 50\n", "# only a comment\n"])

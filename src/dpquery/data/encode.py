@@ -16,7 +16,7 @@ import io
 import lzma
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -317,14 +317,29 @@ def _first_bad(column: pd.Series) -> object:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _read_text(path: Path, *, first_line: bool = False) -> str:
-    """The text of a "row item" file, decompressed (or only its first non-blank line)."""
+def _first_line(path: Path) -> str:
+    """The first non-blank line of a "row item" file, decompressed."""
+    lines = (line for chunk in _text_chunks(path, 1 << 16) for line in chunk.splitlines())
+    return next((line for line in lines if line.strip()), "")
+
+
+# The text a "row item" file is parsed in: 64 Mi characters at a time, so that the reader
+# holds the pairs and one piece of text, never the whole text (about 1 GB for Netflix's
+# 100 million ratings).
+CHUNK_CHARS = 1 << 26
+
+
+def _text_chunks(path: Path, size: int | None = None) -> Iterator[str]:
+    """The text of a "row item" file, decompressed, in pieces of about ``size`` characters
+    (default :data:`CHUNK_CHARS`), each ending at the end of a line."""
+    size = CHUNK_CHARS if size is None else size
     if not path.exists():
         raise DPQueryError(f"transaction file {path} does not exist")
     opener = _OPENERS.get(path.suffix.lower(), open)
     try:
         with opener(path, "rt") as fh:  # type: ignore[operator]
-            return next((line for line in fh if line.strip()), "") if first_line else fh.read()
+            while chunk := fh.read(size):
+                yield chunk + fh.readline()
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise DPQueryError(f"cannot read {path}: {exc}") from None
 
@@ -348,12 +363,14 @@ def _data_lines(text: str) -> list[tuple[int, str]]:
 
 
 def _bad_width(path: Path, text: str, columns: tuple[int, ...], *, line: int | None = None,
-               k: int = 0) -> DPQueryError:  # fmt: skip
-    """The error for a line with a wrong number of values: line number ``line``, or else
-    the ``k``-th data line."""
+               k: int = 0, offset: int = 0) -> DPQueryError:  # fmt: skip
+    """The error for a line with a wrong number of values: line number ``line`` of
+    ``text``, or else its ``k``-th data line; ``text`` starts after line ``offset`` of the
+    file."""
     lines = _data_lines(text)
     at = [(i, b) for i, b in lines if i == line] if line is not None else lines[k : k + 1]
     number, body = at[0] if at else (line, "")
+    number = None if number is None else number + offset
     shown = body if len(body) <= 40 else f"{body[:37]}..."
     values = len(body.split())
     return DPQueryError(
@@ -368,30 +385,54 @@ def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
 
     ``columns`` lists the accepted numbers of values per line, the same on every line: 2
     (``row item``) or, when 3 is listed, 3 (``row item weight``, a float weight). A file
-    with no pairs gives empty arrays (:func:`no_records` is the readers' error for it).
+    with no pairs gives empty arrays (:func:`no_records` is the readers' error for it). The
+    text is parsed a piece at a time (:data:`CHUNK_CHARS`); the ids are kept as 32-bit
+    integers when they fit.
     """
     path = Path(path)
-    text = _read_text(path).replace(",", " ")  # one separator for the C parser
-    header = _SIZES.match(text.lstrip())
-    sizes = (int(header[1]), int(header[2])) if header else None
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
+    sizes, width, offset = None, None, 0
+    for i, chunk in enumerate(_text_chunks(path)):
+        text = chunk.replace(",", " ")  # one separator for the C parser
+        if i == 0:
+            header = _SIZES.match(text.lstrip())
+            sizes = (int(header[1]), int(header[2])) if header else None
+        part = _parse_pairs(path, text, columns if width is None else (width,), offset)
+        if part is not None:
+            width = 2 if part[2] is None else 3
+            parts.append(part)
+        offset += text.count("\n")
+    if not parts:
+        empty = np.zeros(0, np.int64)
+        return Pairs(empty, empty, None, sizes)
+    rows, items, weights = zip(*parts, strict=True)
+    return Pairs(np.concatenate(rows), np.concatenate(items),
+                 None if width == 2 else np.concatenate(weights), sizes)  # fmt: skip
+
+
+def _parse_pairs(
+    path: Path, text: str, columns: tuple[int, ...], offset: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """The rows, items and weights of one piece of a "row item" file (commas already
+    spaces), which starts after line ``offset``; None when it holds no data line."""
     try:
         table = pd.read_csv(io.StringIO(text), sep=r"\s+", header=None, comment="#")
         # no dtype=int64 here: it would truncate "1.5" to 1 silently
-    except pd.errors.EmptyDataError:  # no pairs at all
-        table = pd.DataFrame({0: np.zeros(0, np.int64), 1: np.zeros(0, np.int64)})
+    except pd.errors.EmptyDataError:  # no pairs in this piece
+        return None
     except (ValueError, OSError) as exc:
         wider = _TOKENIZING.search(str(exc))  # a line longer than the first: pandas' C error
         if wider is not None:
-            raise _bad_width(path, text, columns, line=int(wider[2])) from None
+            raise _bad_width(path, text, columns, line=int(wider[2]), offset=offset) from None
         raise DPQueryError(f"{path}: cannot parse ({exc}); expected {_pair_rule(columns)}"
                            ) from None  # fmt: skip
     if table.shape[1] not in columns:  # the first data line sets the width
-        raise _bad_width(path, text, columns)
+        raise _bad_width(path, text, columns, offset=offset)
     short = table.isna().any(axis=1).to_numpy()  # a line shorter than the first, or "nan"
     if short.any():
         k, lines = int(np.argmax(short)), _data_lines(text)
         if k < len(lines) and len(lines[k][1].split()) != table.shape[1]:
-            raise _bad_width(path, text, columns, k=k)
+            raise _bad_width(path, text, columns, k=k, offset=offset)
     for j, name in ((0, "row"), (1, "item")):
         if not pd.api.types.is_integer_dtype(table[j].dtype):
             raise DPQueryError(
@@ -404,7 +445,14 @@ def read_pairs(path: str | Path, *, columns: tuple[int, ...] = (2,)) -> Pairs:
         if w.isna().any():
             raise DPQueryError(f"{path}: weight {table[2][w.isna()].iloc[0]!r} is not a number")
         weights = w.to_numpy(np.float64)
-    return Pairs(table[0].to_numpy(np.int64), table[1].to_numpy(np.int64), weights, sizes)
+    return _narrow(table[0].to_numpy()), _narrow(table[1].to_numpy()), weights
+
+
+def _narrow(ids: np.ndarray) -> np.ndarray:
+    """``ids`` as 32-bit integers when they all fit (half the memory), else 64-bit."""
+    info = np.iinfo(np.int32)
+    fits = ids.size == 0 or (ids.min() >= info.min and ids.max() <= info.max)
+    return ids.astype(np.int32 if fits else np.int64)
 
 
 def holds_pairs(path: str | Path) -> bool:
@@ -440,7 +488,7 @@ def note_duplicates(path: str | Path, count: int) -> None:
 def pair_file_sizes(path: str | Path) -> tuple[int, int] | None:
     """The sizes ``(n, d)`` a "row item" file's first line gives (``# rows N items D``), or
     None; only that line is read (the pairs may be parsed elsewhere, e.g. on a cluster)."""
-    header = _SIZES.match(_read_text(Path(path), first_line=True).lstrip())
+    header = _SIZES.match(_first_line(Path(path)).lstrip())
     return (int(header[1]), int(header[2])) if header else None
 
 
@@ -484,7 +532,8 @@ def read_transactions(path: str | Path, *, n: int | None = None, d: int | None =
     if pairs.rows.size == 0:
         raise no_records(path)
     data = _from_pairs(pairs.rows, pairs.items, n, d, str(path))
-    note_duplicates(path, pairs.rows.size - np.unique(pairs.rows * d + pairs.items).size)
+    keys = pairs.rows.astype(np.int64) * d + pairs.items  # 64-bit: n * d may pass 2^31
+    note_duplicates(path, pairs.rows.size - np.unique(keys).size)
     return data
 
 
