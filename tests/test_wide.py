@@ -250,6 +250,28 @@ def test_synth_round_trip_of_item_data_and_auto_picks_wide(item_file, tmp_path):
     assert (sp.csr_array(sp.load_npz(out_npz)) != synthetic.matrix).nnz == 0  # same seed
 
 
+def test_a_text_file_with_the_item_header_is_item_data_whatever_its_name(item_file, tmp_path):
+    """A "row item" file named x.txt (its first line "# rows N items D") is released as item
+    data, as its .transactions.csv twin, not read as a one-column raw table."""
+    import argparse
+
+    from dpquery.cli.synth import reads_items
+
+    renamed = tmp_path / "ratings.txt"
+    renamed.write_bytes(item_file.read_bytes())
+    outs = [tmp_path / "a.transactions.csv", tmp_path / "b.transactions.csv"]
+    for data, out in zip((item_file, renamed), outs, strict=True):
+        r = dpquery_cli("synth", "--data", str(data), "--epsilon", "1", "--seed", "0",
+                        "--out", str(out), *FAST, "--neighbours", "replace-one")  # fmt: skip
+        assert r.code == 0, r.err
+        assert "algorithm: wide" in r.out
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    table = tmp_path / "table.txt"
+    table.write_text("a,b\n1,2\n")
+    args = argparse.Namespace(transactions=False, data=table, out=tmp_path / "s.csv")
+    assert not reads_items(args)  # a table's first line is its header
+
+
 def test_synth_writes_a_wide_dense_csv_only_when_asked(item_file, tmp_path):
     out = tmp_path / "s.csv"
     r = dpquery_cli("synth", "--data", str(item_file), "--epsilon", "1", "--seed", "0",

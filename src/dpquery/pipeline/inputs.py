@@ -56,10 +56,15 @@ def holds_items(path: Path, out: Path) -> bool:
     ``.npz``, or an encoded ``.npz`` of free bits only without a domain (what ``dpquery
     encode --transactions`` writes), or with one when ``out`` asks for item sets. Of an
     encoded ``.npz`` it reads only the format, the one-hot groups and the domain, never the
-    bits."""
+    bits. A text file whose first line is a "row item" file's header (``# rows N items D``)
+    is item data too, whatever its name: read as a table, its pairs would be one text
+    column of as many rows as there are ones."""
     if is_item_file(path):
         return True
-    if path.suffix.lower() != ".npz" or not path.exists():
+    if path.suffix.lower() != ".npz":
+        text = path.name.lower().endswith(ITEM_SUFFIXES) and path.is_file()
+        return text and pair_file_sizes(path) is not None
+    if not path.exists():
         return False
     try:
         with np.load(path, allow_pickle=False) as z:  # lazy: only the keys read here
