@@ -155,9 +155,23 @@ ATOM_SHARE = 0.02
 of the noisy non-missing values is an atom: a bin of its own (``[v, v + 10^-decimals)``), so
 that a point mass (the 0 of a money column, the 40 of hours worked) decodes to itself."""
 MIN_CATEGORY_SHARE = 0.1
-"""A table is refused when the threshold of a categorical column's partition selection (the
+"""A table is small when the threshold of a categorical column's partition selection (the
 smallest noisy count a category needs to be released) exceeds this share of its ``n``
-records: almost every value would fall into the catch-all (:func:`check_learnable`)."""
+records: the probe of a number-like column would release almost nothing, so it is skipped
+and the column's share goes to its bounds (:func:`table_size`, :data:`SMALL_BOUNDS_SHARE`)."""
+MIN_SMALL_SHARE = 0.5
+"""A table is refused when that threshold exceeds this share of its ``n`` records: no
+category could be released unless it held more than half of the records, and no bounds
+bucket could be seen unless it held about as many (:func:`check_learnable`)."""
+SMALL_BOUND_STEP_RATE = 0.05
+"""In a small table, the bounds grow from the mode of the buckets' noisy counts, a bucket (or
+a run of :data:`BOUND_WINDOW`) at a time, each passing when its noisy count reaches what an
+empty bucket's noise (or the run's) reaches with at most this probability
+(:func:`~dpquery.privacy.quantiles.grown_bounds`): ``k`` buckets beyond the data take ``k``
+false passes in a row."""
+SMALL_BOUNDS_SHARE = 0.5
+"""In a small table, of a numeric column's share for its edges, the part spent on its
+bounds (:data:`BOUNDS_SHARE` otherwise)."""
 MISSING_SIGMAS = 2.0
 """A numeric column gets a missing flag when its noisy missing count exceeds this many noise
 standard deviations."""
@@ -346,6 +360,7 @@ class _Context:
     bins: int
     delta_tail: float
     n: int  # the records the rules read: public (replace-one) or noisy (add/remove)
+    small: bool = False  # the small-table rules (check_learnable)
 
 
 def _sigma(rho: float, sensitivity: float) -> float:
@@ -437,9 +452,14 @@ def _bounds(
     # a run of BOUND_WINDOW buckets: its noisy sum has about BOUND_WINDOW times the variance
     sigma2 = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY) * BOUND_WINDOW
     window = (BOUND_WINDOW, partition_threshold(sigma2, BOUND_FALSE_RATE / (k - BOUND_WINDOW + 1)))
+    grow = None
+    if ctx.small:  # grown from the mode, each step a single test (grown_bounds)
+        one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+        grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
+                partition_threshold(sigma2, SMALL_BOUND_STEP_RATE))  # fmt: skip
     bounds = private_bounds(
         col.numbers, rho=rho, threshold=bucket_threshold(rho, k, BOUND_FALSE_RATE),
-        rng=ctx.rng, ledger=ctx.ledger, edges=buckets, window=window,
+        rng=ctx.rng, ledger=ctx.ledger, edges=buckets, window=window, grow=grow,
         name=f"{name}: bounds (discrete Gaussian histogram)",
     )  # fmt: skip
     if bounds is None:
@@ -496,11 +516,17 @@ def _edges(
 
 
 def _range_codes(
-    name: str, bounds: tuple[float, float], has_missing: bool
+    name: str, bounds: tuple[float, float], has_missing: bool, from_zero: bool = False
 ) -> tuple[Categorical, str] | None:
     """An integer column whose bounds hold at most :data:`MAX_CODES` integers, as a
-    categorical column over every one of them (None when they hold more)."""
+    categorical column over every one of them (None when they hold more). ``from_zero`` (a
+    small table, whose bounds miss the codes that too few records hold): a non-negative
+    lower bound is taken to 0, so every code from 0 to the upper bound is a category (a
+    public rule on the private bounds; a code no record holds costs the release a little
+    noise, a code left out costs its records)."""
     first, last = math.ceil(bounds[0]), math.ceil(bounds[1]) - 1
+    if from_zero and first > 0:
+        first = 0
     if not 2 <= last - first + 1 <= MAX_CODES:  # one integer alone: the bounds missed the rest
         return None
     values: list[Hashable] = list(range(first, last + 1))
@@ -531,21 +557,22 @@ def _numeric(
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
     decimals, hist = _decimals(name, col, share * rho, ctx)
     rest = (1 - share) * rho
-    found = _bounds(name, col, BOUNDS_SHARE * rest, decimals, ctx)
+    bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
+    found = _bounds(name, col, bounds_share * rest, decimals, ctx)
     noisy_missing, sigma = missing
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
     if found is None and probe is not None and codes and probe.released:
         # too few numbers to bound: the values the probe released are all that is known
         cat, learned = _categorical(name, probe)
-        return cat, learned + " (no bounds found)", more, share * rho + BOUNDS_SHARE * rest
+        return cat, learned + " (no bounds found)", more, share * rho + bounds_share * rest
     bounds = (0.0, 1.0) if found is None else found
     if codes and decimals == 0:
-        coded = _range_codes(name, bounds, has_missing)
+        coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small)
         if coded is not None:
-            return coded[0], coded[1], more, share * rho + BOUNDS_SHARE * rest
+            return coded[0], coded[1], more, share * rho + bounds_share * rest
     atoms = _atoms(probe, present, decimals)
-    edges = _edges(name, col, (1 - BOUNDS_SHARE) * rest, bounds, decimals, atoms, ctx)
+    edges = _edges(name, col, (1 - bounds_share) * rest, bounds, decimals, atoms, ctx)
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
         decimals=None if decimals == 0 else decimals,
@@ -635,8 +662,9 @@ def learn_domain(
         n_rho = LEARNING_NOISY_N_SHARE * rho
         n = noisy_n(len(df), n_rho, rng, ledger)
     per_column = (rho - n_rho) * _SAFETY / len(names)
-    ctx = _Context(rng, ledger, bins, float(delta) / len(selecting), n)
-    check_learnable(n, per_column, ctx.delta_tail, noisy=add_remove)
+    tail = float(delta) / len(selecting)
+    small = check_learnable(n, per_column, tail, noisy=add_remove)
+    ctx = _Context(rng, ledger, bins, tail, n, small)
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -651,18 +679,22 @@ def learn_domain(
     return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho)
 
 
-def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) -> None:
-    """Refuse, before any draw, a table too small for the budget: when the threshold of a
-    partition selection spending a whole column's ``rho`` (the most any column spends on one)
-    exceeds :data:`MIN_CATEGORY_SHARE` of the ``n`` records, no category rarer than that
-    could be released and the learned domain would be mostly catch-alls. Public: ``n``, the
-    budget and the tail probability only (under add/remove, ``n`` is the noisy ``n``:
-    ``noisy``, and the message says so). The message names the smallest ``n`` this budget
-    serves."""
+def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) -> bool:
+    """Whether a table of ``n`` records is small for the budget, refusing one too small to
+    learn anything, before any draw. ``tau`` is the threshold of a partition selection
+    spending a whole column's ``rho`` (the most any column spends on one). Small: ``tau`` is
+    above :data:`MIN_CATEGORY_SHARE` of ``n`` (no category rarer than that can be released;
+    the small-table rules apply, :func:`_learn_column`). Refused: ``tau`` is above
+    :data:`MIN_SMALL_SHARE` of ``n`` (a category, or a bounds bucket, would need about half
+    of the records). Public: ``n``, the budget and the tail probability only (under
+    add/remove, ``n`` is the noisy ``n``: ``noisy``, and the message says so). The message
+    names the smallest ``n`` this budget serves."""
     tau = partition_threshold(discrete_gaussian_sigma2(rho, math.sqrt(2)), delta_tail)
     if tau <= MIN_CATEGORY_SHARE * n:
-        return
-    need = math.ceil(tau / MIN_CATEGORY_SHARE)
+        return False
+    if tau <= MIN_SMALL_SHARE * n:
+        return True
+    need = math.ceil(tau / MIN_SMALL_SHARE)
     raise DPQueryError(
         ("about " if noisy else "")
         + f"{n:,} records"
@@ -670,7 +702,7 @@ def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) 
         + f" are too few to learn a domain with rho={rho:.3g} per column: a "
         f"category is released only when its noisy count reaches {tau:,} ({tau / n:.0%} of the "
         f"records), so nearly every value would fall into {OTHER_LABEL}. This budget learns a "
-        f"domain from at least {need:,} records (a category needs {MIN_CATEGORY_SHARE:.0%} of "
+        f"domain from at least {need:,} records (a category needs {MIN_SMALL_SHARE:.0%} of "
         f"them); give the table's codebook (--domain), or a larger --epsilon or --domain-share, "
         f"or fewer columns"
     )
@@ -694,22 +726,28 @@ def _learn_column(
     # numbers - 0.95 present has the noise of both counts: sd sigma sqrt(1 + 0.95^2)
     margin = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
     few = noisy_numbers < NUMBER_SHARE * present - margin
-    if kind != "numeric" and (few or noisy_numbers < margin):  # short of the share, or ~0
+    # about 0: within the margin of it; in a small table, where the margin can exceed half
+    # the records, nearer 0 than the non-missing count (a symmetric test)
+    zero = min(margin, present / 2) if ctx.small else margin
+    if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
         sel = _select(name, col, rest, ctx)
         attr, learned = _categorical(name, sel)
         rule = (f"text: noisy numbers {noisy_numbers} < {NUMBER_SHARE:g} x {present} - "
-                f"{margin:.0f}")  # fmt: skip
+                f"{margin:.0f}" if few else f"text: noisy numbers {noisy_numbers} < {zero:.0f}")  # fmt: skip
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip
     # a number-like or declared numeric column: its frequent values, to tell a code from a
     # quantity (undeclared) and to find its point masses (atoms)
-    probe_rho = PROBE_SHARE * rho
-    sel = _select(name, col, probe_rho, ctx)
-    codes = {k: v for k, v in sel.released.items() if k != _MISSING}
+    # (a small table: no probe, its threshold is above what most values hold; its share goes
+    # to the bounds, from which an integer column's codes are read)
+    probe_rho = 0.0 if ctx.small else PROBE_SHARE * rho
+    sel = None if ctx.small else _select(name, col, probe_rho, ctx)
+    codes = {} if sel is None else {k: v for k, v in sel.released.items() if k != _MISSING}
     mass = sum(codes.values())
-    noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": sel.tau}
-    if kind is None and 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present:
+    if sel is not None:
+        noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": sel.tau}
+    if sel is not None and kind is None and 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present:
         attr, learned = _categorical(name, sel)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
         return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
@@ -725,11 +763,16 @@ def _learn_column(
         rule = "code: no bounds found, the probe's released values"
     elif isinstance(attr, Categorical):
         rule = f"code by range: integers, at most {MAX_CODES} in the private bounds"
+    elif sel is None:
+        rule = "quantity: a small table (no probe)"
     else:
         rule = f"quantity: {len(codes)} keys hold noisy {mass} of {present}"
+    if sel is None and isinstance(attr, Categorical):
+        rule += "; a small table (no probe)"
     out_kind: Kind = "categorical" if isinstance(attr, Categorical) else "numeric"
     used = profile_rho + probe_rho + spent
-    return attr, ColumnReport(name, out_kind, kind is not None, rule, used, ctx.delta_tail,
+    tail = 0.0 if sel is None else ctx.delta_tail  # no selection, no tail probability
+    return attr, ColumnReport(name, out_kind, kind is not None, rule, used, tail,
                               learned, noisy | more)  # fmt: skip
 
 
