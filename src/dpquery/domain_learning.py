@@ -732,8 +732,8 @@ def _learn_column(
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
         sel = _select(name, col, rest, ctx)
         attr, learned = _categorical(name, sel)
-        rule = (f"text: noisy numbers {noisy_numbers} < {NUMBER_SHARE:g} x {present} - "
-                f"{margin:.0f}" if few else f"text: noisy numbers {noisy_numbers} < {zero:.0f}")  # fmt: skip
+        bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
+        rule = f"text: noisy numbers {noisy_numbers} < {bar}"
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip
@@ -747,7 +747,8 @@ def _learn_column(
     mass = sum(codes.values())
     if sel is not None:
         noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": sel.tau}
-    if sel is not None and kind is None and 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present:
+    coded = 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present
+    if sel is not None and kind is None and coded:
         attr, learned = _categorical(name, sel)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
         return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
