@@ -169,7 +169,7 @@ a run of :data:`BOUND_WINDOW`) at a time, each passing when its noisy count reac
 empty bucket's noise (or the run's) reaches with at most this probability
 (:func:`~dpquery.privacy.quantiles.grown_bounds`): ``k`` buckets beyond the data take ``k``
 false passes in a row."""
-SMALL_BOUNDS_SHARE = 0.5
+SMALL_BOUNDS_SHARE = 0.75
 """In a small table, of a numeric column's share for its edges, the part spent on its
 bounds (:data:`BOUNDS_SHARE` otherwise)."""
 MISSING_SIGMAS = 2.0
