@@ -661,7 +661,7 @@ def learn_domain(
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
         n_rho = LEARNING_NOISY_N_SHARE * rho
         n = noisy_n(len(df), n_rho, rng, ledger)
-    per_column = (rho - n_rho) * _SAFETY / len(names)
+    per_column = column_rho(rho, len(names), add_remove)
     tail = float(delta) / len(selecting)
     small = check_learnable(n, per_column, tail, noisy=add_remove)
     ctx = _Context(rng, ledger, bins, tail, n, small)
@@ -677,6 +677,21 @@ def learn_domain(
     spent = math.fsum([n_rho, *(r.rho for r in reports)])
     relation = ADD_REMOVE if add_remove else REPLACE_ONE
     return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho)
+
+
+def column_rho(rho: float, columns: int, add_remove: bool) -> float:
+    """A column's share of a learning at ``rho`` (after the noisy ``n`` under add/remove)."""
+    n_rho = LEARNING_NOISY_N_SHARE * rho if add_remove else 0.0
+    return (rho - n_rho) * _SAFETY / columns
+
+
+def size_limits(rho: float, delta: float, columns: int, add_remove: bool) -> tuple[int, int]:
+    """``(small, refused)``: a learning at ``rho`` and tail ``delta`` over ``columns``
+    columns uses the small-table rules below ``small`` records and refuses below ``refused``
+    (:func:`check_learnable`; the noisy ``n`` under add/remove). Public: reads no data."""
+    per = column_rho(rho, columns, add_remove)
+    tau = partition_threshold(discrete_gaussian_sigma2(per, math.sqrt(2)), delta / columns)
+    return math.ceil(tau / MIN_CATEGORY_SHARE), math.ceil(tau / MIN_SMALL_SHARE)
 
 
 def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) -> bool:
