@@ -18,6 +18,7 @@ from dpquery.domain_learning import (
     PROFILE_SHARE,
     SMALL_BOUND_STEP_RATE,
     SMALL_BOUNDS_SHARE,
+    _small_edges,
     check_learnable,
     learn_budget,
     learn_domain,
@@ -117,34 +118,49 @@ def test_size_limits_against_hand_computed_thresholds():
 
 def test_a_small_table_charges_each_column_its_shares_and_no_selection():
     """1,000 records, rho 0.004 over 4 columns: rho_c = 0.001, a category's threshold above
-    100 records, so small. A number-like column spends (hand-computed, of rho_c): profile
-    0.1, precision 0.1, bounds 0.75 x 0.8 = 0.6, edges at most 0.2; no partition selection
-    (no probe), no tail delta. A code read by range spends 0.8 and stops."""
+    100 records, so small. Every number-like column spends (hand-computed, of rho_c): profile
+    0.1, precision 0.1, bounds 0.8 (the rest: the edges are read off the bounds' counts); no
+    partition selection (no probe), no quantiles, no tail delta: rho_c in all."""
     ledger = Ledger(Budget.zcdp(0.004))
     domain, report = learn_domain(pums_like(1000), rho=0.004, delta=1e-9, ledger=ledger,
                                   rng=np.random.default_rng(32),
                                   neighbours=REPLACE_ONE)  # fmt: skip
     rho_c = 0.004 * (1 - 1e-9) / 4
-    assert PROFILE_SHARE == 0.1 and DECIMALS_SHARE == 0.1 and SMALL_BOUNDS_SHARE == 0.75
+    assert PROFILE_SHARE == 0.1 and DECIMALS_SHARE == 0.1 and SMALL_BOUNDS_SHARE == 1.0
     by_col: dict[str, dict[str, float]] = {}
     for e in ledger.entries:
         col, what = e.charge.mechanism.split(": ", 1)
-        cost = e.charge.cost  # the quantiles: count x PureDP(eps), bounded range: eps^2 / 8
-        rho = cost.rho if isinstance(cost, ZCDP) else e.charge.count * cost.epsilon**2 / 8
-        by_col.setdefault(col, {})[what.split(" (")[0]] = rho
-    for col in ("age", "sex", "educ", "income"):
-        spent = by_col[col]
-        assert "partition selection" not in spent
+        assert isinstance(e.charge.cost, ZCDP)  # no exponential mechanism
+        by_col.setdefault(col, {})[what.split(" (")[0]] = e.charge.cost.rho
+    assert set(by_col) == {"age", "sex", "educ", "income"}
+    for spent in by_col.values():
+        assert set(spent) == {"profile", "precision", "bounds"}
         assert spent["profile"] == pytest.approx(0.1 * rho_c)
         assert spent["precision"] == pytest.approx(0.1 * rho_c)
-        assert spent["bounds"] == pytest.approx(0.6 * rho_c)
-    for col in ("age", "income"):  # quantities: the edges spend the rest
-        assert isinstance(domain[col], Numeric)
-        assert by_col[col]["quantiles"] <= 0.2 * rho_c * (1 + 1e-9)
-    for col in ("sex", "educ"):  # codes by range: nothing after the bounds
-        assert isinstance(domain[col], Categorical) and "quantiles" not in by_col[col]
+        assert spent["bounds"] == pytest.approx(0.8 * rho_c)
+    assert isinstance(domain["age"], Numeric) and isinstance(domain["income"], Numeric)
+    assert isinstance(domain["sex"], Categorical) and isinstance(domain["educ"], Categorical)
     assert all(c.delta_tail == 0.0 for c in report.columns)
+    assert all(c.rho == pytest.approx(rho_c) for c in report.columns)
     assert report.rho == pytest.approx(ledger.spent, rel=1e-9) and ledger.spent <= 0.004
+
+
+def test_small_edges_split_heavy_buckets_and_merge_light_ones():
+    """Post-processing of the bounds' noisy counts: buckets [0, 1), [1, 2), [2, 5), [5, 10),
+    [10, 20), [20, 50), [50, 100) with noisy counts 50, -3, 10, 20, 100, 420, 400 (total of the
+    clipped counts 1,000), 10 bins: a target of 100 a bin. [20, 50) splits in 4 (widths
+    7.5, rounded to integers), [50, 100) in 4, [10, 20) stays whole, the light buckets below
+    merge into [0, 10) (their 80 never reach 100), and the 0 gets [0, 1)."""
+    buckets = np.array([0, 1, 2, 5, 10, 20, 50, 100], dtype=float)
+    noisy = np.array([50, -3, 10, 20, 100, 420, 400])
+    edges = _small_edges((0.0, 100.0), buckets, noisy, 0, 10)
+    assert edges == [0, 1, 10, 20, 28, 35, 42, 50, 62, 75, 88, 100]
+    # a decimal column rounds its edges to its precision; bounds cut the end buckets
+    edges = _small_edges((0.0, 7.5), buckets, noisy, 2, 4)
+    assert edges[0] == 0.0 and edges[1] == 0.01 and edges[-1] == 7.5
+    assert all(round(e, 2) == e for e in edges) and edges == sorted(set(edges))
+    # no counts at all: equal-width bins
+    assert _small_edges((0.0, 8.0), buckets, np.zeros(0), 0, 4) == [0, 1, 2, 4, 6, 8]
 
 
 def test_a_small_table_reads_codes_from_zero():

@@ -169,9 +169,10 @@ a run of :data:`BOUND_WINDOW`) at a time, each passing when its noisy count reac
 empty bucket's noise (or the run's) reaches with at most this probability
 (:func:`~dpquery.privacy.quantiles.grown_bounds`): ``k`` buckets beyond the data take ``k``
 false passes in a row."""
-SMALL_BOUNDS_SHARE = 0.75
+SMALL_BOUNDS_SHARE = 1.0
 """In a small table, of a numeric column's share for its edges, the part spent on its
-bounds (:data:`BOUNDS_SHARE` otherwise)."""
+bounds (:data:`BOUNDS_SHARE` otherwise): all of it, since its edges are read off the same
+noisy bucket counts (:func:`_small_edges`)."""
 MISSING_SIGMAS = 2.0
 """A numeric column gets a missing flag when its noisy missing count exceeds this many noise
 standard deviations."""
@@ -442,11 +443,12 @@ def _step(decimals: int) -> float:
 
 def _bounds(
     name: str, col: _Column, rho: float, decimals: int, ctx: _Context
-) -> tuple[float, float] | None:
-    """The column's private bounds, rounded outward to its precision; None when no bucket
-    is occupied. The buckets start at the precision's step (``[0, 1)`` then ``[1, 2)`` for
-    integers): a number of that precision is never smaller, so finer buckets would only
-    spread the noise's false positives and push apart the buckets a run joins."""
+) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray]:
+    """The column's private bounds, rounded outward to its precision (None when no bucket
+    is occupied), the buckets and their noisy counts. The buckets start at the precision's
+    step (``[0, 1)`` then ``[1, 2)`` for integers): a number of that precision is never
+    smaller, so finer buckets would only spread the noise's false positives and push apart
+    the buckets a run joins."""
     buckets = magnitude_buckets(min_exponent=-decimals)
     k = buckets.size - 1
     # a run of BOUND_WINDOW buckets: its noisy sum has about BOUND_WINDOW times the variance
@@ -463,14 +465,56 @@ def _bounds(
         name=f"{name}: bounds (discrete Gaussian histogram)",
     )  # fmt: skip
     if bounds is None:
-        return None
+        return None, buckets, np.zeros(0, dtype=np.int64)
     lo, hi = bounds[0], bounds[1]
     if 0 < lo <= hi / BOUND_ZERO_RATIO:
         lo = 0.0  # a positive column starting near 0: its thin low tail is kept, not clipped
     lo, hi = _outward(lo, decimals, math.floor), _outward(hi, decimals, math.ceil)
     if hi <= lo:
         hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
-    return lo, hi
+    return (lo, hi), buckets, bounds[2]
+
+
+def _small_edges(
+    bounds: tuple[float, float], buckets: np.ndarray, noisy: np.ndarray, decimals: int,
+    bins: int,
+) -> list[float]:  # fmt: skip
+    """A small table's bin edges from its bounds' noisy bucket counts alone (post-processing:
+    no further budget). The exponential mechanism's quantiles are near-uniform draws at a
+    small table's epsilon, so instead each bucket inside the bounds holding at least
+    ``1 / bins`` of the noisy mass (counts clipped at 0) is split into equal-width parts in
+    proportion to it, and lighter buckets are merged until they hold that much. A lower
+    bound of 0 gets a bin ``[0, step)`` of its own: the point mass at 0 of amounts and
+    counts, which no probe found."""
+    lo, hi = bounds
+    step = _step(decimals)
+    counts = np.zeros(buckets.size - 1) if noisy.size == 0 else noisy  # no bounds found
+    pairs = zip(buckets[:-1], buckets[1:], counts, strict=True)
+    parts = [(max(float(a), lo), min(float(b), hi), max(float(c), 0.0))
+             for a, b, c in pairs if a < hi and b > lo]  # fmt: skip
+    total = math.fsum(c for _, _, c in parts)
+    edges = {lo, hi}
+    if lo == 0.0 and step < hi:
+        edges.add(step)
+    if total <= 0:
+        parts = [(lo, hi, 1.0)]
+        total = 1.0
+    target, acc = total / bins, 0.0
+    for a, b, c in parts:
+        if c >= target:
+            m = max(1, round(c / target))
+            edges |= {a, b, *(_round(a + j * (b - a) / m, decimals) for j in range(1, m))}
+            acc = 0.0
+        else:
+            acc += c
+            if acc >= target:
+                edges.add(b)
+                acc = 0.0
+    return sorted(e for e in edges if lo <= e <= hi)
+
+
+def _round(x: float, decimals: int) -> float:
+    return float(round(Decimal(repr(x)), decimals))
 
 
 def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
@@ -558,7 +602,7 @@ def _numeric(
     decimals, hist = _decimals(name, col, share * rho, ctx)
     rest = (1 - share) * rho
     bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
-    found = _bounds(name, col, bounds_share * rest, decimals, ctx)
+    found, buckets, bucket_noisy = _bounds(name, col, bounds_share * rest, decimals, ctx)
     noisy_missing, sigma = missing
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
@@ -572,7 +616,12 @@ def _numeric(
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest
     atoms = _atoms(probe, present, decimals)
-    edges = _edges(name, col, (1 - bounds_share) * rest, bounds, decimals, atoms, ctx)
+    if ctx.small:  # the bounds' counts place the edges: no quantiles
+        edges = _small_edges(bounds, buckets, bucket_noisy, decimals, ctx.bins)
+        spent = share * rho + bounds_share * rest
+    else:
+        edges = _edges(name, col, (1 - bounds_share) * rest, bounds, decimals, atoms, ctx)
+        spent = rho
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
         decimals=None if decimals == 0 else decimals,
@@ -583,7 +632,7 @@ def _numeric(
         + (f", atoms {', '.join(f'{a:g}' for a in atoms[:6])}" if atoms else "")
         + (" + missing" if has_missing else "")
     )
-    return attr, learned, more | {"atoms": atoms}, rho
+    return attr, learned, more | {"atoms": atoms}, spent
 
 
 def _check_types(df: pd.DataFrame, types: Mapping[str, str] | None) -> dict[str, Kind]:
