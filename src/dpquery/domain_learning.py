@@ -53,6 +53,14 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
+
+**Small tables** (:func:`check_learnable`: a category's selection threshold above
+:data:`MIN_CATEGORY_SHARE` of the records, at most :data:`MIN_SMALL_SHARE`; refused above):
+no probe (its share goes to the bounds); the bounds grown from the mode of their noisy
+histogram (:func:`~dpquery.privacy.quantiles.grown_bounds`, a single test per step at
+:data:`SMALL_BOUND_STEP_RATE`); integer codes by range from 0; the bin edges read off the
+bounds' noisy counts (:func:`_small_edges`, no quantiles); the text rule's zero test at half
+the non-missing count. Each reads only noisy counts already drawn: post-processing.
 """
 
 from __future__ import annotations
