@@ -249,7 +249,14 @@ def grown_bounds(
     (probability at most ``p^k`` for a per-step false rate ``p``): the per-step threshold
     can be a single test's, and a far bucket that the noise alone lifts (a bound of 10^6 on
     a column of codes 1..6) is never reached. The mode is the bucket with the most records,
-    up to the noise."""
+    up to the noise.
+
+    Privacy: a function of the noisy counts alone (and public thresholds), so it costs
+    nothing beyond :func:`private_bounds`' discrete Gaussian histogram (``rho``-zCDP, CKS
+    2020 Theorem 4), by post-processing (Dwork and Roth 2014, Proposition 2.1; Bun and
+    Steinke 2016, Lemma 1.8 for zCDP). The growth rule is the sequential extension of
+    Google's ``ApproxBounds`` idea (the outermost bins above a threshold) to one contiguous
+    run, so that the thresholds need no union bound over every bucket."""
     x = np.asarray(noisy, dtype=np.float64)
     if x.size == 0 or x.max() < mode_threshold:
         return None
