@@ -493,7 +493,8 @@ def _small_edges(
     ``1 / bins`` of the noisy mass (counts clipped at 0) is split into equal-width parts in
     proportion to it, and lighter buckets are merged until they hold that much. A lower
     bound of 0 gets a bin ``[0, step)`` of its own: the point mass at 0 of amounts and
-    counts, which no probe found."""
+    counts, which no probe found. Post-processing of the bounds' discrete Gaussian histogram
+    (Bun and Steinke 2016, Lemma 1.8): no further cost."""
     lo, hi = bounds
     step = _step(decimals)
     counts = np.zeros(buckets.size - 1) if noisy.size == 0 else noisy  # no bounds found
