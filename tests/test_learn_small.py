@@ -210,3 +210,28 @@ def test_the_cli_releases_a_small_table_and_the_plan_states_the_limits(tmp_path,
     assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1"]) == 0
     plan = capsys.readouterr().out
     assert "6 columns: below 2,530, refused below 506" in plan and "grown from the mode" in plan
+
+
+# --- a column given with its public categories (a partial codebook) ----------------------------
+def test_a_column_given_with_its_categories_costs_nothing_and_the_rest_share_rho():
+    """A mostly-missing code column whose codes no selection can release at this budget,
+    declared ``categorical:1|2|...|6``: its domain is those codes, the catch-all and a
+    missing category, with no charge; the other column takes the whole rho."""
+    rng = np.random.default_rng(37)
+    code = np.full(2000, None, dtype=object)
+    code[:40] = rng.integers(1, 7, 40).astype(str)
+    df = pd.DataFrame({"code": code, "x": rng.integers(0, 100, 2000).astype(str)})
+    ledger = Ledger(Budget.zcdp(0.05))
+    domain, report = learn_domain(df, rho=0.05, delta=1e-9, ledger=ledger,
+                                  rng=np.random.default_rng(38), neighbours=REPLACE_ONE,
+                                  types={"code": "categorical:1|2|3|4|5|6"})  # fmt: skip
+    attr = domain["code"]
+    assert isinstance(attr, Categorical) and attr.values[:6] == (1, 2, 3, 4, 5, 6)
+    assert attr.other in attr.values and attr.missing in attr.values
+    assert all(not e.charge.mechanism.startswith("code") for e in ledger.entries)
+    given, learned = report.columns
+    assert given.rho == 0.0 and given.delta_tail == 0.0 and given.declared
+    assert learned.rho == pytest.approx(0.05 * (1 - 1e-9))  # the whole rho (one column learned)
+    with pytest.raises(DPQueryError, match=r"distinct and non-empty"):
+        learn_domain(df, rho=0.05, delta=1e-9, ledger=big_ledger(), rng=np.random.default_rng(0),
+                     types={"code": "categorical:1||2"})  # fmt: skip

@@ -644,24 +644,63 @@ def _numeric(
     return attr, learned, more | {"atoms": atoms}, spent
 
 
-def _check_types(df: pd.DataFrame, types: Mapping[str, str] | None) -> dict[str, Kind]:
+GIVEN_PREFIX = "categorical:"
+"""A ``types`` entry ``"categorical:V1|V2|..."`` declares a column categorical over the
+public values ``V1``, ``V2``, ... (a partial codebook): nothing is learned or spent on it."""
+
+
+def _check_types(
+    df: pd.DataFrame, types: Mapping[str, str] | None
+) -> tuple[dict[str, Kind], dict[str, tuple[str, ...]]]:
+    """The declared kinds, and the columns declared with their public categories."""
     if types is None:
-        return {}
+        return {}, {}
     if not isinstance(types, Mapping):
         raise DPQueryError(
             f"types must map column names to 'numeric' or 'categorical', got {types!r}"
         )
     out: dict[str, Kind] = {}
+    given: dict[str, tuple[str, ...]] = {}
     for col, kind in types.items():
         if col not in df.columns:
             raise DPQueryError(
                 f"types names the column {col!r}, which the table does not have; its columns "
                 f"are {list(df.columns)[:20]}"
             )
+        if isinstance(kind, str) and kind.startswith(GIVEN_PREFIX):
+            values = tuple(v.strip() for v in kind[len(GIVEN_PREFIX) :].split("|"))
+            if not all(values) or len(set(values)) != len(values):
+                raise DPQueryError(f"types[{col!r}]: the categories in {kind!r} must be "
+                                   "distinct and non-empty, separated by '|'")  # fmt: skip
+            given[str(col)] = values
+            out[str(col)] = "categorical"
+            continue
         if kind not in KINDS:
-            raise DPQueryError(f"types[{col!r}] must be 'numeric' or 'categorical', got {kind!r}")
+            raise DPQueryError(
+                f"types[{col!r}] must be 'numeric', 'categorical' or "
+                f"'{GIVEN_PREFIX}V1|V2|...', got {kind!r}"
+            )
         out[str(col)] = "numeric" if kind == "numeric" else "categorical"
-    return out
+    return out, given
+
+
+def _given_column(name: str, values: tuple[str, ...]) -> tuple[Categorical, ColumnReport]:
+    """A column declared with its public categories: those (integers when every one is
+    written as one, as a learned code's), then the catch-all and a missing category (whether
+    the column has missing values is not public; an unused category costs the release a
+    little noise). Nothing read, nothing spent."""
+    keys: list[Hashable] = list(values)
+    if all(_integer_text(v) for v in values):
+        keys = [int(v) for v in values]
+    taken = {str(k) for k in keys}
+    other = _label(OTHER_LABEL, taken)
+    missing = _label(MISSING_LABEL, taken | {other})
+    attr = Categorical(name, (*keys, other, missing), missing=missing, other=other)
+    shown = ", ".join(map(str, keys[:6])) + (", ..." if len(keys) > 6 else "")
+    learned = f"{len(keys)} categories ({shown}) + {other} + missing, given"
+    report = ColumnReport(name, "categorical", True, "declared categories (public)", 0.0, 0.0,
+                          learned)  # fmt: skip
+    return attr, report
 
 
 def learn_domain(
@@ -707,9 +746,11 @@ def learn_domain(
         raise TypeError(f"rng must be a numpy.random.Generator (dpquery.rng.make_rng); got {rng!r}")
     if not isinstance(ledger, Ledger):
         raise TypeError(f"ledger must be a dpquery.privacy.Ledger; got {ledger!r}")
-    declared = _check_types(df, types)
+    declared, given = _check_types(df, types)
     add_remove = check_neighbours(neighbours) == ADD_REMOVE
-    selecting = names  # every column runs one partition selection (categories, or a probe)
+    # every column learned runs one partition selection (categories, or a probe); a column
+    # given with its categories runs none and takes no share
+    selecting = [c for c in names if c not in given] or names
     if not (isinstance(delta, int | float) and 0 < delta < 1):
         raise DPQueryError(
             f"delta must be in (0, 1) to select the categories of {selecting[:5]}, got {delta!r}"
@@ -719,14 +760,18 @@ def learn_domain(
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
         n_rho = LEARNING_NOISY_N_SHARE * rho
         n = noisy_n(len(df), n_rho, rng, ledger)
-    per_column = column_rho(rho, len(names), add_remove)
+    per_column = column_rho(rho, len(selecting), add_remove)
     tail = float(delta) / len(selecting)
     small = check_learnable(n, per_column, tail, noisy=add_remove)
     ctx = _Context(rng, ledger, bins, tail, n, small)
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
-        attr, report = _learn_column(name, _read(df[name]), declared.get(name), per_column, ctx)
+        if name in given:
+            attr, report = _given_column(name, given[name])
+        else:
+            attr, report = _learn_column(name, _read(df[name]), declared.get(name), per_column,
+                                         ctx)  # fmt: skip
         attrs.append(attr)
         reports.append(report)
     domain = Domain(tuple(attrs), note="learned from the data under differential privacy "
