@@ -235,3 +235,12 @@ def test_a_column_given_with_its_categories_costs_nothing_and_the_rest_share_rho
     with pytest.raises(DPQueryError, match=r"distinct and non-empty"):
         learn_domain(df, rho=0.05, delta=1e-9, ledger=big_ledger(), rng=np.random.default_rng(0),
                      types={"code": "categorical:1||2"})  # fmt: skip
+
+
+def test_types_on_the_command_line_take_public_categories():
+    from dpquery.cli.domain import parse_types
+
+    assert parse_types(["DVET=categorical:1|2|3,age=numeric"]) == {
+        "DVET": "categorical:1|2|3", "age": "numeric"}  # fmt: skip
+    with pytest.raises(DPQueryError, match=r"--types x: kind must be .*categorical:V1\|V2"):
+        parse_types(["x=text"])
