@@ -415,7 +415,8 @@ def test_small_integer_codes_by_range_and_declared_numeric():
 
 
 def test_a_table_too_small_for_the_budget_is_refused_before_any_draw():
-    df = pd.DataFrame({"sex": ["0", "1"] * 500, "age": [str(20 + i % 60) for i in range(1000)]})
+    # a category needs 245 noisy records here: 1,000 rows are small, 200 too few
+    df = pd.DataFrame({"sex": ["0", "1"] * 100, "age": [str(20 + i % 60) for i in range(200)]})
     b = learn_budget(1.0, 1e-9)
     ledger = Ledger(b.ledger_budget)
     with pytest.raises(DPQueryError, match=r"too few.*at least [\d,]+ records"):

@@ -175,7 +175,7 @@ def test_replace_one_reports_the_public_n_as_before():
 
 
 def test_the_small_table_refusal_reads_the_noisy_n():
-    df = pd.DataFrame({"sex": ["0", "1"] * 500, "age": [str(20 + i % 60) for i in range(1000)]})
+    df = pd.DataFrame({"sex": ["0", "1"] * 100, "age": [str(20 + i % 60) for i in range(200)]})
     b = learn_budget(1.0, 1e-9)
     ledger = Ledger(b.ledger_budget)
     with pytest.raises(DPQueryError, match=r"about [\d,]+ records \(a noisy count\) are too few"):

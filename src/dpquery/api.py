@@ -105,7 +105,8 @@ class DPSynthesizer:
     entry counts as a one; by default an entry other than 0 and 1 is an error). Fitted
     without a domain, the table's is learned from ``domain_share`` of the budget's zCDP rho
     (default :data:`~dpquery.domain_learning.DEFAULT_DOMAIN_SHARE`), with ``types``
-    declaring columns ``"numeric"`` or ``"categorical"`` (``docs/learn.md``).
+    declaring columns ``"numeric"`` or ``"categorical"``, or ``"categorical:V1|V2|..."``
+    with their public categories (nothing learned on them; ``docs/learn.md``).
 
     Fitted attributes: ``release_`` (the :class:`~dpquery.algorithms.release.Release`),
     ``domain_`` (the domain, with the declared ``dtypes``), ``workload_``, ``n_`` (the

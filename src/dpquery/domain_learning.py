@@ -53,6 +53,14 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
+
+**Small tables** (:func:`check_learnable`: a category's selection threshold above
+:data:`MIN_CATEGORY_SHARE` of the records, at most :data:`MIN_SMALL_SHARE`; refused above):
+no probe (its share goes to the bounds); the bounds grown from the mode of their noisy
+histogram (:func:`~dpquery.privacy.quantiles.grown_bounds`, a single test per step at
+:data:`SMALL_BOUND_STEP_RATE`); integer codes by range from 0; the bin edges read off the
+bounds' noisy counts (:func:`_small_edges`, no quantiles); the text rule's zero test at half
+the non-missing count. Each reads only noisy counts already drawn: post-processing.
 """
 
 from __future__ import annotations
@@ -155,9 +163,24 @@ ATOM_SHARE = 0.02
 of the noisy non-missing values is an atom: a bin of its own (``[v, v + 10^-decimals)``), so
 that a point mass (the 0 of a money column, the 40 of hours worked) decodes to itself."""
 MIN_CATEGORY_SHARE = 0.1
-"""A table is refused when the threshold of a categorical column's partition selection (the
+"""A table is small when the threshold of a categorical column's partition selection (the
 smallest noisy count a category needs to be released) exceeds this share of its ``n``
-records: almost every value would fall into the catch-all (:func:`check_learnable`)."""
+records: the probe of a number-like column would release almost nothing, so it is skipped
+and the column's share goes to its bounds (:func:`table_size`, :data:`SMALL_BOUNDS_SHARE`)."""
+MIN_SMALL_SHARE = 0.5
+"""A table is refused when that threshold exceeds this share of its ``n`` records: no
+category could be released unless it held more than half of the records, and no bounds
+bucket could be seen unless it held about as many (:func:`check_learnable`)."""
+SMALL_BOUND_STEP_RATE = 0.05
+"""In a small table, the bounds grow from the mode of the buckets' noisy counts, a bucket (or
+a run of :data:`BOUND_WINDOW`) at a time, each passing when its noisy count reaches what an
+empty bucket's noise (or the run's) reaches with at most this probability
+(:func:`~dpquery.privacy.quantiles.grown_bounds`): ``k`` buckets beyond the data take ``k``
+false passes in a row."""
+SMALL_BOUNDS_SHARE = 1.0
+"""In a small table, of a numeric column's share for its edges, the part spent on its
+bounds (:data:`BOUNDS_SHARE` otherwise): all of it, since its edges are read off the same
+noisy bucket counts (:func:`_small_edges`)."""
 MISSING_SIGMAS = 2.0
 """A numeric column gets a missing flag when its noisy missing count exceeds this many noise
 standard deviations."""
@@ -346,6 +369,7 @@ class _Context:
     bins: int
     delta_tail: float
     n: int  # the records the rules read: public (replace-one) or noisy (add/remove)
+    small: bool = False  # the small-table rules (check_learnable)
 
 
 def _sigma(rho: float, sensitivity: float) -> float:
@@ -427,30 +451,79 @@ def _step(decimals: int) -> float:
 
 def _bounds(
     name: str, col: _Column, rho: float, decimals: int, ctx: _Context
-) -> tuple[float, float] | None:
-    """The column's private bounds, rounded outward to its precision; None when no bucket
-    is occupied. The buckets start at the precision's step (``[0, 1)`` then ``[1, 2)`` for
-    integers): a number of that precision is never smaller, so finer buckets would only
-    spread the noise's false positives and push apart the buckets a run joins."""
+) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray]:
+    """The column's private bounds, rounded outward to its precision (None when no bucket
+    is occupied), the buckets and their noisy counts. The buckets start at the precision's
+    step (``[0, 1)`` then ``[1, 2)`` for integers): a number of that precision is never
+    smaller, so finer buckets would only spread the noise's false positives and push apart
+    the buckets a run joins."""
     buckets = magnitude_buckets(min_exponent=-decimals)
     k = buckets.size - 1
     # a run of BOUND_WINDOW buckets: its noisy sum has about BOUND_WINDOW times the variance
     sigma2 = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY) * BOUND_WINDOW
     window = (BOUND_WINDOW, partition_threshold(sigma2, BOUND_FALSE_RATE / (k - BOUND_WINDOW + 1)))
+    grow = None
+    if ctx.small:  # grown from the mode, each step a single test (grown_bounds)
+        one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+        grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
+                partition_threshold(sigma2, SMALL_BOUND_STEP_RATE))  # fmt: skip
     bounds = private_bounds(
         col.numbers, rho=rho, threshold=bucket_threshold(rho, k, BOUND_FALSE_RATE),
-        rng=ctx.rng, ledger=ctx.ledger, edges=buckets, window=window,
+        rng=ctx.rng, ledger=ctx.ledger, edges=buckets, window=window, grow=grow,
         name=f"{name}: bounds (discrete Gaussian histogram)",
     )  # fmt: skip
     if bounds is None:
-        return None
+        return None, buckets, np.zeros(0, dtype=np.int64)
     lo, hi = bounds[0], bounds[1]
     if 0 < lo <= hi / BOUND_ZERO_RATIO:
         lo = 0.0  # a positive column starting near 0: its thin low tail is kept, not clipped
     lo, hi = _outward(lo, decimals, math.floor), _outward(hi, decimals, math.ceil)
     if hi <= lo:
         hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
-    return lo, hi
+    return (lo, hi), buckets, bounds[2]
+
+
+def _small_edges(
+    bounds: tuple[float, float], buckets: np.ndarray, noisy: np.ndarray, decimals: int,
+    bins: int,
+) -> list[float]:  # fmt: skip
+    """A small table's bin edges from its bounds' noisy bucket counts alone (post-processing:
+    no further budget). The exponential mechanism's quantiles are near-uniform draws at a
+    small table's epsilon, so instead each bucket inside the bounds holding at least
+    ``1 / bins`` of the noisy mass (counts clipped at 0) is split into equal-width parts in
+    proportion to it, and lighter buckets are merged until they hold that much. A lower
+    bound of 0 gets a bin ``[0, step)`` of its own: the point mass at 0 of amounts and
+    counts, which no probe found. Post-processing of the bounds' discrete Gaussian histogram
+    (Bun and Steinke 2016, Lemma 1.8): no further cost."""
+    lo, hi = bounds
+    step = _step(decimals)
+    counts = np.zeros(buckets.size - 1) if noisy.size == 0 else noisy  # no bounds found
+    pairs = zip(buckets[:-1], buckets[1:], counts, strict=True)
+    parts = [(max(float(a), lo), min(float(b), hi), max(float(c), 0.0))
+             for a, b, c in pairs if a < hi and b > lo]  # fmt: skip
+    total = math.fsum(c for _, _, c in parts)
+    edges = {lo, hi}
+    if lo == 0.0 and step < hi:
+        edges.add(step)
+    if total <= 0:
+        parts = [(lo, hi, 1.0)]
+        total = 1.0
+    target, acc = total / bins, 0.0
+    for a, b, c in parts:
+        if c >= target:
+            m = max(1, round(c / target))
+            edges |= {a, b, *(_round(a + j * (b - a) / m, decimals) for j in range(1, m))}
+            acc = 0.0
+        else:
+            acc += c
+            if acc >= target:
+                edges.add(b)
+                acc = 0.0
+    return sorted(e for e in edges if lo <= e <= hi)
+
+
+def _round(x: float, decimals: int) -> float:
+    return float(round(Decimal(repr(x)), decimals))
 
 
 def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
@@ -496,11 +569,17 @@ def _edges(
 
 
 def _range_codes(
-    name: str, bounds: tuple[float, float], has_missing: bool
+    name: str, bounds: tuple[float, float], has_missing: bool, from_zero: bool = False
 ) -> tuple[Categorical, str] | None:
     """An integer column whose bounds hold at most :data:`MAX_CODES` integers, as a
-    categorical column over every one of them (None when they hold more)."""
+    categorical column over every one of them (None when they hold more). ``from_zero`` (a
+    small table, whose bounds miss the codes that too few records hold): a non-negative
+    lower bound is taken to 0, so every code from 0 to the upper bound is a category (a
+    public rule on the private bounds; a code no record holds costs the release a little
+    noise, a code left out costs its records)."""
     first, last = math.ceil(bounds[0]), math.ceil(bounds[1]) - 1
+    if from_zero and first > 0:
+        first = 0
     if not 2 <= last - first + 1 <= MAX_CODES:  # one integer alone: the bounds missed the rest
         return None
     values: list[Hashable] = list(range(first, last + 1))
@@ -531,21 +610,27 @@ def _numeric(
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
     decimals, hist = _decimals(name, col, share * rho, ctx)
     rest = (1 - share) * rho
-    found = _bounds(name, col, BOUNDS_SHARE * rest, decimals, ctx)
+    bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
+    found, buckets, bucket_noisy = _bounds(name, col, bounds_share * rest, decimals, ctx)
     noisy_missing, sigma = missing
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
     if found is None and probe is not None and codes and probe.released:
         # too few numbers to bound: the values the probe released are all that is known
         cat, learned = _categorical(name, probe)
-        return cat, learned + " (no bounds found)", more, share * rho + BOUNDS_SHARE * rest
+        return cat, learned + " (no bounds found)", more, share * rho + bounds_share * rest
     bounds = (0.0, 1.0) if found is None else found
     if codes and decimals == 0:
-        coded = _range_codes(name, bounds, has_missing)
+        coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small)
         if coded is not None:
-            return coded[0], coded[1], more, share * rho + BOUNDS_SHARE * rest
+            return coded[0], coded[1], more, share * rho + bounds_share * rest
     atoms = _atoms(probe, present, decimals)
-    edges = _edges(name, col, (1 - BOUNDS_SHARE) * rest, bounds, decimals, atoms, ctx)
+    if ctx.small:  # the bounds' counts place the edges: no quantiles
+        edges = _small_edges(bounds, buckets, bucket_noisy, decimals, ctx.bins)
+        spent = share * rho + bounds_share * rest
+    else:
+        edges = _edges(name, col, (1 - bounds_share) * rest, bounds, decimals, atoms, ctx)
+        spent = rho
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
         decimals=None if decimals == 0 else decimals,
@@ -556,27 +641,66 @@ def _numeric(
         + (f", atoms {', '.join(f'{a:g}' for a in atoms[:6])}" if atoms else "")
         + (" + missing" if has_missing else "")
     )
-    return attr, learned, more | {"atoms": atoms}, rho
+    return attr, learned, more | {"atoms": atoms}, spent
 
 
-def _check_types(df: pd.DataFrame, types: Mapping[str, str] | None) -> dict[str, Kind]:
+GIVEN_PREFIX = "categorical:"
+"""A ``types`` entry ``"categorical:V1|V2|..."`` declares a column categorical over the
+public values ``V1``, ``V2``, ... (a partial codebook): nothing is learned or spent on it."""
+
+
+def _check_types(
+    df: pd.DataFrame, types: Mapping[str, str] | None
+) -> tuple[dict[str, Kind], dict[str, tuple[str, ...]]]:
+    """The declared kinds, and the columns declared with their public categories."""
     if types is None:
-        return {}
+        return {}, {}
     if not isinstance(types, Mapping):
         raise DPQueryError(
             f"types must map column names to 'numeric' or 'categorical', got {types!r}"
         )
     out: dict[str, Kind] = {}
+    given: dict[str, tuple[str, ...]] = {}
     for col, kind in types.items():
         if col not in df.columns:
             raise DPQueryError(
                 f"types names the column {col!r}, which the table does not have; its columns "
                 f"are {list(df.columns)[:20]}"
             )
+        if isinstance(kind, str) and kind.startswith(GIVEN_PREFIX):
+            values = tuple(v.strip() for v in kind[len(GIVEN_PREFIX) :].split("|"))
+            if not all(values) or len(set(values)) != len(values):
+                raise DPQueryError(f"types[{col!r}]: the categories in {kind!r} must be "
+                                   "distinct and non-empty, separated by '|'")  # fmt: skip
+            given[str(col)] = values
+            out[str(col)] = "categorical"
+            continue
         if kind not in KINDS:
-            raise DPQueryError(f"types[{col!r}] must be 'numeric' or 'categorical', got {kind!r}")
+            raise DPQueryError(
+                f"types[{col!r}] must be 'numeric', 'categorical' or "
+                f"'{GIVEN_PREFIX}V1|V2|...', got {kind!r}"
+            )
         out[str(col)] = "numeric" if kind == "numeric" else "categorical"
-    return out
+    return out, given
+
+
+def _given_column(name: str, values: tuple[str, ...]) -> tuple[Categorical, ColumnReport]:
+    """A column declared with its public categories: those (integers when every one is
+    written as one, as a learned code's), then the catch-all and a missing category (whether
+    the column has missing values is not public; an unused category costs the release a
+    little noise). Nothing read, nothing spent."""
+    keys: list[Hashable] = list(values)
+    if all(_integer_text(v) for v in values):
+        keys = [int(v) for v in values]
+    taken = {str(k) for k in keys}
+    other = _label(OTHER_LABEL, taken)
+    missing = _label(MISSING_LABEL, taken | {other})
+    attr = Categorical(name, (*keys, other, missing), missing=missing, other=other)
+    shown = ", ".join(map(str, keys[:6])) + (", ..." if len(keys) > 6 else "")
+    learned = f"{len(keys)} categories ({shown}) + {other} + missing, given"
+    report = ColumnReport(name, "categorical", True, "declared categories (public)", 0.0, 0.0,
+                          learned)  # fmt: skip
+    return attr, report
 
 
 def learn_domain(
@@ -622,9 +746,11 @@ def learn_domain(
         raise TypeError(f"rng must be a numpy.random.Generator (dpquery.rng.make_rng); got {rng!r}")
     if not isinstance(ledger, Ledger):
         raise TypeError(f"ledger must be a dpquery.privacy.Ledger; got {ledger!r}")
-    declared = _check_types(df, types)
+    declared, given = _check_types(df, types)
     add_remove = check_neighbours(neighbours) == ADD_REMOVE
-    selecting = names  # every column runs one partition selection (categories, or a probe)
+    # every column learned runs one partition selection (categories, or a probe); a column
+    # given with its categories runs none and takes no share
+    selecting = [c for c in names if c not in given] or names
     if not (isinstance(delta, int | float) and 0 < delta < 1):
         raise DPQueryError(
             f"delta must be in (0, 1) to select the categories of {selecting[:5]}, got {delta!r}"
@@ -634,13 +760,18 @@ def learn_domain(
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
         n_rho = LEARNING_NOISY_N_SHARE * rho
         n = noisy_n(len(df), n_rho, rng, ledger)
-    per_column = (rho - n_rho) * _SAFETY / len(names)
-    ctx = _Context(rng, ledger, bins, float(delta) / len(selecting), n)
-    check_learnable(n, per_column, ctx.delta_tail, noisy=add_remove)
+    per_column = column_rho(rho, len(selecting), add_remove)
+    tail = float(delta) / len(selecting)
+    small = check_learnable(n, per_column, tail, noisy=add_remove)
+    ctx = _Context(rng, ledger, bins, tail, n, small)
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
-        attr, report = _learn_column(name, _read(df[name]), declared.get(name), per_column, ctx)
+        if name in given:
+            attr, report = _given_column(name, given[name])
+        else:
+            attr, report = _learn_column(name, _read(df[name]), declared.get(name), per_column,
+                                         ctx)  # fmt: skip
         attrs.append(attr)
         reports.append(report)
     domain = Domain(tuple(attrs), note="learned from the data under differential privacy "
@@ -651,18 +782,37 @@ def learn_domain(
     return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho)
 
 
-def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) -> None:
-    """Refuse, before any draw, a table too small for the budget: when the threshold of a
-    partition selection spending a whole column's ``rho`` (the most any column spends on one)
-    exceeds :data:`MIN_CATEGORY_SHARE` of the ``n`` records, no category rarer than that
-    could be released and the learned domain would be mostly catch-alls. Public: ``n``, the
-    budget and the tail probability only (under add/remove, ``n`` is the noisy ``n``:
-    ``noisy``, and the message says so). The message names the smallest ``n`` this budget
-    serves."""
+def column_rho(rho: float, columns: int, add_remove: bool) -> float:
+    """A column's share of a learning at ``rho`` (after the noisy ``n`` under add/remove)."""
+    n_rho = LEARNING_NOISY_N_SHARE * rho if add_remove else 0.0
+    return (rho - n_rho) * _SAFETY / columns
+
+
+def size_limits(rho: float, delta: float, columns: int, add_remove: bool) -> tuple[int, int]:
+    """``(small, refused)``: a learning at ``rho`` and tail ``delta`` over ``columns``
+    columns uses the small-table rules below ``small`` records and refuses below ``refused``
+    (:func:`check_learnable`; the noisy ``n`` under add/remove). Public: reads no data."""
+    per = column_rho(rho, columns, add_remove)
+    tau = partition_threshold(discrete_gaussian_sigma2(per, math.sqrt(2)), delta / columns)
+    return math.ceil(tau / MIN_CATEGORY_SHARE), math.ceil(tau / MIN_SMALL_SHARE)
+
+
+def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) -> bool:
+    """Whether a table of ``n`` records is small for the budget, refusing one too small to
+    learn anything, before any draw. ``tau`` is the threshold of a partition selection
+    spending a whole column's ``rho`` (the most any column spends on one). Small: ``tau`` is
+    above :data:`MIN_CATEGORY_SHARE` of ``n`` (no category rarer than that can be released;
+    the small-table rules apply, :func:`_learn_column`). Refused: ``tau`` is above
+    :data:`MIN_SMALL_SHARE` of ``n`` (a category, or a bounds bucket, would need about half
+    of the records). Public: ``n``, the budget and the tail probability only (under
+    add/remove, ``n`` is the noisy ``n``: ``noisy``, and the message says so). The message
+    names the smallest ``n`` this budget serves."""
     tau = partition_threshold(discrete_gaussian_sigma2(rho, math.sqrt(2)), delta_tail)
     if tau <= MIN_CATEGORY_SHARE * n:
-        return
-    need = math.ceil(tau / MIN_CATEGORY_SHARE)
+        return False
+    if tau <= MIN_SMALL_SHARE * n:
+        return True
+    need = math.ceil(tau / MIN_SMALL_SHARE)
     raise DPQueryError(
         ("about " if noisy else "")
         + f"{n:,} records"
@@ -670,7 +820,7 @@ def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) 
         + f" are too few to learn a domain with rho={rho:.3g} per column: a "
         f"category is released only when its noisy count reaches {tau:,} ({tau / n:.0%} of the "
         f"records), so nearly every value would fall into {OTHER_LABEL}. This budget learns a "
-        f"domain from at least {need:,} records (a category needs {MIN_CATEGORY_SHARE:.0%} of "
+        f"domain from at least {need:,} records (a category needs {MIN_SMALL_SHARE:.0%} of "
         f"them); give the table's codebook (--domain), or a larger --epsilon or --domain-share, "
         f"or fewer columns"
     )
@@ -694,22 +844,29 @@ def _learn_column(
     # numbers - 0.95 present has the noise of both counts: sd sigma sqrt(1 + 0.95^2)
     margin = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
     few = noisy_numbers < NUMBER_SHARE * present - margin
-    if kind != "numeric" and (few or noisy_numbers < margin):  # short of the share, or ~0
+    # about 0: within the margin of it; in a small table, where the margin can exceed half
+    # the records, nearer 0 than the non-missing count (a symmetric test)
+    zero = min(margin, present / 2) if ctx.small else margin
+    if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
         sel = _select(name, col, rest, ctx)
         attr, learned = _categorical(name, sel)
-        rule = (f"text: noisy numbers {noisy_numbers} < {NUMBER_SHARE:g} x {present} - "
-                f"{margin:.0f}")  # fmt: skip
+        bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
+        rule = f"text: noisy numbers {noisy_numbers} < {bar}"
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip
     # a number-like or declared numeric column: its frequent values, to tell a code from a
     # quantity (undeclared) and to find its point masses (atoms)
-    probe_rho = PROBE_SHARE * rho
-    sel = _select(name, col, probe_rho, ctx)
-    codes = {k: v for k, v in sel.released.items() if k != _MISSING}
+    # (a small table: no probe, its threshold is above what most values hold; its share goes
+    # to the bounds, from which an integer column's codes are read)
+    probe_rho = 0.0 if ctx.small else PROBE_SHARE * rho
+    sel = None if ctx.small else _select(name, col, probe_rho, ctx)
+    codes = {} if sel is None else {k: v for k, v in sel.released.items() if k != _MISSING}
     mass = sum(codes.values())
-    noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": sel.tau}
-    if kind is None and 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present:
+    if sel is not None:
+        noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": sel.tau}
+    coded = 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present
+    if sel is not None and kind is None and coded:
         attr, learned = _categorical(name, sel)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
         return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
@@ -725,11 +882,16 @@ def _learn_column(
         rule = "code: no bounds found, the probe's released values"
     elif isinstance(attr, Categorical):
         rule = f"code by range: integers, at most {MAX_CODES} in the private bounds"
+    elif sel is None:
+        rule = "quantity: a small table (no probe)"
     else:
         rule = f"quantity: {len(codes)} keys hold noisy {mass} of {present}"
+    if sel is None and isinstance(attr, Categorical):
+        rule += "; a small table (no probe)"
     out_kind: Kind = "categorical" if isinstance(attr, Categorical) else "numeric"
     used = profile_rho + probe_rho + spent
-    return attr, ColumnReport(name, out_kind, kind is not None, rule, used, ctx.delta_tail,
+    tail = 0.0 if sel is None else ctx.delta_tail  # no selection, no tail probability
+    return attr, ColumnReport(name, out_kind, kind is not None, rule, used, tail,
                               learned, noisy | more)  # fmt: skip
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from dpquery.cli.common import flag_errors
-from dpquery.domain_learning import DEFAULT_BINS, KINDS, learn_budget, learn_domain
+from dpquery.domain_learning import DEFAULT_BINS, GIVEN_PREFIX, KINDS, learn_budget, learn_domain
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import read_raw
 from dpquery.pipeline.writes import json_text, write_outputs
@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "is drawn first and read by every rule) or replace-one (n public)")  # fmt: skip
     p.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
                    help="declare columns numeric or categorical (public knowledge; no budget "
-                   "is spent deciding them); may be repeated")  # fmt: skip
+                   "is spent deciding them), or categorical:V1|V2|... with their public "
+                   "categories (nothing is learned on them); may be repeated")  # fmt: skip
     p.add_argument("--bins", type=int, default=DEFAULT_BINS,
                    help=f"equal-mass bins per numeric column (default {DEFAULT_BINS})")  # fmt: skip
     p.add_argument("--na-values", default="", metavar="V[,V...]",
@@ -63,9 +64,10 @@ def parse_types(items: list[str]) -> dict[str, str]:
             col, eq, kind = entry.rpartition("=")
             if not eq or not col:
                 raise DPQueryError(f"--types entry {entry!r} is not COLUMN=KIND")
-            if kind not in KINDS:
+            if kind not in KINDS and not kind.startswith(GIVEN_PREFIX):
                 raise DPQueryError(
-                    f"--types {col}: kind must be {' or '.join(KINDS)}, got {kind!r}"
+                    f"--types {col}: kind must be {' or '.join(KINDS)}, or "
+                    f"{GIVEN_PREFIX}V1|V2|... (its public categories), got {kind!r}"
                 )
             out[col] = kind
     return out

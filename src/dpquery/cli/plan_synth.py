@@ -34,7 +34,14 @@ from dpquery.cli import synth
 from dpquery.cli.release_flags import add_learning_args, add_release_args
 from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
-from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE, LEARNING_NOISY_N_SHARE, WITHIN_SHARE
+from dpquery.domain_learning import (
+    DEFAULT_DOMAIN_SHARE,
+    LEARNING_NOISY_N_SHARE,
+    MIN_CATEGORY_SHARE,
+    MIN_SMALL_SHARE,
+    WITHIN_SHARE,
+    size_limits,
+)
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import epsilon_share, run_budget
 from dpquery.pipeline.plan import public_n, relation_of, workloads
@@ -42,6 +49,9 @@ from dpquery.privacy import ZCDP, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, NOISY_N_SHARE, noisy_n_rho
 from dpquery.privacy.neighbours import describe as describe_relation
 from dpquery.rng import make_rng
+
+PLAN_COLUMNS = (6, 12, 24)
+"""Column counts the plan states the small-table limits for (it reads no data)."""
 
 NOISY_N_NOTE = (
     f": the run reads no n; it draws a noisy n first ({NOISY_N_SHARE:.0%} of rho, charged "
@@ -189,10 +199,14 @@ def _learning_plan(args: argparse.Namespace) -> int:
     options = synth.budget_rule(args, args.n, add_remove)
     budget = run_budget(options, args.n, share, add_remove)
     alone = epsilon_share(budget)
+    domain_rho = (1 - WITHIN_SHARE) * budget.learn_rho  # the rest buys decoding weights
+    limits = {c: size_limits(domain_rho, budget.delta_tail, c, add_remove) for c in PLAN_COLUMNS}
     if args.json:
+        sizes = {str(c): {"small_below": s, "refused_below": r} for c, (s, r) in limits.items()}
         print(json.dumps({"n": args.n, "neighbours": relation,
                           "learned_domain": budget.to_dict(),
-                          "learning_epsilon_alone": alone * budget.epsilon}, indent=2))  # fmt: skip
+                          "learning_epsilon_alone": alone * budget.epsilon,
+                          "table_size_by_columns": sizes}, indent=2))  # fmt: skip
         return 0
     b = budget
     print(f"dpquery synth on a raw table of n={args.n} records, its domain learned from the "
@@ -211,6 +225,13 @@ def _learning_plan(args: argparse.Namespace) -> int:
     print(f"    of it, {WITHIN_SHARE:.0%} (rho={WITHIN_SHARE * b.learn_rho:.6g}) buys decoding "
           "weights, a noisy histogram of sub-bins inside each learned numeric bin, split "
           "equally over the numeric columns (unspent with --no-within)")  # fmt: skip
+    n_kind = "a noisy n" if add_remove else "n"
+    sizes = "; ".join(f"{c} columns: below {s:,}, refused below {r:,}" for c, (s, r) in
+                      limits.items())  # fmt: skip
+    print(f"    small tables ({n_kind} where a category needs more than "
+          f"{MIN_CATEGORY_SHARE:.0%} of the records): no probe, bounds grown from the mode, "
+          f"integer codes from 0; refused where it needs more than {MIN_SMALL_SHARE:.0%}. "
+          f"By the table's columns: {sizes} (docs/learn.md)")  # fmt: skip
     print(f"  release: the rest, rho={b.release_rho:.6g} ({1 - b.share:.0%} of rho), on the "
           "same ledger; its charges depend on the learned domain: plan them with --domain "
           "<out stem>.domain.json once synth has written it (reusing it costs "

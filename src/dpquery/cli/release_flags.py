@@ -47,7 +47,8 @@ def add_learning_args(p: argparse.ArgumentParser) -> None:
                    "rest")  # fmt: skip
     g.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
                    help="declare columns numeric or categorical (public knowledge; no budget "
-                   "is spent deciding them); may be repeated")  # fmt: skip
+                   "is spent deciding them), or categorical:V1|V2|... with their public "
+                   "categories (nothing is learned on them); may be repeated")  # fmt: skip
     g.add_argument("--no-within", dest="within", action="store_false",
                    help="decode a learned numeric bin uniformly, without the decoding weights "
                    "(a noisy histogram of sub-bins, bought with part of the learning's "

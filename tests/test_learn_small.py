@@ -1,0 +1,246 @@
+"""Small tables (a category's selection threshold above 10% of the records): learned by the
+small-table rules, not refused (docs/learn.md, "Tables too small for the budget"): no probe,
+bounds grown from the mode (:func:`~dpquery.privacy.quantiles.grown_bounds`), integer codes
+from 0, the text rule's zero test at half the records; refused only below half."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpquery.cli import main
+from dpquery.data import Categorical, Numeric
+from dpquery.domain_learning import (
+    DECIMALS_SHARE,
+    PROFILE_SHARE,
+    SMALL_BOUND_STEP_RATE,
+    SMALL_BOUNDS_SHARE,
+    _small_edges,
+    check_learnable,
+    learn_budget,
+    learn_domain,
+    size_limits,
+)
+from dpquery.errors import DPQueryError
+from dpquery.privacy import ZCDP, Budget, Ledger
+from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, REPLACE_ONE
+from dpquery.privacy.partition_selection import partition_threshold
+from dpquery.privacy.quantiles import (
+    BOUND_GROW_WINDOW,
+    bucket_counts,
+    grown_bounds,
+    magnitude_buckets,
+    private_bounds,
+)
+
+
+def big_ledger() -> Ledger:
+    return Ledger(Budget.zcdp(1e6))
+
+
+def pums_like(n: int, seed: int = 0) -> pd.DataFrame:
+    """A table of PUMS's shape: ages, a 0/1 code, codes 1..16, skewed incomes with zeros."""
+    rng = np.random.default_rng(seed)
+    income = np.round(rng.lognormal(10, 1, n)).astype(int)
+    income[rng.random(n) < 0.12] = 0
+    return pd.DataFrame({
+        "age": rng.integers(17, 94, n).astype(str),
+        "sex": rng.integers(0, 2, n).astype(str),
+        "educ": rng.choice(np.arange(1, 17), n, p=np.r_[[0.02] * 8, [0.12] * 7, 0.0]).astype(str),
+        "income": income.astype(str),
+    })  # fmt: skip
+
+
+# --- grown bounds: post-processing of the buckets' noisy counts ------------------------------
+def test_grown_bounds_grow_from_the_mode_and_stop_at_the_first_failure():
+    x = np.array([0, 0, 120, 0, 50, 300, 900, 200, 10, 0, 0, 0, 0, 400])
+    # the mode (index 6) grows to 4..7: bucket 3 fails alone and the run 1..3 sums to 120 < 150
+    assert grown_bounds(x, 500, 40, 150, 3) == (4, 7)
+    # a run of three beyond a failing bucket joins whole: 1..3 sums to 120 >= 100
+    assert grown_bounds(x, 500, 40, 100, 3) == (1, 7)
+    # the far bucket 13 (a false positive of the noise, say) is never reached from the mode
+    assert grown_bounds(x, 500, 40, 1000, 3)[1] == 7
+    assert grown_bounds(x, 901, 40, 150, 3) is None  # no bucket reaches the mode's threshold
+    assert grown_bounds(np.array([5, 5]), 5, 1, 1, 3) == (0, 1)  # ties: the first maximum
+
+
+def test_grown_bounds_rarely_step_beyond_the_data():
+    """All 10,000 values in one bucket: each side steps beyond it only when the next bucket's
+    noise passes the single test or the next run's does (at most 2 x 0.05 per side, 0.2 in
+    all). Seeded: 400 runs, 800 sides, mean at most 80, sd at most 8.5; the bound 115 (4.1
+    sd) fails falsely with probability below 1e-4."""
+    rho, rng = 0.001, np.random.default_rng(30)
+    edges = magnitude_buckets(min_exponent=0)
+    sigma2 = 1 / rho  # discrete_gaussian_sigma2(rho, sqrt(2)) = 2 / (2 rho)
+    grow = (partition_threshold(sigma2, SMALL_BOUND_STEP_RATE),
+            partition_threshold(sigma2 * BOUND_GROW_WINDOW, SMALL_BOUND_STEP_RATE))  # fmt: skip
+    beyond = 0
+    for _ in range(400):
+        lo, hi, _ = private_bounds(np.full(10_000, 30.0), rho=rho, threshold=500, rng=rng,
+                                   ledger=big_ledger(), edges=edges, grow=grow)  # fmt: skip
+        beyond += (lo < 20.0) + (hi > 50.0)
+    assert beyond <= 115
+
+
+def test_the_grown_bounds_counts_move_by_one_on_neighbours():
+    """Grown bounds read the same bucket histogram as the bounds (L1 and L2 sensitivity 1 on
+    tables of n and n + 1 records), and nothing else: post-processing."""
+    rng = np.random.default_rng(31)
+    edges = magnitude_buckets(min_exponent=0)
+    for _ in range(200):
+        x = rng.integers(0, 10**5, int(rng.integers(1, 80))).astype(float)
+        y = np.append(x, float(rng.integers(0, 10**6)))
+        assert np.abs(bucket_counts(y, edges) - bucket_counts(x, edges)).sum() == 1
+
+
+# --- the accounting, against hand-computed values ----------------------------------------------
+def test_size_limits_against_hand_computed_thresholds():
+    """rho 0.06 over 6 columns (replace-one): rho_c = 0.01 (less 1e-9 of it), sigma^2 =
+    1 / rho_c = 100 (sensitivity sqrt(2)); the tail delta 6e-6 / 6 = 1e-6 per column. Summed
+    by hand from exp(-k^2 / 200): P(Z >= 48) = 1.007e-6 > 1e-6 >= P(Z >= 49) = 6.11e-7,
+    so tau = 49: small below 49 / 0.1 = 490 records, refused below 49 / 0.5 = 98."""
+    w = [math.exp(-k * k / 200) for k in range(-400, 401)]
+    tail = [sum(w[400 + t :]) / sum(w) for t in (48, 49)]
+    assert tail[0] > 1e-6 >= tail[1]
+    assert size_limits(0.06, 6e-6, 6, add_remove=False) == (490, 98)
+    # under add/remove the columns share 95% of rho: a larger tau
+    small, refused = size_limits(0.06, 6e-6, 6, add_remove=True)
+    assert small > 490 and refused > 98
+    assert check_learnable(490, 0.01 * (1 - 1e-9), 1e-6) is False
+    assert check_learnable(489, 0.01 * (1 - 1e-9), 1e-6) is True
+    assert check_learnable(98, 0.01 * (1 - 1e-9), 1e-6) is True
+    with pytest.raises(DPQueryError, match=r"97 records are too few.*at least 98 records"):
+        check_learnable(97, 0.01 * (1 - 1e-9), 1e-6)
+
+
+def test_a_small_table_charges_each_column_its_shares_and_no_selection():
+    """1,000 records, rho 0.004 over 4 columns: rho_c = 0.001, a category's threshold above
+    100 records, so small. Every number-like column spends (hand-computed, of rho_c): profile
+    0.1, precision 0.1, bounds 0.8 (the rest: the edges are read off the bounds' counts); no
+    partition selection (no probe), no quantiles, no tail delta: rho_c in all."""
+    ledger = Ledger(Budget.zcdp(0.004))
+    domain, report = learn_domain(pums_like(1000), rho=0.004, delta=1e-9, ledger=ledger,
+                                  rng=np.random.default_rng(32),
+                                  neighbours=REPLACE_ONE)  # fmt: skip
+    rho_c = 0.004 * (1 - 1e-9) / 4
+    assert PROFILE_SHARE == 0.1 and DECIMALS_SHARE == 0.1 and SMALL_BOUNDS_SHARE == 1.0
+    by_col: dict[str, dict[str, float]] = {}
+    for e in ledger.entries:
+        col, what = e.charge.mechanism.split(": ", 1)
+        assert isinstance(e.charge.cost, ZCDP)  # no exponential mechanism
+        by_col.setdefault(col, {})[what.split(" (")[0]] = e.charge.cost.rho
+    assert set(by_col) == {"age", "sex", "educ", "income"}
+    for spent in by_col.values():
+        assert set(spent) == {"profile", "precision", "bounds"}
+        assert spent["profile"] == pytest.approx(0.1 * rho_c)
+        assert spent["precision"] == pytest.approx(0.1 * rho_c)
+        assert spent["bounds"] == pytest.approx(0.8 * rho_c)
+    assert isinstance(domain["age"], Numeric) and isinstance(domain["income"], Numeric)
+    assert isinstance(domain["sex"], Categorical) and isinstance(domain["educ"], Categorical)
+    assert all(c.delta_tail == 0.0 for c in report.columns)
+    assert all(c.rho == pytest.approx(rho_c) for c in report.columns)
+    assert report.rho == pytest.approx(ledger.spent, rel=1e-9) and ledger.spent <= 0.004
+
+
+def test_small_edges_split_heavy_buckets_and_merge_light_ones():
+    """Post-processing of the bounds' noisy counts: buckets [0, 1), [1, 2), [2, 5), [5, 10),
+    [10, 20), [20, 50), [50, 100) with noisy counts 50, -3, 10, 20, 100, 420, 400 (total of the
+    clipped counts 1,000), 10 bins: a target of 100 a bin. [20, 50) splits in 4 (widths
+    7.5, rounded to integers), [50, 100) in 4, [10, 20) stays whole, the light buckets below
+    merge into [0, 10) (their 80 never reach 100), and the 0 gets [0, 1)."""
+    buckets = np.array([0, 1, 2, 5, 10, 20, 50, 100], dtype=float)
+    noisy = np.array([50, -3, 10, 20, 100, 420, 400])
+    edges = _small_edges((0.0, 100.0), buckets, noisy, 0, 10)
+    assert edges == [0, 1, 10, 20, 28, 35, 42, 50, 62, 75, 88, 100]
+    # a decimal column rounds its edges to its precision; bounds cut the end buckets
+    edges = _small_edges((0.0, 7.5), buckets, noisy, 2, 4)
+    assert edges[0] == 0.0 and edges[1] == 0.01 and edges[-1] == 7.5
+    assert all(round(e, 2) == e for e in edges) and edges == sorted(set(edges))
+    # no counts at all: equal-width bins
+    assert _small_edges((0.0, 8.0), buckets, np.zeros(0), 0, 4) == [0, 1, 2, 4, 6, 8]
+
+
+def test_a_small_table_reads_codes_from_zero():
+    """educ's codes 1..16 (16 never held): the grown bounds find [5, 20) or wider; its codes
+    are then every integer from 0 to the upper bound, so the rare codes 1..4 are kept."""
+    domain, report = learn_domain(pums_like(1000), rho=0.004, delta=1e-9,
+                                  ledger=big_ledger(), rng=np.random.default_rng(33),
+                                  neighbours=REPLACE_ONE)  # fmt: skip
+    educ = domain["educ"]
+    assert isinstance(educ, Categorical) and set(range(0, 16)) <= set(educ.values)
+    assert isinstance(domain["sex"], Categorical) and {0, 1} <= set(domain["sex"].values)
+    rules = {c.name: c.rule for c in report.columns}
+    assert "small table" in rules["educ"] and "small table" in rules["age"]
+
+
+# --- neighbours: tables of n and n + 1 records (add/remove) ------------------------------------
+def test_small_tables_of_n_and_n_plus_1_records_charge_alike_and_report_no_n():
+    """The small-table decision reads the noisy n: the same seed on neighbouring tables of
+    1,000 and 1,001 records draws noisy counts one apart, takes the same small-table path
+    and charges the same mechanisms at the same rho; no report holds the exact n."""
+    big = pums_like(1001, seed=34)
+    small = big.iloc[:1000].reset_index(drop=True)
+    b = learn_budget(0.5, 1e-9)
+    seen = []
+    for df in (small, big):
+        ledger = Ledger(b.ledger_budget)
+        _, report = learn_domain(df, rho=b.rho, delta=b.delta_tail, ledger=ledger,
+                                 rng=np.random.default_rng(35), neighbours=ADD_REMOVE)  # fmt: skip
+        assert ledger.entries[0].charge.mechanism == NOISY_N
+        assert all("small table" in c.rule for c in report.columns)
+        assert "1,000" not in report.describe() and "1,001" not in report.describe()
+        seen.append((report.n, [(e.charge.mechanism, e.charge.cost, e.charge.count)
+                                for e in ledger.entries]))  # fmt: skip
+    assert seen[1][0] - seen[0][0] == 1 and seen[0][0] != 1000
+    assert seen[0][1] == seen[1][1]
+
+
+def test_the_cli_releases_a_small_table_and_the_plan_states_the_limits(tmp_path, capsys):
+    path = tmp_path / "T.csv"
+    pums_like(1000, seed=36).to_csv(path, index=False)
+    out = tmp_path / "s.csv"
+    assert main(["synth", "--data", str(path), "--epsilon", "1", "--seed", "0",
+                 "--out", str(out), "--quiet"]) == 0  # fmt: skip
+    synthetic = pd.read_csv(out)
+    assert list(synthetic.columns) == ["age", "sex", "educ", "income"] and len(synthetic) > 500
+    capsys.readouterr()
+    assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1"]) == 0
+    plan = capsys.readouterr().out
+    assert "6 columns: below 2,530, refused below 506" in plan and "grown from the mode" in plan
+
+
+# --- a column given with its public categories (a partial codebook) ----------------------------
+def test_a_column_given_with_its_categories_costs_nothing_and_the_rest_share_rho():
+    """A mostly-missing code column whose codes no selection can release at this budget,
+    declared ``categorical:1|2|...|6``: its domain is those codes, the catch-all and a
+    missing category, with no charge; the other column takes the whole rho."""
+    rng = np.random.default_rng(37)
+    code = np.full(2000, None, dtype=object)
+    code[:40] = rng.integers(1, 7, 40).astype(str)
+    df = pd.DataFrame({"code": code, "x": rng.integers(0, 100, 2000).astype(str)})
+    ledger = Ledger(Budget.zcdp(0.05))
+    domain, report = learn_domain(df, rho=0.05, delta=1e-9, ledger=ledger,
+                                  rng=np.random.default_rng(38), neighbours=REPLACE_ONE,
+                                  types={"code": "categorical:1|2|3|4|5|6"})  # fmt: skip
+    attr = domain["code"]
+    assert isinstance(attr, Categorical) and attr.values[:6] == (1, 2, 3, 4, 5, 6)
+    assert attr.other in attr.values and attr.missing in attr.values
+    assert all(not e.charge.mechanism.startswith("code") for e in ledger.entries)
+    given, learned = report.columns
+    assert given.rho == 0.0 and given.delta_tail == 0.0 and given.declared
+    assert learned.rho == pytest.approx(0.05 * (1 - 1e-9))  # the whole rho (one column learned)
+    with pytest.raises(DPQueryError, match=r"distinct and non-empty"):
+        learn_domain(df, rho=0.05, delta=1e-9, ledger=big_ledger(), rng=np.random.default_rng(0),
+                     types={"code": "categorical:1||2"})  # fmt: skip
+
+
+def test_types_on_the_command_line_take_public_categories():
+    from dpquery.cli.domain import parse_types
+
+    assert parse_types(["DVET=categorical:1|2|3,age=numeric"]) == {
+        "DVET": "categorical:1|2|3", "age": "numeric"}  # fmt: skip
+    with pytest.raises(DPQueryError, match=r"--types x: kind must be .*categorical:V1\|V2"):
+        parse_types(["x=text"])
