@@ -767,6 +767,7 @@ def learn_domain(
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
+        attr: Attribute
         if name in given:
             attr, report = _given_column(name, given[name])
         else:
@@ -860,20 +861,20 @@ def _learn_column(
     # (a small table: no probe, its threshold is above what most values hold; its share goes
     # to the bounds, from which an integer column's codes are read)
     probe_rho = 0.0 if ctx.small else PROBE_SHARE * rho
-    sel = None if ctx.small else _select(name, col, probe_rho, ctx)
-    codes = {} if sel is None else {k: v for k, v in sel.released.items() if k != _MISSING}
+    probe = None if ctx.small else _select(name, col, probe_rho, ctx)
+    codes = {} if probe is None else {k: v for k, v in probe.released.items() if k != _MISSING}
     mass = sum(codes.values())
-    if sel is not None:
-        noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": sel.tau}
+    if probe is not None:
+        noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": probe.tau}
     coded = 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present
-    if sel is not None and kind is None and coded:
-        attr, learned = _categorical(name, sel)
+    if probe is not None and kind is None and coded:
+        attr, learned = _categorical(name, probe)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
         return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
                                   ctx.delta_tail, learned, noisy)  # fmt: skip
     numeric_rho = rest - probe_rho
     attr, learned, more, spent = _numeric(
-        name, col, numeric_rho, (noisy_missing, sigma), ctx, probe=sel, present=present,
+        name, col, numeric_rho, (noisy_missing, sigma), ctx, probe=probe, present=present,
         codes=kind is None,
     )  # fmt: skip
     if kind == "numeric":
@@ -882,15 +883,15 @@ def _learn_column(
         rule = "code: no bounds found, the probe's released values"
     elif isinstance(attr, Categorical):
         rule = f"code by range: integers, at most {MAX_CODES} in the private bounds"
-    elif sel is None:
+    elif probe is None:
         rule = "quantity: a small table (no probe)"
     else:
         rule = f"quantity: {len(codes)} keys hold noisy {mass} of {present}"
-    if sel is None and isinstance(attr, Categorical):
+    if probe is None and isinstance(attr, Categorical):
         rule += "; a small table (no probe)"
     out_kind: Kind = "categorical" if isinstance(attr, Categorical) else "numeric"
     used = profile_rho + probe_rho + spent
-    tail = 0.0 if sel is None else ctx.delta_tail  # no selection, no tail probability
+    tail = 0.0 if probe is None else ctx.delta_tail  # no selection, no tail probability
     return attr, ColumnReport(name, out_kind, kind is not None, rule, used, tail,
                               learned, noisy | more)  # fmt: skip
 

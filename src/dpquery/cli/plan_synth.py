@@ -202,11 +202,12 @@ def _learning_plan(args: argparse.Namespace) -> int:
     domain_rho = (1 - WITHIN_SHARE) * budget.learn_rho  # the rest buys decoding weights
     limits = {c: size_limits(domain_rho, budget.delta_tail, c, add_remove) for c in PLAN_COLUMNS}
     if args.json:
-        sizes = {str(c): {"small_below": s, "refused_below": r} for c, (s, r) in limits.items()}
+        by_columns = {str(c): {"small_below": s, "refused_below": r}
+                      for c, (s, r) in limits.items()}  # fmt: skip
         print(json.dumps({"n": args.n, "neighbours": relation,
                           "learned_domain": budget.to_dict(),
                           "learning_epsilon_alone": alone * budget.epsilon,
-                          "table_size_by_columns": sizes}, indent=2))  # fmt: skip
+                          "table_size_by_columns": by_columns}, indent=2))  # fmt: skip
         return 0
     b = budget
     print(f"dpquery synth on a raw table of n={args.n} records, its domain learned from the "
