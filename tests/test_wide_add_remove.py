@@ -24,6 +24,12 @@ from dpquery.algorithms.wide.bound import (
     histogram_sensitivity,
     pair_sensitivity,
 )
+from dpquery.algorithms.wide.core import (
+    ADD_REMOVE_BOUND_GRID,
+    ADD_REMOVE_BOUND_QUANTILE,
+    BOUND_GRID,
+    BOUND_QUANTILE,
+)
 from dpquery.algorithms.wide.counts import (
     AllItemCounts,
     HeadCounts,
@@ -31,7 +37,7 @@ from dpquery.algorithms.wide.counts import (
     LengthCounts,
     PickedSizes,
 )
-from dpquery.algorithms.wide.release import RECORDS_SHARE, WideRelease
+from dpquery.algorithms.wide.release import ADD_REMOVE_PAIR_BOUND, RECORDS_SHARE, WideRelease
 from dpquery.data import ItemSets
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger
@@ -249,3 +255,80 @@ def test_a_bad_relation_is_refused_by_name_before_any_charge(bad):
 
 def test_replace_one_stays_the_default():
     assert WideRelease().neighbours == REPLACE_ONE
+
+
+# -- add/remove: the bounds' defaults (docs/wide.md, "Beside PipelineDP") -----------------------
+def test_add_remove_plans_the_longer_quantile_the_finer_grid_and_the_pair_bound_12():
+    """Replace-one keeps its grid, 0.9-quantile and s2 = 8; add/remove draws s at the
+    0.99-quantile from the finer grid (cut to d) and keeps 12 head items for the pairs."""
+    table = ItemSets(_zipf_items(3000, 80, 3))
+    ar = WideRelease(epsilon=1.0, neighbours="add-remove", head_mode="off").plan(table)
+    ro = WideRelease(epsilon=1.0, head_mode="off").plan(table)
+    assert ar.parameters.grid == (8, 12, 16, 20, 24, 32, 48, 64)  # d = 80
+    assert ar.parameters.quantile == ADD_REMOVE_BOUND_QUANTILE == 0.99
+    assert ar.parameters.s2 == ADD_REMOVE_PAIR_BOUND == 12
+    assert ro.parameters.grid == (8, 16, 32, 64) == BOUND_GRID[:4]  # d = 80
+    assert (ro.parameters.quantile, ro.parameters.s2) == (BOUND_QUANTILE, 8) == (0.9, 8)
+    given = WideRelease(epsilon=1.0, neighbours="add-remove", bound=10, pair_bound=3)
+    assert (given.plan(table).parameters.s2, given.plan(table).parameters.grid) == (3, ())
+
+
+def test_add_remove_pair_noise_at_s2_12_is_hand_computed():
+    """rho = 0.5 under add/remove: n takes 2% (0.01), the bound 2% of the rest (0.0098), the
+    pairs 45% of what is left (0.21609); their sensitivity sqrt(C(12, 2)) = sqrt(66), reached by
+    one added record of 12 head items, so sigma^2 = 66 / (2 x 0.21609) = 152.713..."""
+    plan = WideRelease(rho=0.5, neighbours="add-remove", head_mode="off").plan(
+        ItemSets(_zipf_items(3000, 80, 3))
+    )
+    _, _, r_pairs = plan.parameters.rhos()
+    assert r_pairs == pytest.approx(0.45 * (0.49 - 0.0098))
+    assert r_pairs == pytest.approx(0.21609)
+    assert Fraction(pair_sensitivity(12, ADD_REMOVE)) ** 2 >= 66
+    assert measure.noise_sigma(r_pairs, pair_sensitivity(12, ADD_REMOVE)) ** 2 == pytest.approx(
+        66 / (2 * 0.21609)
+    )
+    d, head = 20, np.arange(14)
+    base = sp.csr_array(np.zeros((2, d), dtype=np.uint8))
+    more = sp.csr_array(np.vstack([np.zeros((2, d)), (np.arange(d) < 12)[None]]).astype(np.uint8))
+    counts = HeadCounts(5, 16, 12, head)
+    (_, pa), (_, pb) = counts.count(ItemSets(base)), counts.count(ItemSets(more))
+    assert np.linalg.norm(pa - pb) ** 2 == pytest.approx(66)
+
+
+@pytest.mark.parametrize("n", [3, 50, 400])
+def test_the_bound_utility_at_the_add_remove_quantile_moves_by_at_most_one(n):
+    """On random neighbours of n and n + 1 records (lengths 0 to 40, and d), with the noisy
+    n read by both (post-processing of the first draw), the distance of every point of the
+    add/remove grid from the 0.99-quantile's interval moves by at most 1, and by exactly 1
+    for some pair: sensitivity 1, reached. Deterministic bounds: no false failure."""
+    rng = np.random.default_rng(100 + n)
+    grid = np.asarray(ADD_REMOVE_BOUND_GRID)
+    reached = 0.0
+    for _ in range(60):
+        D, D2 = _add_or_remove(_records_near(rng, n, 130, 20), rng, 20)
+        noisy_n = n + int(rng.integers(-3, 4))
+        rank = math.ceil(ADD_REMOVE_BOUND_QUANTILE * noisy_n - 1e-9)
+        [la], [lb] = LengthCounts(grid).count(ItemSets(D)), LengthCounts(grid).count(ItemSets(D2))
+        moved = np.abs(measure.bound_distance(la, rank) - measure.bound_distance(lb, rank)).max()
+        assert moved <= 1
+        reached = max(reached, moved)
+    assert reached == 1
+
+
+@pytest.mark.filterwarnings("ignore:rho=10")  # a large budget, for a sharp draw
+def test_add_remove_draws_the_interval_of_the_records_099_quantile():
+    """1,900 records of 10 items and 100 of 19: the 0.99-quantile lies in (16, 20], the
+    0.9-quantile in (8, 16]. At rho = 10 (the bound's epsilon 1.25) a point other than 20 is
+    at distance 21 or more from the interval, so it is drawn with probability below
+    10 exp(-1.25 x 21 / 2) < 1e-4 (the false-failure rate; the noisy n moves the rank by a few
+    records); replace-one draws 16 with the same bound."""
+    rng = np.random.default_rng(3)
+    rows = [rng.choice(40, size=10 if i < 1900 else 19, replace=False) for i in range(2000)]
+    indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])])
+    table = sp.csr_array((np.ones(int(indptr[-1]), dtype=np.uint8), np.concatenate(rows),
+                          indptr), shape=(2000, 40))  # fmt: skip
+    options = {"rho": 10.0, "seed": 1, "pool": 2000, "head": 10, "head_mode": "off"}
+    ar = WideRelease(neighbours="add-remove", **options).fit(table)
+    ro = WideRelease(**options).fit(table)
+    assert (ar.parameters["s"], ar.parameters["s2"]) == (20, 12)
+    assert (ro.parameters["s"], ro.parameters["s2"]) == (16, 8)

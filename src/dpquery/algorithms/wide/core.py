@@ -29,7 +29,7 @@ from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.privacy import ZCDP, Charge, Ledger, PureDP
-from dpquery.privacy.neighbours import REPLACE_ONE
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 from dpquery.queries.counts import count_records
 
 # How loosely the fit follows each estimate: its noise variance times this (fractions of
@@ -90,6 +90,26 @@ class Shares:
 BOUND_SHARE = 0.02
 BOUND_GRID = (8, 16, 32, 64, 128)
 BOUND_QUANTILE = 0.9
+# Under add/remove a record moves each item count by 1 where replace-one moves two (squared
+# L2 sensitivity s, not 2 s), so the bound can be about twice as long at the same noise: the
+# 0.99-quantile, on a grid with points between 8 and 32 so that it is not rounded up to
+# twice the longest records it must keep (docs/wide.md, "Beside PipelineDP": on npm_words,
+# 99th percentile 19 words, s = 16 cut the commonest words' counts by up to 0.16% of the
+# records, the 1-way max; s = 32 doubled the noise variance of the rare words').
+ADD_REMOVE_BOUND_GRID = (8, 12, 16, 20, 24, 32, 48, 64, 96, 128)
+ADD_REMOVE_BOUND_QUANTILE = 0.99
+
+
+def bound_grid(neighbours: str) -> tuple[int, ...]:
+    """The public grid the private bound ``s`` is drawn from under the relation."""
+    return ADD_REMOVE_BOUND_GRID if neighbours == ADD_REMOVE else BOUND_GRID
+
+
+def bound_quantile(neighbours: str) -> float:
+    """The record lengths' quantile the private bound ``s`` aims at under the relation."""
+    return ADD_REMOVE_BOUND_QUANTILE if neighbours == ADD_REMOVE else BOUND_QUANTILE
+
+
 # The mode whose bound is drawn first, its mode chosen from the drawn bound (release.py).
 BOUND_FIRST = "bound first"
 

@@ -25,12 +25,12 @@ from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound, count_sensitivity, head_sensitivity
 from dpquery.algorithms.wide.core import (
     BOUND_FIRST,
-    BOUND_GRID,
-    BOUND_QUANTILE,
     BOUND_SHARE,
     MEASURABLE_SHARE,
     Shares,
     SparseParameters,
+    bound_grid,
+    bound_quantile,
     family_threshold,
     mode_charges,
     release_sparse,
@@ -51,6 +51,12 @@ ItemData: TypeAlias = ItemSets | BinaryData | sp.sparray | sp.spmatrix
 
 DEFAULT_BOUND = 32  # npm_words: at most 25 words a record, 99th percentile 19 (docs/wide.md)
 DEFAULT_PAIR_BOUND = 8
+# Under add/remove a record's pairs move the pair counts by sqrt(C(s2, 2)), not sqrt(2 C(s2, 2)):
+# 12 head items keep every pair of a record of up to 12 head items at about the noise of
+# replace-one's 8 (sqrt 66 against sqrt 56). On npm_words a template of 10 head words shared
+# by 1,265 records lost a third of its pairs to the cut at 8, and the fit's pool did not
+# bring them back: the pair max (docs/wide.md, "Beside PipelineDP").
+ADD_REMOVE_PAIR_BOUND = 12
 DEFAULT_HEAD = 300
 DEFAULT_POOL = 200_000
 # The head mode's number of picked items (tuned on the small shape, seeds 0-2, docs/wide.md).
@@ -158,7 +164,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     )  # fmt: skip
 
     bound: int | None = None  # None: min(DEFAULT_BOUND, d)
-    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s)
+    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s); add/remove 12
     head: int | None = None  # None: min(DEFAULT_HEAD, d)
     pool: int = DEFAULT_POOL
     seed: SeedLike = None
@@ -179,8 +185,9 @@ class WideRelease(Synthesizer, ZCDPBudget):
         n, d = int(data.n), int(data.d)
         neighbours = check_neighbours(self.neighbours)
         s = min(DEFAULT_BOUND, d) if self.bound is None else check_bound("bound", self.bound, d)
+        default_s2 = ADD_REMOVE_PAIR_BOUND if neighbours == ADD_REMOVE else DEFAULT_PAIR_BOUND
         s2 = (
-            min(DEFAULT_PAIR_BOUND, s)
+            min(default_s2, s)
             if self.pair_bound is None
             else min(check_bound("pair_bound", self.pair_bound, d), s)
         )
@@ -201,8 +208,9 @@ class WideRelease(Synthesizer, ZCDPBudget):
         if self.head_mode not in HEAD_MODES:
             raise DPQueryError(f"head_mode must be one of {HEAD_MODES}; got {self.head_mode!r}")
         count_rho = RECORDS_SHARE * rho if neighbours == ADD_REMOVE else 0.0
+        quantile = bound_quantile(neighbours)
         sparse = SparseParameters(rho - count_rho, s, s2, K, Shares(), self.pool,
-                                  quantile=BOUND_QUANTILE, neighbours=neighbours)  # fmt: skip
+                                  quantile=quantile, neighbours=neighbours)  # fmt: skip
         return WidePlan(whole, self.with_mode(sparse, n, d), count_rho)
 
     def with_mode(self, sparse: SparseParameters, n: int, d: int) -> SparseParameters:
@@ -212,7 +220,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
         mode where the drawn bound leaves the sparse mode's counts swamped)."""
         rho, relation = sparse.rho, sparse.neighbours
         picks = min(DEFAULT_PICKS, d) if self.head is None else sparse.K
-        grid = () if self.bound is not None else tuple(g for g in BOUND_GRID if g <= d) or (d,)
+        points = bound_grid(relation)
+        grid = () if self.bound is not None else tuple(g for g in points if g <= d) or (d,)
         switch: tuple[int, ...] = ()
         if self.head_mode == "on":
             mode = "head"
