@@ -258,41 +258,41 @@ def test_replace_one_stays_the_default():
 
 
 # -- add/remove: the bounds' defaults (docs/wide.md, "Beside PipelineDP") -----------------------
-def test_add_remove_plans_the_longer_quantile_the_finer_grid_and_the_pair_bound_12():
+def test_add_remove_plans_the_longer_quantile_the_finer_grid_and_the_pair_bound_10():
     """Replace-one keeps its grid, 0.9-quantile and s2 = 8; add/remove draws s at the
-    0.99-quantile from the finer grid (cut to d) and keeps 12 head items for the pairs."""
+    0.99-quantile from the finer grid (cut to d) and keeps 10 head items for the pairs."""
     table = ItemSets(_zipf_items(3000, 80, 3))
     ar = WideRelease(epsilon=1.0, neighbours="add-remove", head_mode="off").plan(table)
     ro = WideRelease(epsilon=1.0, head_mode="off").plan(table)
     assert ar.parameters.grid == (8, 12, 16, 20, 24, 32, 48, 64)  # d = 80
     assert ar.parameters.quantile == ADD_REMOVE_BOUND_QUANTILE == 0.99
-    assert ar.parameters.s2 == ADD_REMOVE_PAIR_BOUND == 12
+    assert ar.parameters.s2 == ADD_REMOVE_PAIR_BOUND == 10
     assert ro.parameters.grid == (8, 16, 32, 64) == BOUND_GRID[:4]  # d = 80
     assert (ro.parameters.quantile, ro.parameters.s2) == (BOUND_QUANTILE, 8) == (0.9, 8)
     given = WideRelease(epsilon=1.0, neighbours="add-remove", bound=10, pair_bound=3)
     assert (given.plan(table).parameters.s2, given.plan(table).parameters.grid) == (3, ())
 
 
-def test_add_remove_pair_noise_at_s2_12_is_hand_computed():
+def test_add_remove_pair_noise_at_s2_10_is_hand_computed():
     """rho = 0.5 under add/remove: n takes 2% (0.01), the bound 2% of the rest (0.0098), the
-    pairs 45% of what is left (0.21609); their sensitivity sqrt(C(12, 2)) = sqrt(66), reached by
-    one added record of 12 head items, so sigma^2 = 66 / (2 x 0.21609) = 152.713..."""
+    pairs 45% of what is left (0.21609); their sensitivity sqrt(C(10, 2)) = sqrt(45), reached by
+    one added record of 10 head items, so sigma^2 = 45 / (2 x 0.21609) = 104.12..."""
     plan = WideRelease(rho=0.5, neighbours="add-remove", head_mode="off").plan(
         ItemSets(_zipf_items(3000, 80, 3))
     )
     _, _, r_pairs = plan.parameters.rhos()
     assert r_pairs == pytest.approx(0.45 * (0.49 - 0.0098))
     assert r_pairs == pytest.approx(0.21609)
-    assert Fraction(pair_sensitivity(12, ADD_REMOVE)) ** 2 >= 66
-    assert measure.noise_sigma(r_pairs, pair_sensitivity(12, ADD_REMOVE)) ** 2 == pytest.approx(
-        66 / (2 * 0.21609)
+    assert Fraction(pair_sensitivity(10, ADD_REMOVE)) ** 2 >= 45
+    assert measure.noise_sigma(r_pairs, pair_sensitivity(10, ADD_REMOVE)) ** 2 == pytest.approx(
+        45 / (2 * 0.21609)
     )
     d, head = 20, np.arange(14)
     base = sp.csr_array(np.zeros((2, d), dtype=np.uint8))
-    more = sp.csr_array(np.vstack([np.zeros((2, d)), (np.arange(d) < 12)[None]]).astype(np.uint8))
-    counts = HeadCounts(5, 16, 12, head)
+    more = sp.csr_array(np.vstack([np.zeros((2, d)), (np.arange(d) < 10)[None]]).astype(np.uint8))
+    counts = HeadCounts(5, 16, 10, head)
     (_, pa), (_, pb) = counts.count(ItemSets(base)), counts.count(ItemSets(more))
-    assert np.linalg.norm(pa - pb) ** 2 == pytest.approx(66)
+    assert np.linalg.norm(pa - pb) ** 2 == pytest.approx(45)
 
 
 @pytest.mark.parametrize("n", [3, 50, 400])
@@ -330,5 +330,5 @@ def test_add_remove_draws_the_interval_of_the_records_099_quantile():
     options = {"rho": 10.0, "seed": 1, "pool": 2000, "head": 10, "head_mode": "off"}
     ar = WideRelease(neighbours="add-remove", **options).fit(table)
     ro = WideRelease(**options).fit(table)
-    assert (ar.parameters["s"], ar.parameters["s2"]) == (20, 12)
+    assert (ar.parameters["s"], ar.parameters["s2"]) == (20, 10)
     assert (ro.parameters["s"], ro.parameters["s2"]) == (16, 8)

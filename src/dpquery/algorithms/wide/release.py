@@ -52,11 +52,12 @@ ItemData: TypeAlias = ItemSets | BinaryData | sp.sparray | sp.spmatrix
 DEFAULT_BOUND = 32  # npm_words: at most 25 words a record, 99th percentile 19 (docs/wide.md)
 DEFAULT_PAIR_BOUND = 8
 # Under add/remove a record's pairs move the pair counts by sqrt(C(s2, 2)), not sqrt(2 C(s2, 2)):
-# 12 head items keep every pair of a record of up to 12 head items at about the noise of
-# replace-one's 8 (sqrt 66 against sqrt 56). On npm_words a template of 10 head words shared
+# 10 head items keep every pair of a record of up to 10 head items at less than the noise of
+# replace-one's 8 (sqrt 45 against sqrt 56). On npm_words a template of 10 head words shared
 # by 1,265 records lost a third of its pairs to the cut at 8, and the fit's pool did not
-# bring them back: the pair max (docs/wide.md, "Beside PipelineDP").
-ADD_REMOVE_PAIR_BOUND = 12
+# bring them back: the pair max. 12 measured a lower pair max but higher pair and triple
+# means (docs/wide.md, "Beside PipelineDP").
+ADD_REMOVE_PAIR_BOUND = 10
 DEFAULT_HEAD = 300
 DEFAULT_POOL = 200_000
 # The head mode's number of picked items (tuned on the small shape, seeds 0-2, docs/wide.md).
@@ -164,7 +165,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     )  # fmt: skip
 
     bound: int | None = None  # None: min(DEFAULT_BOUND, d)
-    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s); add/remove 12
+    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s); add/remove 10
     head: int | None = None  # None: min(DEFAULT_HEAD, d)
     pool: int = DEFAULT_POOL
     seed: SeedLike = None
