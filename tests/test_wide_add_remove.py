@@ -29,6 +29,9 @@ from dpquery.algorithms.wide.core import (
     ADD_REMOVE_BOUND_QUANTILE,
     BOUND_GRID,
     BOUND_QUANTILE,
+    LONG_BOUNDS_AT,
+    LONG_BOUNDS_NOISE,
+    long_bounds,
 )
 from dpquery.algorithms.wide.counts import (
     AllItemCounts,
@@ -258,28 +261,50 @@ def test_replace_one_stays_the_default():
 
 
 # -- add/remove: the bounds' defaults (docs/wide.md, "Beside PipelineDP") -----------------------
-def test_add_remove_plans_the_longer_quantile_the_finer_grid_and_the_pair_bound_10():
-    """Replace-one keeps its grid, 0.9-quantile and s2 = 8; add/remove draws s at the
-    0.99-quantile from the finer grid (cut to d) and keeps 10 head items for the pairs."""
-    table = ItemSets(_zipf_items(3000, 80, 3))
-    ar = WideRelease(epsilon=1.0, neighbours="add-remove", head_mode="off").plan(table)
-    ro = WideRelease(epsilon=1.0, head_mode="off").plan(table)
-    assert ar.parameters.grid == (8, 12, 16, 20, 24, 32, 48, 64)  # d = 80
-    assert ar.parameters.quantile == ADD_REMOVE_BOUND_QUANTILE == 0.99
-    assert ar.parameters.s2 == ADD_REMOVE_PAIR_BOUND == 10
-    assert ro.parameters.grid == (8, 16, 32, 64) == BOUND_GRID[:4]  # d = 80
-    assert (ro.parameters.quantile, ro.parameters.s2) == (BOUND_QUANTILE, 8) == (0.9, 8)
-    given = WideRelease(epsilon=1.0, neighbours="add-remove", bound=10, pair_bound=3)
-    assert (given.plan(table).parameters.s2, given.plan(table).parameters.grid) == (3, ())
+class _Shape:
+    """A table's public shape: all a plan reads."""
+
+    def __init__(self, n: int, d: int) -> None:
+        self.n, self.d = n, d
+
+
+def test_add_remove_plans_the_longer_bounds_where_the_noise_is_small():
+    """npm_words' shape (n = 196,708, d cut to 80 here): under add/remove at epsilon 1 the
+    0.99-quantile on the finer grid (cut to d) and s2 = 10; at epsilon 0.1, and under
+    replace-one, replace-one's grid, 0.9-quantile and s2 = 8. A given bound or s2 is kept."""
+    shape, delta = _Shape(196_708, 80), 1 / 196_708**2
+
+    def plan(**options):
+        return WideRelease(delta=delta, head_mode="off", **options).plan(shape).parameters
+
+    ar = plan(epsilon=1.0, neighbours="add-remove")
+    assert ar.grid == (8, 12, 16, 20, 24, 32, 48, 64)  # d = 80
+    assert ar.quantile == ADD_REMOVE_BOUND_QUANTILE == 0.99
+    assert ar.s2 == ADD_REMOVE_PAIR_BOUND == 10
+    for p in (plan(epsilon=0.1, neighbours="add-remove"), plan(epsilon=1.0)):
+        assert p.grid == (8, 16, 32, 64) == BOUND_GRID[:4]
+        assert (p.quantile, p.s2) == (BOUND_QUANTILE, 8) == (0.9, 8)
+    given = plan(epsilon=1.0, neighbours="add-remove", bound=10, pair_bound=3)
+    assert (given.s2, given.grid) == (3, ())
+
+
+def test_long_bounds_is_the_hand_computed_noise_rule():
+    """rho = 0.049 after n's share: the items get 0.5 x 0.98 x 0.049 = 0.02401, so sigma at
+    s = 16 is 4 / sqrt(2 x 0.02401) = 18.2536; with d = 5,000 the largest draw is
+    (sqrt(2 ln 5000) + 1) sigma = 5.12727 x 18.2536 = 93.59 records, below 0.002 n for n
+    above 46,796. Never under replace-one."""
+    assert not long_bounds(0.049, 46_300, 5000, ADD_REMOVE)
+    assert long_bounds(0.049, 47_300, 5000, ADD_REMOVE)
+    assert not long_bounds(0.049, 10**9, 5000, REPLACE_ONE)
+    assert LONG_BOUNDS_NOISE == 0.002 and LONG_BOUNDS_AT == 16
 
 
 def test_add_remove_pair_noise_at_s2_10_is_hand_computed():
     """rho = 0.5 under add/remove: n takes 2% (0.01), the bound 2% of the rest (0.0098), the
     pairs 45% of what is left (0.21609); their sensitivity sqrt(C(10, 2)) = sqrt(45), reached by
     one added record of 10 head items, so sigma^2 = 45 / (2 x 0.21609) = 104.12..."""
-    plan = WideRelease(rho=0.5, neighbours="add-remove", head_mode="off").plan(
-        ItemSets(_zipf_items(3000, 80, 3))
-    )
+    plan = WideRelease(rho=0.5, neighbours="add-remove", head_mode="off").plan(_Shape(196_708, 80))
+    assert plan.parameters.s2 == 10
     _, _, r_pairs = plan.parameters.rhos()
     assert r_pairs == pytest.approx(0.45 * (0.49 - 0.0098))
     assert r_pairs == pytest.approx(0.21609)
@@ -315,19 +340,20 @@ def test_the_bound_utility_at_the_add_remove_quantile_moves_by_at_most_one(n):
     assert reached == 1
 
 
-@pytest.mark.filterwarnings("ignore:rho=10")  # a large budget, for a sharp draw
+@pytest.mark.filterwarnings("ignore:rho=40")  # a large budget, for a sharp draw
 def test_add_remove_draws_the_interval_of_the_records_099_quantile():
     """1,900 records of 10 items and 100 of 19: the 0.99-quantile lies in (16, 20], the
-    0.9-quantile in (8, 16]. At rho = 10 (the bound's epsilon 1.25) a point other than 20 is
+    0.9-quantile in (8, 16]. At rho = 40 the noise is small against n (long_bounds: 3.72 x
+    0.645 = 2.4 records, 0.0012 n) and the bound's epsilon is 2.50: a point other than 20 is
     at distance 21 or more from the interval, so it is drawn with probability below
-    10 exp(-1.25 x 21 / 2) < 1e-4 (the false-failure rate; the noisy n moves the rank by a few
-    records); replace-one draws 16 with the same bound."""
+    10 exp(-2.50 x 21 / 2) < 1e-10 (the false-failure rate; the noisy n moves the rank by a
+    record or so); replace-one draws 16 with the same budget."""
     rng = np.random.default_rng(3)
     rows = [rng.choice(40, size=10 if i < 1900 else 19, replace=False) for i in range(2000)]
     indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])])
     table = sp.csr_array((np.ones(int(indptr[-1]), dtype=np.uint8), np.concatenate(rows),
                           indptr), shape=(2000, 40))  # fmt: skip
-    options = {"rho": 10.0, "seed": 1, "pool": 2000, "head": 10, "head_mode": "off"}
+    options = {"rho": 40.0, "seed": 1, "pool": 2000, "head": 10, "head_mode": "off"}
     ar = WideRelease(neighbours="add-remove", **options).fit(table)
     ro = WideRelease(**options).fit(table)
     assert (ar.parameters["s"], ar.parameters["s2"]) == (20, 10)

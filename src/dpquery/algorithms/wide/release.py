@@ -25,6 +25,7 @@ from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound, count_sensitivity, head_sensitivity
 from dpquery.algorithms.wide.core import (
     BOUND_FIRST,
+    BOUND_QUANTILE,
     BOUND_SHARE,
     MEASURABLE_SHARE,
     Shares,
@@ -32,6 +33,7 @@ from dpquery.algorithms.wide.core import (
     bound_grid,
     bound_quantile,
     family_threshold,
+    long_bounds,
     mode_charges,
     release_sparse,
 )
@@ -165,7 +167,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     )  # fmt: skip
 
     bound: int | None = None  # None: min(DEFAULT_BOUND, d)
-    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s); add/remove 10
+    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s); add/remove 10 (long_bounds)
     head: int | None = None  # None: min(DEFAULT_HEAD, d)
     pool: int = DEFAULT_POOL
     seed: SeedLike = None
@@ -186,9 +188,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
         n, d = int(data.n), int(data.d)
         neighbours = check_neighbours(self.neighbours)
         s = min(DEFAULT_BOUND, d) if self.bound is None else check_bound("bound", self.bound, d)
-        default_s2 = ADD_REMOVE_PAIR_BOUND if neighbours == ADD_REMOVE else DEFAULT_PAIR_BOUND
         s2 = (
-            min(default_s2, s)
+            min(DEFAULT_PAIR_BOUND, s)
             if self.pair_bound is None
             else min(check_bound("pair_bound", self.pair_bound, d), s)
         )
@@ -209,20 +210,26 @@ class WideRelease(Synthesizer, ZCDPBudget):
         if self.head_mode not in HEAD_MODES:
             raise DPQueryError(f"head_mode must be one of {HEAD_MODES}; got {self.head_mode!r}")
         count_rho = RECORDS_SHARE * rho if neighbours == ADD_REMOVE else 0.0
-        quantile = bound_quantile(neighbours)
         sparse = SparseParameters(rho - count_rho, s, s2, K, Shares(), self.pool,
-                                  quantile=quantile, neighbours=neighbours)  # fmt: skip
+                                  quantile=BOUND_QUANTILE, neighbours=neighbours)  # fmt: skip
         return WidePlan(whole, self.with_mode(sparse, n, d), count_rho)
 
     def with_mode(self, sparse: SparseParameters, n: int, d: int) -> SparseParameters:
         """The sparse mode's ``sparse`` parameters with the mode chosen on ``n`` records
         (``head_mode``; "auto" reads ``n``, the budget and the bounds only): the head mode
         (``picks`` items), the sparse mode, or "bound first" (the bound drawn first, the head
-        mode where the drawn bound leaves the sparse mode's counts swamped)."""
+        mode where the drawn bound leaves the sparse mode's counts swamped). Under add/remove,
+        where the noise is small against ``n`` (:func:`long_bounds`), the bound's grid and
+        quantile and the default ``s2`` are the longer ones."""
         rho, relation = sparse.rho, sparse.neighbours
         picks = min(DEFAULT_PICKS, d) if self.head is None else sparse.K
-        points = bound_grid(relation)
+        long = long_bounds(rho, n, d, relation)  # add/remove's longer bounds, or not
+        points = bound_grid(long)
         grid = () if self.bound is not None else tuple(g for g in points if g <= d) or (d,)
+        if self.pair_bound is None:
+            s2 = min(ADD_REMOVE_PAIR_BOUND if long else DEFAULT_PAIR_BOUND, sparse.s)
+            sparse = replace(sparse, s2=s2)
+        sparse = replace(sparse, quantile=bound_quantile(long))
         switch: tuple[int, ...] = ()
         if self.head_mode == "on":
             mode = "head"
