@@ -358,3 +358,20 @@ def test_add_remove_draws_the_interval_of_the_records_099_quantile():
     ro = WideRelease(**options).fit(table)
     assert (ar.parameters["s"], ar.parameters["s2"]) == (20, 10)
     assert (ro.parameters["s"], ro.parameters["s2"]) == (16, 8)
+
+
+def test_privacy_synth_says_add_removes_bounds_and_cut_sensitivity():
+    """The plan printed for npm_words' shape: under add/remove at epsilon 1 the finer grid,
+    the 0.99-quantile, s2 = 10 and the cut counts' sensitivity sqrt(s); replace-one's
+    sqrt(2s), its grid and s2 = 8."""
+    from cli_process import dpquery_cli
+
+    shape = ("privacy", "synth", "--n", "196708", "--items", "5000", "--epsilon", "1")
+    ar = dpquery_cli(*shape, "--neighbours", "add-remove")
+    assert ar.code == 0, ar.err
+    assert ("chosen from [8, 12, 16, 20, 24, 32, 48, 64, 96, 128] as the record lengths' "
+            "0.99-quantile") in ar.out  # fmt: skip
+    assert "(count sensitivity sqrt(s))" in ar.out and "s2=min(10, s)" in ar.out
+    ro = dpquery_cli(*shape)
+    assert "chosen from [8, 16, 32, 64, 128] as the record lengths' 0.9-quantile" in ro.out
+    assert "(count sensitivity sqrt(2s))" in ro.out and "s2=min(8, s)" in ro.out
