@@ -102,8 +102,8 @@ ADD_REMOVE_BOUND_GRID = (8, 12, 16, 20, 24, 32, 48, 64, 96, 128)
 ADD_REMOVE_BOUND_QUANTILE = 0.99
 # long_bounds: the largest of d item-noise draws at s = LONG_BOUNDS_AT, as a share of n, must
 # be below this: about the 0.9-quantile's cut bias on npm_words' commonest words (0.0016).
-# npm_words at epsilon 1: 0.0008 (d = 5,000), the longer bounds measured better; at 0.1:
-# 0.007, worse (docs/wide.md, "Tuned for add/remove").
+# npm_words at epsilon 1: 0.00096 (d = 5,000), the longer bounds measured better; at 0.1:
+# 0.0089, worse (docs/wide.md, "Tuned for add/remove").
 LONG_BOUNDS_NOISE = 0.002
 LONG_BOUNDS_AT = 16
 
