@@ -375,3 +375,17 @@ def test_privacy_synth_says_add_removes_bounds_and_cut_sensitivity():
     ro = dpquery_cli(*shape)
     assert "chosen from [8, 16, 32, 64, 128] as the record lengths' 0.9-quantile" in ro.out
     assert "(count sensitivity sqrt(2s))" in ro.out and "s2=min(8, s)" in ro.out
+
+
+def test_the_noisy_n_chooses_the_longer_bounds_again():
+    """The plan's choice on the n it is given is a forecast: the run chooses again on the
+    noisy n (post-processing), the longer bounds at npm_words' size, not at 5,000 records."""
+    model = WideRelease(epsilon=1.0, delta=1e-11, neighbours="add-remove", head_mode="off")
+    plan = model.plan(_Shape(196_708, 5000))
+    assert plan.parameters.s2 == 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the noise check on a small noisy n
+        small = model.on_noisy_n(plan, 5000, 5000).parameters
+    again = model.on_noisy_n(plan, 196_650, 5000).parameters
+    assert (small.grid, small.quantile, small.s2) == (BOUND_GRID, 0.9, 8)
+    assert (again.grid, again.quantile, again.s2) == (ADD_REMOVE_BOUND_GRID, 0.99, 10)
