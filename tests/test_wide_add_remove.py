@@ -24,6 +24,15 @@ from dpquery.algorithms.wide.bound import (
     histogram_sensitivity,
     pair_sensitivity,
 )
+from dpquery.algorithms.wide.core import (
+    ADD_REMOVE_BOUND_GRID,
+    ADD_REMOVE_BOUND_QUANTILE,
+    BOUND_GRID,
+    BOUND_QUANTILE,
+    LONG_BOUNDS_AT,
+    LONG_BOUNDS_NOISE,
+    long_bounds,
+)
 from dpquery.algorithms.wide.counts import (
     AllItemCounts,
     HeadCounts,
@@ -31,7 +40,7 @@ from dpquery.algorithms.wide.counts import (
     LengthCounts,
     PickedSizes,
 )
-from dpquery.algorithms.wide.release import RECORDS_SHARE, WideRelease
+from dpquery.algorithms.wide.release import ADD_REMOVE_PAIR_BOUND, RECORDS_SHARE, WideRelease
 from dpquery.data import ItemSets
 from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger
@@ -275,3 +284,134 @@ def test_a_bad_relation_is_refused_by_name_before_any_charge(bad):
 
 def test_replace_one_stays_the_default():
     assert WideRelease().neighbours == REPLACE_ONE
+
+
+# -- add/remove: the bounds' defaults (docs/wide.md, "Beside PipelineDP") -----------------------
+class _Shape:
+    """A table's public shape: all a plan reads."""
+
+    def __init__(self, n: int, d: int) -> None:
+        self.n, self.d = n, d
+
+
+def test_add_remove_plans_the_longer_bounds_where_the_noise_is_small():
+    """npm_words' shape (n = 196,708, d cut to 80 here): under add/remove at epsilon 1 the
+    0.99-quantile on the finer grid (cut to d) and s2 = 10; at epsilon 0.1, and under
+    replace-one, replace-one's grid, 0.9-quantile and s2 = 8. A given bound or s2 is kept."""
+    shape, delta = _Shape(196_708, 80), 1 / 196_708**2
+
+    def plan(**options):
+        return WideRelease(delta=delta, head_mode="off", **options).plan(shape).parameters
+
+    ar = plan(epsilon=1.0, neighbours="add-remove")
+    assert ar.grid == (8, 12, 16, 20, 24, 32, 48, 64)  # d = 80
+    assert ar.quantile == ADD_REMOVE_BOUND_QUANTILE == 0.99
+    assert ar.s2 == ADD_REMOVE_PAIR_BOUND == 10
+    for p in (plan(epsilon=0.1, neighbours="add-remove"), plan(epsilon=1.0)):
+        assert p.grid == (8, 16, 32, 64) == BOUND_GRID[:4]
+        assert (p.quantile, p.s2) == (BOUND_QUANTILE, 8) == (0.9, 8)
+    given = plan(epsilon=1.0, neighbours="add-remove", bound=10, pair_bound=3)
+    assert (given.s2, given.grid) == (3, ())
+
+
+def test_long_bounds_is_the_hand_computed_noise_rule():
+    """rho = 0.049 after n's share: the items get 0.5 x 0.98 x 0.049 = 0.02401, so sigma at
+    s = 16 is 4 / sqrt(2 x 0.02401) = 18.2536; with d = 5,000 the largest draw is
+    (sqrt(2 ln 5000) + 1) sigma = 5.12727 x 18.2536 = 93.59 records, below 0.002 n for n
+    above 46,796. Never under replace-one."""
+    assert not long_bounds(0.049, 46_300, 5000, ADD_REMOVE)
+    assert long_bounds(0.049, 47_300, 5000, ADD_REMOVE)
+    assert not long_bounds(0.049, 10**9, 5000, REPLACE_ONE)
+    assert LONG_BOUNDS_NOISE == 0.002 and LONG_BOUNDS_AT == 16
+
+
+def test_add_remove_pair_noise_at_s2_10_is_hand_computed():
+    """rho = 0.5 under add/remove: n takes 2% (0.01), the bound 2% of the rest (0.0098), the
+    pairs 45% of what is left (0.21609); their sensitivity sqrt(C(10, 2)) = sqrt(45), reached by
+    one added record of 10 head items, so sigma^2 = 45 / (2 x 0.21609) = 104.12..."""
+    plan = WideRelease(rho=0.5, neighbours="add-remove", head_mode="off").plan(_Shape(196_708, 80))
+    assert plan.parameters.s2 == 10
+    _, _, r_pairs = plan.parameters.rhos()
+    assert r_pairs == pytest.approx(0.45 * (0.49 - 0.0098))
+    assert r_pairs == pytest.approx(0.21609)
+    assert Fraction(pair_sensitivity(10, ADD_REMOVE)) ** 2 >= 45
+    assert measure.noise_sigma(r_pairs, pair_sensitivity(10, ADD_REMOVE)) ** 2 == pytest.approx(
+        45 / (2 * 0.21609)
+    )
+    d, head = 20, np.arange(14)
+    base = sp.csr_array(np.zeros((2, d), dtype=np.uint8))
+    more = sp.csr_array(np.vstack([np.zeros((2, d)), (np.arange(d) < 10)[None]]).astype(np.uint8))
+    counts = HeadCounts(5, 16, 10, head)
+    (_, pa), (_, pb) = counts.count(ItemSets(base)), counts.count(ItemSets(more))
+    assert np.linalg.norm(pa - pb) ** 2 == pytest.approx(45)
+
+
+@pytest.mark.parametrize("n", [3, 50, 400])
+def test_the_bound_utility_at_the_add_remove_quantile_moves_by_at_most_one(n):
+    """On random neighbours of n and n + 1 records (lengths 0 to 40, and d), with the noisy
+    n read by both (post-processing of the first draw), the distance of every point of the
+    add/remove grid from the 0.99-quantile's interval moves by at most 1, and by exactly 1
+    for some pair: sensitivity 1, reached. Deterministic bounds: no false failure."""
+    rng = np.random.default_rng(100 + n)
+    grid = np.asarray(ADD_REMOVE_BOUND_GRID)
+    reached = 0.0
+    for _ in range(60):
+        D, D2 = _add_or_remove(_records_near(rng, n, 130, 20), rng, 20)
+        noisy_n = n + int(rng.integers(-3, 4))
+        rank = math.ceil(ADD_REMOVE_BOUND_QUANTILE * noisy_n - 1e-9)
+        [la], [lb] = LengthCounts(grid).count(ItemSets(D)), LengthCounts(grid).count(ItemSets(D2))
+        moved = np.abs(measure.bound_distance(la, rank) - measure.bound_distance(lb, rank)).max()
+        assert moved <= 1
+        reached = max(reached, moved)
+    assert reached == 1
+
+
+@pytest.mark.filterwarnings("ignore:rho=40")  # a large budget, for a sharp draw
+def test_add_remove_draws_the_interval_of_the_records_099_quantile():
+    """1,900 records of 10 items and 100 of 19: the 0.99-quantile lies in (16, 20], the
+    0.9-quantile in (8, 16]. At rho = 40 the noise is small against n (long_bounds: 3.72 x
+    0.645 = 2.4 records, 0.0012 n) and the bound's epsilon is 2.50: a point other than 20 is
+    at distance 21 or more from the interval, so it is drawn with probability below
+    10 exp(-2.50 x 21 / 2) < 1e-10 (the false-failure rate; the noisy n moves the rank by a
+    record or so); replace-one draws 16 with the same budget."""
+    rng = np.random.default_rng(3)
+    rows = [rng.choice(40, size=10 if i < 1900 else 19, replace=False) for i in range(2000)]
+    indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])])
+    table = sp.csr_array((np.ones(int(indptr[-1]), dtype=np.uint8), np.concatenate(rows),
+                          indptr), shape=(2000, 40))  # fmt: skip
+    options = {"rho": 40.0, "seed": 1, "pool": 2000, "head": 10, "head_mode": "off"}
+    ar = WideRelease(neighbours="add-remove", **options).fit(table)
+    ro = WideRelease(**options).fit(table)
+    assert (ar.parameters["s"], ar.parameters["s2"]) == (20, 10)
+    assert (ro.parameters["s"], ro.parameters["s2"]) == (16, 8)
+
+
+def test_privacy_synth_says_add_removes_bounds_and_cut_sensitivity():
+    """The plan printed for npm_words' shape: under add/remove at epsilon 1 the finer grid,
+    the 0.99-quantile, s2 = 10 and the cut counts' sensitivity sqrt(s); replace-one's
+    sqrt(2s), its grid and s2 = 8."""
+    from cli_process import dpquery_cli
+
+    shape = ("privacy", "synth", "--n", "196708", "--items", "5000", "--epsilon", "1")
+    ar = dpquery_cli(*shape, "--neighbours", "add-remove")
+    assert ar.code == 0, ar.err
+    assert ("chosen from [8, 12, 16, 20, 24, 32, 48, 64, 96, 128] as the record lengths' "
+            "0.99-quantile") in ar.out  # fmt: skip
+    assert "(count sensitivity sqrt(s))" in ar.out and "s2=min(10, s)" in ar.out
+    ro = dpquery_cli(*shape)
+    assert "chosen from [8, 16, 32, 64, 128] as the record lengths' 0.9-quantile" in ro.out
+    assert "(count sensitivity sqrt(2s))" in ro.out and "s2=min(8, s)" in ro.out
+
+
+def test_the_noisy_n_chooses_the_longer_bounds_again():
+    """The plan's choice on the n it is given is a forecast: the run chooses again on the
+    noisy n (post-processing), the longer bounds at npm_words' size, not at 5,000 records."""
+    model = WideRelease(epsilon=1.0, delta=1e-11, neighbours="add-remove", head_mode="off")
+    plan = model.plan(_Shape(196_708, 5000))
+    assert plan.parameters.s2 == 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the noise check on a small noisy n
+        small = model.on_noisy_n(plan, 5000, 5000).parameters
+    again = model.on_noisy_n(plan, 196_650, 5000).parameters
+    assert (small.grid, small.quantile, small.s2) == (BOUND_GRID, 0.9, 8)
+    assert (again.grid, again.quantile, again.s2) == (ADD_REMOVE_BOUND_GRID, 0.99, 10)

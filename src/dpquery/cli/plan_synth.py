@@ -132,6 +132,7 @@ def _items_plan(args: argparse.Namespace) -> int:
           f"records x {args.items} items; no data read")  # fmt: skip
     print(f"  budget: {plan.budget.describe()}")
     print(f"  mode: {p.mode} ({rule})")
+    cut = "sqrt(s)" if p.neighbours == ADD_REMOVE else "sqrt(2s)"  # the cut item counts' L2
     if p.mode == "head":
         print(f"  the k={p.K} commonest items picked one at a time by the exponential mechanism "
               f"(sensitivity 1, epsilon_0={pick_epsilon(p.rhos()[0], p.K):.4g} each), counted "
@@ -149,10 +150,10 @@ def _items_plan(args: argparse.Namespace) -> int:
         print(f"  contribution bound s chosen from {list(p.grid)} as the record lengths' "
               f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "
               f"sensitivity 1; {p.bound_rho() / p.rho:.0%} of rho), before the cut (count "
-              f"sensitivity sqrt(2s)); pairs among the K={p.K} largest noisy counts, "
+              f"sensitivity {cut}); pairs among the K={p.K} largest noisy counts, "
               f"s2=min({p.s2}, s) of them per record")  # fmt: skip
     else:
-        print(f"  contribution bound s={p.s} items per record (count sensitivity sqrt(2s)); "
+        print(f"  contribution bound s={p.s} items per record (count sensitivity {cut}); "
               f"pairs among the K={p.K} largest noisy counts, s2={p.s2} of them per "
               "record")  # fmt: skip
     warning = noise_warning(plan, args.n)

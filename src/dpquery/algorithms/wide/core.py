@@ -29,7 +29,7 @@ from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.privacy import ZCDP, Charge, Ledger, PureDP
-from dpquery.privacy.neighbours import REPLACE_ONE
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 from dpquery.queries.counts import count_records
 
 # How loosely the fit follows each estimate: its noise variance times this (fractions of
@@ -90,6 +90,47 @@ class Shares:
 BOUND_SHARE = 0.02
 BOUND_GRID = (8, 16, 32, 64, 128)
 BOUND_QUANTILE = 0.9
+# Under add/remove a record moves each item count by 1 where replace-one moves two (squared
+# L2 sensitivity s, not 2 s), so the bound can be about twice as long at the same noise: the
+# 0.99-quantile, on a grid with points between 8 and 32 so that it is not rounded up to
+# twice the longest records it must keep (docs/wide.md, "Beside PipelineDP": on npm_words,
+# 99th percentile 19 words, s = 16 cut the commonest words' counts by up to 0.16% of the
+# records, the 1-way max; s = 32 doubled the noise variance of the rare words'). Only where
+# the noise is small against n (long_bounds): at epsilon 0.1 the cut's bias is below the
+# noise, and the longer bounds' extra noise measured worse.
+ADD_REMOVE_BOUND_GRID = (8, 12, 16, 20, 24, 32, 48, 64, 96, 128)
+ADD_REMOVE_BOUND_QUANTILE = 0.99
+# long_bounds: the largest of d item-noise draws at s = LONG_BOUNDS_AT, as a share of n, must
+# be below this: about the 0.9-quantile's cut bias on npm_words' commonest words (0.0016).
+# npm_words at epsilon 1: 0.00096 (d = 5,000), the longer bounds measured better; at 0.1:
+# 0.0089, worse (docs/wide.md, "Tuned for add/remove").
+LONG_BOUNDS_NOISE = 0.002
+LONG_BOUNDS_AT = 16
+
+
+def long_bounds(rho: float, n: int, d: int, neighbours: str) -> bool:
+    """Whether the release takes add/remove's longer bounds (the 0.99-quantile on the finer
+    grid, ``s2`` = 10): under add/remove, where the largest of ``d`` item-noise draws
+    (:func:`family_threshold` sigma) at ``s = LONG_BOUNDS_AT`` is below
+    :data:`LONG_BOUNDS_NOISE` of the ``n`` records. Public: ``rho`` (after ``n``'s share),
+    ``n`` (under add/remove the noisy count, or the plan's forecast) and ``d``."""
+    if neighbours != ADD_REMOVE:
+        return False
+    rho_items = Shares().items * (1 - BOUND_SHARE) * rho
+    sigma = measure.noise_sigma(rho_items, count_sensitivity(LONG_BOUNDS_AT, neighbours))
+    return family_threshold(d) * sigma < LONG_BOUNDS_NOISE * max(n, 1)
+
+
+def bound_grid(long: bool) -> tuple[int, ...]:
+    """The public grid the private bound ``s`` is drawn from (:func:`long_bounds`)."""
+    return ADD_REMOVE_BOUND_GRID if long else BOUND_GRID
+
+
+def bound_quantile(long: bool) -> float:
+    """The record lengths' quantile the private bound ``s`` aims at (:func:`long_bounds`)."""
+    return ADD_REMOVE_BOUND_QUANTILE if long else BOUND_QUANTILE
+
+
 # The mode whose bound is drawn first, its mode chosen from the drawn bound (release.py).
 BOUND_FIRST = "bound first"
 

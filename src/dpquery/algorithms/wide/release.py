@@ -25,13 +25,15 @@ from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound, count_sensitivity, head_sensitivity
 from dpquery.algorithms.wide.core import (
     BOUND_FIRST,
-    BOUND_GRID,
     BOUND_QUANTILE,
     BOUND_SHARE,
     MEASURABLE_SHARE,
     Shares,
     SparseParameters,
+    bound_grid,
+    bound_quantile,
     family_threshold,
+    long_bounds,
     mode_charges,
     release_sparse,
 )
@@ -51,6 +53,13 @@ ItemData: TypeAlias = ItemSets | BinaryData | sp.sparray | sp.spmatrix
 
 DEFAULT_BOUND = 32  # npm_words: at most 25 words a record, 99th percentile 19 (docs/wide.md)
 DEFAULT_PAIR_BOUND = 8
+# Under add/remove a record's pairs move the pair counts by sqrt(C(s2, 2)), not sqrt(2 C(s2, 2)):
+# 10 head items keep every pair of a record of up to 10 head items at less than the noise of
+# replace-one's 8 (sqrt 45 against sqrt 56). On npm_words a template of 10 head words shared
+# by 1,265 records lost a third of its pairs to the cut at 8, and the fit's pool did not
+# bring them back: the pair max. 12 measured a lower pair max but higher pair and triple
+# means (docs/wide.md, "Beside PipelineDP").
+ADD_REMOVE_PAIR_BOUND = 10
 DEFAULT_HEAD = 300
 DEFAULT_POOL = 200_000
 # The head mode's number of picked items (tuned on the small shape, seeds 0-2, docs/wide.md).
@@ -158,7 +167,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     )  # fmt: skip
 
     bound: int | None = None  # None: min(DEFAULT_BOUND, d)
-    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s)
+    pair_bound: int | None = None  # None: min(DEFAULT_PAIR_BOUND, s); add/remove 10 (long_bounds)
     head: int | None = None  # None: min(DEFAULT_HEAD, d)
     pool: int = DEFAULT_POOL
     seed: SeedLike = None
@@ -209,10 +218,18 @@ class WideRelease(Synthesizer, ZCDPBudget):
         """The sparse mode's ``sparse`` parameters with the mode chosen on ``n`` records
         (``head_mode``; "auto" reads ``n``, the budget and the bounds only): the head mode
         (``picks`` items), the sparse mode, or "bound first" (the bound drawn first, the head
-        mode where the drawn bound leaves the sparse mode's counts swamped)."""
+        mode where the drawn bound leaves the sparse mode's counts swamped). Under add/remove,
+        where the noise is small against ``n`` (:func:`long_bounds`), the bound's grid and
+        quantile and the default ``s2`` are the longer ones."""
         rho, relation = sparse.rho, sparse.neighbours
         picks = min(DEFAULT_PICKS, d) if self.head is None else sparse.K
-        grid = () if self.bound is not None else tuple(g for g in BOUND_GRID if g <= d) or (d,)
+        long = long_bounds(rho, n, d, relation)  # add/remove's longer bounds, or not
+        points = bound_grid(long)
+        grid = () if self.bound is not None else tuple(g for g in points if g <= d) or (d,)
+        if self.pair_bound is None:
+            s2 = min(ADD_REMOVE_PAIR_BOUND if long else DEFAULT_PAIR_BOUND, sparse.s)
+            sparse = replace(sparse, s2=s2)
+        sparse = replace(sparse, quantile=bound_quantile(long))
         switch: tuple[int, ...] = ()
         if self.head_mode == "on":
             mode = "head"
