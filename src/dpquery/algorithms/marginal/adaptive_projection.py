@@ -75,7 +75,12 @@ from dpquery.algorithms.marginal.candidate_counts import (
     counted_marginals,
     read_counts,
 )
-from dpquery.algorithms.marginal.compress import DEFAULT_COMPRESS, Compression, scored_candidates
+from dpquery.algorithms.marginal.compress import (
+    DEFAULT_COMPRESS,
+    Compression,
+    coarse_candidates,
+    scored_candidates,
+)
 from dpquery.algorithms.marginal.one_way import (
     DEFAULT_COLUMN_CAP,
     DEFAULT_COLUMN_TV,
@@ -440,6 +445,7 @@ def adaptive_marginals(
     rng: np.random.Generator, ledger: Ledger, sweeps: int = DEFAULT_SWEEPS,
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
     pairs: bool = True, compress: float | None = None, n: int | None = None,
+    coarse: float | None = None, coarse_final: bool = False,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -477,6 +483,14 @@ def adaptive_marginals(
     # Post-processing of the 1-way measurements (no charge): the compressed candidates.
     comp = None if not compress else Compression.of(measured, len(sizes), n, compress)
     candidates, weights, true_counts, cell_maps = scored_candidates(table, fine, sizes, comp)
+    comps: list[Compression | None] = [None if f is None else comp for f in cell_maps]
+    if comp is not None and coarse:
+        wide = Compression.of(measured, len(sizes), n, coarse)
+        more, w, counts, maps = coarse_candidates(table, fine, sizes, comp, wide)
+        candidates, weights = candidates + more, np.concatenate([weights, w])
+        true_counts, cell_maps = true_counts + counts, cell_maps + maps
+        comps += [wide] * len(more)
+    split = len(candidates) - len(more) if comp is not None and coarse and coarse_final else None
     final, t = False, 0
     while not final:
         t0 = time.perf_counter()
@@ -490,13 +504,16 @@ def adaptive_marginals(
             sigma = math.sqrt(delta2**2 / (2 * plan.alpha * remaining))
             epsilon = math.sqrt(8 * (1 - plan.alpha) * remaining)
             final = True
-        i = select(
-            candidates, weights, true_counts, X, sizes, n=n, sigma=sigma, epsilon=epsilon,
-            rng=rng, ledger=ledger, cell_maps=cell_maps, neighbours=plan.neighbours,
+        lo, hi = 0, len(candidates)
+        if split is not None:
+            lo, hi = (split, hi) if final else (0, split)
+        i = lo + select(
+            candidates[lo:hi], weights[lo:hi], true_counts[lo:hi], X, sizes, n=n, sigma=sigma,
+            epsilon=epsilon, rng=rng, ledger=ledger, cell_maps=cell_maps[lo:hi],
+            neighbours=plan.neighbours,
         )  # fmt: skip
         r = candidates[i]
-        x = measure(fine, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp,
-                    sensitivity=delta2)  # fmt: skip
+        x = measure(fine, sizes, r, sigma, rng, ledger, comps[i], sensitivity=delta2)
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
@@ -555,6 +572,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     column_cap: float = DEFAULT_COLUMN_CAP
     pairs: bool = True
     compress: float | None = DEFAULT_COMPRESS
+    coarse: float | None = None
+    coarse_final: bool = False
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -621,7 +640,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
                 rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
-                compress=self.compress, n=run.records_n,
+                compress=self.compress, n=run.records_n, coarse=self.coarse,
+                coarse_final=self.coarse_final,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
