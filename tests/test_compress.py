@@ -295,3 +295,25 @@ def test_coarse_rounds_charge_the_same_entries_before_their_draws(coarse_final) 
         assert is_coarse[-1] and not any(is_coarse[:-1])
     else:
         assert any(is_coarse)
+
+
+BAD_COARSE = [("coarse", -1.0), ("coarse", float("nan")), ("coarse_weight", 0.0),
+              ("coarse_weight", -0.5)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("key", "bad"), BAD_COARSE)
+def test_bad_coarse_is_refused_by_name(key, bad) -> None:  # coarse 0 is off, not bad
+    model = AdaptiveProjection(epsilon=1.0, **{key: bad})
+    with pytest.raises(DPQueryError, match=key):
+        model.fit(small_data(), workload_2way())
+    assert model.ledger_ is None
+
+
+def test_coarse_off_is_the_release_without_it() -> None:
+    """``coarse=None`` (the default) and ``coarse=0`` give the release of a run without the
+    option, whatever ``coarse_weight`` and ``coarse_final`` say."""
+    data, w = small_data(), workload_2way()
+    a = AdaptiveProjection(epsilon=1.0, seed=3).fit(data, w)
+    b = AdaptiveProjection(epsilon=1.0, seed=3, coarse=0, coarse_weight=0.5,
+                           coarse_final=True).fit(data, w)  # fmt: skip
+    assert np.array_equal(a.records.rows, b.records.rows)

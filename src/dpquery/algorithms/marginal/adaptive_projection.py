@@ -445,7 +445,7 @@ def adaptive_marginals(
     rng: np.random.Generator, ledger: Ledger, sweeps: int = DEFAULT_SWEEPS,
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
     pairs: bool = True, compress: float | None = None, n: int | None = None,
-    coarse: float | None = None, coarse_final: bool = False,
+    coarse: float | None = None, coarse_final: bool = False, coarse_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -457,7 +457,18 @@ def adaptive_marginals(
     (:mod:`dpquery.algorithms.marginal.candidate_counts`, e.g. counted on a cluster): either way the
     data is read once, every candidate's counts before the first charge. ``n`` is the number
     of records every rule reads (the data's, public under replace-one; under add-remove the
-    noisy ``n`` the plan was made with)."""
+    noisy ``n`` the plan was made with).
+
+    ``coarse`` (a threshold above ``compress``; None: off) adds every candidate again on the
+    domain that threshold compresses, when that leaves it fewer cells than ``compress``
+    does (:func:`~dpquery.algorithms.marginal.compress.coarse_candidates`), its weight
+    times ``coarse_weight``: a value most records share (adult-pgm's 40 hours a week) is
+    measured with the noise of a handful of cells, which lowers the largest cell error and
+    costs some mean TV (docs/utility.md, Tuning under add/remove). ``coarse_final``: only the
+    last round selects among them (and only among them). Post-processing of the 1-way
+    measurements, as ``compress``: the same costs and sensitivities (a weight below 1 only
+    lowers a candidate's score; the selection's sensitivity is the largest weight it
+    scores)."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -487,7 +498,7 @@ def adaptive_marginals(
     if comp is not None and coarse:
         wide = Compression.of(measured, len(sizes), n, coarse)
         more, w, counts, maps = coarse_candidates(table, fine, sizes, comp, wide)
-        candidates, weights = candidates + more, np.concatenate([weights, w])
+        candidates, weights = candidates + more, np.concatenate([weights, coarse_weight * w])
         true_counts, cell_maps = true_counts + counts, cell_maps + maps
         comps += [wide] * len(more)
     split = len(candidates) - len(more) if comp is not None and coarse and coarse_final else None
@@ -548,7 +559,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     threshold ``c``, default 5; None or 0: off) adds every candidate on the domain compressed by
     the 1-way measurements (values below ``c sigma_a`` merged,
     :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
-    Tuning). ``neighbours`` is the relation the guarantee is stated for (default
+    Tuning). ``coarse``, ``coarse_weight`` and ``coarse_final`` (default off) add the
+    candidates on a more coarsely compressed domain (:func:`adaptive_marginals`).
+    ``neighbours`` is the relation the guarantee is stated for (default
     ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
     ``n`` public, :mod:`dpquery.privacy.neighbours`). ``seed`` fixes
     every random choice; ``progress`` shows the share of the budget spent
@@ -574,6 +587,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     compress: float | None = DEFAULT_COMPRESS
     coarse: float | None = None
     coarse_final: bool = False
+    coarse_weight: float = 1.0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -607,6 +621,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive_int("final_sweeps", self.final_sweeps)
         if self.compress:  # the threshold c: values below c sigma_a merge (None, 0: off)
             positive("compress", self.compress)
+        if self.coarse:  # a second, larger threshold (None, 0: off)
+            positive("coarse", self.coarse)
+        positive("coarse_weight", self.coarse_weight)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -641,7 +658,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
                 compress=self.compress, n=run.records_n, coarse=self.coarse,
-                coarse_final=self.coarse_final,
+                coarse_final=self.coarse_final, coarse_weight=self.coarse_weight,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -653,6 +670,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             if self.pairs else 0,
             "workload_marginals": len(marginals), "sweeps": self.sweeps,
             "compress": self.compress,
+            "coarse": {"threshold": self.coarse, "weight": self.coarse_weight,
+                       "final": self.coarse_final} if self.coarse else None,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
