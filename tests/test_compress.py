@@ -19,7 +19,7 @@ from dpquery.algorithms.marginal.adaptive_projection import (
     adaptive_marginals,
     plan_adaptive,
 )
-from dpquery.algorithms.marginal.compress import Compression, value_map
+from dpquery.algorithms.marginal.compress import Compression, coarse_candidates, value_map
 from dpquery.algorithms.marginal.one_way import one_way_estimates
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records, loss
 from dpquery.errors import DPQueryError
@@ -229,3 +229,91 @@ def test_bad_compress_is_refused_by_name(bad) -> None:  # 0 is off, not bad
     with pytest.raises(DPQueryError, match="compress"):
         model.fit(small_data(), workload_2way())
     assert model.ledger_ is None
+
+
+# == coarse candidates ===========================================================================
+
+
+def test_coarse_candidates_by_hand() -> None:
+    """A candidate joins when the coarse maps leave it fewer cells than the compression
+    does: (0,) does not (both maps give 2 values), (1,) and (0, 1) do; the coarse counts are
+    the fine ones summed through the coarse maps, and each keeps its weight."""
+    comp = Compression((np.array([0, 1, 1, 1]), np.array([0, 1, 2])), np.array([2, 3]))
+    wide = Compression((np.array([0, 1, 1, 1]), np.array([0, 0, 1])), np.array([2, 2]))
+    table = {(0,): 2.0, (1,): 3.0, (0, 1): 5.0}
+    fine = {(0,): np.array([1.0, 2, 3, 4]), (1,): np.array([5.0, 7, 9]),
+            (0, 1): np.arange(12.0)}  # fmt: skip
+    picked, weights, counts, maps = coarse_candidates(table, fine, np.array([4, 3]), comp, wide)
+    assert picked == [(1,), (0, 1)]
+    assert weights.tolist() == [3.0, 5.0]
+    assert counts[0].tolist() == [12.0, 9.0]
+    # (0, 1) as a 4 x 3 table 0..11: row 0 gives cells 0 (0 + 1) and 1 (2); rows 1-3 share
+    # the coarse value 1: cell 2 gets 3 + 4 + 6 + 7 + 9 + 10 = 39, cell 3 gets 5 + 8 + 11 = 24.
+    assert counts[1].tolist() == [1.0, 2.0, 39.0, 24.0]
+    assert maps[0].tolist() == [0, 0, 1]
+
+
+@pytest.mark.parametrize("coarse_final", [False, True])
+def test_coarse_rounds_charge_the_same_entries_before_their_draws(coarse_final) -> None:
+    """With coarse candidates the ledger is as without them: ``g`` measurements, then
+    (selection, measurement) pairs at each round's scales, the budget spent, not exceeded.
+    With ``coarse_final`` only the last round measures a coarse marginal, and it does."""
+    data = small_data()
+    layout = AttributeLayout.of_data(data)
+    plan = plan_adaptive(n=data.n, sizes=layout.sizes.tolist(), epsilon=1.0, T=20)
+    rng = np.random.default_rng(1)
+    ledger = RecordingLedger(plan.budget, rng)
+    coarse_maps = Compression.of
+    seen: list[Compression] = []
+
+    def spy(measurements, g, n, c):
+        out = coarse_maps(measurements, g, n, c)
+        seen.append(out)
+        return out
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(Compression, "of", staticmethod(spy))
+    try:
+        _X, rounds = adaptive_marginals(
+            attribute_codes(data, layout), layout.sizes,
+            workload_marginals(workload_2way(), layout), plan=plan, rng=rng, ledger=ledger,
+            final_sweeps=2, compress=1.0, coarse=40.0, coarse_final=coarse_final,
+        )  # fmt: skip
+    finally:
+        mp.undo()
+    selections = [r for r in rounds if isinstance(r["round"], int)]
+    kinds = [e.charge.mechanism for e in ledger.entries]
+    assert kinds == [am.MEASURE] * layout.g + [am.SELECT, am.MEASURE] * len(selections)
+    for e, r in zip(ledger.entries[layout.g + 1 :: 2], selections, strict=True):
+        assert e.charge.cost.rho == pytest.approx(1 / r["sigma"] ** 2)
+    assert 0.999 < ledger.spent <= 1.0
+    fine_comp, wide = seen
+    coarse_cells = [wide.cells(tuple(r["marginal"])) for r in selections]
+    is_coarse = [r["cells"] == c < fine_comp.cells(tuple(r["marginal"]))
+                 for r, c in zip(selections, coarse_cells, strict=True)]  # fmt: skip
+    if coarse_final:
+        assert is_coarse[-1] and not any(is_coarse[:-1])
+    else:
+        assert any(is_coarse)
+
+
+BAD_COARSE = [("coarse", -1.0), ("coarse", float("nan")), ("coarse_weight", 0.0),
+              ("coarse_weight", -0.5)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("key", "bad"), BAD_COARSE)
+def test_bad_coarse_is_refused_by_name(key, bad) -> None:  # coarse 0 is off, not bad
+    model = AdaptiveProjection(epsilon=1.0, **{key: bad})
+    with pytest.raises(DPQueryError, match=key):
+        model.fit(small_data(), workload_2way())
+    assert model.ledger_ is None
+
+
+def test_coarse_off_is_the_release_without_it() -> None:
+    """``coarse=None`` (the default) and ``coarse=0`` give the release of a run without the
+    option, whatever ``coarse_weight`` and ``coarse_final`` say."""
+    data, w = small_data(), workload_2way()
+    a = AdaptiveProjection(epsilon=1.0, seed=3).fit(data, w)
+    b = AdaptiveProjection(epsilon=1.0, seed=3, coarse=0, coarse_weight=0.5,
+                           coarse_final=True).fit(data, w)  # fmt: skip
+    assert np.array_equal(a.records.rows, b.records.rows)

@@ -75,7 +75,12 @@ from dpquery.algorithms.marginal.candidate_counts import (
     counted_marginals,
     read_counts,
 )
-from dpquery.algorithms.marginal.compress import DEFAULT_COMPRESS, Compression, scored_candidates
+from dpquery.algorithms.marginal.compress import (
+    DEFAULT_COMPRESS,
+    Compression,
+    coarse_candidates,
+    scored_candidates,
+)
 from dpquery.algorithms.marginal.one_way import (
     DEFAULT_COLUMN_CAP,
     DEFAULT_COLUMN_TV,
@@ -440,6 +445,7 @@ def adaptive_marginals(
     rng: np.random.Generator, ledger: Ledger, sweeps: int = DEFAULT_SWEEPS,
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
     pairs: bool = True, compress: float | None = None, n: int | None = None,
+    coarse: float | None = None, coarse_final: bool = False, coarse_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -451,7 +457,18 @@ def adaptive_marginals(
     (:mod:`dpquery.algorithms.marginal.candidate_counts`, e.g. counted on a cluster): either way the
     data is read once, every candidate's counts before the first charge. ``n`` is the number
     of records every rule reads (the data's, public under replace-one; under add-remove the
-    noisy ``n`` the plan was made with)."""
+    noisy ``n`` the plan was made with).
+
+    ``coarse`` (a threshold above ``compress``; None: off) adds every candidate again on the
+    domain that threshold compresses, when that leaves it fewer cells than ``compress``
+    does (:func:`~dpquery.algorithms.marginal.compress.coarse_candidates`), its weight
+    times ``coarse_weight``: a value most records share (adult-pgm's 40 hours a week) is
+    measured with the noise of a handful of cells, which lowers the largest cell error and
+    costs some mean TV (docs/utility.md, Tuning under add/remove). ``coarse_final``: only the
+    last round selects among them (and only among them). Post-processing of the 1-way
+    measurements, as ``compress``: the same costs and sensitivities (a weight below 1 only
+    lowers a candidate's score; the selection's sensitivity is the largest weight it
+    scores)."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -477,6 +494,14 @@ def adaptive_marginals(
     # Post-processing of the 1-way measurements (no charge): the compressed candidates.
     comp = None if not compress else Compression.of(measured, len(sizes), n, compress)
     candidates, weights, true_counts, cell_maps = scored_candidates(table, fine, sizes, comp)
+    comps: list[Compression | None] = [None if f is None else comp for f in cell_maps]
+    if comp is not None and coarse:
+        wide = Compression.of(measured, len(sizes), n, coarse)
+        more, w, counts, maps = coarse_candidates(table, fine, sizes, comp, wide)
+        candidates, weights = candidates + more, np.concatenate([weights, coarse_weight * w])
+        true_counts, cell_maps = true_counts + counts, cell_maps + maps
+        comps += [wide] * len(more)
+    split = len(candidates) - len(more) if comp is not None and coarse and coarse_final else None
     final, t = False, 0
     while not final:
         t0 = time.perf_counter()
@@ -490,13 +515,16 @@ def adaptive_marginals(
             sigma = math.sqrt(delta2**2 / (2 * plan.alpha * remaining))
             epsilon = math.sqrt(8 * (1 - plan.alpha) * remaining)
             final = True
-        i = select(
-            candidates, weights, true_counts, X, sizes, n=n, sigma=sigma, epsilon=epsilon,
-            rng=rng, ledger=ledger, cell_maps=cell_maps, neighbours=plan.neighbours,
+        lo, hi = 0, len(candidates)
+        if split is not None:
+            lo, hi = (split, hi) if final else (0, split)
+        i = lo + select(
+            candidates[lo:hi], weights[lo:hi], true_counts[lo:hi], X, sizes, n=n, sigma=sigma,
+            epsilon=epsilon, rng=rng, ledger=ledger, cell_maps=cell_maps[lo:hi],
+            neighbours=plan.neighbours,
         )  # fmt: skip
         r = candidates[i]
-        x = measure(fine, sizes, r, sigma, rng, ledger, None if cell_maps[i] is None else comp,
-                    sensitivity=delta2)  # fmt: skip
+        x = measure(fine, sizes, r, sigma, rng, ledger, comps[i], sensitivity=delta2)
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
@@ -531,7 +559,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     threshold ``c``, default 5; None or 0: off) adds every candidate on the domain compressed by
     the 1-way measurements (values below ``c sigma_a`` merged,
     :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
-    Tuning). ``neighbours`` is the relation the guarantee is stated for (default
+    Tuning). ``coarse``, ``coarse_weight`` and ``coarse_final`` (default off) add the
+    candidates on a more coarsely compressed domain (:func:`adaptive_marginals`).
+    ``neighbours`` is the relation the guarantee is stated for (default
     ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
     ``n`` public, :mod:`dpquery.privacy.neighbours`). ``seed`` fixes
     every random choice; ``progress`` shows the share of the budget spent
@@ -555,6 +585,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     column_cap: float = DEFAULT_COLUMN_CAP
     pairs: bool = True
     compress: float | None = DEFAULT_COMPRESS
+    coarse: float | None = None
+    coarse_final: bool = False
+    coarse_weight: float = 1.0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -588,6 +621,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive_int("final_sweeps", self.final_sweeps)
         if self.compress:  # the threshold c: values below c sigma_a merge (None, 0: off)
             positive("compress", self.compress)
+        if self.coarse:  # a second, larger threshold (None, 0: off)
+            positive("coarse", self.coarse)
+        positive("coarse_weight", self.coarse_weight)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -621,7 +657,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
                 rng=run.rng, ledger=run.ledger, sweeps=self.sweeps,
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
-                compress=self.compress, n=run.records_n,
+                compress=self.compress, n=run.records_n, coarse=self.coarse,
+                coarse_final=self.coarse_final, coarse_weight=self.coarse_weight,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -633,6 +670,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             if self.pairs else 0,
             "workload_marginals": len(marginals), "sweeps": self.sweeps,
             "compress": self.compress,
+            "coarse": {"threshold": self.coarse, "weight": self.coarse_weight,
+                       "final": self.coarse_final} if self.coarse else None,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),

@@ -115,4 +115,25 @@ def scored_candidates(
     return candidates, np.array([table[r] for r in candidates]), true_counts, cell_maps
 
 
-__all__ = ["DEFAULT_COMPRESS", "Compression", "scored_candidates", "value_map"]
+def coarse_candidates(
+    table: dict[Marginal, float], fine: dict[Marginal, np.ndarray], sizes: np.ndarray,
+    compression: Compression, coarse: Compression,
+) -> tuple[list[Marginal], np.ndarray, list[np.ndarray], list[np.ndarray]]:  # fmt: skip
+    """The candidates ``coarse`` (a second, larger threshold) shrinks below what
+    ``compression`` leaves of them, each with its weight, its coarse true counts and its cell
+    map: the same marginals on fewer cells, so that a round can measure a large cell (a value
+    most records share) with the noise of a handful of cells."""
+    picked = [r for r in coarse.shrunk(list(table), sizes)
+              if coarse.cells(r) < compression.cells(r)]  # fmt: skip
+    maps = [coarse.cell_map(r) for r in picked]
+    counts = [coarse.compressed(r, fine[r]) for r in picked]
+    return picked, np.array([table[r] for r in picked]), counts, maps
+
+
+__all__ = [
+    "DEFAULT_COMPRESS",
+    "Compression",
+    "coarse_candidates",
+    "scored_candidates",
+    "value_map",
+]
