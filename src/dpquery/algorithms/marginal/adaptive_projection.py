@@ -499,7 +499,7 @@ def adaptive_marginals(
         wide = Compression.of(measured, len(sizes), n, coarse)
         more, w, counts, maps = coarse_candidates(table, fine, sizes, comp, wide)
         candidates, weights = candidates + more, np.concatenate([weights, coarse_weight * w])
-        true_counts, cell_maps = true_counts + counts, cell_maps + maps
+        true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
         comps += [wide] * len(more)
     split = len(candidates) - len(more) if comp is not None and coarse and coarse_final else None
     final, t = False, 0
