@@ -29,7 +29,7 @@ from dpquery.algorithms.wide.shrink import shrink
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.privacy import ZCDP, Charge, Ledger, PureDP
-from dpquery.privacy.neighbours import REPLACE_ONE
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 from dpquery.queries.counts import count_records
 
 # How loosely the fit follows each estimate: its noise variance times this (fractions of
@@ -103,6 +103,13 @@ class HeadShares:
     picks: float = 0.6
     counts: float = 0.3
     sizes: float = 0.1
+
+
+# Under add/remove the picks' utilities are monotone (measure.pick_head: each pick sees the
+# counts through half the noise), so the head mode picks more items and keeps the picked
+# counts by their empirical-Bayes estimates (release_head; tuned on the long-record shapes,
+# data seeds 0-1, seeds 0-3, docs/wide.md "The head mode under add/remove").
+ADD_REMOVE_HEAD_SHARES = HeadShares(picks=0.7, counts=0.2, sizes=0.1)
 
 
 @dataclass(frozen=True)
@@ -368,7 +375,7 @@ def release_head(
     k = min(params.K, d)
     r_picks, r_counts, r_sizes = params.rhos()
     [exact] = count_records(data, AllItemCounts(d))
-    picked = measure.pick_head(exact, k, r_picks, rng, ledger)
+    picked = measure.pick_head(exact, k, r_picks, rng, ledger, params.neighbours)
     y = measure.head_counts(exact[picked], r_counts, rng, ledger).astype(np.float64)
     [size_cells] = count_records(data, PickedSizes(picked))
     hist = measure.head_sizes(size_cells, r_sizes, rng, ledger, params.neighbours)
@@ -377,9 +384,9 @@ def release_head(
     # post-processing from here on
     sigma = measure.noise_sigma(r_counts, head_sensitivity(k))
     sigma_sizes = measure.noise_sigma(r_sizes, histogram_sensitivity(params.neighbours))
-    kept = y >= family_threshold(k) * sigma
+    c, kept = head_estimates(y, sigma, n, k, shrunk=params.neighbours == ADD_REMOVE)
     head = picked[kept]
-    c = np.minimum(y[kept], n)
+    c = c[kept]
     K = head.size
     if K == 0:
         out = sp.csr_array((n, d), dtype=np.uint8)
@@ -409,6 +416,26 @@ def release_head(
         "items_kept": int(K), "fit_excess_sigmas": excess,
     }  # fmt: skip
     return out, info
+
+
+def head_estimates(
+    y: np.ndarray, sigma: float, n: int, k: int, shrunk: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The head mode's estimates of the ``k`` picked items' counts from their noisy counts
+    ``y`` (noise ``sigma``) and which are kept. By default each noisy count is kept as
+    measured where it clears :func:`family_threshold` (no noise draw of the ``k`` reaches it),
+    so a pick of a rare item releases nothing. ``shrunk`` (the monotone picks of add/remove,
+    which rarely pick a rare item): where some count clears that threshold (the head is
+    measurable at all), every count is replaced by its empirical-Bayes posterior mean among
+    the ``k`` (:func:`~dpquery.algorithms.wide.shrink.shrink`, the prior fitted to the ``k``
+    noisy counts, at most ``n``) and kept where that is above 0: a flat head's counts are
+    pulled together instead of each dropped at its own noise draw. Post-processing."""
+    threshold = family_threshold(k) * sigma
+    if not shrunk or not (y >= threshold).any():
+        kept = y >= threshold
+        return np.minimum(y, n), kept
+    c = np.minimum(shrink(y, sigma, upper=n, mean=True), n)
+    return c, c > 0
 
 
 def draw_records(

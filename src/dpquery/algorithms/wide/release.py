@@ -27,6 +27,7 @@ from dpquery.algorithms.wide.core import (
     BOUND_FIRST,
     BOUND_GRID,
     BOUND_QUANTILE,
+    ADD_REMOVE_HEAD_SHARES,
     BOUND_SHARE,
     MEASURABLE_SHARE,
     Shares,
@@ -55,6 +56,9 @@ DEFAULT_HEAD = 300
 DEFAULT_POOL = 200_000
 # The head mode's number of picked items (tuned on the small shape, seeds 0-2, docs/wide.md).
 DEFAULT_PICKS = 20
+# Under add/remove (monotone picks, shrunk counts; tuned on the long-record shapes, data seeds
+# 0-1, seeds 0-3, docs/wide.md "The head mode under add/remove").
+ADD_REMOVE_PICKS = 30
 HEAD_MODES = ("auto", "on", "off")
 # The plan takes the head mode where an item must be kept by at least this share of the records
 # for its cut count to stand 3 noise standard deviations out (measurable_share). On the small
@@ -211,7 +215,10 @@ class WideRelease(Synthesizer, ZCDPBudget):
         (``picks`` items), the sparse mode, or "bound first" (the bound drawn first, the head
         mode where the drawn bound leaves the sparse mode's counts swamped)."""
         rho, relation = sparse.rho, sparse.neighbours
-        picks = min(DEFAULT_PICKS, d) if self.head is None else sparse.K
+        default = ADD_REMOVE_PICKS if relation == ADD_REMOVE else DEFAULT_PICKS
+        picks = min(default, d) if self.head is None else sparse.K
+        if relation == ADD_REMOVE:
+            sparse = replace(sparse, head_shares=ADD_REMOVE_HEAD_SHARES)
         grid = () if self.bound is not None else tuple(g for g in BOUND_GRID if g <= d) or (d,)
         switch: tuple[int, ...] = ()
         if self.head_mode == "on":
