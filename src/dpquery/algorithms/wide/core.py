@@ -37,6 +37,10 @@ from dpquery.queries.counts import count_records
 # them all), so a fit at the bare variance chases the noise far from the base; 3000 on the
 # pairs converges in a few hundred steps and measured best on npm_words (docs/wide.md).
 ITEM_PENALTY = 1.0
+# Under add/remove the fit follows the head's shrunk estimates this closely: its penalty is
+# this times the noise variance (ITEM_PENALTY's 1 let the fit carry flat-head items 0.08 of
+# the records above their estimates; tuned on the small shape, docs/wide.md).
+HEAD_FIT_PENALTY = 0.1
 # An item's count in the fitted records more than this many noise standard deviations above
 # its noisy count is a fault of the fit (fit_excess): said by a WideFitWarning. The largest
 # of d Gaussian draws is about sqrt(2 ln d) sigma (4.7 at d = 45,375), and shrinking a
@@ -109,7 +113,7 @@ class HeadShares:
 # counts through half the noise), so the head mode picks more items and keeps the picked
 # counts by their empirical-Bayes estimates (release_head; tuned on the long-record shapes,
 # data seeds 0-1, seeds 0-3, docs/wide.md "The head mode under add/remove").
-ADD_REMOVE_HEAD_SHARES = HeadShares(picks=0.7, counts=0.2, sizes=0.1)
+ADD_REMOVE_HEAD_SHARES = HeadShares(picks=0.75, counts=0.2, sizes=0.05)
 
 
 @dataclass(frozen=True)
@@ -398,7 +402,8 @@ def release_head(
         T = pair_baseline(c, sizes, k)
         pool, base = fit.head_pool(c, T, sizes / n, params.pool, rng)
         A = sp.csr_array(fit.features(pool, k)[:, :K])
-        p = fit.maxent_weights(A, base, c / n, np.full(K, ITEM_PENALTY * (sigma / n) ** 2))
+        factor = HEAD_FIT_PENALTY if params.neighbours == ADD_REMOVE else ITEM_PENALTY
+        p = fit.maxent_weights(A, base, c / n, np.full(K, factor * (sigma / n) ** 2))
         heads = draw_records(pool, p, n, rng)
         a = np.diff(heads.indptr)
         rows = np.repeat(np.arange(n), a)
@@ -426,16 +431,32 @@ def head_estimates(
     measured where it clears :func:`family_threshold` (no noise draw of the ``k`` reaches it),
     so a pick of a rare item releases nothing. ``shrunk`` (the monotone picks of add/remove,
     which rarely pick a rare item): where some count clears that threshold (the head is
-    measurable at all), every count is replaced by its empirical-Bayes posterior mean among
-    the ``k`` (:func:`~dpquery.algorithms.wide.shrink.shrink`, the prior fitted to the ``k``
-    noisy counts, at most ``n``) and kept where that is above 0: a flat head's counts are
-    pulled together instead of each dropped at its own noise draw. Post-processing."""
+    measurable at all), the nonnegative counts are kept, each replaced by its James-Stein
+    estimate toward their mean (:func:`james_stein`): a flat head's counts are pulled
+    together instead of each dropped or inflated by its own noise draw. Post-processing."""
     threshold = family_threshold(k) * sigma
     if not shrunk or not (y >= threshold).any():
-        kept = y >= threshold
-        return np.minimum(y, n), kept
-    c = np.minimum(shrink(y, sigma, upper=n, mean=True), n)
-    return c, c > 0
+        return np.minimum(y, n), y >= threshold
+    kept = y >= 0
+    c = np.zeros_like(y, dtype=np.float64)
+    c[kept] = np.clip(james_stein(y[kept], sigma), 0.0, n)
+    return c, kept & (c > 0)
+
+
+def james_stein(y: np.ndarray, sigma: float) -> np.ndarray:
+    """The positive-part James-Stein estimate of the means behind ``y`` (each with Gaussian
+    noise of standard deviation ``sigma``) shrunk toward their average: ``m + B (y - m)``,
+    ``B = max(0, 1 - (p - 3) sigma^2 / sum (y - m)^2)`` (Efron and Morris 1973, the version
+    with an estimated centre; the identity for ``p < 4``). Where the true values spread
+    less than the noise (a flat head) ``B`` is small and every value moves most of the way
+    to ``m``. Post-processing."""
+    p = y.size
+    if p < 4:
+        return y.astype(np.float64)
+    m = float(y.mean())
+    spread = float(((y - m) ** 2).sum())
+    b = max(0.0, 1.0 - (p - 3) * sigma**2 / spread) if spread > 0 else 0.0
+    return m + b * (y - m)
 
 
 def draw_records(

@@ -58,7 +58,7 @@ DEFAULT_POOL = 200_000
 DEFAULT_PICKS = 20
 # Under add/remove (monotone picks, shrunk counts; tuned on the long-record shapes, data seeds
 # 0-1, seeds 0-3, docs/wide.md "The head mode under add/remove").
-ADD_REMOVE_PICKS = 30
+ADD_REMOVE_PICKS = 35
 HEAD_MODES = ("auto", "on", "off")
 # The plan takes the head mode where an item must be kept by at least this share of the records
 # for its cut count to stand 3 noise standard deviations out (measurable_share). On the small
