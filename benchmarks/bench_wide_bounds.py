@@ -88,8 +88,12 @@ def main() -> None:
     p.add_argument("--configs", nargs="+", default=list(CONFIGS))
     p.add_argument("--out", default=None, help="write docs/results/wide/<out>.md")
     p.add_argument("--data-seed", type=int, default=0, help="the generated shapes' seed")
-    p.add_argument("--neighbours", default="replace-one", choices=("replace-one", "add-remove"),
-                   help="the relation (add-remove: delta 1e-9, the command's default)")
+    p.add_argument(
+        "--neighbours",
+        default="replace-one",
+        choices=("replace-one", "add-remove"),
+        help="the relation (add-remove: delta 1e-9, the command's default)",
+    )
     args = p.parse_args()
     lines = [f"`bench_wide_bounds.py {' '.join(sys.argv[1:])}`; NOT PRIVATE "
              "scores, fractions of records, max / mean", ""]  # fmt: skip

@@ -24,10 +24,10 @@ from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound, count_sensitivity, head_sensitivity
 from dpquery.algorithms.wide.core import (
+    ADD_REMOVE_HEAD_SHARES,
     BOUND_FIRST,
     BOUND_GRID,
     BOUND_QUANTILE,
-    ADD_REMOVE_HEAD_SHARES,
     BOUND_SHARE,
     MEASURABLE_SHARE,
     Shares,
