@@ -21,6 +21,13 @@ Scores (:mod:`dpquery.evaluation.wide`, NOT private), max and mean, beside ``zer
 ``indep``. Seeds 0-2 tuned the head mode; report seeds 10-12::
 
     nice .venv/bin/python benchmarks/bench_wide_bounds.py --seeds 10 11 12 --out head-rule
+
+``--neighbours add-remove`` releases under add/remove (delta 1e-9, the command's default);
+``--data-seed`` generates the shapes from another seed (the head mode under add/remove was
+tuned on data seeds 0-1 and is reported on 2)::
+
+    nice .venv/bin/python benchmarks/bench_wide_bounds.py --neighbours add-remove \
+        --data-seed 2 --seeds 10 11 12 --configs "rule (default)" --shapes small --epsilons 1
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ In the head mode (the plan's choice where the noise of the cut item counts swamp
    exact item counts (each count moves by at most 1 when one record is replaced, whatever
    its length: sensitivity 1; McSherry and Talwar 2007), each pick ``epsilon_0``-DP and
    ``epsilon_0``-bounded range, so ``epsilon_0^2 / 8``-zCDP (Durfee and Rogers 2019; Cesar
-   and Rogers 2021), ``k epsilon_0^2 / 8`` for the ``k`` picks (adaptive composition);
+   and Rogers 2021), ``k epsilon_0^2 / 8`` for the ``k`` picks (adaptive composition); under
+   add/remove the counts move one way and each pick weighs ``exp(epsilon_0 c)``, the same
+   bounded range (:func:`pick_head`);
 5. the ``k`` picked items' exact counts (each moves by at most 1: sensitivity ``sqrt(k)``);
 6. the histogram of the number of picked items per record, ``k + 1`` cells (sensitivity
    ``sqrt 2``).
