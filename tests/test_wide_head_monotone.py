@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from cli_process import dpquery_cli
 from dpquery.algorithms.wide import core, measure
 from dpquery.algorithms.wide.core import family_threshold, head_estimates, james_stein
 from dpquery.algorithms.wide.counts import AllItemCounts
@@ -197,3 +198,16 @@ def test_an_add_remove_release_finds_a_flat_head():
         assert release.parameters["mode"] == "head"
         assert share[:12].min() >= 0.12, (seed, share[:12])
         assert np.abs(share - true).max() < true.max(), (seed, share[:12])
+
+
+def test_privacy_synth_says_the_add_remove_head_mode_s_picks_and_estimates():
+    r = dpquery_cli("privacy", "synth", "--n", "700", "--items", "9000", "--epsilon", "1",
+                    "--neighbours", "add-remove", "--head-mode", "on")  # fmt: skip
+    assert r.code == 0, r.err
+    assert "the k=35 commonest items" in r.out
+    assert "James-Stein estimate" in r.out and "exp(epsilon_0 c)" in r.out
+    assert "35 x epsilon=" in r.out
+    replace_one = dpquery_cli("privacy", "synth", "--n", "700", "--items", "9000", "--epsilon",
+                              "1", "--neighbours", "replace-one", "--head-mode", "on")  # fmt: skip
+    assert "the k=20 commonest items" in replace_one.out
+    assert "James-Stein" not in replace_one.out
