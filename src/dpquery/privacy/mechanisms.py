@@ -76,7 +76,7 @@ def exponential_mechanism(
     is ``epsilon / sensitivity`` times the difference of two score changes of one sign, at
     most ``epsilon`` (the bounded-range definition of Durfee and Rogers 2019;
     the factor 2 dropped for monotone scores, McSherry and Talwar 2007, Dwork and Roth 2014,
-    Theorem 3.10's remark).
+    Section 3.4, on monotone utilities).
     """
     eps = _validate.positive("epsilon", epsilon)
     delta_s = _validate.positive("sensitivity", sensitivity)
