@@ -182,7 +182,8 @@ def test_an_add_remove_release_finds_a_flat_head():
     which the rare picks kept at nonnegative noisy counts lower: 0.14-0.21 at least,
     measured on seeds 0-5), and the 1-way max stays below the all-zeros table's (0.58x-0.91x
     measured: a rare pick with a high noisy count is released). Before the monotone picks
-    and the shrunk estimates nothing cleared the family threshold and the release was empty.
+    and the shrunk estimates 1-5 of the 12 cleared the family threshold (1-way max 0.99-1.00x
+    zeros' on the same seeds): the test fails there.
     Seeded (seeds 0-2); with the picks' miss chance below 1e-3 per item here and the
     estimates' noise (sigma 0.11 of the records, shrunk), a false failure over other seeds
     is about 1 in 50."""
