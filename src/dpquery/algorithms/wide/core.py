@@ -38,8 +38,8 @@ from dpquery.queries.counts import count_records
 # pairs converges in a few hundred steps and measured best on npm_words (docs/wide.md).
 ITEM_PENALTY = 1.0
 # Under add/remove the fit follows the head's shrunk estimates this closely: its penalty is
-# this times the noise variance (ITEM_PENALTY's 1 let the fit carry flat-head items 0.08 of
-# the records above their estimates; tuned on the small shape, docs/wide.md).
+# this times the noise variance (with ITEM_PENALTY's 1 the fit carried four flat-head items
+# of noisy counts 0.11-0.33 of the records to 0.35-0.37 on the small shape; docs/wide.md).
 HEAD_FIT_PENALTY = 0.1
 # An item's count in the fitted records more than this many noise standard deviations above
 # its noisy count is a fault of the fit (fit_excess): said by a WideFitWarning. The largest
