@@ -10,13 +10,16 @@ and reports the share of those items each finds (recall) and how often it finds 
   1), ``K epsilon_0^2 / 8 = R rho`` (the head mode's picks; top-``K`` of Gumbel-perturbed
   counts, the peeling mechanism's law, Durfee and Rogers 2019);
 * ``l2 M rho=R``: the ``M`` largest of every item's Gaussian-noised count with each record's
-  items weighted ``1 / sqrt(|x|)`` (L2 sensitivity ``sqrt 2``; per item at least the
-  signal-to-noise of any cut, by Cauchy-Schwarz);
+  items weighted ``1 / sqrt(|x|)`` (L2 sensitivity ``sqrt 2``, 1 under add/remove; per item
+  at least the signal-to-noise of any cut, by Cauchy-Schwarz);
 * ``l2 M1 -> em k``: the ``M1`` largest of those first, then ``k`` picks among them.
 
-``rho`` is the zCDP budget of epsilon 1, delta ``1 / n^2``. Command (data seed 0)::
+``rho`` is the zCDP budget of epsilon 1, delta ``1 / n^2``. With ``--neighbours add-remove``
+it is that of delta ``1e-9`` less the noisy ``n``'s 2%, and the picks weigh ``exp(epsilon_0 c)``
+(monotone counts, ``measure.pick_head``). Commands (data seed 0, or ``--data-seed``)::
 
     nice .venv/bin/python benchmarks/head_recall.py --shapes small narrow steep mid --draws 200
+    nice .venv/bin/python benchmarks/head_recall.py --neighbours add-remove --draws 200
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ SELECTIONS = (
     ("l2", 60, 1.0),
     ("l2", 300, 1.0),
     ("l2>em", (1000, 20), (0.3, 0.6)),
+    ("em", 35, 0.75),
 )
 
 
@@ -49,14 +53,19 @@ def main() -> None:
     p.add_argument("--shapes", nargs="+", default=["small", "narrow", "steep", "mid"])
     p.add_argument("--draws", type=int, default=200)
     p.add_argument("--epsilon", type=float, default=1.0)
+    p.add_argument("--data-seed", type=int, default=0)
+    p.add_argument("--neighbours", default="replace-one", choices=("replace-one", "add-remove"))
     args = p.parse_args()
     rng = np.random.default_rng(0)
     print("| shape | n x d | items above 0.75x top | selection | recall | all found |")
     print("|---|---|---|---|---|---|")
     for name in args.shapes:
-        X = shape(name).matrix.tocsr()
+        X = shape(name, args.data_seed).matrix.tocsr()
         n, d = X.shape
-        rho = budget_rho(budget_of(epsilon=args.epsilon, delta=1 / n**2))
+        add_remove = args.neighbours == "add-remove"
+        delta = 1e-9 if add_remove else 1 / n**2
+        rho = budget_rho(budget_of(epsilon=args.epsilon, delta=delta)) * (0.98 if add_remove else 1)
+        divisor = 1.0 if add_remove else 2.0  # monotone weights under add/remove
         counts = np.bincount(X.indices, minlength=d).astype(np.float64)
         top = np.flatnonzero(counts > 0.75 * counts.max())
         lengths = np.diff(X.indptr)
@@ -64,14 +73,23 @@ def main() -> None:
         signal = np.bincount(X.indices, weights=np.repeat(weight, lengths), minlength=d)
 
         def em(
-            candidates: np.ndarray, k: int, r: float, rho: float = rho, counts: np.ndarray = counts
+            candidates: np.ndarray,
+            k: int,
+            r: float,
+            rho: float = rho,
+            counts: np.ndarray = counts,
+            divisor: float = divisor,
         ) -> np.ndarray:
             eps0 = np.sqrt(8 * r * rho / k)
-            g = counts[candidates] * eps0 / 2 + rng.gumbel(size=candidates.size)
+            g = counts[candidates] * eps0 / divisor + rng.gumbel(size=candidates.size)
             return candidates[np.argsort(-g)[:k]]
 
-        def l2(m: int, r: float, rho: float = rho, signal: np.ndarray = signal) -> np.ndarray:
-            noisy = signal + rng.standard_normal(signal.size) / np.sqrt(r * rho)  # 2 / (2 r rho)
+        sens2 = 1.0 if add_remove else 2.0  # squared L2 sensitivity of the weighted counts
+
+        def l2(
+            m: int, r: float, rho: float = rho, signal: np.ndarray = signal, sens2: float = sens2
+        ) -> np.ndarray:
+            noisy = signal + rng.standard_normal(signal.size) * np.sqrt(sens2 / (2 * r * rho))
             return np.argsort(-noisy)[:m]
 
         for kind, size, share in SELECTIONS:

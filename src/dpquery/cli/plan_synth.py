@@ -134,11 +134,19 @@ def _items_plan(args: argparse.Namespace) -> int:
     print(f"  mode: {p.mode} ({rule})")
     cut = "sqrt(s)" if p.neighbours == ADD_REMOVE else "sqrt(2s)"  # the cut item counts' L2
     if p.mode == "head":
+        share = head_threshold_share(plan, args.n)
+        kept = (
+            f"where some picked count clears every noise draw (an item held by {share:.0%} of "
+            "the records or more), each nonnegative count kept at its James-Stein estimate; "
+            "weights exp(epsilon_0 c), the counts monotone under add/remove"
+            if p.neighbours == ADD_REMOVE
+            else f"a picked item is kept where its count clears every noise draw, held by "
+            f"{share:.0%} of the records or more"
+        )
         print(f"  the k={p.K} commonest items picked one at a time by the exponential mechanism "
               f"(sensitivity 1, epsilon_0={pick_epsilon(p.rhos()[0], p.K):.4g} each), counted "
               f"whole (sensitivity sqrt(k)); the number of picked items per record (sqrt 2); "
-              f"a picked item is kept where its count clears every noise draw, held by "
-              f"{head_threshold_share(plan, args.n):.0%} of the records or more")  # fmt: skip
+              f"{kept}")  # fmt: skip
     elif p.mode == BOUND_FIRST:
         print(f"  contribution bound s chosen first from {list(p.grid)} as the record lengths' "
               f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "

@@ -58,6 +58,7 @@ def exponential_mechanism(
     ledger: Ledger,
     size: int = 1,
     name: str = "exponential mechanism",
+    monotone: bool = False,
 ) -> NDArray[np.intp]:
     """Draw ``size`` indices, each with probability ``~ exp(epsilon * score / (2 sensitivity))``.
 
@@ -66,13 +67,24 @@ def exponential_mechanism(
     ``PureDP(epsilon, bounded_range=True)`` ``size`` times (zCDP: ``epsilon^2/8`` each, Cesar
     and Rogers 2021; ``epsilon^2/2`` by Oracle-efficient Lemma 4). ``sensitivity`` bounds
     ``|score(D, r) - score(D', r)|`` over neighbours ``D, D'`` and all ``r``.
+
+    ``monotone``: the scores of neighbours move in one direction (for every ``D, D'`` either
+    every ``score(D', r) - score(D, r)`` lies in ``[0, sensitivity]`` or every one in
+    ``[-sensitivity, 0]``: counts when one record is added or removed), and the weights are
+    ``exp(epsilon * score / sensitivity)``, twice the exponent. The draw is still
+    ``epsilon``-bounded range, charged the same: ``ln P(r|D)/P(r|D') - ln P(r'|D)/P(r'|D')``
+    is ``epsilon / sensitivity`` times the difference of two score changes of one sign, at
+    most ``epsilon`` (the bounded-range definition of Durfee and Rogers 2019;
+    the factor 2 dropped for monotone scores, McSherry and Talwar 2007, Dwork and Roth 2014,
+    Section 3.4, on monotone utilities).
     """
     eps = _validate.positive("epsilon", epsilon)
     delta_s = _validate.positive("sensitivity", sensitivity)
     k = _validate.integer("size", size, minimum=1)
     rng = _check_rng(rng)
     ledger = _check_ledger(ledger)
-    log_w = _finite_array("scores", scores, one_d=True) * (eps / (2 * delta_s))
+    scale = eps / delta_s if monotone else eps / (2 * delta_s)
+    log_w = _finite_array("scores", scores, one_d=True) * scale
     if not np.isfinite(log_w).all():
         raise PrivacyParameterError("epsilon * scores / (2 sensitivity) overflows float64")
     ledger.charge(name, PureDP(eps, bounded_range=True), count=k)

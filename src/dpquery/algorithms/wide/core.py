@@ -37,6 +37,10 @@ from dpquery.queries.counts import count_records
 # them all), so a fit at the bare variance chases the noise far from the base; 3000 on the
 # pairs converges in a few hundred steps and measured best on npm_words (docs/wide.md).
 ITEM_PENALTY = 1.0
+# Under add/remove the fit follows the head's shrunk estimates this closely: its penalty is
+# this times the noise variance (with ITEM_PENALTY's 1 the fit carried four flat-head items
+# of noisy counts 0.11-0.33 of the records to 0.35-0.37 on the small shape; docs/wide.md).
+HEAD_FIT_PENALTY = 0.1
 # An item's count in the fitted records more than this many noise standard deviations above
 # its noisy count is a fault of the fit (fit_excess): said by a WideFitWarning. The largest
 # of d Gaussian draws is about sqrt(2 ln d) sigma (4.7 at d = 45,375), and shrinking a
@@ -144,6 +148,13 @@ class HeadShares:
     picks: float = 0.6
     counts: float = 0.3
     sizes: float = 0.1
+
+
+# Under add/remove the picks' utilities are monotone (measure.pick_head: each pick sees the
+# counts through half the noise), so the head mode picks more items and keeps the picked
+# counts by their empirical-Bayes estimates (release_head; tuned on the long-record shapes,
+# data seeds 0-1, seeds 0-3, docs/wide.md "The head mode under add/remove").
+ADD_REMOVE_HEAD_SHARES = HeadShares(picks=0.75, counts=0.2, sizes=0.05)
 
 
 @dataclass(frozen=True)
@@ -409,7 +420,7 @@ def release_head(
     k = min(params.K, d)
     r_picks, r_counts, r_sizes = params.rhos()
     [exact] = count_records(data, AllItemCounts(d))
-    picked = measure.pick_head(exact, k, r_picks, rng, ledger)
+    picked = measure.pick_head(exact, k, r_picks, rng, ledger, params.neighbours)
     y = measure.head_counts(exact[picked], r_counts, rng, ledger).astype(np.float64)
     [size_cells] = count_records(data, PickedSizes(picked))
     hist = measure.head_sizes(size_cells, r_sizes, rng, ledger, params.neighbours)
@@ -418,9 +429,9 @@ def release_head(
     # post-processing from here on
     sigma = measure.noise_sigma(r_counts, head_sensitivity(k))
     sigma_sizes = measure.noise_sigma(r_sizes, histogram_sensitivity(params.neighbours))
-    kept = y >= family_threshold(k) * sigma
+    c, kept = head_estimates(y, sigma, n, k, shrunk=params.neighbours == ADD_REMOVE)
     head = picked[kept]
-    c = np.minimum(y[kept], n)
+    c = c[kept]
     K = head.size
     if K == 0:
         out = sp.csr_array((n, d), dtype=np.uint8)
@@ -432,7 +443,8 @@ def release_head(
         T = pair_baseline(c, sizes, k)
         pool, base = fit.head_pool(c, T, sizes / n, params.pool, rng)
         A = sp.csr_array(fit.features(pool, k)[:, :K])
-        p = fit.maxent_weights(A, base, c / n, np.full(K, ITEM_PENALTY * (sigma / n) ** 2))
+        factor = HEAD_FIT_PENALTY if params.neighbours == ADD_REMOVE else ITEM_PENALTY
+        p = fit.maxent_weights(A, base, c / n, np.full(K, factor * (sigma / n) ** 2))
         heads = draw_records(pool, p, n, rng)
         a = np.diff(heads.indptr)
         rows = np.repeat(np.arange(n), a)
@@ -450,6 +462,42 @@ def release_head(
         "items_kept": int(K), "fit_excess_sigmas": excess,
     }  # fmt: skip
     return out, info
+
+
+def head_estimates(
+    y: np.ndarray, sigma: float, n: int, k: int, shrunk: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The head mode's estimates of the ``k`` picked items' counts from their noisy counts
+    ``y`` (noise ``sigma``) and which are kept. By default each noisy count is kept as
+    measured where it clears :func:`family_threshold` (no noise draw of the ``k`` reaches it),
+    so a pick of a rare item releases nothing. ``shrunk`` (the monotone picks of add/remove,
+    which rarely pick a rare item): where some count clears that threshold (the head is
+    measurable at all), the nonnegative counts are kept, each replaced by its James-Stein
+    estimate toward their mean (:func:`james_stein`): a flat head's counts are pulled
+    together instead of each dropped or inflated by its own noise draw. Post-processing."""
+    threshold = family_threshold(k) * sigma
+    if not shrunk or not (y >= threshold).any():
+        return np.minimum(y, n), y >= threshold
+    kept = y >= 0
+    c = np.zeros_like(y, dtype=np.float64)
+    c[kept] = np.clip(james_stein(y[kept], sigma), 0.0, n)
+    return c, kept & (c > 0)
+
+
+def james_stein(y: np.ndarray, sigma: float) -> np.ndarray:
+    """The positive-part James-Stein estimate of the means behind ``y`` (each with Gaussian
+    noise of standard deviation ``sigma``) shrunk toward their average: ``m + B (y - m)``,
+    ``B = max(0, 1 - (p - 3) sigma^2 / sum (y - m)^2)`` (Efron and Morris 1973, the version
+    with an estimated centre; the identity for ``p < 4``). Where the true values spread
+    less than the noise (a flat head) ``B`` is small and every value moves most of the way
+    to ``m``. Post-processing."""
+    p = y.size
+    if p < 4:
+        return y.astype(np.float64)
+    m = float(y.mean())
+    spread = float(((y - m) ** 2).sum())
+    b = max(0.0, 1.0 - (p - 3) * sigma**2 / spread) if spread > 0 else 0.0
+    return m + b * (y - m)
 
 
 def draw_records(

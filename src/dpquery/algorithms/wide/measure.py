@@ -17,7 +17,9 @@ In the head mode (the plan's choice where the noise of the cut item counts swamp
    exact item counts (each count moves by at most 1 when one record is replaced, whatever
    its length: sensitivity 1; McSherry and Talwar 2007), each pick ``epsilon_0``-DP and
    ``epsilon_0``-bounded range, so ``epsilon_0^2 / 8``-zCDP (Durfee and Rogers 2019; Cesar
-   and Rogers 2021), ``k epsilon_0^2 / 8`` for the ``k`` picks (adaptive composition);
+   and Rogers 2021), ``k epsilon_0^2 / 8`` for the ``k`` picks (adaptive composition); under
+   add/remove the counts move one way and each pick weighs ``exp(epsilon_0 c)``, the same
+   bounded range (:func:`pick_head`);
 5. the ``k`` picked items' exact counts (each moves by at most 1: sensitivity ``sqrt(k)``);
 6. the histogram of the number of picked items per record, ``k + 1`` cells (sensitivity
    ``sqrt 2``).
@@ -47,7 +49,7 @@ from dpquery.algorithms.wide.bound import (
 from dpquery.privacy import Ledger
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
 from dpquery.privacy.mechanisms import exponential_mechanism
-from dpquery.privacy.neighbours import REPLACE_ONE
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
 ITEMS = "sparse item counts (discrete Gaussian)"
 SIZES = "sparse size histogram (discrete Gaussian)"
@@ -141,19 +143,30 @@ def pick_epsilon(rho: float, k: int) -> float:
 
 
 def pick_head(
-    counts: np.ndarray, k: int, rho: float, rng: np.random.Generator, ledger: Ledger
+    counts: np.ndarray,
+    k: int,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    neighbours: str = REPLACE_ONE,
 ) -> np.ndarray:
     """``k`` distinct items, picked one at a time by the exponential mechanism with utility
     the exact item count (sensitivity 1: replacing, adding or removing one record moves each
     count by at most 1) among the items not yet picked (peeling; Durfee and Rogers 2019).
-    Each pick is charged before its draw. Returns the picked item ids, sorted."""
+    Under add/remove every count moves the same way (adding a record raises each count by 0
+    or 1, removing it lowers each by 0 or 1): monotone utilities, so each pick weighs
+    ``exp(epsilon_0 c_j)`` instead of ``exp(epsilon_0 c_j / 2)`` for the same
+    ``epsilon_0``-bounded range (``exponential_mechanism(monotone=True)``): the picks see the
+    counts through half the noise. Each pick is charged before its draw. Returns the picked
+    item ids, sorted."""
     counts = np.asarray(counts, dtype=np.float64)
     left = np.arange(counts.size)
     eps0 = pick_epsilon(rho, k)
+    monotone = neighbours == ADD_REMOVE
     picked: list[int] = []
     for _ in range(k):
         [i] = exponential_mechanism(counts[left], epsilon=eps0, sensitivity=1.0, rng=rng,
-                                    ledger=ledger, name=PICKS)  # fmt: skip
+                                    ledger=ledger, name=PICKS, monotone=monotone)  # fmt: skip
         picked.append(int(left[i]))
         left = np.delete(left, i)
     return np.sort(np.asarray(picked, dtype=np.int64))

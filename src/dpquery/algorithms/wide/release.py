@@ -24,6 +24,7 @@ from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.wide import measure
 from dpquery.algorithms.wide.bound import check_bound, count_sensitivity, head_sensitivity
 from dpquery.algorithms.wide.core import (
+    ADD_REMOVE_HEAD_SHARES,
     BOUND_FIRST,
     BOUND_QUANTILE,
     BOUND_SHARE,
@@ -64,6 +65,9 @@ DEFAULT_HEAD = 300
 DEFAULT_POOL = 200_000
 # The head mode's number of picked items (tuned on the small shape, seeds 0-2, docs/wide.md).
 DEFAULT_PICKS = 20
+# Under add/remove (monotone picks, shrunk counts; tuned on the long-record shapes, data seeds
+# 0-1, seeds 0-3, docs/wide.md "The head mode under add/remove").
+ADD_REMOVE_PICKS = 35
 HEAD_MODES = ("auto", "on", "off")
 # The plan takes the head mode where an item must be kept by at least this share of the records
 # for its cut count to stand 3 noise standard deviations out (measurable_share). On the small
@@ -222,7 +226,10 @@ class WideRelease(Synthesizer, ZCDPBudget):
         where the noise is small against ``n`` (:func:`long_bounds`), the bound's grid and
         quantile and the default ``s2`` are the longer ones."""
         rho, relation = sparse.rho, sparse.neighbours
-        picks = min(DEFAULT_PICKS, d) if self.head is None else sparse.K
+        default = ADD_REMOVE_PICKS if relation == ADD_REMOVE else DEFAULT_PICKS
+        picks = min(default, d) if self.head is None else sparse.K
+        if relation == ADD_REMOVE:
+            sparse = replace(sparse, head_shares=ADD_REMOVE_HEAD_SHARES)
         long = long_bounds(rho, n, d, relation)  # add/remove's longer bounds, or not
         points = bound_grid(long)
         grid = () if self.bound is not None else tuple(g for g in points if g <= d) or (d,)
