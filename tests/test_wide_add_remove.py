@@ -17,7 +17,7 @@ import pytest
 import scipy.sparse as sp
 
 from dpquery.algorithms import registry
-from dpquery.algorithms.wide import measure
+from dpquery.algorithms.wide import fit, measure
 from dpquery.algorithms.wide.bound import (
     count_sensitivity,
     head_sensitivity,
@@ -32,6 +32,7 @@ from dpquery.algorithms.wide.core import (
     LONG_BOUNDS_AT,
     LONG_BOUNDS_NOISE,
     long_bounds,
+    pool_head_sizes,
 )
 from dpquery.algorithms.wide.counts import (
     AllItemCounts,
@@ -415,3 +416,44 @@ def test_the_noisy_n_chooses_the_longer_bounds_again():
     again = model.on_noisy_n(plan, 196_650, 5000).parameters
     assert (small.grid, small.quantile, small.s2) == (BOUND_GRID, 0.9, 8)
     assert (again.grid, again.quantile, again.s2) == (ADD_REMOVE_BOUND_GRID, 0.99, 10)
+
+
+# -- add/remove: a few noisy long heads are drawn at most s2 long ----------------------------
+def test_pool_head_sizes_merges_the_sizes_above_s2_when_they_are_too_few_for_the_pairs():
+    sizes = np.array([10.0, 20.0, 30.0, 5.0, 4.0, 3.0])
+    # 5 + 4 + 3 = 12 records above s2 = 2, below 3 sigma_pairs = 15: merged into size 2
+    assert pool_head_sizes(sizes, 2, 5.0).tolist() == [10.0, 20.0, 42.0]
+    # 12 records against 3 x 4 = 12: as many as the pairs resolve, kept as they are
+    assert pool_head_sizes(sizes, 2, 4.0).tolist() == sizes.tolist()
+    # nothing above s2: unchanged
+    assert pool_head_sizes(sizes, 5, 100.0).tolist() == sizes.tolist()
+
+
+def _long_few(seed: int = 0) -> sp.csr_array:
+    """600 short Zipf records of ~3 items over 60 items, 20 of them also holding 12 of the
+    first 20 items (a few long heads)."""
+    m = _zipf_items(600, 60, seed, mean=3.0).toarray()
+    m[:20, :12] = 1
+    return sp.csr_array(m)
+
+
+@pytest.mark.parametrize("neighbours", ["add-remove", "replace-one"])
+def test_the_pool_holds_heads_of_at_most_s2_items_only_under_add_remove(monkeypatch, neighbours):
+    drawn: list[np.ndarray] = []
+    real_pool = fit.head_pool
+
+    def spy(counts, pairs, sizes, pool, rng, **kw):  # type: ignore[no-untyped-def]
+        drawn.append(np.asarray(sizes).copy())
+        return real_pool(counts, pairs, sizes, pool, rng, **kw)
+
+    monkeypatch.setattr(fit, "head_pool", spy)
+    model = WideRelease(epsilon=1.0, delta=1e-6, seed=3, neighbours=neighbours, bound=16,
+                        pair_bound=4, head=20, pool=2000, head_mode="off")  # fmt: skip
+    release = model.fit(ItemSets(_long_few()))
+    [sizes] = drawn
+    s2 = release.parameters["s2"]
+    assert s2 == 4
+    if neighbours == "add-remove":  # the few long heads merged: no candidate longer than s2
+        assert sizes.size == s2 + 1
+    else:  # replace-one draws its pool from every size (its bytes are pinned above)
+        assert sizes.size == 16 + 1

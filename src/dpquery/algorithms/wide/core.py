@@ -247,6 +247,25 @@ def pair_baseline(counts: np.ndarray, cut_sizes: np.ndarray, s2: int) -> np.ndar
     return total * outer / max(outer.sum() / 2, 1e-300)
 
 
+def pool_head_sizes(head_sizes: np.ndarray, s2: int, sigma_pairs: float) -> np.ndarray:
+    """The head sizes the fit's pool is drawn with: ``head_sizes`` (records by number of
+    head items), with every size above ``s2`` merged into ``s2`` where the records
+    estimated to hold more than ``s2`` head items are fewer than ``3 sigma_pairs``
+    (post-processing; the same array otherwise).
+
+    The pair counts are measured over each record's ``s2`` head items, and a pair held by
+    fewer records than 3 pair-noise standard deviations does not stand out of the noise:
+    so nothing measured says which items those few long heads hold together. Drawn one
+    item at a time from the shrunk pairs, a head of ``a`` items then carries ``C(a, 3)``
+    triples, most of them not the data's (npm_words' first 3,000 records under add/remove:
+    docs/wide.md, "Shapes"); merged into ``s2``, the fit's weights still meet the 1-way
+    estimates with heads of at most ``s2`` items."""
+    sizes = np.asarray(head_sizes, dtype=np.float64)
+    if sizes.size <= s2 + 1 or sizes[s2 + 1 :].sum() >= 3 * sigma_pairs:
+        return sizes
+    return np.concatenate([sizes[:s2], [sizes[s2:].sum()]])
+
+
 def match_head_total(sizes: np.ndarray, total: float, n: int) -> np.ndarray:
     """The ``(a, b)`` size histogram (``n`` records) tilted along ``a`` so that the records
     hold ``total`` head items in all: ``N_ab exp(lambda a)``, rescaled to ``n``, the
@@ -355,7 +374,10 @@ def release_sparse(
     T[j, k] = np.clip(dev, 0.0, cap)
     T[k, j] = T[j, k]
 
-    pool, base = fit.head_pool(c[head], T, head_sizes / n, params.pool, rng)
+    # Under add/remove a few noisy long heads are drawn at most s2 long (pool_head_sizes);
+    # replace-one's pool is drawn from the sizes as they are (its releases are pinned).
+    pool_sizes = pool_head_sizes(head_sizes, s2, sigma_pairs) if nb == ADD_REMOVE else head_sizes
+    pool, base = fit.head_pool(c[head], T, pool_sizes / n, params.pool, rng)
     A = fit.pool_features(pool, s2)  # never stored: kernels.py
     target = np.zeros(A.shape[1])
     penalty = np.zeros(A.shape[1])
