@@ -274,7 +274,9 @@ def grown_bounds(
             lo -= 1
         elif lo >= 1 and x[lo - 1] >= step_threshold:
             lo -= 1
-        elif lo >= w and (z < 0 or not lo - w < z <= lo) and x[lo - w : lo].sum() >= window_threshold:
+        elif (
+            lo >= w and (z < 0 or not lo - w < z <= lo) and x[lo - w : lo].sum() >= window_threshold
+        ):
             lo -= w
         else:
             break
@@ -285,7 +287,11 @@ def grown_bounds(
             hi += 1
         elif hi + 1 < x.size and x[hi + 1] >= step_threshold:
             hi += 1
-        elif hi + w < x.size and (z < 0 or not hi < z <= hi + w) and x[hi + 1 : hi + 1 + w].sum() >= window_threshold:
+        elif (
+            hi + w < x.size
+            and (z < 0 or not hi < z <= hi + w)
+            and x[hi + 1 : hi + 1 + w].sum() >= window_threshold
+        ):
             hi += w
         else:
             break
