@@ -14,10 +14,14 @@ import pytest
 from dpquery.cli import main
 from dpquery.data import Categorical, Numeric
 from dpquery.domain_learning import (
+    BOUND_FALSE_RATE,
+    BOUND_WINDOW,
     DECIMALS_SHARE,
     PROFILE_SHARE,
     SMALL_BOUND_STEP_RATE,
     SMALL_BOUNDS_SHARE,
+    SMALL_CODE_STEP_RATE,
+    _code_top,
     _small_edges,
     check_learnable,
     learn_budget,
@@ -26,11 +30,14 @@ from dpquery.domain_learning import (
 )
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Ledger
+from dpquery.privacy.integer_mechanisms import discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, REPLACE_ONE
 from dpquery.privacy.partition_selection import partition_threshold
 from dpquery.privacy.quantiles import (
     BOUND_GROW_WINDOW,
+    BOUND_SENSITIVITY,
     bucket_counts,
+    bucket_threshold,
     grown_bounds,
     magnitude_buckets,
     private_bounds,
@@ -65,6 +72,68 @@ def test_grown_bounds_grow_from_the_mode_and_stop_at_the_first_failure():
     assert grown_bounds(x, 500, 40, 1000, 3)[1] == 7
     assert grown_bounds(x, 901, 40, 150, 3) is None  # no bucket reaches the mode's threshold
     assert grown_bounds(np.array([5, 5]), 5, 1, 1, 3) == (0, 1)  # ties: the first maximum
+
+
+def test_grown_bounds_cross_zero_only_on_the_modes_evidence():
+    """``zero`` (the index of the bucket starting at 0): from a mode at or above 0 the lower
+    side steps below 0 only by a bucket reaching the mode's threshold, and no run joins
+    across 0; the same for the upper side of a mode below 0."""
+    x = np.array([0, 0, 50, 900, 300, 0])
+    assert grown_bounds(x, 500, 40, 150, 3) == (2, 4)  # without zero: 50 >= 40 steps below
+    assert grown_bounds(x, 500, 40, 150, 3, zero=3) == (3, 4)  # 50 < 500: stops at 0
+    assert grown_bounds(np.array([0, 0, 600, 900, 300, 0]), 500, 40, 150, 3, zero=3) == (2, 4)
+    # a run across 0 (buckets 2..4 sum to 130 >= 100) joins only without zero
+    y = np.array([0, 0, 90, 10, 30, 900])
+    assert grown_bounds(y, 500, 50, 100, 3) == (2, 5)
+    assert grown_bounds(y, 500, 50, 100, 3, zero=3) == (5, 5)  # bucket 4 fails alone
+    # a negative mode's upper side: into bucket 2 (starting at 0) only at the mode's threshold
+    z = np.array([900, 60, 45])
+    assert grown_bounds(z, 500, 40, 150, 3) == (0, 2)
+    assert grown_bounds(z, 500, 40, 150, 3, zero=2) == (0, 1)
+
+
+def test_code_top_regrows_the_upper_end_at_the_stricter_rate():
+    """Hand-computed: at rho 0.001 one bucket's noise has variance 1 / rho = 1000 (L2
+    sensitivity sqrt(2)); a count between the 5% and the 1% single-step thresholds (and its
+    run below the 1% run threshold) joins the loose bounds but not the codes' top."""
+    rho = 0.001
+    edges = magnitude_buckets(min_exponent=0)
+    one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+    assert float(one) == pytest.approx(1000.0)
+    loose = partition_threshold(one, SMALL_BOUND_STEP_RATE)
+    strict = partition_threshold(one, SMALL_CODE_STEP_RATE)
+    assert SMALL_CODE_STEP_RATE == 0.01 and (loose, strict) == (53, 75)  # ~ z sd + 1/2: 52.5, 74.1
+    i0 = int(np.flatnonzero(edges == 0.0)[0])  # [0, 1), then [1, 2), [2, 5), [5, 10)
+    noisy = np.zeros(edges.size - 1, dtype=np.int64)
+    noisy[i0], noisy[i0 + 1], noisy[i0 + 2] = 500, 480, 60  # 53 <= 60 < 75
+    mode = bucket_threshold(rho, edges.size - 1, BOUND_FALSE_RATE)
+    run = grown_bounds(noisy, mode, loose, partition_threshold(one * BOUND_WINDOW, 0.05), 3, i0)
+    assert run == (i0, i0 + 2)  # the loose bounds: [0, 5)
+    assert _code_top((0.0, 5.0), edges, noisy, rho) == (0.0, 2.0)  # codes 0, 1
+    noisy[i0 + 2] = 75
+    assert _code_top((0.0, 5.0), edges, noisy, rho) == (0.0, 5.0)  # never above the first
+    assert _code_top((0.0, 5.0), edges, np.zeros(0, dtype=np.int64), rho) == (0.0, 5.0)
+
+
+def test_a_small_tables_flag_rarely_gets_codes_beyond_its_values():
+    """A 0/1 column of 1,000 records (rho 0.001: a small table): its codes' top steps
+    beyond 1 only by a false pass of the 1% single or run test (at most 0.02 a run), and its
+    lower bound below 0 only by a bucket reaching the mode's union-bound threshold (at most
+    0.01 / 88 a run). Seeded: 400 runs; at most 20 over (mean at most 8, binomial sd 2.8:
+    false failure below 1e-4) and at most 2 below 0 (mean at most 0.05: below 1e-4). The
+    5% rules with runs across 0 gave 34 and 34 on these seeds."""
+    rng = np.random.default_rng(40)
+    df = pd.DataFrame({"flag": rng.integers(0, 2, 1000).astype(str)})
+    over = below = 0
+    for s in range(400):
+        domain, report = learn_domain(df, rho=0.001, delta=1e-9, ledger=big_ledger(),
+                                      rng=np.random.default_rng(1000 + s),
+                                      neighbours=REPLACE_ONE)  # fmt: skip
+        assert "small table" in report.columns[0].rule
+        codes = [v for v in domain["flag"].values if isinstance(v, int)]
+        over += max(codes) > 1
+        below += min(codes) < 0
+    assert over <= 20 and below <= 2
 
 
 def test_grown_bounds_rarely_step_beyond_the_data():
