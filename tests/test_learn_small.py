@@ -313,3 +313,59 @@ def test_types_on_the_command_line_take_public_categories():
         "DVET": "categorical:1|2|3", "age": "numeric"}  # fmt: skip
     with pytest.raises(DPQueryError, match=r"--types x: kind must be .*categorical:V1\|V2"):
         parse_types(["x=text"])
+
+
+# --- the decoding weights' share, unusable in a small table, goes to the release ------------
+def small_budget_and_domain(n: int = 1000):
+    from dpquery.pipeline.learning import run_budget
+
+    budget = run_budget({"epsilon": 1.0, "delta": 1e-9}, n, 0.4)
+    domain, _ = learn_domain(pums_like(n), rho=0.75 * budget.learn_rho, delta=1e-10,
+                             ledger=big_ledger(), rng=np.random.default_rng(41),
+                             neighbours=REPLACE_ONE)  # fmt: skip
+    return budget, domain
+
+
+def test_a_small_table_releases_with_the_weights_share_by_hand():
+    """epsilon 1, delta 1e-9: rho = zcdp_rho_for(1, 5e-10) = 0.0144076 (docs/learn.md), the
+    learning 40% of it (0.0057630), the weights 25% of that (0.0014408), the release 60% of
+    rho less a 1e-9 slack (0.0086445) plus the weights' 0.0014408 = 0.0100853 when no
+    numeric column of 1,000 records gets 2 sub-bins (a bin of 1/16 of the records, 62, below
+    2 noise sd); a public 100,000 records get them and the release keeps 60%."""
+    from dpquery.domain_learning import WITHIN_SHARE, within_plan
+    from dpquery.pipeline.learning import release_rho
+
+    budget, domain = small_budget_and_domain()
+    assert budget.rho == pytest.approx(0.0144076, abs=1e-7)
+    within = WITHIN_SHARE * budget.learn_rho
+    assert within == pytest.approx(0.0014408, abs=1e-7)
+    assert not any(within_plan(domain, 1000, within).values())
+    assert release_rho(budget, domain, 1000) == pytest.approx(0.0100853, abs=1e-7)
+    assert release_rho(budget, domain, 1000) == budget.release_rho + within
+    assert budget.learn_rho - within + release_rho(budget, domain, 1000) <= budget.rho
+    # n and n + 1 records: the same plan, the same release budget
+    assert release_rho(budget, domain, 1001) == release_rho(budget, domain, 1000)
+    assert any(within_plan(domain, 100_000, within).values())
+    assert release_rho(budget, domain, 100_000) == budget.release_rho
+
+
+def test_a_small_tables_release_is_the_same_with_and_without_the_weights(tmp_path):
+    """The weights draw nothing at 1,000 records, so the release's budget, and its bytes, do
+    not depend on ``--no-within``; the run spends its whole epsilon to within 1e-6."""
+    import json
+
+    data = tmp_path / "t.csv"
+    pums_like(1000).to_csv(data, index=False)
+    outs = []
+    for extra in ([], ["--no-within"]):
+        out = tmp_path / f"s{len(extra)}.csv"
+        report = tmp_path / f"r{len(extra)}.json"
+        main(["synth", "--data", str(data), "--epsilon", "1", "--seed", "5", "--out", str(out),
+              "--report", str(report), "--quiet", *extra])  # fmt: skip
+        outs.append(out.read_bytes())
+        run = json.loads(report.read_text())["release"]
+        assert 1 - 1e-6 <= run["privacy"]["spent"] <= 1.0
+        budget = run["domain"]["budget"]
+        weights = 0.25 * budget["learn_rho"]
+        assert run["domain"]["release_rho"] == pytest.approx(budget["release_rho"] + weights)
+    assert outs[0] == outs[1]

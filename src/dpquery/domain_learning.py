@@ -979,6 +979,18 @@ def sub_bins_for(n: int, n_bins: int, sigma: float) -> int:
     return k if k >= 2 else 0
 
 
+def within_plan(domain: Domain, n: int, rho: float) -> dict[str, int]:
+    """The sub-bins per numeric column that :func:`learn_within` draws at ``rho`` for ``n``
+    records (0: none), from public quantities and the learned domain alone: the numeric
+    columns' bins, ``n`` (public, or the learning's noisy ``n``) and the noise
+    (:func:`sub_bins_for`). Empty when the domain has no numeric column."""
+    numeric = [a for a in domain.attributes if isinstance(a, Numeric)]
+    if not numeric or rho <= 0:
+        return {}
+    sigma = _sigma(rho / len(numeric) * _SAFETY, math.sqrt(2))
+    return {a.name: sub_bins_for(n, a.n_bins, sigma) for a in numeric}
+
+
 def learn_within(
     domain: Domain,
     table: pd.DataFrame,
@@ -1001,8 +1013,7 @@ def learn_within(
         return domain, WithinReport(0.0, {}, math.inf)
     per_column = rho / len(numeric) * _SAFETY
     sigma = _sigma(per_column, math.sqrt(2))
-    size = len(table) if n is None else n
-    plan = {a.name: sub_bins_for(size, a.n_bins, sigma) for a in numeric}
+    plan = within_plan(domain, len(table) if n is None else n, rho)
     ledger.check([Charge(f"{a.name}: within-bin histogram", ZCDP(per_column))
                   for a in numeric if plan[a.name]])  # fmt: skip
     attrs: list[Attribute] = []
