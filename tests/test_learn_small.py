@@ -349,7 +349,7 @@ def test_a_small_table_releases_with_the_weights_share_by_hand():
     assert release_rho(budget, domain, 100_000) == budget.release_rho
 
 
-def test_a_small_tables_release_is_the_same_with_and_without_the_weights(tmp_path):
+def test_a_small_tables_release_is_the_same_with_and_without_the_weights(tmp_path, capsys):
     """The weights draw nothing at 1,000 records, so the release's budget, and its bytes, do
     not depend on ``--no-within``; the run spends its whole epsilon to within 1e-6."""
     import json
@@ -361,7 +361,10 @@ def test_a_small_tables_release_is_the_same_with_and_without_the_weights(tmp_pat
         out = tmp_path / f"s{len(extra)}.csv"
         report = tmp_path / f"r{len(extra)}.json"
         main(["synth", "--data", str(data), "--epsilon", "1", "--seed", "5", "--out", str(out),
-              "--report", str(report), "--quiet", *extra])  # fmt: skip
+              "--report", str(report), *extra])  # fmt: skip
+        console = capsys.readouterr().out
+        assert "the release spent the rest, rho=0.01009 (70%)" in console
+        assert "the decoding weights' part, rho=0.00144, went to the release" in console
         outs.append(out.read_bytes())
         run = json.loads(report.read_text())["release"]
         assert 1 - 1e-6 <= run["privacy"]["spent"] <= 1.0
