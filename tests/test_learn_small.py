@@ -14,10 +14,14 @@ import pytest
 from dpquery.cli import main
 from dpquery.data import Categorical, Numeric
 from dpquery.domain_learning import (
+    BOUND_FALSE_RATE,
+    BOUND_WINDOW,
     DECIMALS_SHARE,
     PROFILE_SHARE,
     SMALL_BOUND_STEP_RATE,
     SMALL_BOUNDS_SHARE,
+    SMALL_CODE_STEP_RATE,
+    _code_top,
     _small_edges,
     check_learnable,
     learn_budget,
@@ -26,11 +30,14 @@ from dpquery.domain_learning import (
 )
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Ledger
+from dpquery.privacy.integer_mechanisms import discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, REPLACE_ONE
 from dpquery.privacy.partition_selection import partition_threshold
 from dpquery.privacy.quantiles import (
     BOUND_GROW_WINDOW,
+    BOUND_SENSITIVITY,
     bucket_counts,
+    bucket_threshold,
     grown_bounds,
     magnitude_buckets,
     private_bounds,
@@ -65,6 +72,68 @@ def test_grown_bounds_grow_from_the_mode_and_stop_at_the_first_failure():
     assert grown_bounds(x, 500, 40, 1000, 3)[1] == 7
     assert grown_bounds(x, 901, 40, 150, 3) is None  # no bucket reaches the mode's threshold
     assert grown_bounds(np.array([5, 5]), 5, 1, 1, 3) == (0, 1)  # ties: the first maximum
+
+
+def test_grown_bounds_cross_zero_only_on_the_modes_evidence():
+    """``zero`` (the index of the bucket starting at 0): from a mode at or above 0 the lower
+    side steps below 0 only by a bucket reaching the mode's threshold, and no run joins
+    across 0; the same for the upper side of a mode below 0."""
+    x = np.array([0, 0, 50, 900, 300, 0])
+    assert grown_bounds(x, 500, 40, 150, 3) == (2, 4)  # without zero: 50 >= 40 steps below
+    assert grown_bounds(x, 500, 40, 150, 3, zero=3) == (3, 4)  # 50 < 500: stops at 0
+    assert grown_bounds(np.array([0, 0, 600, 900, 300, 0]), 500, 40, 150, 3, zero=3) == (2, 4)
+    # a run across 0 (buckets 2..4 sum to 130 >= 100) joins only without zero
+    y = np.array([0, 0, 90, 10, 30, 900])
+    assert grown_bounds(y, 500, 50, 100, 3) == (2, 5)
+    assert grown_bounds(y, 500, 50, 100, 3, zero=3) == (5, 5)  # bucket 4 fails alone
+    # a negative mode's upper side: into bucket 2 (starting at 0) only at the mode's threshold
+    z = np.array([900, 60, 45])
+    assert grown_bounds(z, 500, 40, 150, 3) == (0, 2)
+    assert grown_bounds(z, 500, 40, 150, 3, zero=2) == (0, 1)
+
+
+def test_code_top_regrows_the_upper_end_at_the_stricter_rate():
+    """Hand-computed: at rho 0.001 one bucket's noise has variance 1 / rho = 1000 (L2
+    sensitivity sqrt(2)); a count between the 5% and the 1% single-step thresholds (and its
+    run below the 1% run threshold) joins the loose bounds but not the codes' top."""
+    rho = 0.001
+    edges = magnitude_buckets(min_exponent=0)
+    one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+    assert float(one) == pytest.approx(1000.0)
+    loose = partition_threshold(one, SMALL_BOUND_STEP_RATE)
+    strict = partition_threshold(one, SMALL_CODE_STEP_RATE)
+    assert SMALL_CODE_STEP_RATE == 0.01 and (loose, strict) == (53, 75)  # ~ z sd + 1/2: 52.5, 74.1
+    i0 = int(np.flatnonzero(edges == 0.0)[0])  # [0, 1), then [1, 2), [2, 5), [5, 10)
+    noisy = np.zeros(edges.size - 1, dtype=np.int64)
+    noisy[i0], noisy[i0 + 1], noisy[i0 + 2] = 500, 480, 60  # 53 <= 60 < 75
+    mode = bucket_threshold(rho, edges.size - 1, BOUND_FALSE_RATE)
+    run = grown_bounds(noisy, mode, loose, partition_threshold(one * BOUND_WINDOW, 0.05), 3, i0)
+    assert run == (i0, i0 + 2)  # the loose bounds: [0, 5)
+    assert _code_top((0.0, 5.0), edges, noisy, rho) == (0.0, 2.0)  # codes 0, 1
+    noisy[i0 + 2] = 75
+    assert _code_top((0.0, 5.0), edges, noisy, rho) == (0.0, 5.0)  # never above the first
+    assert _code_top((0.0, 5.0), edges, np.zeros(0, dtype=np.int64), rho) == (0.0, 5.0)
+
+
+def test_a_small_tables_flag_rarely_gets_codes_beyond_its_values():
+    """A 0/1 column of 1,000 records (rho 0.001: a small table): its codes' top steps
+    beyond 1 only by a false pass of the 1% single or run test (at most 0.02 a run), and its
+    lower bound below 0 only by a bucket reaching the mode's union-bound threshold (at most
+    0.01 / 88 a run). Seeded: 400 runs; at most 20 over (mean at most 8, binomial sd 2.8:
+    false failure below 1e-4) and at most 2 below 0 (mean at most 0.05: below 1e-4). The
+    5% rules with runs across 0 gave 34 and 34 on these seeds."""
+    rng = np.random.default_rng(40)
+    df = pd.DataFrame({"flag": rng.integers(0, 2, 1000).astype(str)})
+    over = below = 0
+    for s in range(400):
+        domain, report = learn_domain(df, rho=0.001, delta=1e-9, ledger=big_ledger(),
+                                      rng=np.random.default_rng(1000 + s),
+                                      neighbours=REPLACE_ONE)  # fmt: skip
+        assert "small table" in report.columns[0].rule
+        codes = [v for v in domain["flag"].values if isinstance(v, int)]
+        over += max(codes) > 1
+        below += min(codes) < 0
+    assert over <= 20 and below <= 2
 
 
 def test_grown_bounds_rarely_step_beyond_the_data():
@@ -244,3 +313,62 @@ def test_types_on_the_command_line_take_public_categories():
         "DVET": "categorical:1|2|3", "age": "numeric"}  # fmt: skip
     with pytest.raises(DPQueryError, match=r"--types x: kind must be .*categorical:V1\|V2"):
         parse_types(["x=text"])
+
+
+# --- the decoding weights' share, unusable in a small table, goes to the release ------------
+def small_budget_and_domain(n: int = 1000):
+    from dpquery.pipeline.learning import run_budget
+
+    budget = run_budget({"epsilon": 1.0, "delta": 1e-9}, n, 0.4)
+    domain, _ = learn_domain(pums_like(n), rho=0.75 * budget.learn_rho, delta=1e-10,
+                             ledger=big_ledger(), rng=np.random.default_rng(41),
+                             neighbours=REPLACE_ONE)  # fmt: skip
+    return budget, domain
+
+
+def test_a_small_table_releases_with_the_weights_share_by_hand():
+    """epsilon 1, delta 1e-9: rho = zcdp_rho_for(1, 5e-10) = 0.0144076 (docs/learn.md), the
+    learning 40% of it (0.0057630), the weights 25% of that (0.0014408), the release 60% of
+    rho less a 1e-9 slack (0.0086445) plus the weights' 0.0014408 = 0.0100853 when no
+    numeric column of 1,000 records gets 2 sub-bins (a bin of 1/16 of the records, 62, below
+    2 noise sd); a public 100,000 records get them and the release keeps 60%."""
+    from dpquery.domain_learning import WITHIN_SHARE, within_plan
+    from dpquery.pipeline.learning import release_rho
+
+    budget, domain = small_budget_and_domain()
+    assert budget.rho == pytest.approx(0.0144076, abs=1e-7)
+    within = WITHIN_SHARE * budget.learn_rho
+    assert within == pytest.approx(0.0014408, abs=1e-7)
+    assert not any(within_plan(domain, 1000, within).values())
+    assert release_rho(budget, domain, 1000) == pytest.approx(0.0100853, abs=1e-7)
+    assert release_rho(budget, domain, 1000) == budget.release_rho + within
+    assert budget.learn_rho - within + release_rho(budget, domain, 1000) <= budget.rho
+    # n and n + 1 records: the same plan, the same release budget
+    assert release_rho(budget, domain, 1001) == release_rho(budget, domain, 1000)
+    assert any(within_plan(domain, 100_000, within).values())
+    assert release_rho(budget, domain, 100_000) == budget.release_rho
+
+
+def test_a_small_tables_release_is_the_same_with_and_without_the_weights(tmp_path, capsys):
+    """The weights draw nothing at 1,000 records, so the release's budget, and its bytes, do
+    not depend on ``--no-within``; the run spends its whole epsilon to within 1e-6."""
+    import json
+
+    data = tmp_path / "t.csv"
+    pums_like(1000).to_csv(data, index=False)
+    outs = []
+    for extra in ([], ["--no-within"]):
+        out = tmp_path / f"s{len(extra)}.csv"
+        report = tmp_path / f"r{len(extra)}.json"
+        main(["synth", "--data", str(data), "--epsilon", "1", "--seed", "5", "--out", str(out),
+              "--report", str(report), *extra])  # fmt: skip
+        console = capsys.readouterr().out
+        assert "the release spent the rest, rho=0.01009 (70%)" in console
+        assert "the decoding weights' part, rho=0.00144, went to the release" in console
+        outs.append(out.read_bytes())
+        run = json.loads(report.read_text())["release"]
+        assert 1 - 1e-6 <= run["privacy"]["spent"] <= 1.0
+        budget = run["domain"]["budget"]
+        weights = 0.25 * budget["learn_rho"]
+        assert run["domain"]["release_rho"] == pytest.approx(budget["release_rho"] + weights)
+    assert outs[0] == outs[1]

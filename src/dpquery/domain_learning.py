@@ -58,7 +58,9 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 :data:`MIN_CATEGORY_SHARE` of the records, at most :data:`MIN_SMALL_SHARE`; refused above):
 no probe (its share goes to the bounds); the bounds grown from the mode of their noisy
 histogram (:func:`~dpquery.privacy.quantiles.grown_bounds`, a single test per step at
-:data:`SMALL_BOUND_STEP_RATE`); integer codes by range from 0; the bin edges read off the
+:data:`SMALL_BOUND_STEP_RATE`, crossing 0 only on the mode's evidence); integer codes by
+range from 0, their upper end grown again at :data:`SMALL_CODE_STEP_RATE`
+(:func:`_code_top`); the bin edges read off the
 bounds' noisy counts (:func:`_small_edges`, no quantiles); the text rule's zero test at half
 the non-missing count. Each reads only noisy counts already drawn: post-processing.
 """
@@ -95,6 +97,7 @@ from dpquery.privacy.partition_selection import (
 from dpquery.privacy.quantiles import (
     BOUND_SENSITIVITY,
     bucket_threshold,
+    grown_bounds,
     magnitude_buckets,
     private_bounds,
     private_quantiles,
@@ -177,6 +180,13 @@ a run of :data:`BOUND_WINDOW`) at a time, each passing when its noisy count reac
 empty bucket's noise (or the run's) reaches with at most this probability
 (:func:`~dpquery.privacy.quantiles.grown_bounds`): ``k`` buckets beyond the data take ``k``
 false passes in a row."""
+SMALL_CODE_STEP_RATE = 0.01
+"""In a small table, a column read as integer codes (:func:`_range_codes`) takes the upper
+end of its bounds grown again from the same noisy counts at this per-step false rate
+(:func:`_code_top`): a code beyond the data is a category of its own that the release
+spreads noise over, and a 0/1 flag whose bound stepped to 20 by one false pass of
+:data:`SMALL_BOUND_STEP_RATE` has 18 empty codes; a quantity's bound keeps the looser rate,
+since a clipped tail costs a numeric column more than an empty bucket does."""
 SMALL_BOUNDS_SHARE = 1.0
 """In a small table, of a numeric column's share for its edges, the part spent on its
 bounds (:data:`BOUNDS_SHARE` otherwise): all of it, since its edges are read off the same
@@ -483,6 +493,29 @@ def _bounds(
     return (lo, hi), buckets, bounds[2]
 
 
+def _code_top(
+    bounds: tuple[float, float], buckets: np.ndarray, noisy: np.ndarray, rho: float
+) -> tuple[float, float]:
+    """A small table's integer-code column's bounds with the upper end grown again from the
+    bounds' noisy counts (``noisy``, drawn at ``rho``) at :data:`SMALL_CODE_STEP_RATE`, never
+    above the first reading. Post-processing of the bounds' discrete Gaussian histogram (Bun
+    and Steinke 2016, Lemma 1.8): no further cost."""
+    if noisy.size == 0:
+        return bounds
+    k = buckets.size - 1
+    one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+    zeros = np.flatnonzero(buckets[:-1] == 0.0)
+    step = partition_threshold(one, SMALL_CODE_STEP_RATE)
+    run_step = partition_threshold(one * BOUND_WINDOW, SMALL_CODE_STEP_RATE)
+    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE)  # the mode's test of private_bounds
+    run = grown_bounds(
+        noisy, mode, step, run_step, BOUND_WINDOW, int(zeros[0]) if zeros.size else None
+    )
+    if run is None:
+        return bounds
+    return bounds[0], max(bounds[0] + 1.0, min(bounds[1], float(buckets[run[1] + 1])))
+
+
 def _small_edges(
     bounds: tuple[float, float], buckets: np.ndarray, noisy: np.ndarray, decimals: int,
     bins: int,
@@ -622,6 +655,9 @@ def _numeric(
     bounds = (0.0, 1.0) if found is None else found
     if codes and decimals == 0:
         coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small)
+        if coded is not None and ctx.small and found is not None:  # codes: the stricter top
+            top = _code_top(bounds, buckets, bucket_noisy, bounds_share * rest)
+            coded = _range_codes(name, top, has_missing, from_zero=True) or coded
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest
     atoms = _atoms(probe, present, decimals)
@@ -945,6 +981,18 @@ def sub_bins_for(n: int, n_bins: int, sigma: float) -> int:
     return k if k >= 2 else 0
 
 
+def within_plan(domain: Domain, n: int, rho: float) -> dict[str, int]:
+    """The sub-bins per numeric column that :func:`learn_within` draws at ``rho`` for ``n``
+    records (0: none), from public quantities and the learned domain alone: the numeric
+    columns' bins, ``n`` (public, or the learning's noisy ``n``) and the noise
+    (:func:`sub_bins_for`). Empty when the domain has no numeric column."""
+    numeric = [a for a in domain.attributes if isinstance(a, Numeric)]
+    if not numeric or rho <= 0:
+        return {}
+    sigma = _sigma(rho / len(numeric) * _SAFETY, math.sqrt(2))
+    return {a.name: sub_bins_for(n, a.n_bins, sigma) for a in numeric}
+
+
 def learn_within(
     domain: Domain,
     table: pd.DataFrame,
@@ -967,8 +1015,7 @@ def learn_within(
         return domain, WithinReport(0.0, {}, math.inf)
     per_column = rho / len(numeric) * _SAFETY
     sigma = _sigma(per_column, math.sqrt(2))
-    size = len(table) if n is None else n
-    plan = {a.name: sub_bins_for(size, a.n_bins, sigma) for a in numeric}
+    plan = within_plan(domain, len(table) if n is None else n, rho)
     ledger.check([Charge(f"{a.name}: within-bin histogram", ZCDP(per_column))
                   for a in numeric if plan[a.name]])  # fmt: skip
     attrs: list[Attribute] = []

@@ -38,6 +38,8 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
     """A domain learned from the data (the report's ``domain``): what was learned, and
     what it cost on the run's ledger and in delta."""
     b, kinds, spent = learned["budget"], learned["kinds"], learned["spent_rho"]
+    release = learned.get("release_rho", b["release_rho"])  # with the weights' part, if moved
+    moved = release - b["release_rho"]
     split = privacy["delta_split"]
     lines = [
         f"domain: learned from the data at rho={b['learn_rho']:.4g} ({b['share']:.0%} of the "
@@ -46,10 +48,13 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
         f"  cost: rho={spent:.4g} charged on the run's ledger before the release drew "
         f'("domain learning: ..." in the report\'s account), and delta '
         f"{split['partition_selection']:.3g} of its category selections besides it; the "
-        f"release spent the rest, rho={b['release_rho']:.4g} ({1 - b['share']:.0%}); delta "
+        f"release spent the rest, rho={release:.4g} ({release / b['rho']:.0%}); delta "
         f"= {split['ledger']:.3g} (ledger) + {split['partition_selection']:.3g} (selections)",
     ]
-    unspent = b["learn_rho"] - spent
+    if moved > 0:
+        lines.append(f"  the decoding weights' part, rho={moved:.3g}, went to the release (no "
+                     "column gets weights at this size; docs/learn.md)")  # fmt: skip
+    unspent = b["learn_rho"] - spent - moved
     if unspent > 1e-6 * b["learn_rho"]:
         lines.append(f"  unspent: rho={unspent:.3g} of the learning's share (a column found "
                      "to be a code spends no more on it; the decoding weights' part is left "

@@ -19,7 +19,9 @@ then spends the rest. The split is stated in advance and never depends on the da
   :data:`~dpquery.domain_learning.WITHIN_SHARE` goes to decoding weights (a noisy histogram
   of sub-bins inside each learned numeric bin, :func:`~dpquery.domain_learning.learn_within`)
   (unspent when ``Learning.within`` is off, so that the domain and the release are the
-  same with and without them), the domain itself the rest;
+  same with and without them), the domain itself the rest; when the weights would draw
+  nothing (:func:`release_rho`: a small table's bins are too few records for a sub-bin, or
+  no column is numeric), their part goes to the release instead;
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
 
@@ -62,6 +64,7 @@ from dpquery.domain_learning import (
     learn_budget,
     learn_domain,
     learn_within,
+    within_plan,
 )
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.request import Frame, ReleaseRequest, TableFile
@@ -232,6 +235,9 @@ class Learned:
             "share_of": "rho",
             "budget": self.budget.to_dict(),
             "spent_rho": self.report.rho + (self.within.rho if self.within else 0.0),
+            # the release's rho: budget.release_rho, plus the weights' part when they draw
+            # nothing (release_rho)
+            "release_rho": self.release_ledger.budget.rho,
             "delta_tail": self.report.delta_tail,
             "kinds": self.kinds(),
             "numeric_missing": "every numeric column has a missing bin; a value there that "
@@ -298,8 +304,28 @@ def learn(
     except BaseException as exc:
         attach_ledger(exc, ledger)
         raise
-    release_ledger = ledger.child(Budget.zcdp(budget.release_rho), RELEASE_STAGE)
+    release = release_rho(budget, domain, report.n)
+    release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
+
+
+def release_rho(budget: RunBudget, domain: Domain, n: int) -> float:
+    """The release's rho: ``budget.release_rho``, plus the decoding weights' part of the
+    learning's share when :func:`~dpquery.domain_learning.within_plan` draws no sub-bin on
+    any column (with the weights on or off alike, so that the release does not depend on
+    that option). ``n`` is the learning's (public, or its noisy ``n`` under add/remove).
+
+    Privacy: the amount is a function of the learned domain and ``n``, outputs of charged
+    mechanisms and public quantities, never of the data directly, and the ledger admits each
+    charge only while the run's total stays within its budget: the privacy filter of
+    ``docs/privacy.md`` ("Adaptive budgets"; Feldman and Zrnic 2021, the Rényi filter, and
+    Whitehouse, Ramdas, Rogers and Wu 2023 for zCDP). The learning's child ledger never
+    charges the unspent part, so the run's total is at most ``learn_rho + release_rho``
+    of a run that drew the weights."""
+    within_rho = WITHIN_SHARE * budget.learn_rho
+    if any(within_plan(domain, n, within_rho).values()):
+        return budget.release_rho
+    return budget.release_rho + within_rho
 
 
 def encodable(domain: Domain, raw: pd.DataFrame) -> tuple[Domain, pd.DataFrame]:

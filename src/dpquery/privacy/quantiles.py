@@ -207,7 +207,8 @@ def private_bounds(
     )
     if grow is not None:
         w = BOUND_GROW_WINDOW if window is None else window[0]
-        run = grown_bounds(noisy, t, grow[0], grow[1], w)
+        zeros = np.flatnonzero(e[:-1] == 0.0)  # the bucket starting at 0, when the edges have one
+        run = grown_bounds(noisy, t, grow[0], grow[1], w, int(zeros[0]) if zeros.size else None)
         return None if run is None else (float(e[run[0]]), float(e[run[1] + 1]), noisy)
     occupied = noisy >= t
     if window is not None:
@@ -233,14 +234,17 @@ BOUND_GROW_WINDOW = 3
 
 def grown_bounds(
     noisy: ArrayLike, mode_threshold: float, step_threshold: float, window_threshold: float,
-    window: int = BOUND_GROW_WINDOW,
+    window: int = BOUND_GROW_WINDOW, zero: int | None = None,
 ) -> tuple[int, int] | None:  # fmt: skip
     """The first and last bucket of the run grown from the mode of ``noisy`` (post-processing
     of :func:`private_bounds`' noisy counts): None when the largest count is below
     ``mode_threshold`` (no bucket is taken as occupied); otherwise, on each side, the next
     bucket joins while its count reaches ``step_threshold``, or the next ``window`` buckets
     (with the side's end) join when their sum reaches ``window_threshold``; growth stops on
-    a side at the first failure.
+    a side at the first failure. ``zero``: the index of the bucket starting at 0; growth
+    from a mode on one side of 0 crosses it only by a bucket whose count alone reaches
+    ``mode_threshold`` (no run): a sign the mode's side lacks is as unlikely a priori as a
+    far bucket, so it needs the mode's evidence, not a single step's.
 
     Why: the union-bound threshold of :func:`bucket_threshold` guards every one of a column's
     ~90 buckets at once, which at a small table's noise hides buckets holding a tenth of the
@@ -262,17 +266,32 @@ def grown_bounds(
         return None
     w = _validate.integer("window", window, minimum=1)
     lo = hi = int(np.argmax(x))  # the first of equal maxima: a public tie rule
+    z = -1 if zero is None else _validate.integer("zero", zero, minimum=0)
     while True:
-        if lo >= 1 and x[lo - 1] >= step_threshold:
+        if lo == z and z >= 1:  # into the negatives from a mode at or above 0
+            if x[lo - 1] < mode_threshold:
+                break
             lo -= 1
-        elif lo >= w and x[lo - w : lo].sum() >= window_threshold:
+        elif lo >= 1 and x[lo - 1] >= step_threshold:
+            lo -= 1
+        elif (
+            lo >= w and (z < 0 or not lo - w < z <= lo) and x[lo - w : lo].sum() >= window_threshold
+        ):
             lo -= w
         else:
             break
     while True:
-        if hi + 1 < x.size and x[hi + 1] >= step_threshold:
+        if hi + 1 == z:  # into the non-negatives from a mode below 0
+            if x[hi + 1] < mode_threshold:
+                break
             hi += 1
-        elif hi + w < x.size and x[hi + 1 : hi + 1 + w].sum() >= window_threshold:
+        elif hi + 1 < x.size and x[hi + 1] >= step_threshold:
+            hi += 1
+        elif (
+            hi + w < x.size
+            and (z < 0 or not hi < z <= hi + w)
+            and x[hi + 1 : hi + 1 + w].sum() >= window_threshold
+        ):
             hi += w
         else:
             break
