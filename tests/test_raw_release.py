@@ -263,8 +263,8 @@ def test_the_raw_adult_table_releases_end_to_end(tmp_path: Path) -> None:
 
 def test_a_table_too_small_for_the_budget_is_refused_with_the_minimum(raw: Path) -> None:
     out = raw.parent / "small.csv"
-    # seeded: unseeded, the noisy n (sd about 1,400 here) would pass the refusal's 7,244
-    # records about once in 700 runs
+    # seeded: unseeded, the noisy n (its spread over a thousand records here) could, rarely,
+    # reach the 7,244 records above which the table is learned, not refused
     err = synth("--data", str(raw), "--epsilon", "0.05", "--seed", "1", "--out", str(out),
                 code=2)  # fmt: skip
     assert "records (a noisy count) are too few to learn a domain" in err and "at least" in err
