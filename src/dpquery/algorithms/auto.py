@@ -65,7 +65,7 @@ from dpquery.algorithms.synthesizer import (
     plans_on_noisy_n,
 )
 from dpquery.algorithms.wide.dense import DensePlan
-from dpquery.algorithms.wide.release import WidePlan, noise_warning
+from dpquery.algorithms.wide.release import WidePlan, WideRelease, noise_warning
 from dpquery.data.binary import BinaryData
 from dpquery.data.shape import PublicShape
 from dpquery.errors import DPQueryError
@@ -382,8 +382,8 @@ class Auto(ZCDPBudget, Synthesizer):
             inner = model.plan(data, workload, budget=budget, n=n)  # type: ignore[call-arg]
         else:
             inner = model.plan(data, workload, budget=budget)
-            if add_remove and isinstance(inner, WidePlan):  # the n drawn here, not counted again
-                inner = model.after_drawn_n(inner, n, int(data.d))  # type: ignore[attr-defined]
+            if add_remove and isinstance(model, WideRelease):  # the n drawn here, not again
+                inner = model.after_drawn_n(inner, n, int(data.d))
         warning = None
         if isinstance(inner, AdaptivePlan | DensePlan):
             sizes = AttributeLayout.of_data(data).sizes.tolist()

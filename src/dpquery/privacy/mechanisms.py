@@ -86,7 +86,9 @@ def exponential_mechanism(
     scale = eps / delta_s if monotone else eps / (2 * delta_s)
     log_w = _finite_array("scores", scores, one_d=True) * scale
     if not np.isfinite(log_w).all():
-        raise PrivacyParameterError("epsilon * scores / (2 sensitivity) overflows float64")
+        exponent = "epsilon * scores / sensitivity" if monotone else (
+            "epsilon * scores / (2 sensitivity)")  # fmt: skip
+        raise PrivacyParameterError(f"{exponent} overflows float64")
     ledger.charge(name, PureDP(eps, bounded_range=True), count=k)
     return sample_from_log_weights(log_w, k, rng)
 
