@@ -106,7 +106,9 @@ class DPSynthesizer:
     without a domain, the table's is learned from ``domain_share`` of the budget's zCDP rho
     (default :data:`~dpquery.domain_learning.DEFAULT_DOMAIN_SHARE`), with ``types``
     declaring columns ``"numeric"`` or ``"categorical"``, or ``"categorical:V1|V2|..."``
-    with their public categories (nothing learned on them; ``docs/learn.md``).
+    with their public categories (nothing learned on them; ``docs/learn.md``). With
+    ``learn_rest``, the ``domain`` given to :meth:`fit` covers some of the columns (public,
+    nothing spent on them) and the others are learned so.
 
     Fitted attributes: ``release_`` (the :class:`~dpquery.algorithms.release.Release`),
     ``domain_`` (the domain, with the declared ``dtypes``), ``workload_``, ``n_`` (the
@@ -131,6 +133,7 @@ class DPSynthesizer:
         domain_share: float = DEFAULT_DOMAIN_SHARE,
         types: Mapping[str, str] | None = None,
         neighbours: str | None = None,
+        learn_rest: bool = False,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -145,11 +148,12 @@ class DPSynthesizer:
         self.domain_share = domain_share
         self.types = types
         self.neighbours = neighbours
+        self.learn_rest = learn_rest
 
     # -- scikit-learn's parameter protocol -------------------------------------------------
     _PARAMS = (
         "epsilon", "delta", "rho", "algorithm", "k", "options", "seed", "progress", "dtypes",
-        "binarize", "domain_share", "types", "neighbours",
+        "binarize", "domain_share", "types", "neighbours", "learn_rest",
     )  # fmt: skip
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -192,7 +196,7 @@ class DPSynthesizer:
         return ReleaseRequest(
             source, algorithm=self.algorithm, options={**budget, **options}, workload=workload,
             k=self.k, seed=self.seed, progress=self.progress, keep=self._keep,
-            learning=Learning(share=self.domain_share, types=self.types),
+            learning=Learning(share=self.domain_share, types=self.types, rest=self.learn_rest),
             neighbours=self.neighbours,
         )  # fmt: skip
 
@@ -218,7 +222,7 @@ class DPSynthesizer:
                 "DataFrame: drop it"
             )
         public = as_domain(domain)
-        if public is None and (workload is not None):
+        if (public is None or self.learn_rest) and workload is not None:
             raise DPQueryError(
                 "a workload is over a domain: give the domain too (a learned one is not known "
                 "before the fit)"
@@ -340,6 +344,7 @@ def synthesize(
     domain_share: float = DEFAULT_DOMAIN_SHARE,
     types: Mapping[str, str] | None = None,
     neighbours: str | None = None,
+    learn_rest: bool = False,
     **options: Any,
 ) -> tuple[pd.DataFrame, Release]:
     """A private synthetic copy of ``df`` and its :class:`Release` (its privacy account);
@@ -347,7 +352,8 @@ def synthesize(
 
     ``domain`` is public: a :class:`~dpquery.data.Domain`, a codebook dict or a domain JSON
     path; None: learned from ``df`` privately with ``domain_share`` of the budget's zCDP rho
-    (``types`` declares columns ``"numeric"`` or ``"categorical"``; ``docs/learn.md``). The
+    (``types`` declares columns ``"numeric"`` or ``"categorical"``; ``docs/learn.md``); with
+    ``learn_rest``, ``domain`` covers some columns and the others are learned so. The
     budget is ``epsilon`` (``delta`` defaults to 1e-9 under add/remove, ``1/n^2`` under
     replace-one; ``delta=0``: pure DP) or ``rho`` (zCDP). ``neighbours`` is the relation the
     guarantee is stated for (None: the algorithm's own, add/remove for ``auto``: ``n``
@@ -364,7 +370,7 @@ def synthesize(
     model = DPSynthesizer(
         epsilon=epsilon, delta=delta, rho=rho, algorithm=algorithm, k=k, options=options,
         seed=seed, dtypes=dtypes, binarize=binarize, domain_share=domain_share, types=types,
-        neighbours=neighbours,
+        neighbours=neighbours, learn_rest=learn_rest,
     )  # fmt: skip
     model.fit(df, domain, workload)
     return model.sample(rows), model.release_

@@ -281,7 +281,7 @@ class LearnReport:
         lines = [f"{head}: rho={self.rho:.6g} (zCDP), "
                  f"partition-selection tail delta={self.delta_tail:.3g}"]  # fmt: skip
         for c in self.columns:
-            how = "declared" if c.declared else c.rule
+            how = "declared" if c.declared and c.rule != PUBLIC_RULE else c.rule
             lines.append(f"  {c.name:<24} {c.kind:<11} {c.learned}  [{how}; rho={c.rho:.3g}]")
         return "\n".join(lines)
 
@@ -739,6 +739,45 @@ def _given_column(name: str, values: tuple[str, ...]) -> tuple[Categorical, Colu
     return attr, report
 
 
+PUBLIC_RULE = "public domain"
+"""The rule of a column taken from a partial public domain (nothing read, nothing spent)."""
+
+
+def _check_public(
+    names: list[str], public: Domain | None, given: Mapping[str, tuple[str, ...]]
+) -> dict[str, Attribute]:
+    """The attributes of the partial domain ``public`` by name, checked against the table's
+    columns: each must be one, not also declared in ``types``, and some column must be left
+    to learn."""
+    if public is None:
+        return {}
+    if not isinstance(public, Domain):
+        raise TypeError(f"public must be a dpquery Domain; got {type(public).__name__}")
+    absent = [a for a in public.names if a not in names]
+    if absent:
+        raise DPQueryError(
+            f"the public domain names {absent[:5]}, which the table does not have; its "
+            f"columns are {names[:20]}"
+        )
+    both = [a for a in public.names if a in given]
+    if both:
+        raise DPQueryError(f"{both[:5]} are both in the public domain and declared with "
+                           "categorical:V1|V2|... types: give each column once")  # fmt: skip
+    if len(public.names) == len(names):
+        raise DPQueryError(
+            "the public domain covers every column of the table: there is nothing to learn "
+            "(use it as the domain, which costs nothing)"
+        )
+    return {a.name: a for a in public.attributes}
+
+
+def _public_column(attr: Attribute) -> tuple[Attribute, ColumnReport]:
+    """A column of the partial public domain: taken as it is, nothing read, nothing spent."""
+    kind: Kind = "numeric" if isinstance(attr, Numeric) else "categorical"
+    learned = f"{attr.size} values, from the public domain"
+    return attr, ColumnReport(attr.name, kind, True, PUBLIC_RULE, 0.0, 0.0, learned)
+
+
 def learn_domain(
     df: pd.DataFrame,
     *,
@@ -749,6 +788,7 @@ def learn_domain(
     types: Mapping[str, str] | None = None,
     bins: int = DEFAULT_BINS,
     neighbours: str = REPLACE_ONE,
+    public: Domain | None = None,
 ) -> tuple[Domain, LearnReport]:
     """Learn a public domain for ``df`` spending ``rho`` (zCDP) on ``ledger`` and at most
     ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``),
@@ -756,7 +796,9 @@ def learn_domain(
     :data:`LEARNING_NOISY_N_SHARE` of ``rho`` first, read by every rule).
 
     ``types`` declares columns ``"numeric"`` or ``"categorical"`` (public knowledge: no budget
-    is spent deciding them). All randomness comes from ``rng``. The ledger must admit
+    is spent deciding them). ``public`` is a partial domain (a codebook of some of the
+    columns): its columns are taken as they are, nothing read or spent on them, and the
+    others share ``rho``. All randomness comes from ``rng``. The ledger must admit
     ``ZCDP(rho)``; that is checked before any data is read.
     """
     if not isinstance(df, pd.DataFrame):
@@ -783,10 +825,11 @@ def learn_domain(
     if not isinstance(ledger, Ledger):
         raise TypeError(f"ledger must be a dpquery.privacy.Ledger; got {ledger!r}")
     declared, given = _check_types(df, types)
+    known = _check_public(names, public, given)
     add_remove = check_neighbours(neighbours) == ADD_REMOVE
     # every column learned runs one partition selection (categories, or a probe); a column
-    # given with its categories runs none and takes no share
-    selecting = [c for c in names if c not in given] or names
+    # given with its categories, or in the public domain, runs none and takes no share
+    selecting = [c for c in names if c not in given and c not in known] or names
     if not (isinstance(delta, int | float) and 0 < delta < 1):
         raise DPQueryError(
             f"delta must be in (0, 1) to select the categories of {selecting[:5]}, got {delta!r}"
@@ -804,7 +847,9 @@ def learn_domain(
     reports: list[ColumnReport] = []
     for name in names:
         attr: Attribute
-        if name in given:
+        if name in known:
+            attr, report = _public_column(known[name])
+        elif name in given:
             attr, report = _given_column(name, given[name])
         else:
             attr, report = _learn_column(name, _read(df[name]), declared.get(name), per_column,

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from dpquery.cli.common import flag_errors
+from dpquery.data.domain import Domain
 from dpquery.domain_learning import DEFAULT_BINS, GIVEN_PREFIX, KINDS, learn_budget, learn_domain
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import read_raw
@@ -41,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="declare columns numeric or categorical (public knowledge; no budget "
                    "is spent deciding them), or categorical:V1|V2|... with their public "
                    "categories (nothing is learned on them); may be repeated")  # fmt: skip
+    p.add_argument("--domain", type=Path, metavar="PARTIAL.json",
+                   help="a domain or codebook JSON of some of the columns (public: nothing is "
+                   "read or spent on them); the others are learned, and the whole domain "
+                   "written")  # fmt: skip
     p.add_argument("--bins", type=int, default=DEFAULT_BINS,
                    help=f"equal-mass bins per numeric column (default {DEFAULT_BINS})")  # fmt: skip
     p.add_argument("--na-values", default="", metavar="V[,V...]",
@@ -77,9 +82,10 @@ def _check_outputs(args: argparse.Namespace) -> list[Path]:
     outs = [p for p in (args.out, args.report) if p is not None]
     if len(outs) == 2 and outs[0].resolve() == outs[1].resolve():
         raise DPQueryError(f"--out and --report both name {outs[0]}")
+    inputs = [p for p in (args.data, args.domain) if p is not None and p.exists()]
     for out in outs:
-        if args.data.exists() and out.resolve() == args.data.resolve():
-            raise DPQueryError(f"output {out} is the input; refusing to overwrite it")
+        if any(out.resolve() == i.resolve() for i in inputs):
+            raise DPQueryError(f"output {out} is one of the inputs; refusing to overwrite it")
         if out.is_dir():
             raise DPQueryError(f"cannot write {out}: it is a folder")
         if not out.resolve().parent.is_dir():
@@ -92,6 +98,7 @@ def _check_outputs(args: argparse.Namespace) -> list[Path]:
 def _learn(args: argparse.Namespace) -> int:
     types = parse_types(args.types)
     _check_outputs(args)
+    public = Domain.load(args.domain) if args.domain is not None else None
     table = read_raw(args.data, [v for v in args.na_values.split(",") if v])
     add_remove = args.neighbours == ADD_REMOVE
     n = None if add_remove else len(table)  # public under replace-one only, never read else
@@ -103,7 +110,7 @@ def _learn(args: argparse.Namespace) -> int:
     with flag_errors("types", "bins"):
         domain, report = learn_domain(
             table, rho=budget.rho, delta=budget.delta_tail, rng=rng, ledger=ledger,
-            types=types, bins=args.bins, neighbours=args.neighbours,
+            types=types, bins=args.bins, neighbours=args.neighbours, public=public,
         )  # fmt: skip
     ledger_guarantee = ledger.report().guarantees[-1]
     total_delta = (ledger_guarantee.delta or 0.0) + partition_delta(

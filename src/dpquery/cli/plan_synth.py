@@ -210,11 +210,13 @@ def _learning_plan(args: argparse.Namespace) -> int:
     alone = epsilon_share(budget)
     domain_rho = (1 - WITHIN_SHARE) * budget.learn_rho  # the rest buys decoding weights
     limits = {c: size_limits(domain_rho, budget.delta_tail, c, add_remove) for c in PLAN_COLUMNS}
+    public = list(Domain.load(args.domain).names) if args.domain is not None else []
     if args.json:
         by_columns = {str(c): {"small_below": s, "refused_below": r}
                       for c, (s, r) in limits.items()}  # fmt: skip
         print(json.dumps({"n": args.n, "neighbours": relation,
                           "learned_domain": budget.to_dict(),
+                          "public_columns": public,
                           "learning_epsilon_alone": alone * budget.epsilon,
                           "table_size_by_columns": by_columns}, indent=2))  # fmt: skip
         return 0
@@ -232,6 +234,11 @@ def _learning_plan(args: argparse.Namespace) -> int:
     print(f"  domain learning: rho={b.learn_rho:.6g} ({b.share:.0%} of rho; alone, epsilon="
           f"{alone * b.epsilon:.3g} at delta {b.ledger_delta:.3g}), charged on the run's "
           "ledger before the release draws")  # fmt: skip
+    if public:
+        shown = ", ".join(public[:6]) + (", ..." if len(public) > 6 else "")
+        print(f"    the {len(public)} columns of {args.domain} ({shown}) are public: nothing "
+              "is read or spent on them; the columns it leaves out share the learning (the "
+              "table sizes below count those)")  # fmt: skip
     print(f"    of it, {WITHIN_SHARE:.0%} (rho={WITHIN_SHARE * b.learn_rho:.6g}) buys decoding "
           "weights, a noisy histogram of sub-bins inside each learned numeric bin, split "
           "equally over the numeric columns (unspent with --no-within)")  # fmt: skip
@@ -252,11 +259,15 @@ def _learning_plan(args: argparse.Namespace) -> int:
 def _synth_plan(args: argparse.Namespace) -> int:
     if args.items is not None:
         return _items_plan(args)
-    if args.dataset is None and args.domain is None and args.n is not None:
+    if args.learn_rest and (args.domain is None or args.n is None):
+        raise DPQueryError("--learn-rest plans a domain learned for the columns a partial "
+                           "domain leaves out: give that domain (--domain) and --n")  # fmt: skip
+    if args.dataset is None and args.n is not None and (args.domain is None or args.learn_rest):
         return _learning_plan(args)
     if args.domain_share is not None or args.types:
         raise DPQueryError("--domain-share and --types plan a domain learned from a raw table: "
-                           "give --n without --domain or --dataset")  # fmt: skip
+                           "give --n without --domain or --dataset (or a partial domain with "
+                           "--learn-rest)")  # fmt: skip
     shape = _shape(args)
     relation = relation_of(synth.estimator(args, None))  # every option checked first
     add_remove = relation == ADD_REMOVE

@@ -39,8 +39,12 @@ def add_budget_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_learning_args(p: argparse.ArgumentParser) -> None:
-    """``--domain-share`` and ``--types``: a domain learned from a raw table (no --domain)."""
-    g = p.add_argument_group("a domain learned from the raw table (no --domain; docs/learn.md)")
+    """``--domain-share``, ``--types``, ``--learn-rest``: a domain learned from a raw table
+    (no --domain, or a partial one)."""
+    g = p.add_argument_group(
+        "a domain learned from the raw table (no --domain, or a partial "
+        "one with --learn-rest; docs/learn.md)"
+    )
     g.add_argument("--domain-share", type=float, metavar="SHARE",
                    help=f"the share of the budget's zCDP rho (not of epsilon) spent learning "
                    f"the domain (default {DEFAULT_DOMAIN_SHARE:g}); the release spends the "
@@ -49,6 +53,10 @@ def add_learning_args(p: argparse.ArgumentParser) -> None:
                    help="declare columns numeric or categorical (public knowledge; no budget "
                    "is spent deciding them), or categorical:V1|V2|... with their public "
                    "categories (nothing is learned on them); may be repeated")  # fmt: skip
+    g.add_argument("--learn-rest", action="store_true",
+                   help="--domain covers some of the table's columns (a partial codebook, "
+                   "public, costing nothing): learn the others privately from "
+                   "--domain-share")  # fmt: skip
     g.add_argument("--no-within", dest="within", action="store_false",
                    help="decode a learned numeric bin uniformly, without the decoding weights "
                    "(a noisy histogram of sub-bins, bought with part of the learning's "

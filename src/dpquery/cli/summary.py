@@ -44,7 +44,13 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
     lines = [
         f"domain: learned from the data at rho={b['learn_rho']:.4g} ({b['share']:.0%} of the "
         f"budget's rho={b['rho']:.4g}): {kinds['categorical']} categorical, "
-        f"{kinds['numeric']} numeric columns; docs/learn.md",
+        f"{kinds['numeric']} numeric columns"
+        + (
+            f" ({kinds['public']} of them from the public domain given, at no cost)"
+            if kinds.get("public")
+            else ""
+        )
+        + "; docs/learn.md",
         f"  cost: rho={spent:.4g} charged on the run's ledger before the release drew "
         f'("domain learning: ..." in the report\'s account), and delta '
         f"{split['partition_selection']:.3g} of its category selections besides it; the "

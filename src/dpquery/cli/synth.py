@@ -171,7 +171,7 @@ def _check_flags(args: argparse.Namespace, items: bool) -> None:
         given = " and ".join(f for f, v in (("--domain-share", args.domain_share),
                                             ("--types", args.types)) if v)  # fmt: skip
         raise DPQueryError(f"{given} apply to a domain learned from a raw table (--data FILE "
-                           "without --domain or --infer-domain)")  # fmt: skip
+                           "without --domain, or with --learn-rest)")  # fmt: skip
     if learned:
         parse_types(args.types)
         if args.backend == "dask":
@@ -183,9 +183,13 @@ def _check_flags(args: argparse.Namespace, items: bool) -> None:
 
 def _learns(args: argparse.Namespace) -> bool:
     """Whether the domain is learned from the table: --data FILE (not an encoded .npz)
-    without --domain or --infer-domain."""
+    without --domain (or with --learn-rest: the columns it leaves out) or --infer-domain."""
+    if args.learn_rest and args.domain is None:
+        raise DPQueryError("--learn-rest learns the columns a partial domain leaves out: give "
+                           "that domain (--domain DOMAIN.json) with a raw table")  # fmt: skip
     return (
-        args.data is not None and args.dataset is None and args.domain is None
+        args.data is not None and args.dataset is None
+        and (args.domain is None or args.learn_rest)
         and not args.infer_domain and args.data.suffix.lower() != ".npz"
     )  # fmt: skip
 
@@ -217,7 +221,10 @@ def _request(args: argparse.Namespace, items: bool) -> pipeline.ReleaseRequest:
     return pipeline.ReleaseRequest(
         source=source,
         learning=pipeline.Learning(
-            share=share, types=parse_types(args.types) or None, within=args.within
+            share=share,
+            types=parse_types(args.types) or None,
+            within=args.within,
+            rest=args.learn_rest,
         ),
         algorithm=args.algorithm,
         options=release_options(args),

@@ -214,7 +214,8 @@ def warn_extra_columns(source: str, header: Sequence[object], columns: Sequence[
     if extra:
         shown = ", ".join(extra[:20]) + (f" and {len(extra) - 20} more" if len(extra) > 20 else "")
         warnings.warn(
-            f"{source}: column(s) {shown} are not in the domain: dropped, not released",
+            f"{source}: column(s) {shown} are not in the domain: dropped, not released "
+            "(--learn-rest, learn_rest=True, learns them privately)",
             stacklevel=3,
         )
 

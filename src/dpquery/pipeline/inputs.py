@@ -165,12 +165,13 @@ def _partitioned(
     return PartitionedData.from_table(source.path, domain, backend, parts)
 
 
-def output_domain(source: TableSource, domain: Domain) -> Domain:
+def output_domain(source: TableSource, domain: Domain, learned: bool = False) -> Domain:
     """The domain the rows are written over: a DataFrame's in the dtypes declared for it
-    (never read off the data), else the data's own (``domain``: given or learned)."""
+    (never read off the data), else the data's own (``domain``: given or ``learned``, in
+    whole or in part)."""
     if not isinstance(source, Frame):
         return domain
-    public = domain if source.domain is None else source.domain
+    public = domain if source.domain is None or learned else source.domain
     return public if source.dtypes is None else public.with_dtypes(source.dtypes)
 
 

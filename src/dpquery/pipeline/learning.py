@@ -58,6 +58,7 @@ from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
 from dpquery.domain_learning import (
+    PUBLIC_RULE,
     WITHIN_SHARE,
     LearnReport,
     WithinReport,
@@ -174,6 +175,9 @@ def run_budget(
 def check(request: ReleaseRequest) -> None:
     """Before any data is read: a learned domain needs the local backend and an
     ``(epsilon, delta)`` budget (its category selections have a tail probability)."""
+    if request.learning.rest and not _partial(request):
+        raise DPQueryError("learn_rest learns the columns a partial domain leaves out: give "
+                           "that domain with a raw table")  # fmt: skip
     if not request.learns:
         return
     if request.backend.name != "local":
@@ -216,11 +220,13 @@ class Learned:
         return OutsideLedger(self.report.delta_tail, whole)
 
     def kinds(self) -> dict[str, int]:
-        """How many columns of each kind were learned."""
+        """How many columns of each kind the domain has, and (``public``, when any) how many
+        of them came from a partial public domain."""
         counts = {"categorical": 0, "numeric": 0}
         for attr in self.domain.attributes:
             counts["categorical" if isinstance(attr, Categorical) else "numeric"] += 1
-        return counts
+        public = sum(c.rule == PUBLIC_RULE for c in self.report.columns)
+        return counts | ({"public": public} if public else {})
 
     def as_run(self, release: Release) -> Release:
         """``release`` (fitted on :attr:`release_ledger`) accounted as the whole run: the
@@ -281,6 +287,7 @@ def learn(
     source = request.source
     assert isinstance(source, TableFile | Frame)
     raw = raw_table(source)
+    public = public_part(source) if request.learning.rest else None
     budget = run_budget(
         request.options, None if add_remove else len(raw), request.learning.share, add_remove
     )
@@ -292,9 +299,9 @@ def learn(
         domain, report = learn_domain(
             raw, rho=budget.learn_rho - within_rho, delta=budget.delta_tail, rng=rng,
             ledger=stage, types=request.learning.types, bins=request.learning.bins,
-            neighbours=neighbours,
+            neighbours=neighbours, public=public,
         )  # fmt: skip
-        domain, table = encodable(domain, raw)
+        domain, table = encodable(domain, raw, public)
         # drawn with or without the weights: the domain and the release are the same either way
         weights_rng = make_rng(child_rng(rng))
         if request.learning.within:
@@ -328,15 +335,34 @@ def release_rho(budget: RunBudget, domain: Domain, n: int) -> float:
     return budget.release_rho + within_rho
 
 
-def encodable(domain: Domain, raw: pd.DataFrame) -> tuple[Domain, pd.DataFrame]:
-    """The learned ``domain`` with a missing bin on every numeric column (a public rule: the
-    noisy missing count may miss a few), and ``raw`` with those columns as numbers, a value
-    that is not one missing (the learner found at most a small noisy share of them)."""
+def _partial(request: ReleaseRequest) -> bool:
+    source = request.source
+    return isinstance(source, TableFile | Frame) and source.domain is not None
+
+
+def public_part(source: TableFile | Frame) -> Domain:
+    """The partial public domain given with a table whose other columns are learned."""
+    if isinstance(source, Frame):
+        assert source.domain is not None
+        return source.domain
+    assert source.domain is not None
+    return Domain.load(source.domain)
+
+
+def encodable(
+    domain: Domain, raw: pd.DataFrame, public: Domain | None = None
+) -> tuple[Domain, pd.DataFrame]:
+    """The learned ``domain`` with a missing bin on every learned numeric column (a public
+    rule: the noisy missing count may miss a few; a column of the ``public`` domain is kept
+    as given), and ``raw`` with the numeric columns as numbers, a value that is not one
+    missing (the learner found at most a small noisy share of them)."""
     attrs = []
     table = raw.copy()
+    given = set(public.names) if public is not None else set()
     for attr in domain.attributes:
         if isinstance(attr, Numeric):
-            attr = replace(attr, missing=True)
+            if attr.name not in given:
+                attr = replace(attr, missing=True)
             table[attr.name] = pd.to_numeric(table[attr.name], errors="coerce")
         attrs.append(attr)
     return Domain(tuple(attrs), note=domain.note), table

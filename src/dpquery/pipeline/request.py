@@ -83,12 +83,15 @@ class Learning:
     zCDP ``rho`` (not of its epsilon), ``types`` declaring columns ``numeric`` or
     ``categorical`` (public knowledge), ``bins`` per numeric column; ``within``: part of the
     share buys decoding weights inside the numeric bins
-    (:func:`dpquery.domain_learning.learn_within`)."""
+    (:func:`dpquery.domain_learning.learn_within`); ``rest``: the source's domain is partial
+    (a codebook of some columns, public, costing nothing) and the other columns are
+    learned."""
 
     share: float = DEFAULT_DOMAIN_SHARE
     types: Mapping[str, str] | None = None
     bins: int = DEFAULT_BINS
     within: bool = True
+    rest: bool = False  # a domain given covers some columns: learn the others
 
 
 @dataclass(frozen=True)
@@ -181,14 +184,15 @@ class ReleaseRequest:
 
     @property
     def learns(self) -> bool:
-        """Whether the table's domain is learned from it (none given, none inside it, not
-        read off the data)."""
+        """Whether the table's domain is learned from it (none given, or one given for some
+        columns with ``learning.rest``; none inside it, not read off the data)."""
         source = self.source
         if isinstance(source, Frame):
-            return source.domain is None
+            return source.domain is None or self.learning.rest
         if isinstance(source, TableFile):
             encoded = source.path.suffix.lower() == ".npz"
-            return source.domain is None and not source.infer_domain and not encoded
+            given = source.domain is not None and not self.learning.rest
+            return not given and not source.infer_domain and not encoded
         return False
 
 

@@ -85,7 +85,7 @@ def _fit_table(
 ) -> Fitted:
     """Plan (the budget, the workloads, the estimator, auto's check), then fit; after a
     ``learned`` domain, on the release's share of the run's ledger."""
-    domain = inputs.output_domain(request.source, data.domain)  # type: ignore[arg-type]
+    domain = inputs.output_domain(request.source, data.domain, learned is not None)  # type: ignore[arg-type]
     add_remove = plan.relation_of(plan.request_estimator(request, None)) == ADD_REMOVE
     options = plan.with_default_delta(request.options, data.n, add_remove)
     messages = _say(request, plan.budget_warnings(options, data.n, add_remove))
