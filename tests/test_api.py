@@ -84,6 +84,7 @@ def test_the_estimator_follows_scikit_learn_conventions(df, tmp_path: Path) -> N
         "epsilon": 0.5, "delta": None, "rho": None, "algorithm": "uniform", "k": 3,
         "options": {"size": 40}, "seed": 1, "progress": None, "dtypes": None, "binarize": False,
         "domain_share": DEFAULT_DOMAIN_SHARE, "types": None, "neighbours": None,
+        "learn_rest": False,
     }  # fmt: skip
     assert not hasattr(model, "release_")
     with pytest.raises(DPQueryError, match="not fitted yet"):
