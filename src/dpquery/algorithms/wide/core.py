@@ -502,7 +502,7 @@ def release_head(
         sigma_tail = measure.noise_sigma(r_tail, float(bound))
         share = tail_share(tail, sigma_tail, n, d - k)
         out = tail_fill(out, picked, share, rng)
-    full = np.zeros(d)
+    full = np.full(d, share * n)  # the unpicked items' measured level: the fill's
     full[picked] = y
     excess = fit_excess(out, full, sigma)
     info: dict[str, object] = {
