@@ -66,8 +66,12 @@ def main() -> None:
     p.add_argument("--grid", action="store_true", help="all found, over picks and shares")
     args = p.parse_args()
     rng = np.random.default_rng(0)
-    print("| shape | n x d | items above 0.75x top | selection | recall | all found |")
-    print("|---|---|---|---|---|---|")
+    if args.grid:
+        print("| table | picks | " + " | ".join(f"{r:g} of rho" for r in GRID_SHARES) + " |")
+        print("|---|---|" + "---|" * len(GRID_SHARES))
+    else:
+        print("| shape | n x d | items above 0.75x top | selection | recall | all found |")
+        print("|---|---|---|---|---|---|")
     for name in args.shapes:
         X = shape(name, args.data_seed).matrix.tocsr()
         n, d = X.shape
@@ -102,14 +106,14 @@ def main() -> None:
             return np.argsort(-noisy)[:m]
 
         if args.grid:
-            print(f"| {name} (data seed {args.data_seed}) | {top.size} items, picks \\ share | "
-                  + " | ".join(f"{r:g}" for r in GRID_SHARES) + " |")  # fmt: skip
             for k in GRID_PICKS:
                 found = [
                     np.mean([np.isin(top, em(np.arange(d), k, r)).all() for _ in range(args.draws)])
                     for r in GRID_SHARES
                 ]
-                print(f"| | {k} | " + " | ".join(f"{f:.2f}" for f in found) + " |", flush=True)
+                label = f"{name} (data seed {args.data_seed}, {top.size} items)"
+                print(f"| {label} | {k} | " + " | ".join(f"{f:.2f}" for f in found) + " |",
+                      flush=True)  # fmt: skip
             continue
         for kind, size, share in SELECTIONS:
             found = []
