@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from cli_process import dpquery_cli
 from dpquery.algorithms.wide import core, measure
 from dpquery.algorithms.wide.core import TAIL_BOUND, TAIL_FILL, tail_fill, tail_share
 from dpquery.algorithms.wide.counts import PickedSizes
@@ -161,3 +162,13 @@ def test_an_add_remove_release_fills_the_tail_thinly():
 def test_tail_constants_are_the_documented_ones():
     assert (TAIL_BOUND, TAIL_FILL, core.TAIL_SIGMAS) == (256, 0.4, 3.0)
     assert core.ADD_REMOVE_HEAD_SHARES == core.HeadShares(0.75, 0.2, 0.03, 0.02)
+
+
+def test_privacy_synth_lists_the_tail_total_under_add_remove_only():
+    r = dpquery_cli("privacy", "synth", "--n", "700", "--items", "9000", "--epsilon", "1",
+                    "--neighbours", "add-remove", "--head-mode", "on")  # fmt: skip
+    assert r.code == 0, r.err
+    assert measure.HEAD_TAIL in r.out and "cut at 256 (sensitivity 256)" in r.out
+    replace_one = dpquery_cli("privacy", "synth", "--n", "700", "--items", "9000", "--epsilon",
+                              "1", "--neighbours", "replace-one", "--head-mode", "on")  # fmt: skip
+    assert replace_one.code == 0 and measure.HEAD_TAIL not in replace_one.out
