@@ -455,8 +455,10 @@ def release_head(
     ``sqrt(k)``), and the histogram of picked items per record measured; the records are
     fitted to those alone (every other item is left out: its count is not measured). A
     picked item is kept only where its noisy count stands above every noise draw of the
-    ``k`` (:func:`family_threshold`), so that a pick of a rare item releases nothing. ``n``
-    as in :func:`release_sparse`."""
+    ``k`` (:func:`family_threshold`), so that a pick of a rare item releases nothing; under
+    add/remove the kept counts are shrunk (:func:`head_estimates`) and, where the head
+    shares give the tail a part of ``rho``, the unpicked items' total is measured and spread
+    over them (:func:`tail_share`, :func:`tail_fill`). ``n`` as in :func:`release_sparse`."""
     n, d = int(data.n) if n is None else n, int(data.d)
     k = min(params.K, d)
     r_picks, r_counts, r_sizes = params.rhos()
