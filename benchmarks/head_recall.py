@@ -20,6 +20,12 @@ it is that of delta ``1e-9`` less the noisy ``n``'s 2%, and the picks weigh ``ex
 
     nice .venv/bin/python benchmarks/head_recall.py --shapes small narrow steep mid --draws 200
     nice .venv/bin/python benchmarks/head_recall.py --neighbours add-remove --draws 200
+
+``--grid`` prints instead how often all of them are found by ``em k=K rho=R`` over a grid of
+``K`` (25-60) and ``R`` (0.75-1 of ``rho``)::
+
+    nice .venv/bin/python benchmarks/head_recall.py --neighbours add-remove --grid \
+        --shapes small --draws 1000 --data-seed 2
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from dpquery.privacy.budget import budget_rho
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_wide_bounds import shape
 
+GRID_PICKS = (25, 30, 35, 40, 45, 50, 60)
+GRID_SHARES = (0.75, 0.85, 0.9, 0.95, 1.0)
 SELECTIONS = (
     ("em", 20, 0.6),
     ("em", 30, 0.7),
@@ -55,10 +63,15 @@ def main() -> None:
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--data-seed", type=int, default=0)
     p.add_argument("--neighbours", default="replace-one", choices=("replace-one", "add-remove"))
+    p.add_argument("--grid", action="store_true", help="all found, over picks and shares")
     args = p.parse_args()
     rng = np.random.default_rng(0)
-    print("| shape | n x d | items above 0.75x top | selection | recall | all found |")
-    print("|---|---|---|---|---|---|")
+    if args.grid:
+        print("| table | picks | " + " | ".join(f"{r:g} of rho" for r in GRID_SHARES) + " |")
+        print("|---|---|" + "---|" * len(GRID_SHARES))
+    else:
+        print("| shape | n x d | items above 0.75x top | selection | recall | all found |")
+        print("|---|---|---|---|---|---|")
     for name in args.shapes:
         X = shape(name, args.data_seed).matrix.tocsr()
         n, d = X.shape
@@ -92,6 +105,16 @@ def main() -> None:
             noisy = signal + rng.standard_normal(signal.size) * np.sqrt(sens2 / (2 * r * rho))
             return np.argsort(-noisy)[:m]
 
+        if args.grid:
+            for k in GRID_PICKS:
+                found = [
+                    np.mean([np.isin(top, em(np.arange(d), k, r)).all() for _ in range(args.draws)])
+                    for r in GRID_SHARES
+                ]
+                label = f"{name} (data seed {args.data_seed}, {top.size} items)"
+                print(f"| {label} | {k} | " + " | ".join(f"{f:.2f}" for f in found) + " |",
+                      flush=True)  # fmt: skip
+            continue
         for kind, size, share in SELECTIONS:
             found = []
             for _ in range(args.draws):

@@ -602,6 +602,7 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
         HeadCounts(99, 6, 4, np.arange(0, 40, 3)),
         AllItemCounts(40),
         PickedSizes(np.arange(0, 40, 3)),
+        PickedSizes(np.arange(0, 40, 3), 5),  # with add/remove's tail total
     )  # the head mode's two
     ranges = PartitionedData.from_transactions(
         [tmp_path / "x.transactions.csv"], n=500, d=40, backend=backend, partitions=3
@@ -612,7 +613,7 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
             got, want = data.count(counter), counter.count(items)
             assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
     assert [p["counter"] for p in data.passes] == [
-        "ItemCounts", "HeadCounts", "AllItemCounts", "PickedSizes",
+        "ItemCounts", "HeadCounts", "AllItemCounts", "PickedSizes", "PickedSizes",
     ]  # fmt: skip
 
 

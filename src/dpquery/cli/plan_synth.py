@@ -27,7 +27,7 @@ from dpquery.algorithms.auto import AutoPlan
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
 from dpquery.algorithms.wide import measure
-from dpquery.algorithms.wide.core import BOUND_FIRST
+from dpquery.algorithms.wide.core import BOUND_FIRST, TAIL_BOUND
 from dpquery.algorithms.wide.measure import pick_epsilon
 from dpquery.algorithms.wide.release import head_mode_rule, head_threshold_share, noise_warning
 from dpquery.cli import synth
@@ -139,6 +139,12 @@ def _items_plan(args: argparse.Namespace) -> int:
             f"where some picked count clears every noise draw (an item held by {share:.0%} of "
             "the records or more), each nonnegative count kept at its James-Stein estimate; "
             "weights exp(epsilon_0 c), the counts monotone under add/remove"
+            + (
+                f"; the unpicked items each record holds, cut at {TAIL_BOUND} (sensitivity "
+                f"{TAIL_BOUND}), their total spread thin over them"
+                if p.tail_rho() > 0
+                else ""
+            )
             if p.neighbours == ADD_REMOVE
             else f"a picked item is kept where its count clears every noise draw, held by "
             f"{share:.0%} of the records or more"

@@ -53,7 +53,8 @@ HEAD_REASON = (
     "item data ({n} records x {d} items): the wide release's head mode (the cut item counts "
     "would be swamped by noise at this n) picks the {K} most frequent items by the "
     "exponential mechanism, counts them and the picked items per record, and fits records "
-    "to them (docs/wide.md)"
+    "to them; under add/remove it also measures the other items' total and spreads it thinly "
+    "over them (docs/wide.md)"
 )
 
 

@@ -18,7 +18,8 @@ mode (``core.release_head``) two others, with no cut:
 
 3. :class:`AllItemCounts`: every item's exact count (``d`` cells), before anything is charged;
 4. :class:`PickedSizes`: given the picked items (post-processing of the picks), the histogram
-   of the number of picked items per record (``k + 1`` cells).
+   of the number of picked items per record (``k + 1`` cells) and, under add/remove, the
+   records' unpicked items, each record's cut at a public bound (one cell).
 
 Each counter carries the run's hash key (drawn from the run's generator, public to the
 counter as in one process) and reads only :class:`~dpquery.data.items.ItemSets`: a record's
@@ -143,13 +144,16 @@ class AllItemCounts:
 @dataclass(frozen=True, eq=False)
 class PickedSizes:
     """Given the picked items (ids; public), the number of records holding ``a`` of them,
-    ``a = 0..k`` (``k + 1`` cells)."""
+    ``a = 0..k`` (``k + 1`` cells). With ``tail_bound`` ``S > 0``, also the records' unpicked
+    items, each record's number cut at ``S``: ``sum_x min(|x| - a(x), S)`` (one cell, the
+    same pass)."""
 
     reads: ClassVar[str] = "items"
     picked: np.ndarray
+    tail_bound: int = 0
 
     def cells(self) -> list[int]:
-        return [int(self.picked.size) + 1]
+        return [int(self.picked.size) + 1] + [1] * (self.tail_bound > 0)
 
     def count(self, data: ItemSets) -> list[np.ndarray]:
         matrix = data.matrix
@@ -157,7 +161,12 @@ class PickedSizes:
         held[self.picked] = 1
         rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
         a = np.bincount(rows, weights=held[matrix.indices], minlength=matrix.shape[0])
-        return [np.bincount(a.astype(np.int64), minlength=self.picked.size + 1).astype(np.int64)]
+        a = a.astype(np.int64)
+        sizes = np.bincount(a, minlength=self.picked.size + 1).astype(np.int64)
+        if self.tail_bound <= 0:
+            return [sizes]
+        tail = np.minimum(np.diff(matrix.indptr) - a, self.tail_bound)
+        return [sizes, np.array([tail.sum()], dtype=np.int64)]
 
 
 @dataclass(frozen=True, eq=False)

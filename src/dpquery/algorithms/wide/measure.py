@@ -22,7 +22,9 @@ In the head mode (the plan's choice where the noise of the cut item counts swamp
    bounded range (:func:`pick_head`);
 5. the ``k`` picked items' exact counts (each moves by at most 1: sensitivity ``sqrt(k)``);
 6. the histogram of the number of picked items per record, ``k + 1`` cells (sensitivity
-   ``sqrt 2``).
+   ``sqrt 2``);
+7. under add/remove, the number of unpicked items the records hold, each record's cut at a
+   public ``S`` (sensitivity ``S``; :func:`tail_total`).
 
 Each takes the exact counts of :mod:`dpquery.algorithms.wide.counts` (made in this process or
 on the workers of a partitioned dataset) and adds the noise.
@@ -58,6 +60,7 @@ BOUND = "sparse bound: record lengths' quantile (exponential mechanism)"
 PICKS = "sparse head picks (exponential mechanism)"
 HEAD_COUNTS = "sparse head counts (discrete Gaussian)"
 HEAD_SIZES = "sparse head sizes (discrete Gaussian)"
+HEAD_TAIL = "sparse head mode's tail total (discrete Gaussian)"
 RECORDS = "sparse record count (discrete Gaussian)"
 
 
@@ -203,6 +206,20 @@ def head_sizes(
         ledger=ledger,
         name=HEAD_SIZES,
     )
+
+
+def tail_total(
+    total: np.ndarray, bound: int, rho: float, rng: np.random.Generator, ledger: Ledger
+) -> float:
+    """The noisy number of unpicked items the records hold, each record's cut at ``bound``
+    (``sum_x min(|x| - a(x), bound)``, :class:`~dpquery.algorithms.wide.counts.PickedSizes`):
+    adding, removing or replacing one record moves it by at most ``bound`` (sensitivity
+    ``bound``), ``rho``-zCDP (Canonne, Kamath and Steinke 2020, Theorem 4)."""
+    [noisy] = discrete_gaussian_mechanism(
+        np.asarray(total, dtype=np.int64).reshape(1), rho=rho, sensitivity=float(bound),
+        rng=rng, ledger=ledger, name=HEAD_TAIL,
+    )  # fmt: skip
+    return float(noisy)
 
 
 def bound_epsilon(rho: float) -> float:
