@@ -39,6 +39,8 @@ from dpquery.domain_learning import (
     LEARNING_NOISY_N_SHARE,
     MIN_CATEGORY_SHARE,
     MIN_SMALL_SHARE,
+    SECOND_SHARE,
+    SECOND_TAIL_SHARE,
     WITHIN_SHARE,
     size_limits,
 )
@@ -235,6 +237,12 @@ def _learning_plan(args: argparse.Namespace) -> int:
     print(f"    of it, {WITHIN_SHARE:.0%} (rho={WITHIN_SHARE * b.learn_rho:.6g}) buys decoding "
           "weights, a noisy histogram of sub-bins inside each learned numeric bin, split "
           "equally over the numeric columns (unspent with --no-within)")  # fmt: skip
+    if SECOND_SHARE > 0:
+        print(f"    of the columns' part, {SECOND_SHARE:.0%} (and {SECOND_TAIL_SHARE:.0%} of the "
+              "selections' tail) is kept for a second partition selection over the categories "
+              "the first did not release, split equally over the categorical columns whose "
+              "noisy count left out can reach its threshold; what no column needs goes to the "
+              "release (not in a small table, which keeps none)")  # fmt: skip
     n_kind = "a noisy n" if add_remove else "n"
     sizes = "; ".join(f"{c} columns: below {s:,}, refused below {r:,}" for c, (s, r) in
                       limits.items())  # fmt: skip

@@ -304,7 +304,7 @@ def learn(
     except BaseException as exc:
         attach_ledger(exc, ledger)
         raise
-    release = release_rho(budget, domain, report.n)
+    release = release_rho(budget, domain, report.n) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
 
