@@ -18,6 +18,7 @@ from dpquery.domain_learning import (
     BOUND_WINDOW,
     DECIMALS_SHARE,
     PROFILE_SHARE,
+    SECOND_SHARE,
     SMALL_BOUND_STEP_RATE,
     SMALL_BOUNDS_SHARE,
     SMALL_CODE_STEP_RATE,
@@ -300,7 +301,10 @@ def test_a_column_given_with_its_categories_costs_nothing_and_the_rest_share_rho
     assert all(not e.charge.mechanism.startswith("code") for e in ledger.entries)
     given, learned = report.columns
     assert given.rho == 0.0 and given.delta_tail == 0.0 and given.declared
-    assert learned.rho == pytest.approx(0.05 * (1 - 1e-9))  # the whole rho (one column learned)
+    # the whole rho (one column learned), less the second selection's pool, which no
+    # categorical column needed: unspent, for the release
+    assert learned.rho == pytest.approx((1 - SECOND_SHARE) * 0.05 * (1 - 1e-9))
+    assert report.second_unspent_rho == pytest.approx(SECOND_SHARE * 0.05 * (1 - 1e-9))
     with pytest.raises(DPQueryError, match=r"distinct and non-empty"):
         learn_domain(df, rho=0.05, delta=1e-9, ledger=big_ledger(), rng=np.random.default_rng(0),
                      types={"code": "categorical:1||2"})  # fmt: skip

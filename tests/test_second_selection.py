@@ -20,10 +20,10 @@ from dpquery.domain_learning import (
     learn_domain,
     second_plan,
 )
-from dpquery.privacy.errors import BudgetExceededError
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.privacy.discrete import discrete_gaussian_pmf
+from dpquery.privacy.errors import BudgetExceededError
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 from dpquery.privacy.partition_selection import (
@@ -67,7 +67,9 @@ def test_combined_weights_are_inverse_variance():
     assert (a1, a2) == pytest.approx((0.75, 0.25))
 
 
-@pytest.mark.parametrize(("s1", "s2", "d"), [(4.0, 4.0, 1e-3), (9.0, 2.0, 1e-6), (25.0, 100.0, 1e-9)])
+@pytest.mark.parametrize(
+    ("s1", "s2", "d"), [(4.0, 4.0, 1e-3), (9.0, 2.0, 1e-6), (25.0, 100.0, 1e-9)]
+)
 def test_combined_threshold_is_the_smallest_integer_within_the_tail(s1, s2, d):
     tau = combined_threshold(s1, s2, d)
     assert brute_tail(tau, s1, s2) <= d < brute_tail(tau - 1, s1, s2)

@@ -622,7 +622,7 @@ def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
             continue
         _, x, _ = _cell(key)
         if x is not None:
-            units = int(round(Decimal(repr(x)).scaleb(decimals)))
+            units = round(Decimal(repr(x)).scaleb(decimals))
             counts[units] = counts.get(units, 0) + count
     out = []
     for units, count in counts.items():

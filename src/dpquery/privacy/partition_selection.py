@@ -129,8 +129,10 @@ def select_partitions(
     count plus discrete Gaussian noise reaches the threshold (module docstring). Charges
     ``ZCDP(rho)`` before it draws; ``delta_tail`` is the probability that a key absent from
     one neighbour is released, for the caller to account (:func:`partition_delta`)."""
-    return held_counts(counts, rho=rho, delta_tail=delta_tail, rng=rng, ledger=ledger,
-                       name=name)[0]
+    selection, _ = held_counts(
+        counts, rho=rho, delta_tail=delta_tail, rng=rng, ledger=ledger, name=name
+    )
+    return selection
 
 
 # --- a second selection over what the first did not release ------------------------------------
@@ -252,6 +254,6 @@ def reselect_partitions(
     for k, y in zip(keys, noisy, strict=True):
         w = a1 * held[k] + a2 * int(y)
         if w >= tau:
-            released[k] = int(round(w))
+            released[k] = round(w)
     combined = Fraction(1) / (1 / Fraction(first.sigma2) + 1 / Fraction(sigma2))
     return Selection(released, combined, tau, r, float(delta_tail))
