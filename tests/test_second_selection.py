@@ -15,11 +15,13 @@ from dpquery.domain_learning import (
     LEARNING_NOISY_N_SHARE,
     SECOND_SHARE,
     SECOND_TAIL_SHARE,
+    WITHIN_SHARE,
     _atoms,
     column_rho,
     learn_domain,
     second_plan,
 )
+from dpquery.errors import DPQueryError
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.privacy.discrete import discrete_gaussian_pmf
@@ -175,19 +177,20 @@ def _table(n: int, seed: int = 0) -> pd.DataFrame:
 @pytest.mark.parametrize("relation", [REPLACE_ONE, ADD_REMOVE])
 def test_learning_accounts_the_second_selection_on_neighbours(relation):
     """On neighbouring tables (one record added, or one replaced) the learning charges the
-    hand-computed shares: the columns ``(1 - SECOND_SHARE)`` of theirs, the second selection
-    the pool split over the columns chosen; the tails likewise; nothing over ``rho``."""
-    rho, delta = 0.01, 1e-9  # first threshold about 165 records, the rare jobs hold 100 each
+    hand-computed shares: the columns their whole share of ``rho``, the second selection the
+    pool ``second_rho`` split over the columns chosen; the tails split
+    :data:`SECOND_TAIL_SHARE`; nothing over ``rho + second_rho``."""
+    rho, delta = 0.01, 1e-9  # first threshold about 120 records, the rare jobs hold 100 each
+    pool = SECOND_SHARE / (1 - WITHIN_SHARE) * rho  # as a release's learning splits them
     base = _table(6000)
     other = base.copy()
     other.loc[0, "job"] = "r0" if other.loc[0, "job"] != "r0" else "clerk"
     tables = (base, other) if relation == REPLACE_ONE else (base, base.iloc[1:])
     for df in tables:
-        ledger = Ledger(Budget.zcdp(rho))
+        ledger = Ledger(Budget.zcdp(rho + pool))
         _, report = learn_domain(df, rho=rho, delta=delta, rng=np.random.default_rng(5),
-                                 ledger=ledger, neighbours=relation)  # fmt: skip
+                                 ledger=ledger, neighbours=relation, second_rho=pool)  # fmt: skip
         whole = column_rho(rho, 3, relation == ADD_REMOVE)
-        pool = SECOND_SHARE * whole * 3
         assert report.second_pool_rho == pytest.approx(pool)
         seconds = [e.charge for e in ledger.entries if "second partition" in e.charge.mechanism]
         chosen = [c for c in report.columns if "second_rho" in c.noisy]
@@ -195,17 +198,19 @@ def test_learning_accounts_the_second_selection_on_neighbours(relation):
         assert [s.cost.rho for s in seconds] == [pytest.approx(pool * (1 - 1e-9))]
         assert report.second_spent_rho == pytest.approx(pool)
         job = chosen[0]
-        assert job.rho == pytest.approx((1 - SECOND_SHARE) * whole + pool, rel=1e-6)
+        assert job.rho == pytest.approx(whole + pool, rel=1e-6)
+        assert all(c.rho <= whole for c in report.columns if c is not job)
         tail1 = (1 - SECOND_TAIL_SHARE) * delta / 3
         assert job.delta_tail == pytest.approx(tail1 + SECOND_TAIL_SHARE * delta)
         assert report.delta_tail <= delta * (1 + 1e-12)
-        assert ledger.spent <= rho
+        assert ledger.spent <= rho + pool
         n_rho = LEARNING_NOISY_N_SHARE * rho if relation == ADD_REMOVE else 0.0
         assert report.rho == pytest.approx(ledger.spent)
         assert report.noisy_n_rho == pytest.approx(n_rho)
-        # the second selection released rare categories the first (at 70% of the share)
-        # could not: its threshold is lower
+        # the second selection's threshold is below the first's, and it released rare jobs
+        # the first could not
         assert job.noisy["second_threshold"] < job.noisy["threshold"]
+        assert job.noisy["second_released"] >= 1
 
 
 def test_second_plan_drops_columns_that_cannot_pass_then_reshares():
@@ -216,11 +221,19 @@ def test_second_plan_drops_columns_that_cannot_pass_then_reshares():
     assert second_plan({}, 3e-4, 1e-10) == []
 
 
-def test_small_tables_keep_no_pool():
-    ledger = Ledger(Budget.zcdp(0.002))
+def test_small_tables_and_no_pool_leave_it_unspent():
+    ledger = Ledger(Budget.zcdp(0.003))
     _, report = learn_domain(_table(1000), rho=0.002, delta=1e-9, rng=np.random.default_rng(6),
+                             ledger=ledger, neighbours=ADD_REMOVE, second_rho=0.001)  # fmt: skip
+    assert report.second_unspent_rho == pytest.approx(0.001)  # small: nothing charged of it
+    assert not [e for e in ledger.entries if "second" in e.charge.mechanism]
+    ledger = Ledger(Budget.zcdp(0.01))
+    _, report = learn_domain(_table(6000), rho=0.01, delta=1e-9, rng=np.random.default_rng(6),
                              ledger=ledger, neighbours=ADD_REMOVE)  # fmt: skip
-    assert report.second_pool_rho == 0.0 and report.second_unspent_rho == 0.0
+    assert report.second_pool_rho == 0.0 and "second_pool_rho" not in report.to_dict()
+    with pytest.raises(DPQueryError, match="second_rho"):
+        learn_domain(_table(100), rho=0.01, delta=1e-9, rng=np.random.default_rng(6),
+                     ledger=big_ledger(), second_rho=-1.0)  # fmt: skip
 
 
 # --- atoms: a point mass stands above its neighbours ---------------------------------------------
@@ -233,10 +246,11 @@ def test_atoms_need_a_peak_over_their_neighbours():
     ages = _probe({str(a): 500 + 10 * (a % 3) for a in range(20, 60)})
     assert _atoms(ages, 20000, 0) == []
     hours = _probe({"40": 9000, "39": 150, "30": 1000, "50": 1200, "51": 900})
-    # 30: neighbours not released (below tau=100), 1000 >= 1.5 x 100; 50 vs 51: 1200 < 1350
+    # 30: neighbours not released (count 0); 50 against 51: 1200 < 1.5 x 900
     assert _atoms(hours, 20000, 0) == [30.0, 40.0]
-    # a value that is alone frequent but barely above an unreleased neighbour's bound is not
-    assert _atoms(_probe({"52": 420}, tau=300), 20000, 0) == []
+    # a value released alone (its neighbours below the threshold) is one, if frequent enough
+    assert _atoms(_probe({"52": 420}, tau=300), 20000, 0) == [52.0]
+    assert _atoms(_probe({"52": 390}, tau=300), 20000, 0) == []  # under ATOM_SHARE
     # decimals: a step of the precision
     money = _probe({"0.50": 5000, "0.51": 4900, "1.00": 6000})
     assert _atoms(money, 20000, 2) == [1.0]

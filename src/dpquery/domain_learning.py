@@ -203,10 +203,11 @@ MISSING_SIGMAS = 2.0
 """A numeric column gets a missing flag when its noisy missing count exceeds this many noise
 standard deviations."""
 OTHER_LABEL = "<other>"
-SECOND_SHARE = 0.2
-"""Of the columns' rho in a table that is not small, the share kept in a pool for a second
-partition selection over the keys the categorical columns' first did not release
-(:func:`second_plan`); the columns learn from the rest. 0: no second selection."""
+SECOND_SHARE = 0.1
+"""Of a release's learning rho, the share kept in a pool for a second partition selection
+over the keys the categorical columns' first did not release (:func:`second_plan`), taken
+from the decoding weights' part (:data:`WITHIN_SHARE`): the columns' shares are unchanged.
+Unspent in a small table, or where no column needs it: it then goes to the release."""
 SECOND_TAIL_SHARE = 0.5
 """Of the tail ``delta``, the share kept for the second selection (when it is planned)."""
 SECOND_SIGMAS = 2.0
@@ -610,10 +611,9 @@ def _round(x: float, decimals: int) -> float:
 def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
     """The probe's released numbers holding at least :data:`ATOM_SHARE` of the noisy
     non-missing values and at least :data:`ATOM_PEAK` times the noisy count of each value
-    one step away (the probe's threshold when it did not release that value: its noisy count
-    was below it), rounded to the precision (post-processing of the probe). A point mass
-    stands above its neighbours; a smooth run of frequent integers (ages) does not, and is
-    left to the quantiles' bins."""
+    one step away that the probe released (one it did not release counts 0), rounded to the
+    precision (post-processing of the probe). A point mass stands above its neighbours; a
+    smooth run of frequent integers (ages) does not, and is left to the quantiles' bins."""
     if sel is None:
         return []
     counts: dict[int, int] = {}  # the value in steps of the precision -> its noisy count
@@ -626,7 +626,7 @@ def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
             counts[units] = counts.get(units, 0) + count
     out = []
     for units, count in counts.items():
-        beside = max(counts.get(units - 1, sel.tau), counts.get(units + 1, sel.tau))
+        beside = max(counts.get(units - 1, 0), counts.get(units + 1, 0))
         if count >= ATOM_SHARE * present and count >= ATOM_PEAK * beside:
             out.append(float(Decimal(units).scaleb(-decimals)))
     return sorted(out)
@@ -807,6 +807,7 @@ def learn_domain(
     types: Mapping[str, str] | None = None,
     bins: int = DEFAULT_BINS,
     neighbours: str = REPLACE_ONE,
+    second_rho: float = 0.0,
 ) -> tuple[Domain, LearnReport]:
     """Learn a public domain for ``df`` spending ``rho`` (zCDP) on ``ledger`` and at most
     ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``),
@@ -815,7 +816,13 @@ def learn_domain(
 
     ``types`` declares columns ``"numeric"`` or ``"categorical"`` (public knowledge: no budget
     is spent deciding them). All randomness comes from ``rng``. The ledger must admit
-    ``ZCDP(rho)``; that is checked before any data is read.
+    ``ZCDP(rho + second_rho)``; that is checked before any data is read.
+
+    ``second_rho`` (in a release: :data:`SECOND_SHARE` of the learning's rho, taken from the
+    decoding weights' part) is a pool, beside the columns' ``rho``, for a second partition
+    selection over what the categorical columns' first did not release
+    (:func:`second_plan`); a small table keeps no pool, and the part no column needs is
+    unspent (``LearnReport.second_unspent_rho``).
     """
     if not isinstance(df, pd.DataFrame):
         raise DPQueryError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -849,7 +856,13 @@ def learn_domain(
         raise DPQueryError(
             f"delta must be in (0, 1) to select the categories of {selecting[:5]}, got {delta!r}"
         )
-    ledger.check([Charge("domain learning", ZCDP(rho))])  # before any data is read
+    if (
+        not isinstance(second_rho, int | float)
+        or isinstance(second_rho, bool)
+        or not 0 <= second_rho < math.inf
+    ):
+        raise DPQueryError(f"second_rho must be a non-negative number, got {second_rho!r}")
+    ledger.check([Charge("domain learning", ZCDP(rho + second_rho))])  # before any data
     n, n_rho = len(df), 0.0
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
         n_rho = LEARNING_NOISY_N_SHARE * rho
@@ -859,11 +872,10 @@ def learn_domain(
     small = check_learnable(n, per_column, tail, noisy=add_remove)
     # not small: a pool of the columns' rho and of the tail is kept for a second selection
     # (public shares; a small table's columns run no selection worth a second)
-    second = not small and SECOND_SHARE > 0
-    pool_rho = SECOND_SHARE * per_column * len(selecting) if second else 0.0
+    second = not small and second_rho > 0
+    pool_rho = float(second_rho) if second else 0.0
     pool_tail = SECOND_TAIL_SHARE * float(delta) if second else 0.0
     if second:
-        per_column *= 1.0 - SECOND_SHARE
         tail = (float(delta) - pool_tail) / len(selecting)
     ctx = _Context(rng, ledger, bins, tail, n, small, second)
     attrs: list[Attribute] = []
@@ -887,7 +899,7 @@ def learn_domain(
     relation = ADD_REMOVE if add_remove else REPLACE_ONE
     pool_spent = math.fsum(r.noisy.get("second_rho", 0.0) for r in reports)
     return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho,
-                               pool_rho, pool_spent)  # fmt: skip
+                               float(second_rho), pool_spent)  # fmt: skip
 
 
 def _other_mass(sel: Selection, n: int, n_sigma2: float) -> tuple[float, float]:

@@ -234,15 +234,15 @@ def _learning_plan(args: argparse.Namespace) -> int:
     print(f"  domain learning: rho={b.learn_rho:.6g} ({b.share:.0%} of rho; alone, epsilon="
           f"{alone * b.epsilon:.3g} at delta {b.ledger_delta:.3g}), charged on the run's "
           "ledger before the release draws")  # fmt: skip
-    print(f"    of it, {WITHIN_SHARE:.0%} (rho={WITHIN_SHARE * b.learn_rho:.6g}) buys decoding "
+    weights = WITHIN_SHARE - SECOND_SHARE
+    print(f"    of it, {weights:.0%} (rho={weights * b.learn_rho:.6g}) buys decoding "
           "weights, a noisy histogram of sub-bins inside each learned numeric bin, split "
           "equally over the numeric columns (unspent with --no-within)")  # fmt: skip
-    if SECOND_SHARE > 0:
-        print(f"    of the columns' part, {SECOND_SHARE:.0%} (and {SECOND_TAIL_SHARE:.0%} of the "
-              "selections' tail) is kept for a second partition selection over the categories "
-              "the first did not release, split equally over the categorical columns whose "
-              "noisy count left out can reach its threshold; what no column needs goes to the "
-              "release (not in a small table, which keeps none)")  # fmt: skip
+    print(f"    of it, {SECOND_SHARE:.0%} (rho={SECOND_SHARE * b.learn_rho:.6g}, and "
+          f"{SECOND_TAIL_SHARE:.0%} of the selections' tail) is a pool for a second partition "
+          "selection over the categories the first did not release, split equally over the "
+          "categorical columns whose noisy count left out can reach its threshold; what no "
+          "column needs goes to the release (all of it in a small table)")  # fmt: skip
     n_kind = "a noisy n" if add_remove else "n"
     sizes = "; ".join(f"{c} columns: below {s:,}, refused below {r:,}" for c, (s, r) in
                       limits.items())  # fmt: skip

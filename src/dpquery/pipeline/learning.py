@@ -58,6 +58,7 @@ from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
 from dpquery.domain_learning import (
+    SECOND_SHARE,
     WITHIN_SHARE,
     LearnReport,
     WithinReport,
@@ -244,7 +245,7 @@ class Learned:
             "is not a number counts as missing",
             "learned": self.report.to_dict(),
             "within": None if self.within is None else {
-                "share_of_learning": WITHIN_SHARE, **self.within.to_dict(),
+                "share_of_learning": WITHIN_SHARE - SECOND_SHARE, **self.within.to_dict(),
                 "what": "per numeric column, a discrete Gaussian histogram of equal-width "
                 "sub-bins inside each bin (L2 sensitivity sqrt(2)), clipped at 0 and "
                 "normalised per bin: the decoding weights Numeric.within",
@@ -286,13 +287,13 @@ def learn(
     )
     ledger = Ledger(budget.ledger_budget)
     stage = ledger.child(Budget.zcdp(budget.learn_rho), LEARNING_STAGE)
-    within_rho = WITHIN_SHARE * budget.learn_rho
+    within_rho = weights_rho(budget)
     within = None
     try:
         domain, report = learn_domain(
-            raw, rho=budget.learn_rho - within_rho, delta=budget.delta_tail, rng=rng,
+            raw, rho=(1 - WITHIN_SHARE) * budget.learn_rho, delta=budget.delta_tail, rng=rng,
             ledger=stage, types=request.learning.types, bins=request.learning.bins,
-            neighbours=neighbours,
+            neighbours=neighbours, second_rho=SECOND_SHARE * budget.learn_rho,
         )  # fmt: skip
         domain, table = encodable(domain, raw)
         # drawn with or without the weights: the domain and the release are the same either way
@@ -309,6 +310,13 @@ def learn(
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
 
 
+def weights_rho(budget: RunBudget) -> float:
+    """The decoding weights' rho: :data:`~dpquery.domain_learning.WITHIN_SHARE` of the
+    learning's, less the second selection's pool
+    (:data:`~dpquery.domain_learning.SECOND_SHARE`), which is taken from it."""
+    return (WITHIN_SHARE - SECOND_SHARE) * budget.learn_rho
+
+
 def release_rho(budget: RunBudget, domain: Domain, n: int) -> float:
     """The release's rho: ``budget.release_rho``, plus the decoding weights' part of the
     learning's share when :func:`~dpquery.domain_learning.within_plan` draws no sub-bin on
@@ -322,7 +330,7 @@ def release_rho(budget: RunBudget, domain: Domain, n: int) -> float:
     Whitehouse, Ramdas, Rogers and Wu 2023 for zCDP). The learning's child ledger never
     charges the unspent part, so the run's total is at most ``learn_rho + release_rho``
     of a run that drew the weights."""
-    within_rho = WITHIN_SHARE * budget.learn_rho
+    within_rho = weights_rho(budget)
     if any(within_plan(domain, n, within_rho).values()):
         return budget.release_rho
     return budget.release_rho + within_rho
