@@ -36,10 +36,16 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   (categorical, the probe's keys its categories); otherwise a quantity (numeric).
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
-  :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key.
+  :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
+  a pool (``second_rho``; a release's learning keeps :data:`SECOND_SHARE` of its share for
+  it), a second selection over the keys the first did not release, on the columns whose
+  noisy count left out can reach its threshold (:func:`second_plan`), each key's fresh noisy
+  count combined with its first by inverse variance
+  (:func:`~dpquery.privacy.partition_selection.reselect_partitions`).
 * **atoms**: a numeric column (declared or not) is probed too; released values holding at
-  least :data:`ATOM_SHARE` of it become bins of their own (point masses, post-processing of
-  the probe), and the bin edges are the quantiles of its other values.
+  least :data:`ATOM_SHARE` of it and :data:`ATOM_PEAK` times each released value one step
+  away become bins of their own (point masses, post-processing of the probe), and the bin
+  edges are the quantiles of its other values.
 * **codes by range**: an undeclared integer column whose private bounds hold at most
   :data:`MAX_CODES` integers is categorical over every integer in them (public once the
   bounds are: no further budget, no tail probability).

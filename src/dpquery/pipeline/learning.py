@@ -16,12 +16,16 @@ then spends the rest. The split is stated in advance and never depends on the da
   :func:`epsilon_share`), the release ``1 - share`` of it, each
   on a child of the one ledger (its charges named ``domain learning: ...`` and
   ``release: ...``); of the learning's share,
-  :data:`~dpquery.domain_learning.WITHIN_SHARE` goes to decoding weights (a noisy histogram
+  :data:`~dpquery.domain_learning.WITHIN_SHARE` less
+  :data:`~dpquery.domain_learning.SECOND_SHARE` goes to decoding weights (a noisy histogram
   of sub-bins inside each learned numeric bin, :func:`~dpquery.domain_learning.learn_within`)
   (unspent when ``Learning.within`` is off, so that the domain and the release are the
-  same with and without them), the domain itself the rest; when the weights would draw
-  nothing (:func:`release_rho`: a small table's bins are too few records for a sub-bin, or
-  no column is numeric), their part goes to the release instead;
+  same with and without them), :data:`~dpquery.domain_learning.SECOND_SHARE` to a pool for
+  a second category selection (``learn_domain(second_rho=...)``), the domain itself the
+  rest; when the weights would draw nothing (:func:`release_rho`: a small table's bins are
+  too few records for a sub-bin, or no column is numeric), their part goes to the release
+  instead, and so does the pool's part that no column needed
+  (``LearnReport.second_unspent_rho``: a function of noisy counts, the same privacy filter);
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
 
