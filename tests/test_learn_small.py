@@ -332,15 +332,16 @@ def test_a_small_table_releases_with_the_weights_share_by_hand():
     rho less a 1e-9 slack (0.0086445) plus the weights' 0.0014408 = 0.0100853 when no
     numeric column of 1,000 records gets 2 sub-bins (a bin of 1/16 of the records, 62, below
     2 noise sd); a public 100,000 records get them and the release keeps 60%."""
-    from dpquery.domain_learning import WITHIN_SHARE, within_plan
+    from dpquery.domain_learning import SECOND_SHARE, WITHIN_SHARE, within_plan
     from dpquery.pipeline.learning import release_rho
 
     budget, domain = small_budget_and_domain()
     assert budget.rho == pytest.approx(0.0144076, abs=1e-7)
-    within = WITHIN_SHARE * budget.learn_rho
-    assert within == pytest.approx(0.0014408, abs=1e-7)
+    within = (WITHIN_SHARE - SECOND_SHARE) * budget.learn_rho  # the second selection's pool
+    assert within == pytest.approx(0.0008645, abs=1e-7)  # comes out of the weights' 25%
     assert not any(within_plan(domain, 1000, within).values())
-    assert release_rho(budget, domain, 1000) == pytest.approx(0.0100853, abs=1e-7)
+    # with the pool's 0.0005763, unspent in a small table (learning.learn adds it)
+    assert release_rho(budget, domain, 1000) == pytest.approx(0.0100853 - 0.0005763, abs=1e-7)
     assert release_rho(budget, domain, 1000) == budget.release_rho + within
     assert budget.learn_rho - within + release_rho(budget, domain, 1000) <= budget.rho
     # n and n + 1 records: the same plan, the same release budget
@@ -364,7 +365,10 @@ def test_a_small_tables_release_is_the_same_with_and_without_the_weights(tmp_pat
               "--report", str(report), *extra])  # fmt: skip
         console = capsys.readouterr().out
         assert "the release spent the rest, rho=0.01009 (70%)" in console
-        assert "the decoding weights' part, rho=0.00144, went to the release" in console
+        assert (
+            "the decoding weights' part and the second selection's unused pool, "
+            "rho=0.00144, went to the release"
+        ) in console
         outs.append(out.read_bytes())
         run = json.loads(report.read_text())["release"]
         assert 1 - 1e-6 <= run["privacy"]["spent"] <= 1.0

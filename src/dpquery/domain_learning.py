@@ -36,10 +36,16 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   (categorical, the probe's keys its categories); otherwise a quantity (numeric).
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
-  :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key.
+  :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
+  a pool (``second_rho``; a release's learning keeps :data:`SECOND_SHARE` of its share for
+  it), a second selection over the keys the first did not release, on the columns whose
+  noisy count left out can reach its threshold (:func:`second_plan`), each key's fresh noisy
+  count combined with its first by inverse variance
+  (:func:`~dpquery.privacy.partition_selection.reselect_partitions`).
 * **atoms**: a numeric column (declared or not) is probed too; released values holding at
-  least :data:`ATOM_SHARE` of it become bins of their own (point masses, post-processing of
-  the probe), and the bin edges are the quantiles of its other values.
+  least :data:`ATOM_SHARE` of it and :data:`ATOM_PEAK` times each released value one step
+  away become bins of their own (point masses, post-processing of the probe), and the bin
+  edges are the quantiles of its other values.
 * **codes by range**: an undeclared integer column whose private bounds hold at most
   :data:`MAX_CODES` integers is categorical over every integer in them (public once the
   bounds are: no further budget, no tail probability).
@@ -90,8 +96,11 @@ from dpquery.privacy.neighbours import (
 )
 from dpquery.privacy.partition_selection import (
     Selection,
+    combined_threshold,
+    held_counts,
     partition_delta,
     partition_threshold,
+    reselect_partitions,
     select_partitions,
 )
 from dpquery.privacy.quantiles import (
@@ -165,6 +174,11 @@ ATOM_SHARE = 0.02
 """A released value of a numeric column's probe whose noisy count holds at least this share
 of the noisy non-missing values is an atom: a bin of its own (``[v, v + 10^-decimals)``), so
 that a point mass (the 0 of a money column, the 40 of hours worked) decodes to itself."""
+ATOM_PEAK = 1.5
+"""An atom's noisy count is also at least this many times that of each value one step of
+the precision away (:func:`_atoms`): Adult's ages 19 to 60 each hold 2% of the records and
+made 41 bins, whose 2-way tables the release measures with noise spread over four times the
+cells; the 0 of capital gains and the 40 of hours worked stand far above their neighbours."""
 MIN_CATEGORY_SHARE = 0.1
 """A table is small when the threshold of a categorical column's partition selection (the
 smallest noisy count a category needs to be released) exceeds this share of its ``n``
@@ -195,6 +209,16 @@ MISSING_SIGMAS = 2.0
 """A numeric column gets a missing flag when its noisy missing count exceeds this many noise
 standard deviations."""
 OTHER_LABEL = "<other>"
+SECOND_SHARE = 0.1
+"""Of a release's learning rho, the share kept in a pool for a second partition selection
+over the keys the categorical columns' first did not release (:func:`second_plan`), taken
+from the decoding weights' part (:data:`WITHIN_SHARE`): the columns' shares are unchanged.
+Unspent in a small table, or where no column needs it: it then goes to the release."""
+SECOND_TAIL_SHARE = 0.5
+"""Of the tail ``delta``, the share kept for the second selection (when it is planned)."""
+SECOND_SIGMAS = 2.0
+"""A column gets a second selection when its noisy mass not released, less this many of
+that estimate's standard deviations, reaches the second selection's threshold."""
 """The catch-all category of a learned categorical column."""
 
 LEARNING_NOISY_N_SHARE = 0.05
@@ -250,17 +274,28 @@ class LearnReport:
     columns: tuple[ColumnReport, ...]
     neighbours: str = REPLACE_ONE
     noisy_n_rho: float = 0.0
+    second_pool_rho: float = 0.0  # kept for the second selection (:data:`SECOND_SHARE`)
+    second_spent_rho: float = 0.0  # of it, spent (the rest is unspent: learning.release_rho)
 
     @property
     def add_remove(self) -> bool:
         return self.neighbours == ADD_REMOVE
 
+    @property
+    def second_unspent_rho(self) -> float:
+        """The second selection's pool left unspent (no column needed it)."""
+        return max(0.0, self.second_pool_rho - self.second_spent_rho)
+
     def to_dict(self) -> dict[str, Any]:
+        pool = {} if not self.second_pool_rho else {
+            "second_pool_rho": self.second_pool_rho, "second_spent_rho": self.second_spent_rho
+        }  # fmt: skip
         if not self.add_remove:
             return {
                 "n": self.n,
                 "rho": self.rho,
                 "delta_tail": self.delta_tail,
+                **pool,
                 "columns": [c.to_dict() for c in self.columns],
             }
         return {
@@ -269,6 +304,7 @@ class LearnReport:
             "noisy_n_rho": self.noisy_n_rho,
             "rho": self.rho,
             "delta_tail": self.delta_tail,
+            **pool,
             "columns": [c.to_dict() for c in self.columns],
         }
 
@@ -380,6 +416,12 @@ class _Context:
     delta_tail: float
     n: int  # the records the rules read: public (replace-one) or noisy (add/remove)
     small: bool = False  # the small-table rules (check_learnable)
+    # a second selection is planned (a pool kept aside): each category selection's keys not
+    # released, with their noisy counts, held for it (never published)
+    second: bool = False
+    held: dict[str, tuple[Selection, dict[Hashable, int], dict[Hashable, int]]] = field(
+        default_factory=dict
+    )
 
 
 def _sigma(rho: float, sensitivity: float) -> float:
@@ -400,6 +442,19 @@ def _select(name: str, col: _Column, rho: float, ctx: _Context) -> Selection:
         col.keys, rho=rho, delta_tail=ctx.delta_tail, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: partition selection (discrete Gaussian)",
     )  # fmt: skip
+
+
+def _select_categories(name: str, col: _Column, rho: float, ctx: _Context) -> Selection:
+    """A categorical column's selection (the same draws as :func:`_select`); with a second
+    selection planned, its unreleased keys' noisy counts are held for it."""
+    if not ctx.second:
+        return _select(name, col, rho, ctx)
+    sel, held = held_counts(
+        col.keys, rho=rho, delta_tail=ctx.delta_tail, rng=ctx.rng, ledger=ctx.ledger,
+        name=f"{name}: partition selection (discrete Gaussian)",
+    )  # fmt: skip
+    ctx.held[name] = (sel, held, col.keys)
+    return sel
 
 
 def _label(base: str, taken: set[str]) -> str:
@@ -561,16 +616,25 @@ def _round(x: float, decimals: int) -> float:
 
 def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
     """The probe's released numbers holding at least :data:`ATOM_SHARE` of the noisy
-    non-missing values, rounded to the precision (post-processing of the probe)."""
+    non-missing values and at least :data:`ATOM_PEAK` times the noisy count of each value
+    one step away that the probe released (one it did not release counts 0), rounded to the
+    precision (post-processing of the probe). A point mass stands above its neighbours; a
+    smooth run of frequent integers (ages) does not, and is left to the quantiles' bins."""
     if sel is None:
         return []
-    out = set()
+    counts: dict[int, int] = {}  # the value in steps of the precision -> its noisy count
     for key, count in sel.released.items():
-        if key == _MISSING or count < ATOM_SHARE * present:
+        if key == _MISSING:
             continue
         _, x, _ = _cell(key)
         if x is not None:
-            out.add(float(round(Decimal(repr(x)), decimals)))
+            units = round(Decimal(repr(x)).scaleb(decimals))
+            counts[units] = counts.get(units, 0) + count
+    out = []
+    for units, count in counts.items():
+        beside = max(counts.get(units - 1, 0), counts.get(units + 1, 0))
+        if count >= ATOM_SHARE * present and count >= ATOM_PEAK * beside:
+            out.append(float(Decimal(units).scaleb(-decimals)))
     return sorted(out)
 
 
@@ -789,6 +853,7 @@ def learn_domain(
     bins: int = DEFAULT_BINS,
     neighbours: str = REPLACE_ONE,
     public: Domain | None = None,
+    second_rho: float = 0.0,
 ) -> tuple[Domain, LearnReport]:
     """Learn a public domain for ``df`` spending ``rho`` (zCDP) on ``ledger`` and at most
     ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``),
@@ -799,7 +864,13 @@ def learn_domain(
     is spent deciding them). ``public`` is a partial domain (a codebook of some of the
     columns): its columns are taken as they are, nothing read or spent on them, and the
     others share ``rho``. All randomness comes from ``rng``. The ledger must admit
-    ``ZCDP(rho)``; that is checked before any data is read.
+    ``ZCDP(rho + second_rho)``; that is checked before any data is read.
+
+    ``second_rho`` (in a release: :data:`SECOND_SHARE` of the learning's rho, taken from the
+    decoding weights' part) is a pool, beside the columns' ``rho``, for a second partition
+    selection over what the categorical columns' first did not release
+    (:func:`second_plan`); a small table keeps no pool, and the part no column needs is
+    unspent (``LearnReport.second_unspent_rho``).
     """
     if not isinstance(df, pd.DataFrame):
         raise DPQueryError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -834,7 +905,13 @@ def learn_domain(
         raise DPQueryError(
             f"delta must be in (0, 1) to select the categories of {selecting[:5]}, got {delta!r}"
         )
-    ledger.check([Charge("domain learning", ZCDP(rho))])  # before any data is read
+    if (
+        not isinstance(second_rho, int | float)
+        or isinstance(second_rho, bool)
+        or not 0 <= second_rho < math.inf
+    ):
+        raise DPQueryError(f"second_rho must be a non-negative number, got {second_rho!r}")
+    ledger.check([Charge("domain learning", ZCDP(rho + second_rho))])  # before any data
     n, n_rho = len(df), 0.0
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
         n_rho = LEARNING_NOISY_N_SHARE * rho
@@ -842,7 +919,14 @@ def learn_domain(
     per_column = column_rho(rho, len(selecting), add_remove)
     tail = float(delta) / len(selecting)
     small = check_learnable(n, per_column, tail, noisy=add_remove)
-    ctx = _Context(rng, ledger, bins, tail, n, small)
+    # not small: a pool of the columns' rho and of the tail is kept for a second selection
+    # (public shares; a small table's columns run no selection worth a second)
+    second = not small and second_rho > 0
+    pool_rho = float(second_rho) if second else 0.0
+    pool_tail = SECOND_TAIL_SHARE * float(delta) if second else 0.0
+    if second:
+        tail = (float(delta) - pool_tail) / len(selecting)
+    ctx = _Context(rng, ledger, bins, tail, n, small, second)
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -856,12 +940,87 @@ def learn_domain(
                                          ctx)  # fmt: skip
         attrs.append(attr)
         reports.append(report)
+    if second:
+        n_sigma2 = float(discrete_gaussian_sigma2(n_rho, 1.0)) if add_remove else 0.0
+        _second_selection(attrs, reports, pool_rho, pool_tail, n_sigma2, ctx)
     domain = Domain(tuple(attrs), note="learned from the data under differential privacy "
                     "(dpquery.domain_learning)")  # fmt: skip
     total_tail = math.fsum(r.delta_tail for r in reports)
     spent = math.fsum([n_rho, *(r.rho for r in reports)])
     relation = ADD_REMOVE if add_remove else REPLACE_ONE
-    return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho)
+    pool_spent = math.fsum(r.noisy.get("second_rho", 0.0) for r in reports)
+    return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho,
+                               float(second_rho), pool_spent)  # fmt: skip
+
+
+def _other_mass(sel: Selection, n: int, n_sigma2: float) -> tuple[float, float]:
+    """The noisy number of records a selection did not release (``n`` less its released
+    noisy counts, the missing key's among them) and that estimate's noise standard
+    deviation (the released counts' and, under add/remove, the noisy ``n``'s)."""
+    other = n - sum(sel.released.values())
+    return float(other), math.sqrt(len(sel.released) * float(sel.sigma2) + n_sigma2)
+
+
+def second_plan(
+    others: Mapping[str, tuple[float, float, float]], pool_rho: float, pool_tail: float
+) -> list[str]:
+    """The columns given a second selection: ``others`` maps each categorical column to
+    ``(noisy other mass, its sd, the first selection's sigma2)``; the pool is split equally
+    over the columns kept, and a column is kept while its other mass, less
+    :data:`SECOND_SIGMAS` sd, reaches the second selection's threshold
+    (:func:`~dpquery.privacy.partition_selection.combined_threshold`) at that split: no key
+    rarer than the threshold can pass, and an empty column would only thin the others'
+    share. Repeated until the set stands (dropping a column raises the others' share and
+    lowers their threshold). Public: noisy outputs and public shares only."""
+    chosen = list(others)
+    while chosen:
+        rho2 = pool_rho * _SAFETY / len(chosen)
+        s2 = discrete_gaussian_sigma2(rho2, math.sqrt(2))
+        tail2 = pool_tail / len(chosen)
+        kept = [c for c in chosen
+                if others[c][0] - SECOND_SIGMAS * others[c][1]
+                >= combined_threshold(others[c][2], s2, tail2)]  # fmt: skip
+        if kept == chosen:
+            break
+        chosen = kept
+    return chosen
+
+
+def _second_selection(
+    attrs: list[Attribute], reports: list[ColumnReport], pool_rho: float, pool_tail: float,
+    n_sigma2: float, ctx: _Context,
+) -> None:  # fmt: skip
+    """The second selection over what the categorical columns' first did not release
+    (:func:`~dpquery.privacy.partition_selection.reselect_partitions`), on the columns of
+    :func:`second_plan`, each charged its share of the pool before its draw; ``attrs`` and
+    ``reports`` updated in place."""
+    others = {}
+    for name, (sel, _, _) in ctx.held.items():
+        other, sd = _other_mass(sel, ctx.n, n_sigma2)
+        others[name] = (other, sd, float(sel.sigma2))
+    chosen = second_plan(others, pool_rho, pool_tail)
+    if not chosen:
+        return
+    rho2 = pool_rho * _SAFETY / len(chosen)
+    tail2 = pool_tail / len(chosen)
+    ctx.ledger.check([Charge(f"{c}: second partition selection", ZCDP(rho2)) for c in chosen])
+    index = {a.name: i for i, a in enumerate(attrs)}
+    for name in [a.name for a in attrs if a.name in chosen]:  # the table's column order
+        sel, held, keys = ctx.held[name]
+        again = reselect_partitions(
+            keys, held, sel, rho=rho2, delta_tail=tail2, rng=ctx.rng, ledger=ctx.ledger,
+            name=f"{name}: second partition selection (discrete Gaussian)",
+        )  # fmt: skip
+        both = replace(sel, released={**sel.released, **again.released})
+        attr, learned = _categorical(name, both)
+        i = index[name]
+        old = reports[i]
+        noisy = old.noisy | {"second_rho": rho2, "second_released": len(again.released),
+                             "second_threshold": again.tau, "other": others[name][0]}  # fmt: skip
+        attrs[i] = attr
+        reports[i] = replace(old, rho=old.rho + rho2, delta_tail=old.delta_tail + tail2,
+                             learned=learned + f" ({len(again.released)} by a second selection)",
+                             noisy=noisy)  # fmt: skip
 
 
 def column_rho(rho: float, columns: int, add_remove: bool) -> float:
@@ -913,7 +1072,7 @@ def _learn_column(
 ) -> tuple[Attribute, ColumnReport]:
     attr: Attribute
     if kind == "categorical":
-        sel = _select(name, col, rho, ctx)
+        sel = _select_categories(name, col, rho, ctx)
         attr, learned = _categorical(name, sel)
         counts = {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", True, "declared", rho, ctx.delta_tail,
@@ -930,7 +1089,7 @@ def _learn_column(
     # the records, nearer 0 than the non-missing count (a symmetric test)
     zero = min(margin, present / 2) if ctx.small else margin
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
-        sel = _select(name, col, rest, ctx)
+        sel = _select_categories(name, col, rest, ctx)
         attr, learned = _categorical(name, sel)
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"

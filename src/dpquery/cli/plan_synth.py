@@ -39,6 +39,8 @@ from dpquery.domain_learning import (
     LEARNING_NOISY_N_SHARE,
     MIN_CATEGORY_SHARE,
     MIN_SMALL_SHARE,
+    SECOND_SHARE,
+    SECOND_TAIL_SHARE,
     WITHIN_SHARE,
     size_limits,
 )
@@ -245,9 +247,15 @@ def _learning_plan(args: argparse.Namespace) -> int:
         print(f"    the {len(public)} columns of {args.domain} ({shown}) are public: nothing "
               "is read or spent on them; the columns it leaves out share the learning (the "
               "table sizes below count those)")  # fmt: skip
-    print(f"    of it, {WITHIN_SHARE:.0%} (rho={WITHIN_SHARE * b.learn_rho:.6g}) buys decoding "
+    weights = WITHIN_SHARE - SECOND_SHARE
+    print(f"    of it, {weights:.0%} (rho={weights * b.learn_rho:.6g}) buys decoding "
           "weights, a noisy histogram of sub-bins inside each learned numeric bin, split "
           "equally over the numeric columns (unspent with --no-within)")  # fmt: skip
+    print(f"    of it, {SECOND_SHARE:.0%} (rho={SECOND_SHARE * b.learn_rho:.6g}, and "
+          f"{SECOND_TAIL_SHARE:.0%} of the selections' tail) is a pool for a second partition "
+          "selection over the categories the first did not release, split equally over the "
+          "categorical columns whose noisy count left out can reach its threshold; what no "
+          "column needs goes to the release (all of it in a small table)")  # fmt: skip
     n_kind = "a noisy n" if add_remove else "n"
     sizes = "; ".join(f"{c} columns: below {s:,}, refused below {r:,}" for c, (s, r) in
                       limits.items())  # fmt: skip

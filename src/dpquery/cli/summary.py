@@ -58,8 +58,9 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
         f"= {split['ledger']:.3g} (ledger) + {split['partition_selection']:.3g} (selections)",
     ]
     if moved > 0:
-        lines.append(f"  the decoding weights' part, rho={moved:.3g}, went to the release (no "
-                     "column gets weights at this size; docs/learn.md)")  # fmt: skip
+        lines.append(f"  the decoding weights' part and the second selection's unused pool, "
+                     f"rho={moved:.3g}, went to the release (weights when no column gets them "
+                     "at this size, the pool what no column needed; docs/learn.md)")  # fmt: skip
     unspent = b["learn_rho"] - spent - moved
     if unspent > 1e-6 * b["learn_rho"]:
         lines.append(f"  unspent: rho={unspent:.3g} of the learning's share (a column found "

@@ -16,12 +16,16 @@ then spends the rest. The split is stated in advance and never depends on the da
   :func:`epsilon_share`), the release ``1 - share`` of it, each
   on a child of the one ledger (its charges named ``domain learning: ...`` and
   ``release: ...``); of the learning's share,
-  :data:`~dpquery.domain_learning.WITHIN_SHARE` goes to decoding weights (a noisy histogram
+  :data:`~dpquery.domain_learning.WITHIN_SHARE` less
+  :data:`~dpquery.domain_learning.SECOND_SHARE` goes to decoding weights (a noisy histogram
   of sub-bins inside each learned numeric bin, :func:`~dpquery.domain_learning.learn_within`)
   (unspent when ``Learning.within`` is off, so that the domain and the release are the
-  same with and without them), the domain itself the rest; when the weights would draw
-  nothing (:func:`release_rho`: a small table's bins are too few records for a sub-bin, or
-  no column is numeric), their part goes to the release instead;
+  same with and without them), :data:`~dpquery.domain_learning.SECOND_SHARE` to a pool for
+  a second category selection (``learn_domain(second_rho=...)``), the domain itself the
+  rest; when the weights would draw nothing (:func:`release_rho`: a small table's bins are
+  too few records for a sub-bin, or no column is numeric), their part goes to the release
+  instead, and so does the pool's part that no column needed
+  (``LearnReport.second_unspent_rho``: a function of noisy counts, the same privacy filter);
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
 
@@ -59,6 +63,7 @@ from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
 from dpquery.domain_learning import (
     PUBLIC_RULE,
+    SECOND_SHARE,
     WITHIN_SHARE,
     LearnReport,
     WithinReport,
@@ -250,7 +255,7 @@ class Learned:
             "is not a number counts as missing",
             "learned": self.report.to_dict(),
             "within": None if self.within is None else {
-                "share_of_learning": WITHIN_SHARE, **self.within.to_dict(),
+                "share_of_learning": WITHIN_SHARE - SECOND_SHARE, **self.within.to_dict(),
                 "what": "per numeric column, a discrete Gaussian histogram of equal-width "
                 "sub-bins inside each bin (L2 sensitivity sqrt(2)), clipped at 0 and "
                 "normalised per bin: the decoding weights Numeric.within",
@@ -293,13 +298,14 @@ def learn(
     )
     ledger = Ledger(budget.ledger_budget)
     stage = ledger.child(Budget.zcdp(budget.learn_rho), LEARNING_STAGE)
-    within_rho = WITHIN_SHARE * budget.learn_rho
+    within_rho = weights_rho(budget)
     within = None
     try:
         domain, report = learn_domain(
-            raw, rho=budget.learn_rho - within_rho, delta=budget.delta_tail, rng=rng,
+            raw, rho=(1 - WITHIN_SHARE) * budget.learn_rho, delta=budget.delta_tail, rng=rng,
             ledger=stage, types=request.learning.types, bins=request.learning.bins,
             neighbours=neighbours, public=public,
+            second_rho=SECOND_SHARE * budget.learn_rho,
         )  # fmt: skip
         domain, table = encodable(domain, raw, public)
         # drawn with or without the weights: the domain and the release are the same either way
@@ -311,9 +317,16 @@ def learn(
     except BaseException as exc:
         attach_ledger(exc, ledger)
         raise
-    release = release_rho(budget, domain, report.n)
+    release = release_rho(budget, domain, report.n) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
+
+
+def weights_rho(budget: RunBudget) -> float:
+    """The decoding weights' rho: :data:`~dpquery.domain_learning.WITHIN_SHARE` of the
+    learning's, less the second selection's pool
+    (:data:`~dpquery.domain_learning.SECOND_SHARE`), which is taken from it."""
+    return (WITHIN_SHARE - SECOND_SHARE) * budget.learn_rho
 
 
 def release_rho(budget: RunBudget, domain: Domain, n: int) -> float:
@@ -329,7 +342,7 @@ def release_rho(budget: RunBudget, domain: Domain, n: int) -> float:
     Whitehouse, Ramdas, Rogers and Wu 2023 for zCDP). The learning's child ledger never
     charges the unspent part, so the run's total is at most ``learn_rho + release_rho``
     of a run that drew the weights."""
-    within_rho = WITHIN_SHARE * budget.learn_rho
+    within_rho = weights_rho(budget)
     if any(within_plan(domain, n, within_rho).values()):
         return budget.release_rho
     return budget.release_rho + within_rho

@@ -129,6 +129,26 @@ def select_partitions(
     count plus discrete Gaussian noise reaches the threshold (module docstring). Charges
     ``ZCDP(rho)`` before it draws; ``delta_tail`` is the probability that a key absent from
     one neighbour is released, for the caller to account (:func:`partition_delta`)."""
+    selection, _ = held_counts(
+        counts, rho=rho, delta_tail=delta_tail, rng=rng, ledger=ledger, name=name
+    )
+    return selection
+
+
+# --- a second selection over what the first did not release ------------------------------------
+def held_counts(
+    counts: Mapping[Hashable, int],
+    *,
+    rho: float,
+    delta_tail: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str = "partition selection (discrete Gaussian)",
+) -> tuple[Selection, dict[Hashable, int]]:
+    """:func:`select_partitions`, and the noisy counts of the keys it did not release, held
+    for :func:`reselect_partitions` and never published (publishing them would release keys
+    that one record alone may hold). The same draws, in the same order, as
+    :func:`select_partitions`."""
     r = _validate.positive("rho", rho)
     sigma2 = discrete_gaussian_sigma2(r, PARTITION_SENSITIVITY)
     tau = partition_threshold(sigma2, delta_tail)
@@ -144,4 +164,96 @@ def select_partitions(
         values, rho=r, sensitivity=PARTITION_SENSITIVITY, rng=rng, ledger=ledger, name=name
     )
     released = {k: int(v) for k, v in zip(keys, noisy, strict=True) if v >= tau}
-    return Selection(released, sigma2, tau, r, float(delta_tail))
+    held = {k: int(v) for k, v in zip(keys, noisy, strict=True) if v < tau}
+    return Selection(released, sigma2, tau, r, float(delta_tail)), held
+
+
+def combined_weights(sigma2_first: float, sigma2_second: float) -> tuple[float, float]:
+    """The inverse-variance weights ``(a1, a2)``, ``a1 + a2 = 1``, of two independent noisy
+    counts of one key: ``a1 Y1 + a2 Y2`` has the smallest variance, ``1 / (1 / s1^2 + 1 /
+    s2^2)``."""
+    w1, w2 = 1.0 / float(sigma2_first), 1.0 / float(sigma2_second)
+    return w1 / (w1 + w2), w2 / (w1 + w2)
+
+
+def combined_tail(t: float, sigma2_first: float, sigma2_second: float) -> float:
+    """``P(a1 Z1 + a2 Z2 >= t)`` for independent ``Z_i ~ N_Z(0, s_i^2)`` and the weights of
+    :func:`combined_weights`, summed exactly over ``Z1`` (each pmf normalised over ``|z| <=
+    40 sigma + 40``, as :func:`discrete_gaussian_tail`)."""
+    a1, a2 = combined_weights(sigma2_first, sigma2_second)
+    s1, s2 = float(sigma2_first), float(sigma2_second)
+    top1, top2 = math.ceil(40 * math.sqrt(s1) + 40), math.ceil(40 * math.sqrt(s2) + 40)
+    z1 = np.arange(-top1, top1 + 1)
+    z2 = np.arange(-top2, top2 + 1)
+    p1 = discrete_gaussian_pmf(z1, s1)
+    tail2 = np.cumsum(discrete_gaussian_pmf(z2, s2)[::-1])[::-1]  # P(Z2 >= z2[i])
+    need = np.ceil((t - a1 * z1) / a2 - 1e-9).astype(np.int64)  # Z2 >= need
+    inside = np.clip(need + top2, 0, z2.size - 1)
+    t2 = np.where(need > top2, 0.0, np.where(need < -top2, 1.0, tail2[inside]))
+    return float(min(1.0, (p1 * t2).sum()))
+
+
+def combined_threshold(sigma2_first: float, sigma2_second: float, delta_tail: float) -> int:
+    """The smallest integer ``tau >= 1`` with ``P(a1 Z1 + a2 Z2 >= tau) <= delta_tail``
+    (:func:`combined_tail`): a key absent from one neighbour passes a second selection's
+    combined count with probability at most ``delta_tail``."""
+    d = _validate.open_unit("delta_tail", delta_tail)
+    a1, a2 = combined_weights(sigma2_first, sigma2_second)
+    s = math.sqrt(a1 * a1 * float(sigma2_first) + a2 * a2 * float(sigma2_second))
+    lo, hi = 1, max(2, math.ceil(s * math.sqrt(2 * math.log(1 / d))) + 2)
+    while combined_tail(hi, sigma2_first, sigma2_second) > d:
+        hi *= 2
+    if combined_tail(lo, sigma2_first, sigma2_second) <= d:
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if combined_tail(mid, sigma2_first, sigma2_second) <= d:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def reselect_partitions(
+    counts: Mapping[Hashable, int],
+    held: Mapping[Hashable, int],
+    first: Selection,
+    *,
+    rho: float,
+    delta_tail: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    name: str = "second partition selection (discrete Gaussian)",
+) -> Selection:
+    """A second selection over the keys ``first`` did not release (``held``: their first
+    noisy counts, :func:`held_counts`): each gets a fresh ``count + N_Z(0, s2^2)`` at
+    ``rho`` (charged before the draw), combined with its first noisy count by inverse
+    variance (:func:`combined_weights`), and is released when the combination reaches
+    :func:`combined_threshold` at ``delta_tail``; released with the combination, rounded.
+
+    Privacy (the module docstring's argument, twice): on the key set ``U`` of both
+    neighbours the two rounds are a post-processing of the discrete Gaussian on the count
+    vector at ``first.rho`` and at ``rho``, ``first.rho + rho``-zCDP by composition (the
+    second's keys and ``rho`` chosen from the first's output: adaptive composition); the real
+    mechanisms differ from it only when the key absent from one neighbour passes the first
+    threshold (probability at most ``first.delta_tail``) or the second (at most
+    ``delta_tail``), so the two rounds' tails add."""
+    r = _validate.positive("rho", rho)
+    sigma2 = discrete_gaussian_sigma2(r, PARTITION_SENSITIVITY)
+    keys = canonical_order([k for k in held if k not in first.released])
+    if [k for k in keys if counts.get(k, 0) < 1]:
+        bad = next(k for k in keys if counts.get(k, 0) < 1)
+        raise PrivacyParameterError(f"held key {bad!r} is not among the counts' keys")
+    tau = combined_threshold(first.sigma2, sigma2, delta_tail)
+    a1, a2 = combined_weights(first.sigma2, sigma2)
+    values = np.array([counts[k] for k in keys], dtype=np.int64)
+    noisy = discrete_gaussian_mechanism(
+        values, rho=r, sensitivity=PARTITION_SENSITIVITY, rng=rng, ledger=ledger, name=name
+    )
+    released: dict[Hashable, int] = {}
+    for k, y in zip(keys, noisy, strict=True):
+        w = a1 * held[k] + a2 * int(y)
+        if w >= tau:
+            released[k] = round(w)
+    combined = Fraction(1) / (1 / Fraction(first.sigma2) + 1 / Fraction(sigma2))
+    return Selection(released, combined, tau, r, float(delta_tail))
