@@ -168,7 +168,11 @@ def held_counts(
     return Selection(released, sigma2, tau, r, float(delta_tail)), held
 
 
-def combined_weights(sigma2_first: float, sigma2_second: float) -> tuple[float, float]:
+Real = float | Fraction
+"""A variance as a float or, from the discrete Gaussian's calibration, exactly."""
+
+
+def combined_weights(sigma2_first: Real, sigma2_second: Real) -> tuple[float, float]:
     """The inverse-variance weights ``(a1, a2)``, ``a1 + a2 = 1``, of two independent noisy
     counts of one key: ``a1 Y1 + a2 Y2`` has the smallest variance, ``1 / (1 / s1^2 + 1 /
     s2^2)``."""
@@ -176,7 +180,7 @@ def combined_weights(sigma2_first: float, sigma2_second: float) -> tuple[float, 
     return w1 / (w1 + w2), w2 / (w1 + w2)
 
 
-def combined_tail(t: float, sigma2_first: float, sigma2_second: float) -> float:
+def combined_tail(t: float, sigma2_first: Real, sigma2_second: Real) -> float:
     """``P(a1 Z1 + a2 Z2 >= t)`` for independent ``Z_i ~ N_Z(0, s_i^2)`` and the weights of
     :func:`combined_weights`, summed exactly over ``Z1`` (each pmf normalised over ``|z| <=
     40 sigma + 40``, as :func:`discrete_gaussian_tail`)."""
@@ -193,7 +197,7 @@ def combined_tail(t: float, sigma2_first: float, sigma2_second: float) -> float:
     return float(min(1.0, (p1 * t2).sum()))
 
 
-def combined_threshold(sigma2_first: float, sigma2_second: float, delta_tail: float) -> int:
+def combined_threshold(sigma2_first: Real, sigma2_second: Real, delta_tail: float) -> int:
     """The smallest integer ``tau >= 1`` with ``P(a1 Z1 + a2 Z2 >= tau) <= delta_tail``
     (:func:`combined_tail`): a key absent from one neighbour passes a second selection's
     combined count with probability at most ``delta_tail``."""
