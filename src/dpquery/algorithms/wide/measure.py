@@ -59,6 +59,7 @@ PICKS = "sparse head picks (exponential mechanism)"
 HEAD_COUNTS = "sparse head counts (discrete Gaussian)"
 HEAD_SIZES = "sparse head sizes (discrete Gaussian)"
 RECORDS = "sparse record count (discrete Gaussian)"
+LENGTHS = "sparse record lengths (discrete Gaussian)"
 
 
 def noise_sigma(rho: float, sensitivity: float) -> float:
@@ -132,6 +133,26 @@ def pair_counts(
     out[j, k] = noisy
     out[k, j] = noisy
     return out
+
+
+def record_lengths(
+    cells: np.ndarray,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    neighbours: str = REPLACE_ONE,
+) -> np.ndarray:
+    """Noisy histogram of the whole records' lengths (no cut) over public bins
+    (``topup.length_edges``): each record is in one bin, so replacing it moves two cells by 1
+    (sensitivity ``sqrt 2``), adding or removing it one (sensitivity 1)."""
+    return discrete_gaussian_mechanism(
+        cells,
+        rho=rho,
+        sensitivity=histogram_sensitivity(neighbours),
+        rng=rng,
+        ledger=ledger,
+        name=LENGTHS,
+    )
 
 
 def pick_epsilon(rho: float, k: int) -> float:

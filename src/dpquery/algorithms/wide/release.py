@@ -29,6 +29,7 @@ from dpquery.algorithms.wide.core import (
     BOUND_QUANTILE,
     BOUND_SHARE,
     MEASURABLE_SHARE,
+    TOPUP_SHARES,
     Shares,
     SparseParameters,
     bound_grid,
@@ -228,8 +229,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
         rho, relation = sparse.rho, sparse.neighbours
         default = ADD_REMOVE_PICKS if relation == ADD_REMOVE else DEFAULT_PICKS
         picks = min(default, d) if self.head is None else sparse.K
-        if relation == ADD_REMOVE:
-            sparse = replace(sparse, head_shares=ADD_REMOVE_HEAD_SHARES)
+        if relation == ADD_REMOVE:  # the sparse mode tops up the records the cut shortened
+            sparse = replace(sparse, head_shares=ADD_REMOVE_HEAD_SHARES, shares=TOPUP_SHARES)
         long = long_bounds(rho, n, d, relation)  # add/remove's longer bounds, or not
         points = bound_grid(long)
         grid = () if self.bound is not None else tuple(g for g in points if g <= d) or (d,)
