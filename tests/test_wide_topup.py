@@ -170,3 +170,17 @@ def test_the_top_up_never_inflates_a_rare_item_into_most_records(seed):
     # and it moved the cut's bias the right way: the commonest items nearer their counts
     top = np.argsort(-truth)[:5]
     assert np.abs(share[top] - truth[top]).max() < 0.2
+
+
+def test_privacy_synth_plans_the_lengths_under_add_remove_only():
+    """``dpquery privacy synth`` lists the record lengths' charge and the top-up under
+    add/remove (the default relation of the command), not under replace-one."""
+    from cli_process import dpquery_cli
+
+    shape = ("privacy", "synth", "--n", "480189", "--items", "17770", "--epsilon", "1")
+    ar = dpquery_cli(*shape, "--neighbours", "add-remove")
+    assert ar.code == 0, ar.err
+    assert f"{measure.LENGTHS}: 1 x" in ar.out and "topped up" in ar.out
+    ro = dpquery_cli(*shape, "--neighbours", "replace-one")
+    assert ro.code == 0, ro.err
+    assert measure.LENGTHS not in ro.out and "topped up" not in ro.out
