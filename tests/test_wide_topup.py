@@ -12,8 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 from dpquery.algorithms.wide import measure, topup
-from dpquery.algorithms.wide.bound import histogram_sensitivity
-from dpquery.algorithms.wide.core import TOPUP_SHARES, Shares
+from dpquery.algorithms.wide.bound import count_sensitivity, histogram_sensitivity
+from dpquery.algorithms.wide.core import TOPUP_SHARES, Shares, top_up_pays
 from dpquery.algorithms.wide.counts import LengthCounts
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.data import ItemSets
@@ -83,7 +83,7 @@ def test_add_remove_plans_and_charges_the_lengths_by_hand():
     leaves, taken from the pairs' 45% (43% left); its noise is sigma^2 = 1 / (2 rho)
     (Canonne, Kamath and Steinke 2020, Theorem 4, sensitivity 1). Replace-one plans none."""
     table = ItemSets(_long_records(2000, 300, 1))
-    model = WideRelease(epsilon=1.0, seed=3, neighbours="add-remove", head_mode="off")
+    model = WideRelease(epsilon=4.0, seed=3, neighbours="add-remove", head_mode="off")
     plan = model.plan(table)
     p = plan.parameters
     assert p.shares == TOPUP_SHARES == Shares(0.5, 0.05, 0.43, 0.02)
@@ -101,8 +101,9 @@ def test_add_remove_plans_and_charges_the_lengths_by_hand():
         release = model.fit(table.matrix)
     assert [e.charge for e in release.ledger.entries] == charges
     sigma = release.parameters["sigma_lengths"]
-    assert sigma**2 == pytest.approx(1 / (2 * 0.02 * rest), rel=1e-9)
-    ro = WideRelease(epsilon=1.0, seed=3, head_mode="off").plan(table)
+    assert sigma**2 >= 1 / (2 * 0.02 * rest)  # rounded up, never down
+    assert sigma**2 == pytest.approx(1 / (2 * 0.02 * rest), rel=1e-6)
+    ro = WideRelease(epsilon=4.0, seed=3, head_mode="off").plan(table)
     assert ro.parameters.lengths_rho() == 0.0
     assert measure.LENGTHS not in [c.mechanism for c in ro.charges()]
 
@@ -184,3 +185,16 @@ def test_privacy_synth_plans_the_lengths_under_add_remove_only():
     ro = dpquery_cli(*shape, "--neighbours", "replace-one")
     assert ro.code == 0, ro.err
     assert measure.LENGTHS not in ro.out and "topped up" not in ro.out
+
+
+def test_the_lengths_are_measured_only_where_the_top_up_can_act_by_hand():
+    """rho = 0.02 after n: the items get 0.5 x 0.98 x 0.02 = 0.0098 at the grid's largest
+    bound 128 (sensitivity sqrt(128)), sigma = sqrt(128 / 0.0196) = 80.81; 2 sigma = 161.6 is
+    5.4% of 3,000 records (not measured: no item's deficit that small can be topped up) and
+    3.2% of 5,000 (measured). Replace-one never measures them."""
+    sigma = measure.noise_sigma(0.5 * 0.98 * 0.02, count_sensitivity(128, ADD_REMOVE))
+    assert sigma == pytest.approx(math.sqrt(128 / 0.0196), rel=1e-6)
+    assert not top_up_pays(0.02, 3000, 128, ADD_REMOVE)
+    assert top_up_pays(0.02, 5000, 128, ADD_REMOVE)
+    assert top_up_pays(0.02, 3000, 16, ADD_REMOVE, drawn=False)  # a given bound of 16: 1.9%
+    assert not top_up_pays(0.02, 10**9, 128, REPLACE_ONE)

@@ -38,6 +38,7 @@ from dpquery.algorithms.wide.core import (
     long_bounds,
     mode_charges,
     release_sparse,
+    top_up_pays,
 )
 from dpquery.algorithms.wide.core import measurable_share as core_share
 from dpquery.data.binary import BinaryData
@@ -229,11 +230,14 @@ class WideRelease(Synthesizer, ZCDPBudget):
         rho, relation = sparse.rho, sparse.neighbours
         default = ADD_REMOVE_PICKS if relation == ADD_REMOVE else DEFAULT_PICKS
         picks = min(default, d) if self.head is None else sparse.K
-        if relation == ADD_REMOVE:  # the sparse mode tops up the records the cut shortened
-            sparse = replace(sparse, head_shares=ADD_REMOVE_HEAD_SHARES, shares=TOPUP_SHARES)
+        if relation == ADD_REMOVE:
+            sparse = replace(sparse, head_shares=ADD_REMOVE_HEAD_SHARES)
         long = long_bounds(rho, n, d, relation)  # add/remove's longer bounds, or not
         points = bound_grid(long)
         grid = () if self.bound is not None else tuple(g for g in points if g <= d) or (d,)
+        # the top-up's lengths measured where the noise leaves it something to correct
+        pays = top_up_pays(rho, n, max(grid or (sparse.s,)), relation, drawn=bool(grid))
+        sparse = replace(sparse, shares=TOPUP_SHARES if pays else Shares())
         if self.pair_bound is None:
             s2 = min(ADD_REMOVE_PAIR_BOUND if long else DEFAULT_PAIR_BOUND, sparse.s)
             sparse = replace(sparse, s2=s2)
