@@ -8,7 +8,9 @@ Lemma 2.3).
 2. the joint histogram of (head items, tail items) per cut record, ``(s + 1)^2`` cells
    (sensitivity ``sqrt 2``), with the head chosen from measurement 1's noisy counts;
 3. every pair count among the ``K`` head items over the records cut again to ``s2`` head
-   items (sensitivity ``sqrt(s2 (s2 - 1))``).
+   items (sensitivity ``sqrt(s2 (s2 - 1))``);
+3b. under add/remove where the top-up is planned (``core.top_up_pays``), the histogram of the
+   whole records' lengths over public bins (no cut; sensitivity 1, :func:`record_lengths`).
 
 In the head mode (the plan's choice where the noise of the cut item counts swamps them,
 ``core.swamped``) three others replace them, none with a cut:

@@ -4,9 +4,9 @@ It takes item data (:class:`~dpquery.data.items.ItemSets`, any scipy sparse matr
 :class:`~dpquery.data.binary.BinaryData` of free bits) and returns item sets: no domain and no
 workload are needed (``d`` is public; ``n`` is public under replace-one, and under add/remove
 measured first and read only as that noisy count). Its plan lists the three discrete Gaussian
-measurements of :mod:`dpquery.algorithms.wide.measure`, with the budget converted to zCDP once
-(``budget_rho``) and shared among them; every charge reaches the ledger before its draw, and
-the whole plan is checked first.
+measurements of :mod:`dpquery.algorithms.wide.measure` (four where the top-up is planned),
+with the budget converted to zCDP once (``budget_rho``) and shared among them; every charge
+reaches the ledger before its draw, and the whole plan is checked first.
 """
 
 from __future__ import annotations
