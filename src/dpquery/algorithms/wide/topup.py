@@ -170,9 +170,10 @@ def top_up(
     with the records that reached the cut made as long as the estimated ``lengths``
     (records per bin of ``edges``) say, their extra slots filled by the ``eligible`` items'
     deficits: :func:`uncut_counts` minus the count in ``records``, where at least ``floor``.
-    The ``m`` records the
-    bins beyond ``s`` hold are the longest fitted records (ties at random); each gets a
-    length drawn from those bins (uniform within its bin). Post-processing."""
+    The ``m`` records the bins beyond ``s`` hold are the longest fitted records (ties at
+    random); each gets a length drawn from those bins (uniform within its bin), the deficits
+    are rounded systematically to the extra slots' total (at most) and dealt at random.
+    Post-processing. Returns the records and ``{"topped_up": m, "ones_added": ...}``."""
     n, d = records.shape
     L = bin_lengths(edges)
     beyond = np.flatnonzero(np.concatenate([[False], edges[:-1] >= s]))
