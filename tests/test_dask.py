@@ -644,6 +644,7 @@ def test_wide_release_on_the_cluster_is_the_local_release(
     assert dask["backend"]["partitions"] == 3
     assert [(p["pass"], p["counter"], p["cells"]) for p in dask["backend"]["passes"]] == [
         ("counts", "ItemCounts", 500), ("counts", "HeadCounts", 33 * 33 + 40 * 39 // 2),
+        ("counts", "LengthCounts", 19),  # the top-up's lengths (add/remove): 0, 1, ..., 384, 500
     ]  # fmt: skip
     assert "computed on the cluster" in dask["release"]["parameters"]["auto"]["reason"]
     for r in (local, dask):

@@ -230,7 +230,7 @@ def test_add_remove_defaults_delta_to_a_public_value_and_charges_n_first():
     assert charges[0].mechanism == measure.RECORDS and charges[0].cost.rho == RECORDS_SHARE * rho
     assert plan.parameters.rho == pytest.approx((1 - RECORDS_SHARE) * rho)
     assert [c.mechanism for c in charges[1:]] == [measure.BOUND, measure.ITEMS, measure.SIZES,
-                                                  measure.PAIRS]  # fmt: skip
+                                                  measure.PAIRS, measure.LENGTHS]  # fmt: skip
     release = model.fit(table.matrix)
     assert [e.charge for e in release.ledger.entries] == charges
     # the sparse mode's noise is add/remove's: sqrt(s) for the items, 1 for the sizes
@@ -328,16 +328,18 @@ def test_long_bounds_is_the_hand_computed_noise_rule():
 
 def test_add_remove_pair_noise_at_s2_10_is_hand_computed():
     """rho = 0.5 under add/remove: n takes 2% (0.01), the bound 2% of the rest (0.0098), the
-    pairs 45% of what is left (0.21609); their sensitivity sqrt(C(10, 2)) = sqrt(45), reached by
-    one added record of 10 head items, so sigma^2 = 45 / (2 x 0.21609) = 104.12..."""
+    pairs 43% of what is left (0.206486; the record lengths of the top-up 2%, 0.009604); their
+    sensitivity sqrt(C(10, 2)) = sqrt(45), reached by one added record of 10 head items, so
+    sigma^2 = 45 / (2 x 0.206486) = 108.96..."""
     plan = WideRelease(rho=0.5, neighbours="add-remove", head_mode="off").plan(_Shape(196_708, 80))
     assert plan.parameters.s2 == 10
     _, _, r_pairs = plan.parameters.rhos()
-    assert r_pairs == pytest.approx(0.45 * (0.49 - 0.0098))
-    assert r_pairs == pytest.approx(0.21609)
+    assert r_pairs == pytest.approx(0.43 * (0.49 - 0.0098))
+    assert r_pairs == pytest.approx(0.206486)
+    assert plan.parameters.lengths_rho() == pytest.approx(0.009604)
     assert Fraction(pair_sensitivity(10, ADD_REMOVE)) ** 2 >= 45
     assert measure.noise_sigma(r_pairs, pair_sensitivity(10, ADD_REMOVE)) ** 2 == pytest.approx(
-        45 / (2 * 0.21609)
+        45 / (2 * 0.206486)
     )
     d, head = 20, np.arange(14)
     base = sp.csr_array(np.zeros((2, d), dtype=np.uint8))

@@ -172,6 +172,11 @@ def _items_plan(args: argparse.Namespace) -> int:
         print(f"  contribution bound s={p.s} items per record (count sensitivity {cut}); "
               f"pairs among the K={p.K} largest noisy counts, s2={p.s2} of them per "
               "record")  # fmt: skip
+    if p.lengths_rho() > 0:  # the top-up's lengths: one cell a record
+        one = "1" if p.neighbours == ADD_REMOVE else "sqrt 2"
+        print(f"  the records that reached the cut topped up after the fit, from a histogram of "
+              f"the whole records' lengths (no cut; sensitivity {one}, "
+              f"{p.lengths_rho() / p.rho:.1%} of rho; docs/wide.md)")  # fmt: skip
     warning = noise_warning(plan, args.n)
     if warning:
         print(f"  warning: {warning}")

@@ -13,7 +13,9 @@ items by the keyed hash (:mod:`dpquery.algorithms.wide.bound`), in two requests:
    (``docs/wide.md``, Privacy).
 
 Before them, when no bound is given, :class:`LengthCounts`: the number of records of at most
-``g`` items for each ``g`` of a public grid (the private choice of ``s``; no cut). In the head
+``g`` items for each ``g`` of a public grid (the private choice of ``s``; no cut); after
+them, under add/remove where the top-up is planned, :class:`LengthCounts` again at the
+length histogram's bin edges (``topup.length_edges``). In the head
 mode (``core.release_head``) two others, with no cut:
 
 3. :class:`AllItemCounts`: every item's exact count (``d`` cells), before anything is charged;

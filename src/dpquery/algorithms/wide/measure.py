@@ -8,7 +8,9 @@ Lemma 2.3).
 2. the joint histogram of (head items, tail items) per cut record, ``(s + 1)^2`` cells
    (sensitivity ``sqrt 2``), with the head chosen from measurement 1's noisy counts;
 3. every pair count among the ``K`` head items over the records cut again to ``s2`` head
-   items (sensitivity ``sqrt(s2 (s2 - 1))``).
+   items (sensitivity ``sqrt(s2 (s2 - 1))``);
+3b. under add/remove where the top-up is planned (``core.top_up_pays``), the histogram of the
+   whole records' lengths over public bins (no cut; sensitivity 1, :func:`record_lengths`).
 
 In the head mode (the plan's choice where the noise of the cut item counts swamps them,
 ``core.swamped``) three others replace them, none with a cut:
@@ -62,6 +64,7 @@ HEAD_COUNTS = "sparse head counts (discrete Gaussian)"
 HEAD_SIZES = "sparse head sizes (discrete Gaussian)"
 HEAD_TAIL = "sparse head mode's tail total (discrete Gaussian)"
 RECORDS = "sparse record count (discrete Gaussian)"
+LENGTHS = "sparse record lengths (discrete Gaussian)"
 
 
 def noise_sigma(rho: float, sensitivity: float) -> float:
@@ -135,6 +138,26 @@ def pair_counts(
     out[j, k] = noisy
     out[k, j] = noisy
     return out
+
+
+def record_lengths(
+    cells: np.ndarray,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    neighbours: str = REPLACE_ONE,
+) -> np.ndarray:
+    """Noisy histogram of the whole records' lengths (no cut) over public bins
+    (``topup.length_edges``): each record is in one bin, so replacing it moves two cells by 1
+    (sensitivity ``sqrt 2``), adding or removing it one (sensitivity 1)."""
+    return discrete_gaussian_mechanism(
+        cells,
+        rho=rho,
+        sensitivity=histogram_sensitivity(neighbours),
+        rng=rng,
+        ledger=ledger,
+        name=LENGTHS,
+    )
 
 
 def pick_epsilon(rho: float, k: int) -> float:

@@ -4,9 +4,9 @@ It takes item data (:class:`~dpquery.data.items.ItemSets`, any scipy sparse matr
 :class:`~dpquery.data.binary.BinaryData` of free bits) and returns item sets: no domain and no
 workload are needed (``d`` is public; ``n`` is public under replace-one, and under add/remove
 measured first and read only as that noisy count). Its plan lists the three discrete Gaussian
-measurements of :mod:`dpquery.algorithms.wide.measure`, with the budget converted to zCDP once
-(``budget_rho``) and shared among them; every charge reaches the ledger before its draw, and
-the whole plan is checked first.
+measurements of :mod:`dpquery.algorithms.wide.measure` (four where the top-up is planned),
+with the budget converted to zCDP once (``budget_rho``) and shared among them; every charge
+reaches the ledger before its draw, and the whole plan is checked first.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from dpquery.algorithms.wide.core import (
     BOUND_QUANTILE,
     BOUND_SHARE,
     MEASURABLE_SHARE,
+    TOPUP_SHARES,
     Shares,
     SparseParameters,
     bound_grid,
@@ -37,6 +38,7 @@ from dpquery.algorithms.wide.core import (
     long_bounds,
     mode_charges,
     release_sparse,
+    top_up_pays,
 )
 from dpquery.algorithms.wide.core import measurable_share as core_share
 from dpquery.data.binary import BinaryData
@@ -233,6 +235,9 @@ class WideRelease(Synthesizer, ZCDPBudget):
         long = long_bounds(rho, n, d, relation)  # add/remove's longer bounds, or not
         points = bound_grid(long)
         grid = () if self.bound is not None else tuple(g for g in points if g <= d) or (d,)
+        # the top-up's lengths measured where the noise leaves it something to correct
+        pays = top_up_pays(rho, n, max(grid or (sparse.s,)), relation, drawn=bool(grid))
+        sparse = replace(sparse, shares=TOPUP_SHARES if pays else Shares())
         if self.pair_bound is None:
             s2 = min(ADD_REMOVE_PAIR_BOUND if long else DEFAULT_PAIR_BOUND, sparse.s)
             sparse = replace(sparse, s2=s2)
