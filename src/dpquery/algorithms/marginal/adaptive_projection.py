@@ -60,7 +60,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
@@ -77,8 +77,9 @@ from dpquery.algorithms.marginal.candidate_counts import (
 )
 from dpquery.algorithms.marginal.compress import (
     DEFAULT_COMPRESS,
+    DEFAULT_ORDINAL_BINS,
     Compression,
-    coarse_candidates,
+    extra_candidates,
     scored_candidates,
 )
 from dpquery.algorithms.marginal.one_way import (
@@ -95,6 +96,7 @@ from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
 from dpquery.data.binary import BinaryData
+from dpquery.data.domain import Domain, Numeric
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.privacy import (
@@ -446,6 +448,8 @@ def adaptive_marginals(
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
     pairs: bool = True, compress: float | None = None, n: int | None = None,
     coarse: float | None = None, coarse_final: bool = False, coarse_weight: float = 1.0,
+    ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
+    ordinal_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -461,14 +465,21 @@ def adaptive_marginals(
 
     ``coarse`` (a threshold above ``compress``; None: off) adds every candidate again on the
     domain that threshold compresses, when that leaves it fewer cells than ``compress``
-    does (:func:`~dpquery.algorithms.marginal.compress.coarse_candidates`), its weight
+    does (:func:`~dpquery.algorithms.marginal.compress.extra_candidates`), its weight
     times ``coarse_weight``: a value most records share (adult-pgm's 40 hours a week) is
     measured with the noise of a handful of cells, which lowers the largest cell error and
     costs some mean TV (docs/utility.md, Tuning under add/remove). ``coarse_final``: only the
     last round selects among them (and only among them). Post-processing of the 1-way
     measurements, as ``compress``: the same costs and sensitivities (a weight below 1 only
     lowers a candidate's score; the selection's sensitivity is the largest weight it
-    scores)."""
+    scores).
+
+    ``ordinal`` (attribute -> the number of its leading values that are ordered, public;
+    None or empty: off) adds every candidate holding such an attribute of more than
+    ``ordinal_bins`` values again with it cut into at most ``ordinal_bins`` contiguous bins
+    of about equal noisy mass, the other attributes compressed as by ``compress``
+    (:func:`~dpquery.algorithms.marginal.compress.ordinal_map`), its weight times
+    ``ordinal_weight``: post-processing of the 1-way measurements, as ``compress``."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -495,9 +506,15 @@ def adaptive_marginals(
     comp = None if not compress else Compression.of(measured, len(sizes), n, compress)
     candidates, weights, true_counts, cell_maps = scored_candidates(table, fine, sizes, comp)
     comps: list[Compression | None] = [None if f is None else comp for f in cell_maps]
+    if ordinal:
+        bins = Compression.ordinal(measured, sizes, n, ordinal_bins, ordinal, comp)
+        more, w, counts, maps = extra_candidates(table, fine, sizes, comp, bins)
+        candidates, weights = candidates + more, np.concatenate([weights, ordinal_weight * w])
+        true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
+        comps += [bins] * len(more)
     if comp is not None and coarse:
         wide = Compression.of(measured, len(sizes), n, coarse)
-        more, w, counts, maps = coarse_candidates(table, fine, sizes, comp, wide)
+        more, w, counts, maps = extra_candidates(table, fine, sizes, comp, wide)
         candidates, weights = candidates + more, np.concatenate([weights, coarse_weight * w])
         true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
         comps += [wide] * len(more)
@@ -544,6 +561,44 @@ def adaptive_marginals(
     return X, rounds
 
 
+def ordinal_attributes(
+    domain: Domain | None, ordinal: Sequence[str] | str | None, g: int
+) -> dict[int, int]:
+    """The attributes the ordinal coarsening may cut into bins, each with the number of its
+    leading values that are ordered (public: the domain and the user's declaration):
+    ``ordinal`` names them, or is ``"numeric"`` (every numeric attribute of the domain:
+    its bins, in the order of their edges; a "missing" value after them is not ordered);
+    None or empty: none. A named categorical attribute is declared ordered in its codes'
+    order (adult-pgm's ``age`` 17-90 as codes 0-84)."""
+    if ordinal is None or len(ordinal) == 0:
+        return {}
+    if domain is None or len(domain.names) != g:
+        raise DPQueryError("ordinal needs a domain with one attribute per column, "
+                           f"got {'none' if domain is None else len(domain.names)} for {g}")  # fmt: skip
+    if isinstance(ordinal, str):
+        if ordinal != "numeric":
+            raise DPQueryError(f"ordinal must be 'numeric' or a list of attribute names, got "
+                               f"{ordinal!r}")  # fmt: skip
+        names = [a.name for a in domain.attributes if isinstance(a, Numeric)]
+    else:
+        names = list(ordinal)
+    out: dict[int, int] = {}
+    for name in names:
+        if name not in domain.names:
+            raise DPQueryError(f"ordinal attribute {name!r} is not in the domain "
+                               f"({list(domain.names)[:8]}...)")  # fmt: skip
+        a = list(domain.names).index(name)
+        attr = domain.attributes[a]
+        out[a] = attr.n_bins if isinstance(attr, Numeric) else attr.size
+    return out
+
+
+def ordinal_names(domain: Domain | None, ordinal: Mapping[int, int]) -> list[str]:
+    """The names of the attributes of :func:`ordinal_attributes`' answer."""
+    assert domain is not None
+    return [domain.names[a] for a in sorted(ordinal)]
+
+
 @dataclass(kw_only=True, eq=False)
 class AdaptiveProjection(ZCDPBudget, Synthesizer):
     """Private synthetic data by AIM's adaptive marginal selection and a record-set projection
@@ -588,6 +643,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     coarse: float | None = None
     coarse_final: bool = False
     coarse_weight: float = 1.0
+    ordinal: Sequence[str] | str | None = None
+    ordinal_bins: int = DEFAULT_ORDINAL_BINS
+    ordinal_weight: float = 1.0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -624,6 +682,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.coarse:  # a second, larger threshold (None, 0: off)
             positive("coarse", self.coarse)
         positive("coarse_weight", self.coarse_weight)
+        positive_int("ordinal_bins", self.ordinal_bins)
+        positive("ordinal_weight", self.ordinal_weight)
+        ordinal_attributes(data.domain, self.ordinal, layout.g)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -652,6 +713,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         self.ledger_ = run.ledger
         layout = AttributeLayout.of_data(run.data)
         marginals = workload_marginals(run.workload, layout)
+        ordinal = ordinal_attributes(run.data.domain, self.ordinal, layout.g)
         with budget_progress(self.name, run.plan.rho, run.ledger, self.progress) as on_round:
             X, rounds = adaptive_marginals(
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
@@ -659,6 +721,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
                 compress=self.compress, n=run.records_n, coarse=self.coarse,
                 coarse_final=self.coarse_final, coarse_weight=self.coarse_weight,
+                ordinal=ordinal, ordinal_bins=self.ordinal_bins,
+                ordinal_weight=self.ordinal_weight,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -672,6 +736,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             "compress": self.compress,
             "coarse": {"threshold": self.coarse, "weight": self.coarse_weight,
                        "final": self.coarse_final} if self.coarse else None,
+            "ordinal": {"attributes": ordinal_names(run.data.domain, ordinal),
+                        "bins": self.ordinal_bins, "weight": self.ordinal_weight}
+            if ordinal else None,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
