@@ -112,7 +112,8 @@ def test_ordinal_compression_keeps_the_base_maps_elsewhere() -> None:
     """:meth:`Compression.ordinal` cuts the declared attribute and keeps ``base``'s map (or
     the identity) for the others; a candidate joins when the bins leave it fewer cells."""
     sizes = np.array([12, 3])
-    ones = [Measurement((0,), np.full(12, 10.0), 1.0), Measurement((1,), np.array([60.0, 40, 20]), 1.0)]
+    ones = [Measurement((0,), np.full(12, 10.0), 1.0),
+            Measurement((1,), np.array([60.0, 40, 20]), 1.0)]  # fmt: skip
     base = Compression((np.arange(12), np.array([0, 1, 1])), np.array([12, 2]))
     c = Compression.ordinal(ones, sizes, 120, 4, {0: 12}, base)
     assert c.maps[0].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
@@ -180,8 +181,11 @@ def test_an_unknown_ordinal_attribute_is_refused_before_any_charge() -> None:
     assert model.ledger_ is None
 
 
-@pytest.mark.parametrize(("key", "bad"), [("ordinal_bins", 0), ("ordinal_bins", 2.5),
-                                          ("ordinal_weight", 0.0), ("ordinal_weight", -1.0)])  # fmt: skip
+BAD_ORDINAL = [("ordinal_bins", 0), ("ordinal_bins", 2.5), ("ordinal_weight", 0.0),
+               ("ordinal_weight", -1.0)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("key", "bad"), BAD_ORDINAL)
 def test_bad_ordinal_settings_are_refused_by_name(key, bad) -> None:
     model = AdaptiveProjection(epsilon=1.0, ordinal=["city"], **{key: bad})
     with pytest.raises(DPQueryError, match=key):
@@ -297,3 +301,16 @@ def test_binned_marginals_move_by_the_relations_sensitivity_on_random_neighbours
 
 def test_small_datas_domain_is_what_these_tests_assume() -> None:
     assert DOMAIN.names[4] == "city" and DOMAIN.attributes[4].size == 6
+
+
+def test_the_default_is_the_numeric_columns_under_add_remove_and_none_under_replace_one() -> None:
+    """``ordinal=None`` resolves to :data:`ADD_REMOVE_ORDINAL` under add/remove and to nothing
+    under replace-one (its releases pinned); given, it is used under either."""
+    assert AdaptiveProjection(epsilon=1.0).ordinal_spec() == am.ADD_REMOVE_ORDINAL
+    assert AdaptiveProjection(epsilon=1.0, neighbours="replace-one").ordinal_spec() is None
+    given = AdaptiveProjection(epsilon=1.0, neighbours="replace-one", ordinal=["city"])
+    assert given.ordinal_spec() == ["city"]
+    assert AdaptiveProjection(epsilon=1.0, ordinal=[]).ordinal_spec() == []
+    # "numeric" without a domain, or on a domain with no numeric column: nothing to cut.
+    assert ordinal_attributes(None, "numeric", 3) == {}
+    assert ordinal_attributes(DOMAIN, "numeric", 5) == {}

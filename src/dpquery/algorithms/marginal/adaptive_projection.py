@@ -145,6 +145,9 @@ DEFAULT_ANNEAL = 2.0
 # smaller share of each round for the selection.
 ADD_REMOVE_ANNEAL = math.sqrt(2.0)
 ADD_REMOVE_ALPHA = 0.95
+# ... and the ordinal coarsening of the domain's numeric columns (docs/utility.md, Tuning under
+# add/remove); off under replace-one, whose releases are pinned.
+ADD_REMOVE_ORDINAL: str | None = None  # TEMP while the baselines run
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -567,14 +570,18 @@ def ordinal_attributes(
     """The attributes the ordinal coarsening may cut into bins, each with the number of its
     leading values that are ordered (public: the domain and the user's declaration):
     ``ordinal`` names them, or is ``"numeric"`` (every numeric attribute of the domain:
-    its bins, in the order of their edges; a "missing" value after them is not ordered);
+    its bins, in the order of their edges; a "missing" value after them is not ordered; none
+    without a domain);
     None or empty: none. A named categorical attribute is declared ordered in its codes'
     order (adult-pgm's ``age`` 17-90 as codes 0-84)."""
     if ordinal is None or len(ordinal) == 0:
         return {}
+    if ordinal == "numeric" and (domain is None or len(domain.names) != g):
+        return {}  # no domain (or not one attribute per column): no numeric column known
     if domain is None or len(domain.names) != g:
-        raise DPQueryError("ordinal needs a domain with one attribute per column, "
-                           f"got {'none' if domain is None else len(domain.names)} for {g}")  # fmt: skip
+        got = "none" if domain is None else len(domain.names)
+        raise DPQueryError(f"ordinal needs a domain with one attribute per column, got {got} "
+                           f"for {g} columns")  # fmt: skip
     if isinstance(ordinal, str):
         if ordinal != "numeric":
             raise DPQueryError(f"ordinal must be 'numeric' or a list of attribute names, got "
@@ -658,6 +665,14 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         super().validate()
         check_neighbours(self.neighbours)
 
+    def ordinal_spec(self) -> Sequence[str] | str | None:
+        """``ordinal`` as given, or its default: the domain's numeric columns
+        (:data:`ADD_REMOVE_ORDINAL`) under add/remove, none under replace-one (whose releases
+        stay those it had before the option)."""
+        if self.ordinal is not None:
+            return self.ordinal
+        return ADD_REMOVE_ORDINAL if self.neighbours == ADD_REMOVE else None
+
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
         n: int | None = None,
@@ -684,7 +699,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive("coarse_weight", self.coarse_weight)
         positive_int("ordinal_bins", self.ordinal_bins)
         positive("ordinal_weight", self.ordinal_weight)
-        ordinal_attributes(data.domain, self.ordinal, layout.g)
+        ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -713,7 +728,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         self.ledger_ = run.ledger
         layout = AttributeLayout.of_data(run.data)
         marginals = workload_marginals(run.workload, layout)
-        ordinal = ordinal_attributes(run.data.domain, self.ordinal, layout.g)
+        ordinal = ordinal_attributes(run.data.domain, self.ordinal_spec(), layout.g)
         with budget_progress(self.name, run.plan.rho, run.ledger, self.progress) as on_round:
             X, rounds = adaptive_marginals(
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
