@@ -14,7 +14,9 @@ attributes and records, not with the junction tree:
    workload's marginals and their sub-marginals, and every 2-way marginal of at most ``n``
    cells on domains of at most 64 attributes: :func:`pair_candidates`; each also on the
    domain the noisy 1-way marginals compress, rare values merged: MST's compression,
-   :mod:`dpquery.algorithms.marginal.compress`) by the exponential mechanism on the quality
+   :mod:`dpquery.algorithms.marginal.compress`; and, for the attributes declared ordered,
+   on contiguous bins of about equal noisy mass, ``ordinal``: not in AIM) by the
+   exponential mechanism on the quality
 
        q_r(D) = w_r ( ||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma_t n_r ),
 
@@ -623,6 +625,12 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
     Tuning). ``coarse``, ``coarse_weight`` and ``coarse_final`` (default off) add the
     candidates on a more coarsely compressed domain (:func:`adaptive_marginals`).
+    ``ordinal`` (names, ``"numeric"`` or an empty list; None: :meth:`ordinal_spec`'s default)
+    declares the attributes whose values are ordered, and ``ordinal_bins`` and
+    ``ordinal_weight`` offer every candidate holding one of them again with it cut into
+    contiguous bins of about equal noisy mass (:func:`ordinal_attributes`,
+    :func:`~dpquery.algorithms.marginal.compress.ordinal_map`; post-processing, no extra
+    cost; docs/utility.md, Method 6).
     ``neighbours`` is the relation the guarantee is stated for (default
     ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
     ``n`` public, :mod:`dpquery.privacy.neighbours`). ``seed`` fixes
