@@ -303,14 +303,7 @@ def test_small_datas_domain_is_what_these_tests_assume() -> None:
     assert DOMAIN.names[4] == "city" and DOMAIN.attributes[4].size == 6
 
 
-def test_the_default_is_the_numeric_columns_under_add_remove_and_none_under_replace_one() -> None:
-    """``ordinal=None`` resolves to :data:`ADD_REMOVE_ORDINAL` under add/remove and to nothing
-    under replace-one (its releases pinned); given, it is used under either."""
-    assert AdaptiveProjection(epsilon=1.0).ordinal_spec() == am.ADD_REMOVE_ORDINAL
-    assert AdaptiveProjection(epsilon=1.0, neighbours="replace-one").ordinal_spec() is None
-    given = AdaptiveProjection(epsilon=1.0, neighbours="replace-one", ordinal=["city"])
-    assert given.ordinal_spec() == ["city"]
-    assert AdaptiveProjection(epsilon=1.0, ordinal=[]).ordinal_spec() == []
-    # "numeric" without a domain, or on a domain with no numeric column: nothing to cut.
+def test_numeric_without_a_domain_or_a_numeric_column_cuts_nothing() -> None:
+    assert AdaptiveProjection(epsilon=1.0).ordinal is None  # off by default
     assert ordinal_attributes(None, "numeric", 3) == {}
     assert ordinal_attributes(DOMAIN, "numeric", 5) == {}

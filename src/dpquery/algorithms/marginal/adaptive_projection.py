@@ -147,9 +147,6 @@ DEFAULT_ANNEAL = 2.0
 # smaller share of each round for the selection.
 ADD_REMOVE_ANNEAL = math.sqrt(2.0)
 ADD_REMOVE_ALPHA = 0.95
-# ... and the ordinal coarsening of the domain's numeric columns (docs/utility.md, Tuning under
-# add/remove); off under replace-one, whose releases are pinned.
-ADD_REMOVE_ORDINAL: str | None = None  # TEMP while the baselines run
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -625,7 +622,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
     Tuning). ``coarse``, ``coarse_weight`` and ``coarse_final`` (default off) add the
     candidates on a more coarsely compressed domain (:func:`adaptive_marginals`).
-    ``ordinal`` (names, ``"numeric"`` or an empty list; None: :meth:`ordinal_spec`'s default)
+    ``ordinal`` (names, or ``"numeric"``: the domain's numeric columns; default None: off)
     declares the attributes whose values are ordered, and ``ordinal_bins`` and
     ``ordinal_weight`` offer every candidate holding one of them again with it cut into
     contiguous bins of about equal noisy mass (:func:`ordinal_attributes`,
@@ -673,14 +670,6 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         super().validate()
         check_neighbours(self.neighbours)
 
-    def ordinal_spec(self) -> Sequence[str] | str | None:
-        """``ordinal`` as given, or its default: the domain's numeric columns
-        (:data:`ADD_REMOVE_ORDINAL`) under add/remove, none under replace-one (whose releases
-        stay those it had before the option)."""
-        if self.ordinal is not None:
-            return self.ordinal
-        return ADD_REMOVE_ORDINAL if self.neighbours == ADD_REMOVE else None
-
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
         n: int | None = None,
@@ -707,7 +696,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive("coarse_weight", self.coarse_weight)
         positive_int("ordinal_bins", self.ordinal_bins)
         positive("ordinal_weight", self.ordinal_weight)
-        ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
+        ordinal_attributes(data.domain, self.ordinal, layout.g)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -736,7 +725,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         self.ledger_ = run.ledger
         layout = AttributeLayout.of_data(run.data)
         marginals = workload_marginals(run.workload, layout)
-        ordinal = ordinal_attributes(run.data.domain, self.ordinal_spec(), layout.g)
+        ordinal = ordinal_attributes(run.data.domain, self.ordinal, layout.g)
         with budget_progress(self.name, run.plan.rho, run.ledger, self.progress) as on_round:
             X, rounds = adaptive_marginals(
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
