@@ -10,6 +10,7 @@ Randomised checks are seeded, so each run is deterministic; none is statistical.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from tests.test_marginals import DOMAIN, RecordingLedger, small_data, workload_2way
 
@@ -28,10 +29,12 @@ from dpquery.algorithms.marginal.projection import (
     loss,
     simplex_projection,
 )
+from dpquery.data import encode
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, PureDP
 from dpquery.privacy.neighbours import NOISY_N
+from dpquery.queries import all_kway_marginals
 from dpquery.queries.marginals import (
     AttributeLayout,
     attribute_codes,
@@ -303,7 +306,38 @@ def test_small_datas_domain_is_what_these_tests_assume() -> None:
     assert DOMAIN.names[4] == "city" and DOMAIN.attributes[4].size == 6
 
 
-def test_numeric_without_a_domain_or_a_numeric_column_cuts_nothing() -> None:
-    assert AdaptiveProjection(epsilon=1.0).ordinal is None  # off by default
+def test_the_default_is_the_numeric_columns_under_add_remove_and_none_under_replace_one() -> None:
+    """``ordinal=None`` resolves to the domain's numeric columns under add/remove and to
+    nothing under replace-one (its releases pinned); given, it is used under either; ``[]``
+    turns it off."""
+    assert AdaptiveProjection(epsilon=1.0).ordinal_spec() == "numeric" == am.ADD_REMOVE_ORDINAL
+    assert AdaptiveProjection(epsilon=1.0, neighbours="replace-one").ordinal_spec() is None
+    given = AdaptiveProjection(epsilon=1.0, neighbours="replace-one", ordinal=["city"])
+    assert given.ordinal_spec() == ["city"]
+    assert (
+        ordinal_attributes(DOMAIN, AdaptiveProjection(epsilon=1.0, ordinal=[]).ordinal_spec(), 5)
+        == {}
+    )
+    # "numeric" without a domain, or on a domain with no numeric column: nothing to cut.
     assert ordinal_attributes(None, "numeric", 3) == {}
     assert ordinal_attributes(DOMAIN, "numeric", 5) == {}
+
+
+def _numeric_data() -> tuple[object, object]:
+    """3,000 records of an age (20 bins of 5 years, ordered, numeric) that drives a flag."""
+    rng = np.random.default_rng(0)
+    domain = Domain((Numeric("age", tuple(range(0, 101, 5))), Categorical("flag", ("a", "b"))))
+    age = rng.integers(0, 100, 3000)
+    flag = np.where(rng.random(3000) < age / 100, "b", "a")
+    data = encode(pd.DataFrame({"age": age, "flag": flag}), domain)
+    return data, all_kway_marginals(domain, 2)
+
+
+def test_the_default_bins_the_numeric_columns_under_add_remove_only() -> None:
+    data, w = _numeric_data()
+    ar = AdaptiveProjection(epsilon=1.0, seed=1).fit(data, w)
+    assert ar.parameters["ordinal"] == {"attributes": ["age"], "bins": 5, "weight": 1.0}
+    ro = AdaptiveProjection(epsilon=1.0, seed=1, neighbours="replace-one").fit(data, w)
+    assert ro.parameters["ordinal"] is None
+    off = AdaptiveProjection(epsilon=1.0, seed=1, ordinal=[]).fit(data, w)
+    assert off.parameters["ordinal"] is None

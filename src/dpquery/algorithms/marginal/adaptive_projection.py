@@ -147,6 +147,9 @@ DEFAULT_ANNEAL = 2.0
 # smaller share of each round for the selection.
 ADD_REMOVE_ANNEAL = math.sqrt(2.0)
 ADD_REMOVE_ALPHA = 0.95
+# ... and the ordinal bins on the domain's numeric columns (docs/utility.md, Tuning under
+# add/remove); none under replace-one, whose releases are pinned.
+ADD_REMOVE_ORDINAL = "numeric"
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -622,8 +625,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
     Tuning). ``coarse``, ``coarse_weight`` and ``coarse_final`` (default off) add the
     candidates on a more coarsely compressed domain (:func:`adaptive_marginals`).
-    ``ordinal`` (names, or ``"numeric"``: the domain's numeric columns; default None: off)
-    declares the attributes whose values are ordered, and ``ordinal_bins`` and
+    ``ordinal`` (names, ``"numeric"``: the domain's numeric columns, or ``[]``: none; None:
+    :meth:`ordinal_spec`, ``"numeric"`` under add/remove, none under replace-one) declares the
+    attributes whose values are ordered, and ``ordinal_bins`` (default 5) and
     ``ordinal_weight`` offer every candidate holding one of them again with it cut into
     contiguous bins of about equal noisy mass (:func:`ordinal_attributes`,
     :func:`~dpquery.algorithms.marginal.compress.ordinal_map`; post-processing, no extra
@@ -670,6 +674,14 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         super().validate()
         check_neighbours(self.neighbours)
 
+    def ordinal_spec(self) -> Sequence[str] | str | None:
+        """``ordinal`` as given, or its default: the domain's numeric columns
+        (:data:`ADD_REMOVE_ORDINAL`) under add/remove, none under replace-one (whose releases
+        stay those it had before the option)."""
+        if self.ordinal is not None:
+            return self.ordinal
+        return ADD_REMOVE_ORDINAL if self.neighbours == ADD_REMOVE else None
+
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
         n: int | None = None,
@@ -696,7 +708,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive("coarse_weight", self.coarse_weight)
         positive_int("ordinal_bins", self.ordinal_bins)
         positive("ordinal_weight", self.ordinal_weight)
-        ordinal_attributes(data.domain, self.ordinal, layout.g)
+        ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -725,7 +737,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         self.ledger_ = run.ledger
         layout = AttributeLayout.of_data(run.data)
         marginals = workload_marginals(run.workload, layout)
-        ordinal = ordinal_attributes(run.data.domain, self.ordinal, layout.g)
+        ordinal = ordinal_attributes(run.data.domain, self.ordinal_spec(), layout.g)
         with budget_progress(self.name, run.plan.rho, run.ledger, self.progress) as on_round:
             X, rounds = adaptive_marginals(
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,

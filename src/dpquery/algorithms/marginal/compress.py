@@ -53,8 +53,10 @@ from dpquery.queries.marginals import Marginal
 # The threshold c: values whose noisy count is below c sigma_a merge (MST uses 3; c = 5 was
 # tuned on adult-pgm, docs/utility.md Tuning).
 DEFAULT_COMPRESS = 5.0
-# B of the ordinal coarsening: the most contiguous bins an ordered attribute is cut into.
-DEFAULT_ORDINAL_BINS = 10
+# B of the ordinal coarsening: the most contiguous bins an ordered attribute is cut into
+# (5 measured ahead of 10 on adult-pgm at epsilon 0.1-0.5 and on ACS at every epsilon under
+# add/remove; docs/utility.md, Tuning under add/remove).
+DEFAULT_ORDINAL_BINS = 5
 
 
 def value_map(y: np.ndarray, sigma: float, n: int, c: float) -> np.ndarray:
