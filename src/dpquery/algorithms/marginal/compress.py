@@ -29,8 +29,8 @@ value on, divided by the bins left). ``psi_a`` is non-decreasing, so every bin i
 adjacent values; a value holding more than its share is a bin of its own and the values after
 it share the bins it leaves. Values after the ordered ones (a numeric column's "missing"
 value) keep a code each. A candidate holding such an attribute is then also offered on the
-bins (:func:`extra_candidates`): ``age x sex x income`` on about 40 cells instead of 340, a
-dependence measured over fewer, larger cells. The records keep their full-domain codes and
+bins (:func:`extra_candidates`): ``age x sex x income`` on 20 cells at ``B = 5`` instead of
+340, a dependence measured over fewer, larger cells. The records keep their full-domain codes and
 are fitted through ``psi_a`` as through ``phi_a`` (the other measurements, the 1-way ones
 first, place them within a bin). ``psi_a`` reads the same inputs as ``phi_a`` (the noisy
 1-way counts, ``n`` and the public ``B``): post-processing, no cost, and the sensitivities
