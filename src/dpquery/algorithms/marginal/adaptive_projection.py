@@ -571,11 +571,10 @@ def ordinal_attributes(
 ) -> dict[int, int]:
     """The attributes the ordinal coarsening may cut into bins, each with the number of its
     leading values that are ordered (public: the domain and the user's declaration):
-    ``ordinal`` names them, or is ``"numeric"`` (every numeric attribute of the domain:
-    its bins, in the order of their edges; a "missing" value after them is not ordered; none
-    without a domain);
-    None or empty: none. A named categorical attribute is declared ordered in its codes'
-    order (adult-pgm's ``age`` 17-90 as codes 0-84)."""
+    ``ordinal`` names them, or is ``"numeric"`` (every numeric attribute of the domain: its
+    bins, in the order of their edges; a "missing" value after them is not ordered; none
+    without a domain); None or empty: none. A named categorical attribute is declared
+    ordered in its codes' order (adult-pgm's ``age`` 17-90 as codes 0-84)."""
     if ordinal is None or len(ordinal) == 0:
         return {}
     if ordinal == "numeric" and (domain is None or len(domain.names) != g):

@@ -30,9 +30,9 @@ adjacent values; a value holding more than its share is a bin of its own and the
 it share the bins it leaves. Values after the ordered ones (a numeric column's "missing"
 value) keep a code each. A candidate holding such an attribute is then also offered on the
 bins (:func:`extra_candidates`): ``age x sex x income`` on 20 cells at ``B = 5`` instead of
-340, a dependence measured over fewer, larger cells. The records keep their full-domain codes and
-are fitted through ``psi_a`` as through ``phi_a`` (the other measurements, the 1-way ones
-first, place them within a bin). ``psi_a`` reads the same inputs as ``phi_a`` (the noisy
+340, a dependence measured over fewer, larger cells. The records keep their full-domain
+codes and are fitted through ``psi_a`` as through ``phi_a`` (the other measurements, the
+1-way ones first, place them within a bin). ``psi_a`` reads the same inputs as ``phi_a`` (the noisy
 1-way counts, ``n`` and the public ``B``): post-processing, no cost, and the sensitivities
 above hold for any value map.
 """
@@ -54,8 +54,9 @@ from dpquery.queries.marginals import Marginal
 # tuned on adult-pgm, docs/utility.md Tuning).
 DEFAULT_COMPRESS = 5.0
 # B of the ordinal coarsening: the most contiguous bins an ordered attribute is cut into
-# (5 measured ahead of 10 on adult-pgm at epsilon 0.1-0.5 and on ACS at every epsilon under
-# add/remove; docs/utility.md, Tuning under add/remove).
+# (under add/remove, 5 against 3 and 10: lower mean TVs than 10 on ACS at every epsilon and
+# on adult-pgm at 0.1 and 0.25, level at 0.5, behind at 1; 3 behind 5; docs/utility.md,
+# Tuning under add/remove).
 DEFAULT_ORDINAL_BINS = 5
 
 
