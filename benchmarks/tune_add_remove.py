@@ -100,7 +100,9 @@ def main() -> None:
             s = bu.score(data, layout, true, Y, marginals)
             scores.setdefault(name, []).append([s[k] for k in KEYS])
         rounds = sum(1 for r in release.rounds if isinstance(r.get("round"), int))
-        print(f"# {tag} seed {seed} eps {eps} m={X.shape[0]} rounds={rounds} s={seconds:.1f}")
+        mine = ", ".join(f"{v:.4f}" for v in scores[next(iter(variants))][-1])
+        print(f"# {tag} seed {seed} eps {eps} m={X.shape[0]} rounds={rounds} s={seconds:.1f}: "
+              f"{mine}")  # fmt: skip
     for name, v in scores.items():
         m = np.mean(v, axis=0)
         cells = ", ".join(f"{m[i]:.4f} / {m[i + 1]:.4f}" for i in (0, 2, 4))

@@ -14,7 +14,9 @@ attributes and records, not with the junction tree:
    workload's marginals and their sub-marginals, and every 2-way marginal of at most ``n``
    cells on domains of at most 64 attributes: :func:`pair_candidates`; each also on the
    domain the noisy 1-way marginals compress, rare values merged: MST's compression,
-   :mod:`dpquery.algorithms.marginal.compress`) by the exponential mechanism on the quality
+   :mod:`dpquery.algorithms.marginal.compress`; and, for the attributes declared ordered,
+   on contiguous bins of about equal noisy mass, ``ordinal``: not in AIM) by the
+   exponential mechanism on the quality
 
        q_r(D) = w_r ( ||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma_t n_r ),
 
@@ -60,7 +62,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
@@ -77,8 +79,9 @@ from dpquery.algorithms.marginal.candidate_counts import (
 )
 from dpquery.algorithms.marginal.compress import (
     DEFAULT_COMPRESS,
+    DEFAULT_ORDINAL_BINS,
     Compression,
-    coarse_candidates,
+    extra_candidates,
     scored_candidates,
 )
 from dpquery.algorithms.marginal.one_way import (
@@ -95,6 +98,7 @@ from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
 from dpquery.data.binary import BinaryData
+from dpquery.data.domain import Domain, Numeric
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.privacy import (
@@ -143,6 +147,9 @@ DEFAULT_ANNEAL = 2.0
 # smaller share of each round for the selection.
 ADD_REMOVE_ANNEAL = math.sqrt(2.0)
 ADD_REMOVE_ALPHA = 0.95
+# ... and the ordinal bins on the domain's numeric columns (docs/utility.md, Tuning under
+# add/remove); none under replace-one, whose releases are pinned.
+ADD_REMOVE_ORDINAL = "numeric"
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -446,6 +453,8 @@ def adaptive_marginals(
     final_sweeps: int = DEFAULT_FINAL_SWEEPS, on_round: RoundCallback | None = None,
     pairs: bool = True, compress: float | None = None, n: int | None = None,
     coarse: float | None = None, coarse_final: bool = False, coarse_weight: float = 1.0,
+    ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
+    ordinal_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -461,14 +470,21 @@ def adaptive_marginals(
 
     ``coarse`` (a threshold above ``compress``; None: off) adds every candidate again on the
     domain that threshold compresses, when that leaves it fewer cells than ``compress``
-    does (:func:`~dpquery.algorithms.marginal.compress.coarse_candidates`), its weight
+    does (:func:`~dpquery.algorithms.marginal.compress.extra_candidates`), its weight
     times ``coarse_weight``: a value most records share (adult-pgm's 40 hours a week) is
     measured with the noise of a handful of cells, which lowers the largest cell error and
     costs some mean TV (docs/utility.md, Tuning under add/remove). ``coarse_final``: only the
     last round selects among them (and only among them). Post-processing of the 1-way
     measurements, as ``compress``: the same costs and sensitivities (a weight below 1 only
     lowers a candidate's score; the selection's sensitivity is the largest weight it
-    scores)."""
+    scores).
+
+    ``ordinal`` (attribute -> the number of its leading values that are ordered, public;
+    None or empty: off) adds every candidate holding such an attribute of more than
+    ``ordinal_bins`` values again with it cut into at most ``ordinal_bins`` contiguous bins
+    of about equal noisy mass, the other attributes compressed as by ``compress``
+    (:func:`~dpquery.algorithms.marginal.compress.ordinal_map`), its weight times
+    ``ordinal_weight``: post-processing of the 1-way measurements, as ``compress``."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -495,9 +511,15 @@ def adaptive_marginals(
     comp = None if not compress else Compression.of(measured, len(sizes), n, compress)
     candidates, weights, true_counts, cell_maps = scored_candidates(table, fine, sizes, comp)
     comps: list[Compression | None] = [None if f is None else comp for f in cell_maps]
+    if ordinal:
+        bins = Compression.ordinal(measured, sizes, n, ordinal_bins, ordinal, comp)
+        more, w, counts, maps = extra_candidates(table, fine, sizes, comp, bins)
+        candidates, weights = candidates + more, np.concatenate([weights, ordinal_weight * w])
+        true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
+        comps += [bins] * len(more)
     if comp is not None and coarse:
         wide = Compression.of(measured, len(sizes), n, coarse)
-        more, w, counts, maps = coarse_candidates(table, fine, sizes, comp, wide)
+        more, w, counts, maps = extra_candidates(table, fine, sizes, comp, wide)
         candidates, weights = candidates + more, np.concatenate([weights, coarse_weight * w])
         true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
         comps += [wide] * len(more)
@@ -544,6 +566,47 @@ def adaptive_marginals(
     return X, rounds
 
 
+def ordinal_attributes(
+    domain: Domain | None, ordinal: Sequence[str] | str | None, g: int
+) -> dict[int, int]:
+    """The attributes the ordinal coarsening may cut into bins, each with the number of its
+    leading values that are ordered (public: the domain and the user's declaration):
+    ``ordinal`` names them, or is ``"numeric"`` (every numeric attribute of the domain: its
+    bins, in the order of their edges; a "missing" value after them is not ordered; none
+    without a domain); None or empty: none. A named categorical attribute is declared
+    ordered in its codes' order (adult-pgm's ``age`` 17-90 as codes 0-84)."""
+    if ordinal is None or len(ordinal) == 0:
+        return {}
+    if ordinal == "numeric" and (domain is None or len(domain.names) != g):
+        return {}  # no domain (or not one attribute per column): no numeric column known
+    if domain is None or len(domain.names) != g:
+        got = "none" if domain is None else len(domain.names)
+        raise DPQueryError(f"ordinal needs a domain with one attribute per column, got {got} "
+                           f"for {g} columns")  # fmt: skip
+    if isinstance(ordinal, str):
+        if ordinal != "numeric":
+            raise DPQueryError(f"ordinal must be 'numeric' or a list of attribute names, got "
+                               f"{ordinal!r}")  # fmt: skip
+        names = [a.name for a in domain.attributes if isinstance(a, Numeric)]
+    else:
+        names = list(ordinal)
+    out: dict[int, int] = {}
+    for name in names:
+        if name not in domain.names:
+            raise DPQueryError(f"ordinal attribute {name!r} is not in the domain "
+                               f"({list(domain.names)[:8]}...)")  # fmt: skip
+        a = list(domain.names).index(name)
+        attr = domain.attributes[a]
+        out[a] = attr.n_bins if isinstance(attr, Numeric) else attr.size
+    return out
+
+
+def ordinal_names(domain: Domain | None, ordinal: Mapping[int, int]) -> list[str]:
+    """The names of the attributes of :func:`ordinal_attributes`' answer."""
+    assert domain is not None
+    return [domain.names[a] for a in sorted(ordinal)]
+
+
 @dataclass(kw_only=True, eq=False)
 class AdaptiveProjection(ZCDPBudget, Synthesizer):
     """Private synthetic data by AIM's adaptive marginal selection and a record-set projection
@@ -561,6 +624,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     :mod:`dpquery.algorithms.marginal.compress`; post-processing, no extra cost; docs/utility.md
     Tuning). ``coarse``, ``coarse_weight`` and ``coarse_final`` (default off) add the
     candidates on a more coarsely compressed domain (:func:`adaptive_marginals`).
+    ``ordinal`` (names, ``"numeric"``: the domain's numeric columns, or ``[]``: none; None:
+    :meth:`ordinal_spec`, ``"numeric"`` under add/remove, none under replace-one) declares the
+    attributes whose values are ordered, and ``ordinal_bins`` (default 5) and
+    ``ordinal_weight`` offer every candidate holding one of them again with it cut into
+    contiguous bins of about equal noisy mass (:func:`ordinal_attributes`,
+    :func:`~dpquery.algorithms.marginal.compress.ordinal_map`; post-processing, no extra
+    cost; docs/utility.md, Method 6).
     ``neighbours`` is the relation the guarantee is stated for (default
     ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
     ``n`` public, :mod:`dpquery.privacy.neighbours`). ``seed`` fixes
@@ -588,6 +658,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     coarse: float | None = None
     coarse_final: bool = False
     coarse_weight: float = 1.0
+    ordinal: Sequence[str] | str | None = None
+    ordinal_bins: int = DEFAULT_ORDINAL_BINS
+    ordinal_weight: float = 1.0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -599,6 +672,14 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     def validate(self) -> None:
         super().validate()
         check_neighbours(self.neighbours)
+
+    def ordinal_spec(self) -> Sequence[str] | str | None:
+        """``ordinal`` as given, or its default: the domain's numeric columns
+        (:data:`ADD_REMOVE_ORDINAL`) under add/remove, none under replace-one (whose releases
+        stay those it had before the option)."""
+        if self.ordinal is not None:
+            return self.ordinal
+        return ADD_REMOVE_ORDINAL if self.neighbours == ADD_REMOVE else None
 
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
@@ -624,6 +705,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.coarse:  # a second, larger threshold (None, 0: off)
             positive("coarse", self.coarse)
         positive("coarse_weight", self.coarse_weight)
+        positive_int("ordinal_bins", self.ordinal_bins)
+        positive("ordinal_weight", self.ordinal_weight)
+        ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
         if self.size is not None:
             positive_int("size", self.size)
         uses = np.zeros(layout.g, dtype=np.int64)
@@ -652,6 +736,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         self.ledger_ = run.ledger
         layout = AttributeLayout.of_data(run.data)
         marginals = workload_marginals(run.workload, layout)
+        ordinal = ordinal_attributes(run.data.domain, self.ordinal_spec(), layout.g)
         with budget_progress(self.name, run.plan.rho, run.ledger, self.progress) as on_round:
             X, rounds = adaptive_marginals(
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
@@ -659,6 +744,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 final_sweeps=self.final_sweeps, pairs=self.pairs, on_round=on_round,
                 compress=self.compress, n=run.records_n, coarse=self.coarse,
                 coarse_final=self.coarse_final, coarse_weight=self.coarse_weight,
+                ordinal=ordinal, ordinal_bins=self.ordinal_bins,
+                ordinal_weight=self.ordinal_weight,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -672,6 +759,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             "compress": self.compress,
             "coarse": {"threshold": self.coarse, "weight": self.coarse_weight,
                        "final": self.coarse_final} if self.coarse else None,
+            "ordinal": {"attributes": ordinal_names(run.data.domain, ordinal),
+                        "bins": self.ordinal_bins, "weight": self.ordinal_weight}
+            if ordinal else None,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
