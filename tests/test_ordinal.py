@@ -9,11 +9,14 @@ Randomised checks are seeded, so each run is deterministic; none is statistical.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 from tests.test_marginals import DOMAIN, RecordingLedger, small_data, workload_2way
 
+from cli_process import dpquery_cli
 from dpquery.algorithms.marginal import adaptive_projection as am
 from dpquery.algorithms.marginal.adaptive_projection import (
     AdaptiveProjection,
@@ -22,6 +25,7 @@ from dpquery.algorithms.marginal.adaptive_projection import (
     plan_adaptive,
 )
 from dpquery.algorithms.marginal.compress import Compression, extra_candidates, ordinal_map
+from dpquery.algorithms.marginal.options import ordinal_names
 from dpquery.algorithms.marginal.projection import (
     Measurement,
     fit_records,
@@ -341,3 +345,27 @@ def test_the_default_bins_the_numeric_columns_under_add_remove_only() -> None:
     assert ro.parameters["ordinal"] is None
     off = AdaptiveProjection(epsilon=1.0, seed=1, ordinal=[]).fit(data, w)
     assert off.parameters["ordinal"] is None
+
+
+def test_the_ordinal_flag_parses_names_numeric_and_none() -> None:
+    assert ordinal_names("numeric") == "numeric" and ordinal_names("none") == []
+    assert ordinal_names("age, hours-per-week,") == ["age", "hours-per-week"]
+
+
+def test_the_ordinal_flag_reaches_the_release(tmp_path) -> None:
+    table = pd.DataFrame({"age": np.arange(300) % 60, "sex": np.arange(300) % 2})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    Domain(
+        (Numeric("age", tuple(float(e) for e in range(0, 61, 5))), Categorical("sex", (0, 1)))
+    ).save(tmp_path / "d.json")
+    base = ["synth", "--data", str(tmp_path / "t.csv"), "--domain", str(tmp_path / "d.json"),
+            "--epsilon", "1", "--seed", "0"]  # fmt: skip
+    out = tmp_path / "s.csv"
+    ok = dpquery_cli(*base, "--ordinal", "age", "--out", str(out), "--report",
+                     str(tmp_path / "r.json"), "--quiet")  # fmt: skip
+    assert ok.code == 0, ok.err
+    parameters = json.loads((tmp_path / "r.json").read_text())["release"]["parameters"]
+    assert parameters["ordinal"]["attributes"] == ["age"]
+    bad = dpquery_cli(*base, "--ordinal", "agee", "--out", str(tmp_path / "b.csv"))
+    assert bad.code == 2 and "'agee' is not in the domain" in bad.err
+    assert not (tmp_path / "b.csv").exists()

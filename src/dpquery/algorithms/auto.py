@@ -298,8 +298,8 @@ class AutoPlan:
 class Auto(ZCDPBudget, Synthesizer):
     """The default release: the algorithm :func:`choose` picks for the data's shape, run with
     this estimator's budget (module docstring). ``size`` is the number of records released
-    (the chosen algorithm's default when None); ``compress`` and ``column_tv``, when given,
-    go to adaptive-projection (another choice refuses them)."""
+    (the chosen algorithm's default when None); ``compress``, ``column_tv`` and
+    ``ordinal``, when given, go to adaptive-projection (another choice refuses them)."""
 
     name: ClassVar[str] = "auto"
     catalog: ClassVar[Catalog]  # set by the registry
@@ -310,11 +310,13 @@ class Auto(ZCDPBudget, Synthesizer):
         "size",
         "compress",
         "column_tv",
+        "ordinal",
     )
 
     size: int | None = None
     compress: float | None = None  # adaptive-projection's, passed on when given
     column_tv: float | None = None
+    ordinal: Sequence[str] | str | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
     progress: bool | None = None
@@ -359,7 +361,7 @@ class Auto(ZCDPBudget, Synthesizer):
                 f"{self.name} is spending a given ledger's budget: leave its own epsilon, "
                 "delta and rho unset"
             )
-        passed = {k: getattr(self, k) for k in ("compress", "column_tv")}
+        passed = {k: getattr(self, k) for k in ("compress", "column_tv", "ordinal")}
         given = {**(own if budget is None else {}), **choice.options, **passed}
         taken = self.catalog.takes(choice.algorithm)
         refused = [k for k, v in given.items() if v is not None and k not in taken]

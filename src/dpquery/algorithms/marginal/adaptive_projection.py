@@ -640,7 +640,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
 
     name: ClassVar[str] = "adaptive-projection"
     options: ClassVar[tuple[str, ...]] = (
-        "epsilon", "delta", "rho", "T", "size", "compress", "column_tv",
+        "epsilon", "delta", "rho", "T", "size", "compress", "column_tv", "ordinal",
     )  # fmt: skip
 
     T: int | None = None
