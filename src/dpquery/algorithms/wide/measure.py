@@ -109,11 +109,20 @@ def size_histogram(
     """Noisy ``(s + 1, s + 1)`` histogram: cell ``(a, b)`` counts the records with ``a`` head
     and ``b`` tail items (exact ``cells`` from
     :class:`~dpquery.algorithms.wide.counts.HeadCounts`)."""
+    return histogram(cells, rho, rng, ledger, neighbours, SIZES).reshape(s + 1, s + 1)
+
+
+def histogram(
+    cells: np.ndarray, rho: float, rng: np.random.Generator, ledger: Ledger, neighbours: str,
+    name: str,
+) -> np.ndarray:  # fmt: skip
+    """Noisy cells where each record is in one cell: replacing it moves two cells by 1
+    (sensitivity ``sqrt 2``), adding or removing it one (sensitivity 1); ``rho``-zCDP
+    (Canonne, Kamath and Steinke 2020, Theorem 4), charged as ``name``."""
     sensitivity = histogram_sensitivity(neighbours)
-    noisy = discrete_gaussian_mechanism(
-        cells, rho=rho, sensitivity=sensitivity, rng=rng, ledger=ledger, name=SIZES
+    return discrete_gaussian_mechanism(
+        cells, rho=rho, sensitivity=sensitivity, rng=rng, ledger=ledger, name=name
     )
-    return noisy.reshape(s + 1, s + 1)
 
 
 def pair_counts(
@@ -148,16 +157,8 @@ def record_lengths(
     neighbours: str = REPLACE_ONE,
 ) -> np.ndarray:
     """Noisy histogram of the whole records' lengths (no cut) over public bins
-    (``topup.length_edges``): each record is in one bin, so replacing it moves two cells by 1
-    (sensitivity ``sqrt 2``), adding or removing it one (sensitivity 1)."""
-    return discrete_gaussian_mechanism(
-        cells,
-        rho=rho,
-        sensitivity=histogram_sensitivity(neighbours),
-        rng=rng,
-        ledger=ledger,
-        name=LENGTHS,
-    )
+    (``topup.length_edges``; :func:`histogram`)."""
+    return histogram(cells, rho, rng, ledger, neighbours, LENGTHS)
 
 
 def pick_epsilon(rho: float, k: int) -> float:
@@ -220,15 +221,9 @@ def head_sizes(
     ledger: Ledger,
     neighbours: str = REPLACE_ONE,
 ) -> np.ndarray:
-    """Noisy histogram of the number of picked items per record (``k + 1`` cells)."""
-    return discrete_gaussian_mechanism(
-        cells,
-        rho=rho,
-        sensitivity=histogram_sensitivity(neighbours),
-        rng=rng,
-        ledger=ledger,
-        name=HEAD_SIZES,
-    )
+    """Noisy histogram of the number of picked items per record (``k + 1`` cells;
+    :func:`histogram`)."""
+    return histogram(cells, rho, rng, ledger, neighbours, HEAD_SIZES)
 
 
 def tail_total(
