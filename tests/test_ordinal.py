@@ -17,6 +17,7 @@ import pytest
 from tests.test_marginals import DOMAIN, RecordingLedger, small_data, workload_2way
 
 from cli_process import dpquery_cli
+from dpquery import datasets
 from dpquery.algorithms.marginal import adaptive_projection as am
 from dpquery.algorithms.marginal.adaptive_projection import (
     AdaptiveProjection,
@@ -35,7 +36,7 @@ from dpquery.algorithms.marginal.projection import (
 )
 from dpquery.data import encode
 from dpquery.data.domain import Categorical, Domain, Numeric
-from dpquery.errors import DPQueryError
+from dpquery.errors import DomainError, DPQueryError
 from dpquery.privacy import ZCDP, PureDP
 from dpquery.privacy.neighbours import NOISY_N
 from dpquery.queries import all_kway_marginals
@@ -179,6 +180,33 @@ def test_ordinal_attributes_from_names_and_from_the_domains_numeric_columns() ->
         ordinal_attributes(domain, ["age", "height"], 4)
     with pytest.raises(DPQueryError, match="'all'"):
         ordinal_attributes(domain, "all", 4)
+
+
+def test_a_categorical_declared_ordered_is_among_the_numeric_default() -> None:
+    domain = Domain((
+        Categorical("color", ("red", "green")),
+        Categorical("grade", tuple(range(12)), ordered=True),
+        Numeric("wage", (0, 10, 20, 30)),
+    ))  # fmt: skip
+    assert ordinal_attributes(domain, "numeric", 3) == {1: 12, 2: 3}
+    # public and declared: kept by the domain's JSON and a codebook, off by default
+    again = Domain.from_dict(domain.to_dict())
+    assert again["grade"].ordered and not again["color"].ordered
+    assert "ordered" not in domain.to_dict()["attributes"][0]
+    book = Domain.from_codebook({"grade": {"values": list(range(12)), "ordered": True}})
+    assert book["grade"].ordered
+    with pytest.raises(DomainError, match="ordered must be true or false"):
+        Categorical("grade", (1, 2), ordered="yes")  # type: ignore[arg-type]
+
+
+def test_adult_pgm_declares_its_continuous_columns_ordered() -> None:
+    domain = datasets.domain("adult-pgm")
+    ordered = [a.name for a in domain.attributes if getattr(a, "ordered", False)]
+    assert ordered == ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss",
+                       "hours-per-week"]  # fmt: skip
+    assert Domain.from_sizes({"a": 3}, ordered=["a"])["a"].ordered
+    with pytest.raises(DomainError, match=r"ordered names \['b'\]"):
+        Domain.from_sizes({"a": 3}, ordered=["b"])
 
 
 def test_an_unknown_ordinal_attribute_is_refused_before_any_charge() -> None:

@@ -62,7 +62,9 @@ class Categorical:
     category; it decodes to itself, never to the raw values it stood for. Without it, a
     value not listed is an error. ``keep_missing`` decodes the missing category to itself
     (a code such as 5 comes back as 5, in the column's dtype) instead of to a missing value;
-    it changes no bit of the layout.
+    it changes no bit of the layout. ``ordered`` declares the values ordered as listed (public
+    knowledge, such as an age coded in years): a release may then group adjacent values
+    (adaptive-projection's ordinal bins); it changes no bit of the layout either.
     """
 
     name: str
@@ -72,6 +74,7 @@ class Categorical:
     dtype: str | None = field(default=None, compare=False)
     other: Hashable | None = None
     keep_missing: bool = field(default=False, compare=False)
+    ordered: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -103,6 +106,9 @@ class Categorical:
                               f"got {self.keep_missing!r}")  # fmt: skip
         if self.keep_missing and self.missing is None:
             raise DomainError(f"attribute {self.name!r}: keep_missing needs a missing category")
+        if not isinstance(self.ordered, bool):
+            raise DomainError(f"attribute {self.name!r}: ordered must be true or false, "
+                              f"got {self.ordered!r}")  # fmt: skip
         schema.check_dtype(self.name, self.dtype, self.present_values)
 
     @property
@@ -551,15 +557,20 @@ class Domain:
         return cls(attributes_from_codebook(codebook))
 
     @classmethod
-    def from_sizes(cls, sizes: Mapping[str, int]) -> Domain:
-        """The private-pgm domain: every attribute categorical over ``0 .. size-1``."""
+    def from_sizes(cls, sizes: Mapping[str, int], ordered: Iterable[str] = ()) -> Domain:
+        """The private-pgm domain: every attribute categorical over ``0 .. size-1``, those
+        named in ``ordered`` declared ordered (public knowledge)."""
+        ordered = set(ordered)
+        unknown = sorted(ordered - set(sizes))
+        if unknown:
+            raise DomainError(f"ordered names {unknown}, which are not attributes")
         attrs = []
         for name, size in sizes.items():
             if isinstance(size, bool) or not isinstance(size, int) or size < 1:
                 raise DomainError(
                     f"private-pgm domain: size of {name!r} must be a positive integer, got {size!r}"
                 )
-            attrs.append(Categorical(name, tuple(range(size))))
+            attrs.append(Categorical(name, tuple(range(size)), ordered=name in ordered))
         return cls(tuple(attrs))
 
     @classmethod
@@ -602,6 +613,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["dtype"] = a.dtype
     if isinstance(a, Categorical) and a.keep_missing:
         out["keep_missing"] = True
+    if isinstance(a, Categorical) and a.ordered:
+        out["ordered"] = True
     if isinstance(a, Numeric) and a.within is not None:
         out["within"] = [list(w) for w in a.within]
     return out
@@ -637,7 +650,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
         raise DomainError(f"an attribute must be an object with 'name' and 'type', got {obj!r}")
     kind, name = obj["type"], obj["name"]
     allowed = {
-        "categorical": {"values", "missing", "recode", "dtype", "other", "keep_missing"},
+        "categorical": {"values", "missing", "recode", "dtype", "other", "keep_missing", "ordered"},
         "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals", "within"},
         "binary": {"values", "dtype"},
     }
@@ -663,6 +676,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("dtype"),
                 _hashable(obj.get("other")),
                 obj.get("keep_missing", False),
+                obj.get("ordered", False),
             )
         if kind == "numeric":
             return Numeric(
@@ -753,7 +767,7 @@ def _numeric(name: str, spec: Mapping[str, Any]) -> Any:
 def _categorical(name: str, spec: Mapping[str, Any] | list[Any]) -> Any:
     if isinstance(spec, list):
         spec = {"values": spec}
-    _check_keys(name, spec, {"values", "missing", "dtype", "other", "keep_missing"})
+    _check_keys(name, spec, {"values", "missing", "dtype", "other", "keep_missing", "ordered"})
     values = spec["values"]
     if not isinstance(values, list | tuple) or not values:
         raise _fail(name, f"'values' must be a non-empty list of categories, got {values!r}")
@@ -762,7 +776,7 @@ def _categorical(name: str, spec: Mapping[str, Any] | list[Any]) -> Any:
     values = tuple(_hashable(v) for v in values)
     return Categorical(
         name, values, spec.get("missing"), dtype=spec.get("dtype"), other=spec.get("other"),
-        keep_missing=spec.get("keep_missing", False),
+        keep_missing=spec.get("keep_missing", False), ordered=spec.get("ordered", False),
     )  # fmt: skip
 
 

@@ -137,9 +137,17 @@ def mwem_adult_domain() -> Domain:
     return Domain.binary(27, prefix="b")
 
 
+ADULT_CONTINUOUS = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss",
+                    "hours-per-week")  # fmt: skip
+"""Adult's continuous columns (UCI's ``adult.names``): private-pgm codes each in the order of
+its values, so they are declared ordered (public knowledge)."""
+
+
 def pgm_domain(path: Path) -> Domain:
-    """The private-pgm / FEM Adult domain file (``{"attr": size}``)."""
-    return Domain.from_sizes(json.loads(path.read_text()))
+    """The private-pgm / FEM Adult domain file (``{"attr": size}``), its continuous columns
+    (:data:`ADULT_CONTINUOUS`, those it holds) declared ordered."""
+    sizes = json.loads(path.read_text())
+    return Domain.from_sizes(sizes, ordered=[a for a in ADULT_CONTINUOUS if a in sizes])
 
 
 # Public bin edges for the ACS excerpt's numeric columns (round numbers, not data-derived).

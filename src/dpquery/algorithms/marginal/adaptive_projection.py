@@ -98,7 +98,7 @@ from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
 from dpquery.data.binary import BinaryData
-from dpquery.data.domain import Domain, Numeric
+from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.privacy import (
@@ -566,15 +566,21 @@ def adaptive_marginals(
     return X, rounds
 
 
+def _ordered(attr: object) -> bool:
+    """A numeric attribute, or a categorical one declared ordered."""
+    return isinstance(attr, Numeric) or (isinstance(attr, Categorical) and attr.ordered)
+
+
 def ordinal_attributes(
     domain: Domain | None, ordinal: Sequence[str] | str | None, g: int
 ) -> dict[int, int]:
     """The attributes the ordinal coarsening may cut into bins, each with the number of its
     leading values that are ordered (public: the domain and the user's declaration):
     ``ordinal`` names them, or is ``"numeric"`` (every numeric attribute of the domain: its
-    bins, in the order of their edges; a "missing" value after them is not ordered; none
-    without a domain); None or empty: none. A named categorical attribute is declared
-    ordered in its codes' order (adult-pgm's ``age`` 17-90 as codes 0-84)."""
+    bins, in the order of their edges; a "missing" value after them is not ordered; and every
+    categorical one declared ``ordered``; none without a domain); None or empty: none. A
+    named categorical attribute is declared ordered in its codes' order (adult-pgm's ``age``
+    17-90 as codes 0-84)."""
     if ordinal is None or len(ordinal) == 0:
         return {}
     if ordinal == "numeric" and (domain is None or len(domain.names) != g):
@@ -587,7 +593,7 @@ def ordinal_attributes(
         if ordinal != "numeric":
             raise DPQueryError(f"ordinal must be 'numeric' or a list of attribute names, got "
                                f"{ordinal!r}")  # fmt: skip
-        names = [a.name for a in domain.attributes if isinstance(a, Numeric)]
+        names = [a.name for a in domain.attributes if _ordered(a)]
     else:
         names = list(ordinal)
     out: dict[int, int] = {}
