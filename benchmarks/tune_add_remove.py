@@ -57,14 +57,14 @@ def patch(opts: dict) -> None:
             return list(pairs(sizes, n)) + four
 
         ap.pair_candidates = more
-    if "coarse_k" in opts:
-        kmax, coarse = opts.pop("coarse_k"), ap.coarse_candidates
+    if "coarse_k" in opts:  # every extra candidate set (coarse, and the ordinal bins)
+        kmax, coarse = opts.pop("coarse_k"), ap.extra_candidates
 
         def fewer(table, fine, sizes, comp, wide):
             return coarse({r: w for r, w in table.items() if len(r) <= kmax}, fine, sizes,
                           comp, wide)  # fmt: skip
 
-        ap.coarse_candidates = fewer
+        ap.extra_candidates = fewer
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ from dpquery.algorithms.marginal.adaptive_projection import (
     adaptive_marginals,
     plan_adaptive,
 )
-from dpquery.algorithms.marginal.compress import Compression, coarse_candidates, value_map
+from dpquery.algorithms.marginal.compress import Compression, extra_candidates, value_map
 from dpquery.algorithms.marginal.one_way import one_way_estimates
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records, loss
 from dpquery.errors import DPQueryError
@@ -234,7 +234,7 @@ def test_bad_compress_is_refused_by_name(bad) -> None:  # 0 is off, not bad
 # == coarse candidates ===========================================================================
 
 
-def test_coarse_candidates_by_hand() -> None:
+def test_extra_candidates_by_hand() -> None:
     """A candidate joins when the coarse maps leave it fewer cells than the compression
     does: (0,) does not (both maps give 2 values), (1,) and (0, 1) do; the coarse counts are
     the fine ones summed through the coarse maps, and each keeps its weight."""
@@ -243,7 +243,7 @@ def test_coarse_candidates_by_hand() -> None:
     table = {(0,): 2.0, (1,): 3.0, (0, 1): 5.0}
     fine = {(0,): np.array([1.0, 2, 3, 4]), (1,): np.array([5.0, 7, 9]),
             (0, 1): np.arange(12.0)}  # fmt: skip
-    picked, weights, counts, maps = coarse_candidates(table, fine, np.array([4, 3]), comp, wide)
+    picked, weights, counts, maps = extra_candidates(table, fine, np.array([4, 3]), comp, wide)
     assert picked == [(1,), (0, 1)]
     assert weights.tolist() == [3.0, 5.0]
     assert counts[0].tolist() == [12.0, 9.0]

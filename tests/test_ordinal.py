@@ -189,6 +189,11 @@ def test_a_categorical_declared_ordered_is_among_the_numeric_default() -> None:
         Numeric("wage", (0, 10, 20, 30)),
     ))  # fmt: skip
     assert ordinal_attributes(domain, "numeric", 3) == {1: 12, 2: 3}
+    # a missing or catch-all category is not on the scale: the values before it are ordered
+    coded = Domain((Categorical("grade", (*range(6), "n/a", "other"), missing="n/a",
+                                other="other", ordered=True),))  # fmt: skip
+    assert ordinal_attributes(coded, "numeric", 1) == {0: 6}
+    assert ordinal_attributes(coded, ["grade"], 1) == {0: 6}
     # public and declared: kept by the domain's JSON and a codebook, off by default
     again = Domain.from_dict(domain.to_dict())
     assert again["grade"].ordered and not again["color"].ordered

@@ -98,7 +98,7 @@ from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
 from dpquery.data.binary import BinaryData
-from dpquery.data.domain import Categorical, Domain, Numeric
+from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.privacy import (
@@ -603,8 +603,17 @@ def ordinal_attributes(
                                f"({list(domain.names)[:8]}...)")  # fmt: skip
         a = list(domain.names).index(name)
         attr = domain.attributes[a]
-        out[a] = attr.n_bins if isinstance(attr, Numeric) else attr.size
+        out[a] = attr.n_bins if isinstance(attr, Numeric) else _leading(attr)
     return out
+
+
+def _leading(attr: Categorical | Binary) -> int:
+    """A named attribute's ordered values: a categorical one's before its missing or
+    catch-all category (which are not on its scale), all of them otherwise."""
+    if isinstance(attr, Binary):
+        return attr.size
+    apart = {attr.missing, attr.other} - {None}
+    return next((i for i, v in enumerate(attr.values) if v in apart), attr.size)
 
 
 def ordinal_names(domain: Domain | None, ordinal: Mapping[int, int]) -> list[str]:

@@ -200,13 +200,10 @@ def extra_candidates(
     return picked, np.array([table[r] for r in picked]), counts, maps
 
 
-coarse_candidates = extra_candidates  # the name the coarse option was introduced under
-
 __all__ = [
     "DEFAULT_COMPRESS",
     "DEFAULT_ORDINAL_BINS",
     "Compression",
-    "coarse_candidates",
     "extra_candidates",
     "ordinal_map",
     "scored_candidates",
