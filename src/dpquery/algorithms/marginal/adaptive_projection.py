@@ -84,6 +84,12 @@ from dpquery.algorithms.marginal.compress import (
     extra_candidates,
     scored_candidates,
 )
+from dpquery.algorithms.marginal.empty_cells import (
+    DEFAULT_EMPTY_SIGMAS,
+    catch_all_cells,
+    condition_records,
+    doubted_cells,
+)
 from dpquery.algorithms.marginal.one_way import (
     DEFAULT_COLUMN_CAP,
     DEFAULT_COLUMN_TV,
@@ -454,7 +460,8 @@ def adaptive_marginals(
     pairs: bool = True, compress: float | None = None, n: int | None = None,
     coarse: float | None = None, coarse_final: bool = False, coarse_weight: float = 1.0,
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
-    ordinal_weight: float = 1.0,
+    ordinal_weight: float = 1.0, empty: Sequence[Sequence[int]] | None = None,
+    empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -484,7 +491,13 @@ def adaptive_marginals(
     ``ordinal_bins`` values again with it cut into at most ``ordinal_bins`` contiguous bins
     of about equal noisy mass, the other attributes compressed as by ``compress``
     (:func:`~dpquery.algorithms.marginal.compress.ordinal_map`), its weight times
-    ``ordinal_weight``: post-processing of the 1-way measurements, as ``compress``."""
+    ``ordinal_weight``: post-processing of the 1-way measurements, as ``compress``.
+
+    ``empty`` (per attribute, the codes of its catch-all cells,
+    :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): after the
+    final fit, such a cell whose combined noisy 1-way count is below ``empty_sigmas``
+    standard deviations is taken as empty and the records are conditioned on it
+    (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing, no extra cost)."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -563,6 +576,12 @@ def adaptive_marginals(
             on_round(info)
     X, done = fit_records(X, measured, sizes, n=n, sweeps=final_sweeps, rng=rng)
     rounds.append({"round": "final fit", "sweeps": done})
+    if empty is not None and any(empty):
+        doubted = doubted_cells(one_way_estimates(measured, len(sizes)), empty, empty_sigmas)
+        X, k = condition_records(X, doubted, rng)
+        if k:
+            rounds.append({"round": "empty catch-all cells", "records_redrawn": k,
+                           "cells": {a: list(c) for a, c in enumerate(doubted) if c}})  # fmt: skip
     return X, rounds
 
 
@@ -646,6 +665,11 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     contiguous bins of about equal noisy mass (:func:`ordinal_attributes`,
     :func:`~dpquery.algorithms.marginal.compress.ordinal_map`; post-processing, no extra
     cost; docs/utility.md, Method 6).
+    ``empty_cells`` (default 2; None or 0: off): after the final fit, a catch-all cell (a
+    categorical attribute's ``other`` category, a numeric one's missing bin) whose combined
+    noisy 1-way count is below that many noise standard deviations is taken as empty and the
+    records are conditioned on it (:mod:`dpquery.algorithms.marginal.empty_cells`;
+    post-processing, docs/learn.md).
     ``neighbours`` is the relation the guarantee is stated for (default
     ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
     ``n`` public, :mod:`dpquery.privacy.neighbours`). ``seed`` fixes
@@ -676,6 +700,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ordinal: Sequence[str] | str | None = None
     ordinal_bins: int = DEFAULT_ORDINAL_BINS
     ordinal_weight: float = 1.0
+    empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -687,6 +712,12 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     def validate(self) -> None:
         super().validate()
         check_neighbours(self.neighbours)
+        z = self.empty_cells
+        if z is not None and (
+            isinstance(z, bool) or not isinstance(z, int | float) or not 0 <= z < math.inf
+        ):
+            raise DPQueryError(f"empty_cells must be a non-negative number of standard "
+                               f"deviations, or None (off), got {z!r}")  # fmt: skip
 
     def ordinal_spec(self) -> Sequence[str] | str | None:
         """``ordinal`` as given, or its default: the domain's numeric columns
@@ -761,6 +792,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 coarse_final=self.coarse_final, coarse_weight=self.coarse_weight,
                 ordinal=ordinal, ordinal_bins=self.ordinal_bins,
                 ordinal_weight=self.ordinal_weight,
+                empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
+                else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
