@@ -138,3 +138,29 @@ def test_the_upper_bound_keeps_its_bucket_when_values_sit_beside_the_atom():
                           ledger=Ledger(Budget.zcdp(1.0)), neighbours=ADD_REMOVE)  # fmt: skip
     assert dom["count"].edges[-1] == 1000.0
     assert dom["rate"].edges[-1] == 1.01
+
+
+# --- codes are whole numbers ------------------------------------------------------------------
+def test_a_rate_of_few_frequent_values_is_a_quantity_not_a_code():
+    """KDD's diff_srv_rate: 0.00, 0.05, 0.06 and 0.07 hold 98% of the values, the rest spread
+    thinly over 0.08 .. 1.00. The probe releases the four and they hold CODE_MASS; before, the
+    column was categorical over them and every other rate came back as the catch-all text.
+    A key with a fraction is no code: the column is numeric, with 2 decimals and its point
+    masses as atoms. Seeded; the probe's noise has sd about 22 against counts of at least
+    3,900 and the unreleased values' about 11 each against a threshold near 140: no draw
+    within 6 sd changes the outcome (false-failure rate below 1e-8)."""
+    rng = np.random.default_rng(3)
+    n = 100_000
+    rate = rng.choice([0.0, 0.05, 0.06, 0.07], size=n, p=[0.78, 0.04, 0.11, 0.07])
+    spread = rng.random(n) < 0.01
+    rate[spread] = rng.integers(8, 101, int(spread.sum())) / 100
+    df = pd.DataFrame({"rate": [f"{x:.2f}" for x in rate],
+                       "flag": [f"{x:.2f}" for x in rng.choice([0.0, 1.0], size=n)]})  # fmt: skip
+    dom, report = learn_domain(df, rho=0.01, delta=1e-9, rng=np.random.default_rng(0),
+                               ledger=Ledger(Budget.zcdp(1.0)), neighbours=ADD_REMOVE)  # fmt: skip
+    rule = {c.name: c.rule for c in report.columns}
+    assert isinstance(dom["rate"], Numeric) and dom["rate"].decimals == 2, rule["rate"]
+    assert rule["rate"].startswith("quantity")
+    assert {0.0, 0.06, 0.07} <= set(report.columns[0].noisy["atoms"])
+    # 0.00 and 1.00 are whole numbers: a 0/1 flag written with decimals is still a code
+    assert rule["flag"].startswith("code:") and dom["flag"].size == 3

@@ -31,9 +31,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 * **kind**, when not declared in ``types``: text-like (noisy count of numbers short of
   :data:`NUMBER_SHARE` of the non-missing by more than :data:`NUMBER_SIGMAS` noise standard
   deviations) is categorical. A number-like column is probed by partition
-  selection (:data:`PROBE_SHARE`): if at most :data:`MAX_CODES` keys are released and their
-  noisy counts hold :data:`CODE_MASS` of the noisy non-missing values, it is a code
-  (categorical, the probe's keys its categories); otherwise a quantity (numeric).
+  selection (:data:`PROBE_SHARE`): if at most :data:`MAX_CODES` keys are released, each a
+  whole number, and their noisy counts hold :data:`CODE_MASS` of the noisy non-missing
+  values, it is a code (categorical, the probe's keys its categories); otherwise a quantity
+  (numeric).
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
@@ -471,6 +472,12 @@ def _label(base: str, taken: set[str]) -> str:
 def _integer_text(text: str) -> bool:
     """Whether ``text`` is an integer written plainly (``"7"``, ``"-2"``; not ``"07"``)."""
     return text.lstrip("-").isdigit() and str(int(text)) == text
+
+
+def _whole(key: Hashable) -> bool:
+    """Whether a released key reads as a whole number (``"7"``, ``"1.00"``, ``3.0``)."""
+    x = _cell(key)[1]
+    return x is not None and float(x).is_integer()
 
 
 def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
@@ -1179,7 +1186,10 @@ def _learn_column(
     mass = sum(codes.values())
     if probe is not None:
         noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": probe.tau}
-    coded = 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present
+    # codes are whole numbers: a released key with a fraction ("0.05") makes a quantity, a
+    # rate whose values the probe did not release are then bins, not a catch-all of text
+    whole = all(_whole(k) for k in codes)
+    coded = 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present and whole
     if probe is not None and kind is None and coded:
         attr, learned = _categorical(name, probe)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
