@@ -108,38 +108,6 @@ def test_a_rate_and_adjacent_point_masses_learned_from_a_raw_table():
     assert 0.0 in atoms["rate"]
 
 
-# --- the upper bound of a column whose top bucket holds only atoms -----------------------------
-def test_the_upper_bound_stops_at_the_top_atom_when_its_bucket_holds_nothing_else():
-    """A rate whose top value 1.00 opens the bucket ``[1, 2)``, and a count whose 510 and 511
-    are the only values of ``[500, 1000)``: the bound comes down to the top atom and a step.
-    Seeded; at this rho the difference of the bucket's and the atoms' noisy counts has sd
-    about 45 and the threshold is about 3.7 of them (BOUND_FALSE_RATE over 89 buckets): a
-    false failure has probability about 1e-4 per column and seed, 4e-4 in all."""
-    df = _rate_table(100_000, np.random.default_rng(0))
-    for seed in (0, 1):
-        rng = np.random.default_rng(seed)
-        dom, report = learn_domain(df, rho=0.01, delta=1e-9, rng=rng, ledger=Ledger(
-            Budget.zcdp(1.0)), neighbours=ADD_REMOVE)  # fmt: skip
-        assert dom["rate"].edges[-1] == 1.01 and dom["rate"].edges[-2] == 1.0
-        assert dom["count"].edges[-3:] == (510.0, 511.0, 512.0)
-        bounds = {c.name: c.noisy["bounds"] for c in report.columns}
-        assert bounds == {"rate": (0.0, 1.01), "count": (0.0, 512.0)}
-
-
-def test_the_upper_bound_keeps_its_bucket_when_values_sit_beside_the_atom():
-    """The same table with 3% of the counts spread over 520..990: the bucket ``[500, 1000)``
-    holds them beside the atoms, and the bound stays at 1000 (the difference is about 3,000
-    against a threshold near 165)."""
-    rng = np.random.default_rng(0)
-    df = _rate_table(100_000, rng)
-    spread = rng.random(len(df)) < 0.03
-    df.loc[spread, "count"] = [str(v) for v in rng.integers(520, 991, int(spread.sum()))]
-    dom, _ = learn_domain(df, rho=0.01, delta=1e-9, rng=np.random.default_rng(0),
-                          ledger=Ledger(Budget.zcdp(1.0)), neighbours=ADD_REMOVE)  # fmt: skip
-    assert dom["count"].edges[-1] == 1000.0
-    assert dom["rate"].edges[-1] == 1.01
-
-
 # --- codes are whole numbers ------------------------------------------------------------------
 def test_a_rate_of_few_frequent_values_is_a_quantity_not_a_code():
     """KDD's diff_srv_rate: 0.00, 0.05, 0.06 and 0.07 hold 98% of the values, the rest spread

@@ -681,39 +681,6 @@ def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
     return sorted(float(Decimal(u).scaleb(-decimals)) for u in taken)
 
 
-def _atom_top(
-    bounds: tuple[float, float], atoms: list[float], probe: Selection, buckets: np.ndarray,
-    noisy: np.ndarray, rho: float, decimals: int,
-) -> tuple[float, float]:  # fmt: skip
-    """The upper bound brought down to ``v + step`` when the bucket that set it holds the top
-    atom ``v`` and nothing beside its atoms: the bucket's noisy count (the bounds' histogram,
-    drawn at ``rho``) less the atoms' (the probe's) falls short of the threshold that the
-    difference's noise, the variances added, passes with probability at most
-    :data:`BOUND_FALSE_RATE` over the buckets (the test of an empty bucket). A rate written
-    ``1.00`` is otherwise bounded by its bucket ``[1, 2)`` and a count capped at 511 by ``[500,
-    1000)``: bins and decoded values beyond anything the column holds. Post-processing of the
-    two noisy counts (Bun and Steinke 2016, Lemma 1.8): no further cost."""
-    lo, hi = bounds
-    if not atoms or noisy.size == 0:
-        return bounds
-    top = atoms[-1]
-    starts = np.flatnonzero((buckets[:-1] <= top) & (buckets[1:] > top) & (buckets[1:] == hi))
-    if starts.size == 0:
-        return bounds
-    a, b = float(buckets[starts[0]]), hi
-    inside = {round(Decimal(repr(v)).scaleb(decimals)) for v in atoms if a <= v < b}
-    count, held = 0, 0  # the atoms' noisy counts in the bucket, and how many
-    for key, c in probe.released.items():
-        x = None if key == _MISSING else _cell(key)[1]
-        if x is not None and round(Decimal(repr(x)).scaleb(decimals)) in inside:
-            count, held = count + c, held + 1
-    sigma2 = float(discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)) + held * float(probe.sigma2)
-    tau = partition_threshold(sigma2, BOUND_FALSE_RATE / (buckets.size - 1))
-    if int(noisy[starts[0]]) - count >= tau:
-        return bounds  # values beside the atom in its bucket: the bucket's end stays
-    return lo, float(Decimal(repr(top)) + Decimal(1).scaleb(-decimals))
-
-
 def _edges(
     name: str, col: _Column, rho: float, bounds: tuple[float, float], decimals: int,
     atoms: list[float], ctx: _Context,
@@ -801,10 +768,6 @@ def _numeric(
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest
     atoms = _atoms(probe, present, decimals)
-    if probe is not None and found is not None:
-        bounds = _atom_top(bounds, atoms, probe, buckets, bucket_noisy, bounds_share * rest,
-                           decimals)  # fmt: skip
-        more["bounds"] = bounds
     if ctx.small:  # the bounds' counts place the edges: no quantiles
         edges = _small_edges(bounds, buckets, bucket_noisy, decimals, ctx.bins)
         spent = share * rho + bounds_share * rest
