@@ -1,8 +1,10 @@
 """Rules of the domain learning that a held-out table of a new shape (KDD Cup 99: rates in
 [0, 1] written with two decimals, counts whose mass sits on two adjacent values) showed
-wrong, ``docs/learn.md`` ("A held-out table: KDD Cup 99"): a point mass beside a larger one
-is an atom, and a column of whole numbers with a share of fractional values is not integer.
-Both are post-processing of noisy counts already drawn (no mechanism changed)."""
+wrong, ``docs/learn.md`` ("A held-out table of a new shape: KDD Cup 99"): a point mass
+beside a larger one is an atom; a column of whole numbers with a share of fractional values
+is not integer; codes are whole numbers; a bound across 0 from the mode's side needs a
+strong bucket. Each is post-processing of noisy counts already drawn (no mechanism
+changed)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,13 @@ from dpquery.data import Numeric
 from dpquery.domain_learning import (
     ATOM_PEAK,
     ATOM_SHARE,
+    BOUND_CROSS_RATE,
+    BOUND_FALSE_RATE,
     DECIMALS_FRACTION_MASS,
     DECIMALS_MASS,
     DECIMALS_SIGMAS,
     _atoms,
+    across_zero,
     learn_domain,
     precision_of,
 )
@@ -24,6 +29,7 @@ from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.privacy.partition_selection import Selection
+from dpquery.privacy.quantiles import bucket_threshold, magnitude_buckets
 
 
 def _probe(released: dict) -> Selection:
@@ -132,3 +138,37 @@ def test_a_rate_of_few_frequent_values_is_a_quantity_not_a_code():
     assert {0.0, 0.06, 0.07} <= set(report.columns[0].noisy["atoms"])
     # 0.00 and 1.00 are whole numbers: a 0/1 flag written with decimals is still a code
     assert rule["flag"].startswith("code:") and dom["flag"].size == 3
+
+
+# --- a bound across 0 from the mode's side ---------------------------------------------------
+def test_a_bound_across_zero_needs_a_strong_bucket_on_the_side_the_mode_lacks():
+    """KDD's dst_host_same_srv_rate (all in [0, 1], seed 10 of the release after the rules
+    above): one empty bucket ``[-2, -1)`` drawn above the 1% false rate's threshold gave a
+    lower bound of -2. The bounds' noisy counts are hand-made here (no draw)."""
+    buckets = magnitude_buckets(min_exponent=-2)
+    k = buckets.size - 1
+    rho = 2e-5  # about a KDD column's bounds share: noise sd 224
+    usual, strict = (bucket_threshold(rho, k, r) for r in (BOUND_FALSE_RATE, BOUND_CROSS_RATE))
+    assert 3.6 * 224 < usual < 3.7 * 224 < 4.6 * 224 < strict < 4.8 * 224
+
+    def at(x: float) -> int:  # the bucket holding x
+        return int(np.searchsorted(buckets, x, side="right") - 1)
+
+    noisy = np.zeros(k, dtype=np.int64)
+    noisy[at(1.0)], noisy[at(0.05)], noisy[at(-1.5)] = 35000, 9000, usual + 10
+    lo, hi = float(buckets[at(-1.5)]), 2.0  # private_bounds: [-2, 2)
+    assert across_zero(lo, hi, buckets, noisy, strict) == (0.0, 2.0)
+    noisy[at(-1.5)] = strict  # as strong as the cross rate asks: kept
+    assert across_zero(lo, hi, buckets, noisy, strict) == (-2.0, 2.0)
+    noisy[at(-0.3)] = strict  # the lowest strong bucket sets the bound
+    noisy[at(-1.5)] = usual
+    assert across_zero(lo, hi, buckets, noisy, strict) == (-0.5, 2.0)
+    # a mode below 0 and a weak positive bucket: the upper bound stops at 0
+    neg = np.zeros(k, dtype=np.int64)
+    neg[at(-50.0)], neg[at(30.0)] = 20000, usual
+    assert across_zero(-100.0, 50.0, buckets, neg, strict) == (-100.0, 0.0)
+    neg[at(30.0)] = strict
+    assert across_zero(-100.0, 50.0, buckets, neg, strict) == (-100.0, 50.0)
+    # bounds on the mode's side of 0 are as they were
+    assert across_zero(0.0, 2.0, buckets, noisy, strict) == (0.0, 2.0)
+    assert across_zero(0.5, 2.0, buckets, noisy, strict) == (0.5, 2.0)
