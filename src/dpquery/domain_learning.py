@@ -45,7 +45,8 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   (:func:`~dpquery.privacy.partition_selection.reselect_partitions`).
 * **atoms**: a numeric column (declared or not) is probed too; released values holding at
   least :data:`ATOM_SHARE` of it and :data:`ATOM_PEAK` times each released value one step
-  away become bins of their own (point masses, post-processing of the probe), and the bin
+  away that is not itself an atom (decided from the most frequent down) become bins of their
+  own (point masses, post-processing of the probe), and the bin
   edges are the quantiles of its other values.
 * **codes by range**: an undeclared integer column whose private bounds hold at most
   :data:`MAX_CODES` integers is categorical over every integer in them (public once the
@@ -53,10 +54,13 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 * **numeric**: the precision (:data:`DECIMALS_SHARE`): a noisy histogram of the decimals
   each value is written with (0 .. :data:`MAX_LEARNED_DECIMALS`), the most precise class
   holding :data:`DECIMALS_MASS` of the noisy total (and :data:`DECIMALS_SIGMAS` noise
-  standard deviations) wins (0: integers); then the bounds
+  standard deviations) wins (0: integers, unless the fractional classes together hold
+  :data:`DECIMALS_FRACTION_MASS`, :func:`precision_of`); then the bounds
   (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
   ``[5, 10)`` times a power of ten) whose noisy counts reach the threshold of
-  :data:`BOUND_FALSE_RATE`; then ``bins - 1`` equal-mass edges inside them by the exponential
+  :data:`BOUND_FALSE_RATE` (a bound on the side of 0 the mode lacks at the stricter
+  :data:`BOUND_CROSS_RATE`, :func:`across_zero`); then ``bins - 1`` equal-mass edges inside
+  them by the exponential
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
