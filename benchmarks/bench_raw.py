@@ -251,6 +251,8 @@ def hand_domain(table: str, cache: Path) -> tuple[Path, Path] | None:
         return path, cache / f"{table}_with_N.csv"
     books = {"adult": lambda: adult_codebook(data_dir() / "adult" / "adult.names"),
              "pums": pums_codebook, "cps": cps_codebook}  # fmt: skip
+    if table not in books:  # kdd: kddcup.names lists no values of its symbolic columns
+        return None
     path.write_text(json.dumps(books[table](), indent=1) + "\n")
     return path, data
 
