@@ -602,7 +602,7 @@ def across_zero(
     a bucket there whose noisy count alone reaches ``strict`` (the threshold of
     :data:`BOUND_CROSS_RATE`), and otherwise stopped at 0. A sign the mode's side lacks is as
     unlikely a priori as a far bucket: at :data:`BOUND_FALSE_RATE` per column, a non-negative
-    rate of KDD Cup 99 got a lower bound of -2 (its negative bins then drew 4% of the released
+    rate of KDD Cup 99 got a lower bound of -2 (its negative bins then drew 5.4% of the released
     values); a column with a real negative side holds far more than ``strict`` there. A
     public rule on the noisy counts (post-processing: no further cost)."""
     starts = buckets[:-1]
