@@ -10,6 +10,9 @@ Tables (``$DPQUERY_DATA_DIR``), prepared once into a cache folder (``--cache``, 
   ``N`` written as an empty (missing) cell.
 - ``cps``: ``census_cps/hdmm_CPS.csv.gz`` (49,427 rows: income, age, marital, race, sex).
 - ``ma``: ``acs/nist_ma2019.csv.gz`` (7,634 rows, the columns of ``nist``), ``N`` missing.
+- ``kdd``: 50,000 rows of KDD Cup 99's ``kdd99/kddcup.data_10_percent.gz`` (494,021 rows, no
+  header; ``DataFrame.sample``, seed 0) with the 41 names of ``kddcup.names`` and ``label``
+  (the attack type, e.g. ``normal.``), every cell as written. No hand-written domain.
 
 Each release is at total epsilon 1, delta 1e-9, and starts from the prepared CSV alone:
 
@@ -87,7 +90,8 @@ DELTA = 1e-9
 NUMERIC_MIN_DISTINCT = 20
 PAIR_BINS = 10
 NIST_ROWS = 20_000
-TABLES = ("adult", "pums", "nist", "cps", "ma")
+KDD_ROWS = 50_000
+TABLES = ("adult", "pums", "nist", "cps", "ma", "kdd")
 NIST_NUMERIC = ["AGEP", "PINCP", "POVPIP", "DENSITY"]
 METHODS = ("dpquery", "dpquery-domain", "sn-aim", "sn-mst", "dpmm-aim", "dpmm-mst")
 PEERS = {  # method: (interpreter env, script, algorithm)
@@ -120,6 +124,14 @@ def _adult_names(path: Path) -> list[str]:
     return [*names, "income"]
 
 
+def _kdd_names(path: Path) -> list[str]:
+    """The 41 feature names of ``kddcup.names`` (its first line lists the labels) and
+    ``label``."""
+    names = [line.split(":", 1)[0].strip() for line in path.read_text().splitlines()[1:]
+             if ":" in line]  # fmt: skip
+    return [*names, "label"]
+
+
 def prepare(table: str, cache: Path) -> Path:
     """The raw CSV of ``table`` in ``cache`` (written once)."""
     out = cache / f"{table}.csv"
@@ -146,6 +158,11 @@ def prepare(table: str, cache: Path) -> Path:
         hand[NIST_NUMERIC] = hand[NIST_NUMERIC].replace("N", np.nan)
         hand.to_csv(cache / f"{table}_with_N.csv", index=False)
         df = raw.replace("N", np.nan)
+    elif table == "kdd":
+        names = _kdd_names(d / "kdd99" / "kddcup.names")
+        raw = pd.read_csv(d / "kdd99" / "kddcup.data_10_percent.gz", header=None, names=names,
+                          dtype=str, keep_default_na=False)  # fmt: skip
+        df = raw.sample(n=KDD_ROWS, random_state=0).reset_index(drop=True)
     else:
         raise ValueError(f"unknown table {table!r}")
     tmp = out.with_suffix(".tmp")
@@ -234,6 +251,8 @@ def hand_domain(table: str, cache: Path) -> tuple[Path, Path] | None:
         return path, cache / f"{table}_with_N.csv"
     books = {"adult": lambda: adult_codebook(data_dir() / "adult" / "adult.names"),
              "pums": pums_codebook, "cps": cps_codebook}  # fmt: skip
+    if table not in books:  # kdd: kddcup.names lists no values of its symbolic columns
+        return None
     path.write_text(json.dumps(books[table](), indent=1) + "\n")
     return path, data
 

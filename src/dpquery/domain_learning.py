@@ -31,9 +31,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 * **kind**, when not declared in ``types``: text-like (noisy count of numbers short of
   :data:`NUMBER_SHARE` of the non-missing by more than :data:`NUMBER_SIGMAS` noise standard
   deviations) is categorical. A number-like column is probed by partition
-  selection (:data:`PROBE_SHARE`): if at most :data:`MAX_CODES` keys are released and their
-  noisy counts hold :data:`CODE_MASS` of the noisy non-missing values, it is a code
-  (categorical, the probe's keys its categories); otherwise a quantity (numeric).
+  selection (:data:`PROBE_SHARE`): if at most :data:`MAX_CODES` keys are released, each a
+  whole number, and their noisy counts hold :data:`CODE_MASS` of the noisy non-missing
+  values, it is a code (categorical, the probe's keys its categories); otherwise a quantity
+  (numeric).
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
@@ -44,7 +45,8 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   (:func:`~dpquery.privacy.partition_selection.reselect_partitions`).
 * **atoms**: a numeric column (declared or not) is probed too; released values holding at
   least :data:`ATOM_SHARE` of it and :data:`ATOM_PEAK` times each released value one step
-  away become bins of their own (point masses, post-processing of the probe), and the bin
+  away that is not itself an atom (decided from the most frequent down) become bins of their
+  own (point masses, post-processing of the probe), and the bin
   edges are the quantiles of its other values.
 * **codes by range**: an undeclared integer column whose private bounds hold at most
   :data:`MAX_CODES` integers is categorical over every integer in them (public once the
@@ -52,10 +54,13 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 * **numeric**: the precision (:data:`DECIMALS_SHARE`): a noisy histogram of the decimals
   each value is written with (0 .. :data:`MAX_LEARNED_DECIMALS`), the most precise class
   holding :data:`DECIMALS_MASS` of the noisy total (and :data:`DECIMALS_SIGMAS` noise
-  standard deviations) wins (0: integers); then the bounds
+  standard deviations) wins (0: integers, unless the fractional classes together hold
+  :data:`DECIMALS_FRACTION_MASS`, :func:`precision_of`); then the bounds
   (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
   ``[5, 10)`` times a power of ten) whose noisy counts reach the threshold of
-  :data:`BOUND_FALSE_RATE`; then ``bins - 1`` equal-mass edges inside them by the exponential
+  :data:`BOUND_FALSE_RATE` (a bound on the side of 0 the mode lacks at the stricter
+  :data:`BOUND_CROSS_RATE`, :func:`across_zero`); then ``bins - 1`` equal-mass edges inside
+  them by the exponential
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
@@ -154,6 +159,10 @@ DECIMALS_MASS = 0.05
 """The most precise decimals class holding this share of the noisy total (and at least
 :data:`DECIMALS_SIGMAS` noise standard deviations) is the precision."""
 DECIMALS_SIGMAS = 4.0
+DECIMALS_FRACTION_MASS = 0.01
+"""A column whose fractional values (1 decimal or more) hold this share of the noisy total
+together, though no fractional class alone holds :data:`DECIMALS_MASS`, is not integer
+(:func:`precision_of`)."""
 BOUNDS_SHARE = 0.5
 """Of a numeric column's share for its edges, the part spent on its bounds."""
 BOUND_FALSE_RATE = 0.01
@@ -161,6 +170,10 @@ BOUND_FALSE_RATE = 0.01
 empty bucket's noise exceeds with probability at most this over all the buckets of a column
 (:func:`bound_threshold`): a bound far beyond the data, which would waste the bin edges'
 candidates, comes from the noise alone in at most 1% of the columns."""
+BOUND_CROSS_RATE = 1e-4
+"""A bound on the side of 0 that the mode of a column's bucket counts lacks needs a bucket
+there whose noisy count reaches the threshold of this false rate over all the buckets
+(:func:`across_zero`), not :data:`BOUND_FALSE_RATE`'s: 4.7 noise sd in place of 3.7."""
 BOUND_WINDOW = 3
 """A run of this many consecutive magnitude buckets (a decade) whose noisy counts together
 reach their own threshold (the same false rate, for the sum's noise) also bounds the
@@ -469,6 +482,12 @@ def _integer_text(text: str) -> bool:
     return text.lstrip("-").isdigit() and str(int(text)) == text
 
 
+def _whole(key: Hashable) -> bool:
+    """Whether a released key reads as a whole number (``"7"``, ``"1.00"``, ``3.0``)."""
+    x = _cell(key)[1]
+    return x is not None and float(x).is_integer()
+
+
 def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
     keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
     texts = [k for k in keys if isinstance(k, str)]
@@ -498,10 +517,35 @@ def _decimals(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, 
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
     counts = [int(c) for c in noisy]
+    return precision_of(counts, _sigma(rho, math.sqrt(2))), counts
+
+
+def precision_of(counts: list[int], sigma: float) -> int:
+    """The precision read off the noisy decimals histogram ``counts`` (classes 0 ..
+    :data:`MAX_LEARNED_DECIMALS`, noise sd ``sigma`` each): the most precise class holding
+    :data:`DECIMALS_MASS` of the noisy total and :data:`DECIMALS_SIGMAS` sd. When only the
+    whole numbers (class 0) do, but the fractional classes together hold
+    :data:`DECIMALS_FRACTION_MASS` of the total and :data:`DECIMALS_SIGMAS` sd of their sum,
+    the column is not integer: its precision is the most precise fractional class holding
+    :data:`DECIMALS_MASS` of their mass (and the sd floor), or else the largest one. A rate
+    written ``0.00``, ``1.00``, ``0.33`` whose zeros and ones are 95% of the values is a
+    rate, not a 0/1 integer column whose other values clip. Post-processing of the noisy
+    histogram: public."""
     total = sum(max(c, 0) for c in counts)
-    floor = max(DECIMALS_MASS * total, DECIMALS_SIGMAS * _sigma(rho, math.sqrt(2)))
-    passing = [k for k, c in enumerate(counts) if total > 0 and c >= floor]
-    return (max(passing) if passing else 0), counts
+    if total <= 0:
+        return 0
+    floor = max(DECIMALS_MASS * total, DECIMALS_SIGMAS * sigma)
+    passing = [k for k, c in enumerate(counts) if c >= floor]
+    if passing and max(passing) > 0:
+        return max(passing)
+    fractional = counts[1:]
+    if sum(fractional) < max(DECIMALS_FRACTION_MASS * total,
+                             DECIMALS_SIGMAS * sigma * math.sqrt(len(fractional))):  # fmt: skip
+        return 0
+    mass = sum(max(c, 0) for c in fractional)
+    floor = max(DECIMALS_MASS * mass, DECIMALS_SIGMAS * sigma)
+    passing = [k for k, c in enumerate(fractional, start=1) if c >= floor]
+    return max(passing) if passing else 1 + int(np.argmax(fractional))
 
 
 def _outward(x: float, decimals: int, rounding: Any) -> float:
@@ -540,12 +584,36 @@ def _bounds(
     if bounds is None:
         return None, buckets, np.zeros(0, dtype=np.int64)
     lo, hi = bounds[0], bounds[1]
+    if not ctx.small:  # (a small table's growth from the mode has its own rule at 0)
+        lo, hi = across_zero(lo, hi, buckets, bounds[2], bucket_threshold(rho, k, BOUND_CROSS_RATE))
     if 0 < lo <= hi / BOUND_ZERO_RATIO:
         lo = 0.0  # a positive column starting near 0: its thin low tail is kept, not clipped
     lo, hi = _outward(lo, decimals, math.floor), _outward(hi, decimals, math.ceil)
     if hi <= lo:
         hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
     return (lo, hi), buckets, bounds[2]
+
+
+def across_zero(
+    lo: float, hi: float, buckets: np.ndarray, noisy: np.ndarray, strict: float
+) -> tuple[float, float]:
+    """The bounds ``(lo, hi)`` of :func:`~dpquery.privacy.quantiles.private_bounds` with the
+    side of 0 that the mode (the bucket of the largest noisy count) lacks kept only as far as
+    a bucket there whose noisy count alone reaches ``strict`` (the threshold of
+    :data:`BOUND_CROSS_RATE`), and otherwise stopped at 0. A sign the mode's side lacks is as
+    unlikely a priori as a far bucket: at :data:`BOUND_FALSE_RATE` per column, a non-negative
+    rate of KDD Cup 99 got a lower bound of -2 (its negative bins then drew 5.4% of the released
+    values); a column with a real negative side holds far more than ``strict`` there. A
+    public rule on the noisy counts (post-processing: no further cost)."""
+    starts = buckets[:-1]
+    mode = float(starts[int(np.argmax(noisy))])  # the first of equal maxima: a public tie rule
+    if mode >= 0 and lo < 0:
+        strong = np.flatnonzero((starts < 0) & (noisy >= strict))
+        lo = float(starts[strong[0]]) if strong.size else 0.0
+    elif mode < 0 and hi > 0:
+        strong = np.flatnonzero((starts >= 0) & (noisy >= strict))
+        hi = float(buckets[strong[-1] + 1]) if strong.size else 0.0
+    return lo, hi
 
 
 def _code_top(
@@ -617,9 +685,11 @@ def _round(x: float, decimals: int) -> float:
 def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
     """The probe's released numbers holding at least :data:`ATOM_SHARE` of the noisy
     non-missing values and at least :data:`ATOM_PEAK` times the noisy count of each value
-    one step away that the probe released (one it did not release counts 0), rounded to the
-    precision (post-processing of the probe). A point mass stands above its neighbours; a
-    smooth run of frequent integers (ages) does not, and is left to the quantiles' bins."""
+    one step away that the probe released (one it did not release counts 0) and that is not
+    itself an atom, rounded to the precision (post-processing of the probe). Values are
+    taken from the most frequent down, so a neighbour that is an atom has been decided
+    first. A point mass stands above its neighbours, or beside a larger one; a smooth run of
+    frequent integers (ages) does not, and is left to the quantiles' bins."""
     if sel is None:
         return []
     counts: dict[int, int] = {}  # the value in steps of the precision -> its noisy count
@@ -630,12 +700,17 @@ def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
         if x is not None:
             units = round(Decimal(repr(x)).scaleb(decimals))
             counts[units] = counts.get(units, 0) + count
-    out = []
-    for units, count in counts.items():
-        beside = max(counts.get(units - 1, 0), counts.get(units + 1, 0))
+    taken: set[int] = set()
+    # the most frequent first: a neighbour already taken as an atom is a point mass of its
+    # own, not a run this value belongs to (KDD Cup's 510 connections beside the 511 that
+    # nearly half the records hold: a point mass too, which a quantile bin spread over
+    # [240, 511), a KS of 0.06)
+    for units, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        beside = max((counts.get(u, 0) for u in (units - 1, units + 1) if u not in taken),
+                     default=0)  # fmt: skip
         if count >= ATOM_SHARE * present and count >= ATOM_PEAK * beside:
-            out.append(float(Decimal(units).scaleb(-decimals)))
-    return sorted(out)
+            taken.add(units)
+    return sorted(float(Decimal(u).scaleb(-decimals)) for u in taken)
 
 
 def _edges(
@@ -1106,7 +1181,10 @@ def _learn_column(
     mass = sum(codes.values())
     if probe is not None:
         noisy |= {"probe_released": len(codes), "probe_mass": mass, "threshold": probe.tau}
-    coded = 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present
+    # codes are whole numbers: a released key with a fraction ("0.05") makes a quantity, a
+    # rate whose values the probe did not release are then bins, not a catch-all of text
+    whole = all(_whole(k) for k in codes)
+    coded = 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present and whole
     if probe is not None and kind is None and coded:
         attr, learned = _categorical(name, probe)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
