@@ -23,11 +23,15 @@ from dpquery.pipeline.request import Backend, Dataset, TableFile
 def flag_errors(*names: str, flags: Mapping[str, str] | None = None) -> Iterator[None]:
     """Library errors raised inside, with the parameters ``names`` spelled as flags
     (``delta`` -> ``--delta``; ``flags`` maps a parameter to another flag): the library names
-    values, the command line names flags."""
+    values, the command line names flags. The error's notes (what a failed run spent) are
+    kept."""
     try:
         yield
     except DPQueryError as exc:
-        raise DPQueryError(as_flags(str(exc), *names, flags=flags)) from None
+        spelled = DPQueryError(as_flags(str(exc), *names, flags=flags))
+        for note in getattr(exc, "__notes__", []):
+            spelled.add_note(note)
+        raise spelled from None
 
 
 def as_flags(message: str, *names: str, flags: Mapping[str, str] | None = None) -> str:

@@ -50,6 +50,7 @@ from dpquery.cli.common import (
     as_flags,
     backend_of,
     check_backend_args,
+    flag_errors,
     source_of,
 )
 from dpquery.cli.domain import parse_types
@@ -67,6 +68,7 @@ from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import plan
 from dpquery.pipeline.inputs import holds_items
+from dpquery.pipeline.learning import check_share
 from dpquery.pipeline.writes import DENSE_COLUMNS
 from dpquery.privacy.neighbours import ADD_REMOVE
 
@@ -135,7 +137,7 @@ def _synth(args: argparse.Namespace) -> int:
     items = reads_items(args)
     _check_flags(args, items)  # before any work
     request = _request(args, items)
-    with option_flags(args.algorithm):
+    with option_flags(args.algorithm), flag_errors("types", "domain_share"):
         result = pipeline.release(request)
     files = request.files
     assert files is not None
@@ -174,6 +176,9 @@ def _check_flags(args: argparse.Namespace, items: bool) -> None:
                            "without --domain, or with --learn-rest)")  # fmt: skip
     if learned:
         parse_types(args.types)
+        if args.domain_share is not None:
+            with flag_errors("domain_share"):
+                check_share(args.domain_share)
         if args.backend == "dask":
             raise DPQueryError(
                 "learning the domain reads the whole table in this process: give its domain "
