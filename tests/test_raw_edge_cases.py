@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpquery
 from dpquery.cli import main
 from dpquery.data import Categorical, Domain, Numeric
 from dpquery.data.encode import csv_separator
@@ -65,7 +66,8 @@ def _digest(path: Path) -> str:
         ("age,color,wage\n", ["has no records (only a header)"]),
         ("age,age,wage\n1,2,3\n", ["names column 'age' twice", "columns 1 and 2"]),
         ("age, age,wage\n1,2,3\n", ["names column 'age' twice"]),  # as pandas reads it
-        ("age,,wage\n1,red,3\n", ["column 2 of the header", "has no name"]),
+        ("age,,wage\n1,red,3\n", ["column 2 of the header", "has no name; name every"]),
+        (",age\n0,1\n1,2\n", ["column 1 of the header", "a row index"]),
         ("age;;wage\n1;red;3\n", ["column 2 of the header (separated by ';')", "has no name"]),
         ("a,b\n1,2,5\n3,4,6\n", ["more fields than the header's 2 column(s)", "','"]),
     ],
@@ -135,6 +137,15 @@ def test_separators_bom_line_endings_and_gzip_give_the_same_release(tmp_path: Pa
     assert len(set(digests.values())) == 1, digests
 
 
+def test_names_are_kept_as_written(tmp_path: Path) -> None:
+    table = _base().rename(columns={"age": "Âge du client", "wage": "wage (€)"})
+    data, out = tmp_path / "T.csv", tmp_path / "s.csv"
+    table.to_csv(data, index=False)
+    assert main([*_synth(data, out), "--quiet"]) == 0
+    assert list(pd.read_csv(out).columns) == ["Âge du client", "color", "wage (€)"]
+    assert Domain.load(out.with_suffix(".domain.json")).names == tuple(table.columns)
+
+
 # --- values: what is kept, what is said ---------------------------------------------------
 @pytest.mark.parametrize(
     ("text", "plain"),
@@ -179,6 +190,8 @@ def test_money_and_percentages_are_numbers(
     released = pd.read_csv(out)
     assert pd.api.types.is_float_dtype(released["price"])  # plain numbers, no '$'
     assert released["share"].between(0, 100).mean() > 0.9
+    frame, _ = dpquery.synthesize(table, epsilon=1, seed=0)  # the API reads them alike
+    assert pd.api.types.is_float_dtype(frame["price"]) and frame["price"].notna().mean() > 0.9
 
 
 def test_an_identifier_is_never_echoed_and_the_console_says_so(

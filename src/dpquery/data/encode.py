@@ -258,8 +258,9 @@ def check_header(path: Path, names: Sequence[str], sep: str) -> None:
     second release, would not match their table)."""
     blank = [i + 1 for i, n in enumerate(names) if not n.strip()]
     if blank and len(names) > 1:
+        index = " (a row index, as pandas' to_csv writes by default? drop it)" * (blank == [1])
         raise DPQueryError(f"{path}: column {blank[0]} of the header (separated by {sep!r}) "
-                           "has no name; name every column")  # fmt: skip
+                           f"has no name{index}; name every column")  # fmt: skip
     seen: dict[str, int] = {}
     for i, name in enumerate(n.lstrip() for n in names):  # as read (skipinitialspace)
         if name in seen:
