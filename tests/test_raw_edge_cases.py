@@ -20,8 +20,9 @@ import pytest
 import dpquery
 from dpquery.cli import main
 from dpquery.data import Categorical, Domain, Numeric
-from dpquery.data.encode import csv_separator
-from dpquery.domain_learning import OTHER_LABEL, plain_number
+from dpquery.data.encode import csv_layout, csv_separator
+from dpquery.data.numbers import plain_number
+from dpquery.domain_learning import OTHER_LABEL
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import LARGEST_BOUND
 
@@ -104,6 +105,8 @@ def test_the_separator_is_read_off_the_header_alone(tmp_path: Path) -> None:
         path = tmp_path / "h.csv"
         path.write_text(f"{header}\n1{sep}2,5\n")  # a decimal comma in a ';' file's record
         assert csv_separator(path) == sep
+    (tmp_path / "hint.csv").write_text("sep=|\na|b,c\n1|2\n")  # a spreadsheet's hint line
+    assert csv_layout(tmp_path / "hint.csv") == ("|", 1)
     gz = tmp_path / "h.csv.gz"
     gz.write_bytes(gzip.compress("\ufeffa;b\r\n1;2\r\n".encode()))
     assert csv_separator(gz) == ";"
@@ -122,6 +125,7 @@ def test_separators_bom_line_endings_and_gzip_give_the_same_release(tmp_path: Pa
         "semicolon.csv": lambda p: table.to_csv(p, index=False, sep=";"),
         "tab.csv": lambda p: table.to_csv(p, index=False, sep="\t"),
         "tab.tsv": lambda p: table.to_csv(p, index=False, sep="\t"),
+        "hint.csv": lambda p: p.write_text("sep=;\n" + table.to_csv(index=False, sep=";")),
         "bom.csv": lambda p: table.to_csv(p, index=False, encoding="utf-8-sig"),
         "crlf.csv": lambda p: table.to_csv(p, index=False, lineterminator="\r\n"),
         "gzip.csv.gz": lambda p: table.to_csv(p, index=False, compression="gzip"),
@@ -190,6 +194,9 @@ def test_money_and_percentages_are_numbers(
     released = pd.read_csv(out)
     assert pd.api.types.is_float_dtype(released["price"])  # plain numbers, no '$'
     assert released["share"].between(0, 100).mean() > 0.9
+    again = tmp_path / "again.csv"  # the learned domain given back reads them alike
+    assert main(_synth(data, again, "--domain", str(out.with_suffix(".domain.json")))) == 0
+    assert pd.api.types.is_float_dtype(pd.read_csv(again)["price"])
     frame, _ = dpquery.synthesize(table, epsilon=1, seed=0)  # the API reads them alike
     assert pd.api.types.is_float_dtype(frame["price"]) and frame["price"].notna().mean() > 0.9
 
@@ -225,6 +232,29 @@ def test_an_identifier_is_never_echoed_and_the_console_says_so(
     assert pd.to_numeric(released["huge"]).max() <= LARGEST_BOUND
     notes = json.loads(report.read_text())["release"]["domain"]["notes"]
     assert len(notes) == 4 and all(c in " ".join(notes) for c in ("id", "joined", "huge"))
+
+
+def test_text_in_a_numeric_column_is_missing_and_can_be_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Learned, ``unknown`` among numbers is released as missing; a domain given back reads
+    it as an error naming it, unless ``--na-values`` says it means missing."""
+    table = _base()
+    score = np.random.default_rng(4).integers(0, 100, N).astype(object)
+    score[: N // 5] = "unknown"
+    table["score"] = score
+    data, out = tmp_path / "T.csv", tmp_path / "s.csv"
+    table.to_csv(data, index=False)
+    assert main([*_synth(data, out), "--quiet"]) == 0
+    domain = out.with_suffix(".domain.json")
+    assert isinstance(Domain.load(domain)["score"], Numeric)
+    released = pd.read_csv(out)["score"]
+    assert released.isna().mean() > 0.05 and not (released.astype(str) == "unknown").any()
+    again = [*_synth(data, tmp_path / "again.csv", "--domain", str(domain))]
+    _refused(capsys, again, "column 'score'", "are not numbers: 'unknown' (200x)", "--na-values")
+    assert main([*again, "--na-values", "unknown", "--quiet"]) == 0
+    _refused(capsys, [*again, "--na-values", "unknown", "--backend", "dask"],
+             "--na-values applies to a table read from --data FILE")  # fmt: skip
 
 
 def test_booleans_and_two_values_stay_as_written(tmp_path: Path) -> None:

@@ -74,7 +74,6 @@ the non-missing count. Each reads only noisy counts already drawn: post-processi
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
@@ -84,6 +83,7 @@ import numpy as np
 import pandas as pd
 
 from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Domain, Numeric
+from dpquery.data.numbers import plain_number
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.conversions import zcdp_rho_for
@@ -393,38 +393,6 @@ def _cell(v: object) -> tuple[Hashable, float | None, int]:
     # has most of its values at 2, which the precision rule's share keeps
     exp = d.normalize().as_tuple().exponent if d else 0
     return text, x, max(0, min(MAX_LEARNED_DECIMALS, -int(exp)))
-
-
-_FORMATTED = re.compile(
-    r"(?P<sign>[-+]?)(?:(?P<currency>[$€£¥]) ?)?(?P<sign2>[-+]?)"
-    r"(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?: ?(?P<percent>%))?"
-)
-
-
-def plain_number(text: str) -> str | None:
-    """A number written with a currency sign, thousands separators or a percent sign, as
-    plain text (``"$1,200.50"`` -> ``"1200.50"``, ``"-€3"`` -> ``"-3"``, ``"12.5%"`` ->
-    ``"12.5"``: a percentage stays in percent); None for any other text. Each cell is read
-    alone (no other value of the column is looked at); a column decided numeric is released
-    as plain numbers, one decided categorical keeps the texts as written."""
-    m = _FORMATTED.fullmatch(text)
-    if m is None or (m["sign"] and m["sign2"]):
-        return None
-    if not (m["currency"] or m["percent"] or "," in m["number"]):
-        return None  # a plain number: Decimal reads it
-    return (m["sign"] or m["sign2"]) + m["number"].replace(",", "")
-
-
-def numbers_of(values: pd.Series) -> pd.Series:
-    """``values`` as numbers, as :func:`_cell` reads them (formatted numbers included,
-    :func:`plain_number`); anything else NaN."""
-    numbers = pd.to_numeric(values, errors="coerce")
-    text = values.notna() & numbers.isna() & values.map(lambda v: isinstance(v, str))
-    if text.any():
-        plain = values[text].map(lambda v: plain_number(v.strip()))
-        numbers = numbers.astype(np.float64)
-        numbers[text] = pd.to_numeric(plain, errors="coerce")
-    return numbers
 
 
 def _read(series: pd.Series) -> _Column:

@@ -91,7 +91,8 @@ def source_of(args: argparse.Namespace) -> TableFile | Dataset:
         if args.domain is not None or args.infer_domain:
             raise DPQueryError("--dataset has its own public domain; drop --domain")
         return Dataset(args.dataset)
-    return TableFile(args.data, args.domain, args.infer_domain)
+    na_values = tuple(v for v in getattr(args, "na_values", "").split(",") if v)
+    return TableFile(args.data, args.domain, args.infer_domain, na_values)
 
 
 def load_data(args: argparse.Namespace) -> BinaryData:

@@ -115,6 +115,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="numeric bins: a uniform value in the bin, or the bin label")  # fmt: skip
     add_output_args(g)
     g.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    p.add_argument("--na-values", default="", metavar="V[,V...]",
+                   help="more texts of --data meaning a missing value (e.g. 'unknown,?'), "
+                   "besides pandas' defaults (empty, NA, NaN, ...)")  # fmt: skip
     g.add_argument("--seed", type=int, help="seed every random choice (testing/research only)")
     g.add_argument("--quiet", action="store_true",
                    help="print nothing on success (warnings the user must see still go to "
@@ -137,7 +140,7 @@ def _synth(args: argparse.Namespace) -> int:
     items = reads_items(args)
     _check_flags(args, items)  # before any work
     request = _request(args, items)
-    with option_flags(args.algorithm), flag_errors("types", "domain_share"):
+    with flag_errors("types", "domain_share"), option_flags(args.algorithm):
         result = pipeline.release(request)
     files = request.files
     assert files is not None
@@ -168,6 +171,9 @@ def _check_flags(args: argparse.Namespace, items: bool) -> None:
     if not items:
         check_budget_given(args)
         check_backend_args(args)
+    if args.na_values and (items or args.backend == "dask" or args.data is None):
+        raise DPQueryError("--na-values applies to a table read from --data FILE in this "
+                           "process (--backend local)")  # fmt: skip
     learned = not items and _learns(args)
     if not learned and (args.domain_share is not None or args.types):
         given = " and ".join(f for f, v in (("--domain-share", args.domain_share),

@@ -61,6 +61,7 @@ from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
+from dpquery.data.numbers import numbers_of
 from dpquery.domain_learning import (
     PUBLIC_RULE,
     SECOND_SHARE,
@@ -70,7 +71,6 @@ from dpquery.domain_learning import (
     learn_budget,
     learn_domain,
     learn_within,
-    numbers_of,
     within_plan,
 )
 from dpquery.errors import DPQueryError
@@ -319,7 +319,7 @@ def raw_table(source: TableFile | Frame) -> pd.DataFrame:
         return source.table
     if source.path.is_dir():
         raise DPQueryError(f"{source.path} is a folder: learning a domain reads one file")
-    return read_raw(source.path)
+    return read_raw(source.path, list(source.na_values))
 
 
 def learn(
