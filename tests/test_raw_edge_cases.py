@@ -232,6 +232,10 @@ def test_an_identifier_is_never_echoed_and_the_console_says_so(
     assert pd.to_numeric(released["huge"]).max() <= LARGEST_BOUND
     notes = json.loads(report.read_text())["release"]["domain"]["notes"]
     assert len(notes) == 4 and all(c in " ".join(notes) for c in ("id", "joined", "huge"))
+    learned = tmp_path / "d.json"  # the learning alone says it too
+    assert main(["domain", "learn", "--data", str(data), "--epsilon", "1", "--seed", "0",
+                 "--out", str(learned)]) == 0  # fmt: skip
+    assert "note: id: no value is held by enough records" in capsys.readouterr().out
 
 
 def test_text_in_a_numeric_column_is_missing_and_can_be_said_so(
