@@ -105,6 +105,8 @@ def test_the_separator_is_read_off_the_header_alone(tmp_path: Path) -> None:
         path = tmp_path / "h.csv"
         path.write_text(f"{header}\n1{sep}2,5\n")  # a decimal comma in a ';' file's record
         assert csv_separator(path) == sep
+    (tmp_path / "quoted.csv").write_text('"wage, USD";age\n1;2\n')
+    assert csv_separator(tmp_path / "quoted.csv") == ";"
     (tmp_path / "hint.csv").write_text("sep=|\na|b,c\n1|2\n")  # a spreadsheet's hint line
     assert csv_layout(tmp_path / "hint.csv") == ("|", 1)
     gz = tmp_path / "h.csv.gz"

@@ -252,7 +252,8 @@ def csv_layout(path: Path) -> tuple[str, int]:
     elif ".tsv" in [s.lower() for s in path.suffixes]:
         sep = "\t"
     else:
-        sep = next((s for s in SEPARATORS if s in line), ",")
+        bare = re.sub(r'"[^"]*"', "", line)  # a quoted name may hold any character
+        sep = next((s for s in SEPARATORS if s in bare), ",")
     check_header(path, next(csv.reader([line], delimiter=sep)), sep)
     return sep, skip
 
