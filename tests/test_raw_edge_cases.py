@@ -18,9 +18,11 @@ import pandas as pd
 import pytest
 
 import dpquery
+from dpquery.backends import table_partitions
 from dpquery.cli import main
 from dpquery.data import Categorical, Domain, Numeric
-from dpquery.data.encode import csv_layout, csv_separator
+from dpquery.data.binary import unpack_columns
+from dpquery.data.encode import csv_layout, csv_separator, encode, read_table
 from dpquery.data.numbers import plain_number
 from dpquery.domain_learning import OTHER_LABEL
 from dpquery.errors import DPQueryError
@@ -117,6 +119,25 @@ def test_the_separator_is_read_off_the_header_alone(tmp_path: Path) -> None:
     (tmp_path / "bad.csv").write_bytes(b"caf\xe9,b\n1,2\n")
     with pytest.raises(DPQueryError, match="not UTF-8"):
         csv_separator(tmp_path / "bad.csv")
+
+
+def test_dask_partitions_read_the_separator_alike(tmp_path: Path) -> None:
+    """The partitions of ``--backend dask`` read a ';' file as the local reader does, and
+    refuse a ``sep=`` line (their records start after the first line)."""
+    table = _base(200)[["age", "color"]]
+    domain = Domain((Numeric.equal_width("age", 0, 100, 5), Categorical("color", ("red", "blue",
+                     "green"))))  # fmt: skip
+    data = tmp_path / "T.csv"
+    table.to_csv(data, index=False, sep=";")
+    parts = table_partitions(data, domain, 3)
+    local = encode(read_table(data, domain), domain)
+    assert sum(p.rows() for p in parts) == 200
+    loaded = [p.load() for p in parts]
+    bits = np.concatenate([unpack_columns(b.words, b.n) for b in loaded], axis=0)
+    assert np.array_equal(bits, unpack_columns(local.words, local.n))
+    data.write_text("sep=;\n" + table.to_csv(index=False, sep=";"))
+    with pytest.raises(DPQueryError, match="remove that line to read it on --backend dask"):
+        table_partitions(data, domain, 3)
 
 
 # --- files written differently hold the same table: the same release, byte for byte -------
