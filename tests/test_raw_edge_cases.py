@@ -89,6 +89,20 @@ def test_an_unreadable_table_is_refused_before_any_work(
     assert _digest(data) == before
 
 
+def test_one_record_is_refused_with_what_it_spent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused after the learning's noisy count (the only error after a draw): the line says
+    why and the note under it what was spent, so a second try knows the data was used."""
+    data = tmp_path / "T.csv"
+    data.write_text("age,color,wage\n34,red,1200.5\n")
+    assert main(_synth(data, tmp_path / "s.csv")) == 2
+    err = capsys.readouterr().err
+    assert "too few to learn a domain" in err and "records (a noisy count)" in err
+    assert "privacy spent before the failure" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["T.csv"]
+
+
 def test_a_repeated_name_is_refused_with_a_domain_given_too(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
