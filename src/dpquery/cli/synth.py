@@ -115,7 +115,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="numeric bins: a uniform value in the bin, or the bin label")  # fmt: skip
     add_output_args(g)
     g.add_argument("--overwrite", action="store_true", help="replace existing output files")
-    p.add_argument("--na-values", default="", metavar="V[,V...]",
+    r = p.add_argument_group("reading --data (a CSV)")
+    r.add_argument("--na-values", default="", metavar="V[,V...]",
                    help="more texts of --data meaning a missing value (e.g. 'unknown,?'), "
                    "besides pandas' defaults (empty, NA, NaN, ...)")  # fmt: skip
     g.add_argument("--seed", type=int, help="seed every random choice (testing/research only)")
