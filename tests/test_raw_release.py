@@ -189,7 +189,7 @@ def test_share_and_types_are_taken(raw: Path) -> None:
     [
         (["--rho", "1"], "needs an (epsilon, delta) budget"),
         (["--epsilon", "1", "--delta", "0"], "pure epsilon"),
-        (["--epsilon", "1", "--domain-share", "1.5"], "domain_share must be"),
+        (["--epsilon", "1", "--domain-share", "1.5"], "--domain-share must be"),
         (["--epsilon", "1", "--types", "children=count"], "kind must be"),
         (["--epsilon", "1", "--backend", "dask"], "learning the domain reads the whole table"),
     ],

@@ -88,6 +88,7 @@ import numpy as np
 import pandas as pd
 
 from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Domain, Numeric
+from dpquery.data.numbers import plain_number
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.conversions import zcdp_rho_for
@@ -394,7 +395,10 @@ def _cell(v: object) -> tuple[Hashable, float | None, int]:
         d = Decimal(text)
         x = float(d)
     except (InvalidOperation, ValueError, OverflowError):
-        return text, None, 0
+        plain = plain_number(text)
+        if plain is None:
+            return text, None, 0
+        d, x = Decimal(plain), float(plain)  # the key stays the text as written
     if not math.isfinite(x) or not d.is_finite():
         return text, None, 0
     # trailing zeros carry no precision: "12000.0" (an integer column that pandas wrote as

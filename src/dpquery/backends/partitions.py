@@ -30,6 +30,7 @@ from dpquery.data.domain import Domain, Numeric
 from dpquery.data.encode import (
     _from_pairs,
     check_indices,
+    csv_layout,
     encode,
     read_pairs,
     read_table,
@@ -64,8 +65,13 @@ class Partition(Protocol):
 
 # -- tables -------------------------------------------------------------------------------
 def _csv_layout(path: Path, domain: Domain) -> tuple[str, list[str], dict[str, type[str]]]:
-    """Separator, header and dtypes exactly as :func:`read_table` reads the whole file."""
-    sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
+    """Separator, header and dtypes exactly as :func:`read_table` reads the whole file
+    (:func:`~dpquery.data.encode.csv_layout`; the records start after the header line, so a
+    spreadsheet's ``sep=`` line before it is refused)."""
+    sep, skip = csv_layout(path)
+    if skip:
+        raise DPQueryError(f"{path}: its first line names the separator ('sep={sep}'); "
+                           "remove that line to read it on --backend dask")  # fmt: skip
     header = list(pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True).columns)
     _check_header(path, header, domain)
     dtype = {a.name: str for a in domain.attributes if not isinstance(a, Numeric)}

@@ -23,11 +23,15 @@ from dpquery.pipeline.request import Backend, Dataset, TableFile
 def flag_errors(*names: str, flags: Mapping[str, str] | None = None) -> Iterator[None]:
     """Library errors raised inside, with the parameters ``names`` spelled as flags
     (``delta`` -> ``--delta``; ``flags`` maps a parameter to another flag): the library names
-    values, the command line names flags."""
+    values, the command line names flags. The error's notes (what a failed run spent) are
+    kept."""
     try:
         yield
     except DPQueryError as exc:
-        raise DPQueryError(as_flags(str(exc), *names, flags=flags)) from None
+        spelled = DPQueryError(as_flags(str(exc), *names, flags=flags))
+        for note in getattr(exc, "__notes__", []):
+            spelled.add_note(note)
+        raise spelled from None
 
 
 def as_flags(message: str, *names: str, flags: Mapping[str, str] | None = None) -> str:
@@ -87,7 +91,8 @@ def source_of(args: argparse.Namespace) -> TableFile | Dataset:
         if args.domain is not None or args.infer_domain:
             raise DPQueryError("--dataset has its own public domain; drop --domain")
         return Dataset(args.dataset)
-    return TableFile(args.data, args.domain, args.infer_domain)
+    na_values = tuple(v for v in getattr(args, "na_values", "").split(",") if v)
+    return TableFile(args.data, args.domain, args.infer_domain, na_values)
 
 
 def load_data(args: argparse.Namespace) -> BinaryData:

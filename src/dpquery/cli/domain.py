@@ -10,7 +10,7 @@ from dpquery.cli.common import flag_errors
 from dpquery.data.domain import Domain
 from dpquery.domain_learning import DEFAULT_BINS, GIVEN_PREFIX, KINDS, learn_budget, learn_domain
 from dpquery.errors import DPQueryError
-from dpquery.pipeline.learning import read_raw
+from dpquery.pipeline.learning import column_notes, read_raw
 from dpquery.pipeline.writes import json_text, write_outputs
 from dpquery.privacy import Ledger
 from dpquery.privacy.delta import check_delta, relation_default_delta
@@ -137,6 +137,8 @@ def _learn(args: argparse.Namespace) -> int:
     texts = {args.report: json_text(summary)} if args.report is not None else {}
     write_outputs(args.out, lambda tmp: tmp.write_text(json_text(domain.to_dict())), texts)
     print(report.describe())
+    for note in column_notes(domain, report):
+        print(f"note: {note}")
     print(
         f"cost: ({ledger_guarantee.epsilon:.6g}, {total_delta:.3g})-DP  [rho={report.rho:.6g} "
         f"on the ledger at delta {budget.delta / 2:.3g}; category selection delta "

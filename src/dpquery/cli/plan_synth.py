@@ -31,6 +31,7 @@ from dpquery.algorithms.wide.core import BOUND_FIRST, TAIL_BOUND
 from dpquery.algorithms.wide.measure import pick_epsilon
 from dpquery.algorithms.wide.release import head_mode_rule, head_threshold_share, noise_warning
 from dpquery.cli import synth
+from dpquery.cli.common import flag_errors
 from dpquery.cli.release_flags import add_learning_args, add_release_args
 from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
@@ -219,7 +220,8 @@ def _learning_plan(args: argparse.Namespace) -> int:
         raise DPQueryError(f"--n must be positive, got {args.n}")
     share = DEFAULT_DOMAIN_SHARE if args.domain_share is None else args.domain_share
     options = synth.budget_rule(args, args.n, add_remove)
-    budget = run_budget(options, args.n, share, add_remove)
+    with flag_errors("domain_share"):
+        budget = run_budget(options, args.n, share, add_remove)
     alone = epsilon_share(budget)
     domain_rho = (1 - WITHIN_SHARE) * budget.learn_rho  # the rest buys decoding weights
     limits = {c: size_limits(domain_rho, budget.delta_tail, c, add_remove) for c in PLAN_COLUMNS}

@@ -66,6 +66,7 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
         lines.append(f"  unspent: rho={unspent:.3g} of the learning's share (a column found "
                      "to be a code spends no more on it; the decoding weights' part is left "
                      "when none is drawn; docs/learn.md)")  # fmt: skip
+    lines += [f"  note: {note}" for note in learned.get("notes", [])]
     within = learned.get("within")
     if within and within["sub_bins"]:
         cols = ", ".join(f"{n} ({k} per bin)" for n, k in within["sub_bins"].items())

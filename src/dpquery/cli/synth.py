@@ -50,6 +50,7 @@ from dpquery.cli.common import (
     as_flags,
     backend_of,
     check_backend_args,
+    flag_errors,
     source_of,
 )
 from dpquery.cli.domain import parse_types
@@ -67,6 +68,7 @@ from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import plan
 from dpquery.pipeline.inputs import holds_items
+from dpquery.pipeline.learning import check_share
 from dpquery.pipeline.writes import DENSE_COLUMNS
 from dpquery.privacy.neighbours import ADD_REMOVE
 
@@ -113,6 +115,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="numeric bins: a uniform value in the bin, or the bin label")  # fmt: skip
     add_output_args(g)
     g.add_argument("--overwrite", action="store_true", help="replace existing output files")
+    r = p.add_argument_group("reading --data (a CSV)")
+    r.add_argument("--na-values", default="", metavar="V[,V...]",
+                   help="more texts of --data meaning a missing value (e.g. 'unknown,?'), "
+                   "besides pandas' defaults (empty, NA, NaN, ...)")  # fmt: skip
     g.add_argument("--seed", type=int, help="seed every random choice (testing/research only)")
     g.add_argument("--quiet", action="store_true",
                    help="print nothing on success (warnings the user must see still go to "
@@ -135,7 +141,7 @@ def _synth(args: argparse.Namespace) -> int:
     items = reads_items(args)
     _check_flags(args, items)  # before any work
     request = _request(args, items)
-    with option_flags(args.algorithm):
+    with flag_errors("types", "domain_share"), option_flags(args.algorithm):
         result = pipeline.release(request)
     files = request.files
     assert files is not None
@@ -166,6 +172,9 @@ def _check_flags(args: argparse.Namespace, items: bool) -> None:
     if not items:
         check_budget_given(args)
         check_backend_args(args)
+    if args.na_values and (items or args.backend == "dask" or args.data is None):
+        raise DPQueryError("--na-values applies to a table read from --data FILE in this "
+                           "process (--backend local)")  # fmt: skip
     learned = not items and _learns(args)
     if not learned and (args.domain_share is not None or args.types):
         given = " and ".join(f for f, v in (("--domain-share", args.domain_share),
@@ -174,6 +183,9 @@ def _check_flags(args: argparse.Namespace, items: bool) -> None:
                            "without --domain, or with --learn-rest)")  # fmt: skip
     if learned:
         parse_types(args.types)
+        if args.domain_share is not None:
+            with flag_errors("domain_share"):
+                check_share(args.domain_share)
         if args.backend == "dask":
             raise DPQueryError(
                 "learning the domain reads the whole table in this process: give its domain "

@@ -11,6 +11,7 @@ forward them).
 from __future__ import annotations
 
 import bz2
+import csv
 import gzip
 import io
 import lzma
@@ -27,6 +28,7 @@ import scipy.sparse as sp
 
 from dpquery.data.binary import WORD_BITS, BinaryData, n_words_for
 from dpquery.data.domain import Attribute, Binary, Categorical, Domain, Numeric
+from dpquery.data.numbers import numbers_of
 from dpquery.errors import DomainError, DPQueryError
 
 _SHOW = 5  # offending values listed in an error message
@@ -92,11 +94,12 @@ def attribute_codes(series: pd.Series, attr: Attribute) -> np.ndarray:
 
 
 def _numeric_codes(series: pd.Series, attr: Numeric) -> np.ndarray:
-    x = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+    x = numbers_of(series).to_numpy(dtype=np.float64)  # "$1,200.50" too, as a domain learns
     na = _missing_codes(series, attr, attr.n_bins if attr.missing else None)
     not_numbers = np.isnan(x) & ~na
     if not_numbers.any():
-        raise _fail(attr, "are not numbers", series[not_numbers])
+        error = _fail(attr, "are not numbers", series[not_numbers])
+        raise DomainError(f"{error} (texts meaning a missing value: synth --na-values)")
     lo, hi = attr.edges[0], attr.edges[-1]
     outside = ~na & ((x < lo) | (x > hi))
     if outside.any() and attr.out_of_range == "error":
@@ -178,11 +181,12 @@ def read_table(
             header = pd.Index(pq.read_schema(path).names)
             table = pd.read_parquet(path, columns=columns)
         elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
-            sep = "\t" if ".tsv" in suffixes else ","
+            sep, skip = csv_layout(path)
             dtype: type[str] | dict[str, type[str]] | None = str if as_text else None
             if domain is not None and not as_text:
                 dtype = {a.name: str for a in domain.attributes if not isinstance(a, Numeric)}
-            header = pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True).columns
+            header = pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True,
+                                 skiprows=skip).columns  # fmt: skip
             if columns is not None:
                 absent = [c for c in columns if c not in header]
                 if absent:
@@ -190,12 +194,21 @@ def read_table(
                         f"{path}: no column(s) {absent[:10]} for domain attributes; the file "
                         f"has {list(header)[:20]}"
                     )
-            table = pd.read_csv(path, sep=sep, usecols=columns, dtype=dtype,
-                                na_values=na_values or None, skipinitialspace=True)  # fmt: skip
+            with warnings.catch_warnings():  # a record longer than the header: refused
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                table = pd.read_csv(path, sep=sep, usecols=columns, dtype=dtype,
+                                    na_values=na_values or None, skipinitialspace=True,
+                                    index_col=False, skiprows=skip)  # fmt: skip
         else:
             raise DPQueryError(
                 f"{path}: unknown file type; expected .csv, .csv.gz, .tsv or .parquet"
             )
+    except pd.errors.ParserWarning:
+        raise DPQueryError(
+            f"{path}: a record has more fields than the header's {len(header)} column(s), "
+            f"read as separated by {sep!r} (a decimal comma, or an unquoted separator in a "
+            "value?); quote such values or save the file with another separator"
+        ) from None
     except (ValueError, OSError) as exc:
         if isinstance(exc, DPQueryError):
             raise
@@ -205,6 +218,76 @@ def read_table(
     if columns is not None:
         warn_extra_columns(str(path), header, columns)
     return table
+
+
+SEPARATORS = (",", "\t", ";")
+"""The separators a CSV file's header is read with, in this order (:func:`csv_separator`)."""
+
+
+_HINT = re.compile(r"sep=(.)")  # a spreadsheet's first line naming the separator
+
+
+def csv_separator(path: Path) -> str:
+    """The separator of a CSV (``.csv``, ``.tsv``, ``.txt``, optionally compressed), read
+    off its header line alone (the column names are the schema: public; no record is read):
+    the first of :data:`SEPARATORS` the header holds, a tab for a ``.tsv`` file, a comma for
+    a header of one name, or the one a first line ``sep=;`` names (as spreadsheets write it).
+    The header's names are checked (:func:`check_header`); an empty file is an error naming
+    it."""
+    return csv_layout(path)[0]
+
+
+def csv_layout(path: Path) -> tuple[str, int]:
+    """:func:`csv_separator`, and the lines before the header (1 after a ``sep=`` line)."""
+    line, second = _header_lines(path)
+    hint = _HINT.fullmatch(line)
+    skip = 0 if hint is None else 1
+    if hint is not None:
+        line = second
+    if not line.strip():
+        raise DPQueryError(f"{path} is empty: a CSV file starts with a header line naming its "
+                           "columns, then one record per line")  # fmt: skip
+    if hint is not None:
+        sep = hint[1]
+    elif ".tsv" in [s.lower() for s in path.suffixes]:
+        sep = "\t"
+    else:
+        bare = re.sub(r'"[^"]*"', "", line)  # a quoted name may hold any character
+        sep = next((s for s in SEPARATORS if s in bare), ",")
+    check_header(path, next(csv.reader([line], delimiter=sep)), sep)
+    return sep, skip
+
+
+def _header_lines(path: Path) -> tuple[str, str]:
+    """The first two lines of ``path``, opened as pandas opens it (decompressed by its
+    suffix; a UTF-8 byte order mark dropped)."""
+    from pandas.io.common import get_handle  # pandas' own opener: the same compressions
+
+    try:
+        with get_handle(path, "r", compression="infer", encoding="utf-8-sig") as handles:
+            first, second = (str(handles.handle.readline()).rstrip("\r\n") for _ in range(2))
+            return first, second
+    except UnicodeDecodeError as exc:
+        raise DPQueryError(f"cannot read {path}: it is not UTF-8 text ({exc.reason} at byte "
+                           f"{exc.start})") from None  # fmt: skip
+
+
+def check_header(path: Path, names: Sequence[str], sep: str) -> None:
+    """Every column named, each name once: pandas would call a blank name ``Unnamed: 1``
+    and a repeated ``age`` ``age.1``, names the user never wrote (a domain given back, or a
+    second release, would not match their table)."""
+    blank = [i + 1 for i, n in enumerate(names) if not n.strip()]
+    if blank and len(names) > 1:
+        index = " (a row index, as pandas' to_csv writes by default? drop it)" * (blank == [1])
+        raise DPQueryError(f"{path}: column {blank[0]} of the header (separated by {sep!r}) "
+                           f"has no name{index}; name every column")  # fmt: skip
+    seen: dict[str, int] = {}
+    for i, name in enumerate(n.lstrip() for n in names):  # as read (skipinitialspace)
+        if name in seen:
+            raise DPQueryError(f"{path}: the header names column {name!r} twice (columns "
+                               f"{seen[name] + 1} and {i + 1}); give each column its own "
+                               "name")  # fmt: skip
+        seen[name] = i
 
 
 def warn_extra_columns(source: str, header: Sequence[object], columns: Sequence[str]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -106,9 +106,9 @@ def load_domain(domain: Path | None, infer: bool, table_path: Path | None = None
     )
 
 
-def encode_file(path: Path, domain: Domain) -> BinaryData:
-    """The table at ``path`` encoded over ``domain``."""
-    return encode(read_table(path, domain), domain)
+def encode_file(path: Path, domain: Domain, na_values: Sequence[str] = ()) -> BinaryData:
+    """The table at ``path`` encoded over ``domain`` (``na_values``: texts read as missing)."""
+    return encode(read_table(path, domain, na_values=list(na_values) or None), domain)
 
 
 def load_data(source: TableSource, learned: Learned | None = None) -> BinaryData:
@@ -129,7 +129,7 @@ def load_data(source: TableSource, learned: Learned | None = None) -> BinaryData
             warn_non_private(data.domain)
         return data
     domain = load_domain(source.domain, source.infer_domain, source.path)
-    return encode_file(source.path, domain)
+    return encode_file(source.path, domain, source.na_values)
 
 
 @contextmanager
@@ -191,7 +191,7 @@ def real_table(
         return None
     if source.path.suffix == ".npz" or source.path.is_dir() or domain is None:
         return None
-    return read_table(source.path, domain)
+    return read_table(source.path, domain, na_values=list(source.na_values) or None)
 
 
 # -- item data --------------------------------------------------------------------------

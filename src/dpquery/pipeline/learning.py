@@ -61,6 +61,7 @@ from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
+from dpquery.data.numbers import numbers_of
 from dpquery.domain_learning import (
     PUBLIC_RULE,
     SECOND_SHARE,
@@ -79,6 +80,7 @@ from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.privacy.delta import relation_default_delta
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE, check_neighbours
 from dpquery.privacy.partition_selection import partition_delta
+from dpquery.privacy.quantiles import magnitude_buckets
 from dpquery.rng import child_rng, make_rng
 
 LEARNING_STAGE = "domain learning"
@@ -254,6 +256,7 @@ class Learned:
             "numeric_missing": "every numeric column has a missing bin; a value there that "
             "is not a number counts as missing",
             "learned": self.report.to_dict(),
+            "notes": column_notes(self.domain, self.report),
             "within": None if self.within is None else {
                 "share_of_learning": WITHIN_SHARE - SECOND_SHARE, **self.within.to_dict(),
                 "what": "per numeric column, a discrete Gaussian histogram of equal-width "
@@ -261,6 +264,45 @@ class Learned:
                 "normalised per bin: the decoding weights Numeric.within",
             },
         }  # fmt: skip
+
+
+LARGEST_BOUND = float(magnitude_buckets()[-1])
+"""The largest magnitude private bounds can reach (the outer edge of their public buckets,
+:func:`~dpquery.privacy.quantiles.magnitude_buckets`): values beyond it are clipped to it."""
+
+
+def column_notes(domain: Domain, report: LearnReport) -> list[str]:
+    """What a user must know about the learned columns that release little of their table,
+    read off the learned domain and the report's noisy counts alone (post-processing: public):
+    a categorical column with no value released (an identifier, dates, free text: every value
+    is its catch-all), a numeric column with no bounds found, and bounds at
+    :data:`LARGEST_BOUND` (larger values clipped)."""
+    columns = {c.name: c for c in report.columns}
+    notes = []
+    for attr in domain.attributes:
+        c = columns.get(attr.name)
+        if c is None or c.rho == 0:  # public, or declared with its categories: nothing learned
+            continue
+        if isinstance(attr, Categorical):
+            kept = [v for v in attr.values if v not in (attr.other, attr.missing)]
+            if not kept and attr.other is not None:
+                tau = c.noisy.get("threshold")
+                held = f" (about {tau:,} records)" if isinstance(tau, int) else ""
+                which = "only its missing values are" if attr.missing else "no value is"
+                notes.append(f"{attr.name}: {which} held by enough records to reach the "
+                             f"selection's threshold{held}; every other value is released as "
+                             f"{attr.other} (an identifier, dates or free text never come "
+                             "out as written)")  # fmt: skip
+        elif isinstance(attr, Numeric):
+            if "bounds" in c.noisy and c.noisy["bounds"] is None:
+                notes.append(f"{attr.name}: too few numbers for private bounds; released in "
+                             f"one bin [{attr.edges[0]:g}, {attr.edges[-1]:g}]"
+                             + (" or missing" if attr.missing else ""))  # fmt: skip
+            elif max(abs(attr.edges[0]), abs(attr.edges[-1])) >= LARGEST_BOUND:
+                notes.append(f"{attr.name}: its bounds reached {LARGEST_BOUND:g}, the largest "
+                             "magnitude they can learn: larger values are clipped to it "
+                             "(give its range in a partial domain, --learn-rest)")  # fmt: skip
+    return notes
 
 
 def read_raw(path: Path, na_values: list[str] | None = None) -> pd.DataFrame:
@@ -277,7 +319,7 @@ def raw_table(source: TableFile | Frame) -> pd.DataFrame:
         return source.table
     if source.path.is_dir():
         raise DPQueryError(f"{source.path} is a folder: learning a domain reads one file")
-    return read_raw(source.path)
+    return read_raw(source.path, list(source.na_values))
 
 
 def learn(
@@ -376,7 +418,7 @@ def encodable(
         if isinstance(attr, Numeric):
             if attr.name not in given:
                 attr = replace(attr, missing=True)
-            table[attr.name] = pd.to_numeric(table[attr.name], errors="coerce")
+            table[attr.name] = numbers_of(table[attr.name])  # "$1,200.50" too, as learned
         attrs.append(attr)
     return Domain(tuple(attrs), note=domain.note), table
 

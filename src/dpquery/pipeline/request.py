@@ -34,6 +34,7 @@ class TableFile:
     path: Path
     domain: Path | None = None
     infer_domain: bool = False  # read the domain off the data: NOT PRIVATE
+    na_values: tuple[str, ...] = ()  # texts read as missing besides pandas' own (a CSV)
 
 
 @dataclass(frozen=True)

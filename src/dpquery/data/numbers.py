@@ -1,0 +1,47 @@
+"""Numbers written as people write them: a currency sign, thousands separators, a percent
+sign (``"$1,200.50"``, ``"12.5%"``). Each cell is read alone, never the column's dtype; the
+learner (:mod:`dpquery.domain_learning`) and the encoder (:mod:`dpquery.data.encode`) read
+them alike, so a learned domain given back encodes the table it was learned from."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+_FORMATTED = re.compile(
+    r"(?P<sign>[-+]?)(?:(?P<currency>[$€£¥]) ?)?(?P<sign2>[-+]?)"
+    r"(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?: ?(?P<percent>%))?"
+)
+
+
+def plain_number(text: str) -> str | None:
+    """A number written with a currency sign, thousands separators or a percent sign, as
+    plain text (``"$1,200.50"`` -> ``"1200.50"``, ``"-€3"`` -> ``"-3"``, ``"12.5%"`` ->
+    ``"12.5"``: a percentage stays in percent); None for any other text. Each cell is read
+    alone (no other value of the column is looked at); a column decided numeric is released
+    as plain numbers, one decided categorical keeps the texts as written."""
+    m = _FORMATTED.fullmatch(text)
+    if m is None or (m["sign"] and m["sign2"]):
+        return None
+    if not (m["currency"] or m["percent"] or "," in m["number"]):
+        return None  # a plain number: Decimal reads it
+    return (m["sign"] or m["sign2"]) + m["number"].replace(",", "")
+
+
+def numbers_of(values: pd.Series) -> pd.Series:
+    """``values`` as numbers (``pandas.to_numeric``), the texts :func:`plain_number` reads
+    too; anything else NaN."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    unread = (numbers.isna() & values.notna()).to_numpy()
+    if not unread.any():
+        return numbers
+    out = numbers.to_numpy(dtype=np.float64, copy=True)
+    out[unread] = [_plain_float(v) for v in values.to_numpy(dtype=object)[unread]]
+    return pd.Series(out, index=values.index, name=values.name)
+
+
+def _plain_float(value: object) -> float:
+    plain = plain_number(value.strip()) if isinstance(value, str) else None
+    return float("nan") if plain is None else float(plain)
