@@ -94,6 +94,7 @@ from dpquery.algorithms.marginal.one_way import (
     refinement_report,
 )
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
+from dpquery.algorithms.marginal.within_bins import interpolate_within_bins
 from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
@@ -150,6 +151,9 @@ ADD_REMOVE_ALPHA = 0.95
 # ... and the ordinal bins on the domain's numeric columns (docs/utility.md, Tuning under
 # add/remove); none under replace-one, whose releases are pinned.
 ADD_REMOVE_ORDINAL = "numeric"
+# ... and the records interpolated within those bins after the final fit (within_bins.py;
+# docs/utility.md, Tuning under add/remove).
+ADD_REMOVE_WITHIN_BINS = True
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -454,7 +458,7 @@ def adaptive_marginals(
     pairs: bool = True, compress: float | None = None, n: int | None = None,
     coarse: float | None = None, coarse_final: bool = False, coarse_weight: float = 1.0,
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
-    ordinal_weight: float = 1.0,
+    ordinal_weight: float = 1.0, within_bins: bool = False,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -563,6 +567,10 @@ def adaptive_marginals(
             on_round(info)
     X, done = fit_records(X, measured, sizes, n=n, sweeps=final_sweeps, rng=rng)
     rounds.append({"round": "final fit", "sweeps": done})
+    if ordinal and within_bins:  # post-processing of the records: no charge (within_bins.py)
+        X, cut, pseudo = interpolate_within_bins(X, measured, bins.maps, ordinal, sizes, n=n,
+                                                 sweeps=final_sweeps, rng=rng)  # fmt: skip
+        rounds.append({"round": "within bins", "attributes": cut, "pseudo": pseudo})
     return X, rounds
 
 
@@ -676,6 +684,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ordinal: Sequence[str] | str | None = None
     ordinal_bins: int = DEFAULT_ORDINAL_BINS
     ordinal_weight: float = 1.0
+    within_bins: bool | None = None
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -695,6 +704,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.ordinal is not None:
             return self.ordinal
         return ADD_REMOVE_ORDINAL if self.neighbours == ADD_REMOVE else None
+
+    def within_bins_on(self) -> bool:
+        """``within_bins`` as given, or its default :data:`ADD_REMOVE_WITHIN_BINS` under
+        add/remove, off under replace-one (whose releases stay as they were)."""
+        if self.within_bins is not None:
+            return bool(self.within_bins)
+        return ADD_REMOVE_WITHIN_BINS if self.neighbours == ADD_REMOVE else False
 
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
@@ -760,11 +776,12 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 compress=self.compress, n=run.records_n, coarse=self.coarse,
                 coarse_final=self.coarse_final, coarse_weight=self.coarse_weight,
                 ordinal=ordinal, ordinal_bins=self.ordinal_bins,
-                ordinal_weight=self.ordinal_weight,
+                ordinal_weight=self.ordinal_weight, within_bins=self.within_bins_on(),
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
         )
+        cut = next((r["attributes"] for r in rounds if r["round"] == "within bins"), [])
         refinement = refinement_report(rounds, list(sources), run.plan.rho)
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
@@ -775,7 +792,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             "coarse": {"threshold": self.coarse, "weight": self.coarse_weight,
                        "final": self.coarse_final} if self.coarse else None,
             "ordinal": {"attributes": ordinal_names(run.data.domain, ordinal),
-                        "bins": self.ordinal_bins, "weight": self.ordinal_weight}
+                        "bins": self.ordinal_bins, "weight": self.ordinal_weight,
+                        **({"within_bins": ordinal_names(run.data.domain, dict.fromkeys(cut))}
+                           if cut else {})}
             if ordinal else None,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
