@@ -49,7 +49,8 @@ WITHIN_BINS_SCALE = 3.0
 # Interpolate only attributes of more than this many ordered values a bin (adult-pgm's age,
 # hours-per-week, fnlwgt, capital-gain and -loss at B = 5; not ACS's AGEP, 20 values, or its
 # 11-value PINCP and POVPIP, where bins of 2-4 values already order the records and the
-# interpolation, measured, lost: docs/utility.md, Tuning under add/remove).
+# interpolation was level at epsilon 0.5 and behind at 1: docs/utility.md, Tuning under
+# add/remove).
 MIN_VALUES_PER_BIN = 4
 
 
