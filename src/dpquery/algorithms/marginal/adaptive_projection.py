@@ -488,7 +488,11 @@ def adaptive_marginals(
     ``ordinal_bins`` values again with it cut into at most ``ordinal_bins`` contiguous bins
     of about equal noisy mass, the other attributes compressed as by ``compress``
     (:func:`~dpquery.algorithms.marginal.compress.ordinal_map`), its weight times
-    ``ordinal_weight``: post-processing of the 1-way measurements, as ``compress``."""
+    ``ordinal_weight``: post-processing of the 1-way measurements, as ``compress``.
+    ``within_bins`` (with ``ordinal``) interpolates the fitted records within the bins of the
+    ordered attributes of wide bins after the final fit
+    (:func:`~dpquery.algorithms.marginal.within_bins.interpolate_within_bins`):
+    post-processing of the records, no charge."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -653,7 +657,10 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ``ordinal_weight`` offer every candidate holding one of them again with it cut into
     contiguous bins of about equal noisy mass (:func:`ordinal_attributes`,
     :func:`~dpquery.algorithms.marginal.compress.ordinal_map`; post-processing, no extra
-    cost; docs/utility.md, Method 6).
+    cost; docs/utility.md, Method 6). ``within_bins`` (None: :meth:`within_bins_on`, on
+    under add/remove, off under replace-one) interpolates the records within those bins after
+    the final fit (:mod:`dpquery.algorithms.marginal.within_bins`; post-processing, no cost;
+    docs/utility.md, Method 7).
     ``neighbours`` is the relation the guarantee is stated for (default
     ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
     ``n`` public, :mod:`dpquery.privacy.neighbours`). ``seed`` fixes
