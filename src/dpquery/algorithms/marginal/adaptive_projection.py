@@ -94,7 +94,7 @@ from dpquery.algorithms.marginal.one_way import (
     refinement_report,
 )
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
-from dpquery.algorithms.marginal.within_bins import interpolate_within_bins
+from dpquery.algorithms.marginal.within_bins import WITHIN_BINS_SWEEPS, interpolate_within_bins
 from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
@@ -572,8 +572,10 @@ def adaptive_marginals(
     X, done = fit_records(X, measured, sizes, n=n, sweeps=final_sweeps, rng=rng)
     rounds.append({"round": "final fit", "sweeps": done})
     if ordinal and within_bins:  # post-processing of the records: no charge (within_bins.py)
-        X, cut, pseudo = interpolate_within_bins(X, measured, bins.maps, ordinal, sizes, n=n,
-                                                 sweeps=final_sweeps, rng=rng)  # fmt: skip
+        X, cut, pseudo = interpolate_within_bins(
+            X, measured, bins.maps, ordinal, sizes, n=n,
+            sweeps=min(final_sweeps, WITHIN_BINS_SWEEPS), rng=rng,
+        )  # fmt: skip
         rounds.append({"round": "within bins", "attributes": cut, "pseudo": pseudo})
     return X, rounds
 
