@@ -100,6 +100,7 @@ from dpquery.algorithms.marginal.one_way import (
     refinement_report,
 )
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
+from dpquery.algorithms.marginal.within_bins import WITHIN_BINS_SWEEPS, interpolate_within_bins
 from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
 from dpquery.algorithms.untouched import attributes_of
@@ -156,6 +157,9 @@ ADD_REMOVE_ALPHA = 0.95
 # ... and the ordinal bins on the domain's numeric columns (docs/utility.md, Tuning under
 # add/remove); none under replace-one, whose releases are pinned.
 ADD_REMOVE_ORDINAL = "numeric"
+# ... and the records interpolated within those bins after the final fit (within_bins.py;
+# docs/utility.md, Tuning under add/remove).
+ADD_REMOVE_WITHIN_BINS = True
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -460,8 +464,8 @@ def adaptive_marginals(
     pairs: bool = True, compress: float | None = None, n: int | None = None,
     coarse: float | None = None, coarse_final: bool = False, coarse_weight: float = 1.0,
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
-    ordinal_weight: float = 1.0, empty: Sequence[Sequence[int]] | None = None,
-    empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
+    ordinal_weight: float = 1.0, within_bins: bool = False,
+    empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -492,11 +496,15 @@ def adaptive_marginals(
     of about equal noisy mass, the other attributes compressed as by ``compress``
     (:func:`~dpquery.algorithms.marginal.compress.ordinal_map`), its weight times
     ``ordinal_weight``: post-processing of the 1-way measurements, as ``compress``.
+    ``within_bins`` (with ``ordinal``) interpolates the fitted records within the bins of the
+    ordered attributes of wide bins after the final fit
+    (:func:`~dpquery.algorithms.marginal.within_bins.interpolate_within_bins`):
+    post-processing of the records, no charge.
 
     ``empty`` (per attribute, the codes of its catch-all cells,
-    :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): after the
-    final fit, such a cell whose combined noisy 1-way count is below ``empty_sigmas``
-    standard deviations is taken as empty and the records are conditioned on it
+    :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): last, such
+    a cell whose combined noisy 1-way count is below ``empty_sigmas`` standard deviations is
+    taken as empty and the records are conditioned on it
     (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing, no extra cost)."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
@@ -576,6 +584,12 @@ def adaptive_marginals(
             on_round(info)
     X, done = fit_records(X, measured, sizes, n=n, sweeps=final_sweeps, rng=rng)
     rounds.append({"round": "final fit", "sweeps": done})
+    if ordinal and within_bins:  # post-processing of the records: no charge (within_bins.py)
+        X, cut, pseudo = interpolate_within_bins(
+            X, measured, bins.maps, ordinal, sizes, n=n,
+            sweeps=min(final_sweeps, WITHIN_BINS_SWEEPS), rng=rng,
+        )  # fmt: skip
+        rounds.append({"round": "within bins", "attributes": cut, "pseudo": pseudo})
     if empty is not None and any(empty):
         doubted = doubted_cells(one_way_estimates(measured, len(sizes)), empty, empty_sigmas)
         X, k = condition_records(X, doubted, rng)
@@ -664,12 +678,15 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ``ordinal_weight`` offer every candidate holding one of them again with it cut into
     contiguous bins of about equal noisy mass (:func:`ordinal_attributes`,
     :func:`~dpquery.algorithms.marginal.compress.ordinal_map`; post-processing, no extra
-    cost; docs/utility.md, Method 6).
-    ``empty_cells`` (default 2; None or 0: off): after the final fit, a catch-all cell (a
-    categorical attribute's ``other`` category, a numeric one's missing bin) whose combined
-    noisy 1-way count is below that many noise standard deviations is taken as empty and the
-    records are conditioned on it (:mod:`dpquery.algorithms.marginal.empty_cells`;
-    post-processing, docs/learn.md).
+    cost; docs/utility.md, Method 6). ``within_bins`` (None: :meth:`within_bins_on`, on
+    under add/remove, off under replace-one) interpolates the records within those bins after
+    the final fit (:mod:`dpquery.algorithms.marginal.within_bins`; post-processing, no cost;
+    docs/utility.md, Method 7).
+    ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
+    attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
+    count is below that many noise standard deviations is taken as empty and the records are
+    conditioned on it (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing,
+    docs/learn.md).
     ``neighbours`` is the relation the guarantee is stated for (default
     ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
     ``n`` public, :mod:`dpquery.privacy.neighbours`). ``seed`` fixes
@@ -700,6 +717,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ordinal: Sequence[str] | str | None = None
     ordinal_bins: int = DEFAULT_ORDINAL_BINS
     ordinal_weight: float = 1.0
+    within_bins: bool | None = None
     empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
@@ -726,6 +744,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.ordinal is not None:
             return self.ordinal
         return ADD_REMOVE_ORDINAL if self.neighbours == ADD_REMOVE else None
+
+    def within_bins_on(self) -> bool:
+        """``within_bins`` as given, or its default :data:`ADD_REMOVE_WITHIN_BINS` under
+        add/remove, off under replace-one (whose releases stay as they were)."""
+        if self.within_bins is not None:
+            return bool(self.within_bins)
+        return ADD_REMOVE_WITHIN_BINS if self.neighbours == ADD_REMOVE else False
 
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
@@ -791,13 +816,14 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 compress=self.compress, n=run.records_n, coarse=self.coarse,
                 coarse_final=self.coarse_final, coarse_weight=self.coarse_weight,
                 ordinal=ordinal, ordinal_bins=self.ordinal_bins,
-                ordinal_weight=self.ordinal_weight,
+                ordinal_weight=self.ordinal_weight, within_bins=self.within_bins_on(),
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
         )
+        cut = next((r["attributes"] for r in rounds if r["round"] == "within bins"), [])
         refinement = refinement_report(rounds, list(sources), run.plan.rho)
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
@@ -808,7 +834,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             "coarse": {"threshold": self.coarse, "weight": self.coarse_weight,
                        "final": self.coarse_final} if self.coarse else None,
             "ordinal": {"attributes": ordinal_names(run.data.domain, ordinal),
-                        "bins": self.ordinal_bins, "weight": self.ordinal_weight}
+                        "bins": self.ordinal_bins, "weight": self.ordinal_weight,
+                        **({"within_bins": ordinal_names(run.data.domain, dict.fromkeys(cut))}
+                           if cut else {})}
             if ordinal else None,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
