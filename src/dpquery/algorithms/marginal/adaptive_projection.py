@@ -62,7 +62,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
@@ -649,8 +649,8 @@ def _leading(attr: Categorical | Binary) -> int:
     return next((i for i, v in enumerate(attr.values) if v in apart), attr.size)
 
 
-def ordinal_names(domain: Domain | None, ordinal: Mapping[int, int]) -> list[str]:
-    """The names of the attributes of :func:`ordinal_attributes`' answer."""
+def ordinal_names(domain: Domain | None, ordinal: Iterable[int]) -> list[str]:
+    """The names of the attributes ``ordinal`` (e.g. :func:`ordinal_attributes`' answer)."""
     assert domain is not None
     return [domain.names[a] for a in sorted(ordinal)]
 
@@ -823,7 +823,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
         )
-        cut = next((r["attributes"] for r in rounds if r["round"] == "within bins"), [])
+        cut: list[int] = next((r["attributes"] for r in rounds if r["round"] == "within bins"), [])
         refinement = refinement_report(rounds, list(sources), run.plan.rho)
         parameters = {
             **asdict(run.plan), "budget": run.plan.budget.to_dict(),
@@ -835,7 +835,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                        "final": self.coarse_final} if self.coarse else None,
             "ordinal": {"attributes": ordinal_names(run.data.domain, ordinal),
                         "bins": self.ordinal_bins, "weight": self.ordinal_weight,
-                        **({"within_bins": ordinal_names(run.data.domain, dict.fromkeys(cut))}
+                        **({"within_bins": ordinal_names(run.data.domain, cut)}
                            if cut else {})}
             if ordinal else None,
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
