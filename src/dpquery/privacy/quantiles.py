@@ -264,12 +264,32 @@ def grown_bounds(
     x = np.asarray(noisy, dtype=np.float64)
     if x.size == 0 or x.max() < mode_threshold:
         return None
+    mode = int(np.argmax(x))  # the first of equal maxima: a public tie rule
+    return grown_run(x, (mode, mode), mode_threshold, step_threshold, window_threshold, window,
+                     zero)  # fmt: skip
+
+
+def grown_run(
+    noisy: ArrayLike, run: tuple[int, int], cross_threshold: float, step_threshold: float,
+    window_threshold: float, window: int = BOUND_GROW_WINDOW, zero: int | None = None,
+) -> tuple[int, int]:  # fmt: skip
+    """The run of buckets ``run = (first, last)`` (taken as occupied) grown on each side by
+    the steps of :func:`grown_bounds`: the next bucket joins while its count in ``noisy``
+    reaches ``step_threshold``, or the next ``window`` buckets when their sum reaches
+    ``window_threshold``; a side stops at its first failure, and crosses the bucket starting
+    at 0 (index ``zero``) only by a count alone reaching ``cross_threshold``.
+    :func:`grown_bounds` grows the mode this way; a large table's union-bound bounds are
+    grown so too (``dpquery.domain_learning``, :data:`~dpquery.domain_learning.BOUND_STEP_RATE`).
+    Post-processing of the noisy counts (no further cost)."""
+    x = np.asarray(noisy, dtype=np.float64)
     w = _validate.integer("window", window, minimum=1)
-    lo = hi = int(np.argmax(x))  # the first of equal maxima: a public tie rule
+    lo, hi = run
+    if not 0 <= lo <= hi < x.size:
+        raise PrivacyParameterError(f"run {run} is not a run of the {x.size} buckets")
     z = -1 if zero is None else _validate.integer("zero", zero, minimum=0)
     while True:
         if lo == z and z >= 1:  # into the negatives from a mode at or above 0
-            if x[lo - 1] < mode_threshold:
+            if x[lo - 1] < cross_threshold:
                 break
             lo -= 1
         elif lo >= 1 and x[lo - 1] >= step_threshold:
@@ -282,7 +302,7 @@ def grown_bounds(
             break
     while True:
         if hi + 1 == z:  # into the non-negatives from a mode below 0
-            if x[hi + 1] < mode_threshold:
+            if x[hi + 1] < cross_threshold:
                 break
             hi += 1
         elif hi + 1 < x.size and x[hi + 1] >= step_threshold:
