@@ -58,7 +58,8 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   :data:`DECIMALS_FRACTION_MASS`, :func:`precision_of`); then the bounds
   (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
   ``[5, 10)`` times a power of ten) whose noisy counts reach the threshold of
-  :data:`BOUND_FALSE_RATE` (a bound on the side of 0 the mode lacks at the stricter
+  :data:`BOUND_FALSE_RATE`, grown past them a bucket at a time at :data:`BOUND_STEP_RATE`
+  (:func:`grown_past`; a bound on the side of 0 the mode lacks at the stricter
   :data:`BOUND_CROSS_RATE`, :func:`across_zero`); then ``bins - 1`` equal-mass edges inside
   them by the exponential
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
