@@ -594,7 +594,7 @@ def adaptive_marginals(
         doubted = doubted_cells(one_way_estimates(measured, len(sizes)), empty, empty_sigmas)
         X, k = condition_records(X, doubted, rng)
         if k:
-            rounds.append({"round": "empty catch-all cells", "records_redrawn": k,
+            rounds.append({"round": "empty catch-all cells", "values_redrawn": k,
                            "cells": {a: list(c) for a, c in enumerate(doubted) if c}})  # fmt: skip
     return X, rounds
 

@@ -12,10 +12,14 @@ cells).
 So, after the last fit, each such cell whose combined noisy 1-way count (the attribute's
 1-way measurements and re-measurements, combined by inverse variance:
 :func:`~dpquery.algorithms.marginal.one_way.one_way_estimates`) is below ``z`` standard
-deviations of its noise is taken as empty, and the released records are conditioned on it:
-the records holding such a cell are replaced, in their places, by records drawn uniformly
-with replacement from the records left (the record set's distribution conditioned on the event
-that no catch-all cell it doubts is taken, at the same number of records). An empty cell's
+deviations of its noise is taken as empty, and that attribute's values are conditioned on
+it: a record holding such a cell gets, for that attribute alone, the value of a record drawn
+uniformly with replacement from those that hold none (the attribute's distribution in the
+record set conditioned on the cell being empty; the record's other attributes are kept).
+Redrawing whole records instead would condition every attribute on the event that no doubted
+cell of any attribute is taken: on a table of many columns that event selects a biased subset
+(on KDD Cup 99, 6% of the records, mostly of one protocol, moved its 1-way TV by 0.027). An
+empty cell's
 noise passes ``z = 2`` with probability about 2.3%; a cell holding records keeps them once
 their count reaches ``z`` sigma.
 
@@ -74,20 +78,23 @@ def doubted_cells(
 def condition_records(
     X: np.ndarray, doubted: Sequence[Sequence[int]], rng: np.random.Generator
 ) -> tuple[np.ndarray, int]:
-    """Records ``X`` (``(m, g)`` codes) conditioned on no attribute taking a ``doubted``
-    code: the records that take one are replaced by records drawn uniformly, with
-    replacement, from the others (``m`` records out). Returns the records and how many
-    were replaced; draws nothing when none is (or when every record takes one: nothing to
-    condition on, ``X`` is returned as it is)."""
-    hit = np.zeros(X.shape[0], dtype=bool)
+    """Records ``X`` (``(m, g)`` codes) with each attribute conditioned on not taking its
+    ``doubted`` codes: where a record takes one, that attribute's value is replaced by the
+    value of a record drawn uniformly, with replacement, from those that take none of them
+    (its other attributes kept). Returns the records and how many values were replaced;
+    draws nothing for an attribute no record (or every record) takes a doubted code of."""
+    out, k = X, 0
     for a, codes in enumerate(doubted):
-        if codes:
-            hit |= np.isin(X[:, a], np.asarray(codes))
-    k = int(hit.sum())
-    if k == 0 or k == X.shape[0]:
-        return X, 0
-    out = X.copy()
-    out[hit] = X[rng.choice(np.flatnonzero(~hit), size=k, replace=True)]  # in their places
+        if not codes:
+            continue
+        hit = np.isin(X[:, a], np.asarray(codes))
+        h = int(hit.sum())
+        if h == 0 or h == X.shape[0]:
+            continue
+        if out is X:
+            out = X.copy()
+        out[hit, a] = X[rng.choice(np.flatnonzero(~hit), size=h, replace=True), a]
+        k += h
     return out, k
 
 
