@@ -504,7 +504,7 @@ def adaptive_marginals(
     ``empty`` (per attribute, the codes of its catch-all cells,
     :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): last, such
     a cell whose combined noisy 1-way count is below ``empty_sigmas`` standard deviations is
-    taken as empty and the records are conditioned on it
+    taken as empty and its attribute's values are conditioned on it
     (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing, no extra cost)."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
@@ -684,8 +684,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     docs/utility.md, Method 7).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
-    count is below that many noise standard deviations is taken as empty and the records are
-    conditioned on it (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing,
+    count is below that many noise standard deviations is taken as empty and its attribute's
+    values are conditioned on it (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing,
     docs/learn.md).
     ``neighbours`` is the relation the guarantee is stated for (default
     ``"add-remove"``, ``n`` private: the fit draws a noisy ``n`` first; ``"replace-one"``:
