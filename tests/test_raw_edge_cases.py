@@ -22,7 +22,7 @@ from dpquery.backends import table_partitions
 from dpquery.cli import main
 from dpquery.data import Categorical, Domain, Numeric
 from dpquery.data.binary import unpack_columns
-from dpquery.data.encode import csv_layout, csv_separator, encode, read_table
+from dpquery.data.encode import csv_layout, encode, read_table
 from dpquery.data.numbers import plain_number
 from dpquery.domain_learning import OTHER_LABEL
 from dpquery.errors import DPQueryError
@@ -120,19 +120,19 @@ def test_the_separator_is_read_off_the_header_alone(tmp_path: Path) -> None:
     for sep, header in ((",", "a,b"), ("\t", "a\tb"), (";", "a;b"), (",", "alone")):
         path = tmp_path / "h.csv"
         path.write_text(f"{header}\n1{sep}2,5\n")  # a decimal comma in a ';' file's record
-        assert csv_separator(path) == sep
+        assert csv_layout(path)[0] == sep
     (tmp_path / "quoted.csv").write_text('"wage, USD";age\n1;2\n')
-    assert csv_separator(tmp_path / "quoted.csv") == ";"
+    assert csv_layout(tmp_path / "quoted.csv")[0] == ";"
     (tmp_path / "hint.csv").write_text("sep=|\na|b,c\n1|2\n")  # a spreadsheet's hint line
     assert csv_layout(tmp_path / "hint.csv") == ("|", 1)
     gz = tmp_path / "h.csv.gz"
     gz.write_bytes(gzip.compress("\ufeffa;b\r\n1;2\r\n".encode()))
-    assert csv_separator(gz) == ";"
+    assert csv_layout(gz)[0] == ";"
     (tmp_path / "h.tsv").write_text("a,b\tc\n1\t2\n")  # a .tsv is tab-separated whatever its header
-    assert csv_separator(tmp_path / "h.tsv") == "\t"
+    assert csv_layout(tmp_path / "h.tsv")[0] == "\t"
     (tmp_path / "bad.csv").write_bytes(b"caf\xe9,b\n1,2\n")
     with pytest.raises(DPQueryError, match="not UTF-8"):
-        csv_separator(tmp_path / "bad.csv")
+        csv_layout(tmp_path / "bad.csv")
 
 
 def test_dask_partitions_read_the_separator_alike(tmp_path: Path) -> None:

@@ -221,24 +221,19 @@ def read_table(
 
 
 SEPARATORS = (",", "\t", ";")
-"""The separators a CSV file's header is read with, in this order (:func:`csv_separator`)."""
+"""The separators a CSV file's header is read with, in this order (:func:`csv_layout`)."""
 
 
 _HINT = re.compile(r"sep=(.)")  # a spreadsheet's first line naming the separator
 
 
-def csv_separator(path: Path) -> str:
+def csv_layout(path: Path) -> tuple[str, int]:
     """The separator of a CSV (``.csv``, ``.tsv``, ``.txt``, optionally compressed), read
     off its header line alone (the column names are the schema: public; no record is read):
     the first of :data:`SEPARATORS` the header holds, a tab for a ``.tsv`` file, a comma for
-    a header of one name, or the one a first line ``sep=;`` names (as spreadsheets write it).
-    The header's names are checked (:func:`check_header`); an empty file is an error naming
-    it."""
-    return csv_layout(path)[0]
-
-
-def csv_layout(path: Path) -> tuple[str, int]:
-    """:func:`csv_separator`, and the lines before the header (1 after a ``sep=`` line)."""
+    a header of one name, or the one a first line ``sep=;`` names (as spreadsheets write it);
+    and the lines before the header (1 after a ``sep=`` line). The header's names are
+    checked (:func:`check_header`); an empty file is an error naming it."""
     line, second = _header_lines(path)
     hint = _HINT.fullmatch(line)
     skip = 0 if hint is None else 1
