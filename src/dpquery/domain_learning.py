@@ -88,11 +88,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from dpquery.data import dates
 from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Domain, Numeric
 from dpquery.data.numbers import plain_number
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.conversions import zcdp_rho_for
+from dpquery.privacy.discrete import sample_discrete_gaussian
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import (
     ADD_REMOVE,
@@ -122,8 +124,8 @@ from dpquery.privacy.quantiles import (
     signed_log_grid,
 )
 
-Kind = Literal["numeric", "categorical"]
-KINDS: tuple[Kind, ...] = ("numeric", "categorical")
+Kind = Literal["numeric", "categorical", "date"]
+KINDS: tuple[Kind, ...] = ("numeric", "categorical", "date")
 
 DEFAULT_DOMAIN_SHARE = 0.4
 """The share of a release's zCDP rho spent on learning its domain when none is given.
@@ -387,6 +389,10 @@ class _Column:
     keys: dict[Hashable, int]  # value (text as written, or the number) -> count
     numbers: np.ndarray  # the values that read as finite numbers
     decimals: np.ndarray  # counts of numbers written with 0 .. MAX_LEARNED_DECIMALS decimals
+    # the values written as ISO 8601 dates (dates.ISO_FORMATS), as seconds since the epoch,
+    # and their counts by format class
+    times: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    time_classes: np.ndarray = field(default_factory=lambda: np.zeros(5, dtype=np.int64))
 
 
 def _cell(v: object) -> tuple[Hashable, float | None, int]:
@@ -426,15 +432,21 @@ def _read(series: pd.Series) -> _Column:
     keys: dict[Hashable, int] = {}
     numbers: list[float] = []
     decimals = np.zeros(MAX_LEARNED_DECIMALS + 1, dtype=np.int64)
+    times: list[int] = []
+    classes = np.zeros(len(dates.ISO_FORMATS), dtype=np.int64)
     for v in series.to_numpy(dtype=object)[~na]:
         key, x, k = _cell(v)
         keys[key] = keys.get(key, 0) + 1
         if x is not None:
             numbers.append(x)
             decimals[k] += 1
+        elif isinstance(key, str) and (t := dates.iso_cell(key)) is not None:
+            times.append(t[0])
+            classes[t[1]] += 1
     if na.any():
         keys[_MISSING] = int(na.sum())
-    return _Column(len(series), int(na.sum()), keys, np.array(numbers, dtype=np.float64), decimals)
+    return _Column(len(series), int(na.sum()), keys, np.array(numbers, dtype=np.float64), decimals,
+                   np.array(times, dtype=np.float64), classes)  # fmt: skip
 
 
 # --- the mechanisms of one column ---------------------------------------------------------------
@@ -452,6 +464,10 @@ class _Context:
     held: dict[str, tuple[Selection, dict[Hashable, int], dict[Hashable, int]]] = field(
         default_factory=dict
     )
+    # the noise of the date test's count (_date_count): a stream of its own, derived from
+    # rng's seed, so that the draws of every other mechanism are those of a learning
+    # without the test (a table with no date column is learned byte for byte as before)
+    times_rng: np.random.Generator | None = None
 
 
 def _sigma(rho: float, sensitivity: float) -> float:
@@ -859,6 +875,190 @@ def _numeric(
     return attr, learned, more | {"atoms": atoms}, spent
 
 
+# --- dates and times: a quantity on the public time axis (dpquery.data.dates) ----------
+TIME_YEARS = (1800, 2200)
+"""The public range of the time axis's first bounds histogram, one bucket per year
+(``[1800-01-01, 2200-01-01)``; values beyond it count in the end buckets and clip)."""
+TIME_MONTH_YEARS = 4
+"""Bounds spanning at most this many years are refined by a second histogram, one bucket
+per month inside them (:func:`_time_bounds`)."""
+TIME_STEPS = (1, 60, 300, 900, 3600, 6 * 3600, dates.DAY, 7 * dates.DAY, 30 * dates.DAY,
+              365 * dates.DAY)  # fmt: skip
+"""The public steps of the bin edges' candidate grid, in seconds: the finest at least the
+column's precision whose grid inside the bounds has at most :data:`TIME_CANDIDATES` points."""
+TIME_CANDIDATES = 2000
+DATE_PREFIX = "date:"
+"""A ``types`` entry ``"date:FORMAT"`` declares a date column written in the ``strftime``
+format ``FORMAT`` (``"date:%d.%m.%Y"``; its precision is the format's); ``"date"`` alone, the
+ISO 8601 family (:data:`dpquery.data.dates.ISO_FORMATS`), its precision learned."""
+
+
+def _times_rng(rng: np.random.Generator) -> np.random.Generator:
+    """The date test's own stream, derived from ``rng``'s seed without drawing from it or
+    changing it (a child of its ``SeedSequence`` under a fixed spawn key); OS entropy when
+    ``rng`` has no seed sequence."""
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    if not isinstance(seq, np.random.SeedSequence):
+        return np.random.default_rng()
+    child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, 0x64617465))
+    return np.random.default_rng(child)
+
+
+def _date_count(col: _Column, rho: float, ctx: _Context) -> int:
+    """The noisy number of values written as ISO 8601 dates: the third count of the profile
+    (:func:`_profile`). Missing, numbers and dates are disjoint classes of a record's value,
+    so replacing a record moves the vector (missing, numbers, dates) by at most L2
+    ``sqrt(2)``, and its discrete Gaussian at the profile's ``sigma`` is ``rho``-zCDP as a
+    whole (CKS 2020, Theorem 4): the profile's one charge covers this draw (made after it,
+    on the same ledger entry). Drawn from the test's own stream (:func:`_times_rng`)."""
+    assert ctx.times_rng is not None
+    sigma2 = discrete_gaussian_sigma2(rho, math.sqrt(2))
+    return int(col.times.size + sample_discrete_gaussian(sigma2, 1, ctx.times_rng)[0])
+
+
+def _time_edges(lo: int, hi: int) -> np.ndarray:
+    """The first day of each year (``lo`` and ``hi`` years) or of each month from ``lo`` to
+    ``hi`` (``(year, month)`` pairs as ``12 year + month - 1``), in seconds."""
+    out = []
+    for m in range(lo, hi + 1):
+        y, mo = divmod(m, 12)
+        cell = dates.iso_cell(f"{y:04d}-{mo + 1:02d}-01")
+        assert cell is not None
+        out.append(cell[0])
+    return np.array(out, dtype=np.float64)
+
+
+def _time_run(
+    name: str, values: np.ndarray, edges: np.ndarray, rho: float, label: str, ctx: _Context
+) -> tuple[float, float] | None:
+    """The bounds of :func:`~dpquery.privacy.quantiles.private_bounds` over the public time
+    buckets ``edges`` (one discrete Gaussian histogram at ``rho``, charged before it draws),
+    grown past the union bound as :func:`grown_past` grows a number's (a small table: grown
+    from the mode, as :func:`_bounds`); None when no bucket is occupied. There is no 0 to
+    cross on the time axis."""
+    k = edges.size - 1
+    one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+    w = min(BOUND_WINDOW, k)
+    window = (w, partition_threshold(one * w, BOUND_FALSE_RATE / (k - w + 1)))
+    grow = None
+    if ctx.small:
+        grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
+                partition_threshold(one * w, SMALL_BOUND_STEP_RATE))  # fmt: skip
+    threshold = bucket_threshold(rho, k, BOUND_FALSE_RATE)
+    found = private_bounds(
+        values, rho=rho, threshold=threshold, rng=ctx.rng, ledger=ctx.ledger, edges=edges,
+        window=window, grow=grow, name=f"{name}: {label} (discrete Gaussian histogram)",
+    )  # fmt: skip
+    if found is None:
+        return None
+    lo, hi, noisy = found
+    if not ctx.small:
+        first = int(np.searchsorted(edges, lo))
+        last = int(np.searchsorted(edges, hi)) - 1
+        run = grown_run(noisy, (first, last), threshold, partition_threshold(one, BOUND_STEP_RATE),
+                        math.inf, w, None)  # fmt: skip
+        lo, hi = float(edges[run[0]]), float(edges[run[1] + 1])
+    return lo, hi
+
+
+def _time_bounds(
+    name: str, values: np.ndarray, rho: float, ctx: _Context
+) -> tuple[tuple[float, float] | None, float, np.ndarray]:
+    """The private bounds of a time column, the rho spent and the public buckets they were
+    read on: a histogram of years over :data:`TIME_YEARS` at half of ``rho``, then, when the
+    years found span at most :data:`TIME_MONTH_YEARS`, one of the months inside them at the
+    other half (the choice reads only the first histogram's output: adaptive composition,
+    each charged before its draw); when it finds none, the years' bounds stand."""
+    y0, y1 = TIME_YEARS
+    years = _time_edges(12 * y0, 12 * y1)[::12]
+    found = _time_run(name, values, years, rho / 2, "bounds, years", ctx)
+    if found is None:
+        return None, rho / 2, years
+    first = int(np.searchsorted(years, found[0]))
+    last = int(np.searchsorted(years, found[1]))
+    if last - first > TIME_MONTH_YEARS:
+        return found, rho / 2, years
+    months = _time_edges(12 * (y0 + first), 12 * (y0 + last))
+    inner = _time_run(name, values, months, rho / 2, "bounds, months", ctx)
+    return (inner or found), rho, months
+
+
+def _time_grid(lo: float, hi: float, unit: int) -> np.ndarray:
+    """The bin edges' public candidates: ``lo``, ``hi`` and every multiple of the finest
+    step of :data:`TIME_STEPS` at least ``unit`` from ``lo``, at most :data:`TIME_CANDIDATES`
+    of them."""
+    steps = [s for s in TIME_STEPS if s >= unit] or [TIME_STEPS[-1]]
+    step = next((s for s in steps if (hi - lo) / s <= TIME_CANDIDATES), steps[-1])
+    return np.unique(np.concatenate([[lo, hi], np.arange(lo, hi, step, dtype=np.float64)]))
+
+
+def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[str, list[int]]:
+    """The ISO format of an undeclared date column: a discrete Gaussian histogram of its
+    values' format classes (:data:`~dpquery.data.dates.ISO_FORMATS`, L2 sensitivity
+    ``sqrt(2)``), read as the decimals' (:func:`precision_of` on day, minute and second,
+    each summing two classes: their noise sd is ``sqrt(2)`` times one's), the time after a
+    ``T`` when those classes' noisy sum exceeds the space's."""
+    noisy = discrete_gaussian_mechanism(
+        col.time_classes, rho=rho, sensitivity=math.sqrt(2), rng=ctx.rng, ledger=ctx.ledger,
+        name=f"{name}: precision (discrete Gaussian)",
+    )  # fmt: skip
+    c = [int(x) for x in noisy]
+    precision = precision_of(
+        [c[0], c[1] + c[3], c[2] + c[4]], math.sqrt(2) * _sigma(rho, math.sqrt(2))
+    )
+    return dates.iso_format(precision, c[3] + c[4] > c[1] + c[2]), c
+
+
+def _dates(
+    name: str, col: _Column, rho: float, missing: tuple[int, float], ctx: _Context,
+    fmt: str | None = None,
+) -> tuple[Numeric, str, dict[str, Any], float]:  # fmt: skip
+    """A date column learned from ``rho`` as a quantity on the time axis: its format (a
+    declared one, or :func:`_time_format`'s), bounds (:func:`_time_bounds`), ``bins - 1``
+    quantiles by the exponential mechanism over :func:`_time_grid` (a small table: the
+    bounds' buckets inside them, post-processing) and a missing flag as a number's; and the
+    rho spent."""
+    share = DECIMALS_SHARE / (1 - PROFILE_SHARE)
+    more: dict[str, Any] = {}
+    spent = 0.0
+    if fmt is None:
+        fmt, more["format_histogram"] = _time_format(name, col, share * rho, ctx)
+        spent += share * rho
+        rest = (1 - share) * rho
+    else:
+        rest = rho
+    unit = dates.format_unit(fmt)
+    found, used, buckets = _time_bounds(name, col.times, BOUNDS_SHARE * rest, ctx)
+    spent += used
+    more["bounds"] = found
+    noisy_missing, sigma = missing
+    has_missing = noisy_missing > MISSING_SIGMAS * sigma
+    if found is None:  # no bucket occupied: one bin over the years' range
+        lo, hi = float(buckets[0]), float(buckets[-1])
+        edges = [lo, hi]
+    elif ctx.small:
+        lo, hi = found
+        edges = sorted({lo, hi, *(float(e) for e in buckets if lo < e < hi)})
+    else:
+        lo, hi = found
+        alphas = [i / ctx.bins for i in range(1, ctx.bins)]
+        picks: list[float] = []
+        if alphas:
+            picks = [float(x) for x in private_quantiles(
+                col.times, _time_grid(lo, hi, unit), alphas,
+                epsilon=quantile_epsilon((1 - BOUNDS_SHARE) * rest, len(alphas)), rng=ctx.rng,
+                ledger=ctx.ledger, name=f"{name}: quantiles (exponential mechanism)",
+            )]  # fmt: skip
+            spent += (1 - BOUNDS_SHARE) * rest
+        edges = sorted({lo, hi, *picks})
+    attr = Numeric(name, tuple(edges), out_of_range="clip", missing=has_missing, integer=True,
+                   time=fmt)  # fmt: skip
+    shown = dates.written(np.array([edges[0], edges[-1]]), np.zeros(2, dtype=bool), fmt)
+    learned = (f"{attr.n_bins} bins over [{shown[0]}, {shown[1]}] (clipped), written "
+               f"{fmt}" + (" + missing" if has_missing else ""))  # fmt: skip
+    return attr, learned, more, spent
+
+
 GIVEN_PREFIX = "categorical:"
 """A ``types`` entry ``"categorical:V1|V2|..."`` declares a column categorical over the
 public values ``V1``, ``V2``, ... (a partial codebook): nothing is learned or spent on it."""
@@ -866,16 +1066,18 @@ public values ``V1``, ``V2``, ... (a partial codebook): nothing is learned or sp
 
 def _check_types(
     df: pd.DataFrame, types: Mapping[str, str] | None
-) -> tuple[dict[str, Kind], dict[str, tuple[str, ...]]]:
-    """The declared kinds, and the columns declared with their public categories."""
+) -> tuple[dict[str, Kind], dict[str, tuple[str, ...]], dict[str, str]]:
+    """The declared kinds, the columns declared with their public categories, and the date
+    columns declared with their format."""
     if types is None:
-        return {}, {}
+        return {}, {}, {}
     if not isinstance(types, Mapping):
         raise DPQueryError(
-            f"types must map column names to 'numeric' or 'categorical', got {types!r}"
+            f"types must map column names to 'numeric', 'categorical' or 'date', got {types!r}"
         )
     out: dict[str, Kind] = {}
     given: dict[str, tuple[str, ...]] = {}
+    formats: dict[str, str] = {}
     for col, kind in types.items():
         if col not in df.columns:
             raise DPQueryError(
@@ -890,13 +1092,20 @@ def _check_types(
             given[str(col)] = values
             out[str(col)] = "categorical"
             continue
+        if isinstance(kind, str) and kind.startswith(DATE_PREFIX):
+            try:
+                formats[str(col)] = dates.check_format(kind[len(DATE_PREFIX) :])
+            except ValueError as exc:
+                raise DPQueryError(f"types[{col!r}]: {exc} (e.g. 'date:%d.%m.%Y')") from None
+            out[str(col)] = "date"
+            continue
         if kind not in KINDS:
             raise DPQueryError(
-                f"types[{col!r}] must be 'numeric', 'categorical' or "
-                f"'{GIVEN_PREFIX}V1|V2|...', got {kind!r}"
+                f"types[{col!r}] must be 'numeric', 'categorical', 'date', "
+                f"'{DATE_PREFIX}FORMAT' or '{GIVEN_PREFIX}V1|V2|...', got {kind!r}"
             )
-        out[str(col)] = "numeric" if kind == "numeric" else "categorical"
-    return out, given
+        out[str(col)] = kind
+    return out, given, formats
 
 
 def _given_column(name: str, values: tuple[str, ...]) -> tuple[Categorical, ColumnReport]:
@@ -1010,7 +1219,7 @@ def learn_domain(
         raise TypeError(f"rng must be a numpy.random.Generator (dpquery.rng.make_rng); got {rng!r}")
     if not isinstance(ledger, Ledger):
         raise TypeError(f"ledger must be a dpquery.privacy.Ledger; got {ledger!r}")
-    declared, given = _check_types(df, types)
+    declared, given, formats = _check_types(df, types)
     known = _check_public(names, public, given)
     add_remove = check_neighbours(neighbours) == ADD_REMOVE
     # every column learned runs one partition selection (categories, or a probe); a column
@@ -1041,7 +1250,7 @@ def learn_domain(
     pool_tail = SECOND_TAIL_SHARE * float(delta) if second else 0.0
     if second:
         tail = (float(delta) - pool_tail) / len(selecting)
-    ctx = _Context(rng, ledger, bins, tail, n, small, second)
+    ctx = _Context(rng, ledger, bins, tail, n, small, second, times_rng=_times_rng(rng))
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -1051,8 +1260,12 @@ def learn_domain(
         elif name in given:
             attr, report = _given_column(name, given[name])
         else:
-            attr, report = _learn_column(name, _read(df[name]), declared.get(name), per_column,
-                                         ctx)  # fmt: skip
+            col = _read(df[name])
+            if name in formats:  # a declared format: its values are the dates written so
+                times = dates.times_of(df[name], formats[name]).to_numpy()
+                col = replace(col, times=times[~np.isnan(times)])
+            attr, report = _learn_column(name, col, declared.get(name), per_column, ctx,
+                                         formats.get(name))  # fmt: skip
         attrs.append(attr)
         reports.append(report)
     if second:
@@ -1183,8 +1396,9 @@ def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) 
 
 
 def _learn_column(
-    name: str, col: _Column, kind: Kind | None, rho: float, ctx: _Context
-) -> tuple[Attribute, ColumnReport]:
+    name: str, col: _Column, kind: Kind | None, rho: float, ctx: _Context,
+    fmt: str | None = None,
+) -> tuple[Attribute, ColumnReport]:  # fmt: skip
     attr: Attribute
     if kind == "categorical":
         sel = _select_categories(name, col, rho, ctx)
@@ -1203,6 +1417,22 @@ def _learn_column(
     # about 0: within the margin of it; in a small table, where the margin can exceed half
     # the records, nearer 0 than the non-missing count (a symmetric test)
     zero = min(margin, present / 2) if ctx.small else margin
+    date_rule = "declared"
+    if kind is None:  # the date test: the profile's third count (a stream of its own)
+        noisy_dates = _date_count(col, profile_rho, ctx)
+        noisy["dates"] = noisy_dates
+        # the number rule's test, on the dates: near the share of the non-missing values
+        # and clear of 0 (a column of numbers, or of text, holds no date)
+        if (few or noisy_numbers < zero) and not (
+            noisy_dates < NUMBER_SHARE * present - margin or noisy_dates < zero
+        ):
+            kind = "date"
+            date_rule = (f"date: noisy dates {noisy_dates} >= {NUMBER_SHARE:g} x {present} - "
+                         f"{margin:.0f}")  # fmt: skip
+    if kind == "date":  # no selection: its rest buys the format, bounds and edges
+        attr, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt)
+        return attr, ColumnReport(name, "date", date_rule == "declared", date_rule,
+                                  profile_rho + spent, 0.0, learned, noisy | more)  # fmt: skip
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
         sel = _select_categories(name, col, rest, ctx)
         attr, learned = _categorical(name, sel)

@@ -8,7 +8,15 @@ from pathlib import Path
 
 from dpquery.cli.common import flag_errors
 from dpquery.data.domain import Domain
-from dpquery.domain_learning import DEFAULT_BINS, GIVEN_PREFIX, KINDS, learn_budget, learn_domain
+from dpquery.data.dates import check_format
+from dpquery.domain_learning import (
+    DATE_PREFIX,
+    DEFAULT_BINS,
+    GIVEN_PREFIX,
+    KINDS,
+    learn_budget,
+    learn_domain,
+)
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import column_notes, read_raw
 from dpquery.pipeline.writes import json_text, write_outputs
@@ -39,9 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the neighbouring relation: add-remove (default; n private, a noisy n "
                    "is drawn first and read by every rule) or replace-one (n public)")  # fmt: skip
     p.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
-                   help="declare columns numeric or categorical (public knowledge; no budget "
-                   "is spent deciding them), or categorical:V1|V2|... with their public "
-                   "categories (nothing is learned on them); may be repeated")  # fmt: skip
+                   help="declare columns numeric, categorical or date (public knowledge; no "
+                   "budget is spent deciding them; date: YYYY-MM-DD[ HH:MM[:SS]], "
+                   "date:%%d.%%m.%%Y another strftime format), or categorical:V1|V2|... with "
+                   "their public categories (nothing is learned on them); may be "
+                   "repeated")  # fmt: skip
     p.add_argument("--domain", type=Path, metavar="PARTIAL.json",
                    help="a domain or codebook JSON of some of the columns (public: nothing is "
                    "read or spent on them); the others are learned, and the whole domain "
@@ -69,10 +79,16 @@ def parse_types(items: list[str]) -> dict[str, str]:
             col, eq, kind = entry.rpartition("=")
             if not eq or not col:
                 raise DPQueryError(f"--types entry {entry!r} is not COLUMN=KIND")
-            if kind not in KINDS and not kind.startswith(GIVEN_PREFIX):
+            if kind.startswith(DATE_PREFIX):
+                try:
+                    check_format(kind[len(DATE_PREFIX) :])
+                except ValueError as exc:
+                    raise DPQueryError(f"--types {col}: {exc} (e.g. date:%d.%m.%Y)") from None
+            elif kind not in KINDS and not kind.startswith(GIVEN_PREFIX):
                 raise DPQueryError(
-                    f"--types {col}: kind must be {' or '.join(KINDS)}, or "
-                    f"{GIVEN_PREFIX}V1|V2|... (its public categories), got {kind!r}"
+                    f"--types {col}: kind must be {', '.join(KINDS)}, {DATE_PREFIX}FORMAT (a "
+                    f"strftime format, e.g. {DATE_PREFIX}%d.%m.%Y) or {GIVEN_PREFIX}V1|V2|... "
+                    f"(its public categories), got {kind!r}"
                 )
             out[col] = kind
     return out

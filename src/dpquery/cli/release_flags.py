@@ -50,9 +50,11 @@ def add_learning_args(p: argparse.ArgumentParser) -> None:
                    f"the domain (default {DEFAULT_DOMAIN_SHARE:g}); the release spends the "
                    "rest")  # fmt: skip
     g.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
-                   help="declare columns numeric or categorical (public knowledge; no budget "
-                   "is spent deciding them), or categorical:V1|V2|... with their public "
-                   "categories (nothing is learned on them); may be repeated")  # fmt: skip
+                   help="declare columns numeric, categorical or date (public knowledge; no "
+                   "budget is spent deciding them; date: YYYY-MM-DD[ HH:MM[:SS]], "
+                   "date:%%d.%%m.%%Y another strftime format), or categorical:V1|V2|... with "
+                   "their public categories (nothing is learned on them); may be "
+                   "repeated")  # fmt: skip
     g.add_argument("--learn-rest", action="store_true",
                    help="--domain covers some of the table's columns (a partial codebook, "
                    "public, costing nothing): learn the others privately from "

@@ -45,6 +45,7 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
         f"domain: learned from the data at rho={b['learn_rho']:.4g} ({b['share']:.0%} of the "
         f"budget's rho={b['rho']:.4g}): {kinds['categorical']} categorical, "
         f"{kinds['numeric']} numeric columns"
+        + (f" ({kinds['date']} of them dates)" if kinds.get("date") else "")
         + (
             f" ({kinds['public']} of them from the public domain given, at no cost)"
             if kinds.get("public")

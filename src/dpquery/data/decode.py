@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from dpquery.data import schema
+from dpquery.data import dates, schema
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
@@ -122,6 +122,8 @@ def _numeric_values(
     else:
         values = _grid_values(lo, hi, last, 10.0**-decimals, u, bins)
         values = np.round(values, decimals)
+    if attr.time is not None:  # whole seconds on the time axis, written in the column's format
+        return dates.written(values, ~in_bin, attr.time)
     return schema.column(values, ~in_bin, attr.output_dtype)
 
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from dpquery.data import schema
+from dpquery.data import dates, schema
 from dpquery.errors import DomainError, NonPrivateWarning
 from dpquery.io import atomic_write_text
 
@@ -156,6 +156,11 @@ class Numeric:
     that bin (each tuple non-negative, summing to 1): a decoded value first draws a sub-bin
     by them, then a value uniformly inside it. None (the default): uniformly in the bin. They
     change no bit of the layout (a learned domain holds noisy ones, ``docs/learn.md``).
+    ``time`` (a ``strftime`` format, :mod:`dpquery.data.dates`) makes the attribute a date or
+    time column: its edges are seconds since 1970-01-01 00:00:00, its values are read as
+    dates written in that format (the ISO 8601 family for one of
+    :data:`~dpquery.data.dates.ISO_FORMATS`) and decoded back to text in it, at its
+    precision; it must be ``integer``.
     """
 
     name: str
@@ -166,6 +171,7 @@ class Numeric:
     dtype: str | None = field(default=None, compare=False)
     decimals: int | None = None
     within: tuple[tuple[float, ...], ...] | None = field(default=None, compare=False)
+    time: str | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -187,7 +193,18 @@ class Numeric:
             self._check_decimals(edges)
         if self.within is not None:
             object.__setattr__(self, "within", self._check_within(self.within))
+        if self.time is not None:
+            self._check_time()
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
+
+    def _check_time(self) -> None:
+        try:
+            dates.check_format(self.time)
+        except ValueError as exc:
+            raise DomainError(f"numeric attribute {self.name!r}: {exc}") from None
+        if not self.integer:
+            raise DomainError(f"numeric attribute {self.name!r}: a time column (time="
+                              f"{self.time!r}) counts whole seconds: set integer=True")
 
     def _check_within(self, within: Any) -> tuple[tuple[float, ...], ...]:
         """The weights as tuples of floats, each bin's summing to 1."""
@@ -264,6 +281,8 @@ class Numeric:
     @property
     def output_dtype(self) -> str:
         """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
+        if self.time is not None:
+            return "object"  # text in the column's written format
         base = self.dtype or ("int64" if self.whole else "float64")
         return schema.nullable(base) if self.missing else base
 
@@ -641,6 +660,8 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
         }
         if a.decimals is not None:  # only when declared: older readers see the same layout
             numeric["decimals"] = a.decimals
+        if a.time is not None:
+            numeric["time"] = a.time
         return numeric
     return {"name": a.name, "type": "binary", "values": list(a.values)}
 
@@ -651,7 +672,8 @@ def _attr_from_dict(obj: Any) -> Attribute:
     kind, name = obj["type"], obj["name"]
     allowed = {
         "categorical": {"values", "missing", "recode", "dtype", "other", "keep_missing", "ordered"},
-        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals", "within"},
+        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals", "within",
+                    "time"},
         "binary": {"values", "dtype"},
     }
     if kind not in allowed:
@@ -688,6 +710,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("dtype"),
                 obj.get("decimals"),
                 _within(obj.get("within")),
+                obj.get("time"),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from dpquery.data.binary import WORD_BITS, BinaryData, n_words_for
 from dpquery.data.domain import Attribute, Binary, Categorical, Domain, Numeric
-from dpquery.data.numbers import numbers_of
+from dpquery.data.numbers import axis_values
 from dpquery.errors import DomainError, DPQueryError
 
 _SHOW = 5  # offending values listed in an error message
@@ -94,14 +94,16 @@ def attribute_codes(series: pd.Series, attr: Attribute) -> np.ndarray:
 
 
 def _numeric_codes(series: pd.Series, attr: Numeric) -> np.ndarray:
-    x = numbers_of(series).to_numpy(dtype=np.float64)  # "$1,200.50" too, as a domain learns
+    x = axis_values(series, attr).to_numpy(dtype=np.float64)  # "$1,200.50" too, as learned
     na = _missing_codes(series, attr, attr.n_bins if attr.missing else None)
     not_numbers = np.isnan(x) & ~na
     if not_numbers.any():
-        error = _fail(attr, "are not numbers", series[not_numbers])
+        what = "are not numbers" if attr.time is None else f"are not dates written {attr.time}"
+        error = _fail(attr, what, series[not_numbers])
         raise DomainError(f"{error} (texts meaning a missing value: synth --na-values)")
     lo, hi = attr.edges[0], attr.edges[-1]
     outside = ~na & ((x < lo) | (x > hi))
+    # (a time column's range is seconds on the time axis: dpquery.data.dates)
     if outside.any() and attr.out_of_range == "error":
         raise _fail(
             attr,

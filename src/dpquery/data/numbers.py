@@ -6,9 +6,12 @@ them alike, so a learned domain given back encodes the table it was learned from
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from dpquery.data.dates import times_of
 
 _FORMATTED = re.compile(
     r"(?P<sign>[-+]?)(?:(?P<currency>[$€£¥]) ?)?(?P<sign2>[-+]?)"
@@ -40,6 +43,20 @@ def numbers_of(values: pd.Series) -> pd.Series:
     out = numbers.to_numpy(dtype=np.float64, copy=True)
     out[unread] = [_plain_float(v) for v in values.to_numpy(dtype=object)[unread]]
     return pd.Series(out, index=values.index, name=values.name)
+
+
+def axis_values(values: pd.Series, attr: Any) -> pd.Series:
+    """A numeric attribute's column as numbers on its axis: :func:`numbers_of`, or for a
+    time column (``attr.time``) seconds since the epoch (:func:`dpquery.data.dates.times_of`);
+    NaN for what is neither; a column of numbers is taken as on the axis
+    already."""
+    if getattr(attr, "time", None) is not None:
+        if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+            values.dtype
+        ):  # already on the axis (a learned table's column, encodable)
+            return values.astype(np.float64)
+        return times_of(values, attr.time)
+    return numbers_of(values)
 
 
 def _plain_float(value: object) -> float:

@@ -61,7 +61,8 @@ from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
-from dpquery.data.numbers import numbers_of
+from dpquery.data import dates
+from dpquery.data.numbers import axis_values
 from dpquery.domain_learning import (
     PUBLIC_RULE,
     SECOND_SHARE,
@@ -230,10 +231,13 @@ class Learned:
         """How many columns of each kind the domain has, and (``public``, when any) how many
         of them came from a partial public domain."""
         counts = {"categorical": 0, "numeric": 0}
+        times = 0
         for attr in self.domain.attributes:
             counts["categorical" if isinstance(attr, Categorical) else "numeric"] += 1
+            times += isinstance(attr, Numeric) and attr.time is not None
         public = sum(c.rule == PUBLIC_RULE for c in self.report.columns)
-        return counts | ({"public": public} if public else {})
+        # (dates are numeric columns on the time axis: counted there and, when any, apart)
+        return counts | ({"date": times} if times else {}) | ({"public": public} if public else {})
 
     def as_run(self, release: Release) -> Release:
         """``release`` (fitted on :attr:`release_ledger`) accounted as the whole run: the
@@ -291,8 +295,17 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
                 which = "only its missing values are" if attr.missing else "no value is"
                 notes.append(f"{attr.name}: {which} held by enough records to reach the "
                              f"selection's threshold{held}; every other value is released as "
-                             f"{attr.other} (an identifier, dates or free text never come "
-                             "out as written)")  # fmt: skip
+                             f"{attr.other} (an identifier, free text or dates not written "
+                             "YYYY-MM-DD[ HH:MM[:SS]] never come out as written; declare "
+                             "other dates' format: --types COL=date:%d.%m.%Y)")  # fmt: skip
+        elif isinstance(attr, Numeric) and attr.time is not None:
+            ends = dates.written(np.array(attr.edges[::attr.n_bins]), np.zeros(2, dtype=bool),
+                                 attr.time)  # fmt: skip
+            how = "declared" if c.declared else "read as dates (the ISO 8601 rule)"
+            notes.append(f"{attr.name}: {how}; learned on the time axis in {attr.n_bins} bins "
+                         f"over [{ends[0]}, {ends[1]}] (earlier or later dates are clipped to "
+                         f"them) and released as dates written {attr.time}; a value that is "
+                         "not such a date is released as missing")  # fmt: skip
         elif isinstance(attr, Numeric):
             if "bounds" in c.noisy and c.noisy["bounds"] is None:
                 notes.append(f"{attr.name}: too few numbers for private bounds; released in "
@@ -418,7 +431,8 @@ def encodable(
         if isinstance(attr, Numeric):
             if attr.name not in given:
                 attr = replace(attr, missing=True)
-            table[attr.name] = numbers_of(table[attr.name])  # "$1,200.50" too, as learned
+            # "$1,200.50" too, as learned; a date column on its time axis
+            table[attr.name] = axis_values(table[attr.name], attr)
         attrs.append(attr)
     return Domain(tuple(attrs), note=domain.note), table
 
