@@ -123,6 +123,7 @@ from dpquery.privacy.quantiles import (
     quantile_epsilon,
     signed_log_grid,
 )
+from dpquery.privacy.randomness import is_cryptographic, secure_rng
 
 Kind = Literal["numeric", "categorical", "date"]
 KINDS: tuple[Kind, ...] = ("numeric", "categorical", "date")
@@ -894,12 +895,15 @@ ISO 8601 family (:data:`dpquery.data.dates.ISO_FORMATS`), its precision learned.
 
 
 def _times_rng(rng: np.random.Generator) -> np.random.Generator:
-    """The date test's own stream, derived from ``rng``'s seed without drawing from it or
-    changing it (a child of its ``SeedSequence`` under a fixed spawn key); OS entropy when
-    ``rng`` has no seed sequence."""
+    """The date test's own stream, drawn from nothing of ``rng``'s: a cryptographically
+    secure ``rng`` (every release without a seed) gets a fresh secure generator keyed from
+    the operating system's entropy (:func:`~dpquery.privacy.randomness.secure_rng`); a
+    seeded one (research and tests) a child of its ``SeedSequence`` under a fixed spawn key,
+    made without drawing from it or changing it, so that a seeded learning is reproducible
+    and its other draws are those of a learning without the test."""
     seq = getattr(rng.bit_generator, "seed_seq", None)
-    if not isinstance(seq, np.random.SeedSequence):
-        return np.random.default_rng()
+    if is_cryptographic(rng) or not isinstance(seq, np.random.SeedSequence):
+        return secure_rng()
     child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, 0x64617465))
     return np.random.default_rng(child)
 

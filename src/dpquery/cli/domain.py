@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from dpquery.cli.common import flag_errors
-from dpquery.data.domain import Domain
 from dpquery.data.dates import check_format
+from dpquery.data.domain import Domain
 from dpquery.domain_learning import (
     DATE_PREFIX,
     DEFAULT_BINS,

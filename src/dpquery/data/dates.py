@@ -17,6 +17,7 @@ optionally ``HH:MM`` or ``HH:MM:SS`` after a space or a ``T``) and names a real 
 from __future__ import annotations
 
 import re
+
 import numpy as np
 import pandas as pd
 

@@ -203,8 +203,10 @@ class Numeric:
         except ValueError as exc:
             raise DomainError(f"numeric attribute {self.name!r}: {exc}") from None
         if not self.integer:
-            raise DomainError(f"numeric attribute {self.name!r}: a time column (time="
-                              f"{self.time!r}) counts whole seconds: set integer=True")
+            raise DomainError(
+                f"numeric attribute {self.name!r}: a time column (time="
+                f"{self.time!r}) counts whole seconds: set integer=True"
+            )
 
     def _check_within(self, within: Any) -> tuple[tuple[float, ...], ...]:
         """The weights as tuples of floats, each bin's summing to 1."""
@@ -672,8 +674,16 @@ def _attr_from_dict(obj: Any) -> Attribute:
     kind, name = obj["type"], obj["name"]
     allowed = {
         "categorical": {"values", "missing", "recode", "dtype", "other", "keep_missing", "ordered"},
-        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals", "within",
-                    "time"},
+        "numeric": {
+            "edges",
+            "out_of_range",
+            "missing",
+            "integer",
+            "dtype",
+            "decimals",
+            "within",
+            "time",
+        },
         "binary": {"values", "dtype"},
     }
     if kind not in allowed:

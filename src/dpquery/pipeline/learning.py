@@ -59,9 +59,9 @@ import pandas as pd
 
 from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
+from dpquery.data import dates
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
-from dpquery.data import dates
 from dpquery.data.numbers import axis_values
 from dpquery.domain_learning import (
     PUBLIC_RULE,
