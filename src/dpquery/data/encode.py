@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from dpquery.data.binary import WORD_BITS, BinaryData, n_words_for
 from dpquery.data.domain import Attribute, Binary, Categorical, Domain, Numeric
-from dpquery.data.numbers import axis_values
+from dpquery.data.numbers import DECIMAL_COMMA_SEPARATORS, axis_values, decimal_commas
 from dpquery.errors import DomainError, DPQueryError
 
 _SHOW = 5  # offending values listed in an error message
@@ -201,6 +201,8 @@ def read_table(
                 table = pd.read_csv(path, sep=sep, usecols=columns, dtype=dtype,
                                     na_values=na_values or None, skipinitialspace=True,
                                     index_col=False, skiprows=skip)  # fmt: skip
+            if sep in DECIMAL_COMMA_SEPARATORS:  # "12,5" is 12.5 (docs/learn.md)
+                table = decimal_commas(table, str(path))
         else:
             raise DPQueryError(
                 f"{path}: unknown file type; expected .csv, .csv.gz, .tsv or .parquet"

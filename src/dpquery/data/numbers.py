@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dpquery.data.dates import times_of
+from dpquery.errors import DPQueryError
 
 _FORMATTED = re.compile(
     r"(?P<sign>[-+]?)(?:(?P<currency>[$€£¥]) ?)?(?P<sign2>[-+]?)"
@@ -43,6 +44,56 @@ def numbers_of(values: pd.Series) -> pd.Series:
     out = numbers.to_numpy(dtype=np.float64, copy=True)
     out[unread] = [_plain_float(v) for v in values.to_numpy(dtype=object)[unread]]
     return pd.Series(out, index=values.index, name=values.name)
+
+
+DECIMAL_COMMA_SEPARATORS = (";",)
+"""The separators of the files whose numbers are read with a decimal comma
+(:func:`decimal_commas`): a spreadsheet in a locale that writes ``12,5`` saves its CSV with
+``;`` because the comma is taken."""
+
+_DECIMAL_COMMA = re.compile(r"([-+]?)(\d{1,3}(?:\.\d{3})+|\d+),(\d+)")
+_DOT_GROUPS = re.compile(r"[-+]?\d{1,3}(?:\.\d{3})+")
+
+
+def decimal_comma(text: str) -> str | None:
+    """A number written with a decimal comma, and dots between groups of thousands if any,
+    as plain text (``"12,5"`` -> ``"12.5"``, ``"-1.234,50"`` -> ``"-1234.50"``); None for
+    any other text."""
+    m = _DECIMAL_COMMA.fullmatch(text)
+    if m is None:
+        return None
+    return f"{m[1]}{m[2].replace('.', '')}.{m[3]}"
+
+
+def decimal_commas(table: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``table`` (a ``;``-separated file's cells) with every text cell written with a decimal
+    comma (:func:`decimal_comma`) as the same number written with a dot: the table a file
+    written with dots reads as, so both are learned, encoded and released alike. Each cell
+    is read alone; a column holding both decimal commas and a number whose dots group
+    thousands (``1.234``: a thousand and 234 there, or 1.234?) is ambiguous and refused,
+    naming the column and values (an error shown to the data holder, not released)."""
+    out = table.copy()
+    for name in table.columns:
+        column = table[name]
+        if pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(
+            column.dtype
+        ):  # read as numbers already: no text to read again
+            continue
+        texts = column.map(lambda v: v.strip() if isinstance(v, str) else None)
+        plain = texts.map(lambda t: decimal_comma(t) if t else None)
+        found = plain.notna()
+        if not found.any():
+            continue
+        grouped = texts.map(lambda t: bool(t) and _DOT_GROUPS.fullmatch(t) is not None)
+        if grouped.any():
+            raise DPQueryError(
+                f"{source}: column {name!r} holds numbers written with a decimal comma "
+                f"({texts[found].iloc[0]!r}) and numbers whose dot may group thousands "
+                f"({texts[grouped].iloc[0]!r}: a thousand and more, or a decimal?); write "
+                "every number of the column one way"
+            )
+        out[name] = column.astype(object).where(~found, plain).astype(column.dtype)
+    return out
 
 
 def axis_values(values: pd.Series, attr: Any) -> pd.Series:
