@@ -241,8 +241,9 @@ def test_money_and_percentages_are_numbers(
 def test_an_identifier_is_never_echoed_and_the_console_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An identifier, dates, a column with no value and one of huge values: each is released
-    without any exact value of the table, and the console says what became of it."""
+    """An identifier, a column with no value and one of huge values: each is released
+    without any exact value of the table, and the console says what became of it. Dates are
+    a date column: released as dates drawn in its learned bins ("Dates and times")."""
     table = _base()
     rng = np.random.default_rng(2)
     table["id"] = [f"user-{rng.integers(10**9)}-{i}" for i in range(N)]
@@ -256,10 +257,11 @@ def test_an_identifier_is_never_echoed_and_the_console_says_so(
     assert main([*_synth(data, out), "--report", str(report)]) == 0
     console = capsys.readouterr().out
     released = pd.read_csv(out, dtype=str, keep_default_na=False)
-    for column in ("id", "joined"):
-        assert set(released[column]) == {OTHER_LABEL}
-        assert not set(released[column]) & set(table[column])
-        assert f"note: {column}: no value is held by enough records" in console
+    assert set(released["id"]) == {OTHER_LABEL}
+    assert not set(released["id"]) & set(table["id"])
+    assert "note: id: no value is held by enough records" in console
+    assert released["joined"].str.fullmatch(r"20\d\d-\d\d-\d\d").all()
+    assert "note: joined: read as dates (the ISO 8601 rule)" in console
     # as text (only its missing values released) or as a number without bounds: the noise
     # decides which
     assert "note: empty: only its missing values are held" in console or (
