@@ -26,6 +26,7 @@ from dpquery.domain_learning import (
     DECIMALS_SHARE,
     LEARNING_NOISY_N_SHARE,
     PROFILE_SHARE,
+    learn_budget,
     learn_domain,
 )
 from dpquery.errors import DomainError, DPQueryError
@@ -153,6 +154,22 @@ def test_dates_in_another_order_need_their_format_declared() -> None:
                                   types={"day": "date:%d.%m.%Y"})  # fmt: skip
     assert report.columns[1].kind == "date" and report.columns[1].declared
     assert domain["day"].time == "%d.%m.%Y"  # type: ignore[union-attr]
+
+
+def test_a_column_with_no_value_is_never_a_date_in_a_small_table() -> None:
+    """A column all missing has a noisy non-missing count near 0, which the dates' noise
+    alone would pass; the small-table test asks for half the records. Its noise would have
+    to reach 500 records at sd ~40: never, over 20 seeds (a false failure needs a draw
+    beyond 12 sd)."""
+    b = learn_budget(1.0, 1e-9)
+    df = _table(1000).assign(empty=None)
+    for seed in range(20):
+        _, report = learn_domain(df, rho=0.3 * b.rho, delta=b.delta_tail,
+                                 rng=np.random.default_rng(seed), ledger=Ledger(b.ledger_budget),
+                                 neighbours=ADD_REMOVE)  # fmt: skip
+        kinds = [c.kind for c in report.columns]
+        assert "small table" in report.columns[2].rule  # the small-table rules apply
+        assert kinds[0] == "date" and kinds[-1] != "date", (seed, kinds)
 
 
 @pytest.mark.parametrize("kind", ["date:%d.%m", "date:", "date:%Y-%Q", "dates"])

@@ -1426,9 +1426,12 @@ def _learn_column(
         noisy_dates = _date_count(col, profile_rho, ctx)
         noisy["dates"] = noisy_dates
         # the number rule's test, on the dates: near the share of the non-missing values
-        # and clear of 0 (a column of numbers, or of text, holds no date)
+        # and clear of 0 (a column of numbers, or of text, holds no date). In a small table
+        # clear of half the records (n, not the non-missing count: a column all missing
+        # has a non-missing count near 0, which its noise alone would pass)
+        date_zero = min(margin, ctx.n / 2) if ctx.small else margin
         if (few or noisy_numbers < zero) and not (
-            noisy_dates < NUMBER_SHARE * present - margin or noisy_dates < zero
+            noisy_dates < NUMBER_SHARE * present - margin or noisy_dates < date_zero
         ):
             kind = "date"
             date_rule = (f"date: noisy dates {noisy_dates} >= {NUMBER_SHARE:g} x {present} - "
