@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpquery import domain_learning
 from dpquery.cli import main
 from dpquery.data import Domain, Numeric
 from dpquery.data.dates import ISO_FORMATS, format_unit, iso_cell, times_of, written
@@ -132,6 +133,32 @@ def test_the_date_test_decides_and_charges_exactly_its_plan_on_neighbours() -> N
         march = iso_cell("2019-03-01")[0], iso_cell("2019-04-01")[0]  # type: ignore[index]
         assert (pickup.edges[0], pickup.edges[-1]) == march  # the month's bounds
         assert "date: noisy dates" in report.columns[0].rule
+
+
+def test_the_date_test_costs_no_charge_and_no_draw_of_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Undeclared date columns are charged what declared ones are (the test rides on the
+    profile's charge); and the test's draws come from a stream of their own: with the test
+    drawing nothing, a table with no date column learns the same domain from the same
+    seed."""
+    df = _table(3000)
+    ledgers = []
+    for types in (None, {"pickup": "date", "day": "date"}):
+        ledger = Ledger(Budget.zcdp(1.0))
+        learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(6), ledger=ledger,
+                     types=types)  # fmt: skip
+        ledgers.append(
+            [(e.charge.mechanism, e.charge.count, e.charge.cost) for e in ledger.entries]
+        )
+    assert ledgers[0] == ledgers[1]
+    plain = df.drop(columns=["pickup", "day"])
+    first, _ = learn_domain(plain, rho=1.0, delta=1e-9, rng=np.random.default_rng(7),
+                            ledger=Ledger(Budget.zcdp(1.0)))  # fmt: skip
+    monkeypatch.setattr(domain_learning, "_date_count", lambda col, rho, ctx: 0)
+    second, _ = learn_domain(plain, rho=1.0, delta=1e-9, rng=np.random.default_rng(7),
+                             ledger=Ledger(Budget.zcdp(1.0)))  # fmt: skip
+    assert first.to_dict() == second.to_dict()
 
 
 def test_a_table_of_numbers_and_text_holds_no_date() -> None:
