@@ -35,6 +35,12 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   whole number, and their noisy counts hold :data:`CODE_MASS` of the noisy non-missing
   values, it is a code (categorical, the probe's keys its categories); otherwise a quantity
   (numeric).
+* **date** (:mod:`dpquery.data.dates`): a text-like column whose noisy count of values
+  written as ISO 8601 dates (the profile's third count, :func:`_date_count`, under the
+  profile's one charge) passes the number rule's test is a date column, or one declared
+  ``"date"`` / ``"date:FORMAT"``: learned as a quantity on the time axis (seconds since
+  1970), its format class, year then month bounds and quantiles over a public time grid
+  (:func:`_dates`), released in its format.
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
