@@ -243,6 +243,14 @@ def test_a_date_column_round_trips_with_its_precision(
                        str(out.with_suffix(".domain.json")))) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert "are not dates written %Y-%m-%d %H:%M:%S: '2019-02-30 10:00:00'" in err
+    learned = tmp_path / "d.json"  # the learning alone shows the kind and its format
+    assert main(["domain", "learn", "--data", str(data), "--epsilon", "1", "--seed", "0",
+                 "--out", str(learned)]) == 0  # fmt: skip
+    shown = capsys.readouterr().out
+    assert re.search(r"pickup +date .* written %Y-%m-%d %H:%M:%S", shown), shown
+    assert re.search(r"day +date .* written %Y-%m-%d ", shown), shown
+    assert "note: pickup: read as dates" in shown
+    assert Domain.load(learned)["day"].time == "%Y-%m-%d"  # type: ignore[union-attr]
 
 
 def test_a_given_domain_with_a_time_column_encodes_and_decodes_dates() -> None:
