@@ -31,6 +31,7 @@ from dpquery.domain_learning import (
     learn_domain,
 )
 from dpquery.errors import DomainError, DPQueryError
+from dpquery.pipeline.learning import column_notes
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
@@ -197,6 +198,17 @@ def test_a_column_with_no_value_is_never_a_date_in_a_small_table() -> None:
         kinds = [c.kind for c in report.columns]
         assert "small table" in report.columns[2].rule  # the small-table rules apply
         assert kinds[0] == "date" and kinds[-1] != "date", (seed, kinds)
+
+
+def test_a_declared_format_the_values_do_not_follow_is_said_so() -> None:
+    df = _table(3000)  # ISO timestamps declared as DD.MM.YYYY: no value is written so
+    domain, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(8),
+                                  ledger=Ledger(Budget.zcdp(1.0)),
+                                  types={"pickup": "date:%d.%m.%Y"})  # fmt: skip
+    notes = column_notes(domain, report)
+    assert any(n.startswith("pickup: declared; too few values are dates written %d.%m.%Y")
+               for n in notes), notes  # fmt: skip
+    assert any(n.startswith("day: read as dates (the ISO 8601 rule); learned") for n in notes)
 
 
 @pytest.mark.parametrize("kind", ["date:%d.%m", "date:", "date:%Y-%Q", "dates"])

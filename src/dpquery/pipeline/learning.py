@@ -302,6 +302,12 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             ends = dates.written(np.array(attr.edges[::attr.n_bins]), np.zeros(2, dtype=bool),
                                  attr.time)  # fmt: skip
             how = "declared" if c.declared else "read as dates (the ISO 8601 rule)"
+            if c.noisy.get("bounds", ()) is None:
+                notes.append(f"{attr.name}: {how}; too few values are dates written "
+                             f"{attr.time} for private bounds: released in one bin "
+                             f"[{ends[0]}, {ends[1]}]" + (" or missing" if attr.missing else "")
+                             )  # fmt: skip
+                continue
             notes.append(f"{attr.name}: {how}; learned on the time axis in {attr.n_bins} bins "
                          f"over [{ends[0]}, {ends[1]}] (earlier or later dates are clipped to "
                          f"them) and released as dates written {attr.time}; a value that is "
