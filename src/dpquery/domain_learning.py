@@ -544,7 +544,9 @@ def precision_of(counts: list[int], sigma: float) -> int:
     whole numbers (class 0) do, but the fractional classes together hold
     :data:`DECIMALS_FRACTION_MASS` of the total and :data:`DECIMALS_SIGMAS` sd of their sum,
     the column is not integer: its precision is the most precise fractional class holding
-    :data:`DECIMALS_MASS` of their mass (and the sd floor), or else the largest one. A rate
+    :data:`DECIMALS_MASS` of their mass (and the sd floor), or else the largest one. When no
+    class holds the floor (a small table), the fractional classes holding more than the whole
+    numbers make the column not integer alike. A rate
     written ``0.00``, ``1.00``, ``0.33`` whose zeros and ones are 95% of the values is a
     rate, not a 0/1 integer column whose other values clip. Post-processing of the noisy
     histogram: public."""
@@ -556,8 +558,14 @@ def precision_of(counts: list[int], sigma: float) -> int:
     if passing and max(passing) > 0:
         return max(passing)
     fractional = counts[1:]
-    if sum(fractional) < max(DECIMALS_FRACTION_MASS * total,
-                             DECIMALS_SIGMAS * sigma * math.sqrt(len(fractional))):  # fmt: skip
+    # no class reaches the floor (a small table's noise): the whole numbers are no likelier
+    # than the fractions, so the column is integer only if they hold more than the fractions
+    # together (a planet's mass, 0.0036 to 25 with two or three decimals, read as an integer
+    # column became codes 0..19: a KS of 0.75)
+    undecided = not passing and sum(fractional) > counts[0]
+    if not undecided and sum(fractional) < max(
+        DECIMALS_FRACTION_MASS * total, DECIMALS_SIGMAS * sigma * math.sqrt(len(fractional))
+    ):
         return 0
     mass = sum(max(c, 0) for c in fractional)
     floor = max(DECIMALS_MASS * mass, DECIMALS_SIGMAS * sigma)
@@ -753,6 +761,31 @@ def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
     return sorted(float(Decimal(u).scaleb(-decimals)) for u in taken)
 
 
+MAX_LATTICE = 1000
+"""Bounds holding at most this many values of the column's precision take every one of them
+as a quantile candidate (:func:`quantile_candidates`)."""
+
+
+def quantile_candidates(lo: float, hi: float, decimals: int) -> np.ndarray:
+    """The public candidates of a column's quantiles inside its private bounds ``[lo, hi]``:
+    the bounds and the log grid's points between them (:func:`signed_log_grid`, 1-10%
+    relative resolution), and, when the bounds hold at most :data:`MAX_LATTICE` values of
+    the column's precision (``10^-decimals``), every one of them. A column whose values lie
+    in a narrow range far from 0 needs the lattice: a diamond's depth of 58.0 to 65.0 (one
+    decimal) had grid points at whole numbers only, its 15 quantiles collapsed onto 7 edges.
+    Read off the private bounds and precision alone (post-processing): no data, no cost. A
+    lattice is capped because each candidate far from the data still draws a little of the
+    exponential mechanism's mass."""
+    grid = signed_log_grid(decimals=decimals)
+    points = [[lo, hi], grid[(grid > lo) & (grid < hi)]]
+    step = Decimal(1).scaleb(-decimals)
+    first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step
+    if last - first <= MAX_LATTICE:
+        units = np.arange(math.ceil(first), math.floor(last) + 1)
+        points.append(np.array([float(Decimal(int(u)) * step) for u in units]))
+    return np.unique(np.concatenate(points))
+
+
 def _edges(
     name: str, col: _Column, rho: float, bounds: tuple[float, float], decimals: int,
     atoms: list[float], ctx: _Context,
@@ -761,8 +794,7 @@ def _edges(
     values that are not atoms (the exponential mechanism, score sensitivity 1: whether a
     record is an atom depends on that record and the public atoms alone)."""
     lo, hi = bounds
-    grid = signed_log_grid(decimals=decimals)
-    candidates = np.unique(np.concatenate([[lo, hi], grid[(grid > lo) & (grid < hi)]]))
+    candidates = quantile_candidates(lo, hi, decimals)
     alphas = [i / ctx.bins for i in range(1, ctx.bins)]
     values = col.numbers
     if atoms:
