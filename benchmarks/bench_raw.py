@@ -69,6 +69,10 @@ Rows are appended to ``docs/results/raw/<out>.csv`` as each run ends, per-column
         --into common
     nice .venv/bin/python benchmarks/bench_raw.py --tables adult cps --methods dpquery \
         --neighbours replace-one --out ro     # the release under replace-one neighbours
+    DPQUERY_EXTRA_DATA_DIR=extra nice .venv/bin/python benchmarks/bench_raw.py \
+        --tables taxis diamonds titanic planets --methods dpquery --out heldout  # seaborn's
+    nice .venv/bin/python benchmarks/bench_raw.py --csv mine=path/to/T.csv \
+        --methods dpquery sn-mst --out mine   # any raw CSV (only it: --tables mine)
 """
 
 from __future__ import annotations
