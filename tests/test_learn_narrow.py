@@ -18,6 +18,7 @@ from dpquery.domain_learning import (
     BOUND_FALSE_RATE,
     BOUND_WINDOW,
     MAX_LATTICE,
+    lattice,
     learn_domain,
     precision_of,
     quantile_candidates,
@@ -46,6 +47,12 @@ def test_narrow_bounds_take_every_value_of_the_precision():
     # the grid alone had whole numbers only between 50 and 100 at one decimal
     grid = signed_log_grid(decimals=1)
     assert 61.1 not in set(grid.tolist()) and 61.0 in set(grid.tolist())
+
+
+def test_the_lattice_is_read_off_the_bounds_and_precision():
+    assert lattice(50.0, 100.0, 1) and lattice(0.0, float(MAX_LATTICE), 0)
+    assert not lattice(0.0, float(MAX_LATTICE + 1), 0) and not lattice(1000.0, 5000.0, 0)
+    assert lattice(0.0, 5.0, 2) and not lattice(0.0, 20.0, 2)
 
 
 def test_wide_bounds_keep_the_log_grid():
@@ -93,7 +100,8 @@ def _learned(df: pd.DataFrame, seed: int) -> dict[str, Numeric]:
 def test_a_narrow_column_gets_bins_finer_than_whole_numbers():
     """On neighbouring tables of 50,000 and 50,001 records (add/remove) the depth's edges
     inside [60, 64] (where 80% of the values are) are not all whole numbers and number at
-    least 8 (before: the grid's 60, 61, 62, 63, 64 at most). Seeded; the quantiles'
+    least 8 (before: the grid's 60, 61, 62, 63, 64 at most), and the end bins are half-bins.
+    Seeded; the quantiles'
     exponential mechanism at this rho has a rank error of a few hundred records against
     bins of 3,000: a draw that leaves fewer than 8 edges in the 4 middle units needs most
     of the 15 quantiles off by a bin (rate below 1e-6)."""
@@ -105,6 +113,11 @@ def test_a_narrow_column_gets_bins_finer_than_whole_numbers():
         inner = [e for e in depth.edges if 60.0 < e < 64.0]
         assert depth.decimals == 1 and len(inner) >= 8, depth.edges
         assert any(not float(e).is_integer() for e in inner), depth.edges
+        # half-bins at the ends: the last inner edge near the 1 - 1/32 quantile (64.4),
+        # above the 15/16 one (63.9) where whole bins would end
+        values = pd.to_numeric(table["depth"])
+        top = max(e for e in depth.edges if e < depth.edges[-1])
+        assert float(np.quantile(values, 0.95)) <= top <= float(np.quantile(values, 0.99)), top
 
 
 # --- the precision of a small table's column --------------------------------------------------

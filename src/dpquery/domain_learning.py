@@ -817,12 +817,19 @@ def quantile_candidates(lo: float, hi: float, decimals: int) -> np.ndarray:
     exponential mechanism's mass."""
     grid = signed_log_grid(decimals=decimals)
     points = [[lo, hi], grid[(grid > lo) & (grid < hi)]]
-    step = Decimal(1).scaleb(-decimals)
-    first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step
-    if last - first <= MAX_LATTICE:
+    if lattice(lo, hi, decimals):
+        step = Decimal(1).scaleb(-decimals)
+        first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step
         units = np.arange(math.ceil(first), math.floor(last) + 1)
         points.append(np.array([float(Decimal(int(u)) * step) for u in units]))
     return np.unique(np.concatenate(points))
+
+
+def lattice(lo: float, hi: float, decimals: int) -> bool:
+    """Whether the bounds ``[lo, hi]`` hold at most :data:`MAX_LATTICE` steps of the
+    precision (:func:`quantile_candidates`)."""
+    step = Decimal(1).scaleb(-decimals)
+    return (Decimal(repr(hi)) - Decimal(repr(lo))) / step <= MAX_LATTICE
 
 
 def _edges(
@@ -835,6 +842,10 @@ def _edges(
     lo, hi = bounds
     candidates = quantile_candidates(lo, hi, decimals)
     alphas = [i / ctx.bins for i in range(1, ctx.bins)]
+    if ctx.bins > 1 and lattice(lo, hi, decimals):
+        # exact quantiles leave each end bin 1/bins of the values spread to a bound that can
+        # lie a bucket beyond them: half-bins at the ends keep that mass near the data
+        alphas = [0.5 / ctx.bins, *alphas, 1 - 0.5 / ctx.bins]
     values = col.numbers
     if atoms:
         scaled = np.round(values * 10.0**decimals)
