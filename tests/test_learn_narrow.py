@@ -50,9 +50,11 @@ def test_narrow_bounds_take_every_value_of_the_precision():
 
 
 def test_the_lattice_is_read_off_the_bounds_and_precision():
-    assert lattice(50.0, 100.0, 1) and lattice(0.0, float(MAX_LATTICE), 0)
-    assert not lattice(0.0, float(MAX_LATTICE + 1), 0) and not lattice(1000.0, 5000.0, 0)
-    assert lattice(0.0, 5.0, 2) and not lattice(0.0, 20.0, 2)
+    assert lattice(50.0, 100.0, 1) and lattice(1.0, float(MAX_LATTICE + 1), 0)
+    assert not lattice(1.0, float(MAX_LATTICE + 2), 0) and not lattice(1000.0, 5000.0, 0)
+    assert lattice(2.0, 10.0, 2) and not lattice(2.0, 20.0, 2)
+    # bounds reaching 0 keep the grid (from either side)
+    assert not lattice(0.0, 5.0, 2) and not lattice(-5.0, 0.0, 2) and lattice(-5.0, -1.0, 2)
 
 
 def test_wide_bounds_keep_the_log_grid():
@@ -60,12 +62,18 @@ def test_wide_bounds_keep_the_log_grid():
     grid = signed_log_grid(decimals=0)
     cands = quantile_candidates(0.0, 1e6, 0)
     assert np.array_equal(cands, np.unique(np.r_[0.0, 1e6, grid[(grid > 0) & (grid < 1e6)]]))
-    assert quantile_candidates(0.0, float(MAX_LATTICE + 1), 0).size < MAX_LATTICE
-    # at MAX_LATTICE steps exactly, the lattice is taken (every integer 0 .. MAX_LATTICE)
-    assert quantile_candidates(0.0, float(MAX_LATTICE), 0).size == MAX_LATTICE + 1
+    assert quantile_candidates(1.0, float(MAX_LATTICE + 2), 0).size < MAX_LATTICE
+    # at MAX_LATTICE steps exactly, the lattice is taken (every integer 1 .. MAX_LATTICE + 1)
+    assert quantile_candidates(1.0, float(MAX_LATTICE + 1), 0).size == MAX_LATTICE + 1
+    # bounds from 0 (a skewed count, 0..511): the grid alone
+    assert np.array_equal(quantile_candidates(0.0, 512.0, 0),
+                          quantile_candidates(0.0, 512.0, 0, fine=False))  # fmt: skip
     # ages: the grid holds every integer up to 99 already; nothing changes
     ages = quantile_candidates(0.0, 100.0, 0)
     assert np.array_equal(ages, np.unique(np.r_[0.0, 100.0, grid[(grid > 0) & (grid < 100)]]))
+    # so their quantiles get no half-bins either (the lattice adds nothing: fine=False alike)
+    assert np.array_equal(ages, quantile_candidates(0.0, 100.0, 0, fine=False))
+    assert quantile_candidates(50.0, 100.0, 1, fine=False).size < 100
 
 
 def test_lattice_scores_move_by_at_most_max_alpha_on_an_added_record():

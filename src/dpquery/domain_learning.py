@@ -805,19 +805,20 @@ MAX_LATTICE = 1000
 as a quantile candidate (:func:`quantile_candidates`)."""
 
 
-def quantile_candidates(lo: float, hi: float, decimals: int) -> np.ndarray:
+def quantile_candidates(lo: float, hi: float, decimals: int, fine: bool = True) -> np.ndarray:
     """The public candidates of a column's quantiles inside its private bounds ``[lo, hi]``:
     the bounds and the log grid's points between them (:func:`signed_log_grid`, 1-10%
-    relative resolution), and, when the bounds hold at most :data:`MAX_LATTICE` values of
-    the column's precision (``10^-decimals``), every one of them. A column whose values lie
+    relative resolution), and, when the bounds do not reach 0 and hold at most
+    :data:`MAX_LATTICE` values of the column's precision (``10^-decimals``), every one of
+    them (:func:`lattice`). A column whose values lie
     in a narrow range far from 0 needs the lattice: a diamond's depth of 58.0 to 65.0 (one
     decimal) had grid points at whole numbers only, its 15 quantiles collapsed onto 7 edges.
     Read off the private bounds and precision alone (post-processing): no data, no cost. A
     lattice is capped because each candidate far from the data still draws a little of the
-    exponential mechanism's mass."""
+    exponential mechanism's mass. ``fine=False``: the bounds and the grid alone."""
     grid = signed_log_grid(decimals=decimals)
     points = [[lo, hi], grid[(grid > lo) & (grid < hi)]]
-    if lattice(lo, hi, decimals):
+    if fine and lattice(lo, hi, decimals):
         step = Decimal(1).scaleb(-decimals)
         first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step
         units = np.arange(math.ceil(first), math.floor(last) + 1)
@@ -826,8 +827,15 @@ def quantile_candidates(lo: float, hi: float, decimals: int) -> np.ndarray:
 
 
 def lattice(lo: float, hi: float, decimals: int) -> bool:
-    """Whether the bounds ``[lo, hi]`` hold at most :data:`MAX_LATTICE` steps of the
-    precision (:func:`quantile_candidates`)."""
+    """Whether the quantiles take the precision's lattice (:func:`quantile_candidates`): the
+    bounds ``[lo, hi]`` do not reach 0 and hold at most :data:`MAX_LATTICE` steps of the
+    precision. Bounds that do not reach 0 lie within a factor of :data:`BOUND_ZERO_RATIO` of
+    each other (else the lower one is taken to 0), where the log grid has few points for the
+    spread of the values; from 0 up the grid is finest where most values of a skewed column
+    are, and the lattice's further candidates only spread the exponential mechanism's mass
+    (KDD Cup's connection counts 0..511 on a 42-column share: pairs 0.989 to 0.987)."""
+    if lo <= 0.0 <= hi:
+        return False
     step = Decimal(1).scaleb(-decimals)
     return (Decimal(repr(hi)) - Decimal(repr(lo))) / step <= MAX_LATTICE
 
@@ -842,9 +850,11 @@ def _edges(
     lo, hi = bounds
     candidates = quantile_candidates(lo, hi, decimals)
     alphas = [i / ctx.bins for i in range(1, ctx.bins)]
-    if ctx.bins > 1 and lattice(lo, hi, decimals):
-        # exact quantiles leave each end bin 1/bins of the values spread to a bound that can
-        # lie a bucket beyond them: half-bins at the ends keep that mass near the data
+    if ctx.bins > 1 and candidates.size > quantile_candidates(lo, hi, decimals, False).size:
+        # the lattice's exact quantiles leave each end bin 1/bins of the values spread to a
+        # bound that can lie a bucket beyond them: half-bins at the ends keep that mass near
+        # the data (only where the lattice adds candidates: a column the grid already served,
+        # ages, is as it was)
         alphas = [0.5 / ctx.bins, *alphas, 1 - 0.5 / ctx.bins]
     values = col.numbers
     if atoms:
