@@ -567,7 +567,9 @@ def precision_of(counts: list[int], sigma: float) -> int:
     whole numbers (class 0) do, but the fractional classes together hold
     :data:`DECIMALS_FRACTION_MASS` of the total and :data:`DECIMALS_SIGMAS` sd of their sum,
     the column is not integer: its precision is the most precise fractional class holding
-    :data:`DECIMALS_MASS` of their mass (and the sd floor), or else the largest one. A rate
+    :data:`DECIMALS_MASS` of their mass (and the sd floor), or else the largest one. When no
+    class holds the floor (a small table), the fractional classes holding more than the whole
+    numbers make the column not integer alike. A rate
     written ``0.00``, ``1.00``, ``0.33`` whose zeros and ones are 95% of the values is a
     rate, not a 0/1 integer column whose other values clip. Post-processing of the noisy
     histogram: public."""
@@ -579,8 +581,14 @@ def precision_of(counts: list[int], sigma: float) -> int:
     if passing and max(passing) > 0:
         return max(passing)
     fractional = counts[1:]
-    if sum(fractional) < max(DECIMALS_FRACTION_MASS * total,
-                             DECIMALS_SIGMAS * sigma * math.sqrt(len(fractional))):  # fmt: skip
+    # no class reaches the floor (a small table's noise): the whole numbers are no likelier
+    # than the fractions, so the column is integer only if they hold more than the fractions
+    # together (a planet's mass, 0.0036 to 25 with two or three decimals, read as an integer
+    # column became codes 0..19: a KS of 0.75)
+    undecided = not passing and sum(fractional) > counts[0]
+    if not undecided and sum(fractional) < max(
+        DECIMALS_FRACTION_MASS * total, DECIMALS_SIGMAS * sigma * math.sqrt(len(fractional))
+    ):
         return 0
     mass = sum(max(c, 0) for c in fractional)
     floor = max(DECIMALS_MASS * mass, DECIMALS_SIGMAS * sigma)
@@ -616,11 +624,17 @@ def _bounds(
         one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
         grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
                 partition_threshold(sigma2, SMALL_BOUND_STEP_RATE))  # fmt: skip
+    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE)
     bounds = private_bounds(
-        col.numbers, rho=rho, threshold=bucket_threshold(rho, k, BOUND_FALSE_RATE),
-        rng=ctx.rng, ledger=ctx.ledger, edges=buckets, window=window, grow=grow,
+        col.numbers, rho=rho, threshold=SPREAD_MODE if ctx.small else mode, rng=ctx.rng,
+        ledger=ctx.ledger, edges=buckets, window=window, grow=grow,
         name=f"{name}: bounds (discrete Gaussian histogram)",
     )  # fmt: skip
+    if bounds is not None and grow is not None:  # the same draws: the run read again
+        run = spread_run(bounds[2], buckets, mode, grow, window)
+        bounds = (
+            None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]), bounds[2])
+        )
     if bounds is None:
         return None, buckets, np.zeros(0, dtype=np.int64)
     lo, hi = bounds[0], bounds[1]
@@ -633,6 +647,39 @@ def _bounds(
     if hi <= lo:
         hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
     return (lo, hi), buckets, bounds[2]
+
+
+SPREAD_MODE = 1e-9
+"""The threshold a small table's bounds are drawn with (:func:`private_bounds` returns the
+noisy counts whatever it is); :func:`spread_run` reads them with the real ones."""
+
+
+def spread_run(
+    noisy: np.ndarray, buckets: np.ndarray, mode: float, grow: tuple[float, float],
+    window: tuple[int, float],
+) -> tuple[int, int] | None:  # fmt: skip
+    """A small table's run of bounds buckets: grown from the mode when its noisy count
+    reaches ``mode`` (:func:`~dpquery.privacy.quantiles.grown_bounds`, as before); when no
+    bucket does, grown from the ``window[0]`` adjacent buckets of the largest noisy sum (not
+    across 0) if it reaches ``window[1]``, the union bound's threshold of such runs at
+    :data:`BOUND_FALSE_RATE` (the large table's window); else None. Values spread thinly over
+    many buckets (a planet's mass, 0.0036 to 25 with no bucket above 105 of 513 values; its
+    orbital period, 0.09 to 730,000 days) had no bounds, and a bin ``[0, 1]`` that clipped
+    them all. Post-processing of the bounds' noisy counts (Bun and Steinke 2016, Lemma 1.8):
+    no further cost."""
+    zeros = np.flatnonzero(buckets[:-1] == 0.0)
+    zero = int(zeros[0]) if zeros.size else None
+    run = grown_bounds(noisy, mode, grow[0], grow[1], window[0], zero)
+    w = window[0]
+    if run is not None or noisy.size < w:
+        return run
+    sums = np.convolve(noisy.astype(np.float64), np.ones(w), "valid")
+    if zero is not None:  # a window across 0 would take a sign on a run's evidence
+        sums[max(0, zero - w + 1) : zero] = -np.inf
+    i = int(np.argmax(sums))
+    if sums[i] < window[1]:
+        return None
+    return grown_run(noisy, (i, i + w - 1), mode, grow[0], grow[1], w, zero)
 
 
 def grown_past(
@@ -776,6 +823,46 @@ def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
     return sorted(float(Decimal(u).scaleb(-decimals)) for u in taken)
 
 
+MAX_LATTICE = 1000
+"""Bounds holding at most this many values of the column's precision take every one of them
+as a quantile candidate (:func:`quantile_candidates`)."""
+
+
+def quantile_candidates(lo: float, hi: float, decimals: int, fine: bool = True) -> np.ndarray:
+    """The public candidates of a column's quantiles inside its private bounds ``[lo, hi]``:
+    the bounds and the log grid's points between them (:func:`signed_log_grid`, 1-10%
+    relative resolution), and, when the bounds do not reach 0 and hold at most
+    :data:`MAX_LATTICE` values of the column's precision (``10^-decimals``), every one of
+    them (:func:`lattice`). A column whose values lie
+    in a narrow range far from 0 needs the lattice: a diamond's depth of 58.0 to 65.0 (one
+    decimal) had grid points at whole numbers only, its 15 quantiles collapsed onto 7 edges.
+    Read off the private bounds and precision alone (post-processing): no data, no cost. A
+    lattice is capped because each candidate far from the data still draws a little of the
+    exponential mechanism's mass. ``fine=False``: the bounds and the grid alone."""
+    grid = signed_log_grid(decimals=decimals)
+    points = [[lo, hi], grid[(grid > lo) & (grid < hi)]]
+    if fine and lattice(lo, hi, decimals):
+        step = Decimal(1).scaleb(-decimals)
+        first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step
+        units = np.arange(math.ceil(first), math.floor(last) + 1)
+        points.append(np.array([float(Decimal(int(u)) * step) for u in units]))
+    return np.unique(np.concatenate(points))
+
+
+def lattice(lo: float, hi: float, decimals: int) -> bool:
+    """Whether the quantiles take the precision's lattice (:func:`quantile_candidates`): the
+    bounds ``[lo, hi]`` do not reach 0 and hold at most :data:`MAX_LATTICE` steps of the
+    precision. Bounds that do not reach 0 lie within a factor of :data:`BOUND_ZERO_RATIO` of
+    each other (else the lower one is taken to 0), where the log grid has few points for the
+    spread of the values; from 0 up the grid is finest where most values of a skewed column
+    are, and the lattice's further candidates only spread the exponential mechanism's mass
+    (KDD Cup's connection counts 0..511 on a 42-column share: pairs 0.989 to 0.987)."""
+    if lo <= 0.0 <= hi:
+        return False
+    step = Decimal(1).scaleb(-decimals)
+    return (Decimal(repr(hi)) - Decimal(repr(lo))) / step <= MAX_LATTICE
+
+
 def _edges(
     name: str, col: _Column, rho: float, bounds: tuple[float, float], decimals: int,
     atoms: list[float], ctx: _Context,
@@ -784,9 +871,14 @@ def _edges(
     values that are not atoms (the exponential mechanism, score sensitivity 1: whether a
     record is an atom depends on that record and the public atoms alone)."""
     lo, hi = bounds
-    grid = signed_log_grid(decimals=decimals)
-    candidates = np.unique(np.concatenate([[lo, hi], grid[(grid > lo) & (grid < hi)]]))
+    candidates = quantile_candidates(lo, hi, decimals)
     alphas = [i / ctx.bins for i in range(1, ctx.bins)]
+    if ctx.bins > 1 and candidates.size > quantile_candidates(lo, hi, decimals, False).size:
+        # the lattice's exact quantiles leave each end bin 1/bins of the values spread to a
+        # bound that can lie a bucket beyond them: half-bins at the ends keep that mass near
+        # the data (only where the lattice adds candidates: a column the grid already served,
+        # ages, is as it was)
+        alphas = [0.5 / ctx.bins, *alphas, 1 - 0.5 / ctx.bins]
     values = col.numbers
     if atoms:
         scaled = np.round(values * 10.0**decimals)
