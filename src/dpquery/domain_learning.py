@@ -528,6 +528,34 @@ def _whole(key: Hashable) -> bool:
     return x is not None and float(x).is_integer()
 
 
+PARTNERS = {"true": "false", "yes": "no", "male": "female"}
+"""Values that come in public pairs: a learned categorical holding one of them also holds the
+other (:func:`partners`)."""
+
+
+def partners(keys: list[Hashable]) -> list[str]:
+    """The public partners of the released text ``keys`` (:data:`PARTNERS`, either way round,
+    written in the key's case: ``True`` gives ``False``, ``YES`` gives ``NO``) that are not
+    released themselves. A function of the released keys and a public list alone
+    (post-processing): in a small table a selection's threshold can release ``male`` (65% of
+    the records) and not ``female`` (35%), which would then be released as the catch-all; a
+    category the data lacks is harmless, the release's measurements give it its share."""
+    both = PARTNERS | {v: k for k, v in PARTNERS.items()}
+    have = {k for k in keys if isinstance(k, str)}
+    out: list[str] = []
+    for key in sorted(have):
+        partner = both.get(key.casefold())
+        if partner is None:
+            continue
+        if key.isupper():
+            partner = partner.upper()
+        elif key[:1].isupper():
+            partner = partner.capitalize()
+        if partner not in have and partner not in out:
+            out.append(partner)
+    return out
+
+
 def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
     keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
     texts = [k for k in keys if isinstance(k, str)]
@@ -537,7 +565,7 @@ def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
     if len(numbers) == len(keys):
         keys = list(sorted(numbers))
     else:
-        keys = sorted(keys, key=lambda k: (type(k).__name__, str(k)))
+        keys = sorted([*keys, *partners(keys)], key=lambda k: (type(k).__name__, str(k)))
     taken = {str(k) for k in keys}
     other = _label(OTHER_LABEL, taken)
     values: list[Hashable] = [*keys, other]
