@@ -32,6 +32,9 @@ from dpquery.errors import DomainError, NonPrivateWarning
 from dpquery.io import atomic_write_text
 
 OutOfRange = Literal["clip", "error"]
+# How a numeric bin without decoding weights is decoded (Numeric.density).
+Density = Literal["uniform", "linear"]
+DENSITIES: tuple[Density, ...] = ("uniform", "linear")
 MISSING_LABEL = "<missing>"
 
 
@@ -156,6 +159,10 @@ class Numeric:
     that bin (each tuple non-negative, summing to 1): a decoded value first draws a sub-bin
     by them, then a value uniformly inside it. None (the default): uniformly in the bin. They
     change no bit of the layout (a learned domain holds noisy ones, ``docs/learn.md``).
+    ``density`` is how a bin without weights is decoded: ``"uniform"`` (the default) or
+    ``"linear"``, a density inside each bin with the slope of its neighbours' (the release's
+    own bin masses; :func:`dpquery.data.decode.linear_slopes`), each bin's mass kept. It
+    changes no bit of the layout either (a learned domain decodes ``"linear"``).
     """
 
     name: str
@@ -166,6 +173,7 @@ class Numeric:
     dtype: str | None = field(default=None, compare=False)
     decimals: int | None = None
     within: tuple[tuple[float, ...], ...] | None = field(default=None, compare=False)
+    density: Density = field(default="uniform", compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -187,6 +195,11 @@ class Numeric:
             self._check_decimals(edges)
         if self.within is not None:
             object.__setattr__(self, "within", self._check_within(self.within))
+        if self.density not in DENSITIES:
+            raise DomainError(
+                f"numeric attribute {self.name!r}: density must be one of "
+                f"{', '.join(map(repr, DENSITIES))}, got {self.density!r}"
+            )
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
 
     def _check_within(self, within: Any) -> tuple[tuple[float, ...], ...]:
@@ -617,6 +630,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["ordered"] = True
     if isinstance(a, Numeric) and a.within is not None:
         out["within"] = [list(w) for w in a.within]
+    if isinstance(a, Numeric) and a.density != "uniform":  # older readers see the same
+        out["density"] = a.density
     return out
 
 
@@ -645,13 +660,16 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
     return {"name": a.name, "type": "binary", "values": list(a.values)}
 
 
+_DECODE = ("within", "density")  # a numeric attribute's decoding: no bit of the layout
+
+
 def _attr_from_dict(obj: Any) -> Attribute:
     if not isinstance(obj, Mapping) or "name" not in obj or "type" not in obj:
         raise DomainError(f"an attribute must be an object with 'name' and 'type', got {obj!r}")
     kind, name = obj["type"], obj["name"]
     allowed = {
         "categorical": {"values", "missing", "recode", "dtype", "other", "keep_missing", "ordered"},
-        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals", "within"},
+        "numeric": {"edges", "out_of_range", "missing", "integer", "dtype", "decimals", *_DECODE},
         "binary": {"values", "dtype"},
     }
     if kind not in allowed:
@@ -688,6 +706,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("dtype"),
                 obj.get("decimals"),
                 _within(obj.get("within")),
+                obj.get("density", "uniform"),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]
