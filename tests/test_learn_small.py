@@ -376,3 +376,18 @@ def test_a_small_tables_release_is_the_same_with_and_without_the_weights(tmp_pat
         weights = 0.25 * budget["learn_rho"]
         assert run["domain"]["release_rho"] == pytest.approx(budget["release_rho"] + weights)
     assert outs[0] == outs[1]
+
+
+def test_a_small_tables_numeric_columns_get_half_the_bins():
+    """At a small table's noise a narrow bin's count is mostly noise: its numeric columns are
+    cut with half the bins asked (8 of the default 16), the same rule as before otherwise."""
+    from dpquery.domain_learning import DEFAULT_BINS, small_bins
+
+    assert small_bins(DEFAULT_BINS) == 8 and small_bins(10) == 5 and small_bins(1) == 1
+    domain, _ = learn_domain(pums_like(1000), rho=0.004, delta=1e-9, ledger=big_ledger(),
+                             rng=np.random.default_rng(33), neighbours=REPLACE_ONE)  # fmt: skip
+    age = domain["age"]
+    assert isinstance(age, Numeric)
+    # the bounds' buckets split and merged for a target of 1/8 of the noisy mass each; the
+    # bin [0, 1) of a lower bound at 0 and the partial end buckets may add a few
+    assert 4 <= age.n_bins <= 8 + 3

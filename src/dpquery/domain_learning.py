@@ -95,7 +95,7 @@ import numpy as np
 import pandas as pd
 
 from dpquery.data import dates
-from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Domain, Numeric
+from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Density, Domain, Numeric
 from dpquery.data.numbers import plain_number
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
@@ -144,6 +144,13 @@ learned badly costs more than the release loses to a smaller share. (40% of rho 
 
 DEFAULT_BINS = 16
 """Equal-mass bins per learned numeric column."""
+SMALL_BINS_SHARE = 0.5
+"""A small table's numeric columns get this share of ``bins`` (8 of the default 16): at its
+noise a narrow bin's count is mostly noise (docs/learn.md, "Tables too small for the
+budget", rule 4)."""
+LEARNED_DENSITY: Density = "linear"
+"""How a learned bin without decoding weights is decoded (``Numeric.density``): a linear
+density through its neighbours' (docs/learn.md, "Decoding weights")."""
 
 PROFILE_SHARE = 0.1
 """A column's share spent on its profile (missing values, values that read as numbers)."""
@@ -777,6 +784,12 @@ def _code_top(
     return bounds[0], max(bounds[0] + 1.0, min(bounds[1], float(buckets[run[1] + 1])))
 
 
+def small_bins(bins: int) -> int:
+    """The bins of a small table's numeric column: :data:`SMALL_BINS_SHARE` of ``bins``, at
+    least 1 (a public constant of the learning: no data read)."""
+    return max(1, round(bins * SMALL_BINS_SHARE))
+
+
 def _small_edges(
     bounds: tuple[float, float], buckets: np.ndarray, noisy: np.ndarray, decimals: int,
     bins: int,
@@ -984,14 +997,14 @@ def _numeric(
             return coded[0], coded[1], more, share * rho + bounds_share * rest
     atoms = _atoms(probe, present, decimals)
     if ctx.small:  # the bounds' counts place the edges: no quantiles
-        edges = _small_edges(bounds, buckets, bucket_noisy, decimals, ctx.bins)
+        edges = _small_edges(bounds, buckets, bucket_noisy, decimals, small_bins(ctx.bins))
         spent = share * rho + bounds_share * rest
     else:
         edges = _edges(name, col, (1 - bounds_share) * rest, bounds, decimals, atoms, ctx)
         spent = rho
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
-        decimals=None if decimals == 0 else decimals,
+        decimals=None if decimals == 0 else decimals, density=LEARNED_DENSITY,
     )  # fmt: skip
     learned = (
         f"{attr.n_bins} bins over [{edges[0]:g}, {edges[-1]:g}] (clipped), "
@@ -1182,7 +1195,7 @@ def _dates(
             spent += (1 - BOUNDS_SHARE) * rest
         edges = sorted({lo, hi, *picks})
     attr = Numeric(name, tuple(edges), out_of_range="clip", missing=has_missing, integer=True,
-                   time=fmt)  # fmt: skip
+                   time=fmt, density=LEARNED_DENSITY)  # fmt: skip
     shown = dates.written(np.array([edges[0], edges[-1]]), np.zeros(2, dtype=bool), fmt)
     learned = (f"{attr.n_bins} bins over [{shown[0]}, {shown[1]}] (clipped), written "
                f"{fmt}" + (" + missing" if has_missing else ""))  # fmt: skip

@@ -24,6 +24,13 @@ from dpquery.errors import DPQueryError
 from dpquery.rng import SeedLike, make_rng
 
 NumericMode = Literal["uniform", "label"]
+_BELOW_ONE = float(np.nextafter(1.0, 0.0))
+# A "linear" bin's density is this blend of the linear one and the uniform: the tilt
+# ``beta`` of :func:`linear_slopes` times it. The neighbours' masses are the release's own,
+# noisy; on PUMS's 1,000 records (30 tuning seeds, docs/learn.md "Decoding weights") the
+# whole tilt moved shapes / pairs / KS by +0.0003 / -0.0013 / -0.0011 against the uniform
+# decoding, half of it by +0.0004 / -0.0002 / -0.0013.
+LINEAR_BLEND = 0.5
 
 
 @dataclass(frozen=True)
@@ -100,8 +107,71 @@ def _grid_values(
     return steps * step
 
 
+def bin_supports(attr: Numeric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each bin's support ``[a, b)`` as its decoded values cover it, and whether it holds a
+    single value (an atom, such as an amount's bin ``[0, 1)`` of integers). At a precision
+    of step ``s`` a bin's values ``v`` each stand for ``[v, v + s)`` (a bin of integers
+    ``[20, 23)`` covers ``[20, 23)``, the closed last bin ``[92, 100]`` covers ``[92, 101)``);
+    without a precision, the bin itself (no atom)."""
+    edges = np.asarray(attr.edges)
+    lo, hi = edges[:-1], edges[1:]
+    if attr.precision is None:
+        return lo, hi, np.zeros(attr.n_bins, dtype=bool)
+    step = 10.0**-attr.precision
+    first, final = _grid_range(lo, hi, np.arange(attr.n_bins) == attr.n_bins - 1, step)
+    return first * step, (final + 1) * step, final == first
+
+
+def linear_slopes(masses: np.ndarray, a: np.ndarray, b: np.ndarray, atom: np.ndarray) -> np.ndarray:
+    """The tilt ``beta`` of a linear density inside each bin ``[a, b)`` holding ``masses``:
+    ``f(x) = (m / w) (1 + beta ((x - c) / w))`` on the bin of width ``w`` and centre ``c``,
+    which integrates to ``m`` whatever ``beta``, and is non-negative for ``|beta| <= 2``.
+
+    The slope is the minmod of the differences of density ``m / w`` to the two neighbouring
+    bins over the distance of their centres (van Leer 1979, "Towards the ultimate
+    conservative difference scheme V", J. Comput. Phys. 32: the piecewise-linear
+    reconstruction of cell averages, limited so that it adds no new extremum): 0 at a peak
+    or a trough, the gentler side's slope on a run. A bin at an end of the column, or beside
+    an atom, takes its one neighbour's difference; an atom, or a bin without neighbours,
+    stays flat (``beta = 0``), and an atom is no neighbour (its density is a point mass's).
+    ``beta`` is clipped to ``[-2, 2]``, so that the density stays non-negative."""
+    w = b - a
+    d = masses / w
+    centre = (a + b) / 2
+    k = len(d)
+    slope = np.zeros(k)
+    for i in range(k):
+        if atom[i]:
+            continue
+        sides = [
+            (d[j] - d[i]) / (centre[j] - centre[i])
+            for j in (i - 1, i + 1)
+            if 0 <= j < k and not atom[j]
+        ]
+        if len(sides) == 1:
+            slope[i] = sides[0]
+        elif len(sides) == 2 and sides[0] * sides[1] > 0:
+            slope[i] = min(sides, key=abs)
+    beta = np.where(d > 0, slope * w / np.where(d > 0, d, 1.0), 0.0)
+    return np.clip(beta, -2.0, 2.0)
+
+
+def linear_quantile(u: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """The quantile ``t`` in ``[0, 1)`` of the density ``1 + beta (t - 1/2)`` at the uniform
+    ``u``: the root of ``t + beta (t^2 - t) / 2 = u`` in ``[0, 1]``, written so that
+    ``beta = 0`` gives ``t = u`` exactly (one uniform per value, as the uniform decoding);
+    at ``beta = 2`` and ``u = 0`` (``t = sqrt(u)``) the denominator is 0 and ``t`` is 0."""
+    h = 1.0 - beta / 2.0
+    den = h + np.sqrt(h * h + 2.0 * beta * u)
+    return np.where(den > 0, 2.0 * u / np.where(den > 0, den, 1.0), 0.0)
+
+
 def _numeric_values(
-    attr: Numeric, codes: np.ndarray, mode: NumericMode, rng: np.random.Generator
+    attr: Numeric,
+    codes: np.ndarray,
+    mode: NumericMode,
+    rng: np.random.Generator,
+    masses: np.ndarray | None = None,
 ) -> pd.Series:
     in_bin = codes < attr.n_bins
     if mode == "label":
@@ -116,6 +186,9 @@ def _numeric_values(
         bins = (lo, hi, last)
         lo, hi, last = _sub_bins(attr.within, c, lo, hi, last, rng.random(len(c)))
     u = rng.random(len(c))
+    if attr.within is None and attr.density == "linear" and masses is not None:
+        beta = LINEAR_BLEND * linear_slopes(masses, *bin_supports(attr))
+        u = np.minimum(linear_quantile(u, beta[c]), _BELOW_ONE)  # float rounding stays in
     decimals = attr.precision
     if decimals is None:
         values = lo + u * (hi - lo)
@@ -151,6 +224,15 @@ def _sub_bins(
     return sub_lo, sub_hi, last & (j == k[c] - 1)
 
 
+def _bin_masses(attr: Numeric, codes: np.ndarray, p: np.ndarray) -> np.ndarray | None:
+    """The release's own mass in each of ``attr``'s bins (its records' weights ``p`` by bin;
+    a missing value in none), for its ``"linear"`` density; None for the others."""
+    if attr.density != "linear" or attr.within is not None:
+        return None
+    here = codes < attr.n_bins
+    return np.bincount(codes[here], weights=p[here], minlength=attr.n_bins)
+
+
 def _categorical_values(attr: Categorical | Binary, codes: np.ndarray) -> pd.Series:
     values = np.empty(len(attr.values), dtype=object)
     values[:] = attr.values  # element-wise: a value may itself be a tuple
@@ -176,9 +258,11 @@ def decode(
     Numeric bins become a value drawn uniformly in the bin, on the grid of the edges'
     precision (:func:`edge_decimals`; integers for an ``integer`` attribute)
     (``numeric="uniform"``, seeded; with the attribute's ``within`` weights, a sub-bin drawn
-    by them first) or the bin label (``"label"``). A missing category decodes to a missing
-    value (to itself with ``keep_missing``). When the weights are not all equal, a ``weight`` column
-    (summing to 1) is added.
+    by them first; without them, an attribute of ``density="linear"`` draws from a linear
+    density in the bin, :data:`LINEAR_BLEND` of the tilt :func:`linear_slopes` reads off
+    the released records' bin masses) or the bin label (``"label"``). A missing category
+    decodes to a missing value (to itself with ``keep_missing``). When the weights are not
+    all equal, a ``weight`` column (summing to 1) is added.
     """
     table, report = decode_rows(records, None, domain, numeric=numeric, seed=seed)
     p = records.probabilities
@@ -215,10 +299,12 @@ def decode_rows(
             codes = bits[:, 0].astype(np.int64)
         else:
             codes, repairs[attr.name] = _group_codes(bits, rng)
-        codes = codes if index is None else codes[index]
         if isinstance(attr, Numeric):
-            columns[attr.name] = _numeric_values(attr, codes, numeric, rng)
+            masses = _bin_masses(attr, codes, records.probabilities)
+            codes = codes if index is None else codes[index]
+            columns[attr.name] = _numeric_values(attr, codes, numeric, rng, masses)
         else:
+            codes = codes if index is None else codes[index]
             columns[attr.name] = _categorical_values(attr, codes)
     return pd.DataFrame(columns), DecodeReport(repairs)
 

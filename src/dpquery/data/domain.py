@@ -32,6 +32,9 @@ from dpquery.errors import DomainError, NonPrivateWarning
 from dpquery.io import atomic_write_text
 
 OutOfRange = Literal["clip", "error"]
+# How a numeric bin without decoding weights is decoded (Numeric.density).
+Density = Literal["uniform", "linear"]
+DENSITIES: tuple[Density, ...] = ("uniform", "linear")
 MISSING_LABEL = "<missing>"
 
 
@@ -161,6 +164,10 @@ class Numeric:
     dates written in that format (the ISO 8601 family for one of
     :data:`~dpquery.data.dates.ISO_FORMATS`) and decoded back to text in it, at its
     precision; it must be ``integer``.
+    ``density`` is how a bin without weights is decoded: ``"uniform"`` (the default) or
+    ``"linear"``, a density inside each bin with the slope of its neighbours' (the release's
+    own bin masses; :func:`dpquery.data.decode.linear_slopes`), each bin's mass kept. It
+    changes no bit of the layout either (a learned domain decodes ``"linear"``).
     """
 
     name: str
@@ -172,6 +179,7 @@ class Numeric:
     decimals: int | None = None
     within: tuple[tuple[float, ...], ...] | None = field(default=None, compare=False)
     time: str | None = None
+    density: Density = field(default="uniform", compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -195,6 +203,11 @@ class Numeric:
             object.__setattr__(self, "within", self._check_within(self.within))
         if self.time is not None:
             self._check_time()
+        if self.density not in DENSITIES:
+            raise DomainError(
+                f"numeric attribute {self.name!r}: density must be one of "
+                f"{', '.join(map(repr, DENSITIES))}, got {self.density!r}"
+            )
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
 
     def _check_time(self) -> None:
@@ -638,6 +651,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["ordered"] = True
     if isinstance(a, Numeric) and a.within is not None:
         out["within"] = [list(w) for w in a.within]
+    if isinstance(a, Numeric) and a.density != "uniform":  # older readers see the same
+        out["density"] = a.density
     return out
 
 
@@ -668,6 +683,9 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
     return {"name": a.name, "type": "binary", "values": list(a.values)}
 
 
+_DECODE = ("within", "density")  # a numeric attribute's decoding: no bit of the layout
+
+
 def _attr_from_dict(obj: Any) -> Attribute:
     if not isinstance(obj, Mapping) or "name" not in obj or "type" not in obj:
         raise DomainError(f"an attribute must be an object with 'name' and 'type', got {obj!r}")
@@ -681,8 +699,8 @@ def _attr_from_dict(obj: Any) -> Attribute:
             "integer",
             "dtype",
             "decimals",
-            "within",
             "time",
+            *_DECODE,
         },
         "binary": {"values", "dtype"},
     }
@@ -721,6 +739,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("decimals"),
                 _within(obj.get("within")),
                 obj.get("time"),
+                obj.get("density", "uniform"),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]
