@@ -881,7 +881,7 @@ def quantile_candidates(lo: float, hi: float, decimals: int, fine: bool = True) 
     lattice is capped because each candidate far from the data still draws a little of the
     exponential mechanism's mass. ``fine=False``: the bounds and the grid alone."""
     grid = signed_log_grid(decimals=decimals)
-    points = [[lo, hi], grid[(grid > lo) & (grid < hi)]]
+    points: list[np.ndarray] = [np.array([lo, hi]), grid[(grid > lo) & (grid < hi)]]
     if fine and lattice(lo, hi, decimals):
         step = Decimal(1).scaleb(-decimals)
         first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step

@@ -17,6 +17,7 @@ optionally ``HH:MM`` or ``HH:MM:SS`` after a space or a ``T``) and names a real 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,7 @@ _DAYS_BEFORE_MONTH = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 
 DAY = 86400
 """Seconds in a day: the unit of a date written without a time."""
+_ISO_UNITS: dict[int, Literal["s", "m", "D"]] = {1: "s", 60: "m", DAY: "D"}  # numpy's units
 
 
 def _leap(y: int) -> bool:
@@ -128,7 +130,7 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
     secs = np.where(missing, 0, np.floor(np.asarray(seconds, dtype=np.float64))).astype(np.int64)
     stamps = secs.astype("datetime64[s]")
     if fmt in ISO_FORMATS:
-        unit = {1: "s", 60: "m", DAY: "D"}[format_unit(fmt)]
+        unit = _ISO_UNITS[format_unit(fmt)]
         text = np.datetime_as_string(stamps.astype(f"datetime64[{unit}]"), unit=unit)
         if "T" not in fmt:
             text = np.char.replace(text, "T", " ")
