@@ -366,6 +366,42 @@ def _unbool(col: pd.Series) -> pd.Series:
     return col
 
 
+def _seconds(col: pd.Series) -> pd.Series:
+    """ISO 8601 dates and times (pandas' reader, not the library's) as seconds since 1970;
+    NaN for anything else."""
+    ts = pd.to_datetime(col.astype(object), format="ISO8601", errors="coerce")
+    return (ts - pd.Timestamp("1970-01-01")).dt.total_seconds()
+
+
+def _is_dates(col: pd.Series) -> bool:
+    """Whether every value present in the real column is an ISO 8601 date or time (all
+    with a ``-`` between year and month, so that numbers such as years never are)."""
+    present = col.dropna().astype(str)
+    return (
+        bool(len(present))
+        and bool(present.str.match(r"\d{4}-\d{2}-\d{2}").all())
+        and bool(_seconds(present).notna().all())
+    )
+
+
+def on_time_axis(
+    real: pd.DataFrame, synth: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Both tables with the real table's date columns as seconds since 1970 (a value of the
+    synthetic table that is not a date: missing), so that KS, the pairs' bins and the column
+    shapes (sdmetrics' KSComplement, as it scores datetimes) read them as quantities; and the
+    names of those columns."""
+    cols = [
+        c for c in real.columns if not pd.api.types.is_numeric_dtype(real[c]) and _is_dates(real[c])
+    ]
+    if not cols:
+        return real, synth, cols
+    real, synth = real.copy(), synth.copy()
+    for c in cols:
+        real[c], synth[c] = _seconds(real[c]), _seconds(synth[c])
+    return real, synth, cols
+
+
 def column_kinds(real: pd.DataFrame) -> dict[str, str]:
     kinds = {}
     for c in real.columns:
@@ -401,8 +437,9 @@ def _codes(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray, np
 
 
 def score(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    kinds = column_kinds(real)
     synth = synth.reindex(columns=real.columns)  # a missing column scores as all missing
+    real, synth, times = on_time_axis(real, synth)
+    kinds = column_kinds(real) | dict.fromkeys(times, "numeric")
     per_col: dict[str, dict[str, Any]] = {c: {"column": c, "kind": kinds[c]} for c in real}
     ks = []
     for c, kind in kinds.items():

@@ -60,3 +60,14 @@ def test_booleans_are_scored_as_written(bench) -> None:  # type: ignore[no-untyp
     n = bench._text(real["n"])
     assert n[:3].tolist() == ["1", "2", "3"] and pd.isna(n[3])  # as before
     assert bench.column_kinds(real)["flag"] == "categorical"
+
+
+def test_dates_are_scored_on_the_time_axis(bench) -> None:  # type: ignore[no-untyped-def]
+    stamps = [f"2019-03-{d:02d} {h:02d}:15:00" for d in range(1, 29) for h in range(0, 24, 3)]
+    real = pd.DataFrame({"pickup": stamps, "year": ["2019"] * len(stamps)})
+    # the same times: KS 0; the dates released as the catch-all: no value on the axis, KS 1
+    same, _ = bench.score(real, real.copy())
+    lost, per_col = bench.score(real, real.assign(pickup="<other>"))
+    assert same["ks_mean"] == 0.0 and lost["ks_mean"] == 1.0
+    kinds = {c["column"]: c["kind"] for c in per_col}
+    assert kinds == {"pickup": "numeric", "year": "categorical"}  # a year is no date
