@@ -24,8 +24,9 @@ items is drawn from its cluster (by the same popularity law restricted to the cl
 rest from all items (``together = 1``: each record's items all from its cluster, so with
 two clusters the table is two disjoint communities). Record lengths are log-normal, capped
 (``median == p90``: every record drawn at one length); a share ``empty`` of the records is
-emptied, and the most popular item is added to a share ``common`` of the records. Items are drawn with replacement
-and a record's duplicates are merged, so long records come out a little shorter than drawn.
+emptied, and the most popular item is added to a share ``common`` of the records. Items
+are drawn with replacement and a record's duplicates are merged, so long records come out a
+little shorter than drawn.
 
 Generation is vectorised and made chunk by chunk of records, the CSR arrays built directly
 (no COO of the whole table): ``netflix`` takes well under a minute and about 2 GiB.
