@@ -67,16 +67,16 @@ def test_no_count_standing_out_keeps_no_item(monkeypatch):
 
 
 def test_supported_sizes_against_hand_computed_values():
-    # family_threshold(6) = sqrt(2 ln 6) + 1 = 2.893018: at sigma 100, cells of 289.3 or more
-    noisy = np.array([10.0, 500.0, 800.0, 30.0, -20.0, 40.0])
-    shrunk = np.array([0.0, 480.0, 790.0, 12.0, 0.0, 25.0])
-    assert core.family_threshold(6) == pytest.approx(2.893018, abs=1e-6)
+    # family_threshold(7) = sqrt(2 ln 7) + 1 = 2.972770: at sigma 100, cells of 297.3 or more
+    noisy = np.array([10.0, 500.0, 800.0, 30.0, -20.0, 40.0, 10.0])
+    shrunk = np.array([0.0, 480.0, 790.0, 12.0, 0.0, 25.0, 0.0])
+    assert core.family_threshold(7) == pytest.approx(2.972770, abs=1e-6)
+    # cells 1-2 stand out, cell 3 (shrunk above 0) joins them, cell 5 lies past a 0: cut
     out = core.supported_sizes(shrunk, noisy, 100.0)
-    assert out.tolist() == [0.0, 480.0, 790.0, 0.0, 0.0, 0.0]
-    # a cell inside the span is kept, however small
-    noisy[3], noisy[4] = 30.0, 300.0
-    assert core.supported_sizes(shrunk, noisy, 100.0).tolist() == [0.0, 480.0, 790.0, 12.0,
-                                                                   0.0, 0.0]  # fmt: skip
+    assert out.tolist() == [0.0, 480.0, 790.0, 12.0, 0.0, 0.0, 0.0]
+    # a cell standing out past the 0 widens the span: every cell between is kept
+    noisy[5] = 300.0
+    assert core.supported_sizes(shrunk, noisy, 100.0).tolist() == shrunk.tolist()
     # nothing stands out: unchanged
     assert core.supported_sizes(shrunk, noisy / 10, 100.0).tolist() == shrunk.tolist()
 

@@ -477,10 +477,6 @@ def release_sparse(
     center = pair_baseline(c[head], head_sizes, s2)
     j, k = np.triu_indices(K, 1)
     dev = shrink(pairs[j, k], sigma_pairs, center=center[j, k], nonnegative=False)
-    if not measurable(np.abs(pairs[j, k] - center[j, k]), sigma_pairs):
-        # no pair stands out of the baseline (items independent given the sizes): the
-        # prior fitted to the deviations is the noise's, and its spikes invent pairs
-        dev = center[j, k]
     cap = np.minimum(c[head][j], c[head][k])
     T = np.zeros((K, K))
     T[j, k] = np.clip(dev, 0.0, cap)
@@ -625,7 +621,8 @@ def release_head(
 def supported_sizes(sizes: np.ndarray, noisy: np.ndarray, sigma: float) -> np.ndarray:
     """The shrunk histogram ``sizes`` of picked items per record with the cells outside the
     span of those that stand out of the noise (``noisy`` at least :func:`family_threshold`
-    of its cells' ``sigma``) set to 0. Post-processing.
+    of its cells' ``sigma``), widened by the shrunk cells above 0 next to it, set to 0: the
+    cells beyond a shrunk cell of 0. Post-processing.
 
     A record's number of picked items is spread about its mean, so its histogram's cells
     that hold records form one span; beyond it the shrunk cells are noise draws the prior
@@ -638,8 +635,13 @@ def supported_sizes(sizes: np.ndarray, noisy: np.ndarray, sigma: float) -> np.nd
     stands = np.flatnonzero(noisy >= family_threshold(noisy.size) * sigma)
     if stands.size == 0:
         return sizes
+    lo, hi = int(stands[0]), int(stands[-1])
+    while lo > 0 and sizes[lo - 1] > 0:  # the span's own shrunk cells on either side
+        lo -= 1
+    while hi < sizes.size - 1 and sizes[hi + 1] > 0:
+        hi += 1
     out = np.zeros_like(sizes)
-    out[stands[0] : stands[-1] + 1] = sizes[stands[0] : stands[-1] + 1]
+    out[lo : hi + 1] = sizes[lo : hi + 1]
     return out
 
 
