@@ -66,39 +66,6 @@ def test_no_count_standing_out_keeps_no_item(monkeypatch):
     assert release()["items_kept"] == 1
 
 
-def test_supported_sizes_against_hand_computed_values():
-    # family_threshold(7) = sqrt(2 ln 7) + 1 = 2.972770: at sigma 100, cells of 297.3 or more
-    noisy = np.array([10.0, 500.0, 800.0, 30.0, -20.0, 40.0, 10.0])
-    shrunk = np.array([0.0, 480.0, 790.0, 12.0, 0.0, 25.0, 0.0])
-    assert core.family_threshold(7) == pytest.approx(2.972770, abs=1e-6)
-    # cells 1-2 stand out, cell 3 (shrunk above 0) joins them, cell 5 lies past a 0: cut
-    out = core.supported_sizes(shrunk, noisy, 100.0)
-    assert out.tolist() == [0.0, 480.0, 790.0, 12.0, 0.0, 0.0, 0.0]
-    # a cell standing out past the 0 widens the span: every cell between is kept
-    noisy[5] = 300.0
-    assert core.supported_sizes(shrunk, noisy, 100.0).tolist() == shrunk.tolist()
-    # nothing stands out: unchanged
-    assert core.supported_sizes(shrunk, noisy / 10, 100.0).tolist() == shrunk.tolist()
-
-
-def test_same_length_records_triples_not_above_the_all_zeros_table(monkeypatch):
-    # 2,000 records of 40 items, add/remove at epsilon 1 (the head mode, 35 picks): with the
-    # noisy far cells of the picked-size histogram kept (the span rule undone), seed 0's
-    # triples' mean error was 1.04x the all-zeros table's; with it, 0.96x.
-    real = generate("samelen", 0)
-    measures = WideMeasures.of(real, seed=0)
-    zeros = measures.reference_scores()["zeros"]["triples"]["mean"]
-    warnings.simplefilter("ignore")
-
-    def triples_mean() -> float:
-        model = WideRelease(epsilon=1.0, delta=1e-9, neighbours="add-remove", seed=0)
-        return measures.scores(model.fit(real).records)["triples"]["mean"]
-
-    assert triples_mean() <= zeros
-    monkeypatch.setattr(core, "supported_sizes", lambda sizes, noisy, sigma: sizes)
-    assert triples_mean() > zeros
-
-
 def test_item_features_are_the_item_columns_of_the_features():
     rng = np.random.default_rng(0)
     c = rng.random(30) * 100

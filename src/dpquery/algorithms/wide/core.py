@@ -582,8 +582,6 @@ def release_head(
         out = sp.csr_array((n, d), dtype=np.uint8)
     else:
         sizes = shrink(hist, sigma_sizes)
-        if params.neighbours == ADD_REMOVE:  # replace-one's releases are pinned
-            sizes = supported_sizes(sizes, hist, sigma_sizes)
         if sizes.sum() <= 0:
             sizes[0] = 1.0
         sizes = match_head_total(sizes[:, None] * (n / sizes.sum()), float(c.sum()), n)[:, 0]
@@ -616,33 +614,6 @@ def release_head(
     if bound:
         info["tail_share"] = share
     return out, info
-
-
-def supported_sizes(sizes: np.ndarray, noisy: np.ndarray, sigma: float) -> np.ndarray:
-    """The shrunk histogram ``sizes`` of picked items per record with the cells outside the
-    span of those that stand out of the noise (``noisy`` at least :func:`family_threshold`
-    of its cells' ``sigma``), widened by the shrunk cells above 0 next to it, set to 0: the
-    cells beyond a shrunk cell of 0. Post-processing.
-
-    A record's number of picked items is spread about its mean, so its histogram's cells
-    that hold records form one span; beyond it the shrunk cells are noise draws the prior
-    kept. The fit's pool then drew a few heads of many items, and a head of ``a`` items
-    carries ``C(a, 3)`` triples: on 2,000 records of 40 items each (35 picked), cells 9 and
-    12 kept at 1% of the records tripled the heads' mean ``C(a, 3)`` and the triples' mean
-    error passed the all-zeros table's (``docs/wide.md``, "Shapes it was not tuned on").
-    Cut short, the fit underestimates co-occurrence (an error at most the all-zeros
-    table's) instead of inventing it; :func:`match_head_total` then restores the mean."""
-    stands = np.flatnonzero(noisy >= family_threshold(noisy.size) * sigma)
-    if stands.size == 0:
-        return sizes
-    lo, hi = int(stands[0]), int(stands[-1])
-    while lo > 0 and sizes[lo - 1] > 0:  # the span's own shrunk cells on either side
-        lo -= 1
-    while hi < sizes.size - 1 and sizes[hi + 1] > 0:
-        hi += 1
-    out = np.zeros_like(sizes)
-    out[lo : hi + 1] = sizes[lo : hi + 1]
-    return out
 
 
 def tail_share(total: float, sigma: float, n: int, unpicked: int) -> float:
