@@ -15,7 +15,10 @@ release as the command). Shapes (``dpquery.datasets.shapes``, data seed 0):
 * ``narrow``: 700 x 3,000, the small recipe's lengths over fewer items (offset 10);
 * ``npm3000``: npm_words' first 3,000 records over its 2,000 most frequent words (many
   short records, small ``n``; ``shared/data/wide``);
-* ``small2800``, ``small4200``: the small recipe at ``n`` = 2,800 and 4,200.
+* ``small2800``, ``small4200``: the small recipe at ``n`` = 2,800 and 4,200;
+* the extremes of ``dpquery.datasets.shapes.UNSEEN`` (``tiny``, ``dense``, ``common``,
+  ``empty``, ``samelen``, ``wideshort``, ``narrowdeep``, ``uniform``, ``twocomm``), shapes the
+  release was not tuned on.
 
 Scores (:mod:`dpquery.evaluation.wide`, NOT private), max and mean, beside ``zeros`` and
 ``indep``. Seeds 0-2 tuned the head mode; report seeds 10-12::
@@ -28,6 +31,18 @@ tuned on data seeds 0-1 and is reported on 2)::
 
     nice .venv/bin/python benchmarks/bench_wide_bounds.py --neighbours add-remove \
         --data-seed 2 --seeds 10 11 12 --configs "rule (default)" --shapes small --epsilons 1
+
+``--auto`` runs instead what ``dpquery synth`` runs on item data with ``--algorithm auto``
+(:func:`dpquery.pipeline.release` on the table in memory, its ``say`` recording the
+warnings), under both relations (add/remove, the default, and replace-one), and records
+beside each measure whether a warning came before the fit, what the release kept (its mode,
+its items kept, or an empty release said so), the seconds and the peak of the memory traced
+(``tracemalloc``: Python's and numpy's allocations). The table gives every shape x epsilon x
+relation each measure's ratio to zeros' at the worst seed (docs/wide.md, "Shapes it was not
+tuned on")::
+
+    nice .venv/bin/python benchmarks/bench_wide_bounds.py --auto --shapes tiny dense common \
+        empty samelen wideshort narrowdeep uniform twocomm --seeds 10 11 --out unseen
 """
 
 from __future__ import annotations
@@ -36,6 +51,8 @@ import argparse
 import os
 import sys
 import time
+import tracemalloc
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -45,8 +62,9 @@ import scipy.sparse as sp
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.data import read_item_sets
 from dpquery.data.items import ItemSets
-from dpquery.datasets.shapes import SHAPES, generate
+from dpquery.datasets.shapes import SHAPES, UNSEEN, generate
 from dpquery.evaluation.wide import MEASURES, WideMeasures
+from dpquery.pipeline import ItemMatrix, ReleaseRequest, release
 
 NPM = Path(os.environ.get("DPQUERY_DATA_DIR", "data")) / "wide" / "npm_words.transactions.csv.gz"
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "wide"
@@ -74,6 +92,8 @@ def shape(name: str, data_seed: int = 0) -> ItemSets:
     """The table of a shape named above (generated from ``data_seed``; npm3000 is fixed)."""
     if name in VARIANTS:
         return generate(VARIANTS[name], data_seed)
+    if name in UNSEEN:
+        return generate(name, data_seed)
     if name == "npm3000":
         full = read_item_sets(NPM, n=196_708, d=45_375)
         return ItemSets(sp.csr_array(full.matrix[:3000, :2000]))
@@ -85,6 +105,94 @@ def shape(name: str, data_seed: int = 0) -> ItemSets:
 
 def cell(scores: dict[str, dict[str, float]], m: str) -> str:
     return f"{scores[m]['max']:.4g} / {scores[m]['mean']:.4g}"
+
+
+RELATIONS = ("add-remove", "replace-one")
+# The pre-fit checks' warnings (auto's plan under replace-one, the release's own on the noisy
+# n under add/remove); EmptyReleaseWarning is said after the fit.
+BEFORE_FIT = ("BaselineWarning", "WideNoiseWarning")
+
+
+def auto_run(real: ItemSets, epsilon: float, seed: int, neighbours: str) -> dict[str, Any]:
+    """One ``auto`` release of ``real`` as ``dpquery synth`` makes it (module docstring): the
+    records, the messages said (``say``) and warned, the release's parameters, the time and
+    the traced peak memory; a crash is recorded, not raised."""
+    said: list[str] = []
+    request = ReleaseRequest(
+        source=ItemMatrix(real), algorithm="auto", options={"epsilon": epsilon}, seed=seed,
+        say=lambda w: said.append(f"{type(w).__name__}: {w}"),
+        neighbours=None if neighbours == "add-remove" else neighbours,
+    )  # fmt: skip
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = release(request)
+        out: dict[str, Any] = {"records": result.rows, "parameters": result.release.parameters}
+    except Exception as exc:  # a crash is a finding, recorded
+        caught, out = [], {"crash": f"{type(exc).__name__}: {exc}"}
+    out["seconds"] = time.perf_counter() - start
+    out["peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    out["said"] = said + [f"{w.category.__name__}: {w.message}" for w in caught]
+    return out
+
+
+def sweep(args: argparse.Namespace) -> str:
+    """``--auto``: every shape x epsilon x relation x seed (module docstring); the detail
+    rows, then the summary of ratios to zeros' at the worst seed."""
+    detail = ["| shape | epsilon | relation | seed | mode | items kept | 1-way | pairs | "
+              "triples | not above zeros | warned | seconds | peak MiB |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    summary = ["| shape (n x d) | epsilon | relation | 1-way max / mean | pairs max / mean | "
+               "triples max / mean | all seeds <= zeros | warned before fit | kept |",
+               "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name in args.shapes:
+        real = shape(name, args.data_seed)
+        measures = WideMeasures.of(real, seed=0)
+        zeros = measures.reference_scores()["zeros"]
+        for epsilon in args.epsilons:
+            for relation in args.relations:
+                worst = {(m, s): 0.0 for m in MEASURES for s in ("max", "mean")}
+                oks, warned, kept = [], [], []
+                for seed in args.seeds:
+                    got = auto_run(real, epsilon, seed, relation)
+                    said = "; ".join(got["said"])
+                    if "crash" in got:
+                        detail.append(f"| {name} | {epsilon:g} | {relation} | {seed} | CRASH: "
+                                      f"{got['crash']} |||||||||")  # fmt: skip
+                        print(name, epsilon, relation, seed, "CRASH", got["crash"], flush=True)
+                        oks.append(False)
+                        continue
+                    p = got["parameters"]
+                    scores = measures.scores(got["records"])
+                    ratio = {(m, s): scores[m][s] / zeros[m][s] if zeros[m][s] else 0.0
+                             for m in MEASURES for s in ("max", "mean")}  # fmt: skip
+                    worst = {k: max(worst[k], v) for k, v in ratio.items()}
+                    ok = all(scores[m][s] <= zeros[m][s] for m in MEASURES
+                             for s in ("max", "mean"))  # fmt: skip
+                    before = any(said.startswith(w) or f"; {w}" in said for w in BEFORE_FIT)
+                    oks.append(ok)
+                    warned.append(before)
+                    kept.append(f"{p.get('mode', '?')}:{p.get('items_kept', '?')}")
+                    row = " | ".join(cell(scores, m) for m in MEASURES)
+                    detail.append(f"| {name} | {epsilon:g} | {relation} | {seed} | "
+                                  f"{p.get('mode', '?')} | {p.get('items_kept', '?')} | {row} | "
+                                  f"{'yes' if ok else 'NO'} | {'yes' if before else 'no'} | "
+                                  f"{got['seconds']:.1f} | {got['peak_mib']:.0f} |")  # fmt: skip
+                    print(name, epsilon, relation, seed, p.get("mode"), p.get("items_kept"),
+                          row, ok, f"warned={before}", f"{got['seconds']:.1f}s",
+                          f"{got['peak_mib']:.0f}MiB", said[:300], flush=True)  # fmt: skip
+                cells = [f"{worst[(m, 'max')]:.2f} / {worst[(m, 'mean')]:.2f}" for m in MEASURES]
+                summary.append(
+                    f"| {name} ({real.n:,} x {real.d:,}) | {epsilon:g} | {relation} | "
+                    + " | ".join(cells)
+                    + f" | {'yes' if all(oks) else 'NO'} | "
+                    f"{sum(warned)}/{len(args.seeds)} | {', '.join(kept)} |"
+                )
+    return "\n".join(["Ratios to zeros' (worst seed; <= 1: never worse than publishing "
+                      "nothing):", "", *summary, "", "Every run:", "", *detail])  # fmt: skip
 
 
 def main() -> None:
@@ -101,7 +209,18 @@ def main() -> None:
         choices=("replace-one", "add-remove"),
         help="the relation (add-remove: delta 1e-9, the command's default)",
     )
+    p.add_argument("--auto", action="store_true",
+                   help="what synth runs (auto), both relations; ratios to zeros'")  # fmt: skip
+    p.add_argument("--relations", nargs="+", default=list(RELATIONS), choices=RELATIONS)
     args = p.parse_args()
+    if args.auto:
+        header = (f"`bench_wide_bounds.py {' '.join(sys.argv[1:])}`; NOT PRIVATE scores, "
+                  f"data seed {args.data_seed}\n\n")  # fmt: skip
+        text = header + sweep(args)
+        print(text)
+        if args.out:
+            (RESULTS / f"{args.out}.md").write_text(text + "\n")
+        return
     lines = [f"`bench_wide_bounds.py {' '.join(sys.argv[1:])}`; NOT PRIVATE "
              "scores, fractions of records, max / mean", ""]  # fmt: skip
     for name in args.shapes:

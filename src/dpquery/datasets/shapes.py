@@ -12,12 +12,21 @@ table, without reading one (``docs/wide.md``, "Shapes"):
 * ``npm``: many short records (about 7 items each over 45,000 items), the shape the wide
   release was tuned on (npm_words), for comparison at a small size.
 
+:data:`UNSEEN` holds the extremes the release was not tuned on (``docs/wide.md``, "Shapes it
+was not tuned on"): tiny ``n``, dense-ish records, one item in almost every record, mostly
+empty records, records all of one length, very wide and short, narrow and deep, uniform
+popularity (no head), and two disjoint communities.
+
 Every shape has power-law item popularity (``w_j`` proportional to ``(j + offset)^-alpha``,
 item 0 the most popular) and latent groups of items that go together: each item belongs to
 one of ``groups`` clusters, each record to one cluster, and a share ``together`` of its
 items is drawn from its cluster (by the same popularity law restricted to the cluster), the
-rest from all items. Record lengths are log-normal, capped. Items are drawn with replacement
-and a record's duplicates are merged, so long records come out a little shorter than drawn.
+rest from all items (``together = 1``: each record's items all from its cluster, so with
+two clusters the table is two disjoint communities). Record lengths are log-normal, capped
+(``median == p90``: every record drawn at one length); a share ``empty`` of the records is
+emptied, and the most popular item is added to a share ``common`` of the records. Items
+are drawn with replacement and a record's duplicates are merged, so long records come out a
+little shorter than drawn.
 
 Generation is vectorised and made chunk by chunk of records, the CSR arrays built directly
 (no COO of the whole table): ``netflix`` takes well under a minute and about 2 GiB.
@@ -48,6 +57,8 @@ class Shape:
     offset: float = 10.0  # popularity offset: the head's flatness
     groups: int = 20
     together: float = 0.5  # share of a record's items drawn from its group
+    empty: float = 0.0  # share of the records left empty
+    common: float = 0.0  # share of the records given item 0 (on top of their drawn items)
 
     @property
     def sigma(self) -> float:
@@ -62,6 +73,34 @@ SHAPES = {
                      offset=40.0, groups=50),
     "npm": Shape("npm", 20_000, 45_375, median=6, p90=13, cap=25, alpha=1.1, offset=3.0,
                  groups=100),
+}  # fmt: skip
+
+# The extremes of docs/wide.md, "Shapes it was not tuned on" (public recipes).
+UNSEEN = {
+    # tiny n, long records
+    "tiny": Shape("tiny", 200, 5_000, median=150, p90=600, cap=2_000, alpha=0.95, offset=25.0),
+    # dense-ish rows: about 1,000 distinct items a record of 5,000
+    "dense": Shape("dense", 1_000, 5_000, median=2_000, p90=3_000, cap=4_500, alpha=0.8,
+                   offset=50.0),
+    # one item in 95% of the records beside a long tail
+    "common": Shape("common", 2_000, 5_000, median=20, p90=80, cap=500, offset=25.0,
+                    common=0.95),
+    # 90% of the records empty, the rest long
+    "empty": Shape("empty", 5_000, 5_000, median=100, p90=400, cap=2_000, offset=25.0,
+                   empty=0.9),
+    # every record drawn at 40 items
+    "samelen": Shape("samelen", 2_000, 5_000, median=40, p90=40, cap=40, offset=25.0),
+    # very wide and short: 3 items a record over 200,000
+    "wideshort": Shape("wideshort", 50_000, 200_000, median=3, p90=3, cap=3, alpha=1.0,
+                       offset=10.0, groups=100),
+    # narrow and deep: 50 items, 100,000 records
+    "narrowdeep": Shape("narrowdeep", 100_000, 50, median=6, p90=15, cap=50, offset=3.0,
+                        groups=5),
+    # no head at all: every item equally popular
+    "uniform": Shape("uniform", 3_000, 5_000, median=30, p90=100, cap=1_000, alpha=0.0),
+    # two disjoint communities: each record's items all from one of two halves
+    "twocomm": Shape("twocomm", 3_000, 5_000, median=30, p90=100, cap=1_000, offset=25.0,
+                     groups=2, together=1.0),
 }  # fmt: skip
 
 
@@ -94,9 +133,10 @@ def generate(shape: str | Shape, seed: int = 0) -> ItemSets:
     """The table of ``shape`` (a name of :data:`SHAPES` or a :class:`Shape`) from ``seed``:
     the same seed gives the same table."""
     if isinstance(shape, str):
-        if shape not in SHAPES:
-            raise DPQueryError(f"unknown shape {shape!r}; known: {', '.join(SHAPES)}")
-        shape = SHAPES[shape]
+        known = {**SHAPES, **UNSEEN}
+        if shape not in known:
+            raise DPQueryError(f"unknown shape {shape!r}; known: {', '.join(known)}")
+        shape = known[shape]
     rng = np.random.default_rng(seed)
     w, group = _popularity(shape, rng)
     # Alias tables (Walker 1977, Vose 1991): one draw in O(1) by two lookups. The items
@@ -117,6 +157,8 @@ def generate(shape: str | Shape, seed: int = 0) -> ItemSets:
 
     lengths = np.exp(np.log(shape.median) + shape.sigma * rng.standard_normal(shape.n))
     lengths = np.clip(np.rint(lengths), 1, min(shape.cap, shape.d)).astype(np.int64)
+    if shape.empty > 0:  # drawn only here: the other shapes' tables are unchanged
+        lengths[rng.random(shape.n) < shape.empty] = 0
     indptr = np.zeros(shape.n + 1, dtype=np.int64)
     parts: list[np.ndarray] = []
     chunk = max(1, min(50_000, (2**31 - 1) // shape.d))  # records at once: int32 keys
@@ -142,6 +184,9 @@ def generate(shape: str | Shape, seed: int = 0) -> ItemSets:
         del slot, keep, other, own, u
         key = rows * np.int32(shape.d) + items.astype(np.int32)  # < 2**31: chunk * d
         del rows, items
+        if shape.common > 0:  # item 0 added to a share of the records
+            given = np.flatnonzero(rng.random(m) < shape.common).astype(np.int32)
+            key = np.concatenate([key, given * np.int32(shape.d)])
         key.sort()  # by record, then item
         key = key[np.concatenate([[True], key[1:] != key[:-1]])]  # duplicates merged
         per_row = np.bincount(key // shape.d, minlength=m)
@@ -171,4 +216,4 @@ def describe(items: ItemSets) -> dict[str, float]:
     }
 
 
-__all__ = ["SHAPES", "Shape", "describe", "generate"]
+__all__ = ["SHAPES", "UNSEEN", "Shape", "describe", "generate"]
