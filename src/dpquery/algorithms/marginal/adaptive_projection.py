@@ -100,6 +100,7 @@ from dpquery.algorithms.marginal.one_way import (
     refinement_report,
 )
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
+from dpquery.algorithms.marginal.unlinked import unlink
 from dpquery.algorithms.marginal.within_bins import WITHIN_BINS_SWEEPS, interpolate_within_bins
 from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
@@ -466,6 +467,7 @@ def adaptive_marginals(
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
     ordinal_weight: float = 1.0, within_bins: bool = False,
     empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
+    unlinked: int = 0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -584,6 +586,9 @@ def adaptive_marginals(
             on_round(info)
     X, done = fit_records(X, measured, sizes, n=n, sweeps=final_sweeps, rng=rng)
     rounds.append({"round": "final fit", "sweeps": done})
+    if unlinked:  # post-processing of the records: no charge (unlinked.py)
+        X, movable = unlink(X, measured, sizes, passes=unlinked, rng=rng)
+        rounds.append({"round": "unlinked", "passes": unlinked, "movable": movable})
     if ordinal and within_bins:  # post-processing of the records: no charge (within_bins.py)
         X, cut, pseudo = interpolate_within_bins(
             X, measured, bins.maps, ordinal, sizes, n=n,
@@ -719,6 +724,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ordinal_weight: float = 1.0
     within_bins: bool | None = None
     empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
+    unlinked: int = 0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -771,6 +777,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             )
         positive_int("sweeps", self.sweeps)
         positive_int("final_sweeps", self.final_sweeps)
+        if self.unlinked:  # passes of the step (0: off)
+            positive_int("unlinked", self.unlinked)
         if self.compress:  # the threshold c: values below c sigma_a merge (None, 0: off)
             positive("compress", self.compress)
         if self.coarse:  # a second, larger threshold (None, 0: off)
@@ -819,6 +827,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 ordinal_weight=self.ordinal_weight, within_bins=self.within_bins_on(),
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
+                unlinked=self.unlinked,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
