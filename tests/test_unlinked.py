@@ -51,6 +51,7 @@ def _measured(X: np.ndarray) -> list[Measurement]:
 
 def _tv(X: np.ndarray, Y: np.ndarray, a: int, b: int) -> float:
     """Total variation between the two record sets' ``(a, b)`` marginals."""
+
     def joint(Z: np.ndarray) -> np.ndarray:
         return np.bincount(Z[:, a] * 10 + Z[:, b], minlength=100) / len(Z)
 
