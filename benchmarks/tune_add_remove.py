@@ -12,7 +12,8 @@ is a JSON object of :class:`AdaptiveProjection` keywords plus these experiment-o
 * ``four``: add every 4-way marginal of at most ``four * n`` cells to the candidates;
 * ``coarse_k``: keep only the coarse candidates of at most this many attributes;
 * ``unlinked_before``: with ``unlinked``, also score the records as they were just before
-  :func:`~dpquery.algorithms.marginal.unlinked.unlink` (the same fit, variant ``before``).
+  :func:`~dpquery.algorithms.marginal.unlinked.unlink` (the same fit, variant ``before``),
+  interpolated within bins as the release is (a copy of the generator at that step).
 
 Run (docs/utility.md, Tuning under add/remove)::
 
@@ -22,6 +23,7 @@ Run (docs/utility.md, Tuning under add/remove)::
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import json
@@ -59,6 +61,14 @@ def patch(opts: dict) -> None:
             return unlink(X, *args, **kwargs)
 
         ap.unlink = keep
+        within = ap.interpolate_within_bins
+
+        def both(X, *args, rng, **kwargs):  # the records before the step go through it too
+            if BEFORE:
+                BEFORE.append(within(BEFORE.pop(), *args, rng=copy.deepcopy(rng), **kwargs)[0])
+            return within(X, *args, rng=rng, **kwargs)
+
+        ap.interpolate_within_bins = both
     if "tol" in opts:
         ap.fit_records = functools.partial(pj.fit_records, tol=opts.pop("tol"))
     if "four" in opts:

@@ -55,12 +55,20 @@ def neighbour_maps(
 
 def groups_of(X: np.ndarray, maps: dict[int, np.ndarray]) -> np.ndarray:
     """Each record's group: the records agreeing on every ``maps[b][x_b]`` share one (all in
-    group 0 when ``maps`` is empty)."""
+    group 0 when ``maps`` is empty). The labels are combined in mixed radix when the product
+    of their counts fits in 62 bits (one sort of integers), else row by row."""
     m = X.shape[0]
     if not maps:
         return np.zeros(m, dtype=np.int64)
-    cells = np.stack([f[X[:, b]] for b, f in maps.items()], axis=1)
-    _, group = np.unique(cells, axis=0, return_inverse=True)
+    cells = [f[X[:, b]] for b, f in maps.items()]
+    radix = [int(f.max()) + 1 for f in maps.values()]
+    if float(np.prod(np.asarray(radix, dtype=np.float64))) < 2.0**62:
+        key = np.zeros(m, dtype=np.int64)
+        for c, k in zip(cells, radix, strict=True):
+            key = key * k + c
+        _, group = np.unique(key, return_inverse=True)
+    else:
+        _, group = np.unique(np.stack(cells, axis=1), axis=0, return_inverse=True)
     return group.reshape(-1).astype(np.int64)
 
 
