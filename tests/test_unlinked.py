@@ -3,7 +3,8 @@
 marginal kept exactly (plain, compressed and binned), an attribute measured alone made
 independent, a dependence no measurement links removed given the neighbours, public inputs
 only (the noisy counts are not read), seeded reproducibility, and through the estimator the
-same ledger under either relation (post-processing: nothing charged).
+same ledger under either relation (post-processing: nothing charged), on by default under
+add/remove and off under replace-one.
 
 Randomised checks are seeded, so each run is deterministic (false-failure rate 0). The two
 that measure a dependence were also run on five other generator seeds: every value sat below
@@ -15,13 +16,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_marginals import RecordingLedger
 
-from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
+from dpquery.algorithms.marginal import adaptive_projection as am
+from dpquery.algorithms.marginal.adaptive_projection import (
+    AdaptiveProjection,
+    adaptive_marginals,
+    plan_adaptive,
+)
 from dpquery.algorithms.marginal.projection import Measurement
 from dpquery.algorithms.marginal.unlinked import groups_of, neighbour_maps, unlink
 from dpquery.data import encode
 from dpquery.data.domain import Categorical, Domain
 from dpquery.queries import all_kway_marginals
+from dpquery.queries.marginals import AttributeLayout, attribute_codes, workload_marginals
 
 SIZES = np.array([4, 3, 5, 2])
 
@@ -190,3 +198,41 @@ def test_a_bad_number_of_passes_is_refused_by_name() -> None:
     data, w = _data()
     with pytest.raises(Exception, match="unlinked"):
         AdaptiveProjection(epsilon=1.0, unlinked=-1).fit(data, w)
+
+
+def test_the_default_is_on_under_add_remove_and_off_under_replace_one() -> None:
+    """Under add/remove the default is :data:`ADD_REMOVE_UNLINKED` passes; under replace-one
+    none, so its releases are those without the step (its pins unchanged)."""
+    data, w = _data()
+    assert am.ADD_REMOVE_UNLINKED == 3
+    assert AdaptiveProjection(epsilon=1.0).unlinked_passes() == 3
+    assert AdaptiveProjection(epsilon=1.0, neighbours="replace-one").unlinked_passes() == 0
+    assert AdaptiveProjection(epsilon=1.0, unlinked=0).unlinked_passes() == 0
+    default = AdaptiveProjection(epsilon=1.0, seed=2).fit(data, w)
+    three = AdaptiveProjection(epsilon=1.0, seed=2, unlinked=3).fit(data, w)
+    assert np.array_equal(default.records.rows, three.records.rows)
+    assert default.parameters["unlinked"] == 3
+    kw = {"epsilon": 1.0, "seed": 2, "neighbours": "replace-one"}
+    ro = AdaptiveProjection(**kw).fit(data, w)
+    off = AdaptiveProjection(unlinked=0, **kw).fit(data, w)
+    assert np.array_equal(ro.records.rows, off.records.rows)
+    assert "unlinked" not in ro.parameters
+    assert not [r for r in ro.rounds if r.get("round") == "unlinked"]
+
+
+@pytest.mark.parametrize("fail_at", [1, 4, 7])
+def test_a_refused_charge_draws_nothing_with_the_step_on(fail_at) -> None:
+    """The step runs after every charge: a ledger refusing its k-th charge leaves the
+    generator where it was when that charge was asked for, with it on as without."""
+    data, w = _data()
+    layout = AttributeLayout.of_data(data)
+    plan = plan_adaptive(n=data.n, sizes=layout.sizes.tolist(), epsilon=1.0,
+                         neighbours="add-remove")  # fmt: skip
+    rng = np.random.default_rng(0)
+    ledger = RecordingLedger(plan.budget, rng, fail_at)
+    with pytest.raises(RuntimeError, match="injected"):
+        adaptive_marginals(attribute_codes(data, layout), layout.sizes,
+                           workload_marginals(w, layout), plan=plan, rng=rng, ledger=ledger,
+                           unlinked=3)  # fmt: skip
+    assert rng.bit_generator.state == ledger.states[-1]
+    assert len(ledger.entries) == fail_at - 1
