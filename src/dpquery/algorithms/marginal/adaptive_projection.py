@@ -161,9 +161,6 @@ ADD_REMOVE_ORDINAL = "numeric"
 # ... and the records interpolated within those bins after the final fit (within_bins.py;
 # docs/utility.md, Tuning under add/remove).
 ADD_REMOVE_WITHIN_BINS = True
-# ... and the unmeasured dependence taken out of the records after the final fit, in this
-# many passes (unlinked.py; docs/utility.md, Tuning under add/remove); none under replace-one.
-ADD_REMOVE_UNLINKED = 3
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -691,12 +688,11 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     cost; docs/utility.md, Method 6). ``within_bins`` (None: :meth:`within_bins_on`, on
     under add/remove, off under replace-one) interpolates the records within those bins after
     the final fit (:mod:`dpquery.algorithms.marginal.within_bins`; post-processing, no cost;
-    docs/utility.md, Method 7). ``unlinked`` (passes; None: :meth:`unlinked_passes`,
-    :data:`ADD_REMOVE_UNLINKED` under add/remove, 0 (off) under replace-one) permutes each
-    attribute, after the final fit, among the records agreeing on the attributes it was
-    measured with, so that no dependence the measurements do not link is left in the records
-    (:mod:`dpquery.algorithms.marginal.unlinked`; post-processing, no cost; docs/utility.md,
-    Method 8).
+    docs/utility.md, Method 7). ``unlinked`` (passes; default 0: off, under either relation)
+    permutes each attribute, after the final fit, among the records agreeing on the
+    attributes it was measured with, so that no dependence the measurements do not link is
+    left in the records (:mod:`dpquery.algorithms.marginal.unlinked`; post-processing, no
+    cost; docs/utility.md, Method 8).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
     count is below that many noise standard deviations is taken as empty and its attribute's
@@ -734,7 +730,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ordinal_weight: float = 1.0
     within_bins: bool | None = None
     empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
-    unlinked: int | None = None
+    unlinked: int = 0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -768,13 +764,6 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             return bool(self.within_bins)
         return ADD_REMOVE_WITHIN_BINS if self.neighbours == ADD_REMOVE else False
 
-    def unlinked_passes(self) -> int:
-        """``unlinked`` as given, or its default :data:`ADD_REMOVE_UNLINKED` under
-        add/remove, 0 (off) under replace-one (whose releases stay as they were)."""
-        if self.unlinked is not None:
-            return int(self.unlinked)
-        return ADD_REMOVE_UNLINKED if self.neighbours == ADD_REMOVE else 0
-
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
         n: int | None = None,
@@ -794,7 +783,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             )
         positive_int("sweeps", self.sweeps)
         positive_int("final_sweeps", self.final_sweeps)
-        if self.unlinked:  # passes of the step (0: off; None: the relation's default)
+        if self.unlinked:  # passes of the step (0: off)
             positive_int("unlinked", self.unlinked)
         if self.compress:  # the threshold c: values below c sigma_a merge (None, 0: off)
             positive("compress", self.compress)
@@ -844,7 +833,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 ordinal_weight=self.ordinal_weight, within_bins=self.within_bins_on(),
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
-                unlinked=self.unlinked_passes(),
+                unlinked=self.unlinked,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -864,7 +853,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                         **({"within_bins": ordinal_names(run.data.domain, cut)}
                            if cut else {})}
             if ordinal else None,
-            **({"unlinked": self.unlinked_passes()} if self.unlinked_passes() else {}),
+            **({"unlinked": self.unlinked} if self.unlinked else {}),
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
