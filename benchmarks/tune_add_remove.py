@@ -11,6 +11,7 @@ is a JSON object of :class:`AdaptiveProjection` keywords plus these experiment-o
   a fit; the module's default 1e-3);
 * ``four``: add every 4-way marginal of at most ``four * n`` cells to the candidates;
 * ``coarse_k``: keep only the coarse candidates of at most this many attributes;
+* ``pair_weight``: the 2-way candidates' weights ``w_r`` times this;
 * ``unlinked_before``: with ``unlinked``, also score the records as they were just before
   :func:`~dpquery.algorithms.marginal.unlinked.unlink` (the same fit, variant ``before``),
   interpolated within bins as the release is (a copy of the generator at that step).
@@ -53,6 +54,14 @@ BEFORE: list[np.ndarray] = []
 
 def patch(opts: dict) -> None:
     """The experiment-only keys (module docstring), applied to the module in place."""
+    if "pair_weight" in opts:  # the 2-way candidates' weights times this
+        beta, cands = opts.pop("pair_weight"), ap.candidates_of
+
+        def boosted(workload, extra=()):
+            table = cands(workload, extra)
+            return {r: w * (beta if len(r) == 2 else 1.0) for r, w in table.items()}
+
+        ap.candidates_of = boosted
     if opts.pop("unlinked_before", False):
         unlink = ap.unlink
 
