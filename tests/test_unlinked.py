@@ -3,7 +3,9 @@
 marginal kept exactly (plain, compressed and binned), an attribute measured alone made
 independent, a dependence no measurement links removed given the neighbours, public inputs
 only (the noisy counts are not read), seeded reproducibility, and through the estimator the
-same ledger under either relation (post-processing: nothing charged), off by default.
+same ledger under either relation (post-processing: nothing charged), off by default; and
+the 2-way candidates' selection weight (``pair_weight``): scaled for pairs only, AIM's at 1,
+a bad value refused by name.
 
 Randomised checks are seeded, so each run is deterministic (false-failure rate 0). The two
 that measure a dependence were also run on five other generator seeds: every value sat below
@@ -17,6 +19,7 @@ import pandas as pd
 import pytest
 from tests.test_marginals import RecordingLedger
 
+from dpquery.algorithms.marginal import adaptive_projection as am
 from dpquery.algorithms.marginal.adaptive_projection import (
     AdaptiveProjection,
     adaptive_marginals,
@@ -229,3 +232,44 @@ def test_a_refused_charge_draws_nothing_with_the_step_on(fail_at) -> None:
                            unlinked=3)  # fmt: skip
     assert rng.bit_generator.state == ledger.states[-1]
     assert len(ledger.entries) == fail_at - 1
+
+
+# == the pairs' weight (``pair_weight``) ========================================================
+
+
+def test_the_pairs_weight_scales_the_2_way_candidates_only() -> None:
+    """A spy on the selection: with ``pair_weight = 2`` every 2-way candidate is scored with
+    twice AIM's weight and every other with AIM's, and the charges are the same in kind."""
+    data, w = _data()
+    layout = AttributeLayout.of_data(data)
+    aim = am.candidates_of(workload_marginals(w, layout), am.pair_candidates(layout.sizes, 3000))
+    seen = []
+    real = am.select
+
+    def spy(candidates, weights, *args, **kw):
+        seen.append(dict(zip(candidates, weights, strict=True)))
+        return real(candidates, weights, *args, **kw)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(am, "select", spy)
+    try:
+        AdaptiveProjection(epsilon=1.0, seed=1, pair_weight=2.0, compress=None).fit(data, w)
+    finally:
+        mp.undo()
+    assert seen
+    for r, weight in seen[0].items():
+        assert weight == (2.0 if len(r) == 2 else 1.0) * aim[r]
+
+
+def test_the_pairs_weight_of_one_is_aims() -> None:
+    data, w = _data()
+    kw = {"epsilon": 1.0, "seed": 5}
+    one = AdaptiveProjection(**kw).fit(data, w)
+    same = AdaptiveProjection(pair_weight=1.0, **kw).fit(data, w)
+    assert np.array_equal(one.records.rows, same.records.rows)
+
+
+def test_a_bad_pairs_weight_is_refused_by_name() -> None:
+    data, w = _data()
+    with pytest.raises(Exception, match="pair_weight"):
+        AdaptiveProjection(epsilon=1.0, pair_weight=0.0).fit(data, w)

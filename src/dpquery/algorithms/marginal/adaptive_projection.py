@@ -467,7 +467,7 @@ def adaptive_marginals(
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
     ordinal_weight: float = 1.0, within_bins: bool = False,
     empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
-    unlinked: int = 0,
+    unlinked: int = 0, pair_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -504,6 +504,10 @@ def adaptive_marginals(
     post-processing of the records, no charge. ``unlinked`` (passes; 0: off), before that,
     permutes each attribute among the records agreeing on its measured neighbours
     (:func:`~dpquery.algorithms.marginal.unlinked.unlink`): post-processing, no charge.
+    ``pair_weight`` multiplies the weight ``w_r`` of every 2-way candidate (fine, compressed
+    or binned): a choice made from the candidates' sizes alone (public), and the selection's
+    sensitivity is the largest weight it scores, so the exponential mechanism's guarantee is
+    unchanged.
 
     ``empty`` (per attribute, the codes of its catch-all cells,
     :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): last, such
@@ -514,6 +518,8 @@ def adaptive_marginals(
     n = source.n if n is None else n
     delta2 = plan.sensitivity
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
+    if pair_weight != 1.0:  # the 2-way candidates' weights scaled (public; docs/utility.md)
+        table = {r: w * (pair_weight if len(r) == 2 else 1.0) for r, w in table.items()}
     fine = read_counts(source, counted_marginals(table, len(sizes)))
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
@@ -692,7 +698,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     permutes each attribute, after the final fit, among the records agreeing on the
     attributes it was measured with, so that no dependence the measurements do not link is
     left in the records (:mod:`dpquery.algorithms.marginal.unlinked`; post-processing, no
-    cost; docs/utility.md, Method 8).
+    cost; docs/utility.md, Method 8). ``pair_weight`` (default 1: AIM's weights) multiplies
+    the selection weight of every 2-way candidate (:func:`adaptive_marginals`).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
     count is below that many noise standard deviations is taken as empty and its attribute's
@@ -731,6 +738,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     within_bins: bool | None = None
     empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
     unlinked: int = 0
+    pair_weight: float = 1.0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -792,6 +800,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive("coarse_weight", self.coarse_weight)
         positive_int("ordinal_bins", self.ordinal_bins)
         positive("ordinal_weight", self.ordinal_weight)
+        positive("pair_weight", self.pair_weight)
         ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
         if self.size is not None:
             positive_int("size", self.size)
@@ -833,7 +842,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 ordinal_weight=self.ordinal_weight, within_bins=self.within_bins_on(),
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
-                unlinked=self.unlinked,
+                unlinked=self.unlinked, pair_weight=self.pair_weight,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
