@@ -4,8 +4,8 @@ marginal kept exactly (plain, compressed and binned), an attribute measured alon
 independent, a dependence no measurement links removed given the neighbours, public inputs
 only (the noisy counts are not read), seeded reproducibility, and through the estimator the
 same ledger under either relation (post-processing: nothing charged), off by default; and
-the 2-way candidates' selection weight (``pair_weight``): scaled for pairs only, AIM's at 1,
-a bad value refused by name.
+the 2-way candidates' selection weight (``pair_weight``): scaled for pairs only, 1.5 by
+default under add/remove and AIM's 1 under replace-one, a bad value refused by name.
 
 Randomised checks are seeded, so each run is deterministic (false-failure rate 0). The two
 that measure a dependence were also run on five other generator seeds: every value sat below
@@ -261,12 +261,21 @@ def test_the_pairs_weight_scales_the_2_way_candidates_only() -> None:
         assert weight == (2.0 if len(r) == 2 else 1.0) * aim[r]
 
 
-def test_the_pairs_weight_of_one_is_aims() -> None:
+def test_the_pairs_weight_defaults_to_1_5_under_add_remove_and_aims_under_replace_one() -> None:
     data, w = _data()
+    assert am.ADD_REMOVE_PAIR_WEIGHT == 1.5
+    assert AdaptiveProjection(epsilon=1.0).pair_weight_of() == 1.5
+    assert AdaptiveProjection(epsilon=1.0, neighbours="replace-one").pair_weight_of() == 1.0
     kw = {"epsilon": 1.0, "seed": 5}
-    one = AdaptiveProjection(**kw).fit(data, w)
-    same = AdaptiveProjection(pair_weight=1.0, **kw).fit(data, w)
-    assert np.array_equal(one.records.rows, same.records.rows)
+    default = AdaptiveProjection(**kw).fit(data, w)
+    same = AdaptiveProjection(pair_weight=1.5, **kw).fit(data, w)
+    assert np.array_equal(default.records.rows, same.records.rows)
+    assert default.parameters["pair_weight"] == 1.5
+    ro = {**kw, "neighbours": "replace-one"}
+    one = AdaptiveProjection(**ro).fit(data, w)
+    aim = AdaptiveProjection(pair_weight=1.0, **ro).fit(data, w)
+    assert np.array_equal(one.records.rows, aim.records.rows)
+    assert "pair_weight" not in one.parameters
 
 
 def test_a_bad_pairs_weight_is_refused_by_name() -> None:

@@ -161,6 +161,9 @@ ADD_REMOVE_ORDINAL = "numeric"
 # ... and the records interpolated within those bins after the final fit (within_bins.py;
 # docs/utility.md, Tuning under add/remove).
 ADD_REMOVE_WITHIN_BINS = True
+# ... and the 2-way candidates' selection weight times this (docs/utility.md, Tuning under
+# add/remove); AIM's (1) under replace-one, whose releases are pinned.
+ADD_REMOVE_PAIR_WEIGHT = 1.5
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -698,8 +701,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     permutes each attribute, after the final fit, among the records agreeing on the
     attributes it was measured with, so that no dependence the measurements do not link is
     left in the records (:mod:`dpquery.algorithms.marginal.unlinked`; post-processing, no
-    cost; docs/utility.md, Method 8). ``pair_weight`` (default 1: AIM's weights) multiplies
-    the selection weight of every 2-way candidate (:func:`adaptive_marginals`).
+    cost; docs/utility.md, Method 8). ``pair_weight`` (None: :meth:`pair_weight_of`, 1.5 under
+    add/remove, AIM's 1 under replace-one) multiplies the selection weight of every 2-way
+    candidate (:func:`adaptive_marginals`; docs/utility.md, Method 2).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
     count is below that many noise standard deviations is taken as empty and its attribute's
@@ -738,7 +742,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     within_bins: bool | None = None
     empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
     unlinked: int = 0
-    pair_weight: float = 1.0
+    pair_weight: float | None = None
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -772,6 +776,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             return bool(self.within_bins)
         return ADD_REMOVE_WITHIN_BINS if self.neighbours == ADD_REMOVE else False
 
+    def pair_weight_of(self) -> float:
+        """``pair_weight`` as given, or its default: :data:`ADD_REMOVE_PAIR_WEIGHT` under
+        add/remove, AIM's 1 under replace-one (whose releases stay as they were)."""
+        if self.pair_weight is not None:
+            return float(self.pair_weight)
+        return ADD_REMOVE_PAIR_WEIGHT if self.neighbours == ADD_REMOVE else 1.0
+
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
         n: int | None = None,
@@ -800,7 +811,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive("coarse_weight", self.coarse_weight)
         positive_int("ordinal_bins", self.ordinal_bins)
         positive("ordinal_weight", self.ordinal_weight)
-        positive("pair_weight", self.pair_weight)
+        if self.pair_weight is not None:
+            positive("pair_weight", self.pair_weight)
         ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
         if self.size is not None:
             positive_int("size", self.size)
@@ -842,7 +854,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 ordinal_weight=self.ordinal_weight, within_bins=self.within_bins_on(),
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
-                unlinked=self.unlinked, pair_weight=self.pair_weight,
+                unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -863,6 +875,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                            if cut else {})}
             if ordinal else None,
             **({"unlinked": self.unlinked} if self.unlinked else {}),
+            **({"pair_weight": self.pair_weight_of()} if self.pair_weight_of() != 1.0 else {}),
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
