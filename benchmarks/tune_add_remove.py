@@ -10,7 +10,11 @@ is a JSON object of :class:`AdaptiveProjection` keywords plus these experiment-o
 * ``tol``: the projection's stop rule (a sweep moving fewer than ``tol m`` attributes ends
   a fit; the module's default 1e-3);
 * ``four``: add every 4-way marginal of at most ``four * n`` cells to the candidates;
-* ``coarse_k``: keep only the coarse candidates of at most this many attributes.
+* ``coarse_k``: keep only the coarse candidates of at most this many attributes;
+* ``pair_weight``: the 2-way candidates' weights ``w_r`` times this;
+* ``unlinked_before``: with ``unlinked``, also score the records as they were just before
+  :func:`~dpquery.algorithms.marginal.unlinked.unlink` (the same fit, variant ``before``),
+  interpolated within bins as the release is (a copy of the generator at that step).
 
 Run (docs/utility.md, Tuning under add/remove)::
 
@@ -20,6 +24,7 @@ Run (docs/utility.md, Tuning under add/remove)::
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import json
@@ -44,8 +49,35 @@ def codes_of(release, layout) -> np.ndarray:
                                          strict=True)], axis=1)  # fmt: skip
 
 
+BEFORE: list[np.ndarray] = []
+
+
 def patch(opts: dict) -> None:
     """The experiment-only keys (module docstring), applied to the module in place."""
+    if "pair_weight" in opts:  # the 2-way candidates' weights times this
+        beta, cands = opts.pop("pair_weight"), ap.candidates_of
+
+        def boosted(workload, extra=()):
+            table = cands(workload, extra)
+            return {r: w * (beta if len(r) == 2 else 1.0) for r, w in table.items()}
+
+        ap.candidates_of = boosted
+    if opts.pop("unlinked_before", False):
+        unlink = ap.unlink
+
+        def keep(X, *args, **kwargs):
+            BEFORE.append(X.copy())
+            return unlink(X, *args, **kwargs)
+
+        ap.unlink = keep
+        within = ap.interpolate_within_bins
+
+        def both(X, *args, rng, **kwargs):  # the records before the step go through it too
+            if BEFORE:
+                BEFORE.append(within(BEFORE.pop(), *args, rng=copy.deepcopy(rng), **kwargs)[0])
+            return within(X, *args, rng=rng, **kwargs)
+
+        ap.interpolate_within_bins = both
     if "tol" in opts:
         ap.fit_records = functools.partial(pj.fit_records, tol=opts.pop("tol"))
     if "four" in opts:
@@ -93,6 +125,8 @@ def main() -> None:
         seconds = time.perf_counter() - start
         X = codes_of(release, layout)
         variants = {"all": X}
+        if BEFORE:
+            variants["before"] = BEFORE.pop()
         if subsample and X.shape[0] > n:
             pick = np.random.default_rng(1000 + seed).choice(X.shape[0], n, replace=False)
             variants["rand_n"] = X[pick]
@@ -100,6 +134,9 @@ def main() -> None:
             s = bu.score(data, layout, true, Y, marginals)
             scores.setdefault(name, []).append([s[k] for k in KEYS])
         rounds = sum(1 for r in release.rounds if isinstance(r.get("round"), int))
+        moved = [r["movable"] for r in release.rounds if r.get("round") == "unlinked"]
+        if moved:
+            print(f"# movable share {moved[0]:.3f}")
         mine = ", ".join(f"{v:.4f}" for v in scores[next(iter(variants))][-1])
         print(f"# {tag} seed {seed} eps {eps} m={X.shape[0]} rounds={rounds} s={seconds:.1f}: "
               f"{mine}")  # fmt: skip

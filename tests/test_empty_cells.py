@@ -140,12 +140,14 @@ def test_nothing_is_drawn_when_no_record_holds_a_doubted_cell() -> None:
 # == in a release ===============================================================================
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 3])
 def test_no_record_in_an_empty_catch_all_cell_and_the_same_charges(seed: int) -> None:
     """800 records, none in <other> or the missing bin: the release holds none there (the
     1-way noise sigma is about 30 records, so an empty cell passes 2 sigma with probability
-    2.3%; these seeds are fixed), and its ledger holds the same charges, in the same order,
-    as the release without the step (post-processing: nothing charged)."""
+    2.3%; these seeds are fixed: seed 2 stopped putting any record there without the step
+    once the pairs' selection weight became 1.5 under add/remove), and its ledger holds the
+    same charges, in the same order, as the release without the step (post-processing:
+    nothing charged)."""
     data = encode(_table(800, seed), DOMAIN)
     on, off = _fit(data, seed), _fit(data, seed, empty_cells=None)
     codes = _codes(data, np.asarray(on.records.rows))

@@ -100,6 +100,7 @@ from dpquery.algorithms.marginal.one_way import (
     refinement_report,
 )
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
+from dpquery.algorithms.marginal.unlinked import unlink
 from dpquery.algorithms.marginal.within_bins import WITHIN_BINS_SWEEPS, interpolate_within_bins
 from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
 from dpquery.algorithms.synthesizer import Outcome, Run, Synthesizer, ZCDPBudget
@@ -160,6 +161,9 @@ ADD_REMOVE_ORDINAL = "numeric"
 # ... and the records interpolated within those bins after the final fit (within_bins.py;
 # docs/utility.md, Tuning under add/remove).
 ADD_REMOVE_WITHIN_BINS = True
+# ... and the 2-way candidates' selection weight times this (docs/utility.md, Tuning under
+# add/remove); AIM's (1) under replace-one, whose releases are pinned.
+ADD_REMOVE_PAIR_WEIGHT = 1.5
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -466,6 +470,7 @@ def adaptive_marginals(
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
     ordinal_weight: float = 1.0, within_bins: bool = False,
     empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
+    unlinked: int = 0, pair_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -499,7 +504,13 @@ def adaptive_marginals(
     ``within_bins`` (with ``ordinal``) interpolates the fitted records within the bins of the
     ordered attributes of wide bins after the final fit
     (:func:`~dpquery.algorithms.marginal.within_bins.interpolate_within_bins`):
-    post-processing of the records, no charge.
+    post-processing of the records, no charge. ``unlinked`` (passes; 0: off), before that,
+    permutes each attribute among the records agreeing on its measured neighbours
+    (:func:`~dpquery.algorithms.marginal.unlinked.unlink`): post-processing, no charge.
+    ``pair_weight`` multiplies the weight ``w_r`` of every 2-way candidate (fine, compressed
+    or binned): a choice made from the candidates' sizes alone (public), and the selection's
+    sensitivity is the largest weight it scores, so the exponential mechanism's guarantee is
+    unchanged.
 
     ``empty`` (per attribute, the codes of its catch-all cells,
     :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): last, such
@@ -510,6 +521,8 @@ def adaptive_marginals(
     n = source.n if n is None else n
     delta2 = plan.sensitivity
     table = candidates_of(workload, pair_candidates(sizes, n) if pairs else ())
+    if pair_weight != 1.0:  # the 2-way candidates' weights scaled (public; docs/utility.md)
+        table = {r: w * (pair_weight if len(r) == 2 else 1.0) for r, w in table.items()}
     fine = read_counts(source, counted_marginals(table, len(sizes)))
     acc = ledger.accountant
     sigma, epsilon = plan.sigma0, plan.epsilon0
@@ -584,6 +597,9 @@ def adaptive_marginals(
             on_round(info)
     X, done = fit_records(X, measured, sizes, n=n, sweeps=final_sweeps, rng=rng)
     rounds.append({"round": "final fit", "sweeps": done})
+    if unlinked:  # post-processing of the records: no charge (unlinked.py)
+        X, movable = unlink(X, measured, sizes, passes=unlinked, rng=rng)
+        rounds.append({"round": "unlinked", "passes": unlinked, "movable": movable})
     if ordinal and within_bins:  # post-processing of the records: no charge (within_bins.py)
         X, cut, pseudo = interpolate_within_bins(
             X, measured, bins.maps, ordinal, sizes, n=n,
@@ -681,7 +697,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     cost; docs/utility.md, Method 6). ``within_bins`` (None: :meth:`within_bins_on`, on
     under add/remove, off under replace-one) interpolates the records within those bins after
     the final fit (:mod:`dpquery.algorithms.marginal.within_bins`; post-processing, no cost;
-    docs/utility.md, Method 7).
+    docs/utility.md, Method 7). ``unlinked`` (passes; default 0: off, under either relation)
+    permutes each attribute, after the final fit, among the records agreeing on the
+    attributes it was measured with, so that no dependence the measurements do not link is
+    left in the records (:mod:`dpquery.algorithms.marginal.unlinked`; post-processing, no
+    cost; docs/utility.md, Method 8). ``pair_weight`` (None: :meth:`pair_weight_of`, 1.5 under
+    add/remove, AIM's 1 under replace-one) multiplies the selection weight of every 2-way
+    candidate (:func:`adaptive_marginals`; docs/utility.md, Method 2).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
     count is below that many noise standard deviations is taken as empty and its attribute's
@@ -719,6 +741,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     ordinal_weight: float = 1.0
     within_bins: bool | None = None
     empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
+    unlinked: int = 0
+    pair_weight: float | None = None
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -752,6 +776,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             return bool(self.within_bins)
         return ADD_REMOVE_WITHIN_BINS if self.neighbours == ADD_REMOVE else False
 
+    def pair_weight_of(self) -> float:
+        """``pair_weight`` as given, or its default: :data:`ADD_REMOVE_PAIR_WEIGHT` under
+        add/remove, AIM's 1 under replace-one (whose releases stay as they were)."""
+        if self.pair_weight is not None:
+            return float(self.pair_weight)
+        return ADD_REMOVE_PAIR_WEIGHT if self.neighbours == ADD_REMOVE else 1.0
+
     def plan(
         self, data: BinaryData, workload: Workload, *, budget: Budget | None = None,
         n: int | None = None,
@@ -771,6 +802,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             )
         positive_int("sweeps", self.sweeps)
         positive_int("final_sweeps", self.final_sweeps)
+        if self.unlinked:  # passes of the step (0: off)
+            positive_int("unlinked", self.unlinked)
         if self.compress:  # the threshold c: values below c sigma_a merge (None, 0: off)
             positive("compress", self.compress)
         if self.coarse:  # a second, larger threshold (None, 0: off)
@@ -778,6 +811,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive("coarse_weight", self.coarse_weight)
         positive_int("ordinal_bins", self.ordinal_bins)
         positive("ordinal_weight", self.ordinal_weight)
+        if self.pair_weight is not None:
+            positive("pair_weight", self.pair_weight)
         ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
         if self.size is not None:
             positive_int("size", self.size)
@@ -819,6 +854,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 ordinal_weight=self.ordinal_weight, within_bins=self.within_bins_on(),
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
+                unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -838,6 +874,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                         **({"within_bins": ordinal_names(run.data.domain, cut)}
                            if cut else {})}
             if ordinal else None,
+            **({"unlinked": self.unlinked} if self.unlinked else {}),
+            **({"pair_weight": self.pair_weight_of()} if self.pair_weight_of() != 1.0 else {}),
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
