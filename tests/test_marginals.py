@@ -291,6 +291,23 @@ class RecordingLedger(Ledger):
         return super().charge(mechanism, cost, count=count)
 
 
+def assert_refusal_draws_nothing(data, workload, fail_at: int, **options) -> None:
+    """The add/remove loop with ``options`` on and a ledger refusing its ``fail_at``-th charge
+    leaves the generator where it was when that charge was asked for, and records the charges
+    before it alone."""
+    layout = AttributeLayout.of_data(data)
+    plan = plan_adaptive(n=data.n, sizes=layout.sizes.tolist(), epsilon=1.0,
+                         neighbours="add-remove")  # fmt: skip
+    rng = np.random.default_rng(0)
+    ledger = RecordingLedger(plan.budget, rng, fail_at)
+    with pytest.raises(RuntimeError, match="injected"):
+        adaptive_marginals(attribute_codes(data, layout), layout.sizes,
+                           workload_marginals(workload, layout), plan=plan, rng=rng,
+                           ledger=ledger, **options)  # fmt: skip
+    assert rng.bit_generator.state == ledger.states[-1]
+    assert len(ledger.entries) == fail_at - 1
+
+
 def run_loop(ledger_fail_at: int | None, seed: int = 4):
     data = small_data()
     layout = AttributeLayout.of_data(data)

@@ -17,20 +17,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_marginals import RecordingLedger
+from tests.test_marginals import assert_refusal_draws_nothing
 
 from dpquery.algorithms.marginal import adaptive_projection as am
-from dpquery.algorithms.marginal.adaptive_projection import (
-    AdaptiveProjection,
-    adaptive_marginals,
-    plan_adaptive,
-)
+from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.marginal.projection import Measurement
 from dpquery.algorithms.marginal.unlinked import groups_of, neighbour_maps, unlink
 from dpquery.data import encode
 from dpquery.data.domain import Categorical, Domain
 from dpquery.queries import all_kway_marginals
-from dpquery.queries.marginals import AttributeLayout, attribute_codes, workload_marginals
+from dpquery.queries.marginals import AttributeLayout, workload_marginals
 
 SIZES = np.array([4, 3, 5, 2])
 
@@ -221,17 +217,7 @@ def test_a_refused_charge_draws_nothing_with_the_step_on(fail_at) -> None:
     """The step runs after every charge: a ledger refusing its k-th charge leaves the
     generator where it was when that charge was asked for, with it on as without."""
     data, w = _data()
-    layout = AttributeLayout.of_data(data)
-    plan = plan_adaptive(n=data.n, sizes=layout.sizes.tolist(), epsilon=1.0,
-                         neighbours="add-remove")  # fmt: skip
-    rng = np.random.default_rng(0)
-    ledger = RecordingLedger(plan.budget, rng, fail_at)
-    with pytest.raises(RuntimeError, match="injected"):
-        adaptive_marginals(attribute_codes(data, layout), layout.sizes,
-                           workload_marginals(w, layout), plan=plan, rng=rng, ledger=ledger,
-                           unlinked=3)  # fmt: skip
-    assert rng.bit_generator.state == ledger.states[-1]
-    assert len(ledger.entries) == fail_at - 1
+    assert_refusal_draws_nothing(data, w, fail_at, unlinked=3)
 
 
 # == the pairs' weight (``pair_weight``) ========================================================

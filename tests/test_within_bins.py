@@ -13,14 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_marginals import RecordingLedger
+from tests.test_marginals import assert_refusal_draws_nothing
 
 from dpquery.algorithms.marginal import adaptive_projection as am
-from dpquery.algorithms.marginal.adaptive_projection import (
-    AdaptiveProjection,
-    adaptive_marginals,
-    plan_adaptive,
-)
+from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.marginal.compress import ordinal_map
 from dpquery.algorithms.marginal.projection import Measurement, mapped_counts
 from dpquery.algorithms.marginal.within_bins import (
@@ -36,10 +32,7 @@ from dpquery.data import encode
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.queries import all_kway_marginals
 from dpquery.queries.marginals import (
-    AttributeLayout,
-    attribute_codes,
     marginal_counts,
-    workload_marginals,
 )
 
 # == the permutation =============================================================================
@@ -317,14 +310,4 @@ def test_a_refused_charge_draws_nothing_with_the_interpolation_on(fail_at) -> No
     """The interpolation runs after every charge: a ledger refusing its k-th charge leaves
     the generator where it was when that charge was asked for, with it on as without."""
     data, w = _wide_numeric_data()
-    layout = AttributeLayout.of_data(data)
-    plan = plan_adaptive(n=data.n, sizes=layout.sizes.tolist(), epsilon=1.0,
-                         neighbours="add-remove")  # fmt: skip
-    rng = np.random.default_rng(0)
-    ledger = RecordingLedger(plan.budget, rng, fail_at)
-    with pytest.raises(RuntimeError, match="injected"):
-        adaptive_marginals(attribute_codes(data, layout), layout.sizes,
-                           workload_marginals(w, layout), plan=plan, rng=rng, ledger=ledger,
-                           ordinal={0: 50}, within_bins=True)  # fmt: skip
-    assert rng.bit_generator.state == ledger.states[-1]
-    assert len(ledger.entries) == fail_at - 1
+    assert_refusal_draws_nothing(data, w, fail_at, ordinal={0: 50}, within_bins=True)
