@@ -16,18 +16,27 @@ first draws a noisy ``n`` (:func:`~dpquery.privacy.neighbours.noisy_n`, the disc
 on a count of sensitivity 1) from :data:`LEARNING_NOISY_N_SHARE` of its ``rho``, charged before the
 draw, and every rule that reads ``n`` (the text and code rules'
 non-missing count, the atoms' share, the small-table refusal, the decoding weights' sub-bins)
-reads that noisy ``n`` instead: post-processing. Every mechanism below is calibrated for
-replace-one and remains valid under add/remove: adding or removing a record moves one count of
-a histogram by 1 (L2 1, at most the ``sqrt(2)`` used), one key of a partition selection by 1
-(the setting of Desfontaines et al. 2022, whose tail argument holds with ``U = keys(D) |
-keys(D')``), and a quantile score by at most ``max(alpha, 1 - alpha) <= 1`` (OpenDP's
-statement; the score reads the values, never ``n``).
+reads that noisy ``n`` instead: post-processing. Every count vector below holds each record in
+exactly one cell, so its L2 sensitivity is ``sqrt(2)`` under replace-one (two cells move by
+1) and 1 under add/remove (one cell moves by 1):
+:func:`~dpquery.privacy.neighbours.marginal_sensitivity` of the relation, read once
+(``_Context.l2``). Every count mechanism (profile and date test, precision, date formats,
+bounds' buckets, partition selections and the second, decoding weights' sub-bins) draws at
+it, and every public rule on their noise (thresholds, sd floors, :func:`second_plan`,
+:func:`check_learnable` and :func:`size_limits`, :func:`within_plan`) reads the same. A
+partition selection under add/remove is the setting of Desfontaines et al. 2022 (one key of
+one record added or removed; the tail argument holds with ``U = keys(D) | keys(D')``). A
+quantile score moves by at most ``max(alpha, 1 - alpha) <= 1`` under add/remove (OpenDP's
+statement; the score reads the values, never ``n``): the exponential mechanism keeps its
+score sensitivity 1 under both relations.
 
 Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 
 * **profile** (:data:`PROFILE_SHARE`, unless declared categorical): the noisy numbers of
   missing values and of values that read as finite numbers, discrete Gaussian, L2
-  sensitivity ``sqrt(2)`` (each count moves by at most 1).
+  sensitivity ``sqrt(2)`` under replace-one, 1 under add/remove (each count moves by at most
+  1, and one at most under add/remove); its third count, of the values written as dates
+  (:func:`_date_count`), is drawn at the same noise under the same charge.
 * **kind**, when not declared in ``types``: text-like (noisy count of numbers short of
   :data:`NUMBER_SHARE` of the non-missing by more than :data:`NUMBER_SIGMAS` noise standard
   deviations) is categorical. A number-like column is probed by partition
