@@ -269,11 +269,16 @@ class Learned:
             "within": None if self.within is None else {
                 "share_of_learning": WITHIN_SHARE - SECOND_SHARE, **self.within.to_dict(),
                 "what": "per numeric column, a discrete Gaussian histogram of equal-width "
-                "sub-bins inside each bin (L2 sensitivity sqrt(2)), clipped at 0 and "
+                f"sub-bins inside each bin (L2 sensitivity {_L2_TEXT[self.neighbours]}), "
+                "clipped at 0 and "
                 "normalised per bin: the decoding weights Numeric.within",
             },
         }  # fmt: skip
 
+
+_L2_TEXT = {ADD_REMOVE: "1", REPLACE_ONE: "sqrt(2)"}
+"""The decoding weights' L2 sensitivity as the report states it, per relation
+(:func:`~dpquery.privacy.neighbours.marginal_sensitivity`)."""
 
 LARGEST_BOUND = float(magnitude_buckets()[-1])
 """The largest magnitude private bounds can reach (the outer edge of their public buckets,
