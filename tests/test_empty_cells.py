@@ -223,7 +223,8 @@ def test_a_small_raw_release_puts_no_record_in_an_empty_catch_all_cell(
 ) -> None:
     """A 1,000-record raw table (a small table: the domain is learned, every numeric column
     gets a missing bin and every code an <other>), add/remove: with the step no released
-    value is <other> or missing; without it (no cell named) these seeds put 16 to 107 there.
+    value is <other> or missing; without it (no cell named) these seeds put 13 and 49 there
+    (the domain learned at add/remove's L2 1).
     The charges are the same either way."""
     import dpquery.algorithms.marginal.adaptive_projection as ap
     from dpquery import synthesize
@@ -232,5 +233,5 @@ def test_a_small_raw_release_puts_no_record_in_an_empty_catch_all_cell(
     monkeypatch.setattr(ap, "catch_all_cells", lambda domain, sizes: [() for _ in sizes])
     off_out, off = synthesize(_raw(), epsilon=1.0, seed=seed)
     assert _in_catch_all(on_out) == 0
-    assert _in_catch_all(off_out) >= 16
+    assert _in_catch_all(off_out) >= 10
     assert _charges(on) == _charges(off)

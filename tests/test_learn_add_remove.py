@@ -80,8 +80,8 @@ def test_quantile_scores_move_by_at_most_max_alpha_on_an_added_record():
 def test_histograms_move_by_one_on_an_added_record():
     """The bounds' buckets, a column's profile (missing, numbers), its precision histogram,
     its partition selection's key counts and the within-bin histogram: one record adds one
-    count, L1 and L2 sensitivity 1 (within the replace-one ``sqrt(2)`` they are calibrated
-    for)."""
+    count, L1 and L2 sensitivity 1 (the sensitivity they are calibrated for under add/remove,
+    ``tests/test_learn_l2.py``)."""
     rng = np.random.default_rng(21)
     edges = magnitude_buckets()
     attr = Numeric("x", (-5.0, 0.0, 10.0, 100.0, 1e4))

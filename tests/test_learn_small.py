@@ -175,9 +175,16 @@ def test_size_limits_against_hand_computed_thresholds():
     tail = [sum(w[400 + t :]) / sum(w) for t in (48, 49)]
     assert tail[0] > 1e-6 >= tail[1]
     assert size_limits(0.06, 6e-6, 6, add_remove=False) == (490, 98)
-    # under add/remove the columns share 95% of rho: a larger tau
-    small, refused = size_limits(0.06, 6e-6, 6, add_remove=True)
-    assert small > 490 and refused > 98
+    # under add/remove the columns share 95% of rho (rho_c = 0.0095) at L2 sensitivity 1:
+    # sigma^2 = 1 / (2 rho_c) = 52.63; P(Z >= 34) = 1.91e-6 > 1e-6 >= P(Z >= 35) = 9.72e-7,
+    # so tau = 35: small below 350, refused below 70 (at sqrt(2), tau would be above 49)
+    s2 = 1 / (2 * 0.0095)
+    w = [math.exp(-k * k / (2 * s2)) for k in range(-400, 401)]
+    tail = [sum(w[400 + t :]) / sum(w) for t in (34, 35)]
+    assert tail[0] > 1e-6 >= tail[1]
+    assert size_limits(0.06, 6e-6, 6, add_remove=True) == (350, 70)
+    assert check_learnable(350, 0.0095 * (1 - 1e-9), 1e-6, sensitivity=1.0) is False
+    assert check_learnable(349, 0.0095 * (1 - 1e-9), 1e-6, sensitivity=1.0) is True
     assert check_learnable(490, 0.01 * (1 - 1e-9), 1e-6) is False
     assert check_learnable(489, 0.01 * (1 - 1e-9), 1e-6) is True
     assert check_learnable(98, 0.01 * (1 - 1e-9), 1e-6) is True
@@ -278,7 +285,9 @@ def test_the_cli_releases_a_small_table_and_the_plan_states_the_limits(tmp_path,
     capsys.readouterr()
     assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1"]) == 0
     plan = capsys.readouterr().out
-    assert "6 columns: below 2,530, refused below 506" in plan and "grown from the mode" in plan
+    # add/remove (the default): the selections' L2 sensitivity is 1, their threshold
+    # 1/sqrt(2) of replace-one's (2,530 and 506 at sqrt(2))
+    assert "6 columns: below 1,790, refused below 358" in plan and "grown from the mode" in plan
 
 
 # --- a column given with its public categories (a partial codebook) ----------------------------

@@ -16,18 +16,27 @@ first draws a noisy ``n`` (:func:`~dpquery.privacy.neighbours.noisy_n`, the disc
 on a count of sensitivity 1) from :data:`LEARNING_NOISY_N_SHARE` of its ``rho``, charged before the
 draw, and every rule that reads ``n`` (the text and code rules'
 non-missing count, the atoms' share, the small-table refusal, the decoding weights' sub-bins)
-reads that noisy ``n`` instead: post-processing. Every mechanism below is calibrated for
-replace-one and remains valid under add/remove: adding or removing a record moves one count of
-a histogram by 1 (L2 1, at most the ``sqrt(2)`` used), one key of a partition selection by 1
-(the setting of Desfontaines et al. 2022, whose tail argument holds with ``U = keys(D) |
-keys(D')``), and a quantile score by at most ``max(alpha, 1 - alpha) <= 1`` (OpenDP's
-statement; the score reads the values, never ``n``).
+reads that noisy ``n`` instead: post-processing. Every count vector below holds each record in
+exactly one cell, so its L2 sensitivity is ``sqrt(2)`` under replace-one (two cells move by
+1) and 1 under add/remove (one cell moves by 1):
+:func:`~dpquery.privacy.neighbours.marginal_sensitivity` of the relation, read once
+(``_Context.l2``). Every count mechanism (profile and date test, precision, date formats,
+bounds' buckets, partition selections and the second, decoding weights' sub-bins) draws at
+it, and every public rule on their noise (thresholds, sd floors, :func:`second_plan`,
+:func:`check_learnable` and :func:`size_limits`, :func:`within_plan`) reads the same. A
+partition selection under add/remove is the setting of Desfontaines et al. 2022 (one key of
+one record added or removed; the tail argument holds with ``U = keys(D) | keys(D')``). A
+quantile score moves by at most ``max(alpha, 1 - alpha) <= 1`` under add/remove (OpenDP's
+statement; the score reads the values, never ``n``): the exponential mechanism keeps its
+score sensitivity 1 under both relations.
 
 Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 
 * **profile** (:data:`PROFILE_SHARE`, unless declared categorical): the noisy numbers of
   missing values and of values that read as finite numbers, discrete Gaussian, L2
-  sensitivity ``sqrt(2)`` (each count moves by at most 1).
+  sensitivity ``sqrt(2)`` under replace-one, 1 under add/remove (each count moves by at most
+  1, and one at most under add/remove); its third count, of the values written as dates
+  (:func:`_date_count`), is drawn at the same noise under the same charge.
 * **kind**, when not declared in ``types``: text-like (noisy count of numbers short of
   :data:`NUMBER_SHARE` of the non-missing by more than :data:`NUMBER_SIGMAS` noise standard
   deviations) is categorical. A number-like column is probed by partition
@@ -106,10 +115,12 @@ from dpquery.privacy.neighbours import (
     ADD_REMOVE,
     REPLACE_ONE,
     check_neighbours,
+    marginal_sensitivity,
     neighbouring,
     noisy_n,
 )
 from dpquery.privacy.partition_selection import (
+    PARTITION_SENSITIVITY,
     Selection,
     combined_threshold,
     held_counts,
@@ -482,6 +493,9 @@ class _Context:
     # rng's seed, so that the draws of every other mechanism are those of a learning
     # without the test (a table with no date column is learned byte for byte as before)
     times_rng: np.random.Generator | None = None
+    # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
+    # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
+    l2: float = PARTITION_SENSITIVITY
 
 
 def _sigma(rho: float, sensitivity: float) -> float:
@@ -491,16 +505,16 @@ def _sigma(rho: float, sensitivity: float) -> float:
 def _profile(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, int, float]:
     """Noisy (missing, numbers) and the noise's standard deviation."""
     noisy = discrete_gaussian_mechanism(
-        [col.missing, col.numbers.size], rho=rho, sensitivity=math.sqrt(2), rng=ctx.rng,
+        [col.missing, col.numbers.size], rho=rho, sensitivity=ctx.l2, rng=ctx.rng,
         ledger=ctx.ledger, name=f"{name}: profile (discrete Gaussian)",
     )  # fmt: skip
-    return int(noisy[0]), int(noisy[1]), _sigma(rho, math.sqrt(2))
+    return int(noisy[0]), int(noisy[1]), _sigma(rho, ctx.l2)
 
 
 def _select(name: str, col: _Column, rho: float, ctx: _Context) -> Selection:
     return select_partitions(
         col.keys, rho=rho, delta_tail=ctx.delta_tail, rng=ctx.rng, ledger=ctx.ledger,
-        name=f"{name}: partition selection (discrete Gaussian)",
+        name=f"{name}: partition selection (discrete Gaussian)", sensitivity=ctx.l2,
     )  # fmt: skip
 
 
@@ -511,7 +525,7 @@ def _select_categories(name: str, col: _Column, rho: float, ctx: _Context) -> Se
         return _select(name, col, rho, ctx)
     sel, held = held_counts(
         col.keys, rho=rho, delta_tail=ctx.delta_tail, rng=ctx.rng, ledger=ctx.ledger,
-        name=f"{name}: partition selection (discrete Gaussian)",
+        name=f"{name}: partition selection (discrete Gaussian)", sensitivity=ctx.l2,
     )  # fmt: skip
     ctx.held[name] = (sel, held, col.keys)
     return sel
@@ -588,11 +602,11 @@ def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
 
 def _decimals(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, list[int]]:
     noisy = discrete_gaussian_mechanism(
-        col.decimals, rho=rho, sensitivity=math.sqrt(2), rng=ctx.rng, ledger=ctx.ledger,
+        col.decimals, rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
     counts = [int(c) for c in noisy]
-    return precision_of(counts, _sigma(rho, math.sqrt(2))), counts
+    return precision_of(counts, _sigma(rho, ctx.l2)), counts
 
 
 def precision_of(counts: list[int], sigma: float) -> int:
@@ -652,18 +666,18 @@ def _bounds(
     buckets = magnitude_buckets(min_exponent=-decimals)
     k = buckets.size - 1
     # a run of BOUND_WINDOW buckets: its noisy sum has about BOUND_WINDOW times the variance
-    sigma2 = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY) * BOUND_WINDOW
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2) * BOUND_WINDOW
     window = (BOUND_WINDOW, partition_threshold(sigma2, BOUND_FALSE_RATE / (k - BOUND_WINDOW + 1)))
     grow = None
     if ctx.small:  # grown from the mode, each step a single test (grown_bounds)
-        one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+        one = discrete_gaussian_sigma2(rho, ctx.l2)
         grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
                 partition_threshold(sigma2, SMALL_BOUND_STEP_RATE))  # fmt: skip
-    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE)
+    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, ctx.l2)
     bounds = private_bounds(
         col.numbers, rho=rho, threshold=SPREAD_MODE if ctx.small else mode, rng=ctx.rng,
         ledger=ctx.ledger, edges=buckets, window=window, grow=grow,
-        name=f"{name}: bounds (discrete Gaussian histogram)",
+        name=f"{name}: bounds (discrete Gaussian histogram)", sensitivity=ctx.l2,
     )  # fmt: skip
     if bounds is not None and grow is not None:  # the same draws: the run read again
         run = spread_run(bounds[2], buckets, mode, grow, window)
@@ -674,8 +688,9 @@ def _bounds(
         return None, buckets, np.zeros(0, dtype=np.int64)
     lo, hi = bounds[0], bounds[1]
     if not ctx.small:  # (a small table's growth from the mode has its own rule at 0)
-        lo, hi = grown_past(lo, hi, buckets, bounds[2], rho)
-        lo, hi = across_zero(lo, hi, buckets, bounds[2], bucket_threshold(rho, k, BOUND_CROSS_RATE))
+        lo, hi = grown_past(lo, hi, buckets, bounds[2], rho, ctx.l2)
+        strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
+        lo, hi = across_zero(lo, hi, buckets, bounds[2], strict)
     if 0 < lo <= hi / BOUND_ZERO_RATIO:
         lo = 0.0  # a positive column starting near 0: its thin low tail is kept, not clipped
     lo, hi = _outward(lo, decimals, math.floor), _outward(hi, decimals, math.ceil)
@@ -718,21 +733,23 @@ def spread_run(
 
 
 def grown_past(
-    lo: float, hi: float, buckets: np.ndarray, noisy: np.ndarray, rho: float
-) -> tuple[float, float]:
+    lo: float, hi: float, buckets: np.ndarray, noisy: np.ndarray, rho: float,
+    sensitivity: float = BOUND_SENSITIVITY,
+) -> tuple[float, float]:  # fmt: skip
     """The union-bound bounds ``(lo, hi)`` of :func:`~dpquery.privacy.quantiles.private_bounds`
     grown outward bucket by bucket (:func:`~dpquery.privacy.quantiles.grown_run`), each step a
     single bucket's test at :data:`BOUND_STEP_RATE` (no run of buckets: a run tested as one
     would double the chance of a false step), a crossing of 0 needing the union bound's
-    threshold. Post-processing of the bounds' noisy counts (drawn at ``rho``; Bun and Steinke
-    2016, Lemma 1.8): no further cost."""
+    threshold. Post-processing of the bounds' noisy counts (drawn at ``rho`` and L2
+    ``sensitivity``, whose thresholds these are; Bun and Steinke 2016, Lemma 1.8): no further
+    cost."""
     k = buckets.size - 1
-    one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+    one = discrete_gaussian_sigma2(rho, sensitivity)
     first = int(np.searchsorted(buckets, lo))  # lo and hi are edges of the buckets
     last = int(np.searchsorted(buckets, hi)) - 1
     zeros = np.flatnonzero(buckets[:-1] == 0.0)
     run = grown_run(
-        noisy, (first, last), bucket_threshold(rho, k, BOUND_FALSE_RATE),
+        noisy, (first, last), bucket_threshold(rho, k, BOUND_FALSE_RATE, sensitivity),
         partition_threshold(one, BOUND_STEP_RATE), math.inf, BOUND_WINDOW,
         int(zeros[0]) if zeros.size else None,
     )  # fmt: skip
@@ -762,20 +779,21 @@ def across_zero(
 
 
 def _code_top(
-    bounds: tuple[float, float], buckets: np.ndarray, noisy: np.ndarray, rho: float
-) -> tuple[float, float]:
+    bounds: tuple[float, float], buckets: np.ndarray, noisy: np.ndarray, rho: float,
+    sensitivity: float = BOUND_SENSITIVITY,
+) -> tuple[float, float]:  # fmt: skip
     """A small table's integer-code column's bounds with the upper end grown again from the
-    bounds' noisy counts (``noisy``, drawn at ``rho``) at :data:`SMALL_CODE_STEP_RATE`, never
-    above the first reading. Post-processing of the bounds' discrete Gaussian histogram (Bun
-    and Steinke 2016, Lemma 1.8): no further cost."""
+    bounds' noisy counts (``noisy``, drawn at ``rho`` and L2 ``sensitivity``) at
+    :data:`SMALL_CODE_STEP_RATE`, never above the first reading. Post-processing of the bounds'
+    discrete Gaussian histogram (Bun and Steinke 2016, Lemma 1.8): no further cost."""
     if noisy.size == 0:
         return bounds
     k = buckets.size - 1
-    one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+    one = discrete_gaussian_sigma2(rho, sensitivity)
     zeros = np.flatnonzero(buckets[:-1] == 0.0)
     step = partition_threshold(one, SMALL_CODE_STEP_RATE)
     run_step = partition_threshold(one * BOUND_WINDOW, SMALL_CODE_STEP_RATE)
-    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE)  # the mode's test of private_bounds
+    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, sensitivity)  # private_bounds' mode test
     run = grown_bounds(
         noisy, mode, step, run_step, BOUND_WINDOW, int(zeros[0]) if zeros.size else None
     )
@@ -991,7 +1009,7 @@ def _numeric(
     if codes and decimals == 0:
         coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small)
         if coded is not None and ctx.small and found is not None:  # codes: the stricter top
-            top = _code_top(bounds, buckets, bucket_noisy, bounds_share * rest)
+            top = _code_top(bounds, buckets, bucket_noisy, bounds_share * rest, ctx.l2)
             coded = _range_codes(name, top, has_missing, from_zero=True) or coded
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest
@@ -1051,11 +1069,12 @@ def _date_count(col: _Column, rho: float, ctx: _Context) -> int:
     """The noisy number of values written as ISO 8601 dates: the third count of the profile
     (:func:`_profile`). Missing, numbers and dates are disjoint classes of a record's value,
     so replacing a record moves the vector (missing, numbers, dates) by at most L2
-    ``sqrt(2)``, and its discrete Gaussian at the profile's ``sigma`` is ``rho``-zCDP as a
-    whole (CKS 2020, Theorem 4): the profile's one charge covers this draw (made after it,
-    on the same ledger entry). Drawn from the test's own stream (:func:`_times_rng`)."""
+    ``sqrt(2)``, and adding or removing one by at most L2 1 (``ctx.l2``, the profile's), and
+    its discrete Gaussian at the profile's ``sigma`` is ``rho``-zCDP as a whole (CKS 2020,
+    Theorem 4): the profile's one charge covers this draw (made after it, on the same ledger
+    entry). Drawn from the test's own stream (:func:`_times_rng`)."""
     assert ctx.times_rng is not None
-    sigma2 = discrete_gaussian_sigma2(rho, math.sqrt(2))
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
     return int(col.times.size + sample_discrete_gaussian(sigma2, 1, ctx.times_rng)[0])
 
 
@@ -1080,17 +1099,18 @@ def _time_run(
     from the mode, as :func:`_bounds`); None when no bucket is occupied. There is no 0 to
     cross on the time axis."""
     k = edges.size - 1
-    one = discrete_gaussian_sigma2(rho, BOUND_SENSITIVITY)
+    one = discrete_gaussian_sigma2(rho, ctx.l2)
     w = min(BOUND_WINDOW, k)
     window = (w, partition_threshold(one * w, BOUND_FALSE_RATE / (k - w + 1)))
     grow = None
     if ctx.small:
         grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
                 partition_threshold(one * w, SMALL_BOUND_STEP_RATE))  # fmt: skip
-    threshold = bucket_threshold(rho, k, BOUND_FALSE_RATE)
+    threshold = bucket_threshold(rho, k, BOUND_FALSE_RATE, ctx.l2)
     found = private_bounds(
         values, rho=rho, threshold=threshold, rng=ctx.rng, ledger=ctx.ledger, edges=edges,
         window=window, grow=grow, name=f"{name}: {label} (discrete Gaussian histogram)",
+        sensitivity=ctx.l2,
     )  # fmt: skip
     if found is None:
         return None
@@ -1138,17 +1158,16 @@ def _time_grid(lo: float, hi: float, unit: int) -> np.ndarray:
 def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[str, list[int]]:
     """The ISO format of an undeclared date column: a discrete Gaussian histogram of its
     values' format classes (:data:`~dpquery.data.dates.ISO_FORMATS`, L2 sensitivity
-    ``sqrt(2)``), read as the decimals' (:func:`precision_of` on day, minute and second,
-    each summing two classes: their noise sd is ``sqrt(2)`` times one's), the time after a
-    ``T`` when those classes' noisy sum exceeds the space's."""
+    ``ctx.l2``: ``sqrt(2)`` under replace-one, 1 under add/remove), read as the decimals'
+    (:func:`precision_of` on day, minute and second, each summing two classes: their noise
+    sd is ``sqrt(2)`` times one's, whatever the relation), the time after a ``T`` when those
+    classes' noisy sum exceeds the space's."""
     noisy = discrete_gaussian_mechanism(
-        col.time_classes, rho=rho, sensitivity=math.sqrt(2), rng=ctx.rng, ledger=ctx.ledger,
+        col.time_classes, rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
     c = [int(x) for x in noisy]
-    precision = precision_of(
-        [c[0], c[1] + c[3], c[2] + c[4]], math.sqrt(2) * _sigma(rho, math.sqrt(2))
-    )
+    precision = precision_of([c[0], c[1] + c[3], c[2] + c[4]], math.sqrt(2) * _sigma(rho, ctx.l2))
     return dates.iso_format(precision, c[3] + c[4] > c[1] + c[2]), c
 
 
@@ -1365,6 +1384,7 @@ def learn_domain(
     declared, given, formats = _check_types(df, types)
     known = _check_public(names, public, given)
     add_remove = check_neighbours(neighbours) == ADD_REMOVE
+    l2 = marginal_sensitivity(neighbours)  # every count vector's L2 sensitivity (_Context.l2)
     # every column learned runs one partition selection (categories, or a probe); a column
     # given with its categories, or in the public domain, runs none and takes no share
     selecting = [c for c in names if c not in given and c not in known] or names
@@ -1385,7 +1405,7 @@ def learn_domain(
         n = noisy_n(len(df), n_rho, rng, ledger)
     per_column = column_rho(rho, len(selecting), add_remove)
     tail = float(delta) / len(selecting)
-    small = check_learnable(n, per_column, tail, noisy=add_remove)
+    small = check_learnable(n, per_column, tail, noisy=add_remove, sensitivity=l2)
     # not small: a pool of the columns' rho and of the tail is kept for a second selection
     # (public shares; a small table's columns run no selection worth a second)
     second = not small and second_rho > 0
@@ -1393,7 +1413,7 @@ def learn_domain(
     pool_tail = SECOND_TAIL_SHARE * float(delta) if second else 0.0
     if second:
         tail = (float(delta) - pool_tail) / len(selecting)
-    ctx = _Context(rng, ledger, bins, tail, n, small, second, times_rng=_times_rng(rng))
+    ctx = _Context(rng, ledger, bins, tail, n, small, second, times_rng=_times_rng(rng), l2=l2)
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -1433,8 +1453,9 @@ def _other_mass(sel: Selection, n: int, n_sigma2: float) -> tuple[float, float]:
 
 
 def second_plan(
-    others: Mapping[str, tuple[float, float, float]], pool_rho: float, pool_tail: float
-) -> list[str]:
+    others: Mapping[str, tuple[float, float, float]], pool_rho: float, pool_tail: float,
+    sensitivity: float = PARTITION_SENSITIVITY,
+) -> list[str]:  # fmt: skip
     """The columns given a second selection: ``others`` maps each categorical column to
     ``(noisy other mass, its sd, the first selection's sigma2)``; the pool is split equally
     over the columns kept, and a column is kept while its other mass, less
@@ -1442,11 +1463,13 @@ def second_plan(
     (:func:`~dpquery.privacy.partition_selection.combined_threshold`) at that split: no key
     rarer than the threshold can pass, and an empty column would only thin the others'
     share. Repeated until the set stands (dropping a column raises the others' share and
-    lowers their threshold). Public: noisy outputs and public shares only."""
+    lowers their threshold). ``sensitivity``: the selections' L2 sensitivity (that of
+    :func:`~dpquery.privacy.partition_selection.reselect_partitions`). Public: noisy outputs
+    and public shares only."""
     chosen = list(others)
     while chosen:
         rho2 = pool_rho * _SAFETY / len(chosen)
-        s2 = discrete_gaussian_sigma2(rho2, math.sqrt(2))
+        s2 = discrete_gaussian_sigma2(rho2, sensitivity)
         tail2 = pool_tail / len(chosen)
         kept = [c for c in chosen
                 if others[c][0] - SECOND_SIGMAS * others[c][1]
@@ -1469,7 +1492,7 @@ def _second_selection(
     for name, (sel, _, _) in ctx.held.items():
         other, sd = _other_mass(sel, ctx.n, n_sigma2)
         others[name] = (other, sd, float(sel.sigma2))
-    chosen = second_plan(others, pool_rho, pool_tail)
+    chosen = second_plan(others, pool_rho, pool_tail, ctx.l2)
     if not chosen:
         return
     rho2 = pool_rho * _SAFETY / len(chosen)
@@ -1480,7 +1503,7 @@ def _second_selection(
         sel, held, keys = ctx.held[name]
         again = reselect_partitions(
             keys, held, sel, rho=rho2, delta_tail=tail2, rng=ctx.rng, ledger=ctx.ledger,
-            name=f"{name}: second partition selection (discrete Gaussian)",
+            name=f"{name}: second partition selection (discrete Gaussian)", sensitivity=ctx.l2,
         )  # fmt: skip
         both = replace(sel, released={**sel.released, **again.released})
         attr, learned = _categorical(name, both)
@@ -1503,13 +1526,18 @@ def column_rho(rho: float, columns: int, add_remove: bool) -> float:
 def size_limits(rho: float, delta: float, columns: int, add_remove: bool) -> tuple[int, int]:
     """``(small, refused)``: a learning at ``rho`` and tail ``delta`` over ``columns``
     columns uses the small-table rules below ``small`` records and refuses below ``refused``
-    (:func:`check_learnable`; the noisy ``n`` under add/remove). Public: reads no data."""
+    (:func:`check_learnable`; the noisy ``n`` and L2 sensitivity 1 under add/remove, as the
+    learning's selections). Public: reads no data."""
     per = column_rho(rho, columns, add_remove)
-    tau = partition_threshold(discrete_gaussian_sigma2(per, math.sqrt(2)), delta / columns)
+    l2 = marginal_sensitivity(ADD_REMOVE if add_remove else REPLACE_ONE)
+    tau = partition_threshold(discrete_gaussian_sigma2(per, l2), delta / columns)
     return math.ceil(tau / MIN_CATEGORY_SHARE), math.ceil(tau / MIN_SMALL_SHARE)
 
 
-def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) -> bool:
+def check_learnable(
+    n: int, rho: float, delta_tail: float, noisy: bool = False,
+    sensitivity: float = PARTITION_SENSITIVITY,
+) -> bool:  # fmt: skip
     """Whether a table of ``n`` records is small for the budget, refusing one too small to
     learn anything, before any draw. ``tau`` is the threshold of a partition selection
     spending a whole column's ``rho`` (the most any column spends on one). Small: ``tau`` is
@@ -1518,8 +1546,9 @@ def check_learnable(n: int, rho: float, delta_tail: float, noisy: bool = False) 
     :data:`MIN_SMALL_SHARE` of ``n`` (a category, or a bounds bucket, would need about half
     of the records). Public: ``n``, the budget and the tail probability only (under
     add/remove, ``n`` is the noisy ``n``: ``noisy``, and the message says so). The message
-    names the smallest ``n`` this budget serves."""
-    tau = partition_threshold(discrete_gaussian_sigma2(rho, math.sqrt(2)), delta_tail)
+    names the smallest ``n`` this budget serves. ``sensitivity``: the selection's L2
+    sensitivity (1 under add/remove)."""
+    tau = partition_threshold(discrete_gaussian_sigma2(rho, sensitivity), delta_tail)
     if tau <= MIN_CATEGORY_SHARE * n:
         return False
     if tau <= MIN_SMALL_SHARE * n:
@@ -1660,7 +1689,7 @@ def sub_bin_counts(attr: Numeric, values: Any, k: int) -> np.ndarray:
     equal-width sub-bins of each of ``attr``'s bins, bin by bin (``n_bins * k`` cells);
     values beyond the edges clip into the end bins. One record is in at most one cell, so
     replacing one moves at most one unit out of a cell and one into another: L2
-    sensitivity ``sqrt(2)``."""
+    sensitivity ``sqrt(2)``; adding or removing one moves one cell by 1: L2 1."""
     x = np.asarray(values, dtype=np.float64)
     x = x[~np.isnan(x)]
     edges = np.asarray(attr.edges)
@@ -1679,15 +1708,18 @@ def sub_bins_for(n: int, n_bins: int, sigma: float) -> int:
     return k if k >= 2 else 0
 
 
-def within_plan(domain: Domain, n: int, rho: float) -> dict[str, int]:
+def within_plan(
+    domain: Domain, n: int, rho: float, sensitivity: float = PARTITION_SENSITIVITY
+) -> dict[str, int]:
     """The sub-bins per numeric column that :func:`learn_within` draws at ``rho`` for ``n``
     records (0: none), from public quantities and the learned domain alone: the numeric
     columns' bins, ``n`` (public, or the learning's noisy ``n``) and the noise
-    (:func:`sub_bins_for`). Empty when the domain has no numeric column."""
+    (:func:`sub_bins_for`) at the histograms' L2 ``sensitivity`` (``sqrt(2)`` under
+    replace-one, 1 under add/remove). Empty when the domain has no numeric column."""
     numeric = [a for a in domain.attributes if isinstance(a, Numeric)]
     if not numeric or rho <= 0:
         return {}
-    sigma = _sigma(rho / len(numeric) * _SAFETY, math.sqrt(2))
+    sigma = _sigma(rho / len(numeric) * _SAFETY, sensitivity)
     return {a.name: sub_bins_for(n, a.n_bins, sigma) for a in numeric}
 
 
@@ -1699,21 +1731,23 @@ def learn_within(
     rng: np.random.Generator,
     ledger: Ledger,
     n: int | None = None,
+    sensitivity: float = PARTITION_SENSITIVITY,
 ) -> tuple[Domain, WithinReport]:
     """``domain`` with decoding weights (``Numeric.within``) on its numeric columns: per
-    column a discrete Gaussian histogram (L2 sensitivity ``sqrt(2)``, :func:`sub_bin_counts`)
+    column a discrete Gaussian histogram (L2 ``sensitivity``, :func:`sub_bin_counts`)
     of equal-width sub-bins of each bin, one charge of ``rho / columns`` each on ``ledger``
     before its draw; the noisy counts clipped at 0 and normalised per bin (a bin whose noisy
     sub-bins are all 0 keeps equal weights). The number of sub-bins depends only on the
     public ``n`` (``n``; None: ``len(table)``, replace-one), or under add/remove the noisy
-    ``n`` passed as ``n``, the bins and the noise (:func:`sub_bins_for`). Adding or removing
-    a record moves one sub-bin by 1 (L2 1, within the ``sqrt(2)`` used)."""
+    ``n`` passed as ``n``, the bins and the noise (:func:`sub_bins_for`). ``sensitivity``:
+    ``sqrt(2)`` (the default) under replace-one; under add/remove a record moves one sub-bin
+    by 1, so 1 (:func:`~dpquery.privacy.neighbours.marginal_sensitivity`)."""
     numeric = [a for a in domain.attributes if isinstance(a, Numeric)]
     if not numeric or rho <= 0:
         return domain, WithinReport(0.0, {}, math.inf)
     per_column = rho / len(numeric) * _SAFETY
-    sigma = _sigma(per_column, math.sqrt(2))
-    plan = within_plan(domain, len(table) if n is None else n, rho)
+    sigma = _sigma(per_column, sensitivity)
+    plan = within_plan(domain, len(table) if n is None else n, rho, sensitivity)
     ledger.check([Charge(f"{a.name}: within-bin histogram", ZCDP(per_column))
                   for a in numeric if plan[a.name]])  # fmt: skip
     attrs: list[Attribute] = []
@@ -1723,7 +1757,7 @@ def learn_within(
         if isinstance(attr, Numeric) and k:
             counts = sub_bin_counts(attr, table[attr.name], k)
             noisy = discrete_gaussian_mechanism(
-                counts, rho=per_column, sensitivity=math.sqrt(2), rng=rng, ledger=ledger,
+                counts, rho=per_column, sensitivity=sensitivity, rng=rng, ledger=ledger,
                 name=f"{attr.name}: within-bin histogram (discrete Gaussian)",
             )  # fmt: skip
             spent += per_column

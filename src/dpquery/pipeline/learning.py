@@ -79,8 +79,13 @@ from dpquery.pipeline.request import Frame, ReleaseRequest, TableFile
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.conversions import zcdp_to_epsilon
 from dpquery.privacy.delta import relation_default_delta
-from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE, check_neighbours
-from dpquery.privacy.partition_selection import partition_delta
+from dpquery.privacy.neighbours import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    check_neighbours,
+    marginal_sensitivity,
+)
+from dpquery.privacy.partition_selection import PARTITION_SENSITIVITY, partition_delta
 from dpquery.privacy.quantiles import magnitude_buckets
 from dpquery.rng import child_rng, make_rng
 
@@ -264,11 +269,16 @@ class Learned:
             "within": None if self.within is None else {
                 "share_of_learning": WITHIN_SHARE - SECOND_SHARE, **self.within.to_dict(),
                 "what": "per numeric column, a discrete Gaussian histogram of equal-width "
-                "sub-bins inside each bin (L2 sensitivity sqrt(2)), clipped at 0 and "
+                f"sub-bins inside each bin (L2 sensitivity {_L2_TEXT[self.neighbours]}), "
+                "clipped at 0 and "
                 "normalised per bin: the decoding weights Numeric.within",
             },
         }  # fmt: skip
 
+
+_L2_TEXT = {ADD_REMOVE: "1", REPLACE_ONE: "sqrt(2)"}
+"""The decoding weights' L2 sensitivity as the report states it, per relation
+(:func:`~dpquery.privacy.neighbours.marginal_sensitivity`)."""
 
 LARGEST_BOUND = float(magnitude_buckets()[-1])
 """The largest magnitude private bounds can reach (the outer edge of their public buckets,
@@ -373,12 +383,14 @@ def learn(
         weights_rng = make_rng(child_rng(rng))
         if request.learning.within:
             domain, within = learn_within(
-                domain, table, rho=within_rho, rng=weights_rng, ledger=stage, n=report.n
-            )
+                domain, table, rho=within_rho, rng=weights_rng, ledger=stage, n=report.n,
+                sensitivity=marginal_sensitivity(report.neighbours),
+            )  # fmt: skip
     except BaseException as exc:
         attach_ledger(exc, ledger)
         raise
-    release = release_rho(budget, domain, report.n) + report.second_unspent_rho
+    l2 = marginal_sensitivity(report.neighbours)  # the weights' histograms' (learn_within)
+    release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
 
@@ -390,11 +402,15 @@ def weights_rho(budget: RunBudget) -> float:
     return (WITHIN_SHARE - SECOND_SHARE) * budget.learn_rho
 
 
-def release_rho(budget: RunBudget, domain: Domain, n: int) -> float:
+def release_rho(
+    budget: RunBudget, domain: Domain, n: int, sensitivity: float = PARTITION_SENSITIVITY
+) -> float:
     """The release's rho: ``budget.release_rho``, plus the decoding weights' part of the
     learning's share when :func:`~dpquery.domain_learning.within_plan` draws no sub-bin on
     any column (with the weights on or off alike, so that the release does not depend on
-    that option). ``n`` is the learning's (public, or its noisy ``n`` under add/remove).
+    that option). ``n`` is the learning's (public, or its noisy ``n`` under add/remove), and
+    ``sensitivity`` the weights' histograms' L2 sensitivity (``sqrt(2)``, or 1 under
+    add/remove: the plan of :func:`~dpquery.domain_learning.learn_within`).
 
     Privacy: the amount is a function of the learned domain and ``n``, outputs of charged
     mechanisms and public quantities, never of the data directly, and the ledger admits each
@@ -404,7 +420,7 @@ def release_rho(budget: RunBudget, domain: Domain, n: int) -> float:
     charges the unspent part, so the run's total is at most ``learn_rho + release_rho``
     of a run that drew the weights."""
     within_rho = weights_rho(budget)
-    if any(within_plan(domain, n, within_rho).values()):
+    if any(within_plan(domain, n, within_rho, sensitivity).values()):
         return budget.release_rho
     return budget.release_rho + within_rho
 

@@ -28,6 +28,18 @@ delta_tail <= e^eps P[M(D') in S] + delta_conv + (1 + e^eps) delta_tail``: the r
 pair of neighbours, composed) converts to ``(eps, delta_conv)``, and the ``delta_tail`` of
 several selections add (:func:`partition_delta`).
 
+**Privacy under add/remove.** Let ``D'`` be ``D`` with one record added, whose key is ``b``.
+The argument is the same with ``U = keys(D) | keys(D')``: on ``U`` one count moves by 1, so
+the count vector's L2 sensitivity is 1 and ``N_Z(0, sigma^2)`` is ``1 / (2 sigma^2)``-zCDP
+(CKS Theorem 4); the real mechanism on ``D`` differs from ``M_U(D)`` only when ``b`` (absent
+from ``D`` if it is new) passes ``tau``, at most ``delta_tail``. This is the setting of
+Desfontaines et al. 2022 (one contribution per user, a user added or removed) and of
+PipelineDP's and OpenDP's Gaussian partition selection: at the same ``rho`` the noise's
+``sigma`` is ``1 / sqrt(2)`` of replace-one's, and so is the threshold's scale. The
+``sensitivity`` argument of :func:`select_partitions`, :func:`held_counts` and
+:func:`reselect_partitions` says which (:data:`PARTITION_SENSITIVITY`, the default, or
+:data:`ADD_REMOVE_PARTITION_SENSITIVITY`).
+
 The ledger holds zCDP and pure costs only, so :func:`select_partitions` charges it the
 ``rho`` and returns the threshold; the caller keeps the ``delta_tail`` aside (the domain
 learner's report states it, and the command line reserves half of ``--delta`` for it).
@@ -54,6 +66,8 @@ from dpquery.privacy.ledger import Ledger
 PARTITION_SENSITIVITY = math.sqrt(2.0)
 """The L2 sensitivity of a count vector with one contribution per record, under replace-one:
 two counts move by 1 (module docstring)."""
+ADD_REMOVE_PARTITION_SENSITIVITY = 1.0
+"""The same under add/remove: one count moves by 1 (module docstring)."""
 
 
 def discrete_gaussian_tail(tau: int, sigma2: Fraction | float) -> float:
@@ -124,14 +138,19 @@ def select_partitions(
     rng: np.random.Generator,
     ledger: Ledger,
     name: str = "partition selection (discrete Gaussian)",
+    sensitivity: float = PARTITION_SENSITIVITY,
 ) -> Selection:
     """The keys of ``counts`` (key -> number of records holding it, one key per record) whose
     count plus discrete Gaussian noise reaches the threshold (module docstring). Charges
     ``ZCDP(rho)`` before it draws; ``delta_tail`` is the probability that a key absent from
-    one neighbour is released, for the caller to account (:func:`partition_delta`)."""
+    one neighbour is released, for the caller to account (:func:`partition_delta`).
+    ``sensitivity``: the count vector's L2 sensitivity, :data:`PARTITION_SENSITIVITY` under
+    replace-one, :data:`ADD_REMOVE_PARTITION_SENSITIVITY` under add/remove; the noise and the
+    threshold follow it."""
     selection, _ = held_counts(
-        counts, rho=rho, delta_tail=delta_tail, rng=rng, ledger=ledger, name=name
-    )
+        counts, rho=rho, delta_tail=delta_tail, rng=rng, ledger=ledger, name=name,
+        sensitivity=sensitivity,
+    )  # fmt: skip
     return selection
 
 
@@ -144,13 +163,15 @@ def held_counts(
     rng: np.random.Generator,
     ledger: Ledger,
     name: str = "partition selection (discrete Gaussian)",
+    sensitivity: float = PARTITION_SENSITIVITY,
 ) -> tuple[Selection, dict[Hashable, int]]:
     """:func:`select_partitions`, and the noisy counts of the keys it did not release, held
     for :func:`reselect_partitions` and never published (publishing them would release keys
     that one record alone may hold). The same draws, in the same order, as
-    :func:`select_partitions`."""
+    :func:`select_partitions` (at the same ``sensitivity``)."""
     r = _validate.positive("rho", rho)
-    sigma2 = discrete_gaussian_sigma2(r, PARTITION_SENSITIVITY)
+    l2 = _validate.positive("sensitivity", sensitivity)
+    sigma2 = discrete_gaussian_sigma2(r, l2)
     tau = partition_threshold(sigma2, delta_tail)
     keys = canonical_order(list(counts))
     values = np.array([counts[k] for k in keys], dtype=np.int64)
@@ -161,7 +182,7 @@ def held_counts(
             f"has {counts[bad]!r}"
         )
     noisy = discrete_gaussian_mechanism(
-        values, rho=r, sensitivity=PARTITION_SENSITIVITY, rng=rng, ledger=ledger, name=name
+        values, rho=r, sensitivity=l2, rng=rng, ledger=ledger, name=name
     )
     released = {k: int(v) for k, v in zip(keys, noisy, strict=True) if v >= tau}
     held = {k: int(v) for k, v in zip(keys, noisy, strict=True) if v < tau}
@@ -228,6 +249,7 @@ def reselect_partitions(
     rng: np.random.Generator,
     ledger: Ledger,
     name: str = "second partition selection (discrete Gaussian)",
+    sensitivity: float = PARTITION_SENSITIVITY,
 ) -> Selection:
     """A second selection over the keys ``first`` did not release (``held``: their first
     noisy counts, :func:`held_counts`): each gets a fresh ``count + N_Z(0, s2^2)`` at
@@ -241,9 +263,11 @@ def reselect_partitions(
     second's keys and ``rho`` chosen from the first's output: adaptive composition); the real
     mechanisms differ from it only when the key absent from one neighbour passes the first
     threshold (probability at most ``first.delta_tail``) or the second (at most
-    ``delta_tail``), so the two rounds' tails add."""
+    ``delta_tail``), so the two rounds' tails add. ``sensitivity`` as in
+    :func:`select_partitions` (the first's relation: both rounds hold under it)."""
     r = _validate.positive("rho", rho)
-    sigma2 = discrete_gaussian_sigma2(r, PARTITION_SENSITIVITY)
+    l2 = _validate.positive("sensitivity", sensitivity)
+    sigma2 = discrete_gaussian_sigma2(r, l2)
     keys = canonical_order([k for k in held if k not in first.released])
     if [k for k in keys if counts.get(k, 0) < 1]:
         bad = next(k for k in keys if counts.get(k, 0) < 1)
@@ -252,7 +276,7 @@ def reselect_partitions(
     a1, a2 = combined_weights(first.sigma2, sigma2)
     values = np.array([counts[k] for k in keys], dtype=np.int64)
     noisy = discrete_gaussian_mechanism(
-        values, rho=r, sensitivity=PARTITION_SENSITIVITY, rng=rng, ledger=ledger, name=name
+        values, rho=r, sensitivity=l2, rng=rng, ledger=ledger, name=name
     )
     released: dict[Hashable, int] = {}
     for k, y in zip(keys, noisy, strict=True):

@@ -18,7 +18,10 @@ e.g. missing): replacing one record moves one value between the three sets ``{x 
 at most 1 each and not both in the same direction: the inner difference moves by at most
 ``(1 - alpha) + alpha = 1``. (OpenDP states ``max(alpha, 1 - alpha)`` per added or removed
 record; a replacement is one of each, and a value that crosses ``c`` moves the score by
-exactly 1.) :func:`quantile_scores` computes it exactly from the sorted values.
+exactly 1.) :func:`quantile_scores` computes it exactly from the sorted values. Under
+add/remove it is ``max(alpha, 1 - alpha) <= 1`` (OpenDP), so :data:`QUANTILE_SENSITIVITY`
+holds under both relations and is used for both (an upper bound: the exponential mechanism is
+not recalibrated to ``max(alpha, 1 - alpha)`` under add/remove).
 
 **Bounds.** The exponential mechanism finds extreme quantiles badly: every candidate below
 the smallest value scores within ``alpha n`` of the best. So the range comes first, from a
@@ -26,7 +29,9 @@ noisy histogram over fixed buckets of magnitude (:func:`magnitude_buckets`: 0, a
 ``[2, 5)``, ``[5, 10)`` times each power of ten, either sign), the approach of Google's
 differential privacy library (``ApproxBounds``: a noisy histogram over logarithmic bins, the
 outermost bins above a threshold). One record falls in one bucket, so the count vector has L2
-sensitivity ``sqrt(2)`` under replace-one; :func:`private_bounds` releases the lowest and highest
+sensitivity ``sqrt(2)`` under replace-one and 1 under add/remove (one bucket moves by 1; the
+``sensitivity`` argument of :func:`private_bounds` and :func:`bucket_threshold`);
+:func:`private_bounds` releases the lowest and highest
 bucket ends whose noisy counts reach a threshold (:func:`bucket_threshold`: the count an
 empty bucket's noise reaches with a stated small probability, over all buckets; a
 post-processing of the discrete Gaussian: ``rho``-zCDP, CKS Theorem 4; the buckets are
@@ -142,6 +147,8 @@ def private_quantiles(
 
 BOUND_SENSITIVITY = math.sqrt(2.0)
 """The replace-one L2 sensitivity of the bucket counts of :func:`private_bounds`."""
+ADD_REMOVE_BOUND_SENSITIVITY = 1.0
+"""Their add/remove L2 sensitivity: one record moves one bucket by 1."""
 
 
 def magnitude_buckets(min_exponent: int = -4, max_exponent: int = 9) -> NDArray[np.float64]:
@@ -164,16 +171,20 @@ def bucket_counts(values: ArrayLike, edges: ArrayLike) -> NDArray[np.int64]:
     return np.bincount(idx, minlength=e.size - 1).astype(np.int64)
 
 
-def bucket_threshold(rho: float, buckets: int, false_rate: float) -> int:
+def bucket_threshold(
+    rho: float, buckets: int, false_rate: float, sensitivity: float = BOUND_SENSITIVITY
+) -> int:
     """The smallest integer ``tau >= 1`` such that, at the noise of :func:`private_bounds` at
     ``rho``, each of ``buckets`` empty buckets reaches ``tau`` with probability at most
     ``false_rate / buckets`` (``P(Z >= tau)``, ``Z ~ N_Z(0, sigma^2)``): by the union bound, a
     bucket holding no value is taken as occupied with probability at most ``false_rate``.
-    Public: reads no data."""
+    ``sensitivity``: that of the histogram drawn (:func:`private_bounds`'s). Public: reads no
+    data."""
     r = _validate.positive("rho", rho)
     k = _validate.integer("buckets", buckets, minimum=1)
     p = _validate.open_unit("false_rate", false_rate)
-    return partition_threshold(discrete_gaussian_sigma2(r, BOUND_SENSITIVITY), p / k)
+    l2 = _validate.positive("sensitivity", sensitivity)
+    return partition_threshold(discrete_gaussian_sigma2(r, l2), p / k)
 
 
 def private_bounds(
@@ -187,6 +198,7 @@ def private_bounds(
     window: tuple[int, float] | None = None,
     grow: tuple[float, float] | None = None,
     name: str = "bounds (discrete Gaussian histogram)",
+    sensitivity: float = BOUND_SENSITIVITY,
 ) -> tuple[float, float, NDArray[np.int64]] | None:
     """``(lo, hi, noisy counts)``: the lower end of the lowest and the upper end of the
     highest bucket (:func:`magnitude_buckets`, or ``edges``) whose noisy count reaches
@@ -195,15 +207,19 @@ def private_bounds(
     whose noisy counts sum to at least ``t`` counts as occupied too (a tail spread thinly over
     several buckets; post-processing of the same noisy counts). ``grow = (t1, tw)``: the
     bounds are grown from the mode instead (:func:`grown_bounds`; ``threshold`` then applies
-    to the mode alone). Charges ``ZCDP(rho)`` before it draws (module docstring)."""
+    to the mode alone). ``sensitivity``: the counts' L2 sensitivity,
+    :data:`BOUND_SENSITIVITY` under replace-one, :data:`ADD_REMOVE_BOUND_SENSITIVITY` under
+    add/remove (the thresholds are the caller's: compute them at the same one). Charges
+    ``ZCDP(rho)`` before it draws (module docstring)."""
     r = _validate.positive("rho", rho)
     t = _validate.positive("threshold", threshold)
+    l2 = _validate.positive("sensitivity", sensitivity)
     e = magnitude_buckets() if edges is None else np.asarray(edges, dtype=np.float64)
     if e.ndim != 1 or e.size < 2 or not np.isfinite(e).all() or (np.diff(e) <= 0).any():
         raise PrivacyParameterError("bucket edges must be at least two increasing finite numbers")
     counts = bucket_counts(values, e)
     noisy = discrete_gaussian_mechanism(
-        counts, rho=r, sensitivity=BOUND_SENSITIVITY, rng=rng, ledger=ledger, name=name
+        counts, rho=r, sensitivity=l2, rng=rng, ledger=ledger, name=name
     )
     if grow is not None:
         w = BOUND_GROW_WINDOW if window is None else window[0]
