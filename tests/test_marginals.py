@@ -308,6 +308,21 @@ def assert_refusal_draws_nothing(data, workload, fail_at: int, **options) -> Non
     assert len(ledger.entries) == fail_at - 1
 
 
+def fits_on_and_off(data, workload, on: dict, off: dict, **kw):
+    """The releases of ``AdaptiveProjection(**on, **kw)`` and ``(**off, **kw)``, after
+    checking that a post-processing step charges nothing (the same ledger entries, mechanism
+    and cost, in order) and did something (the records differ)."""
+    step_on, step_off = AdaptiveProjection(**on, **kw), AdaptiveProjection(**off, **kw)
+    a, b = step_on.fit(data, workload), step_off.fit(data, workload)
+    assert step_on.ledger_ is not None and step_off.ledger_ is not None
+    assert [(e.charge.mechanism, e.charge.cost) for e in step_on.ledger_.entries] == [
+        (e.charge.mechanism, e.charge.cost) for e in step_off.ledger_.entries
+    ]
+    assert step_on.ledger_.spent == step_off.ledger_.spent
+    assert not np.array_equal(a.records.rows, b.records.rows)
+    return a, b
+
+
 def run_loop(ledger_fail_at: int | None, seed: int = 4):
     data = small_data()
     layout = AttributeLayout.of_data(data)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_marginals import assert_refusal_draws_nothing
+from tests.test_marginals import assert_refusal_draws_nothing, fits_on_and_off
 
 from dpquery.algorithms.marginal import adaptive_projection as am
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
@@ -170,15 +170,8 @@ def test_the_step_charges_nothing_under_either_relation(neighbours) -> None:
     """The same ledger entries (mechanism and cost, in order) with it on and off: it runs
     after every charge, on the records; the records differ, so it did something."""
     data, w = _data()
-    kw = {"epsilon": 1.0, "seed": 3, "neighbours": neighbours}
-    on, off = AdaptiveProjection(unlinked=1, **kw), AdaptiveProjection(unlinked=0, **kw)
-    a, b = on.fit(data, w), off.fit(data, w)
-    assert on.ledger_ is not None and off.ledger_ is not None
-    assert [(e.charge.mechanism, e.charge.cost) for e in on.ledger_.entries] == [
-        (e.charge.mechanism, e.charge.cost) for e in off.ledger_.entries
-    ]
-    assert on.ledger_.spent == off.ledger_.spent
-    assert not np.array_equal(a.records.rows, b.records.rows)
+    a, b = fits_on_and_off(data, w, {"unlinked": 1}, {"unlinked": 0}, epsilon=1.0, seed=3,
+                           neighbours=neighbours)  # fmt: skip
     (step,) = [r for r in a.rounds if r.get("round") == "unlinked"]
     assert step["passes"] == 1 and 0 < step["movable"] <= 1
     assert not [r for r in b.rounds if r.get("round") == "unlinked"]

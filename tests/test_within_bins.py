@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_marginals import assert_refusal_draws_nothing
+from tests.test_marginals import assert_refusal_draws_nothing, fits_on_and_off
 
 from dpquery.algorithms.marginal import adaptive_projection as am
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
@@ -210,16 +210,8 @@ def test_the_interpolation_charges_nothing_under_either_relation(neighbours) -> 
     """The same ledger entries (mechanism and cost, in order) with it on and off: it runs
     after every charge, on the records; the records differ, so it did something."""
     data, w = _wide_numeric_data()
-    kw = {"epsilon": 1.0, "seed": 3, "neighbours": neighbours, "ordinal": "numeric"}
-    on = AdaptiveProjection(within_bins=True, **kw)
-    off = AdaptiveProjection(within_bins=False, **kw)
-    a, b = on.fit(data, w), off.fit(data, w)
-    assert on.ledger_ is not None and off.ledger_ is not None
-    assert [(e.charge.mechanism, e.charge.cost) for e in on.ledger_.entries] == [
-        (e.charge.mechanism, e.charge.cost) for e in off.ledger_.entries
-    ]
-    assert on.ledger_.spent == off.ledger_.spent
-    assert not np.array_equal(a.records.rows, b.records.rows)
+    a, b = fits_on_and_off(data, w, {"within_bins": True}, {"within_bins": False}, epsilon=1.0,
+                           seed=3, neighbours=neighbours, ordinal="numeric")  # fmt: skip
     (step,) = [r for r in a.rounds if r.get("round") == "within bins"]
     assert step["attributes"] == [0]
     if neighbours == "add-remove":  # a binned round measured (replace-one's bins: none here)
