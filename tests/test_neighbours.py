@@ -270,10 +270,13 @@ def test_the_planner_names_the_relation(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_a_learned_domain_refuses_add_remove_before_reading(tmp_path: Path) -> None:
+    # 20 records: the learning's noisy n (sd about 41 at epsilon 1) is far below the smallest
+    # table one column can be learned from (142), so the table is refused; seeded, so
+    # the draw is the same on every run
     csv = tmp_path / "raw.csv"
-    pd.DataFrame({"a": ["x", "y"] * 50}).to_csv(csv, index=False)
+    pd.DataFrame({"a": ["x", "y"] * 10}).to_csv(csv, index=False)
     argv = ["synth", "--data", str(csv), "--epsilon", "1", "--out", str(tmp_path / "o.csv"),
-            "--neighbours", "add-remove"]  # fmt: skip
+            "--neighbours", "add-remove", "--seed", "0"]  # fmt: skip
     assert main(argv) != 0 and not (tmp_path / "o.csv").exists()
 
 
