@@ -400,3 +400,15 @@ def test_a_small_tables_numeric_columns_get_half_the_bins():
     # the bounds' buckets split and merged for a target of 1/8 of the noisy mass each; the
     # bin [0, 1) of a lower bound at 0 and the partial end buckets may add a few
     assert 4 <= age.n_bins <= 8 + 3
+
+
+def test_a_floats_residue_is_not_said_to_have_gone_to_the_release():
+    from dpquery.cli.summary import learned_lines
+
+    budget = {"learn_rho": 0.005763, "release_rho": 0.008645, "rho": 0.01441, "share": 0.4}
+    learned = {"budget": budget, "kinds": {"categorical": 8, "numeric": 6},
+               "spent_rho": 0.005646}  # fmt: skip
+    privacy = {"delta_split": {"partition_selection": 4.64e-10, "ledger": 5e-10}}
+    for moved, said in ((5.76e-13, False), (0.00144, True)):
+        lines = learned_lines(learned | {"release_rho": 0.008645 + moved}, privacy)
+        assert any("went to the release" in line for line in lines) is said

@@ -58,7 +58,7 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
         f"release spent the rest, rho={release:.4g} ({release / b['rho']:.0%}); delta "
         f"= {split['ledger']:.3g} (ledger) + {split['partition_selection']:.3g} (selections)",
     ]
-    if moved > 0:
+    if moved > 1e-6 * b["learn_rho"]:  # not a float's residue
         lines.append(f"  the decoding weights' part and the second selection's unused pool, "
                      f"rho={moved:.3g}, went to the release (weights when no column gets them "
                      "at this size, the pool what no column needed; docs/learn.md)")  # fmt: skip
