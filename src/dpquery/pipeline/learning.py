@@ -371,6 +371,7 @@ def learn(
     stage = ledger.child(Budget.zcdp(budget.learn_rho), LEARNING_STAGE)
     within_rho = weights_rho(budget)
     within = None
+    l2 = marginal_sensitivity(neighbours)  # the decoding weights' histograms' (learn_within)
     try:
         domain, report = learn_domain(
             raw, rho=(1 - WITHIN_SHARE) * budget.learn_rho, delta=budget.delta_tail, rng=rng,
@@ -384,12 +385,11 @@ def learn(
         if request.learning.within:
             domain, within = learn_within(
                 domain, table, rho=within_rho, rng=weights_rng, ledger=stage, n=report.n,
-                sensitivity=marginal_sensitivity(report.neighbours),
+                sensitivity=l2,
             )  # fmt: skip
     except BaseException as exc:
         attach_ledger(exc, ledger)
         raise
-    l2 = marginal_sensitivity(report.neighbours)  # the weights' histograms' (learn_within)
     release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
