@@ -110,10 +110,11 @@ def times_of(values: pd.Series, fmt: str) -> pd.Series:
     present = values.notna().to_numpy()
     cells = values.to_numpy(dtype=object)
     if fmt in ISO_FORMATS:
-        for i in np.flatnonzero(present):
-            read = iso_cell(str(cells[i]).strip())
-            if read is not None:
-                out[i] = float(read[0])
+        # each distinct text read once: a column of timestamps repeats few of them
+        codes, texts = pd.factorize(pd.Series([str(v).strip() for v in cells[present]]))
+        reads = [iso_cell(t) for t in texts]
+        secs = np.array([np.nan if r is None else float(r[0]) for r in reads] + [np.nan])
+        out[present] = secs[codes]
     elif present.any():
         texts = pd.Series([str(v).strip() for v in cells[present]], dtype=object)
         parsed = pd.to_datetime(texts, format=fmt, errors="coerce")
