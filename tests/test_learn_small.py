@@ -245,7 +245,7 @@ def test_small_edges_split_heavy_buckets_and_merge_light_ones():
 def test_the_zero_bucket_decides_a_bin_or_a_code_of_its_own():
     """:func:`zero_point`: the bucket [0, 1)'s noisy count against the threshold an empty
     bucket's noise reaches with probability :data:`ZERO_POINT_RATE` (20%). At rho = 0.000576
-    and L2 1 (PUMS's bounds under add/remove) sigma^2 = 1 / (2 rho) = 868.06, sd 29.46:
+    and L2 1 (about PUMS's bounds under add/remove) sigma^2 = 1 / (2 rho) = 868.06, sd 29.46:
     P(Z >= 26) = 0.1934 <= 0.2 < P(Z >= 25) = 0.2028 (the discrete Gaussian's sums by
     hand), so 26 passes and 25 does not."""
     buckets = np.array([0, 1, 2, 5, 10, 20, 50, 100], dtype=float)
