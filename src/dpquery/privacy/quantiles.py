@@ -25,8 +25,8 @@ exactly 1.) :func:`quantile_scores` computes it exactly from the sorted values.
 ``1 - alpha``), 1 to ``#{x > c}`` for every ``c < x`` (it moves by ``-alpha``) and nothing
 where ``c = x``; removing one is the reverse. So every score moves by at most ``max(alpha,
 1 - alpha)``, the bound OpenDP's ``make_quantile_score_candidates`` states per added or
-removed record (Kaplan, Schnapp and Stemmer 2022, "Differentially private approximate
-quantiles", ICML, use the same score and the same bound). :func:`quantile_sensitivity`
+removed record (its stability map under ``InsertDeleteDistance``, scaled to integers there).
+:func:`quantile_sensitivity`
 gives it and :func:`private_quantiles` calibrates each draw to it (``add_remove=True``):
 at ``alpha = 1/2`` the scores are scaled by ``epsilon`` rather than ``epsilon / 2`` at the
 same cost, ``alpha = 1/16`` by ``epsilon / (2 * 15/16)``.
