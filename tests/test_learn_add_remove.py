@@ -315,3 +315,106 @@ def test_replace_one_is_byte_identical_with_the_same_seed(tmp_path, capsys):
         "synth domain": hashlib.md5(synth.with_suffix(".domain.json").read_bytes()).hexdigest(),
     }
     assert digests == PINNED
+
+
+# --- the quantiles' exponential mechanism at its add/remove sensitivity ---------------------------
+def test_quantile_sensitivity_by_relation_by_hand():
+    """1 under replace-one (a value moved across a candidate); ``max(alpha, 1 - alpha)`` under
+    add/remove: 1/2 at the median, 15/16 at alpha = 1/16 and 15/16, 0.7 at 0.3."""
+    from dpquery.privacy.errors import PrivacyParameterError
+    from dpquery.privacy.quantiles import quantile_sensitivity
+
+    assert quantile_sensitivity(0.5, add_remove=True) == 0.5
+    assert quantile_sensitivity(1 / 16, add_remove=True) == 15 / 16
+    assert quantile_sensitivity(15 / 16, add_remove=True) == 15 / 16
+    assert quantile_sensitivity(0.3, add_remove=True) == pytest.approx(0.7, abs=1e-15)
+    assert quantile_sensitivity(0.5) == quantile_sensitivity(1 / 16) == 1.0
+    with pytest.raises(PrivacyParameterError, match=r"alpha must be in \[0, 1\], got 1.5"):
+        quantile_sensitivity(1.5, add_remove=True)
+
+
+def test_private_quantiles_under_add_remove_draw_at_their_sensitivity_and_charge_the_same():
+    """At alpha = 1/2 the add/remove draw at ``epsilon = 1`` has log-weights ``score * 1 / (2 *
+    1/2) = score``: the replace-one draw's at ``epsilon = 2`` (``score * 2 / 2``), the same
+    floats, so a seeded draw is the same candidate; the charge is ``epsilon^2 / 8`` per draw
+    (1/8 for one draw at 1, 1/2 at 2: Cesar and Rogers 2021), unchanged by the relation."""
+    from dpquery.privacy.quantiles import private_quantiles
+
+    x = np.random.default_rng(40).normal(50, 20, 300)
+    cands = signed_log_grid(decimals=0)
+    cands = cands[(cands >= 0) & (cands <= 100)]
+    for seed in range(20):
+        a_ledger, r_ledger = big_ledger(), big_ledger()
+        a = private_quantiles(x, cands, [0.5], epsilon=1.0, rng=np.random.default_rng(seed),
+                              ledger=a_ledger, add_remove=True)  # fmt: skip
+        r = private_quantiles(x, cands, [0.5], epsilon=2.0, rng=np.random.default_rng(seed),
+                              ledger=r_ledger)  # fmt: skip
+        assert a[0] == r[0]
+        assert a_ledger.spent == pytest.approx(1 / 8, rel=1e-12)
+        assert r_ledger.spent == pytest.approx(1 / 2, rel=1e-12)
+    # replace-one is the default and unchanged: add_remove=False gives the same draws
+    b = private_quantiles(x, cands, [0.25, 0.5], epsilon=0.3, rng=np.random.default_rng(1),
+                          ledger=big_ledger())  # fmt: skip
+    c = private_quantiles(x, cands, [0.25, 0.5], epsilon=0.3, rng=np.random.default_rng(1),
+                          ledger=big_ledger(), add_remove=False)  # fmt: skip
+    assert (b == c).all()
+
+
+def _em_log_probs(x: np.ndarray, cands: np.ndarray, alpha: float, eps: float, sens: float):
+    """The exact log-probabilities of the exponential mechanism's candidates."""
+    w = quantile_scores(x, cands, alpha) * (eps / (2 * sens))
+    return w - (w.max() + np.log(np.exp(w - w.max()).sum()))
+
+
+def test_the_quantiles_mechanism_is_dp_and_bounded_range_on_n_and_n_plus_one_records():
+    """On random neighbouring tables of ``n`` and ``n + 1`` values, the exact output
+    distributions of the draw at ``max(alpha, 1 - alpha)`` differ by a log-ratio of at most
+    ``epsilon`` at every candidate (``epsilon``-DP) and the log-ratios span at most
+    ``epsilon`` (``epsilon``-bounded range, Durfee and Rogers 2019: ``epsilon^2 / 8``-zCDP).
+    The check can fail: at half that sensitivity some pair exceeds ``epsilon``. Exact
+    arithmetic on the probabilities (no sampling), so no false failures."""
+    from dpquery.privacy.quantiles import quantile_sensitivity
+
+    rng = np.random.default_rng(41)
+    cands = signed_log_grid(decimals=1)
+    cands = cands[(cands >= -10) & (cands <= 2e4)]
+    eps, worst_half = 0.7, 0.0
+    for _ in range(300):
+        x = rng.choice(VALUES, size=int(rng.integers(1, 60)))
+        y = add_one(rng, x)
+        for alpha in (1 / 16, 0.3, 0.5, 0.9, 15 / 16):
+            s = quantile_sensitivity(alpha, add_remove=True)
+            ratio = _em_log_probs(x, cands, alpha, eps, s) - _em_log_probs(y, cands, alpha, eps, s)
+            assert np.abs(ratio).max() <= eps + 1e-9
+            assert ratio.max() - ratio.min() <= eps + 1e-9
+            half = _em_log_probs(x, cands, alpha, eps, s / 2)
+            half = half - _em_log_probs(y, cands, alpha, eps, s / 2)
+            worst_half = max(worst_half, float(half.max() - half.min()))
+    assert worst_half > eps  # a sensitivity too small is caught
+
+
+@pytest.mark.parametrize("relation", [ADD_REMOVE, REPLACE_ONE])
+def test_a_learnings_quantiles_use_the_relations_score_sensitivity(monkeypatch, relation):
+    """Every quantile draw of a learning (numbers and dates) asks for the sensitivity of the
+    learning's relation: ``max(alpha, 1 - alpha)`` under add/remove, 1 under replace-one
+    (whose releases are unchanged, byte for byte)."""
+    import dpquery.privacy.quantiles as qu
+
+    seen: list[tuple[float, bool]] = []
+    real = qu.quantile_sensitivity
+
+    def spy(alpha: float, add_remove: bool = False) -> float:
+        seen.append((alpha, add_remove))
+        return real(alpha, add_remove)
+
+    monkeypatch.setattr(qu, "quantile_sensitivity", spy)
+    rng = np.random.default_rng(42)
+    n = 4000
+    day = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 900, n), unit="D")
+    df = pd.DataFrame({"wage": np.round(rng.lognormal(3, 0.6, n), 2).astype(str),
+                       "day": day.strftime("%Y-%m-%d")})  # fmt: skip
+    _, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(43),
+                             ledger=big_ledger(), neighbours=relation)  # fmt: skip
+    assert {c.kind for c in report.columns} == {"numeric", "date"}
+    assert len(seen) >= 2 * 15
+    assert {a for _, a in seen} == {relation == ADD_REMOVE}

@@ -21,12 +21,15 @@ from dpquery.domain_learning import (
     SMALL_BOUND_STEP_RATE,
     SMALL_BOUNDS_SHARE,
     SMALL_CODE_STEP_RATE,
+    ZERO_POINT_RATE,
     _code_top,
+    _range_codes,
     _small_edges,
     check_learnable,
     learn_budget,
     learn_domain,
     size_limits,
+    zero_point,
 )
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Ledger
@@ -239,14 +242,60 @@ def test_small_edges_split_heavy_buckets_and_merge_light_ones():
     assert _small_edges((0.0, 8.0), buckets, np.zeros(0), 0, 4) == [0, 1, 2, 4, 6, 8]
 
 
+def test_the_zero_bucket_decides_a_bin_or_a_code_of_its_own():
+    """:func:`zero_point`: the bucket [0, 1)'s noisy count against the threshold an empty
+    bucket's noise reaches with probability :data:`ZERO_POINT_RATE` (20%). At rho = 0.000576
+    and L2 1 (about PUMS's bounds under add/remove) sigma^2 = 1 / (2 rho) = 868.06, sd 29.46:
+    P(Z >= 26) = 0.1934 <= 0.2 < P(Z >= 25) = 0.2028 (the discrete Gaussian's sums by
+    hand), so 26 passes and 25 does not."""
+    buckets = np.array([0, 1, 2, 5, 10, 20, 50, 100], dtype=float)
+    rho = 0.000576
+    assert ZERO_POINT_RATE == 0.2
+    assert partition_threshold(discrete_gaussian_sigma2(rho, 1.0), ZERO_POINT_RATE) == 26
+    noisy = np.array([26, -3, 10, 20, 100, 420, 400])
+    assert zero_point(buckets, noisy, rho, 1.0)
+    assert not zero_point(buckets, noisy - np.eye(7, dtype=int)[0], rho, 1.0)
+    assert not zero_point(buckets[3:], noisy[3:], rho, 1.0)  # no bucket starts at 0
+    assert not zero_point(buckets, np.zeros(0), rho, 1.0)  # no bounds drawn
+    # edges, 10 bins: the 0's bin only when it holds records, beside the 10 bins of the rest
+    # (their target 920 / 10 = 92: [20, 50) in 5 parts) and not merged with them; without it
+    # (clipped total 1,000, a target of 100) the 80 of [0, 1) and the 25 of [1, 2) reach the
+    # target together and cut a bin [0, 2) off, and [20, 50) is cut in 4
+    noisy = np.array([80, 25, 10, 20, 110, 420, 335])
+    edges = _small_edges((0.0, 100.0), buckets, noisy, 0, 10, zero=True)
+    assert edges[:6] == [0, 1, 10, 20, 26, 32]
+    edges = _small_edges((0.0, 100.0), buckets, noisy, 0, 10, zero=False)
+    assert edges[:6] == [0, 2, 10, 20, 28, 35]
+    # codes from 0 only when the 0 holds records, else from 1
+    assert _range_codes("c", (5.0, 20.0), False, from_zero=True)[0].values[0] == 0
+    assert _range_codes("c", (5.0, 20.0), False, from_zero=True, zero=False)[0].values[:2] == (
+        1, 2)  # fmt: skip
+    assert _range_codes("c", (0.0, 2.0), False, from_zero=True, zero=False)[0].values[0] == 0
+
+
+def test_a_small_tables_positive_column_keeps_its_lower_bound():
+    """Ages 17 to 93 in a small table: the bucket [0, 1) holds none, so the lower bound is
+    not taken to 0 (:data:`BOUND_ZERO_RATIO`) and 0 gets no bin; incomes with 12% zeros do."""
+    for seed in (33, 44, 45):
+        domain, _ = learn_domain(pums_like(1000, seed=seed), rho=0.004, delta=1e-9,
+                                 ledger=big_ledger(), rng=np.random.default_rng(seed),
+                                 neighbours=ADD_REMOVE)  # fmt: skip
+        age, income = domain["age"], domain["income"]
+        assert isinstance(age, Numeric) and isinstance(income, Numeric)
+        assert age.edges[0] >= 10 and income.edges[:2] == (0.0, 1.0)
+
+
 def test_a_small_table_reads_codes_from_zero():
     """educ's codes 1..16 (16 never held): the grown bounds find [5, 20) or wider; its codes
-    are then every integer from 0 to the upper bound, so the rare codes 1..4 are kept."""
+    are then every integer from 1 (no record holds 0: its bucket's noisy count is below a
+    step's threshold, :func:`zero_point`) to the upper bound, so the rare codes 1..4 are kept;
+    sex's 0, held by half the records, is a code."""
     domain, report = learn_domain(pums_like(1000), rho=0.004, delta=1e-9,
                                   ledger=big_ledger(), rng=np.random.default_rng(33),
                                   neighbours=REPLACE_ONE)  # fmt: skip
     educ = domain["educ"]
-    assert isinstance(educ, Categorical) and set(range(0, 16)) <= set(educ.values)
+    assert isinstance(educ, Categorical) and set(range(1, 16)) <= set(educ.values)
+    assert 0 not in educ.values
     assert isinstance(domain["sex"], Categorical) and {0, 1} <= set(domain["sex"].values)
     rules = {c.name: c.rule for c in report.columns}
     assert "small table" in rules["educ"] and "small table" in rules["age"]

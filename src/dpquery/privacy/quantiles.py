@@ -18,10 +18,18 @@ e.g. missing): replacing one record moves one value between the three sets ``{x 
 at most 1 each and not both in the same direction: the inner difference moves by at most
 ``(1 - alpha) + alpha = 1``. (OpenDP states ``max(alpha, 1 - alpha)`` per added or removed
 record; a replacement is one of each, and a value that crosses ``c`` moves the score by
-exactly 1.) :func:`quantile_scores` computes it exactly from the sorted values. Under
-add/remove it is ``max(alpha, 1 - alpha) <= 1`` (OpenDP), so :data:`QUANTILE_SENSITIVITY`
-holds under both relations and is used for both (an upper bound: the exponential mechanism is
-not recalibrated to ``max(alpha, 1 - alpha)`` under add/remove).
+exactly 1.) :func:`quantile_scores` computes it exactly from the sorted values.
+
+**Sensitivity ``max(alpha, 1 - alpha)`` under add/remove** (n private): adding a value
+``x`` adds 1 to ``#{x < c}`` for every candidate ``c > x`` (the inner difference moves by
+``1 - alpha``), 1 to ``#{x > c}`` for every ``c < x`` (it moves by ``-alpha``) and nothing
+where ``c = x``; removing one is the reverse. So every score moves by at most ``max(alpha,
+1 - alpha)``, the bound OpenDP's ``make_quantile_score_candidates`` states per added or
+removed record (its stability map under ``InsertDeleteDistance``, scaled to integers there).
+:func:`quantile_sensitivity`
+gives it and :func:`private_quantiles` calibrates each draw to it (``add_remove=True``):
+at ``alpha = 1/2`` the scores are scaled by ``epsilon`` rather than ``epsilon / 2`` at the
+same cost, ``alpha = 1/16`` by ``epsilon / (2 * 15/16)``.
 
 **Bounds.** The exponential mechanism finds extreme quantiles badly: every candidate below
 the smallest value scores within ``alpha n`` of the best. So the range comes first, from a
@@ -63,6 +71,17 @@ from dpquery.privacy.sampling import _check_rng, sample_from_log_weights
 
 QUANTILE_SENSITIVITY = 1.0
 """The replace-one sensitivity of :func:`quantile_scores` (module docstring)."""
+
+
+def quantile_sensitivity(alpha: float, add_remove: bool = False) -> float:
+    """The sensitivity of :func:`quantile_scores` at ``alpha``: :data:`QUANTILE_SENSITIVITY`
+    (1) under replace-one, ``max(alpha, 1 - alpha)`` under add/remove (module docstring;
+    OpenDP's ``make_quantile_score_candidates``). Public: reads no data."""
+    a = _validate.real("alpha", alpha)
+    if not 0.0 <= a <= 1.0:
+        raise PrivacyParameterError(f"alpha must be in [0, 1], got {alpha!r}")
+    return max(a, 1.0 - a) if add_remove else QUANTILE_SENSITIVITY
+
 
 MANTISSAS = tuple(range(10, 100))
 """The grid's mantissas in tenths: 1.0, 1.1, ..., 9.9 (two significant digits)."""
@@ -125,11 +144,15 @@ def private_quantiles(
     rng: np.random.Generator,
     ledger: Ledger,
     name: str = "quantiles (exponential mechanism)",
+    add_remove: bool = False,
 ) -> NDArray[np.float64]:
-    """One candidate per ``alpha``, each drawn with probability ``~ exp(epsilon score / 2)``
-    (Smith 2011; scores of :func:`quantile_scores`, sensitivity 1). Charges ``len(alphas)``
-    invocations of ``PureDP(epsilon, bounded_range=True)`` before the first draw; the draws are
-    independent, returned in the order of ``alphas`` (not sorted)."""
+    """One candidate per ``alpha``, each drawn with probability ``~ exp(epsilon score / (2
+    Delta))`` (Smith 2011; scores of :func:`quantile_scores`, ``Delta`` their sensitivity
+    under the relation, :func:`quantile_sensitivity`: 1 under replace-one, ``max(alpha, 1 -
+    alpha)`` with ``add_remove``). Each draw is ``epsilon``-DP and ``epsilon``-bounded range
+    (McSherry and Talwar 2007; Durfee and Rogers 2019) under that relation. Charges
+    ``len(alphas)`` invocations of ``PureDP(epsilon, bounded_range=True)`` before the first
+    draw; the draws are independent, returned in the order of ``alphas`` (not sorted)."""
     eps = _validate.positive("epsilon", epsilon)
     rng = _check_rng(rng)
     ledger = _check_ledger(ledger)
@@ -140,7 +163,10 @@ def private_quantiles(
     if not np.isfinite(c).all():
         raise PrivacyParameterError("candidates must be finite numbers")
     x = np.asarray(values, dtype=np.float64).ravel()
-    log_w = [quantile_scores(x, c, float(q)) * (eps / (2 * QUANTILE_SENSITIVITY)) for q in a]
+    log_w = [
+        quantile_scores(x, c, float(q)) * (eps / (2 * quantile_sensitivity(float(q), add_remove)))
+        for q in a
+    ]
     ledger.charge(name, PureDP(eps, bounded_range=True), count=int(a.size))
     return np.array([c[int(sample_from_log_weights(w, 1, rng)[0])] for w in log_w])
 
