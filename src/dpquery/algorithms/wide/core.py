@@ -99,9 +99,9 @@ def few_stand_out(y: np.ndarray, sigma: float) -> bool:
     likely one of the noise draws than one of the few that stand out, yet the prior of
     :func:`shrink` puts a spike beside those few and lifts the largest noise draw to it:
     of 200,000 counts (50,000 records of 3 items, sigma 313 records) one cleared the
-    threshold, and an item held by no record, its noisy count 4.97 sigma, was released in
-    1,525 records, 1.19x the all-zeros table's 1-way max (``docs/wide.md``, "Shapes it was
-    not tuned on"). Post-processing."""
+    threshold, and an item held by no record, its noisy count 4.97 sigma, was estimated
+    at 1,525 records and released in 1,522, 1.19x the all-zeros table's 1-way max
+    (``docs/wide.md``, "Shapes it was not tuned on"). Post-processing."""
     standing = int((y >= family_threshold(y.size) * sigma).sum())
     return standing < max(1.0, y.size * 0.5 * math.erfc(FEW_LEVEL / math.sqrt(2)))
 
