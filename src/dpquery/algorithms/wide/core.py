@@ -630,7 +630,7 @@ def release_head(
         ):
             # No cell of the picked-size histogram departs from the picks' independent law
             # by more than a noise draw: its far cells are the noise's, and shrunk toward
-            # 0 they put heads of 9-12 picks in 1% of the records (records of 40 items:
+            # 0 they put heads of 7-12 picks in 5% of the records (records of 40 items:
             # the triples' mean 1.006x the all-zeros table's). Under add/remove (35 picks,
             # the histogram 3% of rho) real departures did not stand out, and the law
             # raised the triples' mean of long records by up to 4% (docs/wide.md).
