@@ -10,9 +10,11 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from dpquery.algorithms.wide import core, fit
 from dpquery.algorithms.wide.release import WideRelease
+from dpquery.data.items import ItemSets
 from dpquery.datasets.shapes import UNSEEN, describe, generate
 from dpquery.evaluation.wide import WideMeasures
 
@@ -63,7 +65,81 @@ def test_no_count_standing_out_keeps_no_item(monkeypatch):
 
     assert release()["items_kept"] == 0
     monkeypatch.setattr(core, "measurable", lambda y, sigma: True)  # the rule undone
+    monkeypatch.setattr(core, "few_stand_out", lambda y, sigma: False)  # (which holds it too)
     assert release()["items_kept"] == 1
+
+
+def test_few_stand_out_against_hand_computed_values():
+    # 200,000 counts: 200,000 Q(4) = 200,000 x 3.167124e-05 = 6.334 noise draws expected
+    # past 4 sigma; the family threshold is sqrt(2 ln 200,000) + 1 = 5.940865 sigma
+    d, sigma = 200_000, 3.0
+    assert core.family_threshold(d) == pytest.approx(5.940865, abs=1e-6)
+    y = np.zeros(d)
+    y[:6] = 5.940865 * sigma + 1e-3  # 6 stand out: fewer than 6.334
+    assert core.measurable(y, sigma) and core.few_stand_out(y, sigma)
+    y[6] = y[0]  # 7: not few
+    assert not core.few_stand_out(y, sigma)
+    # 2,000 counts: 0.063 draws expected past 4 sigma, so one standing out is enough
+    y = np.zeros(2000)
+    assert core.few_stand_out(y, sigma)  # none: measurable's case
+    y[0] = core.family_threshold(2000) * sigma
+    assert not core.few_stand_out(y, sigma)
+
+
+def _one_item_a_record(n: int, d: int, heads: list[int]) -> ItemSets:
+    """``n`` records of one item each: item ``i`` in ``heads[i]`` records (no two together),
+    every other record an item of its own, held by it alone."""
+    rows = np.arange(n)
+    cols = np.full(n, -1)
+    start = 0
+    for i, size in enumerate(heads):
+        cols[start : start + size] = i
+        start += size
+    cols[start:] = len(heads) + rows[start:]
+    return ItemSets(sp.csr_array((np.ones(n, dtype=np.uint8), (rows, cols)), shape=(n, d)))
+
+
+def test_a_noise_draw_beside_few_counts_standing_out_is_not_released(monkeypatch):
+    # 2,000 records, 100,000 items: item 0 in 50 records (6 sigma of 8.26), every other item
+    # in at most one record. One count stands out of 100,000, fewer than the 3.2 noise
+    # draws expected past 4 sigma: with the rule undone, the prior's spike beside item 0
+    # lifted a noise draw, and seed 1 released an item held by one record in 45 (item 0
+    # itself in 41).
+    real = _one_item_a_record(2000, 100_000, [50])
+    warnings.simplefilter("ignore")
+
+    def most_released_of_the_rest() -> int:
+        model = WideRelease(epsilon=1.0, delta=1e-9, neighbours="add-remove", head=20,
+                            head_mode="off", bound=1, pool=20_000, seed=1)  # fmt: skip
+        release = model.fit(real)
+        return int(np.bincount(release.records.matrix.indices, minlength=real.d)[1:].max())
+
+    assert most_released_of_the_rest() == 0
+    monkeypatch.setattr(core, "few_stand_out", lambda y, sigma: False)  # the rule undone
+    assert most_released_of_the_rest() > 40
+
+
+def test_few_kept_items_with_no_pair_standing_out_are_never_together(monkeypatch):
+    # 2,000 records of one item, 100,000 items: items 0 and 1 in 150 records each, never
+    # together. Both stand out, fewer than the noise draws expected past 4 sigma, and their
+    # pair's noisy count does not: with the rule undone, the noisy (head, tail) sizes put
+    # both in 44 records of seed 2 (the pair's error 44, the all-zeros table's 0).
+    real = _one_item_a_record(2000, 100_000, [150, 150])
+    warnings.simplefilter("ignore")
+
+    def together() -> int:
+        model = WideRelease(epsilon=1.0, delta=1e-9, neighbours="add-remove", head=20,
+                            head_mode="off", bound=4, pool=20_000, seed=2)  # fmt: skip
+        release = model.fit(real)
+        assert release.parameters["items_kept"] == 2
+        m = release.records.matrix
+        return int(m[:, [0]].multiply(m[:, [1]]).sum())
+
+    assert together() == 0
+    measurable = core.measurable
+    # the rule undone: the kept items' one pair taken as standing out
+    monkeypatch.setattr(core, "measurable", lambda y, s: y.size == 1 or measurable(y, s))
+    assert together() > 0
 
 
 def test_item_features_are_the_item_columns_of_the_features():
@@ -113,3 +189,32 @@ def test_unmeasurable_size_histogram_gives_no_huge_heads(monkeypatch):
     # the fallback undone: the (129 x 129) size histogram taken as measured
     monkeypatch.setattr(core, "measurable", lambda y, s: y.size == 129**2 or measurable(y, s))
     assert triples_max() > zeros
+
+
+def test_poisson_binomial_against_hand_computed_values():
+    # chances 0.1 and 0.2: none 0.9 x 0.8, one 0.1 x 0.8 + 0.9 x 0.2, both 0.1 x 0.2
+    assert core.poisson_binomial(np.array([0.1, 0.2])) == pytest.approx([0.72, 0.26, 0.02])
+    assert core.poisson_binomial(np.array([0.5, 0.5])) == pytest.approx([0.25, 0.5, 0.25])
+    assert core.poisson_binomial(np.zeros(0)).tolist() == [1.0]
+
+
+def test_a_picked_size_histogram_of_noise_about_the_independent_law_is_the_law(monkeypatch):
+    # 2,000 records of about 40 items, replace-one's head mode at epsilon 1: no cell of the
+    # picked-size histogram departs from the picks' independent law by the family
+    # threshold, and shrunk toward 0 its noisy far cells gave heads of 9-12 picks: seed
+    # 11's triples mean 1.006x the all-zeros table's.
+    real = generate("samelen", 0)
+    measures = WideMeasures.of(real, seed=0)
+    zeros = measures.reference_scores()["zeros"]["triples"]["mean"]
+
+    def triples_mean() -> float:
+        model = WideRelease(epsilon=1.0, delta=1 / real.n**2, seed=11)
+        release = model.fit(real)
+        assert release.parameters["mode"] == "head"
+        return measures.scores(release.records)["triples"]["mean"]
+
+    assert triples_mean() <= zeros
+    measurable = core.measurable
+    # the rule undone: the 21 cells' departures taken as standing out
+    monkeypatch.setattr(core, "measurable", lambda y, s: y.size == 21 or measurable(y, s))
+    assert triples_mean() > zeros
