@@ -395,8 +395,8 @@ def short_heads(
     commonest items were 1.8x the all-zeros table's mean error, and records of the right sizes
     drawn to the true shares would be 2.1x."""
     sizes = np.asarray(head_sizes, dtype=np.float64)
-    if sizes.size <= 3 or sizes[3:].sum() <= 0:
-        return sizes
+    if sizes.size <= 3 or sizes[3:].sum() <= 0 or (np.asarray(counts) > 0).sum() < 3:
+        return sizes  # no long head, or no three items to draw one of (fit.head_pool)
     if implied_triple_max(counts, pairs, sizes) >= TRIPLE_MEDIAN:
         return sizes
     cut = sizes[:3].copy()  # the records of 3 head items or more hold 2 of them
