@@ -181,3 +181,17 @@ def test_no_head_triple_where_none_is_expected(monkeypatch):
     assert triples_mean() == zeros
     monkeypatch.setattr(core, "short_heads", lambda sizes, c, pairs, n: sizes)  # undone
     assert triples_mean() > 1.4 * zeros
+
+
+def test_a_template_in_the_pairs_keeps_the_long_heads():
+    # 975 records; 97 head items of 10 records and a template of 3 items of 30, each of its
+    # pairs in 25 records. The shares alone imply the template in 25 * 6 * (30 / 1060)^3 =
+    # 0.0034 records (below ln 2), its pairs in min(975 * 25^3 / 30^3, 25) = 25: kept.
+    sizes = np.array([500.0, 300.0, 150.0, 25.0])
+    c = np.concatenate([np.full(97, 10.0), np.full(3, 30.0)])
+    pairs = np.zeros((100, 100))
+    pairs[97:, 97:] = 25.0
+    np.fill_diagonal(pairs, 0.0)
+    assert core.implied_triple_max(c, pairs, sizes) == pytest.approx(25.0, rel=1e-12)
+    assert core.short_heads(sizes, c, pairs, 975).tolist() == sizes.tolist()
+    assert core.short_heads(sizes, c, np.zeros((100, 100)), 975).size == 3  # no pairs: cut
