@@ -131,6 +131,9 @@ def test_implied_triple_max_against_hand_computed_values():
     pairs = np.full((3, 3), 10.0)
     np.fill_diagonal(pairs, 0.0)
     assert core.implied_triple_max(c, pairs, sizes) == pytest.approx(10.0, rel=1e-12)
+    # once one model implies enough, that model's count: the independent 60 / 27 first
+    assert core.implied_triple_max(c, pairs, sizes, enough=2.0) == pytest.approx(60 / 27)
+    assert core.implied_triple_max(c, pairs, sizes, enough=3.0) == pytest.approx(10.0)
     # a fourth item, rarer and with no pair, changes neither model's largest triple
     c4 = np.array([10.0, 10.0, 10.0, 1.0])
     p4 = np.zeros((4, 4))

@@ -344,7 +344,9 @@ def pool_head_sizes(head_sizes: np.ndarray, s2: int, sigma_pairs: float) -> np.n
 TRIPLE_MEDIAN = math.log(2.0)
 
 
-def implied_triple_max(counts: np.ndarray, pairs: np.ndarray, head_sizes: np.ndarray) -> float:
+def implied_triple_max(
+    counts: np.ndarray, pairs: np.ndarray, head_sizes: np.ndarray, enough: float = math.inf
+) -> float:
     """The largest number of records the release's estimates imply for any triple of head
     items (post-processing): the larger of two models, each of the head's estimated
     ``counts`` (``K``) and shrunk ``pairs`` (``K x K``, symmetric), with ``head_sizes[a]``
@@ -356,7 +358,9 @@ def implied_triple_max(counts: np.ndarray, pairs: np.ndarray, head_sizes: np.nda
     * the pairs' Kirkwood superposition ``n c_ij c_jk c_ik / (c_i c_j c_k)`` (Kirkwood 1935;
       the triple frequency of a distribution fixed by its pairs, ``f_ijk = f_ij f_jk f_ik /
       (f_i f_j f_k)``), at most the triple's smallest pair, over every triple: where the
-      measured pairs hold items together (a template of three items), it says so."""
+      measured pairs hold items together (a template of three items), it says so.
+
+    Once a model implies ``enough`` records, that is returned without the rest."""
     c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
     if c.sum() <= 0:
         return 0.0
@@ -364,6 +368,8 @@ def implied_triple_max(counts: np.ndarray, pairs: np.ndarray, head_sizes: np.nda
     a = np.arange(head_sizes.size, dtype=np.float64)
     falling = float((head_sizes * a * (a - 1) * (a - 2)).sum())
     independent = falling * float(np.prod(q[:3])) if q.size >= 3 else 0.0
+    if independent >= enough:
+        return independent
     n = float(head_sizes.sum())
     live = np.flatnonzero(c > 0)
     P = np.maximum(np.asarray(pairs, dtype=np.float64)[np.ix_(live, live)], 0.0)
@@ -375,6 +381,8 @@ def implied_triple_max(counts: np.ndarray, pairs: np.ndarray, head_sizes: np.nda
         lam = n * Pi[:, None] * Pi[None, :] * Q / (x[i] * x[i + 1 :, None] * x[None, i + 1 :])
         lam = np.minimum(lam, np.minimum(np.minimum(Pi[:, None], Pi[None, :]), Q))
         kirkwood = max(kirkwood, float(np.triu(lam, 1).max(initial=0.0)))
+        if kirkwood >= enough:
+            break
     return max(independent, kirkwood)
 
 
@@ -397,7 +405,7 @@ def short_heads(
     sizes = np.asarray(head_sizes, dtype=np.float64)
     if sizes.size <= 3 or sizes[3:].sum() <= 0 or (np.asarray(counts) > 0).sum() < 3:
         return sizes  # no long head, or no three items to draw one of (fit.head_pool)
-    if implied_triple_max(counts, pairs, sizes) >= TRIPLE_MEDIAN:
+    if implied_triple_max(counts, pairs, sizes, enough=TRIPLE_MEDIAN) >= TRIPLE_MEDIAN:
         return sizes
     cut = sizes[:3].copy()  # the records of 3 head items or more hold 2 of them
     cut[2] += sizes[3:].sum()
