@@ -562,7 +562,8 @@ def release_sparse(
     # Under add/remove a few noisy long heads are drawn at most s2 long (pool_head_sizes);
     # replace-one's pool is drawn from the sizes as they are (its releases are pinned).
     pool_sizes = pool_head_sizes(head_sizes, s2, sigma_pairs) if nb == ADD_REMOVE else head_sizes
-    # Where no head triple is expected in half a record, none is drawn (short_heads).
+    # Under both: where no head triple is implied in ln 2 records, none is drawn (short_heads;
+    # replace-one's pinned releases imply more).
     pool_sizes = short_heads(pool_sizes, c[head], T, n)
     pool, base = fit.head_pool(c[head], T, pool_sizes / n, params.pool, rng)
     A = fit.pool_features(pool, s2)  # never stored: kernels.py
