@@ -218,3 +218,88 @@ def test_a_picked_size_histogram_of_noise_about_the_independent_law_is_the_law(m
     # the rule undone: the 21 cells' departures taken as standing out
     monkeypatch.setattr(core, "measurable", lambda y, s: y.size == 21 or measurable(y, s))
     assert triples_mean() > zeros
+
+
+def test_implied_triple_max_against_hand_computed_values():
+    # independent given the head size: 10 records of 3 head items, shares 1/2, 1/3, 1/6:
+    # 10 * 3 * 2 * 1 * (1/2)(1/3)(1/6) = 5/3 (the pairs, all 0, imply no triple)
+    sizes = np.array([5.0, 0.0, 0.0, 10.0])
+    c = np.array([30.0, 20.0, 10.0])
+    assert core.implied_triple_max(c, np.zeros((3, 3)), sizes) == pytest.approx(5 / 3, rel=1e-12)
+    # Kirkwood: three items of 10 records each, every pair in 8 of them, n = 15:
+    # 15 * 8^3 / 10^3 = 7.68 (the independent model: 60 / 27 = 2.22)
+    pairs = np.full((3, 3), 8.0)
+    np.fill_diagonal(pairs, 0.0)
+    c = np.full(3, 10.0)
+    assert core.implied_triple_max(c, pairs, sizes) == pytest.approx(7.68, rel=1e-12)
+    # ... and never more than the smallest pair: every pair in all 10 records gives 15, cut to 10
+    pairs = np.full((3, 3), 10.0)
+    np.fill_diagonal(pairs, 0.0)
+    assert core.implied_triple_max(c, pairs, sizes) == pytest.approx(10.0, rel=1e-12)
+    # once one model implies enough, that model's count: the independent 60 / 27 first
+    assert core.implied_triple_max(c, pairs, sizes, enough=2.0) == pytest.approx(60 / 27)
+    assert core.implied_triple_max(c, pairs, sizes, enough=3.0) == pytest.approx(10.0)
+    # a fourth item, rarer and with no pair, changes neither model's largest triple
+    c4 = np.array([10.0, 10.0, 10.0, 1.0])
+    p4 = np.zeros((4, 4))
+    p4[:3, :3] = pairs
+    assert core.implied_triple_max(c4, p4, sizes) == pytest.approx(10.0, rel=1e-12)
+    assert core.implied_triple_max(np.zeros(3), np.zeros((3, 3)), sizes) == 0.0
+
+
+def test_short_heads_cuts_long_heads_only_where_no_triple_is_expected():
+    # 100 records: 50 empty heads, 30 of one head item, 15 of two, 5 of three; 100 head items
+    # of 0.75 records each (shares 0.01): the commonest triple is implied in
+    # 5 * 6 * 0.01^3 = 3e-5 records, below ln 2
+    sizes = np.array([50.0, 30.0, 15.0, 5.0])
+    c = np.full(100, 0.75)
+    out = core.short_heads(sizes, c, np.zeros((100, 100)), 100)
+    assert out.size == 3 and out.sum() == pytest.approx(100.0)
+    # tilted back to the head's 75 items: mean 0.75, and N_a exp(lambda a) of (50, 30, 20)
+    assert (out * np.arange(3)).sum() == pytest.approx(75.0, rel=1e-9)
+    ratio = (out[1] / out[0]) ** 2 / (out[2] / out[0])  # (0.6 e^l)^2 / (0.4 e^2l) = 0.9
+    assert ratio == pytest.approx(0.9, rel=1e-9)
+    # where a triple is implied in ln 2 records or more, the sizes are kept as they are
+    c = np.array([30.0, 20.0, 10.0])  # 5 * 6 / 36 = 0.83 records, above ln 2 = 0.69
+    assert core.implied_triple_max(c, np.zeros((3, 3)), sizes) > math.log(2)
+    assert core.short_heads(sizes, c, np.zeros((3, 3)), 100).tolist() == sizes.tolist()
+    # no head of 3 items or more: unchanged
+    assert core.short_heads(sizes[:3], np.full(100, 0.75), np.zeros((100, 100)), 100).size == 3
+
+
+def test_no_head_triple_where_none_is_expected(monkeypatch):
+    # 5,000 records of 3 items over 10,000 (the wideshort recipe, smaller), add/remove at
+    # epsilon 1: 20 items kept, and 7 records drawn with 5 to 8 of them (from noise cells of
+    # the size histogram: 2 records at 5 head items, shrunk) made the triples among the 100
+    # commonest items 1.5x the all-zeros table's mean error, though the estimates imply no
+    # triple in more than 0.58 records. With the long heads cut to 2, the release holds no
+    # such triple: exactly the all-zeros table's error.
+    from dataclasses import replace
+
+    real = generate(replace(UNSEEN["wideshort"], name="wideshort5k", n=5_000, d=10_000), 0)
+    measures = WideMeasures.of(real, seed=0)
+    zeros = measures.reference_scores()["zeros"]["triples"]["mean"]
+    warnings.simplefilter("ignore")
+
+    def triples_mean() -> float:
+        model = WideRelease(epsilon=1.0, delta=1e-9, neighbours="add-remove", head=100,
+                            pool=20_000, seed=1)  # fmt: skip
+        return measures.scores(model.fit(real).records)["triples"]["mean"]
+
+    assert triples_mean() == zeros
+    monkeypatch.setattr(core, "short_heads", lambda sizes, c, pairs, n: sizes)  # undone
+    assert triples_mean() > 1.4 * zeros
+
+
+def test_a_template_in_the_pairs_keeps_the_long_heads():
+    # 975 records; 97 head items of 10 records and a template of 3 items of 30, each of its
+    # pairs in 25 records. The shares alone imply the template in 25 * 6 * (30 / 1060)^3 =
+    # 0.0034 records (below ln 2), its pairs in min(975 * 25^3 / 30^3, 25) = 25: kept.
+    sizes = np.array([500.0, 300.0, 150.0, 25.0])
+    c = np.concatenate([np.full(97, 10.0), np.full(3, 30.0)])
+    pairs = np.zeros((100, 100))
+    pairs[97:, 97:] = 25.0
+    np.fill_diagonal(pairs, 0.0)
+    assert core.implied_triple_max(c, pairs, sizes) == pytest.approx(25.0, rel=1e-12)
+    assert core.short_heads(sizes, c, pairs, 975).tolist() == sizes.tolist()
+    assert core.short_heads(sizes, c, np.zeros((100, 100)), 975).size == 3  # no pairs: cut
