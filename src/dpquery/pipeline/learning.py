@@ -377,12 +377,12 @@ def learn(
             raw, rho=(1 - WITHIN_SHARE) * budget.learn_rho, delta=budget.delta_tail, rng=rng,
             ledger=stage, types=request.learning.types, bins=request.learning.bins,
             neighbours=neighbours, public=public,
-            second_rho=SECOND_SHARE * budget.learn_rho,
+            second_rho=SECOND_SHARE * budget.learn_rho, small_rho=within_rho,
         )  # fmt: skip
         domain, table = encodable(domain, raw, public)
         # drawn with or without the weights: the domain and the release are the same either way
         weights_rng = make_rng(child_rng(rng))
-        if request.learning.within:
+        if request.learning.within and not report.small:  # (a small table lent their part)
             domain, within = learn_within(
                 domain, table, rho=within_rho, rng=weights_rng, ledger=stage, n=report.n,
                 sensitivity=l2,
@@ -390,7 +390,11 @@ def learn(
     except BaseException as exc:
         attach_ledger(exc, ledger)
         raise
-    release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
+    if report.small:  # the weights' part was lent to the learning's pool: what it left
+        release = budget.release_rho + within_rho + report.second_unspent_rho
+        release -= report.lent_spent_rho
+    else:
+        release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
 
