@@ -18,6 +18,7 @@ from dpquery.domain_learning import (
     LEARNING_NOISY_N_SHARE,
     SECOND_SHARE,
     WITHIN_SHARE,
+    column_rho,
     fine_cells,
     learn_budget,
     learn_domain,
@@ -109,8 +110,9 @@ def test_a_small_tables_year_gets_finer_edges_charged_from_the_pool_on_neighbour
     """On neighbouring tables of ``n`` and ``n + 1`` records (add/remove), or one record
     replaced, the small table's year is a narrow band: its finer histogram is charged its
     hand-computed share of the pool (the pool, with the weights' part lent, split equally
-    over its users) before it draws, its edges lie among the years, and the learning spends
-    at most its rho and the tails at most ``delta``."""
+    over its users, and for a band at most what its column spent first) before it draws,
+    its edges lie among the years, and the learning spends at most its rho and the tails
+    at most ``delta``."""
     base = _table(1000)
     other = base.copy()
     other.loc[0, "year"] = "1989" if other.loc[0, "year"] != "1989" else "2014"
@@ -123,10 +125,12 @@ def test_a_small_tables_year_gets_finer_edges_charged_from_the_pool_on_neighbour
         year = next(c for c in report.columns if c.name == "year")
         assert "fine_rho" in year.noisy
         share = pool * _SAFETY / len(users)
+        first = year.rho - year.noisy["fine_rho"]  # what the column spent first
+        assert first == pytest.approx(column_rho(rho, 4, relation == ADD_REMOVE))
         charges = [e.charge for e in ledger.entries if "finer bounds" in e.charge.mechanism]
-        assert [c.cost.rho for c in charges] == [pytest.approx(share)]
-        # charged before its draw: the histogram's own entry follows the plan's check
-        assert report.second_spent_rho == pytest.approx(share * len(users))
+        assert [c.cost.rho for c in charges] == [pytest.approx(min(share, first))]
+        spent = [c.noisy.get("second_rho", c.noisy.get("fine_rho")) for c in users]
+        assert report.second_spent_rho == pytest.approx(math.fsum(spent))
         edges = domain["year"].edges
         assert 1980 <= edges[0] and edges[-1] <= 2030  # inside the band, on the years' scale
         assert len(edges) >= 5
@@ -201,3 +205,21 @@ def test_a_small_release_lends_the_weights_part_and_spends_what_is_left():
     assert math.isclose(report.rho, spent, rel_tol=1e-9)
     assert spent <= budget.learn_rho * (1 + 1e-12)
     assert spent + release <= budget.rho * (1 + 1e-9)
+
+
+def test_a_spread_band_keeps_its_edges_and_a_concentrated_one_gets_finer():
+    """Two narrow bands of a small table: years on 26 values of 4,000 get finer edges; body
+    masses spread over 3,600 grams of ``[2000, 10000]`` (about 3 values a cell of 10 g,
+    under 2 noise sd) keep the bounds' edges, their finer histogram charged all the same
+    (the plan is made before it draws)."""
+    df = _table(1000, seed=2)
+    rng = np.random.default_rng(7)
+    df["body"] = rng.integers(2700, 6300, 1000).astype(str)
+    domain, report, ledger, _ = _learn(df, ADD_REMOVE, seed=8)
+    cols = {c.name: c for c in report.columns}
+    assert "fine_rho" in cols["body"].noisy and cols["body"].noisy["fine_bounds"] is None
+    assert "finer" not in cols["body"].learned
+    assert cols["year"].noisy["fine_bounds"] is not None
+    assert domain["body"].edges[0] <= 2700 and domain["body"].edges[-1] >= 6300
+    charges = [e.charge.mechanism for e in ledger.entries if "finer bounds" in e.charge.mechanism]
+    assert len(charges) == 2

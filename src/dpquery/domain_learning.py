@@ -868,7 +868,8 @@ FINE_CELLS = 1000
 (:func:`fine_cells`)."""
 FINE_SIGMAS = 2.0
 """A finer run is kept only when its noisy mass is within this many standard deviations of
-the band's in the bounds' histogram (:func:`_fine_edges`)."""
+the band's in the bounds' histogram, and its cells hold on average this many noise sd
+(:func:`_fine_edges`)."""
 NARROW_RATIO = BOUND_ZERO_RATIO
 """A band's bounds lie within this factor of each other (:func:`narrow_band`)."""
 
@@ -908,7 +909,10 @@ def _fine_edges(
     when no cell passes the mode's test, or when the run's noisy mass falls short of the
     band's (``band``: its noisy mass in the bounds' histogram and that sum's sd) by more
     than :data:`FINE_SIGMAS` sd of the difference: the run would clip the rest (a fare's
-    peak at 7 to 9 in a band ``[5, 50]``). Then the bounds and edges stay as they were. The same
+    peak at 7 to 9 in a band ``[5, 50]``); or when its cells hold on average less than
+    :data:`FINE_SIGMAS` noise sd: edges placed by such counts follow the noise (a penguin's
+    body mass, 344 values over 360 cells of 10 g). Then the bounds and edges stay as they
+    were. The same
     mechanism as the bounds', on other public cells: a record counts in one cell (L2
     ``ctx.l2``), ``rho``-zCDP (CKS 2020, Theorem 4); the rest is post-processing."""
     cells = fine_cells(*bounds, decimals)
@@ -931,8 +935,9 @@ def _fine_edges(
     if run is None:
         return None
     mass = float(drawn[2][run[0] : run[1] + 1].sum())
-    sd = math.sqrt((run[1] - run[0] + 1) * float(one) + band[1] ** 2)
-    if mass < band[0] - FINE_SIGMAS * sd:
+    width = run[1] - run[0] + 1
+    sd = math.sqrt(width * float(one) + band[1] ** 2)
+    if mass < band[0] - FINE_SIGMAS * sd or mass < width * FINE_SIGMAS * math.sqrt(one):
         return None
     fine = (float(cells[run[0]]), float(cells[run[1] + 1]))
     return fine, _small_edges(fine, cells, drawn[2], decimals, small_bins(ctx.bins))
@@ -1611,8 +1616,8 @@ def _second_selection(
     """The second selection over what the categorical columns' first did not release
     (:func:`~dpquery.privacy.partition_selection.reselect_partitions`), on the columns of
     :func:`second_plan`, then a small table's narrow bands' finer histograms
-    (:func:`_fine_edges`), each charged its equal share of the pool before any draw;
-    ``attrs`` and ``reports`` updated in place."""
+    (:func:`_fine_edges`), each charged its equal share of the pool (a band at most what
+    its column spent first) before any draw; ``attrs`` and ``reports`` updated in place."""
     others = {}
     for name, (sel, _, _) in ctx.held.items():
         other, sd = _other_mass(sel, ctx.n, n_sigma2)
@@ -1624,9 +1629,13 @@ def _second_selection(
         return
     rho2 = pool_rho * _SAFETY / (len(chosen) + len(narrow))
     tail2 = pool_tail / max(1, len(chosen))
-    ctx.ledger.check([*(Charge(f"{c}: second partition selection", ZCDP(rho2)) for c in chosen),
-                      *(Charge(f"{c}: finer bounds", ZCDP(rho2)) for c in narrow)])  # fmt: skip
     index = {a.name: i for i, a in enumerate(attrs)}
+    # a band takes at most what its column spent first: when its cells turn out too thin
+    # (_fine_edges), the release loses no more than that
+    fine_rho = {c: min(rho2, reports[index[c]].rho) for c in narrow}
+    charges = [Charge(f"{c}: second partition selection", ZCDP(rho2)) for c in chosen]
+    charges += [Charge(f"{c}: finer bounds", ZCDP(r)) for c, r in fine_rho.items()]
+    ctx.ledger.check(charges)
     for name in [a.name for a in attrs if a.name in chosen]:  # the table's column order
         sel, held, keys = ctx.held[name]
         again = reselect_partitions(
@@ -1645,7 +1654,7 @@ def _second_selection(
                              noisy=noisy)  # fmt: skip
     for name in narrow:
         values, decimals, bounds, band = ctx.narrow[name]
-        fine = _fine_edges(name, values, rho2, decimals, bounds, band, ctx)
+        fine = _fine_edges(name, values, fine_rho[name], decimals, bounds, band, ctx)
         i = index[name]
         old = reports[i]
         learned = old.learned
@@ -1654,8 +1663,9 @@ def _second_selection(
             assert isinstance(attr, Numeric)
             attrs[i] = replace(attr, edges=tuple(fine[1]))
             learned += f"; finer: {attrs[i].n_bins} bins over [{fine[1][0]:g}, {fine[1][-1]:g}]"
-        noisy = old.noisy | {"fine_rho": rho2, "fine_bounds": None if fine is None else fine[0]}
-        reports[i] = replace(old, rho=old.rho + rho2, learned=learned, noisy=noisy)
+        noisy = old.noisy | {"fine_rho": fine_rho[name],
+                             "fine_bounds": None if fine is None else fine[0]}  # fmt: skip
+        reports[i] = replace(old, rho=old.rho + fine_rho[name], learned=learned, noisy=noisy)
 
 
 def column_rho(rho: float, columns: int, add_remove: bool) -> float:

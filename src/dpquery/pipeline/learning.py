@@ -22,10 +22,12 @@ then spends the rest. The split is stated in advance and never depends on the da
   (unspent when ``Learning.within`` is off, so that the domain and the release are the
   same with and without them), :data:`~dpquery.domain_learning.SECOND_SHARE` to a pool for
   a second category selection (``learn_domain(second_rho=...)``), the domain itself the
-  rest; when the weights would draw nothing (:func:`release_rho`: a small table's bins are
-  too few records for a sub-bin, or no column is numeric), their part goes to the release
-  instead, and so does the pool's part that no column needed
-  (``LearnReport.second_unspent_rho``: a function of noisy counts, the same privacy filter);
+  rest; when the weights would draw nothing (:func:`release_rho`: no column is numeric, or
+  the bins are too few records for a sub-bin), their part goes to the release instead, and
+  so does the pool's part that no column needed (``LearnReport.second_unspent_rho``: a
+  function of noisy counts, the same privacy filter); a small table draws no weights and
+  lends their part to the pool (``learn_domain(small_rho=...)``), the release getting what
+  the pool left (``LearnReport.lent_spent_rho``);
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
 
