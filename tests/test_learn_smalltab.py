@@ -195,6 +195,7 @@ def test_a_small_release_lends_the_weights_part_and_spends_what_is_left():
     within = weights_rho(budget)
     report = learned.report
     assert report.lent_rho == pytest.approx(within)
+    assert report.to_dict()["small_table_lent_rho"] == pytest.approx(within)
     assert report.second_spent_rho > 0  # the year's finer histogram at least
     expect = budget.release_rho + within + SECOND_SHARE * budget.learn_rho
     expect -= report.second_spent_rho

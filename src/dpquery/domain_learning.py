@@ -352,6 +352,8 @@ class LearnReport:
         pool = {} if not self.second_pool_rho else {
             "second_pool_rho": self.second_pool_rho, "second_spent_rho": self.second_spent_rho
         }  # fmt: skip
+        if self.lent_rho:  # a small table's pool, with the weights' part lent to it
+            pool |= {"small_table_lent_rho": self.lent_rho}
         if not self.add_remove:
             return {
                 "n": self.n,
@@ -1453,15 +1455,19 @@ def learn_domain(
     is spent deciding them). ``public`` is a partial domain (a codebook of some of the
     columns): its columns are taken as they are, nothing read or spent on them, and the
     others share ``rho``. All randomness comes from ``rng``. The ledger must admit
-    ``ZCDP(rho + second_rho)``; that is checked before any data is read.
+    ``ZCDP(rho + second_rho + small_rho)``; that is checked before any data is read.
 
     ``second_rho`` (in a release: :data:`SECOND_SHARE` of the learning's rho, taken from the
     decoding weights' part) is a pool, beside the columns' ``rho``, for a second partition
     selection over what the categorical columns' first did not release
-    (:func:`second_plan`); a small table keeps no pool, and the part no column needs is
-    unspent (``LearnReport.second_unspent_rho``). ``small_rho`` is added to the pool of a
-    small table (in a release: the decoding weights' part, which a small table's bins never
-    draw), whose second step runs on the tails its selections did not use.
+    (:func:`second_plan`); the part no column needs is unspent
+    (``LearnReport.second_unspent_rho``). ``small_rho`` is added to the pool of a small
+    table (in a release: the decoding weights' part, which a small table does not draw),
+    whose second step (a second selection, and a finer histogram of each narrow band,
+    :func:`narrow_band`) runs on the tails its first selections did not use: the tails sum
+    to at most ``delta`` whatever the noise decided, so the coupling of the module's
+    partition selections (each within total variation of its tail of the ideal mechanism,
+    given what came before) bounds the whole learning's distance by ``delta``.
     """
     if not isinstance(df, pd.DataFrame):
         raise DPQueryError(f"expected a pandas DataFrame, got {type(df).__name__}")
