@@ -224,3 +224,21 @@ def test_a_spread_band_keeps_its_edges_and_a_concentrated_one_gets_finer():
     assert domain["body"].edges[0] <= 2700 and domain["body"].edges[-1] >= 6300
     charges = [e.charge.mechanism for e in ledger.entries if "finer bounds" in e.charge.mechanism]
     assert len(charges) == 2
+
+
+def test_the_three_parts_of_a_learning_fit_its_rho_despite_float_rounding():
+    """At epsilon 0.35 and the default share the columns' part, the pool and the loan sum to
+    an ulp above the learning's rho in floats; the learning still runs on a ledger of
+    exactly that rho (the loan is checked less 1e-9 of it), and spends within it."""
+    b = learn_budget(0.35, 1e-9)
+    learn = 0.4 * b.rho
+    rho, second = (1 - WITHIN_SHARE) * learn, SECOND_SHARE * learn
+    small = (WITHIN_SHARE - SECOND_SHARE) * learn
+    assert rho + second + small > learn  # the rounding this guards against
+    df = _table(3000)  # small at this epsilon: it takes the loan
+    ledger = Ledger(Budget.zcdp(learn))
+    _, report = learn_domain(df, rho=rho, delta=b.delta_tail, rng=np.random.default_rng(1),
+                             ledger=ledger, neighbours=ADD_REMOVE, second_rho=second,
+                             small_rho=small)  # fmt: skip
+    assert report.small and report.lent_rho == pytest.approx(small)
+    assert ledger.spent <= learn

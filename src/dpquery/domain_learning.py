@@ -914,9 +914,8 @@ def _fine_edges(
     peak at 7 to 9 in a band ``[5, 50]``); or when its cells hold on average less than
     :data:`FINE_SIGMAS` noise sd: edges placed by such counts follow the noise (a penguin's
     body mass, 344 values over 360 cells of 10 g). Then the bounds and edges stay as they
-    were. The same
-    mechanism as the bounds', on other public cells: a record counts in one cell (L2
-    ``ctx.l2``), ``rho``-zCDP (CKS 2020, Theorem 4); the rest is post-processing."""
+    were. The same mechanism as the bounds', on other public cells: a record counts in one
+    cell (L2 ``ctx.l2``), ``rho``-zCDP (CKS 2020, Theorem 4); the rest is post-processing."""
     cells = fine_cells(*bounds, decimals)
     k = cells.size - 1
     one = discrete_gaussian_sigma2(rho, ctx.l2)
@@ -1455,7 +1454,8 @@ def learn_domain(
     is spent deciding them). ``public`` is a partial domain (a codebook of some of the
     columns): its columns are taken as they are, nothing read or spent on them, and the
     others share ``rho``. All randomness comes from ``rng``. The ledger must admit
-    ``ZCDP(rho + second_rho + small_rho)``; that is checked before any data is read.
+    ``ZCDP(rho + second_rho + small_rho)`` (less ``1e-9`` of ``small_rho``, for float
+    rounding); that is checked before any data is read.
 
     ``second_rho`` (in a release: :data:`SECOND_SHARE` of the learning's rho, taken from the
     decoding weights' part) is a pool, beside the columns' ``rho``, for a second partition
@@ -1515,7 +1515,10 @@ def learn_domain(
         or not 0 <= small_rho < math.inf
     ):
         raise DPQueryError(f"small_rho must be a non-negative number, got {small_rho!r}")
-    ledger.check([Charge("domain learning", ZCDP(rho + second_rho + small_rho))])  # before data
+    # before any data; the loan less a float's residue: the three parts of a release's
+    # learning can sum to an ulp above its rho, and every charge below is within its part
+    lend = float(small_rho) * _SAFETY
+    ledger.check([Charge("domain learning", ZCDP(rho + second_rho + lend))])
     n, n_rho = len(df), 0.0
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
         n_rho = LEARNING_NOISY_N_SHARE * rho
@@ -1527,7 +1530,7 @@ def learn_domain(
     # categories' first left out, with a part of the tail kept for it; in a small table the
     # tails no selection used (its number-like columns select nothing) instead, and a finer
     # histogram of its narrow bands (narrow_band) besides
-    lent = float(small_rho) if small else 0.0
+    lent = lend if small else 0.0
     second = second_rho + lent > 0
     pool_rho = float(second_rho) + lent if second else 0.0
     pool_tail = SECOND_TAIL_SHARE * float(delta) if second and not small else 0.0
