@@ -337,6 +337,8 @@ class LearnReport:
     noisy_n_rho: float = 0.0
     second_pool_rho: float = 0.0  # kept for the second selection (:data:`SECOND_SHARE`)
     second_spent_rho: float = 0.0  # of it, spent (the rest is unspent: learning.release_rho)
+    small: bool = False  # the small-table rules applied (check_learnable)
+    lent_rho: float = 0.0  # a small table's pool beyond second_pool_rho (learn_domain small_rho)
 
     @property
     def add_remove(self) -> bool:
@@ -347,10 +349,18 @@ class LearnReport:
         """The second selection's pool left unspent (no column needed it)."""
         return max(0.0, self.second_pool_rho - self.second_spent_rho)
 
+    @property
+    def lent_spent_rho(self) -> float:
+        """Of a small table's further pool (``lent_rho``), what was spent: the pool is spent
+        from ``second_pool_rho`` first."""
+        return max(0.0, self.second_spent_rho - self.second_pool_rho)
+
     def to_dict(self) -> dict[str, Any]:
         pool = {} if not self.second_pool_rho else {
             "second_pool_rho": self.second_pool_rho, "second_spent_rho": self.second_spent_rho
         }  # fmt: skip
+        if self.lent_rho:  # a small table's pool, with the weights' part lent to it
+            pool |= {"small_table_lent_rho": self.lent_rho}
         if not self.add_remove:
             return {
                 "n": self.n,
@@ -494,6 +504,12 @@ class _Context:
     # released, with their noisy counts, held for it (never published)
     second: bool = False
     held: dict[str, tuple[Selection, dict[Hashable, int], dict[Hashable, int]]] = field(
+        default_factory=dict
+    )
+    # a small table's numeric columns whose bounds are a narrow band far from 0
+    # (narrow_band), held for a finer histogram from the pool: the values, precision, bounds
+    # and the band's noisy mass in the bounds' histogram with its sd
+    narrow: dict[str, tuple[np.ndarray, int, tuple[float, float], tuple[float, float]]] = field(
         default_factory=dict
     )
     # the noise of the date test's count (_date_count): a stream of its own, derived from
@@ -666,9 +682,10 @@ def _step(decimals: int) -> float:
 
 def _bounds(
     name: str, col: _Column, rho: float, decimals: int, ctx: _Context
-) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray]:
+) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray, tuple[float, float] | None]:
     """The column's private bounds, rounded outward to its precision (None when no bucket
-    is occupied), the buckets and their noisy counts. The buckets start at the precision's
+    is occupied), the buckets, their noisy counts and the bounds before the rule at 0
+    (:data:`BOUND_ZERO_RATIO`; the ends of buckets). The buckets start at the precision's
     step (``[0, 1)`` then ``[1, 2)`` for integers): a number of that precision is never
     smaller, so finer buckets would only spread the noise's false positives and push apart
     the buckets a run joins."""
@@ -694,12 +711,13 @@ def _bounds(
             None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]), bounds[2])
         )
     if bounds is None:
-        return None, buckets, np.zeros(0, dtype=np.int64)
+        return None, buckets, np.zeros(0, dtype=np.int64), None
     lo, hi = bounds[0], bounds[1]
     if not ctx.small:  # (a small table's growth from the mode has its own rule at 0)
         lo, hi = grown_past(lo, hi, buckets, bounds[2], rho, ctx.l2)
         strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
         lo, hi = across_zero(lo, hi, buckets, bounds[2], strict)
+    raw = (lo, hi)  # before the rule at 0 (narrow_band reads them)
     if 0 < lo <= hi / BOUND_ZERO_RATIO and (
         not ctx.small or zero_point(buckets, bounds[2], rho, ctx.l2)
     ):
@@ -707,7 +725,7 @@ def _bounds(
     lo, hi = _outward(lo, decimals, math.floor), _outward(hi, decimals, math.ceil)
     if hi <= lo:
         hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
-    return (lo, hi), buckets, bounds[2]
+    return (lo, hi), buckets, bounds[2], raw
 
 
 def zero_point(buckets: np.ndarray, noisy: np.ndarray, rho: float, sensitivity: float) -> bool:
@@ -880,6 +898,85 @@ def _small_edges(
     return sorted(e for e in edges if lo <= e <= hi)
 
 
+FINE_CELLS = 1000
+"""At most this many cells (as :data:`MAX_LATTICE`) in a small table's finer histogram of a band
+(:func:`fine_cells`)."""
+FINE_SIGMAS = 2.0
+"""A finer run is kept only when its noisy mass is within this many standard deviations of
+the band's in the bounds' histogram, and its cells hold on average this many noise sd
+(:func:`_fine_edges`)."""
+NARROW_RATIO = BOUND_ZERO_RATIO
+"""A band's bounds lie within this factor of each other (:func:`narrow_band`)."""
+
+
+def narrow_band(lo: float, hi: float, decimals: int) -> bool:
+    """Whether a small table's bounds ``[lo, hi]`` (the ends of its buckets, before the rule
+    at 0) are a band far from 0 that its magnitude buckets cannot cut: positive, within
+    :data:`NARROW_RATIO` of each other, and holding more than :data:`MAX_LATTICE` steps of
+    the precision (a planet's discovery years 1989..2014 inside ``[1000, 5000]``, whose
+    edges split the bucket ``[2000, 5000)`` into equal widths and put every year in one bin,
+    KS 0.95). A column spread over decades (an orbital period, 0.09 to 730,000 days) keeps
+    its buckets. Public: the private bounds and precision alone."""
+    return 0.0 < lo and hi <= NARROW_RATIO * lo and not lattice(lo, hi, decimals)
+
+
+def fine_cells(lo: float, hi: float, decimals: int) -> np.ndarray:
+    """The equal-width cells of a narrow band's finer histogram: the precision's step times
+    the smallest power of 10 that cuts ``[lo, hi]`` into at most :data:`FINE_CELLS` cells
+    (the years' 4,000 whole numbers of ``[1000, 5000]`` are cells of 1), aligned on it.
+    Public: read off the private bounds and precision."""
+    width = Decimal(1).scaleb(-decimals)
+    a, b = Decimal(repr(lo)), Decimal(repr(hi))
+    while (b - a) / width > FINE_CELLS:
+        width *= 10
+    first, last = math.floor(a / width), math.ceil(b / width)
+    return np.array([float(Decimal(u) * width) for u in range(first, last + 1)])
+
+
+def _fine_edges(
+    name: str, values: np.ndarray, rho: float, decimals: int, bounds: tuple[float, float],
+    band: tuple[float, float], ctx: _Context,
+) -> tuple[tuple[float, float], list[float]] | None:  # fmt: skip
+    """A narrow band's bounds and edges from a finer histogram (:func:`fine_cells`) at
+    ``rho``: the bounds' discrete Gaussian histogram (:func:`private_bounds`, charged before
+    it draws) on those cells, its run grown from the mode as a small table's bounds are
+    (:func:`spread_run`), and edges placed by its noisy counts (:func:`_small_edges`). None
+    when no cell passes the mode's test, or when the run's noisy mass falls short of the
+    band's (``band``: its noisy mass in the bounds' histogram and that sum's sd) by more
+    than :data:`FINE_SIGMAS` sd of the difference: the run would clip the rest (a fare's
+    peak at 7 to 9 in a band ``[5, 50]``); or when its cells hold on average less than
+    :data:`FINE_SIGMAS` noise sd: edges placed by such counts follow the noise (a penguin's
+    body mass, 344 values over 360 cells of 10 g). Then the bounds and edges stay as they
+    were. The same mechanism as the bounds', on other public cells: a record counts in one
+    cell (L2 ``ctx.l2``), ``rho``-zCDP (CKS 2020, Theorem 4); the rest is post-processing."""
+    cells = fine_cells(*bounds, decimals)
+    k = cells.size - 1
+    one = discrete_gaussian_sigma2(rho, ctx.l2)
+    sums = one * BOUND_WINDOW
+    runs = max(1, k - BOUND_WINDOW + 1)
+    window = (BOUND_WINDOW, partition_threshold(sums, BOUND_FALSE_RATE / runs))
+    grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
+            partition_threshold(sums, SMALL_BOUND_STEP_RATE))  # fmt: skip
+    drawn = private_bounds(
+        values, rho=rho, threshold=SPREAD_MODE, rng=ctx.rng, ledger=ctx.ledger, edges=cells,
+        window=window, grow=grow, name=f"{name}: finer bounds (discrete Gaussian histogram)",
+        sensitivity=ctx.l2,
+    )  # fmt: skip
+    if drawn is None:
+        return None
+    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, ctx.l2)
+    run = spread_run(drawn[2], cells, mode, grow, window)
+    if run is None:
+        return None
+    mass = float(drawn[2][run[0] : run[1] + 1].sum())
+    width = run[1] - run[0] + 1
+    sd = math.sqrt(width * float(one) + band[1] ** 2)
+    if mass < band[0] - FINE_SIGMAS * sd or mass < width * FINE_SIGMAS * math.sqrt(one):
+        return None
+    fine = (float(cells[run[0]]), float(cells[run[1] + 1]))
+    return fine, _small_edges(fine, cells, drawn[2], decimals, small_bins(ctx.bins))
+
+
 def _round(x: float, decimals: int) -> float:
     return float(round(Decimal(repr(x)), decimals))
 
@@ -1034,7 +1131,7 @@ def _numeric(
     decimals, hist = _decimals(name, col, share * rho, ctx)
     rest = (1 - share) * rho
     bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
-    found, buckets, bucket_noisy = _bounds(name, col, bounds_share * rest, decimals, ctx)
+    found, buckets, bucket_noisy, raw = _bounds(name, col, bounds_share * rest, decimals, ctx)
     noisy_missing, sigma = missing
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
@@ -1055,6 +1152,12 @@ def _numeric(
     atoms = _atoms(probe, present, decimals)
     if ctx.small:  # the bounds' counts place the edges: no quantiles
         edges = _small_edges(bounds, buckets, bucket_noisy, decimals, small_bins(ctx.bins), zero)
+        if ctx.second and raw is not None and narrow_band(*raw, decimals):
+            inside = (buckets[:-1] >= raw[0]) & (buckets[1:] <= raw[1])
+            one = discrete_gaussian_sigma2(bounds_share * rest, ctx.l2)
+            sd = math.sqrt(int(inside.sum()) * one)
+            band = (float(bucket_noisy[inside].sum()), sd)
+            ctx.narrow[name] = (col.numbers, decimals, raw, band)  # a finer histogram later
         spent = share * rho + bounds_share * rest
     else:
         edges = _edges(name, col, (1 - bounds_share) * rest, bounds, decimals, atoms, ctx)
@@ -1380,6 +1483,7 @@ def learn_domain(
     neighbours: str = REPLACE_ONE,
     public: Domain | None = None,
     second_rho: float = 0.0,
+    small_rho: float = 0.0,
 ) -> tuple[Domain, LearnReport]:
     """Learn a public domain for ``df`` spending ``rho`` (zCDP) on ``ledger`` and at most
     ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``),
@@ -1390,13 +1494,20 @@ def learn_domain(
     is spent deciding them). ``public`` is a partial domain (a codebook of some of the
     columns): its columns are taken as they are, nothing read or spent on them, and the
     others share ``rho``. All randomness comes from ``rng``. The ledger must admit
-    ``ZCDP(rho + second_rho)``; that is checked before any data is read.
+    ``ZCDP(rho + second_rho + small_rho)`` (less ``1e-9`` of ``small_rho``, for float
+    rounding); that is checked before any data is read.
 
     ``second_rho`` (in a release: :data:`SECOND_SHARE` of the learning's rho, taken from the
     decoding weights' part) is a pool, beside the columns' ``rho``, for a second partition
     selection over what the categorical columns' first did not release
-    (:func:`second_plan`); a small table keeps no pool, and the part no column needs is
-    unspent (``LearnReport.second_unspent_rho``).
+    (:func:`second_plan`); the part no column needs is unspent
+    (``LearnReport.second_unspent_rho``). ``small_rho`` is added to the pool of a small
+    table (in a release: the decoding weights' part, which a small table does not draw),
+    whose second step (a second selection, and a finer histogram of each narrow band,
+    :func:`narrow_band`) runs on the tails its first selections did not use: the tails sum
+    to at most ``delta`` whatever the noise decided, so the coupling of the module's
+    partition selections (each within total variation of its tail of the ideal mechanism,
+    given what came before) bounds the whole learning's distance by ``delta``.
     """
     if not isinstance(df, pd.DataFrame):
         raise DPQueryError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -1438,7 +1549,16 @@ def learn_domain(
         or not 0 <= second_rho < math.inf
     ):
         raise DPQueryError(f"second_rho must be a non-negative number, got {second_rho!r}")
-    ledger.check([Charge("domain learning", ZCDP(rho + second_rho))])  # before any data
+    if (
+        not isinstance(small_rho, int | float)
+        or isinstance(small_rho, bool)
+        or not 0 <= small_rho < math.inf
+    ):
+        raise DPQueryError(f"small_rho must be a non-negative number, got {small_rho!r}")
+    # before any data; the loan less a float's residue: the three parts of a release's
+    # learning can sum to an ulp above its rho, and every charge below is within its part
+    lend = float(small_rho) * _SAFETY
+    ledger.check([Charge("domain learning", ZCDP(rho + second_rho + lend))])
     n, n_rho = len(df), 0.0
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
         n_rho = LEARNING_NOISY_N_SHARE * rho
@@ -1446,12 +1566,15 @@ def learn_domain(
     per_column = column_rho(rho, len(selecting), add_remove)
     tail = float(delta) / len(selecting)
     small = check_learnable(n, per_column, tail, noisy=add_remove, sensitivity=l2)
-    # not small: a pool of the columns' rho and of the tail is kept for a second selection
-    # (public shares; a small table's columns run no selection worth a second)
-    second = not small and second_rho > 0
-    pool_rho = float(second_rho) if second else 0.0
-    pool_tail = SECOND_TAIL_SHARE * float(delta) if second else 0.0
-    if second:
+    # a pool of rho kept for a second step (public shares): a second selection over what the
+    # categories' first left out, with a part of the tail kept for it; in a small table the
+    # tails no selection used (its number-like columns select nothing) instead, and a finer
+    # histogram of its narrow bands (narrow_band) besides
+    lent = lend if small else 0.0
+    second = second_rho + lent > 0
+    pool_rho = float(second_rho) + lent if second else 0.0
+    pool_tail = SECOND_TAIL_SHARE * float(delta) if second and not small else 0.0
+    if second and not small:
         tail = (float(delta) - pool_tail) / len(selecting)
     ctx = _Context(rng, ledger, bins, tail, n, small, second, times_rng=_times_rng(rng), l2=l2,
                    add_remove=add_remove)  # fmt: skip
@@ -1474,15 +1597,17 @@ def learn_domain(
         reports.append(report)
     if second:
         n_sigma2 = float(discrete_gaussian_sigma2(n_rho, 1.0)) if add_remove else 0.0
+        if small:  # the tails no selection used (a function of the public rules' outputs)
+            pool_tail = max(0.0, float(delta) - math.fsum(r.delta_tail for r in reports))
         _second_selection(attrs, reports, pool_rho, pool_tail, n_sigma2, ctx)
     domain = Domain(tuple(attrs), note="learned from the data under differential privacy "
                     "(dpquery.domain_learning)")  # fmt: skip
     total_tail = math.fsum(r.delta_tail for r in reports)
     spent = math.fsum([n_rho, *(r.rho for r in reports)])
     relation = ADD_REMOVE if add_remove else REPLACE_ONE
-    pool_spent = math.fsum(r.noisy.get("second_rho", 0.0) for r in reports)
+    pool_spent = math.fsum(r.noisy.get(k, 0.0) for r in reports for k in ("second_rho", "fine_rho"))
     return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho,
-                               float(second_rho), pool_spent)  # fmt: skip
+                               float(second_rho), pool_spent, small, lent)  # fmt: skip
 
 
 def _other_mass(sel: Selection, n: int, n_sigma2: float) -> tuple[float, float]:
@@ -1495,7 +1620,7 @@ def _other_mass(sel: Selection, n: int, n_sigma2: float) -> tuple[float, float]:
 
 def second_plan(
     others: Mapping[str, tuple[float, float, float]], pool_rho: float, pool_tail: float,
-    sensitivity: float = PARTITION_SENSITIVITY,
+    sensitivity: float = PARTITION_SENSITIVITY, extra: int = 0, prefix: bool = False,
 ) -> list[str]:  # fmt: skip
     """The columns given a second selection: ``others`` maps each categorical column to
     ``(noisy other mass, its sd, the first selection's sigma2)``; the pool is split equally
@@ -1505,11 +1630,24 @@ def second_plan(
     rarer than the threshold can pass, and an empty column would only thin the others'
     share. Repeated until the set stands (dropping a column raises the others' share and
     lowers their threshold). ``sensitivity``: the selections' L2 sensitivity (that of
-    :func:`~dpquery.privacy.partition_selection.reselect_partitions`). Public: noisy outputs
-    and public shares only."""
+    :func:`~dpquery.privacy.partition_selection.reselect_partitions`). ``extra``: the pool's
+    other users (a small table's narrow bands), each taking a share as a column does.
+    ``prefix`` (a small table): the columns are ranked by their other mass less its
+    :data:`SECOND_SIGMAS` sd and the longest leading run of them that passes at its own
+    split is kept (dropping every column that fails at once, a small table's columns all
+    fail at the split over all of them). Public: noisy outputs and public shares only."""
+    margin = {c: others[c][0] - SECOND_SIGMAS * others[c][1] for c in others}
+    if prefix:
+        ranked = sorted(others, key=lambda c: (-margin[c], c))
+        for k in range(len(ranked), 0, -1):
+            s2 = discrete_gaussian_sigma2(pool_rho * _SAFETY / (k + extra), sensitivity)
+            if all(margin[c] >= combined_threshold(others[c][2], s2, pool_tail / k)
+                   for c in ranked[:k]):  # fmt: skip
+                return [c for c in others if c in ranked[:k]]
+        return []
     chosen = list(others)
     while chosen:
-        rho2 = pool_rho * _SAFETY / len(chosen)
+        rho2 = pool_rho * _SAFETY / (len(chosen) + extra)
         s2 = discrete_gaussian_sigma2(rho2, sensitivity)
         tail2 = pool_tail / len(chosen)
         kept = [c for c in chosen
@@ -1527,19 +1665,27 @@ def _second_selection(
 ) -> None:  # fmt: skip
     """The second selection over what the categorical columns' first did not release
     (:func:`~dpquery.privacy.partition_selection.reselect_partitions`), on the columns of
-    :func:`second_plan`, each charged its share of the pool before its draw; ``attrs`` and
-    ``reports`` updated in place."""
+    :func:`second_plan`, then a small table's narrow bands' finer histograms
+    (:func:`_fine_edges`), each charged its equal share of the pool (a band at most what
+    its column spent first) before any draw; ``attrs`` and ``reports`` updated in place."""
     others = {}
     for name, (sel, _, _) in ctx.held.items():
         other, sd = _other_mass(sel, ctx.n, n_sigma2)
         others[name] = (other, sd, float(sel.sigma2))
-    chosen = second_plan(others, pool_rho, pool_tail, ctx.l2)
-    if not chosen:
+    narrow = [a.name for a in attrs if a.name in ctx.narrow]  # the table's column order
+    chosen = (second_plan(others, pool_rho, pool_tail, ctx.l2, len(narrow), prefix=ctx.small)
+              if pool_tail > 0 else [])  # fmt: skip
+    if not chosen and not narrow:
         return
-    rho2 = pool_rho * _SAFETY / len(chosen)
-    tail2 = pool_tail / len(chosen)
-    ctx.ledger.check([Charge(f"{c}: second partition selection", ZCDP(rho2)) for c in chosen])
+    rho2 = pool_rho * _SAFETY / (len(chosen) + len(narrow))
+    tail2 = pool_tail / max(1, len(chosen))
     index = {a.name: i for i, a in enumerate(attrs)}
+    # a band takes at most what its column spent first: when its cells turn out too thin
+    # (_fine_edges), the release loses no more than that
+    fine_rho = {c: min(rho2, reports[index[c]].rho) for c in narrow}
+    charges = [Charge(f"{c}: second partition selection", ZCDP(rho2)) for c in chosen]
+    charges += [Charge(f"{c}: finer bounds", ZCDP(r)) for c, r in fine_rho.items()]
+    ctx.ledger.check(charges)
     for name in [a.name for a in attrs if a.name in chosen]:  # the table's column order
         sel, held, keys = ctx.held[name]
         again = reselect_partitions(
@@ -1556,6 +1702,20 @@ def _second_selection(
         reports[i] = replace(old, rho=old.rho + rho2, delta_tail=old.delta_tail + tail2,
                              learned=learned + f" ({len(again.released)} by a second selection)",
                              noisy=noisy)  # fmt: skip
+    for name in narrow:
+        values, decimals, bounds, band = ctx.narrow[name]
+        fine = _fine_edges(name, values, fine_rho[name], decimals, bounds, band, ctx)
+        i = index[name]
+        old = reports[i]
+        learned = old.learned
+        if fine is not None:
+            attr = attrs[i]
+            assert isinstance(attr, Numeric)
+            attrs[i] = replace(attr, edges=tuple(fine[1]))
+            learned += f"; finer: {attrs[i].n_bins} bins over [{fine[1][0]:g}, {fine[1][-1]:g}]"
+        noisy = old.noisy | {"fine_rho": fine_rho[name],
+                             "fine_bounds": None if fine is None else fine[0]}  # fmt: skip
+        reports[i] = replace(old, rho=old.rho + fine_rho[name], learned=learned, noisy=noisy)
 
 
 def column_rho(rho: float, columns: int, add_remove: bool) -> float:

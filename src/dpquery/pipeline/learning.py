@@ -22,10 +22,12 @@ then spends the rest. The split is stated in advance and never depends on the da
   (unspent when ``Learning.within`` is off, so that the domain and the release are the
   same with and without them), :data:`~dpquery.domain_learning.SECOND_SHARE` to a pool for
   a second category selection (``learn_domain(second_rho=...)``), the domain itself the
-  rest; when the weights would draw nothing (:func:`release_rho`: a small table's bins are
-  too few records for a sub-bin, or no column is numeric), their part goes to the release
-  instead, and so does the pool's part that no column needed
-  (``LearnReport.second_unspent_rho``: a function of noisy counts, the same privacy filter);
+  rest; when the weights would draw nothing (:func:`release_rho`: no column is numeric, or
+  the bins are too few records for a sub-bin), their part goes to the release instead, and
+  so does the pool's part that no column needed (``LearnReport.second_unspent_rho``: a
+  function of noisy counts, the same privacy filter); a small table draws no weights and
+  lends their part to the pool (``learn_domain(small_rho=...)``), the release getting what
+  the pool left (``LearnReport.lent_spent_rho``);
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
 
@@ -377,12 +379,12 @@ def learn(
             raw, rho=(1 - WITHIN_SHARE) * budget.learn_rho, delta=budget.delta_tail, rng=rng,
             ledger=stage, types=request.learning.types, bins=request.learning.bins,
             neighbours=neighbours, public=public,
-            second_rho=SECOND_SHARE * budget.learn_rho,
+            second_rho=SECOND_SHARE * budget.learn_rho, small_rho=within_rho,
         )  # fmt: skip
         domain, table = encodable(domain, raw, public)
         # drawn with or without the weights: the domain and the release are the same either way
         weights_rng = make_rng(child_rng(rng))
-        if request.learning.within:
+        if request.learning.within and not report.small:  # (a small table lent their part)
             domain, within = learn_within(
                 domain, table, rho=within_rho, rng=weights_rng, ledger=stage, n=report.n,
                 sensitivity=l2,
@@ -390,7 +392,11 @@ def learn(
     except BaseException as exc:
         attach_ledger(exc, ledger)
         raise
-    release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
+    if report.small:  # the weights' part was lent to the learning's pool: what it left
+        release = budget.release_rho + within_rho + report.second_unspent_rho
+        release -= report.lent_spent_rho
+    else:
+        release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
 
