@@ -1709,10 +1709,10 @@ def _second_selection(
         old = reports[i]
         learned = old.learned
         if fine is not None:
-            attr = attrs[i]
-            assert isinstance(attr, Numeric)
-            attrs[i] = replace(attr, edges=tuple(fine[1]))
-            learned += f"; finer: {attrs[i].n_bins} bins over [{fine[1][0]:g}, {fine[1][-1]:g}]"
+            numeric = attrs[i]
+            assert isinstance(numeric, Numeric)
+            attrs[i] = numeric = replace(numeric, edges=tuple(fine[1]))
+            learned += f"; finer: {numeric.n_bins} bins over [{fine[1][0]:g}, {fine[1][-1]:g}]"
         noisy = old.noisy | {"fine_rho": fine_rho[name],
                              "fine_bounds": None if fine is None else fine[0]}  # fmt: skip
         reports[i] = replace(old, rho=old.rho + fine_rho[name], learned=learned, noisy=noisy)
