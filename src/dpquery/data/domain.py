@@ -719,7 +719,14 @@ def _attr_from_dict(obj: Any) -> Attribute:
     kind, name = obj["type"], obj["name"]
     allowed = {
         "categorical": {
-            "values", "missing", "recode", "dtype", "other", "keep_missing", "ordered", "by_rule"
+            "values",
+            "missing",
+            "recode",
+            "dtype",
+            "other",
+            "keep_missing",
+            "ordered",
+            "by_rule",
         },
         "numeric": {
             "edges",

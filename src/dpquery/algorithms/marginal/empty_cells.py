@@ -74,9 +74,7 @@ def catch_all_cells(
     return out
 
 
-def ruled_cells(
-    domain: Domain | None, sizes: Sequence[int] | np.ndarray
-) -> list[tuple[int, ...]]:
+def ruled_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
     """Per attribute of a record layout of ``sizes`` values, the codes of the values its
     domain lists as added by rule (``Categorical.by_rule``), highest first: the order
     :func:`doubted_run` tests them in. Public: the domain alone. None for an attribute whose
