@@ -86,6 +86,7 @@ from dpquery.algorithms.marginal.compress import (
 )
 from dpquery.algorithms.marginal.empty_cells import (
     DEFAULT_EMPTY_SIGMAS,
+    RULED_SIGMAS,
     catch_all_cells,
     condition_records,
     doubted_cells,
@@ -472,7 +473,7 @@ def adaptive_marginals(
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
     ordinal_weight: float = 1.0, within_bins: bool = False,
     empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
-    ruled: Sequence[Sequence[int]] | None = None,
+    ruled: Sequence[Sequence[int]] | None = None, ruled_sigmas: float = RULED_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
@@ -521,7 +522,8 @@ def adaptive_marginals(
     taken as empty and its attribute's values are conditioned on it
     (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing, no extra cost); so is
     the leading run of ``ruled`` cells (per attribute, codes a learned domain added by rule,
-    highest first: :func:`~dpquery.algorithms.marginal.empty_cells.ruled_cells`) below it."""
+    highest first: :func:`~dpquery.algorithms.marginal.empty_cells.ruled_cells`) below
+    ``ruled_sigmas``."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -615,7 +617,7 @@ def adaptive_marginals(
         estimates = one_way_estimates(measured, len(sizes))
         doubted = doubted_cells(estimates, empty, empty_sigmas)
         if ruled is not None and any(ruled):  # the codes past the data: the highest ones
-            run = doubted_run(estimates, ruled, empty_sigmas)
+            run = doubted_run(estimates, ruled, ruled_sigmas)
             doubted = [(*c, *r) for c, r in zip(doubted, run, strict=True)]
         X, k = condition_records(X, doubted, rng)
         if k:

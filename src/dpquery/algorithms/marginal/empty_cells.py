@@ -28,10 +28,10 @@ own: a small table's integer codes are every integer of its private bounds, whos
 (``[10, 20)`` for PUMS's education, coded 1 to 16) holds records as a whole, not code by code,
 so up to nine codes past the data come with it. The learning lists the codes above the first
 code of that bucket (``Categorical.by_rule``, kept in the domain's JSON: public). They are
-tested from the highest down, each below ``z`` sigma taken as empty, stopping at the first
-that reaches it (:func:`ruled_cells`, :func:`doubted_run`): the codes past the data are the
-highest, and a code below one that holds records lies inside the data's range. The doubted
-codes join the catch-all cells' and are conditioned on in the same way.
+tested from the highest down, each below :data:`RULED_SIGMAS` sigma taken as empty, stopping
+at the first that reaches it (:func:`ruled_cells`, :func:`doubted_run`): the codes past the
+data are the highest, and a code below one that holds records lies inside the data's range.
+The doubted codes join the catch-all cells' and are conditioned on in the same way.
 
 Privacy: post-processing (Dwork and Roth 2014, Proposition 2.1; for zCDP Bun and Steinke
 2016, Lemma 1.8) of measurements already charged, of the record set fitted to them, and of
@@ -51,6 +51,14 @@ from dpquery.data.domain import Categorical, Domain, Numeric
 DEFAULT_EMPTY_SIGMAS = 2.0
 """A catch-all cell whose combined noisy 1-way count is below this many standard deviations
 of its noise is taken as empty."""
+
+RULED_SIGMAS = 1.0
+"""A code added by rule (:func:`ruled_cells`) whose combined noisy 1-way count is below this
+many standard deviations of its noise is taken as empty, the run from the highest code
+stopping at the first that reaches it. Lower than :data:`DEFAULT_EMPTY_SIGMAS`: such a code
+lies in a bounds bucket that holds records, and the codes just below the data's end hold
+few (PUMS's education 15 and 16: 24 and 13 records, about 1 and 0.6 sd of the release's
+1-way noise), which 2 sd took as empty too (``docs/learn.md``, measured)."""
 
 
 def catch_all_cells(
@@ -142,6 +150,7 @@ def condition_records(
 
 __all__ = [
     "DEFAULT_EMPTY_SIGMAS",
+    "RULED_SIGMAS",
     "catch_all_cells",
     "condition_records",
     "doubted_cells",
