@@ -4,8 +4,8 @@ codes the learning names (by hand, from the public buckets), the domain field (c
 kept through a JSON round trip; a codebook has none), the run tested from the highest code
 down (by hand), and adaptive-projection with the step: the same charges as without it
 (post-processing), no record in an empty code on neighbouring tables of ``n`` and ``n + 1``
-records under add/remove, a code holding records kept, and a release whose domain lists no
-such code unchanged byte for byte.
+records under add/remove and of one record replaced under replace-one, a code holding
+records kept, and a release whose domain lists no such code unchanged byte for byte.
 
 Every randomised check is seeded, so each run is deterministic; none is statistical.
 """
@@ -185,6 +185,24 @@ def test_neighbouring_tables_of_n_and_n_plus_one_under_add_remove() -> None:
         before = _code_column(data, np.asarray(off.records.rows))
         assert np.isin(before, [5, 6, 7]).sum() >= 5
     assert _charges(on)[0][0] == NOISY_N  # the noisy n first: add/remove
+
+
+def test_neighbouring_tables_with_one_record_replaced_under_replace_one() -> None:
+    """Replace one record (n = 800 both, replace-one): both releases make the same charges
+    with and without the step and hold no record in an empty code. The seeds are fixed:
+    without the step 12 and 11 records there."""
+    table = _table(800, 2)
+    other = table.copy()
+    other.loc[0, "code"] = 5 if table.loc[0, "code"] != 5 else 4
+    for t in (table, other):
+        data = encode(t, _domain())
+        on = _fit(data, 2, neighbours="replace-one")
+        off = _fit(data, 2, empty_cells=None, neighbours="replace-one")
+        assert _charges(on) == _charges(off)
+        assert NOISY_N not in [mechanism for mechanism, _ in _charges(on)]  # n is public
+        codes = _code_column(data, np.asarray(on.records.rows))
+        assert not np.isin(codes, [5, 6, 7]).any()
+        assert np.isin(_code_column(data, np.asarray(off.records.rows)), [5, 6, 7]).sum() >= 10
 
 
 def test_a_code_holding_records_ends_the_run_and_is_kept() -> None:
