@@ -85,8 +85,8 @@ def catch_all_cells(
 def ruled_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
     """Per attribute of a record layout of ``sizes`` values, the codes of the values its
     domain lists as added by rule (``Categorical.by_rule``), highest first: the order
-    :func:`doubted_run` tests them in. Public: the domain alone. None for an attribute whose
-    size in the layout is not its domain size, or a layout that is not the domain's."""
+    :func:`doubted_run` tests them in. Public: the domain alone. An attribute whose size in
+    the layout is not its domain size, or a layout that is not the domain's, has none."""
     if domain is None or len(domain.attributes) != len(sizes):
         return [() for _ in sizes]
     out: list[tuple[int, ...]] = []
