@@ -1113,6 +1113,22 @@ def _range_codes(
     return attr, f"{shown} + {other}{extra}"
 
 
+def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
+    """A small table's integer codes (:func:`_range_codes`) with the codes above the first
+    code of the bounds' bucket holding the last code listed as added by rule
+    (``Categorical.by_rule``): that bucket holds records as a whole, not code by code, so the
+    codes past the data come with it (PUMS's education, 1 to 16, read as codes up to 19 from
+    the bucket ``[10, 20)``; 17 to 19, empty, got 2.1% of the released educations). The
+    release tests them against its own measurements
+    (:mod:`dpquery.algorithms.marginal.empty_cells`). A public rule on the public buckets and
+    the codes: no data read."""
+    codes = [v for v in attr.values if isinstance(v, int) and v not in (attr.other, attr.missing)]
+    if not codes:
+        return attr
+    top = float(buckets[int(np.searchsorted(buckets, max(codes), side="right")) - 1])
+    return replace(attr, by_rule=tuple(v for v in codes if v > top))
+
+
 def _numeric(
     name: str,
     col: _Column,
@@ -1147,6 +1163,7 @@ def _numeric(
         if coded is not None and ctx.small and found is not None:  # codes: the stricter top
             top = _code_top(bounds, buckets, bucket_noisy, bounds_share * rest, ctx.l2)
             coded = _range_codes(name, top, has_missing, from_zero=True, zero=zero) or coded
+            coded = (by_rule_top(coded[0], buckets), coded[1])
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest
     atoms = _atoms(probe, present, decimals)

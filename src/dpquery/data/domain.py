@@ -68,6 +68,12 @@ class Categorical:
     it changes no bit of the layout. ``ordered`` declares the values ordered as listed (public
     knowledge, such as an age coded in years): a release may then group adjacent values
     (adaptive-projection's ordinal bins); it changes no bit of the layout either.
+    ``by_rule`` lists values, in the order of ``values``, that a learned domain added by a
+    public rule rather than by a noisy count of their own (the integer codes of a learned
+    column above the first code of its bounds' top bucket, ``docs/learn.md``): a release may
+    take the highest of them as empty when its own measurements cannot tell them from empty
+    (:mod:`dpquery.algorithms.marginal.empty_cells`). A codebook's domain has none. It
+    changes no bit of the layout either.
     """
 
     name: str
@@ -78,10 +84,12 @@ class Categorical:
     other: Hashable | None = None
     keep_missing: bool = field(default=False, compare=False)
     ordered: bool = field(default=False, compare=False)
+    by_rule: tuple[Hashable, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
         object.__setattr__(self, "values", tuple(self.values))
+        object.__setattr__(self, "by_rule", tuple(self.by_rule))
         object.__setattr__(self, "recode", dict(self.recode))
         if not self.values:
             raise DomainError(f"categorical attribute {self.name!r} has no values")
@@ -112,7 +120,24 @@ class Categorical:
         if not isinstance(self.ordered, bool):
             raise DomainError(f"attribute {self.name!r}: ordered must be true or false, "
                               f"got {self.ordered!r}")  # fmt: skip
+        self._check_by_rule()
         schema.check_dtype(self.name, self.dtype, self.present_values)
+
+    def _check_by_rule(self) -> None:
+        """``by_rule``: values of the attribute, in their order, neither its catch-all nor
+        its missing category."""
+        bad = [v for v in self.by_rule if v not in self.values or v in (self.other, self.missing)]
+        if bad:
+            raise DomainError(
+                f"attribute {self.name!r}: by_rule values {bad[:6]} are not values of it other "
+                "than its catch-all and missing categories"
+            )
+        order = [self.values.index(v) for v in self.by_rule]
+        if any(b <= a for a, b in itertools.pairwise(order)):
+            raise DomainError(
+                f"attribute {self.name!r}: by_rule must list values once each, in the order "
+                f"of its values; got {list(self.by_rule)[:6]}"
+            )
 
     @property
     def present_values(self) -> tuple[Hashable, ...]:
@@ -649,6 +674,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["keep_missing"] = True
     if isinstance(a, Categorical) and a.ordered:
         out["ordered"] = True
+    if isinstance(a, Categorical) and a.by_rule:  # only when learned: older readers see the same
+        out["by_rule"] = list(a.by_rule)
     if isinstance(a, Numeric) and a.within is not None:
         out["within"] = [list(w) for w in a.within]
     if isinstance(a, Numeric) and a.density != "uniform":  # older readers see the same
@@ -691,7 +718,16 @@ def _attr_from_dict(obj: Any) -> Attribute:
         raise DomainError(f"an attribute must be an object with 'name' and 'type', got {obj!r}")
     kind, name = obj["type"], obj["name"]
     allowed = {
-        "categorical": {"values", "missing", "recode", "dtype", "other", "keep_missing", "ordered"},
+        "categorical": {
+            "values",
+            "missing",
+            "recode",
+            "dtype",
+            "other",
+            "keep_missing",
+            "ordered",
+            "by_rule",
+        },
         "numeric": {
             "edges",
             "out_of_range",
@@ -727,6 +763,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 _hashable(obj.get("other")),
                 obj.get("keep_missing", False),
                 obj.get("ordered", False),
+                _by_rule(name, obj.get("by_rule", [])),
             )
         if kind == "numeric":
             return Numeric(
@@ -747,6 +784,13 @@ def _attr_from_dict(obj: Any) -> Attribute:
         raise DomainError(f"attribute {name!r} ({kind}) is missing the key {exc}") from None
     except TypeError as exc:
         raise DomainError(f"attribute {name!r}: {exc}") from None
+
+
+def _by_rule(name: str, v: Any) -> tuple[Hashable, ...]:
+    """A domain file's ``by_rule`` list as a tuple of values."""
+    if not isinstance(v, list):
+        raise DomainError(f"attribute {name!r}: 'by_rule' must be a list, got {type(v).__name__}")
+    return tuple(_hashable(x) for x in v)
 
 
 def _within(v: Any) -> tuple[tuple[float, ...], ...] | None:

@@ -86,9 +86,12 @@ from dpquery.algorithms.marginal.compress import (
 )
 from dpquery.algorithms.marginal.empty_cells import (
     DEFAULT_EMPTY_SIGMAS,
+    RULED_SIGMAS,
     catch_all_cells,
     condition_records,
     doubted_cells,
+    doubted_run,
+    ruled_cells,
 )
 from dpquery.algorithms.marginal.one_way import (
     DEFAULT_COLUMN_CAP,
@@ -470,6 +473,7 @@ def adaptive_marginals(
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
     ordinal_weight: float = 1.0, within_bins: bool = False,
     empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
+    ruled: Sequence[Sequence[int]] | None = None, ruled_sigmas: float = RULED_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
@@ -516,7 +520,10 @@ def adaptive_marginals(
     :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): last, such
     a cell whose combined noisy 1-way count is below ``empty_sigmas`` standard deviations is
     taken as empty and its attribute's values are conditioned on it
-    (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing, no extra cost)."""
+    (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing, no extra cost); so is
+    the leading run of ``ruled`` cells (per attribute, codes a learned domain added by rule,
+    highest first: :func:`~dpquery.algorithms.marginal.empty_cells.ruled_cells`) below
+    ``ruled_sigmas``."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -606,8 +613,12 @@ def adaptive_marginals(
             sweeps=min(final_sweeps, WITHIN_BINS_SWEEPS), rng=rng,
         )  # fmt: skip
         rounds.append({"round": "within bins", "attributes": cut, "pseudo": pseudo})
-    if empty is not None and any(empty):
-        doubted = doubted_cells(one_way_estimates(measured, len(sizes)), empty, empty_sigmas)
+    if empty is not None and (any(empty) or (ruled is not None and any(ruled))):
+        estimates = one_way_estimates(measured, len(sizes))
+        doubted = doubted_cells(estimates, empty, empty_sigmas)
+        if ruled is not None and any(ruled):  # the codes past the data: the highest ones
+            run = doubted_run(estimates, ruled, ruled_sigmas)
+            doubted = [(*c, *r) for c, r in zip(doubted, run, strict=True)]
         X, k = condition_records(X, doubted, rng)
         if k:
             rounds.append({"round": "empty catch-all cells", "values_redrawn": k,
@@ -854,6 +865,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 ordinal_weight=self.ordinal_weight, within_bins=self.within_bins_on(),
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
+                ruled=ruled_cells(run.data.domain, layout.sizes) if self.empty_cells else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
             )  # fmt: skip
         sources = column_sources(
