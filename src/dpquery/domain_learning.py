@@ -99,6 +99,7 @@ import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -348,12 +349,6 @@ class LearnReport:
     def second_unspent_rho(self) -> float:
         """The second selection's pool left unspent (no column needed it)."""
         return max(0.0, self.second_pool_rho - self.second_spent_rho)
-
-    @property
-    def lent_spent_rho(self) -> float:
-        """Of a small table's further pool (``lent_rho``), what was spent: the pool is spent
-        from ``second_pool_rho`` first."""
-        return max(0.0, self.second_spent_rho - self.second_pool_rho)
 
     def to_dict(self) -> dict[str, Any]:
         pool = {} if not self.second_pool_rho else {
@@ -691,14 +686,8 @@ def _bounds(
     the buckets a run joins."""
     buckets = magnitude_buckets(min_exponent=-decimals)
     k = buckets.size - 1
-    # a run of BOUND_WINDOW buckets: its noisy sum has about BOUND_WINDOW times the variance
-    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2) * BOUND_WINDOW
-    window = (BOUND_WINDOW, partition_threshold(sigma2, BOUND_FALSE_RATE / (k - BOUND_WINDOW + 1)))
-    grow = None
-    if ctx.small:  # grown from the mode, each step a single test (grown_bounds)
-        one = discrete_gaussian_sigma2(rho, ctx.l2)
-        grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
-                partition_threshold(sigma2, SMALL_BOUND_STEP_RATE))  # fmt: skip
+    _, window, steps = _run_tests(rho, k, ctx.l2)
+    grow = steps if ctx.small else None  # grown from the mode (grown_bounds)
     mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, ctx.l2)
     bounds = private_bounds(
         col.numbers, rho=rho, threshold=SPREAD_MODE if ctx.small else mode, rng=ctx.rng,
@@ -726,6 +715,23 @@ def _bounds(
     if hi <= lo:
         hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
     return (lo, hi), buckets, bounds[2], raw
+
+
+def _run_tests(
+    rho: float, k: int, sensitivity: float
+) -> tuple[Fraction, tuple[int, int], tuple[int, int]]:
+    """The tests a bounds histogram of ``k`` cells at ``rho`` is read with: one cell's noise
+    variance, the window test (a run of :data:`BOUND_WINDOW` cells, whose noisy sum has
+    about that many times the variance, at :data:`BOUND_FALSE_RATE` split over the runs)
+    and a small table's growth steps from the mode (:func:`grown_bounds`, each a single test
+    at :data:`SMALL_BOUND_STEP_RATE`: one cell, then a window). Public."""
+    one = discrete_gaussian_sigma2(rho, sensitivity)
+    sums = one * BOUND_WINDOW
+    runs = max(1, k - BOUND_WINDOW + 1)
+    window = (BOUND_WINDOW, partition_threshold(sums, BOUND_FALSE_RATE / runs))
+    grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
+            partition_threshold(sums, SMALL_BOUND_STEP_RATE))  # fmt: skip
+    return one, window, grow
 
 
 def zero_point(buckets: np.ndarray, noisy: np.ndarray, rho: float, sensitivity: float) -> bool:
@@ -951,12 +957,7 @@ def _fine_edges(
     cell (L2 ``ctx.l2``), ``rho``-zCDP (CKS 2020, Theorem 4); the rest is post-processing."""
     cells = fine_cells(*bounds, decimals)
     k = cells.size - 1
-    one = discrete_gaussian_sigma2(rho, ctx.l2)
-    sums = one * BOUND_WINDOW
-    runs = max(1, k - BOUND_WINDOW + 1)
-    window = (BOUND_WINDOW, partition_threshold(sums, BOUND_FALSE_RATE / runs))
-    grow = (partition_threshold(one, SMALL_BOUND_STEP_RATE),
-            partition_threshold(sums, SMALL_BOUND_STEP_RATE))  # fmt: skip
+    one, window, grow = _run_tests(rho, k, ctx.l2)
     drawn = private_bounds(
         values, rho=rho, threshold=SPREAD_MODE, rng=ctx.rng, ledger=ctx.ledger, edges=cells,
         window=window, grow=grow, name=f"{name}: finer bounds (discrete Gaussian histogram)",

@@ -27,7 +27,7 @@ then spends the rest. The split is stated in advance and never depends on the da
   so does the pool's part that no column needed (``LearnReport.second_unspent_rho``: a
   function of noisy counts, the same privacy filter); a small table draws no weights and
   lends their part to the pool (``learn_domain(small_rho=...)``), the release getting what
-  the pool left (``LearnReport.lent_spent_rho``);
+  the pool left (``LearnReport.second_spent_rho`` against ``second_pool_rho``);
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
 
@@ -393,8 +393,9 @@ def learn(
         attach_ledger(exc, ledger)
         raise
     if report.small:  # the weights' part was lent to the learning's pool: what it left
-        release = budget.release_rho + within_rho + report.second_unspent_rho
-        release -= report.lent_spent_rho
+        release = (
+            budget.release_rho + within_rho - (report.second_spent_rho - report.second_pool_rho)
+        )
     else:
         release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
