@@ -28,6 +28,16 @@ same references (``zeros``, ``indep``); ``--d`` is then ignored (the shape's d):
     nice .venv/bin/python benchmarks/bench_wide.py --shape small --seeds 10 11 12 \
         --candidates auto --out shape-small
 
+Real user x item tables (``--items NAME=PATH``, or ``NAME`` for
+``$DPQUERY_EXTRA_DATA_DIR/movielens/NAME.csv``; ``user_items.py``): a CSV whose first two
+columns are the user and item ids, each distinct user a record, each distinct item id an
+item, a repeated pair one incidence; given to ``synth`` as a scipy sparse ``.npz`` and scored
+as a generated shape is (every measure against zeros'), one table after the other::
+
+    DPQUERY_EXTRA_DATA_DIR=extra nice .venv/bin/python benchmarks/bench_wide.py \
+        --items ratings-2016 --seeds 10 11 12 --epsilons 1 --candidates auto \
+        --neighbours add-remove --pipelinedp venv-pdp/bin/python --out ar-pipelinedp-ml2016
+
 Quick mode (``make bench``, ``DPQUERY_BENCH_QUICK=1``, or ``--quick``): d = 5,000, seed 10.
 Full protocol (``make bench FULL=1 BENCH=wide``): both d, seeds 10, 11, 12 (the wide
 release's constants were tuned on seeds 0-2, so these report on seeds it was not tuned on).
@@ -85,6 +95,7 @@ from dpquery.data import Binary, BinaryData, Domain, ItemSets, read_item_sets, s
 from dpquery.data.items import write_item_sets
 from dpquery.datasets.shapes import SHAPES, generate
 from dpquery.evaluation.wide import MEASURES, REFERENCES, WideMeasures
+from user_items import describe, read_user_items, tables
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results" / "wide"
@@ -421,8 +432,11 @@ def bench(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench_wide.") as tmp:
         folder = Path(tmp)
-        for d in args.d:
-            if args.shape:
+        for d, given in [(d, None) for d in args.d] + [(0, name) for name in args.items]:
+            if given:  # a real user x item table (--items)
+                real = read_user_items(args.items[given])
+                print(f"{given} ({args.items[given]}): {describe(real)}", flush=True)
+            elif args.shape:
                 shape = SHAPES[args.shape]
                 real = generate(replace(shape, n=args.shape_n or shape.n), args.data_seed)
                 print(f"shape {args.shape}, data seed {args.data_seed}: n = {real.n:,}, "
@@ -430,11 +444,11 @@ def bench(args: argparse.Namespace) -> list[dict[str, Any]]:
             else:
                 real = load_real(d)
             measures = WideMeasures.of(real, seed=0)
-            dataset = args.shape or "npm_words"
-            if args.shape_n:
+            dataset = given or args.shape or "npm_words"
+            if args.shape_n and not given:
                 dataset += f" (n = {args.shape_n:,})"
             rows += reference_rows(measures, dataset)
-            data = input_file(real, folder, sparse, args.shape)
+            data = input_file(real, folder, sparse, given or args.shape)
             for epsilon in args.epsilons:
                 for seed in args.seeds:
                     for candidate in args.candidates:
@@ -495,6 +509,8 @@ def main(argv: list[str] | None = None) -> None:
         help="the relation of the releases (add-remove: n private)",
     )
     p.add_argument("--shape-n", type=int, help="the generated shape scaled to this many records")
+    p.add_argument("--items", nargs="+", default=[], metavar="NAME=PATH",
+                   help="real user x item CSVs, instead of npm_words (user_items.py)")  # fmt: skip
     p.add_argument(
         "--pipelinedp",
         metavar="PYTHON",
@@ -520,7 +536,13 @@ def main(argv: list[str] | None = None) -> None:
             print(table(list(csv.DictReader(fh))))
         return
     quick = args.quick or os.environ.get("DPQUERY_BENCH_QUICK", "") not in ("", "0")
-    args.d = [0] if args.shape else args.d or ([5000] if quick else [5000, D])
+    asked, args.items = args.items, tables(args.items)
+    if asked:  # the real tables alone, unless a shape or d is asked for too
+        args.d = [0] if args.shape else args.d or []
+        if not args.d and not args.items:
+            p.error("no table to run: every --items table is absent")
+    else:
+        args.d = [0] if args.shape else args.d or ([5000] if quick else [5000, D])
     args.seeds = args.seeds if args.seeds is not None else ([10] if quick else [10, 11, 12])
     args.out = args.out or ("quick" if quick else "full")
     rows = bench(args)
