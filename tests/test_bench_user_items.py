@@ -96,3 +96,25 @@ def test_the_movielens_table_of_2016_when_present(user_items) -> None:  # type: 
         pytest.skip(f"MovieLens' ratings are not in the repository (looked for {path})")
     items = user_items.read_user_items(path)
     assert (items.n, items.d, items.nnz) == (671, 9_066, 100_004)  # ml-latest-small, 2016
+
+
+def _bench(name: str, results: Path):  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.RESULTS = results  # a failing run writes nothing into docs/
+    return module
+
+
+def test_the_benchmarks_stop_when_every_table_is_absent(user_items, monkeypatch, capsys,
+                                                        tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+    # an absent --items table is skipped, never replaced by the default data
+    monkeypatch.delenv("DPQUERY_EXTRA_DATA_DIR", raising=False)
+    with pytest.raises(SystemExit):
+        _bench("bench_wide", tmp_path).main(["--items", "ratings-2016", "--out", "x"])
+    assert "every --items table is absent" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", ["bench_wide_bounds.py", "--auto", "--items", "nowhere"])
+    with pytest.raises(SystemExit):
+        _bench("bench_wide_bounds", tmp_path).main()
+    assert "skip nowhere: $DPQUERY_EXTRA_DATA_DIR not set" in capsys.readouterr().out
