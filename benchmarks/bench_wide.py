@@ -275,9 +275,20 @@ def pipelinedp(real: ItemSets, measures: WideMeasures, items: Path, folder: Path
 
 
 def pipelinedp_scores(measures: WideMeasures, answers: Any) -> dict[str, dict[str, float]]:
-    """Max and mean error of PipelineDP's counts (as fractions of the ``n`` records, each
-    clipped to [0, 1]) on the 1-way and pair measures; a pair outside its DP head is answered
-    by the product of the two 1-way answers (post-processing)."""
+    """Max and mean error of PipelineDP's answers (:func:`pipelinedp_answers`) on the 1-way
+    and pair measures."""
+    out = {}
+    got = pipelinedp_answers(measures, answers)
+    for m, true in (("one_way", measures.one_way), ("pairs", measures.pairs)):
+        err = np.abs(got[m] - true)
+        out[m] = {"max": float(err.max()), "mean": float(err.mean())}
+    return out
+
+
+def pipelinedp_answers(measures: WideMeasures, answers: Any) -> dict[str, np.ndarray]:
+    """PipelineDP's counts as answers to the 1-way and pair measures: fractions of the ``n``
+    records, each clipped to [0, 1]; a pair outside its DP head is answered by the product of
+    the two 1-way answers (post-processing)."""
     n = measures.n
     f1 = np.clip(answers["oneway"] / n, 0.0, 1.0)
     position = np.full(measures.d, -1)
@@ -288,11 +299,7 @@ def pipelinedp_scores(measures: WideMeasures, answers: Any) -> dict[str, dict[st
     both = (pi >= 0) & (pj >= 0)
     lo, hi = np.where(both, np.minimum(pi, pj), 0), np.where(both, np.maximum(pi, pj), 0)
     f2 = np.clip(np.where(both, answers["pairs"][lo, hi] / n, f1[i] * f1[j]), 0.0, 1.0)
-    out = {}
-    for m, got, true in (("one_way", f1, measures.one_way), ("pairs", f2, measures.pairs)):
-        err = np.abs(got - true)
-        out[m] = {"max": float(err.max()), "mean": float(err.mean())}
-    return out
+    return {"one_way": f1, "pairs": f2}
 
 
 def reference_rows(measures: WideMeasures, data: str = "npm_words") -> list[dict[str, Any]]:
