@@ -611,13 +611,14 @@ VOCABULARIES: dict[str, tuple[tuple[tuple[str, ...], ...], bool]] = {
     "lowercase letters": (_slots(*"abcdefghijklmnopqrstuvwxyz"), False),
     "days of the week": (_slots(*_DAYS), True),
     "days of the week, abbreviated": (
-        _slots("Mon", "Tue Tues", "Wed", "Thu Thur Thurs", "Fri", "Sat", "Sun"), True
+        _slots("Mon", "Tue Tues", "Wed", "Thu Thur Thurs", "Fri", "Sat", "Sun"),
+        True,
     ),
     "months": (_slots(*_MONTHS), True),
     "months, abbreviated": (
-        _slots("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep Sept", "Oct",
-               "Nov", "Dec"), True,
-    ),  # fmt: skip
+        _slots(*"Jan Feb Mar Apr May Jun Jul Aug".split(), "Sep Sept", "Oct", "Nov", "Dec"),
+        True,
+    ),
 }
 """Public groups of more than two values (:func:`vocabulary`): name -> (slots, cased). A slot
 is one member with its common spellings (``Thu``, ``Thur``, ``Thurs``); ``cased``: a key
