@@ -68,10 +68,14 @@ lies in a bounds bucket that holds records, and the codes just below the data's 
 few (PUMS's education 15 and 16: 24 and 13 records, about 1 and 0.6 sd of the release's
 1-way noise), which 2 sd took as empty too (``docs/learn.md``, measured)."""
 
-VOCABULARY_SIGMAS = 2.0
+VOCABULARY_SIGMAS = 2.5
 """A value added by a public vocabulary (:func:`vocabulary_cells`) whose combined noisy
 1-way count is below this many standard deviations of its noise is taken as empty, each
-value tested on its own (tuned on titanic and planets, seeds 0-3: ``docs/learn.md``)."""
+value tested on its own. An empty member passes with probability about 0.6% (titanic's
+port lists 25 letters by rule: about one run in seven keeps one); a member holding records
+is lost when its count falls below it (titanic's Q, 77 records, about 3.4 sd of the
+release's noise of 22). Tuned on titanic, seeds 0 to 9, among 1 to 3 (``docs/learn.md``,
+"Public vocabularies")."""
 
 
 def _is_code(value: object) -> bool:
