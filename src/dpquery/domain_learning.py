@@ -571,7 +571,8 @@ def _whole(key: Hashable) -> bool:
 
 PARTNERS = {"true": "false", "yes": "no", "male": "female"}
 """Values that come in public pairs: a learned categorical holding one of them also holds the
-other (:func:`partners`)."""
+other (:func:`partners`), as a plain value. Groups of more than two are
+:data:`VOCABULARIES`, whose members are added by rule."""
 
 
 def partners(keys: list[Hashable]) -> list[str]:
