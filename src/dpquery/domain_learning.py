@@ -571,7 +571,8 @@ def _whole(key: Hashable) -> bool:
 
 PARTNERS = {"true": "false", "yes": "no", "male": "female"}
 """Values that come in public pairs: a learned categorical holding one of them also holds the
-other (:func:`partners`)."""
+other (:func:`partners`), as a plain value. Groups of more than two are
+:data:`VOCABULARIES`, whose members are added by rule."""
 
 
 def partners(keys: list[Hashable]) -> list[str]:
@@ -597,16 +598,89 @@ def partners(keys: list[Hashable]) -> list[str]:
     return out
 
 
+def _slots(*names: str) -> tuple[tuple[str, ...], ...]:
+    """A vocabulary's slots from space-separated spellings: ``"Tue Tues"`` is one slot."""
+    return tuple(tuple(n.split()) for n in names)
+
+
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")  # fmt: skip
+
+VOCABULARIES: dict[str, tuple[tuple[tuple[str, ...], ...], bool]] = {
+    "uppercase letters": (_slots(*"ABCDEFGHIJKLMNOPQRSTUVWXYZ"), False),
+    "lowercase letters": (_slots(*"abcdefghijklmnopqrstuvwxyz"), False),
+    "days of the week": (_slots(*_DAYS), True),
+    "days of the week, abbreviated": (
+        _slots("Mon", "Tue Tues", "Wed", "Thu Thur Thurs", "Fri", "Sat", "Sun"),
+        True,
+    ),
+    "months": (_slots(*_MONTHS), True),
+    "months, abbreviated": (
+        _slots(*"Jan Feb Mar Apr May Jun Jul Aug".split(), "Sep Sept", "Oct", "Nov", "Dec"),
+        True,
+    ),
+}
+"""Public groups of more than two values (:func:`vocabulary`): name -> (slots, cased). A slot
+is one member with its common spellings (``Thu``, ``Thur``, ``Thurs``); ``cased``: a key
+matches a spelling in any case and the members added are written in its case (as
+:func:`partners`), else it must match exactly (``A`` and ``a`` are different groups). Public
+knowledge about how such values are written, not read from any table."""
+
+
+def _in_case(word: str, key: str) -> str:
+    """``word`` written in the case of ``key`` (``SAT`` gives ``SUN``, ``sat`` ``sun``)."""
+    if key.isupper():
+        return word.upper()
+    if key[:1].isupper():
+        return word.capitalize()
+    return word.lower()
+
+
+def vocabulary(keys: list[Hashable]) -> list[str]:
+    """The members of the public groups (:data:`VOCABULARIES`) that the released text
+    ``keys`` hold a member of, not released themselves: every spelling of each slot that no
+    key fills, in the case of the key that matched. A function of the released keys and a
+    public list alone (post-processing): at titanic's 891 records a selection releases the
+    port ``S`` (644 records) but not ``C`` (168) or ``Q`` (77), which then come back as the
+    catch-all. The members are added by rule (``Categorical.by_rule``): the release tests
+    each against its own measurements and takes those it cannot tell from empty as empty
+    (:mod:`dpquery.algorithms.marginal.empty_cells`)."""
+    have = [k for k in keys if isinstance(k, str)]
+    taken = set(have)
+    out: list[str] = []
+    for slots, cased in VOCABULARIES.values():
+        fold = (lambda t: t.casefold()) if cased else (lambda t: t)
+        index = {fold(w): i for i, slot in enumerate(slots) for w in slot}
+        hits = [(k, index[fold(k)]) for k in have if fold(k) in index]
+        if not hits:
+            continue
+        filled = {i for _, i in hits}
+        key = min(k for k, _ in hits)  # the case of the first key that matched, in order
+        for i, slot in enumerate(slots):
+            if i in filled:
+                continue
+            for w in slot:
+                word = _in_case(w, key) if cased else w
+                if word not in taken:
+                    taken.add(word)
+                    out.append(word)
+    return out
+
+
 def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
     keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
     texts = [k for k in keys if isinstance(k, str)]
     if keys and len(texts) == len(keys) and all(_integer_text(t) for t in texts):
         keys = [int(t) for t in texts]  # codes written as integers: the numbers themselves
     numbers: list[int | float] = [k for k in keys if isinstance(k, int | float)]
+    ruled: list[str] = []
     if len(numbers) == len(keys):
         keys = list(sorted(numbers))
     else:
-        keys = sorted([*keys, *partners(keys)], key=lambda k: (type(k).__name__, str(k)))
+        keys = [*keys, *partners(keys)]
+        ruled = vocabulary(keys)
+        keys = sorted([*keys, *ruled], key=lambda k: (type(k).__name__, str(k)))
     taken = {str(k) for k in keys}
     other = _label(OTHER_LABEL, taken)
     values: list[Hashable] = [*keys, other]
@@ -615,8 +689,11 @@ def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
         missing = _label(MISSING_LABEL, taken | {other})
         values.append(missing)
     attr = Categorical(name, tuple(values), missing=missing, other=other)
+    if ruled:  # the vocabularies' members, tested one by one by the release
+        attr = replace(attr, by_rule=tuple(v for v in values if v in set(ruled)))
     shown = ", ".join(map(str, keys[:6])) + (", ..." if len(keys) > 6 else "")
     extra = " + missing" if missing is not None else ""
+    extra += f" ({len(ruled)} of them by a public vocabulary)" if ruled else ""
     return attr, f"{len(keys)} categories ({shown}) + {other}{extra}"
 
 

@@ -69,11 +69,13 @@ class Categorical:
     knowledge, such as an age coded in years): a release may then group adjacent values
     (adaptive-projection's ordinal bins); it changes no bit of the layout either.
     ``by_rule`` lists values, in the order of ``values``, that a learned domain added by a
-    public rule rather than by a noisy count of their own (the integer codes of a learned
-    column above the first code of its bounds' top bucket, ``docs/learn.md``): a release may
-    take the highest of them as empty when its own measurements cannot tell them from empty
-    (:mod:`dpquery.algorithms.marginal.empty_cells`). A codebook's domain has none. It
-    changes no bit of the layout either.
+    public rule rather than by a noisy count of their own: the integer codes of a learned
+    column above the first code of its bounds' top bucket (numbers), and the members of a
+    public vocabulary whose released keys hold one member (text: single letters, days,
+    months; ``docs/learn.md``). A release may take the highest codes, and each member on its
+    own, as empty when its own measurements cannot tell them from empty
+    (:mod:`dpquery.algorithms.marginal.empty_cells`); the kind is read off the value's type.
+    A codebook's domain has none. It changes no bit of the layout either.
     """
 
     name: str

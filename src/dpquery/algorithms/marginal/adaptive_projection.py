@@ -87,11 +87,13 @@ from dpquery.algorithms.marginal.compress import (
 from dpquery.algorithms.marginal.empty_cells import (
     DEFAULT_EMPTY_SIGMAS,
     RULED_SIGMAS,
+    VOCABULARY_SIGMAS,
     catch_all_cells,
     condition_records,
     doubted_cells,
     doubted_run,
     ruled_cells,
+    vocabulary_cells,
 )
 from dpquery.algorithms.marginal.one_way import (
     DEFAULT_COLUMN_CAP,
@@ -474,6 +476,7 @@ def adaptive_marginals(
     ordinal_weight: float = 1.0, within_bins: bool = False,
     empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
     ruled: Sequence[Sequence[int]] | None = None, ruled_sigmas: float = RULED_SIGMAS,
+    vocab: Sequence[Sequence[int]] | None = None, vocab_sigmas: float = VOCABULARY_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
@@ -523,7 +526,10 @@ def adaptive_marginals(
     (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing, no extra cost); so is
     the leading run of ``ruled`` cells (per attribute, codes a learned domain added by rule,
     highest first: :func:`~dpquery.algorithms.marginal.empty_cells.ruled_cells`) below
-    ``ruled_sigmas``."""
+    ``ruled_sigmas``, and each ``vocab`` cell (per attribute, a public vocabulary's members
+    a learned domain added by rule:
+    :func:`~dpquery.algorithms.marginal.empty_cells.vocabulary_cells`) below
+    ``vocab_sigmas``, tested on its own."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -613,12 +619,16 @@ def adaptive_marginals(
             sweeps=min(final_sweeps, WITHIN_BINS_SWEEPS), rng=rng,
         )  # fmt: skip
         rounds.append({"round": "within bins", "attributes": cut, "pseudo": pseudo})
-    if empty is not None and (any(empty) or (ruled is not None and any(ruled))):
+    ruled_any = (ruled is not None and any(ruled)) or (vocab is not None and any(vocab))
+    if empty is not None and (any(empty) or ruled_any):
         estimates = one_way_estimates(measured, len(sizes))
         doubted = doubted_cells(estimates, empty, empty_sigmas)
         if ruled is not None and any(ruled):  # the codes past the data: the highest ones
             run = doubted_run(estimates, ruled, ruled_sigmas)
             doubted = [(*c, *r) for c, r in zip(doubted, run, strict=True)]
+        if vocab is not None and any(vocab):  # unordered: each member on its own
+            each = doubted_cells(estimates, vocab, vocab_sigmas)
+            doubted = [(*c, *v) for c, v in zip(doubted, each, strict=True)]
         X, k = condition_records(X, doubted, rng)
         if k:
             rounds.append({"round": "empty catch-all cells", "values_redrawn": k,
@@ -866,6 +876,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
                 ruled=ruled_cells(run.data.domain, layout.sizes) if self.empty_cells else None,
+                vocab=vocabulary_cells(run.data.domain, layout.sizes) if self.empty_cells
+                else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
             )  # fmt: skip
         sources = column_sources(

@@ -33,6 +33,14 @@ at the first that reaches it (:func:`ruled_cells`, :func:`doubted_run`): the cod
 data are the highest, and a code below one that holds records lies inside the data's range.
 The doubted codes join the catch-all cells' and are conditioned on in the same way.
 
+A learned categorical also lists as added by rule the members of a public vocabulary (single
+letters, days of the week, months: ``dpquery.domain_learning.VOCABULARIES``) that its
+released keys hold one member of. Such values are text, the integer codes numbers: the kind
+is read off the domain's JSON. They are unordered, so each is tested on its own
+(:func:`vocabulary_cells`, :func:`doubted_cells` at :data:`VOCABULARY_SIGMAS`): a member no
+record holds passes with the probability that its noise reaches that many sigma, a member
+that holds records keeps them once their count reaches it.
+
 Privacy: post-processing (Dwork and Roth 2014, Proposition 2.1; for zCDP Bun and Steinke
 2016, Lemma 1.8) of measurements already charged, of the record set fitted to them, and of
 the public domain; no data is read and nothing is charged. The cells tested are fixed by the
@@ -60,6 +68,21 @@ lies in a bounds bucket that holds records, and the codes just below the data's 
 few (PUMS's education 15 and 16: 24 and 13 records, about 1 and 0.6 sd of the release's
 1-way noise), which 2 sd took as empty too (``docs/learn.md``, measured)."""
 
+VOCABULARY_SIGMAS = 2.5
+"""A value added by a public vocabulary (:func:`vocabulary_cells`) whose combined noisy
+1-way count is below this many standard deviations of its noise is taken as empty, each
+value tested on its own. An empty member passes with probability about 0.6% (titanic's
+port lists 25 letters by rule: about one run in seven keeps one); a member holding records
+is lost when its count falls below it (titanic's Q, 77 records, about 3.4 sd of the
+release's noise of 22). Tuned on titanic, seeds 0 to 9, among 1 to 3 (``docs/learn.md``,
+"Public vocabularies")."""
+
+
+def _is_code(value: object) -> bool:
+    """Whether a value added by rule is an integer code (a number), not a vocabulary's
+    member (text)."""
+    return not isinstance(value, str)
+
 
 def catch_all_cells(
     domain: Domain | None, sizes: Sequence[int] | np.ndarray
@@ -82,20 +105,40 @@ def catch_all_cells(
     return out
 
 
-def ruled_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
-    """Per attribute of a record layout of ``sizes`` values, the codes of the values its
-    domain lists as added by rule (``Categorical.by_rule``), highest first: the order
-    :func:`doubted_run` tests them in. Public: the domain alone. An attribute whose size in
-    the layout is not its domain size, or a layout that is not the domain's, has none."""
+def _by_rule_cells(
+    domain: Domain | None, sizes: Sequence[int] | np.ndarray, codes: bool
+) -> list[tuple[int, ...]]:
+    """Per attribute, the codes of the values its domain lists as added by rule that are
+    integer codes (``codes``) or vocabulary members (not ``codes``), highest first."""
     if domain is None or len(domain.attributes) != len(sizes):
         return [() for _ in sizes]
     out: list[tuple[int, ...]] = []
     for attr, size in zip(domain.attributes, sizes, strict=True):
         cells: tuple[int, ...] = ()
         if int(size) == attr.size and isinstance(attr, Categorical) and attr.by_rule:
-            cells = tuple(sorted((attr.values.index(v) for v in attr.by_rule), reverse=True))
+            mine = [attr.values.index(v) for v in attr.by_rule if _is_code(v) == codes]
+            cells = tuple(sorted(mine, reverse=True))
         out.append(cells)
     return out
+
+
+def ruled_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
+    """Per attribute of a record layout of ``sizes`` values, the codes of the integer codes
+    its domain lists as added by rule (``Categorical.by_rule``, numbers), highest first: the
+    order :func:`doubted_run` tests them in. Public: the domain alone. An attribute whose
+    size in the layout is not its domain size, or a layout that is not the domain's, has
+    none."""
+    return _by_rule_cells(domain, sizes, codes=True)
+
+
+def vocabulary_cells(
+    domain: Domain | None, sizes: Sequence[int] | np.ndarray
+) -> list[tuple[int, ...]]:
+    """Per attribute of a record layout of ``sizes`` values, the codes of the vocabulary
+    members its domain lists as added by rule (``Categorical.by_rule``, text), each tested
+    on its own by :func:`doubted_cells`. Public: the domain alone; none where
+    :func:`ruled_cells` has none for a layout that is not the domain's."""
+    return _by_rule_cells(domain, sizes, codes=False)
 
 
 def doubted_run(
@@ -151,9 +194,11 @@ def condition_records(
 __all__ = [
     "DEFAULT_EMPTY_SIGMAS",
     "RULED_SIGMAS",
+    "VOCABULARY_SIGMAS",
     "catch_all_cells",
     "condition_records",
     "doubted_cells",
     "doubted_run",
     "ruled_cells",
+    "vocabulary_cells",
 ]
