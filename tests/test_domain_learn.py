@@ -454,3 +454,53 @@ def test_a_number_column_is_not_read_as_text_by_the_profiles_noise():
                                  ledger=big_ledger())  # fmt: skip
         (col,) = report.columns
         assert not col.rule.startswith("text"), (seed, col.rule)
+
+
+def _texts_table(path: Path) -> Path:
+    """A table whose numeric column holds a text now and then (``unknown``)."""
+    rng = np.random.default_rng(3)
+    age = rng.integers(18, 80, 3000).astype(object)
+    age[rng.random(3000) < 0.03] = "unknown"
+    pd.DataFrame({"age": age, "job": rng.choice(["a", "b", "c"], 3000)}).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("how", ["synth", "domain learn"])
+def test_a_learned_domain_given_back_reads_the_table_it_was_learned_from(tmp_path, how):
+    """The domain written by ``synth`` (beside its output) or by ``domain learn`` releases
+    again from the same table with ``--domain``: the numeric column's texts read as missing
+    (``texts="missing"``), as the learning read them, not refused."""
+    data = _texts_table(tmp_path / "t.csv")
+    first = tmp_path / "s.csv"
+    if how == "synth":
+        args = ["synth", "--data", str(data), "--epsilon", "1", "--seed", "2", "--out", str(first),
+                "--quiet"]  # fmt: skip
+        learned = first.with_suffix(".domain.json")
+    else:
+        learned = tmp_path / "d.json"
+        args = ["domain", "learn", "--data", str(data), "--epsilon", "1", "--seed", "2", "--out",
+                str(learned)]  # fmt: skip
+    assert main(args) == 0
+    dom = Domain.load(learned)
+    assert isinstance(dom["age"], Numeric) and dom["age"].texts == "missing" and dom["age"].missing
+    again = tmp_path / "again.csv"
+    assert main(["synth", "--data", str(data), "--domain", str(learned), "--epsilon", "1",
+                 "--seed", "3", "--out", str(again), "--quiet"]) == 0  # fmt: skip
+    assert len(pd.read_csv(again)) > 0
+
+
+def test_texts_read_as_missing_only_where_the_domain_says_so():
+    series = pd.Series(["20", "unknown", None, "45"], dtype=object)
+    refuse = Numeric("age", (0, 50, 100), missing=True)
+    with pytest.raises(DomainError, match="are not numbers"):
+        encode(pd.DataFrame({"age": series}), Domain((refuse,)))
+    read = Numeric("age", (0, 50, 100), missing=True, texts="missing")
+    bits = encode(pd.DataFrame({"age": series}), Domain((read,))).to_dense()
+    assert bits[:, 2].tolist() == [0, 1, 1, 0]  # the missing bit, after the two bins
+    with pytest.raises(DomainError, match="texts must be"):
+        Numeric("age", (0, 50, 100), texts="missing")  # no missing bin to read them into
+    with pytest.raises(DomainError, match="texts must be"):
+        Numeric("age", (0, 50, 100), missing=True, texts="skip")  # type: ignore[arg-type]
+    again = Domain.from_file_object(Domain((read,)).to_dict(), "x")
+    assert again["age"].texts == "missing"
+    assert "texts" not in Domain((refuse,)).to_dict()["attributes"][0]

@@ -18,7 +18,7 @@ from dpquery.domain_learning import (
     learn_domain,
 )
 from dpquery.errors import DPQueryError
-from dpquery.pipeline.learning import column_notes, read_raw
+from dpquery.pipeline.learning import column_notes, encodable, read_raw
 from dpquery.pipeline.writes import json_text, write_outputs
 from dpquery.privacy import Ledger
 from dpquery.privacy.delta import check_delta, relation_default_delta
@@ -128,6 +128,7 @@ def _learn(args: argparse.Namespace) -> int:
             table, rho=budget.rho, delta=budget.delta_tail, rng=rng, ledger=ledger,
             types=types, bins=args.bins, neighbours=args.neighbours, public=public,
         )  # fmt: skip
+    domain = encodable(domain, table, public)[0]  # as synth writes it: reusable on this table
     ledger_guarantee = ledger.report().guarantees[-1]
     total_delta = (ledger_guarantee.delta or 0.0) + partition_delta(
         report.delta_tail, ledger_guarantee.epsilon or 0.0

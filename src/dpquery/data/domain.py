@@ -35,6 +35,8 @@ OutOfRange = Literal["clip", "error"]
 # How a numeric bin without decoding weights is decoded (Numeric.density).
 Density = Literal["uniform", "linear"]
 DENSITIES: tuple[Density, ...] = ("uniform", "linear")
+Texts = Literal["error", "missing"]
+TEXTS: tuple[Texts, ...] = ("error", "missing")
 MISSING_LABEL = "<missing>"
 
 
@@ -195,6 +197,10 @@ class Numeric:
     ``"linear"``, a density inside each bin with the slope of its neighbours' (the release's
     own bin masses; :func:`dpquery.data.decode.linear_slopes`), each bin's mass kept. It
     changes no bit of the layout either (a learned domain decodes ``"linear"``).
+    ``texts`` is how a value that is not a number (not a date in ``time``'s format) is read:
+    ``"error"`` (the default) or ``"missing"`` (needs ``missing=True``), as a learned domain's
+    columns read it, so that the domain reused on the table it was learned from encodes it as
+    the learning did (``docs/learn.md``). It changes no bit of the layout.
     """
 
     name: str
@@ -207,6 +213,7 @@ class Numeric:
     within: tuple[tuple[float, ...], ...] | None = field(default=None, compare=False)
     time: str | None = None
     density: Density = field(default="uniform", compare=False)
+    texts: Texts = field(default="error", compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -234,6 +241,11 @@ class Numeric:
             raise DomainError(
                 f"numeric attribute {self.name!r}: density must be one of "
                 f"{', '.join(map(repr, DENSITIES))}, got {self.density!r}"
+            )
+        if self.texts not in TEXTS or (self.texts == "missing" and not self.missing):
+            raise DomainError(
+                f"numeric attribute {self.name!r}: texts must be 'error', or 'missing' with "
+                f"missing=True; got texts={self.texts!r}, missing={self.missing}"
             )
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
 
@@ -682,6 +694,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["within"] = [list(w) for w in a.within]
     if isinstance(a, Numeric) and a.density != "uniform":  # older readers see the same
         out["density"] = a.density
+    if isinstance(a, Numeric) and a.texts != "error":  # older readers see the same
+        out["texts"] = a.texts
     return out
 
 
@@ -738,6 +752,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
             "dtype",
             "decimals",
             "time",
+            "texts",
             *_DECODE,
         },
         "binary": {"values", "dtype"},
@@ -779,6 +794,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 _within(obj.get("within")),
                 obj.get("time"),
                 obj.get("density", "uniform"),
+                obj.get("texts", "error"),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]

@@ -97,7 +97,9 @@ def _numeric_codes(series: pd.Series, attr: Numeric) -> np.ndarray:
     x = axis_values(series, attr).to_numpy(dtype=np.float64)  # "$1,200.50" too, as learned
     na = _missing_codes(series, attr, attr.n_bins if attr.missing else None)
     not_numbers = np.isnan(x) & ~na
-    if not_numbers.any():
+    if not_numbers.any() and attr.texts == "missing":  # a learned domain reads them so
+        na = na | not_numbers
+    elif not_numbers.any():
         what = "are not numbers" if attr.time is None else f"are not dates written {attr.time}"
         error = _fail(attr, what, series[not_numbers])
         raise DomainError(f"{error} (texts meaning a missing value: synth --na-values)")

@@ -43,7 +43,8 @@ The raw table is read here, once: every cell of a CSV as text (a pandas dtype is
 the values, and one value of 37.5 would change it), a DataFrame as given. The learned domain
 must encode every table of ``n`` records, whatever the noise decided, so that no release
 fails, or not, depending on the data: every learned numeric column gets a missing bin
-(:func:`encodable`), and its values that are not numbers count as missing; a categorical
+(:func:`encodable`), and its values that are not numbers count as missing (the column's
+``texts="missing"``, written with the domain, so that its reuse reads them alike); a categorical
 column's catch-all category already takes what was not released. The table is encoded from
 that reading, and the domain written beside the output (``<out stem>.domain.json``) for
 reuse at no further cost.
@@ -458,8 +459,8 @@ def encodable(
     given = set(public.names) if public is not None else set()
     for attr in domain.attributes:
         if isinstance(attr, Numeric):
-            if attr.name not in given:
-                attr = replace(attr, missing=True)
+            if attr.name not in given:  # the reuse of the domain reads texts as here
+                attr = replace(attr, missing=True, texts="missing")
             # "$1,200.50" too, as learned; a date column on its time axis
             table[attr.name] = axis_values(table[attr.name], attr)
         attrs.append(attr)
