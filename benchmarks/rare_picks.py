@@ -12,7 +12,14 @@ share. Variants (``--variants``, the release's ``head_estimates`` wrapped, ``src
 * ``unshrunk-Z``: a pick whose noisy count is below ``Z`` sigma keeps its own noisy count,
   not pulled toward the mean;
 * ``drop-Z``: such a pick is dropped (released in no record), as replace-one drops a pick
-  below ``core.family_threshold``.
+  below ``core.family_threshold``;
+* ``limited-C``: Efron and Morris's limited translation (``core.limited_translation``):
+  each estimate moves at most ``C`` sigma from its own noisy count (``limited-inf``: the
+  James-Stein estimates uncapped);
+* ``limited-C+unshrunk-Z``, ``limited-C+drop-Z``: the cap, then the rule for picks below
+  ``Z`` sigma;
+* ``upper-C``: the cap on upward moves only (an estimate at most ``C`` sigma above its
+  noisy count, 0 where that is negative; a move down is James-Stein's).
 
 Tuning shapes (data seed 0) on seeds 0-3, the held-out tables on report seeds only::
 
@@ -44,11 +51,29 @@ def use_variant(name: str) -> None:
     if name == "default":
         core.head_estimates = _HEAD_ESTIMATES
         return
-    kind, z = name.rsplit("-", 1)
+    limit = None  # the release's own (core.HEAD_TRANSLATION_LIMIT)
+    if name.startswith("upper-"):
+        up = float(name.split("-", 1)[1])
+
+        def upper(y: np.ndarray, sigma: float, n: int, k: int, shrunk: bool = False):  # type: ignore[no-untyped-def]
+            c, kept = _HEAD_ESTIMATES(y, sigma, n, k, shrunk, limit=np.inf)
+            if not shrunk or not kept.any():
+                return c, kept
+            c = np.where(kept, np.minimum(c, np.maximum(y, 0.0) + up * sigma), c)
+            return c, kept & (c > 0)
+
+        core.head_estimates = upper
+        return
+    if name.startswith("limited-"):
+        cap, _, name = name.partition("+")
+        limit = float(cap.split("-", 1)[1])
+    if not name:
+        name = "limited"
+    kind, z = name.rsplit("-", 1) if name != "limited" else ("limited", "0")
 
     def variant(y: np.ndarray, sigma: float, n: int, k: int, shrunk: bool = False):  # type: ignore[no-untyped-def]
-        c, kept = _HEAD_ESTIMATES(y, sigma, n, k, shrunk)
-        if not shrunk or not kept.any():
+        c, kept = _HEAD_ESTIMATES(y, sigma, n, k, shrunk, limit=limit)
+        if not shrunk or not kept.any() or kind == "limited":
             return c, kept
         low = (y >= 0) & (y < float(z) * sigma)
         c = np.where(low, np.clip(y, 0.0, n) if kind == "unshrunk" else 0.0, c)
@@ -63,16 +88,18 @@ def main() -> None:
     p.add_argument("--items", nargs="+", default=[], metavar="NAME=PATH")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     p.add_argument("--variants", nargs="+", default=["default"])
+    p.add_argument("--data-seed", type=int, default=0, help="the generated shapes' seed")
     p.add_argument("--out", default=None, help="write docs/results/wide/<out>.md")
     args = p.parse_args()
     ITEMS.update(tables(args.items))
-    lines = [f"`rare_picks.py {' '.join(sys.argv[1:])}`; add/remove, epsilon 1; NOT PRIVATE", "",
+    lines = [f"`rare_picks.py {' '.join(sys.argv[1:])}`; add/remove, epsilon 1; NOT PRIVATE; "
+             f"data seed {args.data_seed}", "",
              "| table | variant | seeds | mean ratio to zeros' 1-way max / mean | pairs | "
              "triples | worst 1-way max ratio | largest share of a rare item (its true share) "
              "per seed | seeds with one above 0.1 |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name in [*args.shapes, *ITEMS]:
-        real = shape(name, 0)
+        real = shape(name, args.data_seed)
         truth = real.item_frequencies()
         measures = WideMeasures.of(real, seed=0)
         zeros = measures.reference_scores()["zeros"]
