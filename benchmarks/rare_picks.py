@@ -14,12 +14,11 @@ share. Variants (``--variants``, the release's ``head_estimates`` wrapped, ``src
 * ``drop-Z``: such a pick is dropped (released in no record), as replace-one drops a pick
   below ``core.family_threshold``;
 * ``limited-C``: Efron and Morris's limited translation (``core.limited_translation``):
-  each estimate moves at most ``C`` sigma from its own noisy count (``limited-inf``: the
-  James-Stein estimates uncapped);
-* ``limited-C+unshrunk-Z``, ``limited-C+drop-Z``: the cap, then the rule for picks below
-  ``Z`` sigma;
-* ``upper-C``: the cap on upward moves only (an estimate at most ``C`` sigma above its
-  noisy count, 0 where that is negative; a move down is James-Stein's).
+  each estimate moves at most ``C`` sigma from its own noisy count, up or down;
+* ``upper-C``: the cap on upward moves only (``core.head_estimates``' ``raise_limit``; a
+  move down is James-Stein's); ``upper-inf`` is the James-Stein estimates uncapped;
+* ``limited-C+unshrunk-Z``, ``upper-C+drop-Z`` and so on: the cap, then the rule for picks
+  below ``Z`` sigma.
 
 Tuning shapes (data seed 0) on seeds 0-3, the held-out tables on report seeds only::
 
@@ -51,32 +50,23 @@ def use_variant(name: str) -> None:
     if name == "default":
         core.head_estimates = _HEAD_ESTIMATES
         return
-    limit = None  # the release's own (core.HEAD_TRANSLATION_LIMIT)
-    if name.startswith("upper-"):
-        up = float(name.split("-", 1)[1])
-
-        def upper(y: np.ndarray, sigma: float, n: int, k: int, shrunk: bool = False):  # type: ignore[no-untyped-def]
-            c, kept = _HEAD_ESTIMATES(y, sigma, n, k, shrunk, limit=np.inf)
-            if not shrunk or not kept.any():
-                return c, kept
-            c = np.where(kept, np.minimum(c, np.maximum(y, 0.0) + up * sigma), c)
-            return c, kept & (c > 0)
-
-        core.head_estimates = upper
-        return
-    if name.startswith("limited-"):
+    up, down = None, np.inf  # None: the release's own cap upward (core.HEAD_RAISE_LIMIT)
+    if name.startswith(("limited-", "upper-")):
         cap, _, name = name.partition("+")
-        limit = float(cap.split("-", 1)[1])
-    if not name:
-        name = "limited"
-    kind, z = name.rsplit("-", 1) if name != "limited" else ("limited", "0")
+        kind, c = cap.split("-", 1)
+        up, down = float(c), (float(c) if kind == "limited" else np.inf)
+    low_rule, z = name.rsplit("-", 1) if name else ("", "0")
 
     def variant(y: np.ndarray, sigma: float, n: int, k: int, shrunk: bool = False):  # type: ignore[no-untyped-def]
-        c, kept = _HEAD_ESTIMATES(y, sigma, n, k, shrunk, limit=limit)
-        if not shrunk or not kept.any() or kind == "limited":
+        c, kept = _HEAD_ESTIMATES(y, sigma, n, k, shrunk, raise_limit=up)
+        if not shrunk or not kept.any():
             return c, kept
-        low = (y >= 0) & (y < float(z) * sigma)
-        c = np.where(low, np.clip(y, 0.0, n) if kind == "unshrunk" else 0.0, c)
+        if down < np.inf:  # the two-sided cap: the uncapped estimates' moves capped both ways
+            c, _ = _HEAD_ESTIMATES(y, sigma, n, k, shrunk, raise_limit=np.inf)
+            c = np.where(y >= 0, np.clip(core.limited_translation(y, c, sigma, up, down), 0, n), c)
+        if low_rule:
+            low = (y >= 0) & (y < float(z) * sigma)
+            c = np.where(low, np.clip(y, 0.0, n) if low_rule == "unshrunk" else 0.0, c)
         return c, (y >= 0) & (c > 0)
 
     core.head_estimates = variant
