@@ -838,7 +838,11 @@ def limited_translation(
     A cap of ``inf`` leaves that side's moves as ``estimate`` makes them. Post-processing."""
     if not (up >= 0 and down >= 0):
         raise ValueError(f"the caps must be at least 0, got up={up}, down={down}")
-    return y + np.clip(estimate - y, -down * sigma, up * sigma)
+    # clip(estimate, y - down sigma, y + up sigma): the same, and an uncapped side (inf)
+    # returns ``estimate`` bit for bit
+    low = y - down * sigma if math.isfinite(down) else -np.inf
+    high = y + up * sigma if math.isfinite(up) else np.inf
+    return np.clip(estimate, low, high)
 
 
 def james_stein(y: np.ndarray, sigma: float) -> np.ndarray:
