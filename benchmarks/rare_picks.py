@@ -20,10 +20,14 @@ share. Variants (``--variants``, the release's ``head_estimates`` wrapped, ``src
 * ``limited-C+unshrunk-Z``, ``upper-C+drop-Z`` and so on: the cap, then the rule for picks
   below ``Z`` sigma.
 
-Tuning shapes (data seed 0) on seeds 0-3, the held-out tables on report seeds only::
+Tuning shapes (``--data-seed`` 0 or 1, the default 0) on seeds 0-3, the held-out tables on
+report seeds only::
 
     nice .venv/bin/python benchmarks/rare_picks.py --shapes small steep mid narrow \\
         --seeds 0 1 2 3 --variants default unshrunk-2 unshrunk-3 drop-2 --out rare-picks-tuning
+    nice .venv/bin/python benchmarks/rare_picks.py --shapes small steep mid narrow \\
+        --seeds 0 1 2 3 --data-seed 1 --variants default limited-0.5 limited-1 limited-1.5 \\
+        limited-1+unshrunk-2 --out rare-picks-limited-ds1
     DPQUERY_EXTRA_DATA_DIR=extra nice .venv/bin/python benchmarks/rare_picks.py \\
         --items ratings-2016 ratings-2018 --seeds 10 11 12 13 14 15 16 17 18 19 \\
         --variants default --out rare-picks-movielens
