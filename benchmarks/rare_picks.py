@@ -12,12 +12,22 @@ share. Variants (``--variants``, the release's ``head_estimates`` wrapped, ``src
 * ``unshrunk-Z``: a pick whose noisy count is below ``Z`` sigma keeps its own noisy count,
   not pulled toward the mean;
 * ``drop-Z``: such a pick is dropped (released in no record), as replace-one drops a pick
-  below ``core.family_threshold``.
+  below ``core.family_threshold``;
+* ``limited-C``: Efron and Morris's limited translation (``core.limited_translation``):
+  each estimate moves at most ``C`` sigma from its own noisy count, up or down;
+* ``upper-C``: the cap on upward moves only (``core.head_estimates``' ``raise_limit``; a
+  move down is James-Stein's); ``upper-inf`` is the James-Stein estimates uncapped;
+* ``limited-C+unshrunk-Z``, ``upper-C+drop-Z`` and so on: the cap, then the rule for picks
+  below ``Z`` sigma.
 
-Tuning shapes (data seed 0) on seeds 0-3, the held-out tables on report seeds only::
+Tuning shapes (``--data-seed`` 0 or 1, the default 0) on seeds 0-3, the held-out tables on
+report seeds only::
 
     nice .venv/bin/python benchmarks/rare_picks.py --shapes small steep mid narrow \\
         --seeds 0 1 2 3 --variants default unshrunk-2 unshrunk-3 drop-2 --out rare-picks-tuning
+    nice .venv/bin/python benchmarks/rare_picks.py --shapes small steep mid narrow \\
+        --seeds 0 1 2 3 --data-seed 1 --variants default limited-0.5 limited-1 limited-1.5 \\
+        limited-1+unshrunk-2 --out rare-picks-limited-ds1
     DPQUERY_EXTRA_DATA_DIR=extra nice .venv/bin/python benchmarks/rare_picks.py \\
         --items ratings-2016 ratings-2018 --seeds 10 11 12 13 14 15 16 17 18 19 \\
         --variants default --out rare-picks-movielens
@@ -44,14 +54,23 @@ def use_variant(name: str) -> None:
     if name == "default":
         core.head_estimates = _HEAD_ESTIMATES
         return
-    kind, z = name.rsplit("-", 1)
+    up, down = None, np.inf  # None: the release's own cap upward (core.HEAD_RAISE_LIMIT)
+    if name.startswith(("limited-", "upper-")):
+        cap, _, name = name.partition("+")
+        kind, c = cap.split("-", 1)
+        up, down = float(c), (float(c) if kind == "limited" else np.inf)
+    low_rule, z = name.rsplit("-", 1) if name else ("", "0")
 
     def variant(y: np.ndarray, sigma: float, n: int, k: int, shrunk: bool = False):  # type: ignore[no-untyped-def]
-        c, kept = _HEAD_ESTIMATES(y, sigma, n, k, shrunk)
+        c, kept = _HEAD_ESTIMATES(y, sigma, n, k, shrunk, raise_limit=up)
         if not shrunk or not kept.any():
             return c, kept
-        low = (y >= 0) & (y < float(z) * sigma)
-        c = np.where(low, np.clip(y, 0.0, n) if kind == "unshrunk" else 0.0, c)
+        if down < np.inf:  # the two-sided cap: the uncapped estimates' moves capped both ways
+            c, _ = _HEAD_ESTIMATES(y, sigma, n, k, shrunk, raise_limit=np.inf)
+            c = np.where(y >= 0, np.clip(core.limited_translation(y, c, sigma, up, down), 0, n), c)
+        if low_rule:
+            low = (y >= 0) & (y < float(z) * sigma)
+            c = np.where(low, np.clip(y, 0.0, n) if low_rule == "unshrunk" else 0.0, c)
         return c, (y >= 0) & (c > 0)
 
     core.head_estimates = variant
@@ -63,16 +82,18 @@ def main() -> None:
     p.add_argument("--items", nargs="+", default=[], metavar="NAME=PATH")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     p.add_argument("--variants", nargs="+", default=["default"])
+    p.add_argument("--data-seed", type=int, default=0, help="the generated shapes' seed")
     p.add_argument("--out", default=None, help="write docs/results/wide/<out>.md")
     args = p.parse_args()
     ITEMS.update(tables(args.items))
-    lines = [f"`rare_picks.py {' '.join(sys.argv[1:])}`; add/remove, epsilon 1; NOT PRIVATE", "",
+    lines = [f"`rare_picks.py {' '.join(sys.argv[1:])}`; add/remove, epsilon 1; NOT PRIVATE; "
+             f"data seed {args.data_seed}", "",
              "| table | variant | seeds | mean ratio to zeros' 1-way max / mean | pairs | "
              "triples | worst 1-way max ratio | largest share of a rare item (its true share) "
              "per seed | seeds with one above 0.1 |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name in [*args.shapes, *ITEMS]:
-        real = shape(name, 0)
+        real = shape(name, args.data_seed)
         truth = real.item_frequencies()
         measures = WideMeasures.of(real, seed=0)
         zeros = measures.reference_scores()["zeros"]
