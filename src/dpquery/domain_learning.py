@@ -589,10 +589,7 @@ def partners(keys: list[Hashable]) -> list[str]:
         partner = both.get(key.casefold())
         if partner is None:
             continue
-        if key.isupper():
-            partner = partner.upper()
-        elif key[:1].isupper():
-            partner = partner.capitalize()
+        partner = _in_case(partner, key)
         if partner not in have and partner not in out:
             out.append(partner)
     return out
