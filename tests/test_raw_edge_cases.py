@@ -280,8 +280,9 @@ def test_an_identifier_is_never_echoed_and_the_console_says_so(
 def test_text_in_a_numeric_column_is_missing_and_can_be_said_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Learned, ``unknown`` among numbers is released as missing; a domain given back reads
-    it as an error naming it, unless ``--na-values`` says it means missing."""
+    """Learned, ``unknown`` among numbers is released as missing, and the learned domain given
+    back reads it so too (its ``"texts": "missing"``); a domain without that key reads it as
+    an error naming it, unless ``--na-values`` says it means missing."""
     table = _base()
     score = np.random.default_rng(4).integers(0, 100, N).astype(object)
     score[: N // 5] = "unknown"
@@ -293,7 +294,14 @@ def test_text_in_a_numeric_column_is_missing_and_can_be_said_so(
     assert isinstance(Domain.load(domain)["score"], Numeric)
     released = pd.read_csv(out)["score"]
     assert released.isna().mean() > 0.05 and not (released.astype(str) == "unknown").any()
-    again = [*_synth(data, tmp_path / "again.csv", "--domain", str(domain))]
+    assert main([*_synth(data, tmp_path / "reused.csv", "--domain", str(domain)), "--quiet"]) == 0
+    assert pd.read_csv(tmp_path / "reused.csv")["score"].isna().mean() > 0.05
+    strict = tmp_path / "strict.json"  # the same domain without the learned reading of texts
+    obj = json.loads(domain.read_text())
+    for attr in obj["attributes"]:
+        attr.pop("texts", None)
+    strict.write_text(json.dumps(obj))
+    again = [*_synth(data, tmp_path / "again.csv", "--domain", str(strict))]
     _refused(capsys, again, "column 'score'", "are not numbers: 'unknown' (200x)", "--na-values")
     assert main([*again, "--na-values", "unknown", "--quiet"]) == 0
     _refused(capsys, [*again, "--na-values", "unknown", "--backend", "dask"],
