@@ -990,6 +990,9 @@ the band's in the bounds' histogram, and its cells hold on average this many noi
 (:func:`_fine_edges`)."""
 NARROW_RATIO = BOUND_ZERO_RATIO
 """A band's bounds lie within this factor of each other (:func:`narrow_band`)."""
+BAND_SHARE = 0.5
+"""The share of a numeric column's quantiles' rho that a table that is not small spends on a
+narrow band's finer histogram (:func:`_fine_run`) before its quantiles."""
 
 
 def narrow_band(lo: float, hi: float, decimals: int) -> bool:
@@ -1016,22 +1019,34 @@ def fine_cells(lo: float, hi: float, decimals: int) -> np.ndarray:
     return np.array([float(Decimal(u) * width) for u in range(first, last + 1)])
 
 
-def _fine_edges(
+def band_mass(
+    buckets: np.ndarray, noisy: np.ndarray, band: tuple[float, float], rho: float,
+    sensitivity: float,
+) -> tuple[float, float]:  # fmt: skip
+    """The noisy mass of the bounds' buckets inside ``band`` (the ends of buckets) and that
+    sum's sd at the histogram's noise (drawn at ``rho`` and L2 ``sensitivity``): what a finer
+    run is checked against (:func:`_fine_run`). Post-processing of the bounds' counts."""
+    inside = (buckets[:-1] >= band[0]) & (buckets[1:] <= band[1])
+    one = discrete_gaussian_sigma2(rho, sensitivity)
+    return float(noisy[inside].sum()), math.sqrt(int(inside.sum()) * one)
+
+
+def _fine_run(
     name: str, values: np.ndarray, rho: float, decimals: int, bounds: tuple[float, float],
     band: tuple[float, float], ctx: _Context,
-) -> tuple[tuple[float, float], list[float]] | None:  # fmt: skip
-    """A narrow band's bounds and edges from a finer histogram (:func:`fine_cells`) at
-    ``rho``: the bounds' discrete Gaussian histogram (:func:`private_bounds`, charged before
-    it draws) on those cells, its run grown from the mode as a small table's bounds are
-    (:func:`spread_run`), and edges placed by its noisy counts (:func:`_small_edges`). None
-    when no cell passes the mode's test, or when the run's noisy mass falls short of the
-    band's (``band``: its noisy mass in the bounds' histogram and that sum's sd) by more
-    than :data:`FINE_SIGMAS` sd of the difference: the run would clip the rest (a fare's
-    peak at 7 to 9 in a band ``[5, 50]``); or when its cells hold on average less than
+) -> tuple[tuple[float, float], np.ndarray, np.ndarray] | None:  # fmt: skip
+    """A narrow band's run of finer cells (:func:`fine_cells`) at ``rho``: the bounds'
+    discrete Gaussian histogram (:func:`private_bounds`, charged before it draws) on those
+    cells, its run grown from the mode as a small table's bounds are (:func:`spread_run`);
+    the run's ends, the cells and their noisy counts. None when no cell passes the mode's
+    test, or when the run's noisy mass falls short of the band's (``band``: its noisy mass in
+    the bounds' histogram and that sum's sd, :func:`band_mass`) by more than
+    :data:`FINE_SIGMAS` sd of the difference: the run would clip the rest (a fare's peak at 7
+    to 9 in a band ``[5, 50]``); or when its cells hold on average less than
     :data:`FINE_SIGMAS` noise sd: edges placed by such counts follow the noise (a penguin's
-    body mass, 344 values over 360 cells of 10 g). Then the bounds and edges stay as they
-    were. The same mechanism as the bounds', on other public cells: a record counts in one
-    cell (L2 ``ctx.l2``), ``rho``-zCDP (CKS 2020, Theorem 4); the rest is post-processing."""
+    body mass, 344 values over 360 cells of 10 g). The same mechanism as the bounds', on
+    other public cells: a record counts in one cell (L2 ``ctx.l2``), ``rho``-zCDP (CKS 2020,
+    Theorem 4); the rest is post-processing."""
     cells = fine_cells(*bounds, decimals)
     k = cells.size - 1
     one, window, grow = _run_tests(rho, k, ctx.l2)
@@ -1051,8 +1066,21 @@ def _fine_edges(
     sd = math.sqrt(width * float(one) + band[1] ** 2)
     if mass < band[0] - FINE_SIGMAS * sd or mass < width * FINE_SIGMAS * math.sqrt(one):
         return None
-    fine = (float(cells[run[0]]), float(cells[run[1] + 1]))
-    return fine, _small_edges(fine, cells, drawn[2], decimals, small_bins(ctx.bins))
+    return (float(cells[run[0]]), float(cells[run[1] + 1])), cells, drawn[2]
+
+
+def _fine_edges(
+    name: str, values: np.ndarray, rho: float, decimals: int, bounds: tuple[float, float],
+    band: tuple[float, float], ctx: _Context,
+) -> tuple[tuple[float, float], list[float]] | None:  # fmt: skip
+    """A small table's narrow band's bounds and edges from a finer histogram at ``rho``: the
+    run of :func:`_fine_run` (None when it finds none: the bounds and edges stay as they
+    were), cut into edges by its noisy counts (:func:`_small_edges`, post-processing)."""
+    run = _fine_run(name, values, rho, decimals, bounds, band, ctx)
+    if run is None:
+        return None
+    fine, cells, noisy = run
+    return fine, _small_edges(fine, cells, noisy, decimals, small_bins(ctx.bins))
 
 
 def _round(x: float, decimals: int) -> float:
@@ -1113,6 +1141,9 @@ def quantile_candidates(lo: float, hi: float, decimals: int, fine: bool = True) 
         first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step
         units = np.arange(math.ceil(first), math.floor(last) + 1)
         points.append(np.array([float(Decimal(int(u)) * step) for u in units]))
+    elif fine and narrow_band(lo, hi, decimals):
+        cells = fine_cells(lo, hi, decimals)
+        points.append(cells[(cells > lo) & (cells < hi)])
     return np.unique(np.concatenate(points))
 
 
@@ -1233,6 +1264,18 @@ def _numeric(
         # too few numbers to bound: the values the probe released are all that is known
         cat, learned = _categorical(name, probe)
         return cat, learned + " (no bounds found)", more, share * rho + bounds_share * rest
+    fine_rho = 0.0
+    if not ctx.small and raw is not None and narrow_band(*raw, decimals):
+        # a band far from 0 that the buckets cannot cut: a finer histogram from the
+        # quantiles' share narrows it (the quantiles' candidates then are fine over it)
+        fine_rho = BAND_SHARE * (1 - bounds_share) * rest
+        band = band_mass(buckets, bucket_noisy, raw, bounds_share * rest, ctx.l2)
+        run = _fine_run(name, col.numbers, fine_rho, decimals, raw, band, ctx)
+        more["band_bounds"] = None if run is None else run[0]
+        if run is not None:
+            found = (_outward(run[0][0], decimals, math.floor),
+                     _outward(run[0][1], decimals, math.ceil))  # fmt: skip
+            more["bounds"] = found
     bounds = (0.0, 1.0) if found is None else found
     # a small table's 0: a bin or a code of its own only when its bucket holds records
     zero = ctx.small and zero_point(buckets, bucket_noisy, bounds_share * rest, ctx.l2)
@@ -1243,19 +1286,17 @@ def _numeric(
             coded = _range_codes(name, top, has_missing, from_zero=True, zero=zero) or coded
             coded = (by_rule_top(coded[0], buckets), coded[1])
         if coded is not None:
-            return coded[0], coded[1], more, share * rho + bounds_share * rest
+            return coded[0], coded[1], more, share * rho + bounds_share * rest + fine_rho
     atoms = _atoms(probe, present, decimals)
     if ctx.small:  # the bounds' counts place the edges: no quantiles
         edges = _small_edges(bounds, buckets, bucket_noisy, decimals, small_bins(ctx.bins), zero)
         if ctx.second and raw is not None and narrow_band(*raw, decimals):
-            inside = (buckets[:-1] >= raw[0]) & (buckets[1:] <= raw[1])
-            one = discrete_gaussian_sigma2(bounds_share * rest, ctx.l2)
-            sd = math.sqrt(int(inside.sum()) * one)
-            band = (float(bucket_noisy[inside].sum()), sd)
+            band = band_mass(buckets, bucket_noisy, raw, bounds_share * rest, ctx.l2)
             ctx.narrow[name] = (col.numbers, decimals, raw, band)  # a finer histogram later
         spent = share * rho + bounds_share * rest
     else:
-        edges = _edges(name, col, (1 - bounds_share) * rest, bounds, decimals, atoms, ctx)
+        quantile_rho = (1 - bounds_share) * rest - fine_rho
+        edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx)
         spent = rho
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
