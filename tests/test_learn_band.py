@@ -17,18 +17,24 @@ import pytest
 from dpquery.data import Categorical, Numeric
 from dpquery.domain_learning import (
     BAND_SHARE,
+    BOUND_FALSE_RATE,
+    BOUND_WINDOW,
     BOUNDS_SHARE,
     DECIMALS_SHARE,
+    FAR_WINDOW_RATE,
     PROBE_SHARE,
     PROFILE_SHARE,
     column_rho,
+    far_windows,
     fine_cells,
     learn_domain,
     quantile_candidates,
 )
 from dpquery.privacy import Budget, Ledger
+from dpquery.privacy.integer_mechanisms import discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
-from dpquery.privacy.quantiles import signed_log_grid
+from dpquery.privacy.partition_selection import partition_threshold
+from dpquery.privacy.quantiles import bucket_threshold, magnitude_buckets, signed_log_grid
 
 
 def _grid(lo: float, hi: float, decimals: int) -> np.ndarray:
@@ -164,3 +170,53 @@ def _learn_typed(df: pd.DataFrame):
                                   ledger=ledger, neighbours=ADD_REMOVE,
                                   types={"year": "numeric"})  # fmt: skip
     return domain, report, ledger
+
+
+# --- a window far from the mode --------------------------------------------------------------
+def _year_counts() -> tuple[np.ndarray, np.ndarray, float]:
+    """txhousing's year bounds histogram on a seed whose window test passed far above the
+    data (the noisy counts as drawn, the others 0), at the rho giving its thresholds: 267
+    for a bucket, 461 for a run of three."""
+    buckets = magnitude_buckets(min_exponent=0)
+    noisy = np.zeros(buckets.size - 1, dtype=np.int64)
+    at = {2000.0: 8587, 1000.0: 96, 1e7: 56, 2e7: 160, 5e7: 256, 1e8: 23, 2e8: 80}
+    for start, count in at.items():
+        noisy[int(np.flatnonzero(buckets == start)[0])] = count
+    return buckets, noisy, 9.13e-5
+
+
+def test_far_window_hand_values():
+    buckets, noisy, rho = _year_counts()
+    k = buckets.size - 1
+    assert bucket_threshold(rho, k, BOUND_FALSE_RATE, 1.0) == 267
+    one = discrete_gaussian_sigma2(rho, 1.0)
+    runs = k - BOUND_WINDOW + 1
+    assert partition_threshold(one * 3, BOUND_FALSE_RATE / runs) == 461
+    strict = partition_threshold(one * 3, FAR_WINDOW_RATE / runs)
+    assert strict == 597 and 56 + 160 + 256 < strict  # 472 passed the 1% test, not this
+    # the union-bound bounds reach 10^8 through the window; far_windows drops it
+    lo, hi = 2000.0, 1e8
+    assert far_windows(lo, hi, buckets, noisy, rho, 1.0) == (2000.0, 5000.0)
+    # the same run strong enough: kept, and the empty buckets between with it
+    strong = noisy.copy()
+    strong[int(np.flatnonzero(buckets == 5e7)[0])] = strict
+    assert far_windows(lo, hi, buckets, strong, rho, 1.0) == (2000.0, 1e8)
+    # a far bucket passing alone: kept as before
+    alone = noisy.copy()
+    alone[int(np.flatnonzero(buckets == 2e7)[0])] = 300
+    assert far_windows(2000.0, 5e7, buckets, alone, rho, 1.0) == (2000.0, 5e7)
+
+
+def test_a_window_next_to_the_mode_stays():
+    """A thin tail just above the mode's bucket, passing as a window of three (300, 100, 80
+    of a bucket threshold 267 and a window's 461): next to the mode, so the bounds keep it;
+    bounds with no window are returned as they are."""
+    buckets, noisy, rho = _year_counts()
+    tail = np.zeros_like(noisy)
+    i = int(np.flatnonzero(buckets == 2000.0)[0])
+    tail[i] = 8587
+    tail[i + 1 : i + 4] = [200, 150, 120]
+    assert far_windows(2000.0, 5e4, buckets, tail, rho, 1.0) == (2000.0, 5e4)
+    plain = np.zeros_like(noisy)
+    plain[i] = 8587
+    assert far_windows(2000.0, 5000.0, buckets, plain, rho, 1.0) == (2000.0, 5000.0)
