@@ -106,12 +106,14 @@ def _band_share(relation: str, columns: int = 3) -> float:
 @pytest.mark.parametrize("relation", [REPLACE_ONE, ADD_REMOVE])
 def test_a_large_tables_band_is_narrowed_on_neighbouring_tables(relation):
     """On neighbouring tables of ``n`` and ``n + 1`` records (add/remove), or one record
-    replaced, the decimal year's bounds (inside ``[2000, 5000)``) are narrowed by a finer histogram charged its hand-computed share (0.1 of the column's rho)
-    before it draws; the date's edges fall inside the data (every inner edge below 2020;
-    before, all but one above 2100), the year comes out as its codes 2000..2015, and the amount, no band, has no finer histogram. The learning spends at most its rho.
-    Seeded: at this rho a cell of 10 years holds about 70 noise sd, so the run of two cells
-    is found and passes its checks but for a rate below 1e-6; the quantiles' rank error is a
-    few hundred records against bins of 1,000."""
+    replaced, the decimal year's bounds (inside ``[2000, 5000)``) are narrowed by a finer
+    histogram charged its hand-computed share (0.1 of the column's rho) before it draws;
+    the date's edges fall inside the data (every inner edge below 2020; before, all but one
+    above 2100), the year comes out as its codes 2000..2015, and the amount, no band, has
+    no finer histogram. The learning spends at most its rho. Seeded: at this rho a cell of
+    10 years holds about 70 noise sd, so the run of two cells is found and passes its checks
+    but for a rate below 1e-6; the quantiles' rank error is a few hundred records against
+    bins of 1,000."""
     base = _table(16_000)
     other = base.copy()
     other.loc[0, ["year", "date"]] = ["2015", "2015.5000"]
@@ -156,7 +158,7 @@ def test_a_declared_numeric_year_gets_edges_on_the_years():
     """A year declared numeric (no code by range) in the bucket ``[2000, 5000)``: its
     narrowed bounds end by 2030 and its inner edges lie among the years, its finer
     histogram charged the hand-computed share as the date's. Seeded (rates as above)."""
-    domain, report, ledger = _learn_typed(_table(16_000))
+    domain, _, ledger = _learn_typed(_table(16_000))
     year = domain["year"]
     assert isinstance(year, Numeric) and year.edges[0] == 2000.0 and year.edges[-1] <= 2030.0
     assert all(e <= 2016.0 for e in year.edges[1:-1]) and len(year.edges) >= 8, year.edges
