@@ -111,7 +111,7 @@ def test_a_large_tables_band_is_narrowed_on_neighbouring_tables(relation):
     the date's edges fall inside the data (every inner edge below 2020; before, all but one
     above 2100), the year comes out as its codes 2000..2015, and the amount, no band, has
     no finer histogram. The learning spends at most its rho. Seeded: at this rho a cell of
-    10 years holds about 70 noise sd, so the run of two cells is found and passes its checks
+    10 years holds at least 70 noise sd, so the run of two cells is found and passes its checks
     but for a rate below 1e-6; the quantiles' rank error is a few hundred records against
     bins of 1,000."""
     base = _table(16_000)
