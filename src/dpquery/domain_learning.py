@@ -81,6 +81,13 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
+* **bands far from 0**: a run of bounds buckets apart from the mode's that passed the
+  window test alone joins the bounds only at the stricter :data:`FAR_WINDOW_RATE`
+  (:func:`far_windows`); bounds within :data:`NARROW_RATIO` of each other holding more
+  than :data:`MAX_LATTICE` steps of the precision (:func:`narrow_band`: a decimal year in
+  ``[2000, 5000]``) are narrowed by a finer histogram from :data:`BAND_SHARE` of the
+  quantiles' share (:func:`_fine_run`), and the quantiles' candidates are the band's
+  equal-width cells (:func:`fine_cells`, :func:`quantile_candidates`).
 
 **Small tables** (:func:`check_learnable`: a category's selection threshold above
 :data:`MIN_CATEGORY_SHARE` of the records, at most :data:`MIN_SMALL_SHARE`; refused above):
@@ -997,13 +1004,14 @@ narrow band's finer histogram (:func:`_fine_run`) before its quantiles."""
 
 
 def narrow_band(lo: float, hi: float, decimals: int) -> bool:
-    """Whether a small table's bounds ``[lo, hi]`` (the ends of its buckets, before the rule
-    at 0) are a band far from 0 that its magnitude buckets cannot cut: positive, within
-    :data:`NARROW_RATIO` of each other, and holding more than :data:`MAX_LATTICE` steps of
-    the precision (a planet's discovery years 1989..2014 inside ``[1000, 5000]``, whose
-    edges split the bucket ``[2000, 5000)`` into equal widths and put every year in one bin,
-    KS 0.95). A column spread over decades (an orbital period, 0.09 to 730,000 days) keeps
-    its buckets. Public: the private bounds and precision alone."""
+    """Whether bounds ``[lo, hi]`` (a small table's: the ends of its buckets, before the rule
+    at 0; or a large table's bounds, or its quantiles' bounds) are a band far from 0 that
+    its magnitude buckets cannot cut: positive, within :data:`NARROW_RATIO` of each other,
+    and holding more than :data:`MAX_LATTICE` steps of the precision (a planet's discovery
+    years 1989..2014 inside ``[1000, 5000]``, whose edges split the bucket ``[2000, 5000)``
+    into equal widths and put every year in one bin, KS 0.95). A column spread over decades
+    (an orbital period, 0.09 to 730,000 days) keeps its buckets. Public: the private bounds
+    and precision alone."""
     return 0.0 < lo and hi <= NARROW_RATIO * lo and not lattice(lo, hi, decimals)
 
 
@@ -1191,7 +1199,13 @@ def quantile_candidates(lo: float, hi: float, decimals: int, fine: bool = True) 
     decimal) had grid points at whole numbers only, its 15 quantiles collapsed onto 7 edges.
     Read off the private bounds and precision alone (post-processing): no data, no cost. A
     lattice is capped because each candidate far from the data still draws a little of the
-    exponential mechanism's mass. ``fine=False``: the bounds and the grid alone."""
+    exponential mechanism's mass. Bounds that are a band far from 0 with more steps than
+    that (:func:`narrow_band`) take the band's equal-width cells (:func:`fine_cells`, at
+    most :data:`FINE_CELLS`) inside them: txhousing's decimal year 2000.0 to 2015.5 in
+    bounds ``[2000, 5000]`` lay between the grid's 2000 and 2100, and each quantile above
+    the data was drawn among the equal scores of the grid's 30 points (edges 2000, 3100,
+    3200, ..., 5000; a released median year of 2070). ``fine=False``: the bounds and the
+    grid alone."""
     grid = signed_log_grid(decimals=decimals)
     points: list[np.ndarray] = [np.array([lo, hi]), grid[(grid > lo) & (grid < hi)]]
     if fine and lattice(lo, hi, decimals):
