@@ -145,13 +145,17 @@ def test_a_large_tables_band_is_narrowed_on_neighbouring_tables(relation):
 
 
 def test_no_band_no_finer_histogram():
-    """A table without a band far from 0 (an amount from 0, a count from 1): nothing
-    charged for a finer histogram, and no band read."""
+    """A table without a band far from 0 (an amount from 0, a count from 1, and a taxi
+    fare's total of 6 to 45 with cents, whose buckets ``[5, 50]`` the rule at 0 takes to 0):
+    nothing charged for a finer histogram, and no band read."""
     df = _table(16_000).drop(columns=["year", "date"])
-    df["count"] = np.random.default_rng(1).integers(1, 40, len(df)).astype(str)
+    rng = np.random.default_rng(1)
+    df["count"] = rng.integers(1, 40, len(df)).astype(str)
+    df["total"] = [f"{x:.2f}" for x in np.clip(rng.lognormal(2.6, 0.4, len(df)), 6, 45)]
     _, report, ledger = _learn(df, ADD_REMOVE)
     assert not [e for e in ledger.entries if "finer bounds" in e.charge.mechanism]
     assert all("band_bounds" not in c.noisy for c in report.columns)
+    assert next(c for c in report.columns if c.name == "total").noisy["bounds"][0] == 0.0
 
 
 def test_a_declared_numeric_year_gets_edges_on_the_years():

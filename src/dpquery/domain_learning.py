@@ -1074,9 +1074,9 @@ def far_windows(
     sums = np.convolve(noisy, ones, "valid")  # as private_bounds reads them
     alone = np.convolve(single.astype(np.int64), ones, "valid") > 0
     occupied, strong = single.copy(), single.copy()
-    for i in np.flatnonzero((sums >= tw) & ~alone):
-        occupied[i : i + w] = True
-        strong[i : i + w] |= bool(sums[i] >= strict)
+    for r in np.flatnonzero((sums >= tw) & ~alone):
+        occupied[r : r + w] = True
+        strong[r : r + w] |= bool(sums[r] >= strict)
     first, last = mode, mode  # the mode's occupied run
     while first > 0 and occupied[first - 1]:
         first -= 1
@@ -1337,7 +1337,8 @@ def _numeric(
         cat, learned = _categorical(name, probe)
         return cat, learned + " (no bounds found)", more, share * rho + bounds_share * rest
     fine_rho = 0.0
-    if not ctx.small and raw is not None and narrow_band(*raw, decimals):
+    far = found is not None and found[0] > 0  # the rule at 0 left it (taxis' [5, 50] it did not)
+    if not ctx.small and far and raw is not None and narrow_band(*raw, decimals):
         # a band far from 0 that the buckets cannot cut: a finer histogram from the
         # quantiles' share narrows it (the quantiles' candidates then are fine over it)
         fine_rho = BAND_SHARE * (1 - bounds_share) * rest
