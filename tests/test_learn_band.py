@@ -207,10 +207,17 @@ def test_far_window_hand_values():
     strong = noisy.copy()
     strong[int(np.flatnonzero(buckets == 5e7)[0])] = strict
     assert far_windows(lo, hi, buckets, strong, rho, 1.0) == (2000.0, 1e8)
-    # a far bucket passing alone: kept as before
-    alone = noisy.copy()
-    alone[int(np.flatnonzero(buckets == 2e7)[0])] = 300
-    assert far_windows(2000.0, 5e7, buckets, alone, rho, 1.0) == (2000.0, 5e7)
+    # a far bucket passing alone: kept at the stricter rate only (the decimal year's [1, 2),
+    # noisy 277 against 267 here, dropped; one at the 1e-4 threshold kept)
+    single = bucket_threshold(rho, k, FAR_WINDOW_RATE, 1.0)
+    assert single == 346
+    low = noisy.copy()
+    low[:] = 0
+    low[int(np.flatnonzero(buckets == 2000.0)[0])] = 8587
+    low[int(np.flatnonzero(buckets == 1.0)[0])] = 277
+    assert far_windows(1.0, 5000.0, buckets, low, rho, 1.0) == (2000.0, 5000.0)
+    low[int(np.flatnonzero(buckets == 1.0)[0])] = single
+    assert far_windows(1.0, 5000.0, buckets, low, rho, 1.0) == (1.0, 5000.0)
 
 
 def test_a_window_next_to_the_mode_stays():

@@ -1041,10 +1041,10 @@ def band_mass(
 
 
 FAR_WINDOW_RATE = 1e-4
-"""A run of :data:`BOUND_WINDOW` buckets apart from the mode's (an empty bucket between)
-joins a large table's bounds only when its noisy sum reaches the threshold of this false
-rate over all the runs (:func:`far_windows`), not :data:`BOUND_FALSE_RATE`'s: 4.7 noise sd
-of the sum in place of 3.7."""
+"""A bucket, or a run of :data:`BOUND_WINDOW` buckets, apart from the mode's occupied run (an
+unoccupied bucket between) joins a large table's bounds only when its noisy count (sum)
+reaches the threshold of this false rate over all the buckets (runs) (:func:`far_windows`),
+not :data:`BOUND_FALSE_RATE`'s: 4.7 noise sd in place of 3.7."""
 
 
 def far_windows(
@@ -1052,15 +1052,17 @@ def far_windows(
     sensitivity: float = BOUND_SENSITIVITY,
 ) -> tuple[float, float]:  # fmt: skip
     """The bounds ``(lo, hi)`` of :func:`~dpquery.privacy.quantiles.private_bounds` (drawn at
-    ``rho`` and L2 ``sensitivity``) without the runs of buckets that passed the window test
-    alone, apart from the mode's occupied run (an unoccupied bucket between), whose noisy sum
-    falls short of the threshold of :data:`FAR_WINDOW_RATE`. Such a run took the bounds
-    across the empty buckets between: txhousing's years 2000 to 2015 (bucket ``[2000,
-    5000)``) got an upper bound of ``10^8`` from three empty buckets ``[10^7, 10^8)`` whose
-    noisy sum (472) passed the window's threshold (461), a false pass of the test's 1%; their
-    quantiles then spread over 0 to ``10^8``. A far run is as unlikely a priori as a sign the
-    mode's side lacks (:data:`BOUND_CROSS_RATE`); a run next to the mode's (a thin tail), a far
-    bucket passing alone and a mode that is no bucket passing alone keep the bounds as they
+    ``rho`` and L2 ``sensitivity``) without the occupied runs of buckets apart from the
+    mode's (an unoccupied bucket between) none of whose buckets reaches the threshold of
+    :data:`FAR_WINDOW_RATE` alone and none of whose windows reaches it as a sum. Such a run
+    took the bounds across the empty buckets between: txhousing's years 2000 to 2015
+    (bucket ``[2000, 5000)``) got an upper bound of ``10^8`` from three empty buckets
+    ``[10^7, 10^8)`` whose noisy sum (472) passed the window's threshold (461), a false pass
+    of the test's 1%, and their quantiles spread over 0 to ``10^8``; its decimal year, on
+    another draw, a lower bound of 1 from an empty bucket ``[1, 2)`` (noisy 277 against
+    273), then 0, with edges 0, 0.58, ..., 48, 2500, ... (KS 0.79). A far run is as unlikely
+    a priori as a sign the mode's side lacks (:data:`BOUND_CROSS_RATE`); a run next to the
+    mode's (a thin tail) and a mode that is no bucket passing alone keep the bounds as they
     were. Post-processing of the bounds' noisy counts (Bun and Steinke 2016, Lemma 1.8): no
     further cost."""
     k = buckets.size - 1
@@ -1073,7 +1075,8 @@ def far_windows(
     ones = np.ones(w, dtype=np.int64)
     sums = np.convolve(noisy, ones, "valid")  # as private_bounds reads them
     alone = np.convolve(single.astype(np.int64), ones, "valid") > 0
-    occupied, strong = single.copy(), single.copy()
+    occupied = single.copy()
+    strong = noisy >= bucket_threshold(rho, k, FAR_WINDOW_RATE, sensitivity)
     for r in np.flatnonzero((sums >= tw) & ~alone):
         occupied[r : r + w] = True
         strong[r : r + w] |= bool(sums[r] >= strict)
