@@ -1103,19 +1103,19 @@ def far_windows(
 def _fine_run(
     name: str, values: np.ndarray, rho: float, decimals: int, bounds: tuple[float, float],
     band: tuple[float, float], ctx: _Context,
-) -> tuple[tuple[float, float], np.ndarray, np.ndarray] | None:  # fmt: skip
+) -> tuple[tuple[float, float], np.ndarray, np.ndarray, bool] | None:  # fmt: skip
     """A narrow band's run of finer cells (:func:`fine_cells`) at ``rho``: the bounds'
     discrete Gaussian histogram (:func:`private_bounds`, charged before it draws) on those
     cells, its run grown from the mode as a small table's bounds are (:func:`spread_run`);
-    the run's ends, the cells and their noisy counts. None when no cell passes the mode's
-    test, or when the run's noisy mass falls short of the band's (``band``: its noisy mass in
-    the bounds' histogram and that sum's sd, :func:`band_mass`) by more than
-    :data:`FINE_SIGMAS` sd of the difference: the run would clip the rest (a fare's peak at 7
-    to 9 in a band ``[5, 50]``); or when its cells hold on average less than
-    :data:`FINE_SIGMAS` noise sd: edges placed by such counts follow the noise (a penguin's
-    body mass, 344 values over 360 cells of 10 g). The same mechanism as the bounds', on
-    other public cells: a record counts in one cell (L2 ``ctx.l2``), ``rho``-zCDP (CKS 2020,
-    Theorem 4); the rest is post-processing."""
+    the run's ends, the cells, their noisy counts and whether the run is kept. None when no
+    cell passes the mode's test. Not kept when the run's noisy mass falls short of the
+    band's (``band``: its noisy mass in the bounds' histogram and that sum's sd,
+    :func:`band_mass`) by more than :data:`FINE_SIGMAS` sd of the difference: the run would
+    clip the rest (a fare's peak at 7 to 9 in a band ``[5, 50]``); or when its cells hold
+    on average less than :data:`FINE_SIGMAS` noise sd: edges placed by such counts follow
+    the noise (a penguin's body mass, 344 values over 360 cells of 10 g). The same
+    mechanism as the bounds', on other public cells: a record counts in one cell (L2
+    ``ctx.l2``), ``rho``-zCDP (CKS 2020, Theorem 4); the rest is post-processing."""
     cells = fine_cells(*bounds, decimals)
     k = cells.size - 1
     one, window, grow = _run_tests(rho, k, ctx.l2)
@@ -1133,9 +1133,8 @@ def _fine_run(
     mass = float(drawn[2][run[0] : run[1] + 1].sum())
     width = run[1] - run[0] + 1
     sd = math.sqrt(width * float(one) + band[1] ** 2)
-    if mass < band[0] - FINE_SIGMAS * sd or mass < width * FINE_SIGMAS * math.sqrt(one):
-        return None
-    return (float(cells[run[0]]), float(cells[run[1] + 1])), cells, drawn[2]
+    kept = not (mass < band[0] - FINE_SIGMAS * sd or mass < width * FINE_SIGMAS * math.sqrt(one))
+    return (float(cells[run[0]]), float(cells[run[1] + 1])), cells, drawn[2], kept
 
 
 def _fine_edges(
@@ -1146,9 +1145,9 @@ def _fine_edges(
     run of :func:`_fine_run` (None when it finds none: the bounds and edges stay as they
     were), cut into edges by its noisy counts (:func:`_small_edges`, post-processing)."""
     run = _fine_run(name, values, rho, decimals, bounds, band, ctx)
-    if run is None:
+    if run is None or not run[3]:
         return None
-    fine, cells, noisy = run
+    fine, cells, noisy, _ = run
     return fine, _small_edges(fine, cells, noisy, decimals, small_bins(ctx.bins))
 
 
@@ -1192,7 +1191,9 @@ MAX_LATTICE = 1000
 as a quantile candidate (:func:`quantile_candidates`)."""
 
 
-def quantile_candidates(lo: float, hi: float, decimals: int, fine: bool = True) -> np.ndarray:
+def quantile_candidates(
+    lo: float, hi: float, decimals: int, fine: bool = True, inner: tuple[float, float] | None = None
+) -> np.ndarray:
     """The public candidates of a column's quantiles inside its private bounds ``[lo, hi]``:
     the bounds and the log grid's points between them (:func:`signed_log_grid`, 1-10%
     relative resolution), and, when the bounds do not reach 0 and hold at most
@@ -1207,7 +1208,9 @@ def quantile_candidates(lo: float, hi: float, decimals: int, fine: bool = True) 
     most :data:`FINE_CELLS`) inside them: txhousing's decimal year 2000.0 to 2015.5 in
     bounds ``[2000, 5000]`` lay between the grid's 2000 and 2100, and each quantile above
     the data was drawn among the equal scores of the grid's 30 points (edges 2000, 3100,
-    3200, ..., 5000; a released median year of 2070). ``fine=False``: the bounds and the
+    3200, ..., 5000; a released median year of 2070). ``inner``: a finer run inside the
+    bounds that fell short of their mass (:func:`_fine_run`; the bounds stay, lest they clip
+    the rest), whose own fine cells join the candidates. ``fine=False``: the bounds and the
     grid alone."""
     grid = signed_log_grid(decimals=decimals)
     points: list[np.ndarray] = [np.array([lo, hi]), grid[(grid > lo) & (grid < hi)]]
@@ -1218,6 +1221,9 @@ def quantile_candidates(lo: float, hi: float, decimals: int, fine: bool = True) 
         points.append(np.array([float(Decimal(int(u)) * step) for u in units]))
     elif fine and narrow_band(lo, hi, decimals):
         cells = fine_cells(lo, hi, decimals)
+        points.append(cells[(cells > lo) & (cells < hi)])
+    if fine and inner is not None:  # a finer run inside the bounds (_fine_run), public too
+        cells = fine_cells(*inner, decimals)
         points.append(cells[(cells > lo) & (cells < hi)])
     return np.unique(np.concatenate(points))
 
@@ -1238,14 +1244,14 @@ def lattice(lo: float, hi: float, decimals: int) -> bool:
 
 def _edges(
     name: str, col: _Column, rho: float, bounds: tuple[float, float], decimals: int,
-    atoms: list[float], ctx: _Context,
+    atoms: list[float], ctx: _Context, inner: tuple[float, float] | None = None,
 ) -> list[float]:  # fmt: skip
     """The bounds, a bin ``[v, v + step)`` per atom ``v``, and ``bins - 1`` quantiles of the
     values that are not atoms (the exponential mechanism, score sensitivity 1 under
     replace-one and ``max(alpha, 1 - alpha)`` under add/remove: whether a record is an atom
     depends on that record and the public atoms alone)."""
     lo, hi = bounds
-    candidates = quantile_candidates(lo, hi, decimals)
+    candidates = quantile_candidates(lo, hi, decimals, inner=inner)
     alphas = [i / ctx.bins for i in range(1, ctx.bins)]
     if ctx.bins > 1 and candidates.size > quantile_candidates(lo, hi, decimals, False).size:
         # the lattice's exact quantiles leave each end bin 1/bins of the values spread to a
@@ -1340,6 +1346,7 @@ def _numeric(
         cat, learned = _categorical(name, probe)
         return cat, learned + " (no bounds found)", more, share * rho + bounds_share * rest
     fine_rho = 0.0
+    inner: tuple[float, float] | None = None
     far = found is not None and found[0] > 0  # the rule at 0 left it (taxis' [5, 50] it did not)
     if not ctx.small and far and raw is not None and narrow_band(*raw, decimals):
         # a band far from 0 that the buckets cannot cut: a finer histogram from the
@@ -1347,8 +1354,11 @@ def _numeric(
         fine_rho = BAND_SHARE * (1 - bounds_share) * rest
         band = band_mass(buckets, bucket_noisy, raw, bounds_share * rest, ctx.l2)
         run = _fine_run(name, col.numbers, fine_rho, decimals, raw, band, ctx)
-        more["band_bounds"] = None if run is None else run[0]
-        if run is not None:
+        more["band_bounds"] = None if run is None or not run[3] else run[0]
+        if run is not None and not run[3]:  # short of the band's mass: the bounds stay, the
+            inner = run[0]  # run's cells join the candidates (where the data are, mostly)
+            more["band_run"] = inner
+        if run is not None and run[3]:
             found = (_outward(run[0][0], decimals, math.floor),
                      _outward(run[0][1], decimals, math.ceil))  # fmt: skip
             more["bounds"] = found
@@ -1372,7 +1382,7 @@ def _numeric(
         spent = share * rho + bounds_share * rest
     else:
         quantile_rho = (1 - bounds_share) * rest - fine_rho
-        edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx)
+        edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner)
         spent = rho
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
