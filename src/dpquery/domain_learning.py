@@ -1210,8 +1210,8 @@ def quantile_candidates(
     the data was drawn among the equal scores of the grid's 30 points (edges 2000, 3100,
     3200, ..., 5000; a released median year of 2070). ``inner``: a finer run inside the
     bounds that fell short of their mass (:func:`_fine_run`; the bounds stay, lest they clip
-    the rest), whose own fine cells join the candidates. ``fine=False``: the bounds and the
-    grid alone."""
+    the rest), whose own fine cells are then the candidates in place of the band's.
+    ``fine=False``: the bounds and the grid alone."""
     grid = signed_log_grid(decimals=decimals)
     points: list[np.ndarray] = [np.array([lo, hi]), grid[(grid > lo) & (grid < hi)]]
     if fine and lattice(lo, hi, decimals):
@@ -1220,10 +1220,9 @@ def quantile_candidates(
         units = np.arange(math.ceil(first), math.floor(last) + 1)
         points.append(np.array([float(Decimal(int(u)) * step) for u in units]))
     elif fine and narrow_band(lo, hi, decimals):
-        cells = fine_cells(lo, hi, decimals)
-        points.append(cells[(cells > lo) & (cells < hi)])
-    if fine and inner is not None:  # a finer run inside the bounds (_fine_run), public too
-        cells = fine_cells(*inner, decimals)
+        # the band's cells, or those of a finer run inside it (_fine_run; public too): the
+        # band's own cells far from the data would draw the quantiles above it
+        cells = fine_cells(*(inner or (lo, hi)), decimals)
         points.append(cells[(cells > lo) & (cells < hi)])
     return np.unique(np.concatenate(points))
 
