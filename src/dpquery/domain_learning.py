@@ -1063,13 +1063,16 @@ def far_windows(
     273), then 0, with edges 0, 0.58, ..., 48, 2500, ... (KS 0.79). A far run is as unlikely
     a priori as a sign the mode's side lacks (:data:`BOUND_CROSS_RATE`); a run next to the
     mode's (a thin tail) and a mode that is no bucket passing alone keep the bounds as they
-    were. Post-processing of the bounds' noisy counts (Bun and Steinke 2016, Lemma 1.8): no
-    further cost."""
+    were, and so does a mode at 0 (the bucket ``[0, step)``): a point mass at 0 beside values
+    spread orders of magnitude above it is an amount's shape, not a false pass (credit_data's
+    debts, 82% of them 0, the rest spread thinly from 100 to 5,000: a window of noisy 578
+    against the 1% test's 575 and the stricter rate's 745). Post-processing of the bounds'
+    noisy counts (Bun and Steinke 2016, Lemma 1.8): no further cost."""
     k = buckets.size - 1
     one, (w, tw), _ = _run_tests(rho, k, sensitivity)
     single = noisy >= bucket_threshold(rho, k, BOUND_FALSE_RATE, sensitivity)
     mode = int(np.argmax(noisy))  # the first of equal maxima: a public tie rule
-    if noisy.size < w or not single[mode]:
+    if noisy.size < w or not single[mode] or buckets[mode] == 0.0:
         return lo, hi
     strict = partition_threshold(one * w, FAR_WINDOW_RATE / max(1, k - w + 1))
     ones = np.ones(w, dtype=np.int64)
