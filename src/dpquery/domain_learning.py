@@ -81,8 +81,8 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
-* **bands far from 0**: a run of bounds buckets apart from the mode's that passed the
-  window test alone joins the bounds only at the stricter :data:`FAR_WINDOW_RATE`
+* **bands far from 0**: an occupied run of bounds buckets apart from the mode's (not a mode
+  at 0) joins the bounds only at the stricter :data:`FAR_WINDOW_RATE`
   (:func:`far_windows`); bounds within :data:`NARROW_RATIO` of each other holding more
   than :data:`MAX_LATTICE` steps of the precision (:func:`narrow_band`: a decimal year in
   ``[2000, 5000]``) are narrowed by a finer histogram from :data:`BAND_SHARE` of the
