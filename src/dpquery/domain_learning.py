@@ -753,14 +753,16 @@ def _step(decimals: int) -> float:
 
 
 def _bounds(
-    name: str, col: _Column, rho: float, decimals: int, ctx: _Context
-) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray, tuple[float, float] | None]:
+    name: str, col: _Column, rho: float, decimals: int, ctx: _Context,
+    numbers: tuple[int, float] | None = None,
+) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray, tuple[float, float] | None]:  # fmt: skip
     """The column's private bounds, rounded outward to its precision (None when no bucket
     is occupied), the buckets, their noisy counts and the bounds before the rule at 0
     (:data:`BOUND_ZERO_RATIO`; the ends of buckets). The buckets start at the precision's
     step (``[0, 1)`` then ``[1, 2)`` for integers): a number of that precision is never
     smaller, so finer buckets would only spread the noise's false positives and push apart
-    the buckets a run joins."""
+    the buckets a run joins. ``numbers``: the profile's noisy count of the column's numbers
+    and its noise sd, read by the rule of a point mass at 0 (:func:`zero_mode_run`)."""
     buckets = magnitude_buckets(min_exponent=-decimals)
     k = buckets.size - 1
     _, window, steps = _run_tests(rho, k, ctx.l2)
@@ -783,6 +785,12 @@ def _bounds(
         lo, hi = grown_past(lo, hi, buckets, bounds[2], rho, ctx.l2)
         strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
         lo, hi = across_zero(lo, hi, buckets, bounds[2], strict)
+    if numbers is not None:  # a point mass at 0: the rest bounded apart from it
+        one = discrete_gaussian_sigma2(rho, ctx.l2)
+        steps = grow if grow is not None else (partition_threshold(one, BOUND_STEP_RATE), math.inf)
+        run = zero_mode_run(bounds[2], buckets, numbers, one, steps)
+        if run is not None:
+            lo, hi = min(lo, 0.0), max(hi, float(buckets[run[1] + 1]))
     raw = (lo, hi)  # before the rule at 0 (narrow_band reads them)
     if 0 < lo <= hi / BOUND_ZERO_RATIO and (
         not ctx.small or zero_point(buckets, bounds[2], rho, ctx.l2)
@@ -826,6 +834,60 @@ def zero_point(buckets: np.ndarray, noisy: np.ndarray, rho: float, sensitivity: 
         return False
     held = partition_threshold(discrete_gaussian_sigma2(rho, sensitivity), ZERO_POINT_RATE)
     return bool(noisy[int(zeros[0])] >= held)
+
+
+def zero_mode(buckets: np.ndarray, noisy: np.ndarray) -> int | None:
+    """The index of the bucket starting at 0 (``[0, step)``: the value 0 at the column's
+    precision) when it is the mode of the bounds' noisy counts (the first of equal maxima, a
+    public tie rule), else None. Public: a function of the noisy counts alone."""
+    zeros = np.flatnonzero(buckets[:-1] == 0.0)
+    if noisy.size == 0 or zeros.size == 0 or int(np.argmax(noisy)) != int(zeros[0]):
+        return None
+    return int(zeros[0])
+
+
+def zero_mode_run(
+    noisy: np.ndarray, buckets: np.ndarray, numbers: tuple[int, float], one: Fraction | float,
+    steps: tuple[float, float],
+) -> tuple[int, int] | None:  # fmt: skip
+    """The run of bounds buckets above 0 of a column whose mode is the bucket of 0
+    (:func:`zero_mode`), grown apart from that point mass; None when the mode is elsewhere
+    or the rest is not seen. A point mass at 0 (82% of a debt column's values, a quarter of
+    a card spending column's) holds the mode, and growth from it stops at the first thin
+    bucket beside it (``[1, 2)``: no debt of 1), bounds ``[0, 1]`` that clip every other
+    value to 0 or 1. So the rest is bounded apart:
+
+    - it is seen when the profile's noisy count of numbers (``numbers``: the count and its
+      noise sd) less the bucket of 0's noisy count reaches what that difference's noise
+      (variance ``sd^2 + one``, ``one`` a bucket's) reaches with :data:`BOUND_FALSE_RATE`;
+    - it starts at the :data:`BOUND_WINDOW` adjacent buckets above the bucket of 0 of the
+      largest noisy sum (the mode's side of 0: the other side needs
+      :func:`across_zero`'s evidence), when that sum reaches what an empty run's noise
+      reaches with :data:`BOUND_FALSE_RATE` (one test: the rest is seen, only its place is
+      sought; a profile count 2.8 sd high passed the first test on a column of counts
+      whose rest, 1 to 14, the noise had put below a run of empty buckets);
+    - it is grown outward (:func:`~dpquery.privacy.quantiles.grown_run`) by ``steps``
+      (one bucket's threshold, a window's: the table's growth tests), never down into the
+      bucket of 0.
+
+    The caller takes the bounds to ``[min(lo, 0), max(hi, run's top)]`` and makes 0 an atom
+    (a bin or a code of its own). Post-processing of the bounds' discrete Gaussian histogram
+    and the profile's count (Bun and Steinke 2016, Lemma 1.8): no further cost."""
+    z = zero_mode(buckets, noisy)
+    w = BOUND_WINDOW
+    if z is None or noisy.size - (z + 1) < w:
+        return None
+    rest = numbers[0] - int(noisy[z])
+    if rest < partition_threshold(float(one) + numbers[1] ** 2, BOUND_FALSE_RATE):
+        return None
+    x = noisy.astype(np.float64)
+    x[: z + 1] = -np.inf  # the point mass and the side of 0 it lacks: not part of the run
+    sums = np.convolve(x[z + 1 :], np.ones(w), "valid")
+    i = int(np.argmax(sums))
+    if sums[i] < partition_threshold(w * float(one), BOUND_FALSE_RATE):
+        return None
+    i += z + 1
+    return grown_run(x, (i, i + w - 1), math.inf, steps[0], steps[1], w, None)
 
 
 SPREAD_MODE = 1e-9
@@ -1174,11 +1236,17 @@ def _range_codes(
     public rule on the private bounds; a code no record holds costs the release a little
     noise, a code left out costs its records); to 1 unless ``zero`` (the bucket of the 0
     holds records, :func:`zero_point`): codes numbered from 1 (PUMS's education and race)
-    had an empty code 0, given 1 to 7% of the released records."""
+    had an empty code 0, given 1 to 7% of the released records. Bounds holding one integer
+    ``v`` alone (``[0, 1]``: the bucket ``[0, 1)`` grown no further) make the codes ``v``
+    and ``v + 1`` (the bounds' upper end, where the rest of a count begins), the rest in the
+    catch-all: as a numeric column they made one bin ``[v, v + 1]``, decoded as ``v`` or
+    ``v + 1`` about equally (a count 80% 0 released as 48% 0)."""
     first, last = math.ceil(bounds[0]), math.ceil(bounds[1]) - 1
     if from_zero and first > 0:
         first = 0 if zero else 1
-    if not 2 <= last - first + 1 <= MAX_CODES:  # one integer alone: the bounds missed the rest
+    if last == first:  # one integer: it and the next, the rest in <other>
+        last = first + 1
+    if not 2 <= last - first + 1 <= MAX_CODES:
         return None
     values: list[Hashable] = list(range(first, last + 1))
     taken = {str(v) for v in values}
@@ -1216,17 +1284,22 @@ def _numeric(
     probe: Selection | None = None,
     present: int = 0,
     codes: bool = False,
+    numbers: int | None = None,
 ) -> tuple[Attribute, str, dict[str, Any], float]:
     """A numeric column's precision, bounds, atoms and edges from ``rho``, and the rho
     spent; with ``codes`` (an undeclared column), an integer column of few integers in its
     bounds is categorical over them (:func:`_range_codes`) and the edges' share is left
-    unspent."""
+    unspent. ``numbers``: the profile's noisy count of numbers (its sd is ``missing``'s),
+    for the rule of a point mass at 0 (:func:`zero_mode_run`)."""
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
     decimals, hist = _decimals(name, col, share * rho, ctx)
     rest = (1 - share) * rho
     bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
-    found, buckets, bucket_noisy, raw = _bounds(name, col, bounds_share * rest, decimals, ctx)
     noisy_missing, sigma = missing
+    counted = None if numbers is None else (numbers, sigma)
+    found, buckets, bucket_noisy, raw = _bounds(
+        name, col, bounds_share * rest, decimals, ctx, counted
+    )
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
     if found is None and probe is not None and codes and probe.released:
@@ -1236,6 +1309,9 @@ def _numeric(
     bounds = (0.0, 1.0) if found is None else found
     # a small table's 0: a bin or a code of its own only when its bucket holds records
     zero = ctx.small and zero_point(buckets, bucket_noisy, bounds_share * rest, ctx.l2)
+    # the bucket of 0 the mode: 0 is a point mass, an atom (a bin or a code of its own)
+    at_zero = zero_mode(buckets, bucket_noisy) is not None and bounds[0] <= 0.0 < bounds[1]
+    zero = zero or (ctx.small and at_zero)
     if codes and decimals == 0:
         coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small, zero=zero)
         if coded is not None and ctx.small and found is not None:  # codes: the stricter top
@@ -1245,6 +1321,8 @@ def _numeric(
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest
     atoms = _atoms(probe, present, decimals)
+    if at_zero and 0.0 not in atoms:
+        atoms = sorted([*atoms, 0.0])
     if ctx.small:  # the bounds' counts place the edges: no quantiles
         edges = _small_edges(bounds, buckets, bucket_noisy, decimals, small_bins(ctx.bins), zero)
         if ctx.second and raw is not None and narrow_band(*raw, decimals):
@@ -1934,7 +2012,7 @@ def _learn_column(
     numeric_rho = rest - probe_rho
     attr, learned, more, spent = _numeric(
         name, col, numeric_rho, (noisy_missing, sigma), ctx, probe=probe, present=present,
-        codes=kind is None,
+        codes=kind is None, numbers=noisy_numbers,
     )  # fmt: skip
     if kind == "numeric":
         rule = "declared"
