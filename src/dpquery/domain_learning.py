@@ -788,7 +788,7 @@ def _bounds(
     if numbers is not None:  # a point mass at 0: the rest bounded apart from it
         one = discrete_gaussian_sigma2(rho, ctx.l2)
         steps = grow if grow is not None else (partition_threshold(one, BOUND_STEP_RATE), math.inf)
-        run = zero_mode_run(bounds[2], buckets, numbers, one, steps)
+        run = zero_mode_run(bounds[2], buckets, numbers, one, steps, hi)
         if run is not None:
             lo, hi = min(lo, 0.0), max(hi, float(buckets[run[1] + 1]))
     raw = (lo, hi)  # before the rule at 0 (narrow_band reads them)
@@ -848,7 +848,7 @@ def zero_mode(buckets: np.ndarray, noisy: np.ndarray) -> int | None:
 
 def zero_mode_run(
     noisy: np.ndarray, buckets: np.ndarray, numbers: tuple[int, float], one: Fraction | float,
-    steps: tuple[float, float],
+    steps: tuple[float, float], hi: float,
 ) -> tuple[int, int] | None:  # fmt: skip
     """The run of bounds buckets above 0 of a column whose mode is the bucket of 0
     (:func:`zero_mode`), grown apart from that point mass; None when the mode is elsewhere
@@ -865,7 +865,10 @@ def zero_mode_run(
       :func:`across_zero`'s evidence), when that sum reaches what an empty run's noise
       reaches with :data:`BOUND_FALSE_RATE` (one test: the rest is seen, only its place is
       sought; a profile count 2.8 sd high passed the first test on a column of counts
-      whose rest, 1 to 14, the noise had put below a run of empty buckets);
+      whose rest, 1 to 14, the noise had put below a run of empty buckets), and when it
+      lies wholly above the bounds ``hi`` (their upper end) grown so far: a run they reach
+      into was found by their growth (a 0/1 flag's ``[1, 2)``), and a window seeded there
+      would reach two buckets past the data;
     - it is grown outward (:func:`~dpquery.privacy.quantiles.grown_run`) by ``steps``
       (one bucket's threshold, a window's: the table's growth tests), never down into the
       bucket of 0.
@@ -885,6 +888,8 @@ def zero_mode_run(
     sums = np.convolve(x[z + 1 :], np.ones(w), "valid")
     i = int(np.argmax(sums))
     if sums[i] < partition_threshold(w * float(one), BOUND_FALSE_RATE):
+        return None
+    if float(buckets[z + 1 + i]) < hi:  # the bounds reach into it: their growth found it
         return None
     i += z + 1
     return grown_run(x, (i, i + w - 1), math.inf, steps[0], steps[1], w, None)
