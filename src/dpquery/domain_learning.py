@@ -753,9 +753,13 @@ def _step(decimals: int) -> float:
 
 
 def _bounds(
-    name: str, col: _Column, rho: float, decimals: int, ctx: _Context,
+    name: str,
+    col: _Column,
+    rho: float,
+    decimals: int,
+    ctx: _Context,
     numbers: tuple[int, float] | None = None,
-) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray, tuple[float, float] | None]:  # fmt: skip
+) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray, tuple[float, float] | None]:
     """The column's private bounds, rounded outward to its precision (None when no bucket
     is occupied), the buckets, their noisy counts and the bounds before the rule at 0
     (:data:`BOUND_ZERO_RATIO`; the ends of buckets). The buckets start at the precision's
