@@ -222,6 +222,15 @@ clipped (2.33 sd a step: one in twenty-five). The bounds land a bucket beyond th
 side by a false step (at most this rate), ``j`` buckets beyond by ``j`` in a row. Steps
 only: runs of :data:`BOUND_WINDOW` tested as one as well (measured, ``docs/learn.md``) double
 the false rate, and on a tuning seed a false run took a decile code's top from 10 to 100."""
+BOUND_SKIP_RATE = 0.01
+"""A small table's bounds grown from the mode (:func:`spread_run`) and a point mass's run
+(:func:`zero_mode_run`) may cross one thin bucket to the :data:`BOUND_WINDOW` buckets beyond
+it when their noisy sum reaches what an empty run's noise reaches with this probability
+(:func:`~dpquery.privacy.quantiles.grown_run`, ``skip``): one more test a side, stricter
+than a growth step's (:data:`SMALL_BOUND_STEP_RATE`), since a false crossing lands the
+bounds four buckets past the data at once (at 5%, a 0/1 flag of 1,000 records became a
+quantity over empty buckets on 1 seed of 400; at 1%, on none). A table that is not small
+grows by single steps (:data:`BOUND_STEP_RATE`, no window test), and crosses none."""
 BOUND_ZERO_RATIO = 10.0
 """A positive lower bound at most this fraction of the upper one is taken down to 0 (a
 public rule on the private bounds): ages, counts and amounts start at 0, and the few values
@@ -769,8 +778,10 @@ def _bounds(
     and its noise sd, read by the rule of a point mass at 0 (:func:`zero_mode_run`)."""
     buckets = magnitude_buckets(min_exponent=-decimals)
     k = buckets.size - 1
-    _, window, steps = _run_tests(rho, k, ctx.l2)
+    one, window, steps = _run_tests(rho, k, ctx.l2)
     grow = steps if ctx.small else None  # grown from the mode (grown_bounds)
+    # a thin bucket crossed (small tables: a large table's growth has no window test)
+    skip = partition_threshold(one * BOUND_WINDOW, BOUND_SKIP_RATE) if ctx.small else math.inf
     mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, ctx.l2)
     bounds = private_bounds(
         col.numbers, rho=rho, threshold=SPREAD_MODE if ctx.small else mode, rng=ctx.rng,
@@ -778,7 +789,7 @@ def _bounds(
         name=f"{name}: bounds (discrete Gaussian histogram)", sensitivity=ctx.l2,
     )  # fmt: skip
     if bounds is not None and grow is not None:  # the same draws: the run read again
-        run = spread_run(bounds[2], buckets, mode, grow, window)
+        run = spread_run(bounds[2], buckets, mode, grow, window, skip)
         bounds = (
             None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]), bounds[2])
         )
@@ -790,9 +801,8 @@ def _bounds(
         strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
         lo, hi = across_zero(lo, hi, buckets, bounds[2], strict)
     if numbers is not None:  # a point mass at 0: the rest bounded apart from it
-        one = discrete_gaussian_sigma2(rho, ctx.l2)
-        steps = grow if grow is not None else (partition_threshold(one, BOUND_STEP_RATE), math.inf)
-        run = zero_mode_run(bounds[2], buckets, numbers, one, steps, hi)
+        ways = (*grow, skip) if grow is not None else (partition_threshold(one, BOUND_STEP_RATE),)
+        run = zero_mode_run(bounds[2], buckets, numbers, one, ways, hi)
         if run is not None:
             lo, hi = min(lo, 0.0), max(hi, float(buckets[run[1] + 1]))
     raw = (lo, hi)  # before the rule at 0 (narrow_band reads them)
@@ -852,7 +862,7 @@ def zero_mode(buckets: np.ndarray, noisy: np.ndarray) -> int | None:
 
 def zero_mode_run(
     noisy: np.ndarray, buckets: np.ndarray, numbers: tuple[int, float], one: Fraction | float,
-    steps: tuple[float, float], hi: float,
+    steps: tuple[float, ...], hi: float,
 ) -> tuple[int, int] | None:  # fmt: skip
     """The run of bounds buckets above 0 of a column whose mode is the bucket of 0
     (:func:`zero_mode`), grown apart from that point mass; None when the mode is elsewhere
@@ -874,7 +884,8 @@ def zero_mode_run(
       into was found by their growth (a 0/1 flag's ``[1, 2)``), and a window seeded there
       would reach two buckets past the data;
     - it is grown outward (:func:`~dpquery.privacy.quantiles.grown_run`) by ``steps``
-      (one bucket's threshold, a window's: the table's growth tests), never down into the
+      (the table's growth tests: one bucket's threshold, then in a small table a window's
+      and a run's beyond a thin bucket, :data:`BOUND_SKIP_RATE`), never down into the
       bucket of 0.
 
     The caller takes the bounds to ``[min(lo, 0), max(hi, run's top)]`` and makes 0 an atom
@@ -896,7 +907,8 @@ def zero_mode_run(
     if float(buckets[z + 1 + i]) < hi:  # the bounds reach into it: their growth found it
         return None
     i += z + 1
-    return grown_run(x, (i, i + w - 1), math.inf, steps[0], steps[1], w, None)
+    step, run, skip = (*steps, math.inf, math.inf)[:3]
+    return grown_run(x, (i, i + w - 1), math.inf, step, run, w, None, skip)
 
 
 SPREAD_MODE = 1e-9
@@ -906,7 +918,7 @@ noisy counts whatever it is); :func:`spread_run` reads them with the real ones."
 
 def spread_run(
     noisy: np.ndarray, buckets: np.ndarray, mode: float, grow: tuple[float, float],
-    window: tuple[int, float],
+    window: tuple[int, float], skip: float = math.inf,
 ) -> tuple[int, int] | None:  # fmt: skip
     """A small table's run of bounds buckets: grown from the mode when its noisy count
     reaches ``mode`` (:func:`~dpquery.privacy.quantiles.grown_bounds`, as before); when no
@@ -915,11 +927,13 @@ def spread_run(
     :data:`BOUND_FALSE_RATE` (the large table's window); else None. Values spread thinly over
     many buckets (a planet's mass, 0.0036 to 25 with no bucket above 105 of 513 values; its
     orbital period, 0.09 to 730,000 days) had no bounds, and a bin ``[0, 1]`` that clipped
-    them all. Post-processing of the bounds' noisy counts (Bun and Steinke 2016, Lemma 1.8):
-    no further cost."""
+    them all. ``skip``: growth may cross one thin bucket to a run beyond it whose sum reaches
+    this (:func:`~dpquery.privacy.quantiles.grown_run`; the column's bounds,
+    :data:`BOUND_SKIP_RATE`). Post-processing of the bounds' noisy counts (Bun and Steinke 2016,
+    Lemma 1.8): no further cost."""
     zeros = np.flatnonzero(buckets[:-1] == 0.0)
     zero = int(zeros[0]) if zeros.size else None
-    run = grown_bounds(noisy, mode, grow[0], grow[1], window[0], zero)
+    run = grown_bounds(noisy, mode, grow[0], grow[1], window[0], zero, skip)
     w = window[0]
     if run is not None or noisy.size < w:
         return run
@@ -929,7 +943,7 @@ def spread_run(
     i = int(np.argmax(sums))
     if sums[i] < window[1]:
         return None
-    return grown_run(noisy, (i, i + w - 1), mode, grow[0], grow[1], w, zero)
+    return grown_run(noisy, (i, i + w - 1), mode, grow[0], grow[1], w, zero, skip)
 
 
 def grown_past(
