@@ -1,7 +1,8 @@
 """A point mass at 0 apart from the bounds (:func:`~dpquery.domain_learning.zero_mode_run`,
-docs/learn.md, "A point mass at 0"), and bounds holding one integer read as codes
-(:func:`~dpquery.domain_learning._range_codes`). Post-processing of the bounds' noisy counts
-and the profile's count: no further cost."""
+docs/learn.md, "A point mass at 0 apart from the bounds"), bounds holding one integer read
+as codes (:func:`~dpquery.domain_learning._range_codes`), and a small table's growth across
+one thin bucket (:data:`~dpquery.domain_learning.BOUND_SKIP_RATE`). Post-processing of the
+bounds' noisy counts and the profile's count: no further cost."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import pandas as pd
 from dpquery.data.domain import Categorical, Numeric
 from dpquery.domain_learning import (
     BOUND_FALSE_RATE,
+    BOUND_SKIP_RATE,
     BOUND_STEP_RATE,
     _range_codes,
+    grown_past,
     learn_domain,
     zero_mode,
     zero_mode_run,
@@ -23,7 +26,11 @@ from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.privacy.partition_selection import partition_threshold
-from dpquery.privacy.quantiles import ADD_REMOVE_BOUND_SENSITIVITY, magnitude_buckets
+from dpquery.privacy.quantiles import (
+    ADD_REMOVE_BOUND_SENSITIVITY,
+    grown_bounds,
+    magnitude_buckets,
+)
 
 EDGES = magnitude_buckets(min_exponent=0)  # an integer column's buckets: [0, 1), [1, 2), ...
 RHO = 3.4218e-05  # noise sd about 121 counts at L2 1
@@ -119,3 +126,41 @@ def test_one_integer_in_the_bounds_makes_two_codes_and_other():
     assert attr3 is not None and attr3[0].values[:3] == (3, 4, "<other>")
     assert _range_codes("x", (0.0, 3.0), has_missing=False)[0].values == (0, 1, 2, "<other>")
     assert _range_codes("x", (0.0, 200.0), has_missing=False) is None
+
+
+def test_growth_crosses_one_thin_bucket_to_a_run_that_passes():
+    """A small table's share column (counts as seed 10's, noise sd 42.7): growth down from
+    the mode ``[0.02, 0.05)`` takes ``[0.01, 0.02)`` (119 >= 71), fails at ``[0.005, 0.01)``
+    (21) and at the run below it (3 + 94 + 21 = 118 < 123), then crosses it: the run beyond,
+    ``[0.0005, 0.005)``, sums 94 + 3 + 94 = 191 >= 173 (1%); ``[0.0002, 0.0005)`` (191)
+    joins, ``[0.0001, 0.0002)`` (27) and the runs below (across 0) do not. Without the
+    crossing (the default) the run stops at 0.01."""
+    edges = magnitude_buckets(min_exponent=-4)
+    at = {float(e): i for i, e in enumerate(edges[:-1])}
+    noisy = np.zeros(edges.size - 1, dtype=np.int64)
+    counts = {0.0001: 27, 0.0002: 191, 0.0005: 94, 0.001: 3, 0.002: 94, 0.005: 21,
+              0.01: 119, 0.02: 323, 0.05: 195, 0.1: 181, 0.2: 98, 0.5: 48}  # fmt: skip
+    for start, c in counts.items():
+        noisy[at[start]] = c
+    one = 42.7**2
+    skip = partition_threshold(3 * one, BOUND_SKIP_RATE)
+    assert skip == 173
+    grow = (71.0, 123.0)
+    zero = at[0.0]
+    crossed = grown_bounds(noisy, 158, *grow, 3, zero, skip)
+    assert crossed is not None and edges[crossed[0]] == 0.0002
+    assert edges[crossed[1] + 1] == 0.5  # [0.5, 1): 48 fails, and the runs beyond it
+    plain = grown_bounds(noisy, 158, *grow, 3, zero)
+    assert plain is not None and edges[plain[0]] == 0.01
+    # the thin bucket's run beyond below the 1% test: no crossing
+    noisy[at[0.0005]] = 60  # 60 + 3 + 94 = 157 < 173
+    short = grown_bounds(noisy, 158, *grow, 3, zero, skip)
+    assert short is not None and edges[short[0]] == 0.01
+
+
+def test_a_large_table_crosses_no_thin_bucket():
+    """Growth past a large table's union bounds has no run test (``window_threshold``
+    infinite) and no crossing: grown_past is as it was."""
+    noisy = _counts(b100=900, b200=100, b500=900, b1000=900)
+    lo, hi = grown_past(100.0, 200.0, EDGES, noisy, RHO, ADD_REMOVE_BOUND_SENSITIVITY)
+    assert (lo, hi) == (100.0, 200.0)
