@@ -164,3 +164,8 @@ def test_a_large_table_crosses_no_thin_bucket():
     noisy = _counts(b100=900, b200=100, b500=900, b1000=900)
     lo, hi = grown_past(100.0, 200.0, EDGES, noisy, RHO, ADD_REMOVE_BOUND_SENSITIVITY)
     assert (lo, hi) == (100.0, 200.0)
+
+
+def test_no_codes_from_the_stand_in_bounds():
+    """No bounds found: ``[0, 1]`` stands in for them and makes no codes."""
+    assert _range_codes("deck", (0.0, 1.0), has_missing=True, single=False) is None

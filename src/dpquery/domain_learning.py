@@ -1250,7 +1250,7 @@ def _edges(
 
 def _range_codes(
     name: str, bounds: tuple[float, float], has_missing: bool, from_zero: bool = False,
-    zero: bool = True,
+    zero: bool = True, single: bool = True,
 ) -> tuple[Categorical, str] | None:  # fmt: skip
     """An integer column whose bounds hold at most :data:`MAX_CODES` integers, as a
     categorical column over every one of them (None when they hold more). ``from_zero`` (a
@@ -1263,11 +1263,13 @@ def _range_codes(
     ``v`` alone (``[0, 1]``: the bucket ``[0, 1)`` grown no further) make the codes ``v``
     and ``v + 1`` (the bounds' upper end, where the rest of a count begins), the rest in the
     catch-all: as a numeric column they made one bin ``[v, v + 1]``, decoded as ``v`` or
-    ``v + 1`` about equally (a count 80% 0 released as 48% 0)."""
+    ``v + 1`` about equally (a count 80% 0 released as 48% 0). Not with ``single`` False
+    (no bounds found: ``[0, 1]`` stands in for them, and says nothing of the values; a
+    mostly missing column of letters was coded 0, 1 and ``<other>``)."""
     first, last = math.ceil(bounds[0]), math.ceil(bounds[1]) - 1
     if from_zero and first > 0:
         first = 0 if zero else 1
-    if last == first:  # one integer: it and the next, the rest in <other>
+    if last == first and single:  # one integer: it and the next, the rest in <other>
         last = first + 1
     if not 2 <= last - first + 1 <= MAX_CODES:
         return None
@@ -1336,7 +1338,8 @@ def _numeric(
     at_zero = zero_mode(buckets, bucket_noisy) is not None and bounds[0] <= 0.0 < bounds[1]
     zero = zero or (ctx.small and at_zero)
     if codes and decimals == 0:
-        coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small, zero=zero)
+        coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small, zero=zero,
+                             single=found is not None)  # fmt: skip
         if coded is not None and ctx.small and found is not None:  # codes: the stricter top
             top = _code_top(bounds, buckets, bucket_noisy, bounds_share * rest, ctx.l2)
             coded = _range_codes(name, top, has_missing, from_zero=True, zero=zero) or coded
