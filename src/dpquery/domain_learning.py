@@ -229,6 +229,15 @@ clipped (2.33 sd a step: one in twenty-five). The bounds land a bucket beyond th
 side by a false step (at most this rate), ``j`` buckets beyond by ``j`` in a row. Steps
 only: runs of :data:`BOUND_WINDOW` tested as one as well (measured, ``docs/learn.md``) double
 the false rate, and on a tuning seed a false run took a decile code's top from 10 to 100."""
+BOUND_SKIP_RATE = 0.01
+"""A small table's bounds grown from the mode (:func:`spread_run`) and a point mass's run
+(:func:`zero_mode_run`) may cross one thin bucket to the :data:`BOUND_WINDOW` buckets beyond
+it when their noisy sum reaches what an empty run's noise reaches with this probability
+(:func:`~dpquery.privacy.quantiles.grown_run`, ``skip``): one more test a side, stricter
+than a growth step's (:data:`SMALL_BOUND_STEP_RATE`), since a false crossing lands the
+bounds four buckets past the data at once (at 5%, a 0/1 flag of 1,000 records became a
+quantity over empty buckets on 1 seed of 400; at 1%, on none). A table that is not small
+grows by single steps (:data:`BOUND_STEP_RATE`, no window test), and crosses none."""
 BOUND_ZERO_RATIO = 10.0
 """A positive lower bound at most this fraction of the upper one is taken down to 0 (a
 public rule on the private bounds): ages, counts and amounts start at 0, and the few values
@@ -757,18 +766,26 @@ def _step(decimals: int) -> float:
 
 
 def _bounds(
-    name: str, col: _Column, rho: float, decimals: int, ctx: _Context
+    name: str,
+    col: _Column,
+    rho: float,
+    decimals: int,
+    ctx: _Context,
+    numbers: tuple[int, float] | None = None,
 ) -> tuple[tuple[float, float] | None, np.ndarray, np.ndarray, tuple[float, float] | None]:
     """The column's private bounds, rounded outward to its precision (None when no bucket
     is occupied), the buckets, their noisy counts and the bounds before the rule at 0
     (:data:`BOUND_ZERO_RATIO`; the ends of buckets). The buckets start at the precision's
     step (``[0, 1)`` then ``[1, 2)`` for integers): a number of that precision is never
     smaller, so finer buckets would only spread the noise's false positives and push apart
-    the buckets a run joins."""
+    the buckets a run joins. ``numbers``: the profile's noisy count of the column's numbers
+    and its noise sd, read by the rule of a point mass at 0 (:func:`zero_mode_run`)."""
     buckets = magnitude_buckets(min_exponent=-decimals)
     k = buckets.size - 1
-    _, window, steps = _run_tests(rho, k, ctx.l2)
+    one, window, steps = _run_tests(rho, k, ctx.l2)
     grow = steps if ctx.small else None  # grown from the mode (grown_bounds)
+    # a thin bucket crossed (small tables: a large table's growth has no window test)
+    skip = partition_threshold(one * BOUND_WINDOW, BOUND_SKIP_RATE) if ctx.small else math.inf
     mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, ctx.l2)
     bounds = private_bounds(
         col.numbers, rho=rho, threshold=SPREAD_MODE if ctx.small else mode, rng=ctx.rng,
@@ -776,7 +793,7 @@ def _bounds(
         name=f"{name}: bounds (discrete Gaussian histogram)", sensitivity=ctx.l2,
     )  # fmt: skip
     if bounds is not None and grow is not None:  # the same draws: the run read again
-        run = spread_run(bounds[2], buckets, mode, grow, window)
+        run = spread_run(bounds[2], buckets, mode, grow, window, skip)
         bounds = (
             None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]), bounds[2])
         )
@@ -788,6 +805,11 @@ def _bounds(
         lo, hi = grown_past(lo, hi, buckets, bounds[2], rho, ctx.l2)
         strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
         lo, hi = across_zero(lo, hi, buckets, bounds[2], strict)
+    if numbers is not None:  # a point mass at 0: the rest bounded apart from it
+        ways = (*grow, skip) if grow is not None else (partition_threshold(one, BOUND_STEP_RATE),)
+        run = zero_mode_run(bounds[2], buckets, numbers, one, ways, hi)
+        if run is not None:
+            lo, hi = min(lo, 0.0), max(hi, float(buckets[run[1] + 1]))
     raw = (lo, hi)  # before the rule at 0 (narrow_band reads them)
     if 0 < lo <= hi / BOUND_ZERO_RATIO and (
         not ctx.small or zero_point(buckets, bounds[2], rho, ctx.l2)
@@ -833,6 +855,67 @@ def zero_point(buckets: np.ndarray, noisy: np.ndarray, rho: float, sensitivity: 
     return bool(noisy[int(zeros[0])] >= held)
 
 
+def zero_mode(buckets: np.ndarray, noisy: np.ndarray) -> int | None:
+    """The index of the bucket starting at 0 (``[0, step)``: the value 0 at the column's
+    precision) when it is the mode of the bounds' noisy counts (the first of equal maxima, a
+    public tie rule), else None. Public: a function of the noisy counts alone."""
+    zeros = np.flatnonzero(buckets[:-1] == 0.0)
+    if noisy.size == 0 or zeros.size == 0 or int(np.argmax(noisy)) != int(zeros[0]):
+        return None
+    return int(zeros[0])
+
+
+def zero_mode_run(
+    noisy: np.ndarray, buckets: np.ndarray, numbers: tuple[int, float], one: Fraction | float,
+    steps: tuple[float, ...], hi: float,
+) -> tuple[int, int] | None:  # fmt: skip
+    """The run of bounds buckets above 0 of a column whose mode is the bucket of 0
+    (:func:`zero_mode`), grown apart from that point mass; None when the mode is elsewhere
+    or the rest is not seen. A point mass at 0 (82% of a debt column's values, a quarter of
+    a card spending column's) holds the mode, and growth from it stops at the first thin
+    bucket beside it (``[1, 2)``: no debt of 1), bounds ``[0, 1]`` that clip every other
+    value to 0 or 1. So the rest is bounded apart:
+
+    - it is seen when the profile's noisy count of numbers (``numbers``: the count and its
+      noise sd) less the bucket of 0's noisy count reaches what that difference's noise
+      (variance ``sd^2 + one``, ``one`` a bucket's) reaches with :data:`BOUND_FALSE_RATE`;
+    - it starts at the :data:`BOUND_WINDOW` adjacent buckets above the bucket of 0 of the
+      largest noisy sum (the mode's side of 0: the other side needs
+      :func:`across_zero`'s evidence), when that sum reaches what an empty run's noise
+      reaches with :data:`BOUND_FALSE_RATE` (one test: the rest is seen, only its place is
+      sought; a profile count 2.8 sd high passed the first test on a column of counts
+      whose rest, 1 to 14, the noise had put below a run of empty buckets), and when it
+      lies wholly above the bounds ``hi`` (their upper end) grown so far: a run they reach
+      into was found by their growth (a 0/1 flag's ``[1, 2)``), and a window seeded there
+      would reach two buckets past the data;
+    - it is grown outward (:func:`~dpquery.privacy.quantiles.grown_run`) by ``steps``
+      (the table's growth tests: one bucket's threshold, then in a small table a window's
+      and a run's beyond a thin bucket, :data:`BOUND_SKIP_RATE`), never down into the
+      bucket of 0.
+
+    The caller takes the bounds to ``[min(lo, 0), max(hi, run's top)]`` and makes 0 an atom
+    (a bin or a code of its own). Post-processing of the bounds' discrete Gaussian histogram
+    and the profile's count (Bun and Steinke 2016, Lemma 1.8): no further cost."""
+    z = zero_mode(buckets, noisy)
+    w = BOUND_WINDOW
+    if z is None or noisy.size - (z + 1) < w:
+        return None
+    rest = numbers[0] - int(noisy[z])
+    if rest < partition_threshold(float(one) + numbers[1] ** 2, BOUND_FALSE_RATE):
+        return None
+    x = noisy.astype(np.float64)
+    x[: z + 1] = -np.inf  # the point mass and the side of 0 it lacks: not part of the run
+    sums = np.convolve(x[z + 1 :], np.ones(w), "valid")
+    i = int(np.argmax(sums))
+    if sums[i] < partition_threshold(w * float(one), BOUND_FALSE_RATE):
+        return None
+    if float(buckets[z + 1 + i]) < hi:  # the bounds reach into it: their growth found it
+        return None
+    i += z + 1
+    step, run, skip = (*steps, math.inf, math.inf)[:3]
+    return grown_run(x, (i, i + w - 1), math.inf, step, run, w, None, skip)
+
+
 SPREAD_MODE = 1e-9
 """The threshold a small table's bounds are drawn with (:func:`private_bounds` returns the
 noisy counts whatever it is); :func:`spread_run` reads them with the real ones."""
@@ -840,7 +923,7 @@ noisy counts whatever it is); :func:`spread_run` reads them with the real ones."
 
 def spread_run(
     noisy: np.ndarray, buckets: np.ndarray, mode: float, grow: tuple[float, float],
-    window: tuple[int, float],
+    window: tuple[int, float], skip: float = math.inf,
 ) -> tuple[int, int] | None:  # fmt: skip
     """A small table's run of bounds buckets: grown from the mode when its noisy count
     reaches ``mode`` (:func:`~dpquery.privacy.quantiles.grown_bounds`, as before); when no
@@ -849,11 +932,13 @@ def spread_run(
     :data:`BOUND_FALSE_RATE` (the large table's window); else None. Values spread thinly over
     many buckets (a planet's mass, 0.0036 to 25 with no bucket above 105 of 513 values; its
     orbital period, 0.09 to 730,000 days) had no bounds, and a bin ``[0, 1]`` that clipped
-    them all. Post-processing of the bounds' noisy counts (Bun and Steinke 2016, Lemma 1.8):
-    no further cost."""
+    them all. ``skip``: growth may cross one thin bucket to a run beyond it whose sum reaches
+    this (:func:`~dpquery.privacy.quantiles.grown_run`; the column's bounds,
+    :data:`BOUND_SKIP_RATE`). Post-processing of the bounds' noisy counts (Bun and Steinke 2016,
+    Lemma 1.8): no further cost."""
     zeros = np.flatnonzero(buckets[:-1] == 0.0)
     zero = int(zeros[0]) if zeros.size else None
-    run = grown_bounds(noisy, mode, grow[0], grow[1], window[0], zero)
+    run = grown_bounds(noisy, mode, grow[0], grow[1], window[0], zero, skip)
     w = window[0]
     if run is not None or noisy.size < w:
         return run
@@ -863,7 +948,7 @@ def spread_run(
     i = int(np.argmax(sums))
     if sums[i] < window[1]:
         return None
-    return grown_run(noisy, (i, i + w - 1), mode, grow[0], grow[1], w, zero)
+    return grown_run(noisy, (i, i + w - 1), mode, grow[0], grow[1], w, zero, skip)
 
 
 def grown_past(
@@ -1276,7 +1361,7 @@ def _edges(
 
 def _range_codes(
     name: str, bounds: tuple[float, float], has_missing: bool, from_zero: bool = False,
-    zero: bool = True,
+    zero: bool = True, single: bool = True,
 ) -> tuple[Categorical, str] | None:  # fmt: skip
     """An integer column whose bounds hold at most :data:`MAX_CODES` integers, as a
     categorical column over every one of them (None when they hold more). ``from_zero`` (a
@@ -1285,11 +1370,19 @@ def _range_codes(
     public rule on the private bounds; a code no record holds costs the release a little
     noise, a code left out costs its records); to 1 unless ``zero`` (the bucket of the 0
     holds records, :func:`zero_point`): codes numbered from 1 (PUMS's education and race)
-    had an empty code 0, given 1 to 7% of the released records."""
+    had an empty code 0, given 1 to 7% of the released records. Bounds holding one integer
+    ``v`` alone (``[0, 1]``: the bucket ``[0, 1)`` grown no further) make the codes ``v``
+    and ``v + 1`` (the bounds' upper end, where the rest of a count begins), the rest in the
+    catch-all: as a numeric column they made one bin ``[v, v + 1]``, decoded as ``v`` or
+    ``v + 1`` about equally (a count 80% 0 released as 48% 0). Not with ``single`` False
+    (no bounds found: ``[0, 1]`` stands in for them, and says nothing of the values; a
+    mostly missing column of letters was coded 0, 1 and ``<other>``)."""
     first, last = math.ceil(bounds[0]), math.ceil(bounds[1]) - 1
     if from_zero and first > 0:
         first = 0 if zero else 1
-    if not 2 <= last - first + 1 <= MAX_CODES:  # one integer alone: the bounds missed the rest
+    if last == first and single:  # one integer: it and the next, the rest in <other>
+        last = first + 1
+    if not 2 <= last - first + 1 <= MAX_CODES:
         return None
     values: list[Hashable] = list(range(first, last + 1))
     taken = {str(v) for v in values}
@@ -1327,17 +1420,22 @@ def _numeric(
     probe: Selection | None = None,
     present: int = 0,
     codes: bool = False,
+    numbers: int | None = None,
 ) -> tuple[Attribute, str, dict[str, Any], float]:
     """A numeric column's precision, bounds, atoms and edges from ``rho``, and the rho
     spent; with ``codes`` (an undeclared column), an integer column of few integers in its
     bounds is categorical over them (:func:`_range_codes`) and the edges' share is left
-    unspent."""
+    unspent. ``numbers``: the profile's noisy count of numbers (its sd is ``missing``'s),
+    for the rule of a point mass at 0 (:func:`zero_mode_run`)."""
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
     decimals, hist = _decimals(name, col, share * rho, ctx)
     rest = (1 - share) * rho
     bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
-    found, buckets, bucket_noisy, raw = _bounds(name, col, bounds_share * rest, decimals, ctx)
     noisy_missing, sigma = missing
+    counted = None if numbers is None else (numbers, sigma)
+    found, buckets, bucket_noisy, raw = _bounds(
+        name, col, bounds_share * rest, decimals, ctx, counted
+    )
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
     if found is None and probe is not None and codes and probe.released:
@@ -1364,8 +1462,12 @@ def _numeric(
     bounds = (0.0, 1.0) if found is None else found
     # a small table's 0: a bin or a code of its own only when its bucket holds records
     zero = ctx.small and zero_point(buckets, bucket_noisy, bounds_share * rest, ctx.l2)
+    # the bucket of 0 the mode: 0 is a point mass, an atom (a bin or a code of its own)
+    at_zero = zero_mode(buckets, bucket_noisy) is not None and bounds[0] <= 0.0 < bounds[1]
+    zero = zero or (ctx.small and at_zero)
     if codes and decimals == 0:
-        coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small, zero=zero)
+        coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small, zero=zero,
+                             single=found is not None)  # fmt: skip
         if coded is not None and ctx.small and found is not None:  # codes: the stricter top
             top = _code_top(bounds, buckets, bucket_noisy, bounds_share * rest, ctx.l2)
             coded = _range_codes(name, top, has_missing, from_zero=True, zero=zero) or coded
@@ -1373,6 +1475,8 @@ def _numeric(
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest + fine_rho
     atoms = _atoms(probe, present, decimals)
+    if at_zero and 0.0 not in atoms:
+        atoms = sorted([*atoms, 0.0])
     if ctx.small:  # the bounds' counts place the edges: no quantiles
         edges = _small_edges(bounds, buckets, bucket_noisy, decimals, small_bins(ctx.bins), zero)
         if ctx.second and raw is not None and narrow_band(*raw, decimals):
@@ -2060,7 +2164,7 @@ def _learn_column(
     numeric_rho = rest - probe_rho
     attr, learned, more, spent = _numeric(
         name, col, numeric_rho, (noisy_missing, sigma), ctx, probe=probe, present=present,
-        codes=kind is None,
+        codes=kind is None, numbers=noisy_numbers,
     )  # fmt: skip
     if kind == "numeric":
         rule = "declared"
