@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_empty_codes import _charges, _code_column, _fit
 
 from dpquery import domain_learning
-from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.marginal.empty_cells import (
     VOCABULARY_SIGMAS,
     doubted_cells,
@@ -27,13 +27,11 @@ from dpquery.algorithms.marginal.empty_cells import (
     ruled_cells,
     vocabulary_cells,
 )
-from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import encode
 from dpquery.domain_learning import learn_domain, vocabulary
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N
-from dpquery.queries import all_kway_marginals
 from dpquery.queries.marginals import AttributeLayout
 
 # == the rule, by hand ============================================================================
@@ -151,21 +149,6 @@ def _table(n: int, seed: int = 0) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def _port_column(data: BinaryData, rows: np.ndarray) -> np.ndarray:
-    layout = AttributeLayout.of_data(data)
-    s = int(layout.starts[0])
-    return rows[:, s : s + int(layout.sizes[0])].argmax(axis=1)
-
-
-def _fit(data: BinaryData, seed: int, **kw: Any):
-    workload = all_kway_marginals(data.domain, 2)
-    return AdaptiveProjection(epsilon=1.0, seed=seed, progress=False, **kw).fit(data, workload)
-
-
-def _charges(release) -> list[tuple[str, str]]:
-    return [(e.charge.mechanism, repr(e.charge.cost)) for e in release.ledger.entries]
-
-
 EMPTY = [0, 1, 4]  # A, B, T
 
 
@@ -192,10 +175,10 @@ def test_no_record_in_an_empty_member_q_kept_and_the_same_charges(seed: int) -> 
     none of them kept any with the step; at 2 sigma one did)."""
     data = encode(_table(800, seed), _domain())
     on, off = _fit(data, seed), _fit(data, seed, empty_cells=None)
-    port = _port_column(data, np.asarray(on.records.rows))
+    port = _code_column(data, np.asarray(on.records.rows))
     assert not np.isin(port, EMPTY).any()
     assert 0.2 < (port == 2).mean() < 0.4
-    assert np.isin(_port_column(data, np.asarray(off.records.rows)), EMPTY).sum() >= 5
+    assert np.isin(_code_column(data, np.asarray(off.records.rows)), EMPTY).sum() >= 5
     assert _charges(on) == _charges(off)
 
 
@@ -207,5 +190,5 @@ def test_neighbouring_tables_of_n_and_n_plus_one_under_add_remove() -> None:
         data = encode(t.reset_index(drop=True), _domain())
         on, off = _fit(data, 5), _fit(data, 5, empty_cells=None)
         assert _charges(on) == _charges(off)
-        assert not np.isin(_port_column(data, np.asarray(on.records.rows)), EMPTY).any()
+        assert not np.isin(_code_column(data, np.asarray(on.records.rows)), EMPTY).any()
     assert _charges(on)[0][0] == NOISY_N

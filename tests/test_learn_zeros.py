@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from tests.test_learn_grown_past import EDGES, _at, _counts
 
 from dpquery.data.domain import Categorical, Numeric
 from dpquery.domain_learning import (
@@ -32,21 +33,9 @@ from dpquery.privacy.quantiles import (
     magnitude_buckets,
 )
 
-EDGES = magnitude_buckets(min_exponent=0)  # an integer column's buckets: [0, 1), [1, 2), ...
 RHO = 3.4218e-05  # noise sd about 121 counts at L2 1
 ONE = float(discrete_gaussian_sigma2(RHO, ADD_REMOVE_BOUND_SENSITIVITY))
 STEPS = (float(partition_threshold(ONE, BOUND_STEP_RATE)), math.inf)  # a large table's steps
-
-
-def _at(start: float) -> int:
-    return int(np.flatnonzero(EDGES[:-1] == start)[0])
-
-
-def _counts(**by_start: int) -> np.ndarray:
-    noisy = np.zeros(EDGES.size - 1, dtype=np.int64)
-    for start, count in by_start.items():
-        noisy[_at(float(start.lstrip("b")))] = count
-    return noisy
 
 
 def test_the_thresholds():
