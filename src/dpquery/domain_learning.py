@@ -669,7 +669,7 @@ def vocabulary(keys: list[Hashable]) -> list[str]:
         if not hits:
             continue
         filled = {i for _, i in hits}
-        key = min(k for k, _ in hits)  # the case of the first key that matched, in order
+        key = min(k for k, _ in hits)  # whose case: the least key that matched (a fixed rule)
         for i, slot in enumerate(slots):
             if i in filled:
                 continue
@@ -838,6 +838,13 @@ def _run_tests(
     return one, window, grow
 
 
+def zero_bucket(buckets: np.ndarray) -> int | None:
+    """The index of the bucket starting at 0 (``[0, step)``: the value 0 at the column's
+    precision), None when no bucket starts there. Public: the buckets alone."""
+    zeros = np.flatnonzero(buckets[:-1] == 0.0)
+    return int(zeros[0]) if zeros.size else None
+
+
 def zero_point(buckets: np.ndarray, noisy: np.ndarray, rho: float, sensitivity: float) -> bool:
     """Whether a small table's bucket starting at 0 (``[0, step)``: the value 0 at the
     column's precision) holds records by its noisy count alone: it reaches what an empty
@@ -848,21 +855,21 @@ def zero_point(buckets: np.ndarray, noisy: np.ndarray, rho: float, sensitivity: 
     was grown (up to 9% of the released ages below 18), and its education and race codes
     (from 1) an empty code 0. Post-processing of the bounds' noisy counts (drawn at ``rho``
     and L2 ``sensitivity``; Bun and Steinke 2016, Lemma 1.8): no further cost."""
-    zeros = np.flatnonzero(buckets[:-1] == 0.0)
-    if noisy.size == 0 or zeros.size == 0:
+    z = zero_bucket(buckets)
+    if noisy.size == 0 or z is None:
         return False
     held = partition_threshold(discrete_gaussian_sigma2(rho, sensitivity), ZERO_POINT_RATE)
-    return bool(noisy[int(zeros[0])] >= held)
+    return bool(noisy[z] >= held)
 
 
 def zero_mode(buckets: np.ndarray, noisy: np.ndarray) -> int | None:
     """The index of the bucket starting at 0 (``[0, step)``: the value 0 at the column's
     precision) when it is the mode of the bounds' noisy counts (the first of equal maxima, a
     public tie rule), else None. Public: a function of the noisy counts alone."""
-    zeros = np.flatnonzero(buckets[:-1] == 0.0)
-    if noisy.size == 0 or zeros.size == 0 or int(np.argmax(noisy)) != int(zeros[0]):
+    z = zero_bucket(buckets)
+    if noisy.size == 0 or z is None or int(np.argmax(noisy)) != z:
         return None
-    return int(zeros[0])
+    return z
 
 
 def zero_mode_run(
@@ -936,8 +943,7 @@ def spread_run(
     this (:func:`~dpquery.privacy.quantiles.grown_run`; the column's bounds,
     :data:`BOUND_SKIP_RATE`). Post-processing of the bounds' noisy counts (Bun and Steinke 2016,
     Lemma 1.8): no further cost."""
-    zeros = np.flatnonzero(buckets[:-1] == 0.0)
-    zero = int(zeros[0]) if zeros.size else None
+    zero = zero_bucket(buckets)
     run = grown_bounds(noisy, mode, grow[0], grow[1], window[0], zero, skip)
     w = window[0]
     if run is not None or noisy.size < w:
@@ -966,11 +972,9 @@ def grown_past(
     one = discrete_gaussian_sigma2(rho, sensitivity)
     first = int(np.searchsorted(buckets, lo))  # lo and hi are edges of the buckets
     last = int(np.searchsorted(buckets, hi)) - 1
-    zeros = np.flatnonzero(buckets[:-1] == 0.0)
     run = grown_run(
         noisy, (first, last), bucket_threshold(rho, k, BOUND_FALSE_RATE, sensitivity),
-        partition_threshold(one, BOUND_STEP_RATE), math.inf, BOUND_WINDOW,
-        int(zeros[0]) if zeros.size else None,
+        partition_threshold(one, BOUND_STEP_RATE), math.inf, BOUND_WINDOW, zero_bucket(buckets),
     )  # fmt: skip
     return float(buckets[run[0]]), float(buckets[run[1] + 1])
 
@@ -1009,13 +1013,10 @@ def _code_top(
         return bounds
     k = buckets.size - 1
     one = discrete_gaussian_sigma2(rho, sensitivity)
-    zeros = np.flatnonzero(buckets[:-1] == 0.0)
     step = partition_threshold(one, SMALL_CODE_STEP_RATE)
     run_step = partition_threshold(one * BOUND_WINDOW, SMALL_CODE_STEP_RATE)
     mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, sensitivity)  # private_bounds' mode test
-    run = grown_bounds(
-        noisy, mode, step, run_step, BOUND_WINDOW, int(zeros[0]) if zeros.size else None
-    )
+    run = grown_bounds(noisy, mode, step, run_step, BOUND_WINDOW, zero_bucket(buckets))
     if run is None:
         return bounds
     return bounds[0], max(bounds[0] + 1.0, min(bounds[1], float(buckets[run[1] + 1])))
