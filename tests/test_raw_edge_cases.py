@@ -263,10 +263,11 @@ def test_an_identifier_is_never_echoed_and_the_console_says_so(
     assert released["joined"].str.fullmatch(r"20\d\d-\d\d-\d\d").all()
     assert "note: joined: read as dates (the ISO 8601 rule)" in console
     # as text (only its missing values released) or as a number without bounds: the noise
-    # decides which
+    # decides which; either way no value is invented
     assert "note: empty: only its missing values are held" in console or (
-        "note: empty: too few numbers for private bounds" in console
+        "note: empty: too few numbers for private bounds and no value released" in console
     )
+    assert set(released["empty"]) <= {OTHER_LABEL, ""}
     assert f"note: huge: its bounds reached {LARGEST_BOUND:g}" in console
     assert pd.to_numeric(released["huge"]).max() <= LARGEST_BOUND
     notes = json.loads(report.read_text())["release"]["domain"]["notes"]

@@ -1412,6 +1412,18 @@ def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
     return replace(attr, by_rule=tuple(v for v in codes if v > top))
 
 
+def unknown_values(name: str, has_missing: bool) -> tuple[Categorical, str]:
+    """An undeclared column with no bounds found and no value released: every value
+    ``<other>`` (and missing where its noisy count says so). A bin ``[0, 1]`` in their place
+    invented values: a mostly missing column of names came back as 0s and 1s, one of
+    district numbers 1 to 53 as decimals between 0 and 1. A public rule on noisy counts."""
+    missing = MISSING_LABEL if has_missing else None
+    attr = Categorical(name, (OTHER_LABEL, *([missing] if missing else [])), missing=missing,
+                       other=OTHER_LABEL)  # fmt: skip
+    extra = " + missing" if missing else ""
+    return attr, f"no bounds found and no value released: {OTHER_LABEL}{extra}"
+
+
 def _numeric(
     name: str,
     col: _Column,
@@ -1443,6 +1455,9 @@ def _numeric(
         # too few numbers to bound: the values the probe released are all that is known
         cat, learned = _categorical(name, probe)
         return cat, learned + " (no bounds found)", more, share * rho + bounds_share * rest
+    if found is None and codes:  # nothing known of its values: none invented
+        cat, learned = unknown_values(name, has_missing)
+        return cat, learned, more, share * rho + bounds_share * rest
     fine_rho = 0.0
     inner: tuple[float, float] | None = None
     far = found is not None and found[0] > 0  # the rule at 0 left it (taxis' [5, 50] it did not)
@@ -2169,6 +2184,12 @@ def _learn_column(
     )  # fmt: skip
     if kind == "numeric":
         rule = "declared"
+    elif (
+        isinstance(attr, Categorical)
+        and more["bounds"] is None
+        and attr.values == (OTHER_LABEL, *([attr.missing] if attr.missing else []))
+    ):
+        rule = "unknown: no bounds found, no value released"
     elif isinstance(attr, Categorical) and more["bounds"] is None:
         rule = "code: no bounds found, the probe's released values"
     elif isinstance(attr, Categorical):

@@ -292,7 +292,7 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
     """What a user must know about the learned columns that release little of their table,
     read off the learned domain and the report's noisy counts alone (post-processing: public):
     a categorical column with no value released (an identifier, dates, free text: every value
-    is its catch-all), a numeric column with no bounds found, and bounds at
+    is its catch-all), a column with no bounds found, and bounds at
     :data:`LARGEST_BOUND` (larger values clipped)."""
     columns = {c.name: c for c in report.columns}
     notes = []
@@ -302,7 +302,11 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             continue
         if isinstance(attr, Categorical):
             kept = [v for v in attr.values if v not in (attr.other, attr.missing)]
-            if not kept and attr.other is not None:
+            if not kept and c.noisy.get("bounds", ()) is None:  # read as numbers, unbounded
+                notes.append(f"{attr.name}: too few numbers for private bounds and no value "
+                             f"released; every value is released as {attr.other}"
+                             + (" or missing" if attr.missing else ""))  # fmt: skip
+            elif not kept and attr.other is not None:
                 tau = c.noisy.get("threshold")
                 held = f" (about {tau:,} records)" if isinstance(tau, int) else ""
                 which = "only its missing values are" if attr.missing else "no value is"
