@@ -18,6 +18,13 @@ top 200 with one item among the 35 commonest, and with neither)::
 
     nice .venv/bin/python benchmarks/fill_placement.py --shapes small steep --seeds 0 1 2 3 \\
         --fills 0.4 0.6 0.8 --placements p1 p2 p4 top10% top3% --out fill-placement
+
+``--items NAME`` (``user_items.py``) runs real user x item tables instead, with ``delta =
+1/n^2`` as "Beside PipelineDP" gives both releases (report only: seeds 10-12)::
+
+    DPQUERY_EXTRA_DATA_DIR=extra nice .venv/bin/python benchmarks/fill_placement.py \
+        --items ratings-2016 ratings-2018 --seeds 10 11 12 --fills 0.4 0.8 \
+        --placements p1 top3% --out fill-placement-movielens
 """
 
 from __future__ import annotations
@@ -30,11 +37,12 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from bench_wide_bounds import shape
+from bench_wide_bounds import ITEMS, shape
 from dpquery.algorithms import registry
 from dpquery.algorithms.wide import core, fit
 from dpquery.data.sample import systematic_counts
 from dpquery.evaluation.wide import WideMeasures
+from user_items import tables
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "wide"
 Fill = Callable[[sp.csr_array, np.ndarray, float, np.random.Generator], sp.csr_array]
@@ -88,7 +96,8 @@ def run(name: str, data_seed: int, seeds: list[int], fill: float, rule: str) -> 
     rows = []
     try:
         for s in seeds:
-            options = {"epsilon": 1.0, "delta": 1e-9, "neighbours": "add-remove"}
+            delta = 1 / real.n**2 if name in ITEMS else 1e-9
+            options = {"epsilon": 1.0, "delta": delta, "neighbours": "add-remove"}
             items = registry.build("wide", options, seed=s).fit(real.matrix).records
             sc = m.scores(items)
             pairs = m.answers(items)["pairs"]
@@ -115,10 +124,14 @@ def main() -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     p.add_argument("--fills", nargs="+", type=float, default=[core.TAIL_FILL])
     p.add_argument("--placements", nargs="+", default=["p1"])
+    p.add_argument("--items", nargs="+", default=[], metavar="NAME=PATH")
     p.add_argument("--out", default=None, help="write docs/results/wide/<out>.md")
     args = p.parse_args()
+    if args.items:
+        ITEMS.update(tables(args.items))
+        args.shapes = list(ITEMS)
     lines = [f"`fill_placement.py {' '.join(sys.argv[1:])}`; NOT PRIVATE; add/remove, "
-             "epsilon 1, delta 1e-9", "",
+             "epsilon 1, delta 1e-9 (the generated shapes) or 1/n^2 (--items)", "",
              "| shape | TAIL_FILL | placement | 1-way max / zeros' | 1-way mean / zeros' | "
              "pairs mean | pairs mean / zeros' (worst) | triples mean / zeros' | "
              "pairs, one in the top 35 | pairs, neither |",
