@@ -1399,6 +1399,17 @@ def _range_codes(
     return attr, f"{shown} + {other}{extra}"
 
 
+def far_codes(bounds: tuple[float, float], zero: bool) -> bool:
+    """Whether a small table's integer column whose codes from 0 (:func:`_range_codes`'s
+    ``from_zero``) would be more than :data:`MAX_CODES` is coded over its bounds alone: the
+    bounds hold at most that many integers and the bucket of 0 holds no records
+    (``zero``, :func:`zero_point`). Scores of 0 to 100 with 24 to 30 values in bounds
+    ``[50, 100]``, a sixth of the records on one of them, were bins of 6 or 7 points decoded
+    over the bin, their spikes smoothed (a KS of 0.15 to 0.24). A public rule on the private
+    bounds: no data read."""
+    return not zero and 2 <= math.ceil(bounds[1]) - math.ceil(bounds[0]) <= MAX_CODES
+
+
 def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
     """A small table's integer codes (:func:`_range_codes`) with the codes above the first
     code of the bounds' bucket holding the last code listed as added by rule
@@ -1562,11 +1573,15 @@ def _numeric(
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest
     if codes and decimals == 0:
-        coded = _range_codes(name, bounds, has_missing, from_zero=ctx.small, zero=zero,
+        from_zero = ctx.small
+        coded = _range_codes(name, bounds, has_missing, from_zero=from_zero, zero=zero,
                              single=found is not None)  # fmt: skip
+        if coded is None and from_zero and found is not None and far_codes(bounds, zero):
+            from_zero = False  # a range far from 0: the codes of its bounds alone
+            coded = _range_codes(name, bounds, has_missing)
         if coded is not None and ctx.small and found is not None:  # codes: the stricter top
             top = _code_top(bounds, buckets, bucket_noisy, bounds_rho, ctx.l2)
-            coded = _range_codes(name, top, has_missing, from_zero=True, zero=zero) or coded
+            coded = _range_codes(name, top, has_missing, from_zero=from_zero, zero=zero) or coded
             coded = (by_rule_top(coded[0], buckets), coded[1])
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest + fine_rho
