@@ -1399,15 +1399,27 @@ def _range_codes(
     return attr, f"{shown} + {other}{extra}"
 
 
-def far_codes(bounds: tuple[float, float], zero: bool) -> bool:
+def far_codes(
+    bounds: tuple[float, float], buckets: np.ndarray, noisy: np.ndarray, rho: float,
+    sensitivity: float,
+) -> bool:  # fmt: skip
     """Whether a small table's integer column whose codes from 0 (:func:`_range_codes`'s
     ``from_zero``) would be more than :data:`MAX_CODES` is coded over its bounds alone: the
-    bounds hold at most that many integers and the bucket of 0 holds no records
-    (``zero``, :func:`zero_point`). Scores of 0 to 100 with 24 to 30 values in bounds
-    ``[50, 100]``, a sixth of the records on one of them, were bins of 6 or 7 points decoded
-    over the bin, their spikes smoothed (a KS of 0.15 to 0.24). A public rule on the private
-    bounds: no data read."""
-    return not zero and 2 <= math.ceil(bounds[1]) - math.ceil(bounds[0]) <= MAX_CODES
+    bounds hold at most that many integers and the bucket of 0 holds no records by its noisy
+    count (``noisy``, drawn at ``rho`` and L2 ``sensitivity``): below what an empty bucket's
+    noise reaches with :data:`SMALL_BOUND_STEP_RATE` (:func:`zero_point`'s
+    :data:`ZERO_POINT_RATE` would refuse a fifth of the columns holding no 0). Scores of 0 to
+    100 with 24 to 30 values in bounds ``[50, 100]``, a sixth of the records on one of them,
+    were bins of 6 or 7 points decoded over the bin, their spikes smoothed (a KS of 0.15 to
+    0.24). Post-processing of the bounds' discrete Gaussian histogram (Bun and Steinke 2016,
+    Lemma 1.8): no further cost."""
+    if not 2 <= math.ceil(bounds[1]) - math.ceil(bounds[0]) <= MAX_CODES:
+        return False
+    z = zero_bucket(buckets)
+    if z is None or noisy.size == 0:
+        return True
+    one = discrete_gaussian_sigma2(rho, sensitivity)
+    return bool(noisy[z] < partition_threshold(one, SMALL_BOUND_STEP_RATE))
 
 
 def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
@@ -1449,9 +1461,18 @@ def half_seen(counts: list[int], sigma: float) -> bool:
     decoded over 5.0 to 5.9, or at none, its halves then left in the catch-all. Post-processing
     of the noisy histogram: no further cost."""
     finer = DECIMALS_SIGMAS * sigma  # the precision rule's floor: noise alone stays below
-    return len(counts) > 1 and counts[1] >= HALF_SIGMAS * sigma and all(
-        c < finer for c in counts[2:]
+    return (
+        len(counts) > 1 and counts[1] >= HALF_SIGMAS * sigma and all(c < finer for c in counts[2:])
     )
+
+
+def half_counts(numbers: np.ndarray) -> list[int]:
+    """The counts of ``numbers`` that are halves (``v + 0.5``, ``v`` whole) and of those off
+    the half lattice; whole numbers are in neither cell (:func:`half_steps`)."""
+    x = np.asarray(numbers, dtype=np.float64)
+    twice = x * 2.0
+    on = twice == np.round(twice)
+    return [int(np.count_nonzero(on & (x != np.round(x)))), int(np.count_nonzero(~on))]
 
 
 def half_steps(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, int, float]:
@@ -1462,13 +1483,9 @@ def half_steps(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int,
     ``rho``-zCDP (Canonne, Kamath and Steinke 2020, Theorem 4), charged before it is drawn.
     Drawn from the test's own stream (:data:`HALF_STREAM`)."""
     assert ctx.half_rng is not None
-    x = col.numbers
-    twice = x * 2.0
-    on = twice == np.round(twice)
-    halves = int(np.count_nonzero(on & (x != np.round(x))))
-    off = int(np.count_nonzero(~on))
     noisy = discrete_gaussian_mechanism(
-        [halves, off], rho=rho, sensitivity=ctx.l2, rng=ctx.half_rng, ledger=ctx.ledger,
+        half_counts(col.numbers), rho=rho, sensitivity=ctx.l2, rng=ctx.half_rng,
+        ledger=ctx.ledger,
         name=f"{name}: half steps (discrete Gaussian)",
     )  # fmt: skip
     return int(noisy[0]), int(noisy[1]), _sigma(rho, ctx.l2)
@@ -1576,7 +1593,12 @@ def _numeric(
         from_zero = ctx.small
         coded = _range_codes(name, bounds, has_missing, from_zero=from_zero, zero=zero,
                              single=found is not None)  # fmt: skip
-        if coded is None and from_zero and found is not None and far_codes(bounds, zero):
+        if (
+            coded is None
+            and from_zero
+            and found is not None
+            and far_codes(bounds, buckets, bucket_noisy, bounds_rho, ctx.l2)
+        ):
             from_zero = False  # a range far from 0: the codes of its bounds alone
             coded = _range_codes(name, bounds, has_missing)
         if coded is not None and ctx.small and found is not None:  # codes: the stricter top
