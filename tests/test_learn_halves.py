@@ -73,9 +73,12 @@ def test_half_counts_neighbours(seed: int):
 
 
 def test_half_seen_and_on_halves_by_hand():
-    """The precondition: class 1 at least 2 sd (200 at sd 100), each finer class below 4 sd
-    (400); the rule: halves at least 2 sd, off below 2 sd and below half the halves."""
+    """The precondition: class 1 at least 2 sd (200 at sd 100), whole numbers at least half
+    of it, each finer class below 4 sd (400); the rule: halves at least 2 sd, off below 2 sd
+    and below half the halves."""
     assert half_seen([1000, 200, 399, 0, 0], 100.0)
+    assert half_seen([300, 600, 0, 0, 0], 100.0)
+    assert not half_seen([299, 600, 0, 0, 0], 100.0)  # few whole numbers: tenths, or cents
     assert not half_seen([1000, 199, 0, 0, 0], 100.0)
     assert not half_seen([1000, 600, 400, 0, 0], 100.0)  # a finer class seen: cents
     assert on_halves(500, 199, 100.0)
@@ -149,14 +152,23 @@ def test_ratings_are_coded_on_the_half_lattice():
 
 
 def test_tenths_are_not_coded_on_halves():
-    """One decimal over the tenths: the half steps drawn (the precision shows one decimal) but
-    never read as halves (drawn in 200 of 200 seeds, 1000..1199, read as halves in none);
-    seeded, 20 seeds, none."""
+    """One decimal over the tenths: a tenth of the values whole, so the half steps are not
+    drawn (none of 200 seeds, 1000..1199; without :data:`HALF_WHOLE_RATIO` they were drawn in
+    all 200 and read as halves in none); seeded, 20 seeds, none drawn, a numeric column."""
     df = _tenths()
     for s in range(20):
-        domain, report, _ = _learn(df, 1000 + s)
+        domain, report, ledger = _learn(df, 1000 + s)
+        assert not [e for e in ledger.entries if "half steps" in e.charge.mechanism]
         assert "halves" not in report.columns[0].learned
-        assert isinstance(domain["rating"], Numeric | Categorical)
+        assert isinstance(domain["rating"], Numeric)
+
+
+def test_off_lattice_values_are_not_halves():
+    """The rule itself on tenths (the precondition passed by hand): the off count is four
+    times the halves, far above both of its bars, at any seed (no noise here)."""
+    halves, off = half_counts(_tenths()["rating"].astype(float).to_numpy())
+    assert off > 4 * halves > 0
+    assert not on_halves(halves, off, 100.0)
 
 
 def test_no_half_steps_drawn_for_whole_numbers():

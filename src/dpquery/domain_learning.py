@@ -1449,21 +1449,27 @@ HALF_SIGMAS = 2.0
 :func:`on_halves`): a one-sided false rate of 2.3% each."""
 HALF_OFF_RATIO = 0.5
 """At most this share of the noisy halves may lie off the half lattice (:func:`on_halves`)."""
+HALF_WHOLE_RATIO = 0.5
+"""The whole numbers must be at least this share of the one-decimal values for the half-step
+test to be drawn (:func:`half_seen`): half the points of a half lattice are whole, a tenth of
+a one-decimal column's tenths are."""
 
 
 def half_seen(counts: list[int], sigma: float) -> bool:
     """Whether a column's noisy decimals histogram (``counts``, classes 0 ..
     :data:`MAX_LEARNED_DECIMALS`, noise sd ``sigma`` each) shows values of one decimal
-    (class 1 at least :data:`HALF_SIGMAS` sd) and none finer (each finer class below
-    :data:`DECIMALS_SIGMAS` sd, the precision rule's floor): only
+    (class 1 at least :data:`HALF_SIGMAS` sd), whole numbers at least
+    :data:`HALF_WHOLE_RATIO` of them (an income of one or two decimals, 4.52, has few: the
+    test drawn for it cost its bounds a fifth of their rho) and none finer (each finer class
+    below :data:`DECIMALS_SIGMAS` sd, the precision rule's floor): only
     then is the half-step test (:func:`half_steps`) drawn. A rating of 2.5 to 5.0 by halves
     (1,561 records, a third of them halves) was read at one decimal with unit bins, 5.0
     decoded over 5.0 to 5.9, or at none, its halves then left in the catch-all. Post-processing
     of the noisy histogram: no further cost."""
+    if len(counts) < 2 or counts[1] < HALF_SIGMAS * sigma:
+        return False
     finer = DECIMALS_SIGMAS * sigma  # the precision rule's floor: noise alone stays below
-    return (
-        len(counts) > 1 and counts[1] >= HALF_SIGMAS * sigma and all(c < finer for c in counts[2:])
-    )
+    return counts[0] >= HALF_WHOLE_RATIO * counts[1] and all(c < finer for c in counts[2:])
 
 
 def half_counts(numbers: np.ndarray) -> list[int]:
