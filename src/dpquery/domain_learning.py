@@ -1599,10 +1599,14 @@ def _numeric(
         from_zero = ctx.small
         coded = _range_codes(name, bounds, has_missing, from_zero=from_zero, zero=zero,
                              single=found is not None)  # fmt: skip
+        # whole numbers seen (the precision rule's floor), not a precision of 0 by default: a
+        # life expectancy of 274 records (76.2) read as integer would put all in <other>
+        whole = hist[0] >= DECIMALS_SIGMAS * _sigma(share * rho, ctx.l2)
         if (
             coded is None
             and from_zero
             and found is not None
+            and whole
             and far_codes(bounds, buckets, bucket_noisy, bounds_rho, ctx.l2)
         ):
             from_zero = False  # a range far from 0: the codes of its bounds alone
