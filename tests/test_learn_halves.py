@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpquery.data.domain import Categorical, Numeric
+from dpquery.data.domain import Categorical, Domain, Numeric
+from dpquery.data.encode import attribute_codes
 from dpquery.domain_learning import (
     _SAFETY,
     HALF_SHARE,
@@ -202,3 +203,21 @@ def test_scores_far_from_0_are_codes():
             assert codes[0] >= 50 and 88 in codes and len(codes) <= MAX_CODES
             coded += 1
     assert coded >= 9
+
+
+def test_half_codes_survive_the_domain_file_and_encode_the_values(tmp_path):
+    """The learned halves written and read back as a domain JSON are the same floats, and
+    the ratings as a CSV holds them (``5``, ``4.5``) and as pandas reads them (5.0, 4.5)
+    encode to their own codes, not the catch-all."""
+    df = _ratings()
+    domain, report, _ = _learn(df, 1000)
+    assert "halves" in report.columns[0].learned
+    path = tmp_path / "d.json"
+    domain.save(path)
+    back = Domain.load(path)
+    attr = back["rating"]
+    assert isinstance(attr, Categorical) and attr.values == domain["rating"].values
+    for series in (df["rating"], df["rating"].astype(float)):
+        codes = attribute_codes(series, attr)
+        got = [attr.values[c] for c in codes[:50]]
+        assert got == [float(v) for v in series[:50]]
