@@ -1542,6 +1542,7 @@ def _half_codes(
     shown = f"{len(values)} codes {values[0]:g}..{values[-1]:g} (the halves in its bounds)"
     return attr, f"{shown} + {other}{extra}"
 
+
 def _numeric(
     name: str,
     col: _Column,
