@@ -17,6 +17,7 @@ from dpquery.domain_learning import (
     FINE_CELLS,
     LEARNING_NOISY_N_SHARE,
     SECOND_SHARE,
+    SMALL_BORROW_SHARE,
     WITHIN_SHARE,
     column_rho,
     fine_cells,
@@ -180,10 +181,11 @@ def test_a_second_selection_in_a_small_table_uses_the_tails_left_unused(relation
 
 def test_a_small_release_lends_the_weights_part_and_spends_what_is_left():
     """In the pipeline a small table draws no decoding weights: their part joins the pool,
-    and the release gets the budget's release rho, the weights' part and the pool's second
-    share, less what the learning spent of them (by hand: the run spends at most its rho)."""
+    with :data:`SMALL_BORROW_SHARE` of the release's rho besides, and the release gets the
+    budget's release rho, the weights' part and the pool's second share, less what the
+    learning spent of them (by hand: the run spends at most its rho)."""
     from dpquery.pipeline.learning import learn as learn_stage
-    from dpquery.pipeline.learning import weights_rho
+    from dpquery.pipeline.learning import small_borrow_rho, weights_rho
     from dpquery.pipeline.request import Frame, Learning, ReleaseRequest
 
     df = _table(1000)
@@ -193,9 +195,11 @@ def test_a_small_release_lends_the_weights_part_and_spends_what_is_left():
     assert learned is not None and learned.report.small and learned.within is None
     budget = learned.budget
     within = weights_rho(budget)
+    borrow = small_borrow_rho(budget)
+    assert borrow == pytest.approx(SMALL_BORROW_SHARE * (1 - 0.4) * budget.rho, rel=1e-8)
     report = learned.report
-    assert report.lent_rho == pytest.approx(within)
-    assert report.to_dict()["small_table_lent_rho"] == pytest.approx(within)
+    assert report.lent_rho == pytest.approx(within + borrow)
+    assert report.to_dict()["small_table_lent_rho"] == pytest.approx(within + borrow)
     assert report.second_spent_rho > 0  # the year's finer histogram at least
     expect = budget.release_rho + within + SECOND_SHARE * budget.learn_rho
     expect -= report.second_spent_rho
@@ -204,7 +208,7 @@ def test_a_small_release_lends_the_weights_part_and_spends_what_is_left():
     spent = math.fsum(e.charge.cost.rho for e in learned.ledger.entries
                       if e.charge.mechanism.startswith("domain learning"))  # fmt: skip
     assert math.isclose(report.rho, spent, rel_tol=1e-9)
-    assert spent <= budget.learn_rho * (1 + 1e-12)
+    assert spent <= (budget.learn_rho + borrow) * (1 + 1e-12)
     assert spent + release <= budget.rho * (1 + 1e-9)
 
 

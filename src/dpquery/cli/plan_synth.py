@@ -42,6 +42,7 @@ from dpquery.domain_learning import (
     MIN_SMALL_SHARE,
     SECOND_SHARE,
     SECOND_TAIL_SHARE,
+    SMALL_BORROW_SHARE,
     WITHIN_SHARE,
     size_limits,
 )
@@ -263,6 +264,11 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "selection over the categories the first did not release, split equally over the "
           "categorical columns whose noisy count left out can reach its threshold; what no "
           "column needs goes to the release (all of it in a small table)")  # fmt: skip
+    borrow = SMALL_BORROW_SHARE * b.release_rho
+    print(f"    a small table draws no decoding weights: their part joins the pool, and the "
+          f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "
+          f"(rho={borrow:.6g}), spent only on the categorical columns its second selection "
+          "takes; the release gets what the pool left")  # fmt: skip
     n_kind = "a noisy n" if add_remove else "n"
     sizes = "; ".join(f"{c} columns: below {s:,}, refused below {r:,}" for c, (s, r) in
                       limits.items())  # fmt: skip
