@@ -246,3 +246,52 @@ def test_the_three_parts_of_a_learning_fit_its_rho_despite_float_rounding():
                              small_rho=small)  # fmt: skip
     assert report.small and report.lent_rho == pytest.approx(small)
     assert ledger.spent <= learn
+
+
+@pytest.mark.parametrize("relation", [REPLACE_ONE, ADD_REMOVE])
+def test_a_borrowed_pool_is_charged_by_hand_on_neighbours(relation):
+    """The pool a release's small table lends the learning (the weights' part and
+    :data:`SMALL_BORROW_SHARE` of the release's rho, hand-computed from the budget) is split
+    equally over its users and each share charged before its draw, on neighbouring tables of
+    ``n`` and ``n + 1`` records (add/remove) or one record replaced; the learning spends at
+    most its rho and the loan, and a larger loan lowers the second threshold."""
+    b = learn_budget(1.0, 1e-9)
+    learn = 0.4 * b.rho
+    rho, second = (1 - WITHIN_SHARE) * learn, SECOND_SHARE * learn
+    within = (WITHIN_SHARE - SECOND_SHARE) * learn
+    borrow = SMALL_BORROW_SHARE * (1 - 0.4) * b.rho  # the release's share of rho, by hand
+    base = _table(1000, seed=1)
+    base["mass2"] = base["mass"]
+    base["number2"] = base["number"]
+    transit, imaging = (170, 150) if relation == ADD_REMOVE else (240, 60)
+    base["method"] = (["Transit"] * transit + ["Imaging"] * imaging
+                      + ["RV"] * (1000 - transit - imaging))  # fmt: skip
+    other = base.copy()
+    other.loc[0, "method"] = "Imaging"
+    tables = (base, other) if relation == REPLACE_ONE else (base, base.iloc[1:])
+    seen = 0
+    for df in tables:
+        thresholds = []
+        for small in (within, within + borrow):
+            ledger = Ledger(Budget.zcdp(learn + borrow))
+            _, report = learn_domain(
+                df, rho=rho, delta=b.delta_tail, rng=np.random.default_rng(4), ledger=ledger,
+                neighbours=relation, second_rho=second, small_rho=small,
+            )  # fmt: skip
+            assert report.small and report.lent_rho == pytest.approx(small)
+            method = next(c for c in report.columns if c.name == "method")
+            if "second_rho" not in method.noisy:
+                break
+            users = [c for c in report.columns
+                     if "fine_rho" in c.noisy or "second_rho" in c.noisy]  # fmt: skip
+            share = (second + small) * _SAFETY / len(users)
+            charged = [e.charge.cost.rho for e in ledger.entries
+                       if "second partition selection" in e.charge.mechanism]  # fmt: skip
+            assert charged == [pytest.approx(share)]
+            assert ledger.spent <= rho + second + small
+            assert report.second_spent_rho <= second + small
+            thresholds.append(method.noisy["second_threshold"])
+        if len(thresholds) == 2:
+            assert thresholds[1] < thresholds[0]
+            seen += 1
+    assert seen, "no table ran a second selection: the test checks nothing"
