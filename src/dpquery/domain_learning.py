@@ -295,12 +295,13 @@ Unspent in a small table, or where no column needs it: it then goes to the relea
 SMALL_BORROW_SHARE = 0.4
 """In a release from a small table, the share of the release's rho that the learning's pool
 may borrow besides the decoding weights' part (``learn_domain(small_rho=...)``,
-``pipeline.learning.small_borrow_rho``): spent only when the second selection takes a
-column (a narrow band's histogram takes at most what its column spent first), the rest stays
-the release's. At 1,561 and 2,000 records a selection at a column's share needs 271 and 219
-records, the second at the pool's split 143 to 151; a Chicago neighbourhood or a Forbes
-industry of 100 to 150 records is left out (measured, ``docs/learn.md``, "Categories of
-many values in small tables")."""
+``pipeline.learning.small_borrow_rho``, and the plan of ``dpquery privacy synth``): spent
+only when the second step takes a column (a narrow band's histogram at most what its column
+spent first), the rest stays the release's. At 1,561 and 2,000 records a selection at a
+column's share needs 271 and 219 records, the second at the pool's split over three columns
+165 and 151 without the loan, 105 and 102 with it: a Chicago neighbourhood or a Forbes
+industry of 100 to 150 records (measured, ``docs/learn.md``, "Categories of many values in
+small tables")."""
 SECOND_TAIL_SHARE = 0.5
 """Of the tail ``delta``, the share kept for the second selection (when it is planned)."""
 SECOND_SIGMAS = 2.0
