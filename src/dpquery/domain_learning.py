@@ -380,7 +380,7 @@ class LearnReport:
         pool = {} if not self.second_pool_rho else {
             "second_pool_rho": self.second_pool_rho, "second_spent_rho": self.second_spent_rho
         }  # fmt: skip
-        if self.lent_rho:  # a small table's pool, with the weights' part lent to it
+        if self.lent_rho:  # a small table's pool: the weights' part and the release's loan
             pool |= {"small_table_lent_rho": self.lent_rho}
         if not self.add_remove:
             return {
@@ -1853,7 +1853,8 @@ def learn_domain(
     selection over what the categorical columns' first did not release
     (:func:`second_plan`); the part no column needs is unspent
     (``LearnReport.second_unspent_rho``). ``small_rho`` is added to the pool of a small
-    table (in a release: the decoding weights' part, which a small table does not draw),
+    table (in a release: the decoding weights' part, which a small table does not draw, and
+    :data:`SMALL_BORROW_SHARE` of the release's rho),
     whose second step (a second selection, and a finer histogram of each narrow band,
     :func:`narrow_band`) runs on the tails its first selections did not use: the tails sum
     to at most ``delta`` whatever the noise decided, so the coupling of the module's
