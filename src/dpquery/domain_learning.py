@@ -650,7 +650,7 @@ matches a spelling in any case and the members added are written in its case (as
 :func:`partners`), else it must match exactly (``A`` and ``a`` are different groups). Public
 knowledge about how such values are written, not read from any table."""
 # the USPS codes of the states, DC and the territories (a public list): scorecard's
-# state_abbr released 46 or 47 and left Wyoming, Alaska and the territories <other>
+# state_abbr released 45 or 46 and left Wyoming, Alaska and the territories <other>
 _STATES = ("AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH "
            "NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC")  # fmt: skip
 VOCABULARIES["US state codes"] = (
