@@ -5,6 +5,7 @@ from 0, the text rule's zero test at half the records; refused only below half."
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -337,6 +338,11 @@ def test_the_cli_releases_a_small_table_and_the_plan_states_the_limits(tmp_path,
     # add/remove (the default): the selections' L2 sensitivity is 1, their threshold
     # 1/sqrt(2) of replace-one's (2,530 and 506 at sqrt(2))
     assert "6 columns: below 1,790, refused below 358" in plan and "grown from the mode" in plan
+    # the small table's loan from the release: 40% of its 60% of rho = 0.0144076 (by hand)
+    assert "borrow 40% of the release's rho besides (rho=0.00345782)" in plan
+    assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["small_table_borrow_rho"] == pytest.approx(0.4 * 0.6 * 0.0144076, rel=1e-5)
 
 
 # --- a column given with its public categories (a partial codebook) ----------------------------

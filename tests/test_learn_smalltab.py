@@ -17,6 +17,7 @@ from dpquery.domain_learning import (
     FINE_CELLS,
     LEARNING_NOISY_N_SHARE,
     SECOND_SHARE,
+    SMALL_BORROW_SHARE,
     WITHIN_SHARE,
     column_rho,
     fine_cells,
@@ -180,10 +181,11 @@ def test_a_second_selection_in_a_small_table_uses_the_tails_left_unused(relation
 
 def test_a_small_release_lends_the_weights_part_and_spends_what_is_left():
     """In the pipeline a small table draws no decoding weights: their part joins the pool,
-    and the release gets the budget's release rho, the weights' part and the pool's second
-    share, less what the learning spent of them (by hand: the run spends at most its rho)."""
+    with :data:`SMALL_BORROW_SHARE` of the release's rho besides, and the release gets the
+    budget's release rho, the weights' part and the pool's second share, less what the
+    learning spent of them (by hand: the run spends at most its rho)."""
     from dpquery.pipeline.learning import learn as learn_stage
-    from dpquery.pipeline.learning import weights_rho
+    from dpquery.pipeline.learning import small_borrow_rho, weights_rho
     from dpquery.pipeline.request import Frame, Learning, ReleaseRequest
 
     df = _table(1000)
@@ -193,9 +195,11 @@ def test_a_small_release_lends_the_weights_part_and_spends_what_is_left():
     assert learned is not None and learned.report.small and learned.within is None
     budget = learned.budget
     within = weights_rho(budget)
+    borrow = small_borrow_rho(budget)
+    assert borrow == pytest.approx(SMALL_BORROW_SHARE * (1 - 0.4) * budget.rho, rel=1e-8)
     report = learned.report
-    assert report.lent_rho == pytest.approx(within)
-    assert report.to_dict()["small_table_lent_rho"] == pytest.approx(within)
+    assert report.lent_rho == pytest.approx(within + borrow)
+    assert report.to_dict()["small_table_lent_rho"] == pytest.approx(within + borrow)
     assert report.second_spent_rho > 0  # the year's finer histogram at least
     expect = budget.release_rho + within + SECOND_SHARE * budget.learn_rho
     expect -= report.second_spent_rho
@@ -204,7 +208,7 @@ def test_a_small_release_lends_the_weights_part_and_spends_what_is_left():
     spent = math.fsum(e.charge.cost.rho for e in learned.ledger.entries
                       if e.charge.mechanism.startswith("domain learning"))  # fmt: skip
     assert math.isclose(report.rho, spent, rel_tol=1e-9)
-    assert spent <= budget.learn_rho * (1 + 1e-12)
+    assert spent <= (budget.learn_rho + borrow) * (1 + 1e-12)
     assert spent + release <= budget.rho * (1 + 1e-9)
 
 
@@ -242,3 +246,52 @@ def test_the_three_parts_of_a_learning_fit_its_rho_despite_float_rounding():
                              small_rho=small)  # fmt: skip
     assert report.small and report.lent_rho == pytest.approx(small)
     assert ledger.spent <= learn
+
+
+@pytest.mark.parametrize("relation", [REPLACE_ONE, ADD_REMOVE])
+def test_a_borrowed_pool_is_charged_by_hand_on_neighbours(relation):
+    """The pool a release's small table lends the learning (the weights' part and
+    :data:`SMALL_BORROW_SHARE` of the release's rho, hand-computed from the budget) is split
+    equally over its users and each share charged before its draw, on neighbouring tables of
+    ``n`` and ``n + 1`` records (add/remove) or one record replaced; the learning spends at
+    most its rho and the loan, and a larger loan lowers the second threshold."""
+    b = learn_budget(1.0, 1e-9)
+    learn = 0.4 * b.rho
+    rho, second = (1 - WITHIN_SHARE) * learn, SECOND_SHARE * learn
+    within = (WITHIN_SHARE - SECOND_SHARE) * learn
+    borrow = SMALL_BORROW_SHARE * (1 - 0.4) * b.rho  # the release's share of rho, by hand
+    base = _table(1000, seed=1)
+    base["mass2"] = base["mass"]
+    base["number2"] = base["number"]
+    transit, imaging = (170, 150) if relation == ADD_REMOVE else (240, 60)
+    base["method"] = (["Transit"] * transit + ["Imaging"] * imaging
+                      + ["RV"] * (1000 - transit - imaging))  # fmt: skip
+    other = base.copy()
+    other.loc[0, "method"] = "Imaging"
+    tables = (base, other) if relation == REPLACE_ONE else (base, base.iloc[1:])
+    seen = 0
+    for df in tables:
+        thresholds = []
+        for small in (within, within + borrow):
+            ledger = Ledger(Budget.zcdp(learn + borrow))
+            _, report = learn_domain(
+                df, rho=rho, delta=b.delta_tail, rng=np.random.default_rng(4), ledger=ledger,
+                neighbours=relation, second_rho=second, small_rho=small,
+            )  # fmt: skip
+            assert report.small and report.lent_rho == pytest.approx(small)
+            method = next(c for c in report.columns if c.name == "method")
+            if "second_rho" not in method.noisy:
+                break
+            users = [c for c in report.columns
+                     if "fine_rho" in c.noisy or "second_rho" in c.noisy]  # fmt: skip
+            share = (second + small) * _SAFETY / len(users)
+            charged = [e.charge.cost.rho for e in ledger.entries
+                       if "second partition selection" in e.charge.mechanism]  # fmt: skip
+            assert charged == [pytest.approx(share)]
+            assert ledger.spent <= rho + second + small
+            assert report.second_spent_rho <= second + small
+            thresholds.append(method.noisy["second_threshold"])
+        if len(thresholds) == 2:
+            assert thresholds[1] < thresholds[0]
+            seen += 1
+    assert seen, "no table ran a second selection: the test checks nothing"

@@ -71,6 +71,23 @@ def test_released_keys_and_pairs_are_never_repeated() -> None:
     assert vocabulary(["True", "False", "yes", "male"]) == []  # pairs stay partners'
 
 
+def test_state_codes_need_three_released_keys_all_codes() -> None:
+    """US state codes (USPS: 50 states, DC, 8 territories) are added only when at least
+    three released keys are codes and every released text key is one: ``IN``, ``OR`` and
+    ``OK`` are words too, ``CA`` and ``DE`` country codes."""
+    added = vocabulary(["CA", "NY", "TX"])
+    assert len(added) == 59 - 3 and added[:4] == ["AL", "AK", "AZ", "AR"]
+    assert added[-8:] == ["PR", "GU", "VI", "AS", "MP", "FM", "MH", "PW"]
+    assert "CA" not in added and "DC" in added
+    assert vocabulary(["CA", "NY"]) == []  # two keys: too few
+    assert vocabulary(["OK", "NO", "CA", "TX"]) == []  # NO is no code: not a column of codes
+    assert vocabulary(["IN", "OUT"]) == []
+    assert vocabulary(["ca", "ny", "tx"]) == []  # exact case: codes are upper case
+    # one missing state among 58 released: only it comes back
+    codes = [*added, "CA", "NY", "TX"]
+    assert vocabulary([c for c in codes if c != "WY"]) == ["WY"]
+
+
 # == in a learning =============================================================================
 
 

@@ -292,6 +292,16 @@ SECOND_SHARE = 0.1
 over the keys the categorical columns' first did not release (:func:`second_plan`), taken
 from the decoding weights' part (:data:`WITHIN_SHARE`): the columns' shares are unchanged.
 Unspent in a small table, or where no column needs it: it then goes to the release."""
+SMALL_BORROW_SHARE = 0.4
+"""In a release from a small table, the share of the release's rho that the learning's pool
+may borrow besides the decoding weights' part (``learn_domain(small_rho=...)``,
+``pipeline.learning.small_borrow_rho``, and the plan of ``dpquery privacy synth``): spent
+only when the second step takes a column (a narrow band's histogram at most what its column
+spent first), the rest stays the release's. At 1,561 and 2,000 records a selection at a
+column's share needs 271 and 219 records, the second at the pool's split over three columns
+165 and 151 without the loan, 105 and 102 with it: a Chicago neighbourhood or a Forbes
+industry of 100 to 150 records (measured, ``docs/learn.md``, "Categories of many values in
+small tables")."""
 SECOND_TAIL_SHARE = 0.5
 """Of the tail ``delta``, the share kept for the second selection (when it is planned)."""
 SECOND_SIGMAS = 2.0
@@ -370,7 +380,7 @@ class LearnReport:
         pool = {} if not self.second_pool_rho else {
             "second_pool_rho": self.second_pool_rho, "second_spent_rho": self.second_spent_rho
         }  # fmt: skip
-        if self.lent_rho:  # a small table's pool, with the weights' part lent to it
+        if self.lent_rho:  # a small table's pool: the weights' part and the release's loan
             pool |= {"small_table_lent_rho": self.lent_rho}
         if not self.add_remove:
             return {
@@ -642,6 +652,19 @@ is one member with its common spellings (``Thu``, ``Thur``, ``Thurs``); ``cased`
 matches a spelling in any case and the members added are written in its case (as
 :func:`partners`), else it must match exactly (``A`` and ``a`` are different groups). Public
 knowledge about how such values are written, not read from any table."""
+# the USPS codes of the states, DC and the territories (a public list): scorecard's
+# state_abbr released 45 or 46 and left Wyoming, Alaska and the territories <other>
+_STATES = ("AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH "
+           "NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC")  # fmt: skip
+VOCABULARIES["US state codes"] = (
+    _slots(*_STATES.split(), *"PR GU VI AS MP FM MH PW".split()),
+    False,
+)
+WHOLE_VOCABULARIES = frozenset({"US state codes"})
+"""Groups whose members are common words or codes of other lists (``IN``, ``OR``, ``OK``,
+``DE``): they are added only when at least :data:`WHOLE_HITS` keys are released and every
+released text key is a member (a column of the codes, not one that holds one by chance)."""
+WHOLE_HITS = 3
 
 
 def _in_case(word: str, key: str) -> str:
@@ -665,11 +688,13 @@ def vocabulary(keys: list[Hashable]) -> list[str]:
     have = [k for k in keys if isinstance(k, str)]
     taken = set(have)
     out: list[str] = []
-    for slots, cased in VOCABULARIES.values():
+    for name, (slots, cased) in VOCABULARIES.items():
         fold = (lambda t: t.casefold()) if cased else (lambda t: t)
         index = {fold(w): i for i, slot in enumerate(slots) for w in slot}
         hits = [(k, index[fold(k)]) for k in have if fold(k) in index]
         if not hits:
+            continue
+        if name in WHOLE_VOCABULARIES and (len(hits) < WHOLE_HITS or len(hits) < len(have)):
             continue
         filled = {i for _, i in hits}
         key = min(k for k, _ in hits)  # whose case: the least key that matched (a fixed rule)
@@ -1986,7 +2011,8 @@ def learn_domain(
     selection over what the categorical columns' first did not release
     (:func:`second_plan`); the part no column needs is unspent
     (``LearnReport.second_unspent_rho``). ``small_rho`` is added to the pool of a small
-    table (in a release: the decoding weights' part, which a small table does not draw),
+    table (in a release: the decoding weights' part, which a small table does not draw, and
+    :data:`SMALL_BORROW_SHARE` of the release's rho),
     whose second step (a second selection, and a finer histogram of each narrow band,
     :func:`narrow_band`) runs on the tails its first selections did not use: the tails sum
     to at most ``delta`` whatever the noise decided, so the coupling of the module's

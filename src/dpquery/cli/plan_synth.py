@@ -42,6 +42,7 @@ from dpquery.domain_learning import (
     MIN_SMALL_SHARE,
     SECOND_SHARE,
     SECOND_TAIL_SHARE,
+    SMALL_BORROW_SHARE,
     WITHIN_SHARE,
     size_limits,
 )
@@ -233,6 +234,7 @@ def _learning_plan(args: argparse.Namespace) -> int:
                           "learned_domain": budget.to_dict(),
                           "public_columns": public,
                           "learning_epsilon_alone": alone * budget.epsilon,
+                          "small_table_borrow_rho": SMALL_BORROW_SHARE * budget.release_rho,
                           "table_size_by_columns": by_columns}, indent=2))  # fmt: skip
         return 0
     b = budget
@@ -263,6 +265,12 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "selection over the categories the first did not release, split equally over the "
           "categorical columns whose noisy count left out can reach its threshold; what no "
           "column needs goes to the release (all of it in a small table)")  # fmt: skip
+    borrow = SMALL_BORROW_SHARE * b.release_rho
+    print(f"    a small table draws no decoding weights: their part joins the pool, and the "
+          f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "
+          f"(rho={borrow:.6g}), spent only on the columns its second step takes (a second "
+          "selection, a narrow band's finer histogram); the release gets what the pool "
+          "left")  # fmt: skip
     n_kind = "a noisy n" if add_remove else "n"
     sizes = "; ".join(f"{c} columns: below {s:,}, refused below {r:,}" for c, (s, r) in
                       limits.items())  # fmt: skip

@@ -26,7 +26,9 @@ then spends the rest. The split is stated in advance and never depends on the da
   the bins are too few records for a sub-bin), their part goes to the release instead, and
   so does the pool's part that no column needed (``LearnReport.second_unspent_rho``: a
   function of noisy counts, the same privacy filter); a small table draws no weights and
-  lends their part to the pool (``learn_domain(small_rho=...)``), the release getting what
+  lends their part to the pool (``learn_domain(small_rho=...)``), with
+  :data:`~dpquery.domain_learning.SMALL_BORROW_SHARE` of the release's rho besides
+  (:func:`small_borrow_rho`: the learning's stage admits it), the release getting what
   the pool left (``LearnReport.second_spent_rho`` against ``second_pool_rho``);
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
@@ -69,6 +71,7 @@ from dpquery.data.numbers import axis_values
 from dpquery.domain_learning import (
     PUBLIC_RULE,
     SECOND_SHARE,
+    SMALL_BORROW_SHARE,
     WITHIN_SHARE,
     LearnReport,
     WithinReport,
@@ -375,8 +378,9 @@ def learn(
         request.options, None if add_remove else len(raw), request.learning.share, add_remove
     )
     ledger = Ledger(budget.ledger_budget)
-    stage = ledger.child(Budget.zcdp(budget.learn_rho), LEARNING_STAGE)
     within_rho = weights_rho(budget)
+    borrow = small_borrow_rho(budget)  # a small table's pool may borrow from the release
+    stage = ledger.child(Budget.zcdp(budget.learn_rho + borrow), LEARNING_STAGE)
     within = None
     l2 = marginal_sensitivity(neighbours)  # the decoding weights' histograms' (learn_within)
     try:
@@ -384,7 +388,7 @@ def learn(
             raw, rho=(1 - WITHIN_SHARE) * budget.learn_rho, delta=budget.delta_tail, rng=rng,
             ledger=stage, types=request.learning.types, bins=request.learning.bins,
             neighbours=neighbours, public=public,
-            second_rho=SECOND_SHARE * budget.learn_rho, small_rho=within_rho,
+            second_rho=SECOND_SHARE * budget.learn_rho, small_rho=within_rho + borrow,
         )  # fmt: skip
         domain, table = encodable(domain, raw, public)
         # drawn with or without the weights: the domain and the release are the same either way
@@ -405,6 +409,13 @@ def learn(
         release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
     return Learned(domain, report, budget, ledger, release_ledger, table, within)
+
+
+def small_borrow_rho(budget: RunBudget) -> float:
+    """What a small table's pool may borrow from the release's rho
+    (:data:`~dpquery.domain_learning.SMALL_BORROW_SHARE` of it): spent only on the
+    categorical columns the second selection takes, the rest stays the release's."""
+    return SMALL_BORROW_SHARE * budget.release_rho
 
 
 def weights_rho(budget: RunBudget) -> float:
