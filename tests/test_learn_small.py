@@ -467,3 +467,18 @@ def test_a_floats_residue_is_not_said_to_have_gone_to_the_release():
     for moved, said in ((5.76e-13, False), (0.00144, True)):
         lines = learned_lines(learned | {"release_rho": 0.008645 + moved}, privacy)
         assert any("went to the release" in line for line in lines) is said
+
+
+def test_a_loan_from_the_release_is_said():
+    """A small table's second selection spent rho borrowed from the release: the console
+    says how much (the release's rho below its planned share), and nothing when none was."""
+    from dpquery.cli.summary import learned_lines
+
+    budget = {"learn_rho": 0.005763, "release_rho": 0.008645, "rho": 0.01441, "share": 0.4}
+    learned = {"budget": budget, "kinds": {"categorical": 13, "numeric": 2},
+               "spent_rho": 0.009221}  # fmt: skip
+    privacy = {"delta_split": {"partition_selection": 5e-10, "ledger": 5e-10}}
+    lines = learned_lines(learned | {"release_rho": 0.005187}, privacy)
+    assert any("borrowed: rho=0.00346 of the release's share" in line for line in lines)
+    lines = learned_lines(learned | {"release_rho": 0.008645}, privacy)
+    assert not any("borrowed" in line for line in lines)
