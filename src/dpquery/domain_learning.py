@@ -1463,11 +1463,21 @@ def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
     return replace(attr, by_rule=tuple(v for v in codes if v > top))
 
 
+def _clear_of_zero(numbers: int | None, sigma: float) -> bool:
+    """Whether the profile's noisy count of numbers stands :data:`NUMBER_SIGMAS` noise sds
+    above 0 (a column holding none passes about once in 30,000)."""
+    return numbers is not None and numbers >= NUMBER_SIGMAS * sigma
+
+
 def unknown_values(name: str, has_missing: bool) -> tuple[Categorical, str]:
-    """An undeclared column with no bounds found and no value released: every value
-    ``<other>`` (and missing where its noisy count says so). A bin ``[0, 1]`` in their place
+    """An undeclared column whose bounds are not found, whose probe released no value and
+    whose noisy count of numbers does not stand clear of 0 (:func:`_clear_of_zero`): every
+    value ``<other>`` (and missing where its noisy count says so). Whether it holds numbers
+    at all was the noise's call, and the bin ``[0, 1]`` that stands in for bounds not found
     invented values: a mostly missing column of names came back as 0s and 1s, one of
-    district numbers 1 to 53 as decimals between 0 and 1. A public rule on noisy counts."""
+    district numbers 1 to 53 as decimals between 0 and 1. A column whose numbers do stand
+    out keeps that bin (planets' masses, half of them below 1). A public rule on noisy
+    counts."""
     missing = MISSING_LABEL if has_missing else None
     attr = Categorical(name, (OTHER_LABEL, *([missing] if missing else [])), missing=missing,
                        other=OTHER_LABEL)  # fmt: skip
@@ -1602,7 +1612,8 @@ def _numeric(
         # too few numbers to bound: the values the probe released are all that is known
         cat, learned = _categorical(name, probe)
         return cat, learned + " (no bounds found)", more, share * rho + bounds_share * rest
-    if found is None and codes:  # nothing known of its values: none invented
+    if found is None and codes and not _clear_of_zero(numbers, sigma):
+        # neither bounds nor numbers stand out: text read as numbers by the noise, maybe
         cat, learned = unknown_values(name, has_missing)
         return cat, learned, more, share * rho + bounds_share * rest
     fine_rho = 0.0
