@@ -1487,7 +1487,7 @@ def unknown_values(name: str, has_missing: bool) -> tuple[Categorical, str]:
 
 # --- half steps: a column of one decimal whose values are whole or halves (ratings) -------
 HALF_STREAM = 0x68616C66
-"""The spawn key of the half-step test's own stream (:func:`_times_rng`)."""
+"""The spawn key of the half-step test's own stream (:func:`_own_stream`)."""
 HALF_SHARE = 0.2
 """The share of a small table's bounds rho that the half-step test (:func:`half_steps`) takes,
 drawn only for a column whose noisy decimals histogram shows one decimal (:func:`half_seen`)."""
@@ -1566,15 +1566,15 @@ def _half_codes(
     first, last = math.ceil(bounds[0] * 2), math.ceil(bounds[1] * 2) - 1
     if not 2 <= last - first + 1 <= MAX_CODES:
         return None
-    values: list[Hashable] = [u / 2 for u in range(first, last + 1)]
-    taken = {str(v) for v in values}
+    points = [u / 2 for u in range(first, last + 1)]
+    taken = {str(v) for v in points}
     other = _label(OTHER_LABEL, taken)
     missing = _label(MISSING_LABEL, taken | {other}) if has_missing else None
-    top = float(buckets[int(np.searchsorted(buckets, values[-1], side="right")) - 1])
-    attr = Categorical(name, (*values, other, *([missing] if missing else [])), missing=missing,
-                       other=other, by_rule=tuple(v for v in values if v > top))  # fmt: skip
+    top = float(buckets[int(np.searchsorted(buckets, points[-1], side="right")) - 1])
+    attr = Categorical(name, (*points, other, *([missing] if missing else [])), missing=missing,
+                       other=other, by_rule=tuple(v for v in points if v > top))  # fmt: skip
     extra = " + missing" if missing is not None else ""
-    shown = f"{len(values)} codes {values[0]:g}..{values[-1]:g} (the halves in its bounds)"
+    shown = f"{len(points)} codes {points[0]:g}..{points[-1]:g} (the halves in its bounds)"
     return attr, f"{shown} + {other}{extra}"
 
 
@@ -1712,14 +1712,18 @@ format ``FORMAT`` (``"date:%d.%m.%Y"``; its precision is the format's); ``"date"
 ISO 8601 family (:data:`dpquery.data.dates.ISO_FORMATS`), its precision learned."""
 
 
-def _times_rng(rng: np.random.Generator, key: int = 0x64617465) -> np.random.Generator:
-    """The date test's own stream, drawn from nothing of ``rng``'s: a cryptographically
+DATE_STREAM = 0x64617465
+"""The spawn key of the date test's own stream (:func:`_own_stream`)."""
+
+
+def _own_stream(rng: np.random.Generator, key: int) -> np.random.Generator:
+    """A test's own stream (the date test's, :data:`DATE_STREAM`; the half-step test's,
+    :data:`HALF_STREAM`), drawn from nothing of ``rng``'s: a cryptographically
     secure ``rng`` (every release without a seed) gets a fresh secure generator keyed from
     the operating system's entropy (:func:`~dpquery.privacy.randomness.secure_rng`); a
     seeded one (research and tests) a child of its ``SeedSequence`` under a fixed spawn key,
     made without drawing from it or changing it, so that a seeded learning is reproducible
-    and its other draws are those of a learning without the test. ``key``: the spawn key
-    (another test's stream has its own: :data:`HALF_STREAM`)."""
+    and its other draws are those of a learning without the test. ``key``: the spawn key."""
     seq = getattr(rng.bit_generator, "seed_seq", None)
     if is_cryptographic(rng) or not isinstance(seq, np.random.SeedSequence):
         return secure_rng()
@@ -1734,7 +1738,7 @@ def _date_count(col: _Column, rho: float, ctx: _Context) -> int:
     ``sqrt(2)``, and adding or removing one by at most L2 1 (``ctx.l2``, the profile's), and
     its discrete Gaussian at the profile's ``sigma`` is ``rho``-zCDP as a whole (CKS 2020,
     Theorem 4): the profile's one charge covers this draw (made after it, on the same ledger
-    entry). Drawn from the test's own stream (:func:`_times_rng`)."""
+    entry). Drawn from the test's own stream (:func:`_own_stream`)."""
     assert ctx.times_rng is not None
     sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
     return int(col.times.size + sample_discrete_gaussian(sigma2, 1, ctx.times_rng)[0])
@@ -2097,8 +2101,9 @@ def learn_domain(
     pool_tail = SECOND_TAIL_SHARE * float(delta) if second and not small else 0.0
     if second and not small:
         tail = (float(delta) - pool_tail) / len(selecting)
-    ctx = _Context(rng, ledger, bins, tail, n, small, second, times_rng=_times_rng(rng), l2=l2,
-                   add_remove=add_remove, half_rng=_times_rng(rng, HALF_STREAM))  # fmt: skip
+    ctx = _Context(rng, ledger, bins, tail, n, small, second,
+                   times_rng=_own_stream(rng, DATE_STREAM), l2=l2, add_remove=add_remove,
+                   half_rng=_own_stream(rng, HALF_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -2372,7 +2377,7 @@ def _learn_column(
         rule = "unknown: no bounds found, no value released"
     elif isinstance(attr, Categorical) and more["bounds"] is None:
         rule = "code: no bounds found, the probe's released values"
-    elif isinstance(attr, Categorical) and "halves in its bounds" in learned:
+    elif isinstance(attr, Categorical) and any(isinstance(v, float) for v in attr.values):
         rule = f"code by range: whole numbers and halves, at most {MAX_CODES} in the bounds"
     elif isinstance(attr, Categorical):
         rule = f"code by range: integers, at most {MAX_CODES} in the private bounds"
