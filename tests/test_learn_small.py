@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from dpquery.cli import main
-from dpquery.data import Categorical, Numeric
+from dpquery.data import Categorical, Domain, Numeric
 from dpquery.domain_learning import (
     BOUND_FALSE_RATE,
     BOUND_WINDOW,
@@ -482,3 +483,25 @@ def test_a_loan_from_the_release_is_said():
     assert any("borrowed: rho=0.00346 of the release's share" in line for line in lines)
     lines = learned_lines(learned | {"release_rho": 0.008645}, privacy)
     assert not any("borrowed" in line for line in lines)
+
+
+def test_a_small_table_is_said_to_be_small_first():
+    """A small table's notes open with what its size means: the records, the columns learned
+    (a public column, rho 0, is not counted) and the largest selection threshold; a table
+    that is not small gets no such note."""
+    from dpquery.domain_learning import ColumnReport, LearnReport
+    from dpquery.pipeline.learning import column_notes, small_note
+
+    cols = (
+        ColumnReport("a", "categorical", False, "text", 0.001, 1e-10, "", {"threshold": 282}),
+        ColumnReport("b", "numeric", False, "quantity", 0.001, 0.0, "", {"bounds": (0, 5)}),
+        ColumnReport("c", "categorical", True, "public", 0.0, 0.0, ""),
+    )
+    report = LearnReport(n=964, rho=0.002, delta_tail=1e-10, columns=cols, small=True)
+    note = small_note(report)
+    assert note.startswith("about 964 records are few for 2 learned columns")
+    assert "reaches about 282 records" in note and "--types" in note
+    domain = Domain([Categorical("a", ("x", "<other>"), other="<other>"),
+                     Numeric("b", (0.0, 5.0)), Categorical("c", ("p", "q"))])  # fmt: skip
+    assert column_notes(domain, report)[0] == note
+    assert not column_notes(domain, replace(report, small=False))

@@ -291,14 +291,31 @@ LARGEST_BOUND = float(magnitude_buckets()[-1])
 :func:`~dpquery.privacy.quantiles.magnitude_buckets`): values beyond it are clipped to it."""
 
 
+def small_note(report: LearnReport) -> str:
+    """What a small table's learning means for its user (``report.small``: the selection's
+    threshold above a tenth of the records, ``check_learnable``), read off the report alone:
+    the records (noisy under add/remove), the columns learned and the largest threshold."""
+    learned = [c for c in report.columns if c.rho > 0]
+    taus = [c.noisy["threshold"] for c in learned if isinstance(c.noisy.get("threshold"), int)]
+    need = (f"; a category is released only when its noisy count reaches about {max(taus):,} "
+            "records") if taus else ""  # fmt: skip
+    return (
+        f"about {report.n:,} records are few for {len(learned)} learned columns at this "
+        f"budget{need}, and each column's kind and bounds are read through noise of that "
+        'order (the small-table rules, docs/learn.md, "Tables too small for the budget"); '
+        "where you can, declare the kinds (--types), give the columns' codebook (--domain, "
+        "--learn-rest), raise --epsilon or --domain-share, or leave columns out"
+    )
+
+
 def column_notes(domain: Domain, report: LearnReport) -> list[str]:
     """What a user must know about the learned columns that release little of their table,
     read off the learned domain and the report's noisy counts alone (post-processing: public):
-    a categorical column with no value released (an identifier, dates, free text: every value
-    is its catch-all), a column with no bounds found, and bounds at
-    :data:`LARGEST_BOUND` (larger values clipped)."""
+    a small table (:func:`small_note`), a categorical column with no value released (an
+    identifier, dates, free text: every value is its catch-all), a column with no bounds
+    found, and bounds at :data:`LARGEST_BOUND` (larger values clipped)."""
     columns = {c.name: c for c in report.columns}
-    notes = []
+    notes = [small_note(report)] if report.small else []
     for attr in domain.attributes:
         c = columns.get(attr.name)
         if c is None or c.rho == 0:  # public, or declared with its categories: nothing learned
