@@ -19,7 +19,13 @@ import pandas as pd
 import pytest
 
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
-from dpquery.algorithms.marginal.empty_cells import RULED_SIGMAS, doubted_run, ruled_cells
+from dpquery.algorithms.marginal.empty_cells import (
+    RULED_HALF_SIGMAS,
+    RULED_SIGMAS,
+    doubted_run,
+    ruled_cells,
+    ruled_sigmas_of,
+)
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Categorical, Domain, DomainError, Numeric
 from dpquery.data.encode import encode
@@ -247,3 +253,22 @@ def test_a_small_raw_tables_learned_domain_file_lists_the_codes(tmp_path) -> Non
     assert isinstance(race, Categorical) and race.by_rule
     assert race.by_rule == tuple(v for v in race.values if isinstance(v, int) and v > 2)
     assert learned["sex"].by_rule == ()
+
+
+def test_a_run_of_half_points_is_tested_at_its_own_sigmas() -> None:
+    """Half-lattice points added by rule (floats) are tested at :data:`RULED_HALF_SIGMAS`,
+    integer codes at :data:`RULED_SIGMAS`; a layout that is not the domain's gets the latter.
+    A count of 1.5 sd is kept at 1 sd and doubted at 2.5 sd, in the same call."""
+    half = Categorical("rating", (4.0, 4.5, 5.0, 5.5, 6.0, "<other>"), other="<other>",
+                       by_rule=(5.5, 6.0))  # fmt: skip
+    code = Categorical("kids", (0, 1, 2, 3, "<other>"), other="<other>", by_rule=(3,))
+    domain = Domain([half, code])
+    assert ruled_sigmas_of(domain, [6, 5]) == [RULED_HALF_SIGMAS, RULED_SIGMAS]
+    assert ruled_sigmas_of(domain, [6]) == [RULED_SIGMAS]
+    assert RULED_SIGMAS < 1.5 < RULED_HALF_SIGMAS
+    y = np.array([50.0, 50.0, 50.0, 0.0, 1.5, 0.0])  # sigma 1: the point 6.0 at 1.5 sd
+    cells = ruled_cells(domain, [6, 5])
+    assert cells[0] == (4, 3)
+    estimates = [(y, 1.0), (np.array([9.0, 9.0, 9.0, 1.5, 0.0]), 1.0)]
+    run = doubted_run(estimates, cells, ruled_sigmas_of(domain, [6, 5]))
+    assert run == [(4, 3), ()]  # 6.0 and 5.5 doubted; the code 3 kept (1.5 >= 1)

@@ -93,6 +93,7 @@ from dpquery.algorithms.marginal.empty_cells import (
     doubted_cells,
     doubted_run,
     ruled_cells,
+    ruled_sigmas_of,
     vocabulary_cells,
 )
 from dpquery.algorithms.marginal.one_way import (
@@ -475,7 +476,8 @@ def adaptive_marginals(
     ordinal: Mapping[int, int] | None = None, ordinal_bins: int = DEFAULT_ORDINAL_BINS,
     ordinal_weight: float = 1.0, within_bins: bool = False,
     empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
-    ruled: Sequence[Sequence[int]] | None = None, ruled_sigmas: float = RULED_SIGMAS,
+    ruled: Sequence[Sequence[int]] | None = None,
+    ruled_sigmas: float | Sequence[float] = RULED_SIGMAS,
     vocab: Sequence[Sequence[int]] | None = None, vocab_sigmas: float = VOCABULARY_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
@@ -526,8 +528,9 @@ def adaptive_marginals(
     (:mod:`dpquery.algorithms.marginal.empty_cells`; post-processing, no extra cost); so is
     the leading run of ``ruled`` cells (per attribute, codes a learned domain added by rule,
     highest first: :func:`~dpquery.algorithms.marginal.empty_cells.ruled_cells`) below
-    ``ruled_sigmas``, and each ``vocab`` cell (per attribute, a public vocabulary's members
-    a learned domain added by rule:
+    ``ruled_sigmas`` (one for all, or per attribute:
+    :func:`~dpquery.algorithms.marginal.empty_cells.ruled_sigmas_of`), and each ``vocab``
+    cell (per attribute, a public vocabulary's members a learned domain added by rule:
     :func:`~dpquery.algorithms.marginal.empty_cells.vocabulary_cells`) below
     ``vocab_sigmas``, tested on its own."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
@@ -876,6 +879,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 empty=catch_all_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
                 ruled=ruled_cells(run.data.domain, layout.sizes) if self.empty_cells else None,
+                ruled_sigmas=ruled_sigmas_of(run.data.domain, layout.sizes),
                 vocab=vocabulary_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
