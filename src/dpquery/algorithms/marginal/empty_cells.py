@@ -73,9 +73,10 @@ RULED_HALF_SIGMAS = 2.5
 numbers and halves, coded by ``dpquery.domain_learning._half_codes``: floats). Their
 bounds' bucket ``[5, 10)`` adds the nine points 5.5 to 9.5 past a rating's 5.0 at once, and
 at 1 sd each an empty point passes with probability 16%, so the run kept some of them (and
-every point below the first that passed) in most releases: 1.6 to 4.5% of airbnb's ratings
-above its largest, 5.0, on 6 of 9 seeds. At 2.5 sd an empty point passes with probability
-0.6% (about one run in twenty keeps one), the records of a real point below it are lost."""
+every point below the first that passed) in most releases: 0.2 to 4.5% of airbnb's ratings
+above its largest, 5.0, on 6 of the 8 seeds (0 to 9) that coded it on halves, none at
+2.5 sd. There an empty point passes with probability 0.6% (about one run in twenty keeps
+one), and a real point below that many sd (a few records) loses its records to the others."""
 VOCABULARY_SIGMAS = 2.5
 """A value added by a public vocabulary (:func:`vocabulary_cells`) whose combined noisy
 1-way count is below this many standard deviations of its noise is taken as empty, each
