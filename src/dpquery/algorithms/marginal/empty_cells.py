@@ -68,15 +68,17 @@ lies in a bounds bucket that holds records, and the codes just below the data's 
 few (PUMS's education 15 and 16: 24 and 13 records, about 1 and 0.6 sd of the release's
 1-way noise), which 2 sd took as empty too (``docs/learn.md``, measured)."""
 
-RULED_HALF_SIGMAS = 2.5
+RULED_HALF_SIGMAS = 2.0
 """The :data:`RULED_SIGMAS` of a run of half-lattice points added by rule (a rating of whole
 numbers and halves, coded by ``dpquery.domain_learning._half_codes``: floats). Their
 bounds' bucket ``[5, 10)`` adds the nine points 5.5 to 9.5 past a rating's 5.0 at once, and
 at 1 sd each an empty point passes with probability 16%, so the run kept some of them (and
 every point below the first that passed) in most releases: 0.2 to 4.5% of airbnb's ratings
-above its largest, 5.0, on 6 of the 8 seeds (0 to 9) that coded it on halves, none at
-2.5 sd. There an empty point passes with probability 0.6% (about one run in twenty keeps
-one), and a real point below that many sd (a few records) loses its records to the others."""
+above its largest, 5.0, on 6 of the 8 seeds (0 to 9) that coded it on halves; none at 2 or
+2.5 sd. Where the points past 5 hold records (LAhomes' baths, 5% of them on 5.5 to 9.5, 2 to
+20 a point), 2 sd costs their KS a little (0.053 to 0.059 mean over seeds 12 to 15, the same
+on 10 and 11) and 2.5 sd more (0.040 to 0.060 on seeds 10 and 11): an empty point passes
+with probability 2.3% at 2 sd (about one run in five keeps one)."""
 VOCABULARY_SIGMAS = 2.5
 """A value added by a public vocabulary (:func:`vocabulary_cells`) whose combined noisy
 1-way count is below this many standard deviations of its noise is taken as empty, each
