@@ -11,6 +11,7 @@ Randomised checks are seeded, so each run is deterministic (false-failure rate 0
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -183,3 +184,27 @@ def test_a_bad_max_share_is_refused_by_name(bad) -> None:
     data, w = _data()
     with pytest.raises(DPQueryError, match="max_share"):
         AdaptiveProjection(epsilon=1.0, max_share=bad).fit(data, w)
+
+
+def test_a_coarser_max_round_is_charged_at_its_own_sigma(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``max_scale = 2``: a max round (not the last) measures at twice the round's sigma, so
+    its measurement costs a quarter, ``1 / (2 (2 sigma)^2)`` under add/remove (sensitivity 1,
+    Bun and Steinke 2016, Proposition 1.6); a max round never anneals, so the L1 round after
+    it is back at the round's sigma, half the max round's. Every round's measurement is
+    charged ``1 / (2 sigma_t^2)`` at the sigma it records."""
+    release, _, ledger = _spied_fit(monkeypatch, max_share=0.5, max_scale=2.0)
+    rounds = [r for r in release.rounds if isinstance(r.get("round"), int)]
+    measures = [e for e in ledger.entries if e.charge.mechanism == am.MEASURE][-len(rounds) :]
+    for entry, r in zip(measures, rounds, strict=True):
+        assert entry.charge.cost.rho == pytest.approx(1 / (2 * r["sigma"] ** 2))
+    pairs = [(a, b) for a, b in itertools.pairwise(rounds) if a.get("score") == "max"]
+    assert pairs
+    for a, b in pairs:
+        assert b.get("score", "l1") == "l1" and "annealed" not in a
+        assert b["sigma"] == pytest.approx(a["sigma"] / 2)
+
+
+def test_a_bad_max_scale_is_refused_by_name() -> None:
+    data, w = _data()
+    with pytest.raises(DPQueryError, match="max_scale"):
+        AdaptiveProjection(epsilon=1.0, max_share=0.5, max_scale=0.0).fit(data, w)

@@ -512,7 +512,7 @@ def adaptive_marginals(
     ruled_sigmas: float | Sequence[float] = RULED_SIGMAS,
     vocab: Sequence[Sequence[int]] | None = None, vocab_sigmas: float = VOCABULARY_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0, max_share: float = 0.0,
-    max_final: bool = False,
+    max_final: bool = False, max_scale: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -557,7 +557,8 @@ def adaptive_marginals(
     cell error rather than AIM's L1 error (:func:`max_round`; ``score="max"`` of
     :func:`quality_scores`): the same ``epsilon_t`` charged, a score of the same
     sensitivity bound; such a round never anneals (AIM's test reads the L1 size of the
-    noise, which a max round does not aim at).
+    noise, which a max round does not aim at) and, but the last, measures at ``max_scale``
+    times the round's ``sigma`` (charged at that scale before its draw).
 
     ``empty`` (per attribute, the codes of its catch-all cells,
     :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): last, such
@@ -629,20 +630,23 @@ def adaptive_marginals(
         if split is not None:
             lo, hi = (split, hi) if final else (0, split)
         by_max = max_round(t + 1, max_share) or (final and max_final)
+        # a max round (not the last) may measure more coarsely: a large cell's error needs
+        # less precision than a marginal's L1 (max_scale; 1: the round's sigma)
+        s_t = sigma * max_scale if by_max and not final else sigma
         i = lo + select(
-            candidates[lo:hi], weights[lo:hi], true_counts[lo:hi], X, sizes, n=n, sigma=sigma,
+            candidates[lo:hi], weights[lo:hi], true_counts[lo:hi], X, sizes, n=n, sigma=s_t,
             epsilon=epsilon, rng=rng, ledger=ledger, cell_maps=cell_maps[lo:hi],
             neighbours=plan.neighbours, score="max" if by_max else "l1",
         )  # fmt: skip
         r = candidates[i]
-        x = measure(fine, sizes, r, sigma, rng, ledger, comps[i], sensitivity=delta2)
+        x = measure(fine, sizes, r, s_t, rng, ledger, comps[i], sensitivity=delta2)
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
         after = x.counts(X, sizes) * (n / plan.records)
         t += 1
         info = {"round": t, "marginal": list(r), "cells": int(before.size),
-                "compressed": cell_maps[i] is not None, "sigma": sigma, "epsilon": epsilon,
+                "compressed": cell_maps[i] is not None, "sigma": s_t, "epsilon": epsilon,
                 "sweeps": done, "seconds": time.perf_counter() - t0}  # fmt: skip
         if by_max:
             info["score"] = "max"
@@ -775,8 +779,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     add/remove, AIM's 1 under replace-one) multiplies the selection weight of every 2-way
     candidate (:func:`adaptive_marginals`; docs/utility.md, Method 2). ``max_share`` (default
     0: off) of the rounds, and the last one with ``max_final``, select by the largest cell
-    error (MWEM's score, weighted as AIM's; the same charge and sensitivity bound:
-    :func:`quality_scores`; docs/utility.md, Tuning under add/remove).
+    error (MWEM's score, weighted as AIM's; the same selection charge and sensitivity bound:
+    :func:`quality_scores`; docs/utility.md, Tuning under add/remove), a max round but the
+    last measuring at ``max_scale`` times the round's ``sigma`` (charged at that scale).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
     count is below that many noise standard deviations is taken as empty and its attribute's
@@ -818,6 +823,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     pair_weight: float | None = None
     max_share: float = 0.0
     max_final: bool = False
+    max_scale: float = 1.0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -891,6 +897,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if not (isinstance(self.max_share, int | float) and 0 <= self.max_share <= 1):
             raise DPQueryError(f"max_share must be a share of the rounds in [0, 1], got "
                                f"{self.max_share!r}")  # fmt: skip
+        positive("max_scale", self.max_scale)
         ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
         if self.size is not None:
             positive_int("size", self.size)
@@ -937,7 +944,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 vocab=vocabulary_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
-                max_share=self.max_share, max_final=self.max_final,
+                max_share=self.max_share, max_final=self.max_final, max_scale=self.max_scale,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
