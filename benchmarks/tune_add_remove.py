@@ -12,6 +12,8 @@ is a JSON object of :class:`AdaptiveProjection` keywords plus these experiment-o
 * ``four``: add every 4-way marginal of at most ``four * n`` cells to the candidates;
 * ``coarse_k``: keep only the coarse candidates of at most this many attributes;
 * ``pair_weight``: the 2-way candidates' weights ``w_r`` times this;
+* ``max_pairs``: with ``max_share`` / ``max_final``, the rounds that select by the largest
+  cell error select among the 2-way candidates only (fine, compressed or binned);
 * ``unlinked_before``: with ``unlinked``, also score the records as they were just before
   :func:`~dpquery.algorithms.marginal.unlinked.unlink` (the same fit, variant ``before``),
   interpolated within bins as the release is (a copy of the generator at that step).
@@ -62,6 +64,21 @@ def patch(opts: dict) -> None:
             return {r: w * (beta if len(r) == 2 else 1.0) for r, w in table.items()}
 
         ap.candidates_of = boosted
+    if opts.pop("max_pairs", False):  # the max rounds among the 2-way candidates only
+        real = ap.select
+
+        def pairs_only(candidates, weights, true_counts, *args, score="l1", cell_maps=(),
+                       **kwargs):  # fmt: skip
+            if score != "max":
+                return real(candidates, weights, true_counts, *args, score=score,
+                            cell_maps=cell_maps, **kwargs)  # fmt: skip
+            keep = [i for i, r in enumerate(candidates) if len(r) == 2]
+            j = real([candidates[i] for i in keep], weights[keep],
+                     [true_counts[i] for i in keep], *args, score=score,
+                     cell_maps=[cell_maps[i] for i in keep], **kwargs)  # fmt: skip
+            return keep[j]
+
+        ap.select = pairs_only
     if opts.pop("unlinked_before", False):
         unlink = ap.unlink
 

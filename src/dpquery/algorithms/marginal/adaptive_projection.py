@@ -186,6 +186,7 @@ DEFAULT_ROUND_SCALE = 0.66
 # ... and at least this many (docs/utility.md: cps at epsilon 0.1).
 MIN_ROUNDS = 16
 OneWay = Literal["usage", "size", "equal"]
+Score = Literal["l1", "max"]
 ONE_WAYS: tuple[OneWay, ...] = ("usage", "size", "equal")
 DEFAULT_ONE_WAY: OneWay = "size"
 
@@ -418,10 +419,20 @@ def measure(
     return Measurement(marginal, y, sigma) if c is None else c.measurement(marginal, y, sigma)
 
 
+def max_noise(sigma: float, cells: int) -> float:
+    """An upper bound on the expected largest absolute noise ``E max_i |Z_i|`` over ``cells``
+    Gaussian cells of scale ``sigma``: ``sigma sqrt(2 ln(2 cells))`` (the maximum of ``2K``
+    sub-Gaussian variables ``+-Z_i``, by Jensen's inequality on ``exp(lambda max)``; e.g.
+    Boucheron, Lugosi and Massart 2013, "Concentration Inequalities", Section 2.5): the
+    largest cell error a measurement of ``r`` leaves, as ``sqrt(2/pi) sigma n_r`` is the L1
+    error it leaves in AIM's quality."""
+    return sigma * math.sqrt(2 * math.log(2 * cells))
+
+
 def quality_scores(
     candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
     X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float,
-    cell_maps: Sequence[np.ndarray | None] = (),
+    cell_maps: Sequence[np.ndarray | None] = (), score: Score = "l1",
 ) -> np.ndarray:  # fmt: skip
     """AIM's quality ``w_r (||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma n_r)`` of every
     candidate (AIM, Section 4), ``M_r(D_hat)`` the records ``X`` scaled to ``n`` records (under
@@ -429,7 +440,16 @@ def quality_scores(
     A candidate with ``cell_maps[i]`` (each fine cell's compressed cell,
     :meth:`Compression.cell_map`) is the compressed marginal (``true_counts[i]`` compressed,
     ``n_r`` its cells; the same sensitivity: a record still moves at most one count down and
-    one up)."""
+    one up).
+
+    ``score="max"``: the largest single cell's error instead, MWEM's selection score
+    (Hardt, Ligett and McSherry 2012, Algorithm 1: the query of largest error), less what a
+    measurement leaves, and weighted as AIM's:
+    ``w_r (||M_r(D) - M_r(D_hat)||_inf - sigma sqrt(2 ln(2 n_r)))`` (:func:`max_noise`).
+    Only ``M_r(D)`` reads the data, and a record added or removed moves one of its counts by
+    1, so the largest absolute error moves by at most 1 and the score by at most ``w_r``
+    (under replace-one two counts move by 1 each, and the largest still by at most 1: the
+    L1 score's ``2 w_r`` is a valid, looser bound)."""
     scale = n / X.shape[0]
     fine: dict[Marginal, np.ndarray] = {}
     scores = np.empty(len(candidates))
@@ -440,8 +460,12 @@ def quality_scores(
         cmap = cell_maps[i] if i < len(cell_maps) else None
         if cmap is not None:  # the fine estimate summed through the value maps
             est = np.bincount(cmap, weights=est, minlength=true_counts[i].size)
-        bias = math.sqrt(2 / math.pi) * sigma * est.size
-        scores[i] = weights[i] * (np.abs(true_counts[i] - est).sum() - bias)
+        gap = np.abs(true_counts[i] - est)
+        if score == "max":
+            scores[i] = weights[i] * (gap.max() - max_noise(sigma, est.size))
+        else:
+            bias = math.sqrt(2 / math.pi) * sigma * est.size
+            scores[i] = weights[i] * (gap.sum() - bias)
     return scores
 
 
@@ -449,18 +473,26 @@ def select(
     candidates: Sequence[Marginal], weights: np.ndarray, true_counts: Sequence[np.ndarray],
     X: np.ndarray, sizes: np.ndarray, *, n: int, sigma: float, epsilon: float,
     rng: np.random.Generator, ledger: Ledger, cell_maps: Sequence[np.ndarray | None] = (),
-    neighbours: str = REPLACE_ONE,
+    neighbours: str = REPLACE_ONE, score: Score = "l1",
 ) -> int:  # fmt: skip
     """AIM's selection: the exponential mechanism on :func:`quality_scores`, sensitivity
     ``2 max_r w_r`` under replace-one, ``max_r w_r`` under add-remove (``n`` then the noisy
     ``n``, so that ``M_r(D_hat)`` does not move with the data;
-    :func:`~dpquery.privacy.neighbours.selection_sensitivity`)."""
+    :func:`~dpquery.privacy.neighbours.selection_sensitivity`); with ``score="max"`` the
+    largest cell error (the same bounds hold, :func:`quality_scores`)."""
     scores = quality_scores(candidates, weights, true_counts, X, sizes, n=n, sigma=sigma,
-                            cell_maps=cell_maps)  # fmt: skip
+                            cell_maps=cell_maps, score=score)  # fmt: skip
     return int(exponential_mechanism(
         scores, epsilon=epsilon, sensitivity=selection_sensitivity(weights.max(), neighbours),
         rng=rng, ledger=ledger, name=SELECT,
     )[0])  # fmt: skip
+
+
+def max_round(t: int, share: float) -> bool:
+    """Whether round ``t`` (from 1) selects by the largest cell error when ``share`` of the
+    rounds do, spread evenly: when ``floor(t share)`` steps up (``share = 1/4``: rounds 4, 8,
+    12, ...). Public: reads the round's index and the option only."""
+    return share > 0 and math.floor(t * share) > math.floor((t - 1) * share)
 
 
 RoundCallback = Callable[[dict[str, Any]], None]
@@ -479,7 +511,8 @@ def adaptive_marginals(
     ruled: Sequence[Sequence[int]] | None = None,
     ruled_sigmas: float | Sequence[float] = RULED_SIGMAS,
     vocab: Sequence[Sequence[int]] | None = None, vocab_sigmas: float = VOCABULARY_SIGMAS,
-    unlinked: int = 0, pair_weight: float = 1.0,
+    unlinked: int = 0, pair_weight: float = 1.0, max_share: float = 0.0,
+    max_final: bool = False, max_scale: float = 1.0,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -519,7 +552,13 @@ def adaptive_marginals(
     ``pair_weight`` multiplies the weight ``w_r`` of every 2-way candidate (fine, compressed
     or binned): a choice made from the candidates' sizes alone (public), and the selection's
     sensitivity is the largest weight it scores, so the exponential mechanism's guarantee is
-    unchanged.
+    unchanged. ``max_share`` (0: off) of the rounds, evenly spread (round ``t`` when
+    ``floor(t s)`` steps up), and the last round with ``max_final``, select by the largest
+    cell error rather than AIM's L1 error (:func:`max_round`; ``score="max"`` of
+    :func:`quality_scores`): the same ``epsilon_t`` charged, a score of the same
+    sensitivity bound; such a round never anneals (AIM's test reads the L1 size of the
+    noise, which a max round does not aim at) and, but the last, measures at ``max_scale``
+    times the round's ``sigma`` (charged at that scale before its draw).
 
     ``empty`` (per attribute, the codes of its catch-all cells,
     :func:`~dpquery.algorithms.marginal.empty_cells.catch_all_cells`; None: off): last, such
@@ -590,22 +629,33 @@ def adaptive_marginals(
         lo, hi = 0, len(candidates)
         if split is not None:
             lo, hi = (split, hi) if final else (0, split)
+        by_max = max_round(t + 1, max_share) or (final and max_final)
+        # a max round (not the last) may measure more coarsely: a large cell's error needs
+        # less precision than a marginal's L1 (max_scale; 1: the round's sigma)
+        s_t = sigma * max_scale if by_max and not final else sigma
         i = lo + select(
-            candidates[lo:hi], weights[lo:hi], true_counts[lo:hi], X, sizes, n=n, sigma=sigma,
+            candidates[lo:hi], weights[lo:hi], true_counts[lo:hi], X, sizes, n=n, sigma=s_t,
             epsilon=epsilon, rng=rng, ledger=ledger, cell_maps=cell_maps[lo:hi],
-            neighbours=plan.neighbours,
+            neighbours=plan.neighbours, score="max" if by_max else "l1",
         )  # fmt: skip
         r = candidates[i]
-        x = measure(fine, sizes, r, sigma, rng, ledger, comps[i], sensitivity=delta2)
+        x = measure(fine, sizes, r, s_t, rng, ledger, comps[i], sensitivity=delta2)
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
         X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
         after = x.counts(X, sizes) * (n / plan.records)
         t += 1
         info = {"round": t, "marginal": list(r), "cells": int(before.size),
-                "compressed": cell_maps[i] is not None, "sigma": sigma, "epsilon": epsilon,
+                "compressed": cell_maps[i] is not None, "sigma": s_t, "epsilon": epsilon,
                 "sweeps": done, "seconds": time.perf_counter() - t0}  # fmt: skip
-        if np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size:
+        if by_max:
+            info["score"] = "max"
+        # AIM's annealing reads its L1 score's yardstick; a max round, which asks for a few
+        # cells of a marginal that may be large, is not judged by it (docs/utility.md).
+        if (
+            not by_max
+            and np.abs(after - before).sum() <= math.sqrt(2 / math.pi) * sigma * before.size
+        ):
             sigma, epsilon = sigma / plan.anneal, epsilon * plan.anneal
             info["annealed"] = True
         rounds.append(info)
@@ -727,7 +777,11 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     left in the records (:mod:`dpquery.algorithms.marginal.unlinked`; post-processing, no
     cost; docs/utility.md, Method 8). ``pair_weight`` (None: :meth:`pair_weight_of`, 1.5 under
     add/remove, AIM's 1 under replace-one) multiplies the selection weight of every 2-way
-    candidate (:func:`adaptive_marginals`; docs/utility.md, Method 2).
+    candidate (:func:`adaptive_marginals`; docs/utility.md, Method 2). ``max_share`` (default
+    0: off) of the rounds, and the last one with ``max_final``, select by the largest cell
+    error (MWEM's score, weighted as AIM's; the same selection charge and sensitivity bound:
+    :func:`quality_scores`; docs/utility.md, Tuning under add/remove), a max round but the
+    last measuring at ``max_scale`` times the round's ``sigma`` (charged at that scale).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
     count is below that many noise standard deviations is taken as empty and its attribute's
@@ -767,6 +821,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
     unlinked: int = 0
     pair_weight: float | None = None
+    max_share: float = 0.0
+    max_final: bool = False
+    max_scale: float = 1.0
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -837,6 +894,10 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         positive("ordinal_weight", self.ordinal_weight)
         if self.pair_weight is not None:
             positive("pair_weight", self.pair_weight)
+        if not (isinstance(self.max_share, int | float) and 0 <= self.max_share <= 1):
+            raise DPQueryError(f"max_share must be a share of the rounds in [0, 1], got "
+                               f"{self.max_share!r}")  # fmt: skip
+        positive("max_scale", self.max_scale)
         ordinal_attributes(data.domain, self.ordinal_spec(), layout.g)
         if self.size is not None:
             positive_int("size", self.size)
@@ -883,6 +944,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 vocab=vocabulary_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
+                max_share=self.max_share, max_final=self.max_final, max_scale=self.max_scale,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -904,6 +966,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             if ordinal else None,
             **({"unlinked": self.unlinked} if self.unlinked else {}),
             **({"pair_weight": self.pair_weight_of()} if self.pair_weight_of() != 1.0 else {}),
+            **({"max_score": {"share": self.max_share, "final": self.max_final}}
+               if self.max_share or self.max_final else {}),
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,
             "columns": {  # every attribute's 1-way marginal is measured first
                 "measured": layout.g, "sources": sources, "refined": refinement.pop("refined"),
@@ -921,6 +985,8 @@ __all__: Sequence[str] = [
     "AdaptiveProjection",
     "adaptive_marginals",
     "candidates_of",
+    "max_noise",
+    "max_round",
     "measure",
     "measure_rho",
     "pair_candidates",
