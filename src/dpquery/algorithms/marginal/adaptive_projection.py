@@ -82,6 +82,8 @@ from dpquery.algorithms.marginal.compress import (
     DEFAULT_ORDINAL_BINS,
     Compression,
     extra_candidates,
+    rank_candidates,
+    rank_compression,
     scored_candidates,
 )
 from dpquery.algorithms.marginal.empty_cells import (
@@ -170,6 +172,10 @@ ADD_REMOVE_WITHIN_BINS = True
 # ... and the 2-way candidates' selection weight times this (docs/utility.md, Tuning under
 # add/remove); AIM's (1) under replace-one, whose releases are pinned.
 ADD_REMOVE_PAIR_WEIGHT = 1.5
+# ... and a key-like column's pair with an ordered one also offered on the ordered one's ranks
+# within its ordinal bins (compress.rank_candidates; docs/learn.md, The worst pair); off under
+# replace-one, whose releases are pinned.
+ADD_REMOVE_RANKS = True
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -479,7 +485,7 @@ def adaptive_marginals(
     ruled: Sequence[Sequence[int]] | None = None,
     ruled_sigmas: float | Sequence[float] = RULED_SIGMAS,
     vocab: Sequence[Sequence[int]] | None = None, vocab_sigmas: float = VOCABULARY_SIGMAS,
-    unlinked: int = 0, pair_weight: float = 1.0,
+    unlinked: int = 0, pair_weight: float = 1.0, ranks: bool = False,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -516,6 +522,10 @@ def adaptive_marginals(
     post-processing of the records, no charge. ``unlinked`` (passes; 0: off), before that,
     permutes each attribute among the records agreeing on its measured neighbours
     (:func:`~dpquery.algorithms.marginal.unlinked.unlink`): post-processing, no charge.
+    ``ranks`` (with ``ordinal``) offers a 2-way candidate pairing an ordered attribute with a
+    key-like one again with the ordered one sent to its rank within its ordinal bin
+    (:func:`~dpquery.algorithms.marginal.compress.rank_candidates`; post-processing of the
+    1-way measurements, as ``ordinal``).
     ``pair_weight`` multiplies the weight ``w_r`` of every 2-way candidate (fine, compressed
     or binned): a choice made from the candidates' sizes alone (public), and the selection's
     sensitivity is the largest weight it scores, so the exponential mechanism's guarantee is
@@ -567,6 +577,12 @@ def adaptive_marginals(
         candidates, weights = candidates + more, np.concatenate([weights, ordinal_weight * w])
         true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
         comps += [bins] * len(more)
+        if ranks:  # a key-like column's pair also on the ordered one's ranks (compress.py)
+            digits = rank_compression(bins, ordinal, sizes, comp)
+            more, w, counts, maps = rank_candidates(table, fine, sizes, digits, ordinal)
+            candidates, weights = candidates + more, np.concatenate([weights, ordinal_weight * w])
+            true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
+            comps += [digits] * len(more)
     if comp is not None and coarse:
         wide = Compression.of(measured, len(sizes), n, coarse)
         more, w, counts, maps = extra_candidates(table, fine, sizes, comp, wide)
@@ -728,6 +744,10 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     cost; docs/utility.md, Method 8). ``pair_weight`` (None: :meth:`pair_weight_of`, 1.5 under
     add/remove, AIM's 1 under replace-one) multiplies the selection weight of every 2-way
     candidate (:func:`adaptive_marginals`; docs/utility.md, Method 2).
+    ``ranks`` (None: :meth:`ranks_on`, on under add/remove, off under replace-one) offers a
+    key-like column's pair with an ordered one also on the ordered one's ranks within its
+    ordinal bins (:func:`~dpquery.algorithms.marginal.compress.rank_candidates`; docs/learn.md,
+    The worst pair).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
     count is below that many noise standard deviations is taken as empty and its attribute's
@@ -767,6 +787,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     empty_cells: float | None = DEFAULT_EMPTY_SIGMAS
     unlinked: int = 0
     pair_weight: float | None = None
+    ranks: bool | None = None
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -799,6 +820,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.within_bins is not None:
             return bool(self.within_bins)
         return ADD_REMOVE_WITHIN_BINS if self.neighbours == ADD_REMOVE else False
+
+    def ranks_on(self) -> bool:
+        """``ranks`` as given, or its default :data:`ADD_REMOVE_RANKS` under add/remove, off
+        under replace-one (whose releases stay as they were)."""
+        if self.ranks is not None:
+            return bool(self.ranks)
+        return ADD_REMOVE_RANKS if self.neighbours == ADD_REMOVE else False
 
     def pair_weight_of(self) -> float:
         """``pair_weight`` as given, or its default: :data:`ADD_REMOVE_PAIR_WEIGHT` under
@@ -883,6 +911,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 vocab=vocabulary_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
+                ranks=self.ranks_on(),
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
