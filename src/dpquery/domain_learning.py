@@ -164,6 +164,9 @@ learned badly costs more than the release loses to a smaller share. (40% of rho 
 
 DEFAULT_BINS = 16
 """Equal-mass bins per learned numeric column."""
+LARGE_ROWS = 64_000
+"""A table of at least this many records (noisy under add/remove) learns twice ``bins``
+(:func:`large_bins`; docs/learn.md, "The worst pair")."""
 SMALL_BINS_SHARE = 0.5
 """A small table's numeric columns get this share of ``bins`` (8 of the default 16): at its
 noise a narrow bin's count is mostly noise (docs/learn.md, "Tables too small for the
@@ -1048,6 +1051,17 @@ def _code_top(
     if run is None:
         return bounds
     return bounds[0], max(bounds[0] + 1.0, min(bounds[1], float(buckets[run[1] + 1])))
+
+
+def large_bins(bins: int, n: int) -> int:
+    """The bins of a large table's numeric columns: ``bins`` doubled when the table holds at
+    least :data:`LARGE_ROWS` records (``n`` the noisy count under add/remove, public under
+    replace-one: a public rule on it). A value is decoded within its bin, record by record,
+    so a column that another one determines (one otolith code per fish) is spread over its
+    bin's width: finer bins keep it closer, and the release's rank candidates
+    (:func:`dpquery.algorithms.marginal.compress.rank_candidates`) measure the pair at the
+    finer bins on as many cells as before (docs/learn.md, "The worst pair")."""
+    return 2 * bins if n >= LARGE_ROWS else bins
 
 
 def small_bins(bins: int) -> int:
@@ -2101,7 +2115,7 @@ def learn_domain(
     pool_tail = SECOND_TAIL_SHARE * float(delta) if second and not small else 0.0
     if second and not small:
         tail = (float(delta) - pool_tail) / len(selecting)
-    ctx = _Context(rng, ledger, bins, tail, n, small, second,
+    ctx = _Context(rng, ledger, large_bins(bins, n), tail, n, small, second,
                    times_rng=_own_stream(rng, DATE_STREAM), l2=l2, add_remove=add_remove,
                    half_rng=_own_stream(rng, HALF_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
