@@ -39,7 +39,8 @@ def _table(n: int, seed: int = 0) -> pd.DataFrame:
 def _learn(df: pd.DataFrame, relation: str, seed: int = 1) -> tuple[Numeric, Ledger]:
     ledger = Ledger(Budget.zcdp(RHO))
     domain, _ = learn_domain(df, rho=RHO, delta=1e-9, rng=np.random.default_rng(seed),
-                             ledger=ledger, neighbours=relation, types={"x": "numeric"})  # fmt: skip
+                             ledger=ledger, neighbours=relation,
+                             types={"x": "numeric"})  # fmt: skip
     (attr,) = domain.attributes
     assert isinstance(attr, Numeric)
     return attr, ledger
