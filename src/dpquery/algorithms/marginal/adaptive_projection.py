@@ -15,7 +15,8 @@ attributes and records, not with the junction tree:
    cells on domains of at most 64 attributes: :func:`pair_candidates`; each also on the
    domain the noisy 1-way marginals compress, rare values merged: MST's compression,
    :mod:`dpquery.algorithms.marginal.compress`; and, for the attributes declared ordered,
-   on contiguous bins of about equal noisy mass, ``ordinal``: not in AIM) by the
+   on contiguous bins of about equal noisy mass, ``ordinal``, and a key-like attribute's
+   pair with such an attribute on its ranks within those bins, ``ranks``: not in AIM) by the
    exponential mechanism on the quality
 
        q_r(D) = w_r ( ||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma_t n_r ),

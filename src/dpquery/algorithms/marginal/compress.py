@@ -35,6 +35,15 @@ codes and are fitted through ``psi_a`` as through ``phi_a`` (the other measureme
 1-way ones first, place them within a bin). ``psi_a`` reads the same inputs as ``phi_a`` (the noisy
 1-way counts, ``n`` and the public ``B``): post-processing, no cost, and the sensitivities
 above hold for any value map.
+
+**Ranks within the ordinal bins** (not in MST or AIM). A pair of an ordered attribute ``a``
+and a key-like one ``b`` (unordered, more values than ``a``: 500 fish, one otolith code
+each) is also offered with ``a`` sent to its rank within its ordinal bin,
+``rho_a(v) = v - first(psi_a(v))`` (:func:`rank_candidates`): ``psi_a`` and ``rho_a`` are
+the two digits of ``v``, so ``b x psi_a`` and ``b x rho_a`` together say which value of
+``a`` each value of ``b`` holds, on ``k_b (B + r)`` cells rather than ``k_b |a|`` (``r``
+the widest bin's values), few enough for AIM's selection penalty. The same inputs, the same
+sensitivities.
 """
 
 from __future__ import annotations
