@@ -1,8 +1,8 @@
-"""A large table's numeric columns learn twice the bins (``large_bins``): the rule by hand at
-its threshold, that it reads the noisy ``n`` (charged first) and never the table's length
-under add/remove, the public ``n`` under replace-one, and that the learning spends what it
-spent with the default bins (the quantiles split the same share), on neighbouring tables of
-``n`` and ``n + 1`` records and one replaced.
+"""A large table's numeric columns learn twice the bins under add/remove (``large_bins``): the
+rule by hand at its threshold, that it reads the noisy ``n`` (charged first) and never the
+table's length, that the learning spends what it spent with the default bins (the
+quantiles split the same share) on neighbouring tables of ``n`` and ``n + 1`` records, and
+that replace-one keeps the default bins (its pinned releases as they were).
 
 Randomised checks are seeded, so each run is deterministic; none is statistical.
 """
@@ -70,26 +70,31 @@ def test_the_rule_reads_the_noisy_n_not_the_tables_length(monkeypatch) -> None:
     assert _learn(df, ADD_REMOVE)[0].n_bins <= DEFAULT_BINS
 
 
-@pytest.mark.parametrize("relation", [ADD_REMOVE, REPLACE_ONE])
-def test_large_tables_learn_twice_the_bins_for_the_same_spend(relation) -> None:
-    """70,000 records: 32 bins (16 at 20,000), and the ledger's total is the learning's rho
-    either way; a neighbour (one record more, one fewer, one replaced) learns as many bins
+def test_large_tables_learn_twice_the_bins_for_the_same_spend() -> None:
+    """70,000 records under add/remove: 32 bins (16 at 20,000), and the ledger's total is the
+    learning's rho either way; a neighbour (one record more, one fewer) learns as many bins
     and spends the same."""
     big, small = _table(70_000), _table(20_000)
-    attr, ledger = _learn(big, relation)
+    attr, ledger = _learn(big, ADD_REMOVE)
     assert attr.n_bins == 2 * DEFAULT_BINS
-    few, few_ledger = _learn(small, relation)
+    few, few_ledger = _learn(small, ADD_REMOVE)
     assert few.n_bins == DEFAULT_BINS
     assert ledger.spent == pytest.approx(few_ledger.spent, rel=1e-9)
     assert ledger.spent <= RHO * (1 + 1e-9)
-    if relation == ADD_REMOVE:
-        neighbours = [big.iloc[1:], pd.concat([big, _table(1, seed=9)], ignore_index=True)]
-    else:
-        replaced = big.copy()
-        replaced.iloc[0, 0] = 999.999
-        neighbours = [replaced]
-    for other in neighbours:
-        a, led = _learn(other, relation)
+    for other in [big.iloc[1:], pd.concat([big, _table(1, seed=9)], ignore_index=True)]:
+        a, led = _learn(other, ADD_REMOVE)
         assert a.n_bins == 2 * DEFAULT_BINS
         assert led.spent == pytest.approx(ledger.spent, rel=1e-9)
         assert [e.charge for e in led.entries] == [e.charge for e in ledger.entries]
+
+
+def test_replace_one_keeps_the_default_bins_on_a_large_table() -> None:
+    """Under replace-one 70,000 records learn 16 bins, and so does a table with one record
+    replaced: the rule is add/remove's alone."""
+    big = _table(70_000)
+    replaced = big.copy()
+    replaced.iloc[0, 0] = 999.999
+    for df in (big, replaced):
+        attr, ledger = _learn(df, REPLACE_ONE)
+        assert attr.n_bins == DEFAULT_BINS
+        assert ledger.spent <= RHO * (1 + 1e-9)
