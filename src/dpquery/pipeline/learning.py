@@ -499,6 +499,26 @@ def encodable(
     return Domain(tuple(attrs), note=domain.note), table
 
 
+SMALL_COMPRESS = 2.0
+"""The release's compression threshold ``c`` (adaptive-projection's ``compress``, 5 by
+default) after a small table's learned domain under add/remove: its categories were released
+over a threshold of 60 to 280 noisy records, a few noise sds of the release's 1-way
+measurements, and at ``c = 5`` most of them merge again into one value in every pair
+(docs/learn.md, "The worst pair")."""
+
+
+def small_release_options(
+    options: Mapping[str, Any], algorithm: str, learned: Learned, add_remove: bool
+) -> dict[str, Any]:
+    """``options`` with ``compress`` :data:`SMALL_COMPRESS` when the learned domain is a small
+    table's (``report.small``, read off noisy counts: public), under add/remove, the user gave
+    no ``compress`` and the algorithm takes it (auto or adaptive-projection); else as given."""
+    takes = algorithm in ("auto", "adaptive-projection")
+    if learned.report.small and add_remove and takes and options.get("compress") is None:
+        return {**options, "compress": SMALL_COMPRESS}
+    return dict(options)
+
+
 def release_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The estimator's options after a learned domain: no budget of its own (it spends the
     release's child ledger)."""

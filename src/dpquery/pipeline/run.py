@@ -92,6 +92,9 @@ def _fit_table(
     n = plan.public_n(data, add_remove)
     workload, fresh = plan.workloads(request.workload, request.k, data, rng, n)
     own = options if learned is None else learning.release_options(options)
+    if learned is not None and request.workload is None:  # (the default: conjunctions)
+        # a small table's release compresses less (learning.small_release_options)
+        own = learning.small_release_options(own, request.algorithm, learned, add_remove)
     model = plan.request_estimator(request, rng, own)
     budget = None if learned is None else learned.release_ledger.budget
     if request.say is not None and not add_remove:  # without it, auto's fit warns itself

@@ -15,7 +15,8 @@ attributes and records, not with the junction tree:
    cells on domains of at most 64 attributes: :func:`pair_candidates`; each also on the
    domain the noisy 1-way marginals compress, rare values merged: MST's compression,
    :mod:`dpquery.algorithms.marginal.compress`; and, for the attributes declared ordered,
-   on contiguous bins of about equal noisy mass, ``ordinal``: not in AIM) by the
+   on contiguous bins of about equal noisy mass, ``ordinal``, and a key-like attribute's
+   pair with such an attribute on its ranks within those bins, ``ranks``: not in AIM) by the
    exponential mechanism on the quality
 
        q_r(D) = w_r ( ||M_r(D) - M_r(D_hat)||_1 - sqrt(2/pi) sigma_t n_r ),
@@ -82,6 +83,8 @@ from dpquery.algorithms.marginal.compress import (
     DEFAULT_ORDINAL_BINS,
     Compression,
     extra_candidates,
+    rank_candidates,
+    rank_compression,
     scored_candidates,
 )
 from dpquery.algorithms.marginal.empty_cells import (
@@ -170,6 +173,10 @@ ADD_REMOVE_WITHIN_BINS = True
 # ... and the 2-way candidates' selection weight times this (docs/utility.md, Tuning under
 # add/remove); AIM's (1) under replace-one, whose releases are pinned.
 ADD_REMOVE_PAIR_WEIGHT = 1.5
+# ... and a key-like column's pair with an ordered one also offered on the ordered one's ranks
+# within its ordinal bins (compress.rank_candidates; docs/learn.md, The worst pair); off under
+# replace-one, whose releases are pinned.
+ADD_REMOVE_RANKS = True
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -512,7 +519,7 @@ def adaptive_marginals(
     ruled_sigmas: float | Sequence[float] = RULED_SIGMAS,
     vocab: Sequence[Sequence[int]] | None = None, vocab_sigmas: float = VOCABULARY_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0, max_share: float = 0.0,
-    max_final: bool = False, max_scale: float = 1.0,
+    max_final: bool = False, max_scale: float = 1.0, ranks: bool = False,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -549,6 +556,10 @@ def adaptive_marginals(
     post-processing of the records, no charge. ``unlinked`` (passes; 0: off), before that,
     permutes each attribute among the records agreeing on its measured neighbours
     (:func:`~dpquery.algorithms.marginal.unlinked.unlink`): post-processing, no charge.
+    ``ranks`` (with ``ordinal``) offers a 2-way candidate pairing an ordered attribute with a
+    key-like one again with the ordered one sent to its rank within its ordinal bin
+    (:func:`~dpquery.algorithms.marginal.compress.rank_candidates`; post-processing of the
+    1-way measurements, as ``ordinal``).
     ``pair_weight`` multiplies the weight ``w_r`` of every 2-way candidate (fine, compressed
     or binned): a choice made from the candidates' sizes alone (public), and the selection's
     sensitivity is the largest weight it scores, so the exponential mechanism's guarantee is
@@ -606,6 +617,12 @@ def adaptive_marginals(
         candidates, weights = candidates + more, np.concatenate([weights, ordinal_weight * w])
         true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
         comps += [bins] * len(more)
+        if ranks:  # a key-like column's pair also on the ordered one's ranks (compress.py)
+            digits = rank_compression(bins, ordinal, sizes, comp)
+            more, w, counts, maps = rank_candidates(table, fine, sizes, digits, ordinal)
+            candidates, weights = candidates + more, np.concatenate([weights, ordinal_weight * w])
+            true_counts, cell_maps = true_counts + counts, [*cell_maps, *maps]
+            comps += [digits] * len(more)
     if comp is not None and coarse:
         wide = Compression.of(measured, len(sizes), n, coarse)
         more, w, counts, maps = extra_candidates(table, fine, sizes, comp, wide)
@@ -782,6 +799,10 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     error (MWEM's score, weighted as AIM's; the same selection charge and sensitivity bound:
     :func:`quality_scores`; docs/utility.md, Tuning under add/remove), a max round but the
     last measuring at ``max_scale`` times the round's ``sigma`` (charged at that scale).
+    ``ranks`` (None: :meth:`ranks_on`, on under add/remove, off under replace-one) offers a
+    key-like column's pair with an ordered one also on the ordered one's ranks within its
+    ordinal bins (:func:`~dpquery.algorithms.marginal.compress.rank_candidates`; docs/learn.md,
+    The worst pair).
     ``empty_cells`` (default 2; None or 0: off): last, a catch-all cell (a categorical
     attribute's ``other`` category, a numeric one's missing bin) whose combined noisy 1-way
     count is below that many noise standard deviations is taken as empty and its attribute's
@@ -824,6 +845,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     max_share: float = 0.0
     max_final: bool = False
     max_scale: float = 1.0
+    ranks: bool | None = None
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -856,6 +878,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.within_bins is not None:
             return bool(self.within_bins)
         return ADD_REMOVE_WITHIN_BINS if self.neighbours == ADD_REMOVE else False
+
+    def ranks_on(self) -> bool:
+        """``ranks`` as given, or its default :data:`ADD_REMOVE_RANKS` under add/remove, off
+        under replace-one (whose releases stay as they were)."""
+        if self.ranks is not None:
+            return bool(self.ranks)
+        return ADD_REMOVE_RANKS if self.neighbours == ADD_REMOVE else False
 
     def pair_weight_of(self) -> float:
         """``pair_weight`` as given, or its default: :data:`ADD_REMOVE_PAIR_WEIGHT` under
@@ -945,6 +974,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
                 max_share=self.max_share, max_final=self.max_final, max_scale=self.max_scale,
+                ranks=self.ranks_on(),
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"

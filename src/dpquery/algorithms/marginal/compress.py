@@ -35,6 +35,15 @@ codes and are fitted through ``psi_a`` as through ``phi_a`` (the other measureme
 1-way ones first, place them within a bin). ``psi_a`` reads the same inputs as ``phi_a`` (the noisy
 1-way counts, ``n`` and the public ``B``): post-processing, no cost, and the sensitivities
 above hold for any value map.
+
+**Ranks within the ordinal bins** (not in MST or AIM). A pair of an ordered attribute ``a``
+and a key-like one ``b`` (unordered, more values than ``a``: 500 fish, one otolith code
+each) is also offered with ``a`` sent to its rank within its ordinal bin,
+``rho_a(v) = v - first(psi_a(v))`` (:func:`rank_candidates`): ``psi_a`` and ``rho_a`` are
+the two digits of ``v``, so ``b x psi_a`` and ``b x rho_a`` together say which value of
+``a`` each value of ``b`` holds, on ``k_b (B + r)`` cells rather than ``k_b |a|`` (``r``
+the widest bin's values), few enough for AIM's selection penalty. The same inputs, the same
+sensitivities.
 """
 
 from __future__ import annotations
@@ -200,12 +209,74 @@ def extra_candidates(
     return picked, np.array([table[r] for r in picked]), counts, maps
 
 
+def rank_map(bins: np.ndarray, ordered: int) -> np.ndarray:
+    """``rho_a`` of :func:`rank_candidates`: each of the first ``ordered`` values' rank within
+    its run of the ordinal map ``bins`` (:func:`ordinal_map`, non-decreasing), from 0; the
+    values after them keep a code each, after the largest rank. With ``psi_a`` it names a
+    value: ``v = first(psi_a(v)) + rho_a(v)`` (a mixed-radix digit pair)."""
+    bins = np.asarray(bins, dtype=np.int64)
+    if not 0 <= ordered <= bins.size:
+        raise DPQueryError(f"ordered must be in [0, {bins.size}], got {ordered!r}")
+    head = bins[:ordered]
+    first = np.searchsorted(head, head, side="left") if ordered else head
+    ranks = np.arange(ordered, dtype=np.int64) - first
+    top = int(ranks.max()) + 1 if ordered else 0
+    rest = np.arange(bins.size - ordered, dtype=np.int64) + top
+    return np.concatenate([ranks, rest])
+
+
+def rank_compression(
+    bins: Compression, ordered: Mapping[int, int], sizes: np.ndarray,
+    base: Compression | None,
+) -> Compression:  # fmt: skip
+    """Every attribute of ``ordered`` that ``bins`` cuts sent through :func:`rank_map` (its
+    rank within its ordinal bin), every other one through ``base``'s map (the identity
+    without ``base``): post-processing of the same 1-way measurements as ``bins``."""
+    maps = []
+    for a, s in enumerate(sizes):
+        if a in ordered and int(bins.sizes[a]) < int(s):
+            maps.append(rank_map(bins.maps[a], ordered[a]))
+        else:
+            maps.append(base.maps[a] if base is not None else np.arange(int(s), dtype=np.int64))
+    return Compression(tuple(maps), np.array([int(f.max()) + 1 for f in maps], dtype=np.int64))
+
+
+def rank_candidates(
+    table: dict[Marginal, float], fine: dict[Marginal, np.ndarray], sizes: np.ndarray,
+    ranks: Compression, ordered: Mapping[int, int],
+) -> tuple[list[Marginal], np.ndarray, list[np.ndarray], list[np.ndarray]]:  # fmt: skip
+    """The 2-way candidates ``(a, b)`` of ``table`` pairing an ordered attribute ``a`` that
+    ``ranks`` sends to its ranks (:func:`rank_compression`) with an unordered ``b`` of more
+    (compressed) values than ``a`` has, a key-like column (500 fish, one otolith code each),
+    each again on ``ranks``: ``b x psi_a`` (offered by :func:`extra_candidates`) and
+    ``b x rho_a`` together pin ``b``'s value of ``a`` on ``k_b (B + r)`` cells instead of
+    ``k_b |a|`` (``r`` the widest bin's values), cells AIM's selection penalty
+    ``sqrt(2/pi) sigma n_r`` can pay for. The maps read the 1-way measurements and public
+    sizes only: the same sensitivity and cost as any value map (module docstring). Each with
+    its weight, its counts and its cell map."""
+    cut = {a for a in ordered if int(ranks.sizes[a]) < int(sizes[a])}
+    picked: list[Marginal] = []
+    for r in table:
+        if len(r) != 2:
+            continue
+        a, b = r if r[0] in cut else (r[1], r[0])
+        # ``a`` cut into ranks, ``b`` unordered and of more values than ``a`` (key-like)
+        if a in cut and b not in ordered and int(ranks.sizes[b]) > int(sizes[a]):
+            picked.append(r)
+    maps = [ranks.cell_map(r) for r in picked]
+    counts = [ranks.compressed(r, fine[r]) for r in picked]
+    return picked, np.array([table[r] for r in picked]), counts, maps
+
+
 __all__ = [
     "DEFAULT_COMPRESS",
     "DEFAULT_ORDINAL_BINS",
     "Compression",
     "extra_candidates",
     "ordinal_map",
+    "rank_candidates",
+    "rank_compression",
+    "rank_map",
     "scored_candidates",
     "value_map",
 ]
