@@ -2476,8 +2476,10 @@ def _learn_column(
             noisy |= found.noisy
         if found is not None and found.vocabulary is not None:
             ctx.held.pop(name, None)  # its members are listed: no second selection
-            rule += (f"; {found.vocabulary} ({found.case}): noisy "
-                     f"{found.noisy['membership_max']} >= {MEMBERSHIP_SHARE:g} x {present}")
+            rule += (
+                f"; {found.vocabulary} ({found.case}): noisy "
+                f"{found.noisy['membership_max']} >= {MEMBERSHIP_SHARE:g} x {present}"
+            )
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip

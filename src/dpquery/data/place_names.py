@@ -91,7 +91,7 @@ Cocos (Keeling) Islands|Cocos Islands
 Colombia
 Comoros
 Congo|Republic of the Congo|Congo-Brazzaville|Congo, Rep.
-Democratic Republic of the Congo|Congo, Democratic Republic of the|DR Congo|DRC|Congo-Kinshasa|Congo, Dem. Rep.|Zaire
+Democratic Republic of the Congo|DR Congo|DRC|Congo-Kinshasa|Congo, Dem. Rep.|Zaire
 Cook Islands
 Costa Rica
 Côte d'Ivoire|Cote d'Ivoire|Ivory Coast
