@@ -713,21 +713,22 @@ def vocabulary(keys: list[Hashable]) -> list[str]:
 
 
 def _categorical(
-    name: str, sel: Selection, members: tuple[str, ...] = ()
+    name: str, sel: Selection, members: tuple[str, ...] = (), plain: tuple[str, ...] = ()
 ) -> tuple[Categorical, str]:
     """The released keys of ``sel``, their public partners and vocabularies' members
-    (:func:`partners`, :func:`vocabulary`), and ``members`` (a membership test's,
-    :func:`membership_test`), the last two by rule; then the catch-all and missing."""
+    (:func:`partners`, :func:`vocabulary`), ``plain`` as values and ``members`` by rule (a
+    membership test's, :func:`membership_test`); then the catch-all and missing."""
     keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
     texts = [k for k in keys if isinstance(k, str)]
     if keys and len(texts) == len(keys) and all(_integer_text(t) for t in texts):
         keys = [int(t) for t in texts]  # codes written as integers: the numbers themselves
     numbers: list[int | float] = [k for k in keys if isinstance(k, int | float)]
     ruled: list[str] = []
-    if len(numbers) == len(keys) and not members:
+    if len(numbers) == len(keys) and not members and not plain:
         keys = list(sorted(numbers))
     else:
         keys = [*keys, *partners(keys)]
+        keys += [m for m in dict.fromkeys(plain) if m not in set(keys)]
         ruled = vocabulary(keys)
         ruled += [m for m in members if m not in {*map(str, keys), *ruled}]
         keys = sorted([*keys, *ruled], key=lambda k: (type(k).__name__, str(k)))
@@ -761,6 +762,10 @@ mostly that vocabulary, written in that case, not one that holds a few of its wo
 city's name, ``Washington``; a note, ``Mon``). At most one class can pass (the classes are
 disjoint), and a column of state names with a few rows of other text (``DC`` written as
 ``Washington, D.C.``) still does (``docs/learn.md``, "Columns of a public vocabulary")."""
+MEMBERSHIP_RULED = "all"
+"""Which of a winning vocabulary's members are added by rule (``Categorical.by_rule``:
+the release tests each against its own measurements): ``"all"``, ``"alternatives"`` (every
+spelling but each slot's first, the first listed as a plain value) or ``"none"``."""
 MEMBERSHIP_SIGMAS = 4.0
 """... and this many noise standard deviations (a class with no record passes about 3 times
 in 100,000 a class; a column has about 30 classes)."""
@@ -831,6 +836,21 @@ class Membership:
     case: str | None
     members: tuple[str, ...]
     noisy: dict[str, Any]
+    first: tuple[str, ...] = ()  # each slot's first spelling
+
+    @property
+    def ruled(self) -> tuple[str, ...]:
+        """The members added by rule (:data:`MEMBERSHIP_RULED`)."""
+        if MEMBERSHIP_RULED == "all":
+            return self.members
+        if MEMBERSHIP_RULED == "none":
+            return ()
+        return tuple(m for m in self.members if m not in set(self.first))
+
+    @property
+    def plain(self) -> tuple[str, ...]:
+        """The members listed as plain values."""
+        return tuple(m for m in self.members if m not in set(self.ruled))
 
 
 def membership_test(
@@ -865,7 +885,8 @@ def membership_test(
     name, case = classes[best]
     members = tuple(dict.fromkeys(_written(w, case) for slot in
                                   MEMBERSHIP_VOCABULARIES[name][0] for w in slot))  # fmt: skip
-    return Membership(name, case, members, report)
+    first = tuple(_written(slot[0], case) for slot in MEMBERSHIP_VOCABULARIES[name][0])
+    return Membership(name, case, members, report, first)
 
 
 def _decimals(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, list[int]]:
@@ -2469,7 +2490,8 @@ def _learn_column(
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
         sel = _select_categories(name, col, rest, ctx)
         found = membership_test(col, sel, present, profile_rho, ctx)
-        attr, learned = _categorical(name, sel, () if found is None else found.members)
+        attr, learned = (_categorical(name, sel) if found is None
+                         else _categorical(name, sel, found.ruled, found.plain))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
         if found is not None:
