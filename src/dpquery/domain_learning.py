@@ -762,7 +762,7 @@ mostly that vocabulary, written in that case, not one that holds a few of its wo
 city's name, ``Washington``; a note, ``Mon``). At most one class can pass (the classes are
 disjoint), and a column of state names with a few rows of other text (``DC`` written as
 ``Washington, D.C.``) still does (``docs/learn.md``, "Columns of a public vocabulary")."""
-MEMBERSHIP_RULED = "all"
+MEMBERSHIP_RULED = "alternatives"
 """Which of a winning vocabulary's members are added by rule (``Categorical.by_rule``:
 the release tests each against its own measurements): ``"all"``, ``"alternatives"`` (every
 spelling but each slot's first, the first listed as a plain value) or ``"none"``."""
