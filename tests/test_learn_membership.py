@@ -9,6 +9,7 @@ column where only some values match, and the domain's JSON round trip.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from typing import Any
@@ -261,3 +262,19 @@ def test_counts_are_exact_on_a_table() -> None:
     c = class_counts(counts)
     assert c[_index("US state names", "title")] == sum(v for k, v in counts.items() if k != "DC")
     assert c[_index("US state codes", "none")] == counts["DC"]
+
+
+def test_the_plan_states_the_test_and_its_charge(capsys) -> None:
+    """``dpquery privacy synth`` (no data read) states the test, the share whose charge
+    covers it (the profile's 10% of a column's) and its rules, in text and JSON."""
+    from dpquery.cli import main
+
+    assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1"]) == 0
+    plan = capsys.readouterr().out
+    assert "tested for a public vocabulary (US state names, country names" in plan
+    assert "(10% of the column's share, charged before the profile draws)" in plan
+    assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["membership_test"]
+    assert planned["share_of_column"] == PROFILE_SHARE == 0.1
+    assert planned["class_share"] == 0.5 and planned["sigmas"] == 4.0
+    assert planned["classes"] == 21 and planned["vocabularies"][-1] == "country names"

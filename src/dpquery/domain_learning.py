@@ -827,6 +827,16 @@ def class_counts(keys: Mapping[Hashable, int]) -> np.ndarray:
     return out
 
 
+def membership_plan() -> dict[str, Any]:
+    """The membership test's public parameters (``dpquery privacy synth``): the share of a
+    column's rho whose charge covers it (the profile's, :data:`PROFILE_SHARE`), the rules'
+    shares and margin, the vocabularies in their order and the number of classes."""
+    return {"share_of_column": PROFILE_SHARE, "charge": "the profile's (no further charge)",
+            "other_share": MEMBERSHIP_OTHER_SHARE, "class_share": MEMBERSHIP_SHARE,
+            "sigmas": MEMBERSHIP_SIGMAS, "vocabularies": list(MEMBERSHIP_VOCABULARIES),
+            "classes": len(membership_classes()), "by_rule": MEMBERSHIP_RULED}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Membership:
     """A membership test's outcome: the winning class (None: none), its members written in
