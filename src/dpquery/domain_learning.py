@@ -59,6 +59,11 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   noisy count left out can reach its threshold (:func:`second_plan`), each key's fresh noisy
   count combined with its first by inverse variance
   (:func:`~dpquery.privacy.partition_selection.reselect_partitions`).
+* **a column of a public vocabulary** (:func:`membership_test`): an undeclared text column
+  whose selection leaves :data:`MEMBERSHIP_OTHER_SHARE` of its noisy non-missing count out
+  counts its values in each public vocabulary's writing case (US state names, country
+  names, the older groups), cells of its profile's histogram under the profile's charge; a
+  class holding :data:`MEMBERSHIP_SHARE` of it lists that vocabulary's members.
 * **atoms**: a numeric column (declared or not) is probed too; released values holding at
   least :data:`ATOM_SHARE` of it and :data:`ATOM_PEAK` times each released value one step
   away that is not itself an atom (decided from the most frequent down) become bins of their
