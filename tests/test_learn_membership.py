@@ -278,3 +278,21 @@ def test_the_plan_states_the_test_and_its_charge(capsys) -> None:
     assert planned["share_of_column"] == PROFILE_SHARE == 0.1
     assert planned["class_share"] == 0.5 and planned["sigmas"] == 4.0
     assert planned["classes"] == 21 and planned["vocabularies"][-1] == "country names"
+
+
+def test_a_released_member_of_an_older_group_keeps_the_older_rule() -> None:
+    """A selection that released ``Sat`` (36% of a days column, tips' way) lists the days by
+    the older rule, every other day by rule, as before: the test draws nothing there. A
+    released key of no group (``xyz``) leaves the test to run, and the days' class wins."""
+    days = ["Sat"] * 360 + ["Sun"] * 300 + ["Thur"] * 240 + ["Fri"] * 100
+    col = domain_learning._read(pd.Series(days, dtype=object))
+    rng = np.random.default_rng(0)
+    ctx = domain_learning._Context(rng, Ledger(Budget.zcdp(1.0)), 16, 1e-10, 1000,
+                                   vocab_rng=np.random.default_rng(1))  # fmt: skip
+    sel = domain_learning.Selection({"Sat": 361}, discrete_gaussian_sigma2(0.01, 1.0), 90,
+                                    0.01, 1e-10)  # fmt: skip
+    assert domain_learning.membership_test(col, sel, 1000, 0.001, ctx) is None
+    other = domain_learning.Selection({"xyz": 5}, sel.sigma2, 90, 0.01, 1e-10)
+    found = domain_learning.membership_test(col, other, 1000, 0.001, ctx)
+    assert found is not None and found.vocabulary == "days of the week, abbreviated"
+    assert found.case == "title" and "Mon" in found.plain and "Thur" in found.ruled

@@ -874,18 +874,22 @@ def membership_test(
     """The private membership test of an undeclared text column (``docs/learn.md``,
     "Columns of a public vocabulary"). None (nothing drawn) unless the selection ``sel``
     left at least :data:`MEMBERSHIP_OTHER_SHARE` of the noisy non-missing count ``present``
-    out (noisy quantities only). Else one discrete Gaussian histogram over the disjoint
-    classes of :func:`membership_classes` (:func:`class_counts`), drawn at the profile's
-    noise: these cells and the profile's (missing, numbers, dates) hold each record in at most
-    one cell, so the whole vector has the profile's L2 sensitivity (``ctx.l2``: 1 under
-    add/remove, ``sqrt(2)`` under replace-one) and its discrete Gaussian at the profile's
-    sigma is ``profile_rho``-zCDP as a whole (Canonne, Kamath and Steinke 2020, Theorem 4):
-    the profile's charge, made before the profile drew, covers these cells (as the date
-    count's, :func:`_date_count`). Drawn from the test's own stream, so that every other draw
-    of the learning is the same as without it. The largest noisy class wins when it holds
-    :data:`MEMBERSHIP_SHARE` of ``present`` and :data:`MEMBERSHIP_SIGMAS` noise sd."""
+    out (noisy quantities only) and none of its released keys is a member of
+    :data:`VOCABULARIES` (else :func:`vocabulary` lists that group, as before). Else one
+    discrete Gaussian histogram over the disjoint classes of :func:`membership_classes`
+    (:func:`class_counts`), drawn at the profile's noise: these cells and the profile's
+    (missing, numbers, dates) hold each record in at most one cell, so the whole vector has
+    the profile's L2 sensitivity (``ctx.l2``: 1 under add/remove, ``sqrt(2)`` under
+    replace-one) and its discrete Gaussian at the profile's sigma is ``profile_rho``-zCDP as
+    a whole (Canonne, Kamath and Steinke 2020, Theorem 4): the profile's charge, made before
+    the profile drew, covers these cells (as the date count's, :func:`_date_count`). Drawn
+    from the test's own stream, so that every other draw of the learning is the same as
+    without it. The largest noisy class wins when it holds :data:`MEMBERSHIP_SHARE` of
+    ``present`` and :data:`MEMBERSHIP_SIGMAS` noise sd."""
     released = sum(v for k, v in sel.released.items() if k != _MISSING)
     if present - released < MEMBERSHIP_OTHER_SHARE * present:
+        return None
+    if vocabulary(list(sel.released)):  # a released member: the older rule lists its group
         return None
     assert ctx.vocab_rng is not None
     sigma2 = discrete_gaussian_sigma2(profile_rho, ctx.l2)
