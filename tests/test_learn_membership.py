@@ -179,7 +179,8 @@ def test_the_charges_are_the_profiles_by_hand_and_the_same_as_without_the_test(
     profile = [c.rho for m, c in _charges(ledger) if m == "state: profile (discrete Gaussian)"]
     assert profile == [pytest.approx(PROFILE_SHARE * per, rel=1e-12)]
     sigma2 = float(discrete_gaussian_sigma2(PROFILE_SHARE * per, 1.0))
-    assert sigma2 == pytest.approx(1 / (2 * PROFILE_SHARE * per), rel=1e-6)  # 1052.6
+    assert sigma2 == pytest.approx(1 / (2 * PROFILE_SHARE * per), rel=1e-6)  # 731.0
+    assert PROFILE_SHARE * per == pytest.approx(6.84e-4, rel=1e-6) and round(sigma2, 1) == 731.0
     state = [c.rho for m, c in _charges(ledger) if m.startswith("state:")]
     assert math.fsum(state) == pytest.approx(report.columns[0].rho, rel=1e-9)
     monkeypatch.setattr(domain_learning, "MEMBERSHIP_OTHER_SHARE", math.inf)
@@ -206,10 +207,10 @@ def test_neighbouring_tables_fire_alike_with_the_same_charges(neighbours) -> Non
 def test_seeded_rates_state_names_fire_and_words_never_do() -> None:
     """Seeds 0 to 19 (fixed, so the run is deterministic): a column of state names fires on
     all 20; a column of 200 made-up words (no member) on none. At this rho the classes'
-    noise sd is 32 (sigma^2 1052.6): 1,000 state names stand 15 sd above the 4-sd bar and
-    about 15 sd above half the noisy non-missing count (itself 1,000 to within about 1 sd of
+    noise sd is 27 (sigma^2 731.0): 1,000 state names stand 33 sd above the 4-sd bar and
+    about 18 sd above half the noisy non-missing count (itself 1,000 to within about 1 sd of
     the noisy n), so a seed fails with probability below 1e-40; an empty class passes 4 sd
-    with probability 3.2e-5 and must also hold half the records (about 500, 15 sd): no word
+    with probability 3.2e-5 and must also hold half the records (about 500, 18 sd): no word
     column can pass. False-failure rate of the whole test below 1e-30."""
     fired = [_fired(_learn(_states(1000, s), s)[0]) for s in range(20)]
     words = [_fired(_learn(_states(1000, s, share=0.0), s)[0]) for s in range(20)]
@@ -218,9 +219,9 @@ def test_seeded_rates_state_names_fire_and_words_never_do() -> None:
 
 def test_a_column_where_only_some_values_match() -> None:
     """70% state names, 30% spread over 200 words: the states' class holds 700 of 1,000
-    (above half by 6 sd of the 32-sd noise): it fires, the words are the catch-all. 30% state
-    names: 300 of 1,000, 6 sd below half: it never fires (seeds 0 to 9; failure probability
-    a seed about 1e-9 either way)."""
+    (above half by 7 sd of the 27-record noise): it fires, the words are the catch-all. 30%
+    state names: 300 of 1,000, 7 sd below half: it never fires (seeds 0 to 9; failure
+    probability a seed below 1e-11 either way, the noisy non-missing count's noise included)."""
     for s in range(10):
         most = _learn(_states(1000, s, share=0.7), s)[0]
         assert _fired(most) and not any(v.startswith("w") for v in map(str, most["state"].values))
