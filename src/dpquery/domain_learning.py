@@ -764,9 +764,9 @@ MEMBERSHIP_SHARE = 0.5
 """A class of :func:`membership_classes` wins when its noisy count is at least this share of
 the column's noisy non-missing count (and :data:`MEMBERSHIP_SIGMAS` noise sd): the column is
 mostly that vocabulary, written in that case, not one that holds a few of its words (a
-city's name, ``Washington``; a note, ``Mon``). At most one class can pass (the classes are
-disjoint), and a column of state names with a few rows of other text (``DC`` written as
-``Washington, D.C.``) still does (``docs/learn.md``, "Columns of a public vocabulary")."""
+city's name, ``Washington``; a note, ``Mon``). Only the largest noisy class is tried, and a
+column of state names with a few rows of other text (``DC`` written as ``Washington,
+D.C.``) still passes (``docs/learn.md``, "Columns of a public vocabulary")."""
 MEMBERSHIP_RULED = "alternatives"
 """Which of a winning vocabulary's members are added by rule (``Categorical.by_rule``:
 the release tests each against its own measurements): ``"all"``, ``"alternatives"`` (every
