@@ -59,6 +59,11 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   noisy count left out can reach its threshold (:func:`second_plan`), each key's fresh noisy
   count combined with its first by inverse variance
   (:func:`~dpquery.privacy.partition_selection.reselect_partitions`).
+* **a column of a public vocabulary** (:func:`membership_test`): an undeclared text column
+  whose selection leaves :data:`MEMBERSHIP_OTHER_SHARE` of its noisy non-missing count out
+  counts its values in each public vocabulary's writing case (US state names, country
+  names, the older groups), cells of its profile's histogram under the profile's charge; a
+  class holding :data:`MEMBERSHIP_SHARE` of it lists that vocabulary's members.
 * **atoms**: a numeric column (declared or not) is probed too; released values holding at
   least :data:`ATOM_SHARE` of it and :data:`ATOM_PEAK` times each released value one step
   away that is not itself an atom (decided from the most frequent down) become bins of their
@@ -115,6 +120,7 @@ import pandas as pd
 from dpquery.data import dates
 from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Density, Domain, Numeric
 from dpquery.data.numbers import plain_number
+from dpquery.data.place_names import COUNTRY_NAMES, US_STATE_NAMES
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.conversions import zcdp_rho_for
@@ -543,6 +549,8 @@ class _Context:
     # the half-step test's noise (half_steps): a stream of its own alike, so that a column
     # the test is not drawn for is learned byte for byte as before
     half_rng: np.random.Generator | None = None
+    # the membership test's noise (membership_test): a stream of its own alike
+    vocab_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -712,18 +720,25 @@ def vocabulary(keys: list[Hashable]) -> list[str]:
     return out
 
 
-def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
+def _categorical(
+    name: str, sel: Selection, members: tuple[str, ...] = (), plain: tuple[str, ...] = ()
+) -> tuple[Categorical, str]:
+    """The released keys of ``sel``, their public partners and vocabularies' members
+    (:func:`partners`, :func:`vocabulary`), ``plain`` as values and ``members`` by rule (a
+    membership test's, :func:`membership_test`); then the catch-all and missing."""
     keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
     texts = [k for k in keys if isinstance(k, str)]
     if keys and len(texts) == len(keys) and all(_integer_text(t) for t in texts):
         keys = [int(t) for t in texts]  # codes written as integers: the numbers themselves
     numbers: list[int | float] = [k for k in keys if isinstance(k, int | float)]
     ruled: list[str] = []
-    if len(numbers) == len(keys):
+    if len(numbers) == len(keys) and not members and not plain:
         keys = list(sorted(numbers))
     else:
         keys = [*keys, *partners(keys)]
+        keys += [m for m in dict.fromkeys(plain) if m not in set(keys)]
         ruled = vocabulary(keys)
+        ruled += [m for m in members if m not in {*map(str, keys), *ruled}]
         keys = sorted([*keys, *ruled], key=lambda k: (type(k).__name__, str(k)))
     taken = {str(k) for k in keys}
     other = _label(OTHER_LABEL, taken)
@@ -739,6 +754,161 @@ def _categorical(name: str, sel: Selection) -> tuple[Categorical, str]:
     extra = " + missing" if missing is not None else ""
     extra += f" ({len(ruled)} of them by a public vocabulary)" if ruled else ""
     return attr, f"{len(keys)} categories ({shown}) + {other}{extra}"
+
+
+# --- a column of a public vocabulary: a private membership test ------------------------------
+MEMBERSHIP_STREAM = 0x766F6362
+"""The spawn key of the membership test's own stream (:func:`_own_stream`)."""
+MEMBERSHIP_OTHER_SHARE = 0.5
+"""An undeclared text column is tested (:func:`membership_test`) when the noisy mass its
+selection left out (the noisy non-missing count less its released keys' noisy counts) is at
+least this share of its noisy non-missing count: most of it would be the catch-all."""
+MEMBERSHIP_SHARE = 0.5
+"""A class of :func:`membership_classes` wins when its noisy count is at least this share of
+the column's noisy non-missing count (and :data:`MEMBERSHIP_SIGMAS` noise sd): the column is
+mostly that vocabulary, written in that case, not one that holds a few of its words (a
+city's name, ``Washington``; a note, ``Mon``). Only the largest noisy class is tried, and a
+column of state names with a few rows of other text (``DC`` written as ``Washington,
+D.C.``) still passes (``docs/learn.md``, "Columns of a public vocabulary")."""
+MEMBERSHIP_RULED = "alternatives"
+"""Which of a winning vocabulary's members are added by rule (``Categorical.by_rule``:
+the release tests each against its own measurements): ``"all"``, ``"alternatives"`` (every
+spelling but each slot's first, the first listed as a plain value) or ``"none"``."""
+MEMBERSHIP_SIGMAS = 4.0
+"""... and this many noise standard deviations (a class with no record passes about 3 times
+in 100,000 a class; a column has about 30 classes)."""
+CASES = ("upper", "lower", "title")
+"""A cased vocabulary's writing cases, in the order a key is counted in the first that
+matches: ``OHIO`` upper, ``ohio`` lower, ``Ohio`` title (the spelling as listed, so
+``District of Columbia`` is title); an uncased vocabulary (codes, letters) has one class,
+``none`` (an exact match)."""
+
+
+def _membership_vocabularies() -> dict[str, tuple[tuple[tuple[str, ...], ...], bool]]:
+    """The vocabularies of the membership test, in its fixed order: :data:`VOCABULARIES`,
+    then the US state names and the country names (:mod:`dpquery.data.place_names`; a name in
+    both, ``Georgia``, is counted as a state). The place names are not among
+    :data:`VOCABULARIES`: one released country does not list some 250 more by rule."""
+    return {**VOCABULARIES, "US state names": (US_STATE_NAMES, True),
+            "country names": (COUNTRY_NAMES, True)}  # fmt: skip
+
+
+MEMBERSHIP_VOCABULARIES = _membership_vocabularies()
+
+
+def _written(word: str, case: str) -> str:
+    return {"upper": word.upper(), "lower": word.lower()}.get(case, word)
+
+
+def membership_classes() -> tuple[tuple[str, str], ...]:
+    """The test's classes, ``(vocabulary, case)``, in their fixed order: each cased
+    vocabulary in :data:`CASES`, each uncased one as ``none``. Public: no data."""
+    return tuple((name, case) for name, (_, cased) in MEMBERSHIP_VOCABULARIES.items()
+                 for case in (CASES if cased else ("none",)))  # fmt: skip
+
+
+def _class_index() -> dict[str, int]:
+    """Each written form -> the first class that holds it (the fixed order)."""
+    index: dict[str, int] = {}
+    for i, (name, case) in enumerate(membership_classes()):
+        for slot in MEMBERSHIP_VOCABULARIES[name][0]:
+            for w in slot:
+                index.setdefault(_written(w, case), i)
+    return index
+
+
+_CLASS_INDEX = _class_index()
+
+
+def class_counts(keys: Mapping[Hashable, int]) -> np.ndarray:
+    """The number of records in each class of :func:`membership_classes`: a text value that
+    reads as no number and no ISO date (so that the classes are disjoint from the profile's
+    cells, :func:`_profile` and :func:`_date_count`) counts in the first class holding it as
+    written; every other value in none. One record in at most one cell."""
+    out = np.zeros(len(membership_classes()), dtype=np.int64)
+    for key, count in keys.items():
+        if not isinstance(key, str) or key == _MISSING:
+            continue
+        i = _CLASS_INDEX.get(key)
+        if i is not None and _cell(key)[1] is None and dates.iso_cell(key) is None:
+            out[i] += count
+    return out
+
+
+def membership_plan() -> dict[str, Any]:
+    """The membership test's public parameters (``dpquery privacy synth``): the share of a
+    column's rho whose charge covers it (the profile's, :data:`PROFILE_SHARE`), the rules'
+    shares and margin, the vocabularies in their order and the number of classes."""
+    return {"share_of_column": PROFILE_SHARE, "charge": "the profile's (no further charge)",
+            "other_share": MEMBERSHIP_OTHER_SHARE, "class_share": MEMBERSHIP_SHARE,
+            "sigmas": MEMBERSHIP_SIGMAS, "vocabularies": list(MEMBERSHIP_VOCABULARIES),
+            "classes": len(membership_classes()), "by_rule": MEMBERSHIP_RULED}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Membership:
+    """A membership test's outcome: the winning class (None: none), its members written in
+    its case, and the noisy counts (publishable)."""
+
+    vocabulary: str | None
+    case: str | None
+    members: tuple[str, ...]
+    noisy: dict[str, Any]
+    first: tuple[str, ...] = ()  # each slot's first spelling
+
+    @property
+    def ruled(self) -> tuple[str, ...]:
+        """The members added by rule (:data:`MEMBERSHIP_RULED`)."""
+        if MEMBERSHIP_RULED == "all":
+            return self.members
+        if MEMBERSHIP_RULED == "none":
+            return ()
+        return tuple(m for m in self.members if m not in set(self.first))
+
+    @property
+    def plain(self) -> tuple[str, ...]:
+        """The members listed as plain values."""
+        return tuple(m for m in self.members if m not in set(self.ruled))
+
+
+def membership_test(
+    col: _Column, sel: Selection, present: int, profile_rho: float, ctx: _Context
+) -> Membership | None:
+    """The private membership test of an undeclared text column (``docs/learn.md``,
+    "Columns of a public vocabulary"). None (nothing drawn) unless the selection ``sel``
+    left at least :data:`MEMBERSHIP_OTHER_SHARE` of the noisy non-missing count ``present``
+    out (noisy quantities only) and none of its released keys is a member of
+    :data:`VOCABULARIES` (else :func:`vocabulary` lists that group, as before). Else one
+    discrete Gaussian histogram over the disjoint classes of :func:`membership_classes`
+    (:func:`class_counts`), drawn at the profile's noise: these cells and the profile's
+    (missing, numbers, dates) hold each record in at most one cell, so the whole vector has
+    the profile's L2 sensitivity (``ctx.l2``: 1 under add/remove, ``sqrt(2)`` under
+    replace-one) and its discrete Gaussian at the profile's sigma is ``profile_rho``-zCDP as
+    a whole (Canonne, Kamath and Steinke 2020, Theorem 4): the profile's charge, made before
+    the profile drew, covers these cells (as the date count's, :func:`_date_count`). Drawn
+    from the test's own stream, so that every other draw of the learning is the same as
+    without it. The largest noisy class wins when it holds :data:`MEMBERSHIP_SHARE` of
+    ``present`` and :data:`MEMBERSHIP_SIGMAS` noise sd."""
+    released = sum(v for k, v in sel.released.items() if k != _MISSING)
+    if present - released < MEMBERSHIP_OTHER_SHARE * present:
+        return None
+    if vocabulary(list(sel.released)):  # a released member: the older rule lists its group
+        return None
+    assert ctx.vocab_rng is not None
+    sigma2 = discrete_gaussian_sigma2(profile_rho, ctx.l2)
+    counts = class_counts(col.keys)
+    noisy = counts + sample_discrete_gaussian(sigma2, counts.size, ctx.vocab_rng)
+    best = int(np.argmax(noisy))  # the first of the largest: a fixed rule
+    top, sd = int(noisy[best]), math.sqrt(float(sigma2))
+    classes = membership_classes()
+    report: dict[str, Any] = {"membership_max": top, "membership_class": "/".join(classes[best])}
+    if top < MEMBERSHIP_SHARE * present or top < MEMBERSHIP_SIGMAS * sd:
+        return Membership(None, None, (), report)
+    name, case = classes[best]
+    members = tuple(dict.fromkeys(_written(w, case) for slot in
+                                  MEMBERSHIP_VOCABULARIES[name][0] for w in slot))  # fmt: skip
+    first = tuple(_written(slot[0], case) for slot in MEMBERSHIP_VOCABULARIES[name][0])
+    return Membership(name, case, members, report, first)
 
 
 def _decimals(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, list[int]]:
@@ -2122,7 +2292,8 @@ def learn_domain(
     ctx = _Context(rng, ledger, large_bins(bins, n) if add_remove else bins, tail, n, small,
                    second,
                    times_rng=_own_stream(rng, DATE_STREAM), l2=l2, add_remove=add_remove,
-                   half_rng=_own_stream(rng, HALF_STREAM))  # fmt: skip
+                   half_rng=_own_stream(rng, HALF_STREAM),
+                   vocab_rng=_own_stream(rng, MEMBERSHIP_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -2356,9 +2527,19 @@ def _learn_column(
                                   profile_rho + spent, 0.0, learned, noisy | more)  # fmt: skip
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
         sel = _select_categories(name, col, rest, ctx)
-        attr, learned = _categorical(name, sel)
+        found = membership_test(col, sel, present, profile_rho, ctx)
+        attr, learned = (_categorical(name, sel) if found is None
+                         else _categorical(name, sel, found.ruled, found.plain))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
+        if found is not None:
+            noisy |= found.noisy
+        if found is not None and found.vocabulary is not None:
+            ctx.held.pop(name, None)  # its members are listed: no second selection
+            rule += (
+                f"; {found.vocabulary} ({found.case}): noisy "
+                f"{found.noisy['membership_max']} >= {MEMBERSHIP_SHARE:g} x {present}"
+            )
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip

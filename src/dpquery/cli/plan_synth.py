@@ -40,10 +40,12 @@ from dpquery.domain_learning import (
     LEARNING_NOISY_N_SHARE,
     MIN_CATEGORY_SHARE,
     MIN_SMALL_SHARE,
+    PROFILE_SHARE,
     SECOND_SHARE,
     SECOND_TAIL_SHARE,
     SMALL_BORROW_SHARE,
     WITHIN_SHARE,
+    membership_plan,
     size_limits,
 )
 from dpquery.errors import DPQueryError
@@ -235,6 +237,7 @@ def _learning_plan(args: argparse.Namespace) -> int:
                           "public_columns": public,
                           "learning_epsilon_alone": alone * budget.epsilon,
                           "small_table_borrow_rho": SMALL_BORROW_SHARE * budget.release_rho,
+                          "membership_test": membership_plan(),
                           "table_size_by_columns": by_columns}, indent=2))  # fmt: skip
         return 0
     b = budget
@@ -265,6 +268,14 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "selection over the categories the first did not release, split equally over the "
           "categorical columns whose noisy count left out can reach its threshold; what no "
           "column needs goes to the release (all of it in a small table)")  # fmt: skip
+    member = membership_plan()
+    print(f"    a text column whose selection leaves {member['other_share']:.0%} or more of it "
+          f"<other> is tested for a public vocabulary ({', '.join(member['vocabularies'][-2:])}"
+          f", and {len(member['vocabularies']) - 2} more; {member['classes']} classes by "
+          f"writing case): cells of its profile's histogram ({PROFILE_SHARE:.0%} of the "
+          "column's share, charged before the profile draws), no further charge; a class "
+          f"holding {member['class_share']:.0%} of the noisy non-missing count and "
+          f"{member['sigmas']:g} noise sd lists that vocabulary's members")  # fmt: skip
     borrow = SMALL_BORROW_SHARE * b.release_rho
     print(f"    a small table draws no decoding weights: their part joins the pool, and the "
           f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "

@@ -1,0 +1,301 @@
+"""Public vocabularies of place names: the US states and the countries of the world.
+
+Public knowledge written here, not read from any table: the 50 states, the District of
+Columbia and the territories of the United States (with their USPS codes in
+:data:`dpquery.domain_learning.VOCABULARIES`), and the English short names of ISO 3166-1
+with the common alternative spellings of each (the short form in use, "South Korea" beside
+"Korea, Republic of"; English abbreviations written with and without points, "USA" and
+"U.S.A."; former names still common in historical tables, "Zaire", "Burma", "Swaziland",
+and the states dissolved since 1990, "USSR", "Yugoslavia", "Czechoslovakia", "West
+Germany"). Each slot is one place with its spellings, ``|``-separated; the first is the one
+written as the place's name.
+
+:func:`dpquery.domain_learning.membership_classes` counts a column's values in each of these
+(and the older vocabularies) by writing case, for a private membership test.
+"""
+
+from __future__ import annotations
+
+_STATES = (
+    "Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|"
+    "Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|"
+    "Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|"
+    "New Hampshire|New Jersey|New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|"
+    "Oregon|Pennsylvania|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|"
+    "Vermont|Virginia|Washington|West Virginia|Wisconsin|Wyoming"
+)
+US_STATE_NAMES: tuple[tuple[str, ...], ...] = (
+    *((s,) for s in _STATES.split("|")),
+    ("District of Columbia", "Washington DC", "Washington D.C.", "DC", "D.C."),
+    ("Puerto Rico",),
+    ("Guam",),
+    ("U.S. Virgin Islands", "US Virgin Islands", "Virgin Islands"),
+    ("American Samoa",),
+    ("Northern Mariana Islands",),
+    ("Federated States of Micronesia", "Micronesia"),
+    ("Marshall Islands",),
+    ("Palau",),
+)
+"""The 50 states, DC and the 8 territories and freely associated states of the USPS codes."""
+
+# ISO 3166-1 English short names (249 entries), one line a slot, alternatives after "|"
+_COUNTRIES = """
+Afghanistan
+Åland Islands|Aland Islands
+Albania
+Algeria
+American Samoa
+Andorra
+Angola
+Anguilla
+Antarctica
+Antigua and Barbuda|Antigua & Barbuda
+Argentina
+Armenia
+Aruba
+Australia
+Austria
+Azerbaijan
+Bahamas|The Bahamas|Bahamas, The
+Bahrain
+Bangladesh
+Barbados
+Belarus|Byelorussia
+Belgium
+Belize
+Benin|Dahomey
+Bermuda
+Bhutan
+Bolivia|Bolivia (Plurinational State of)
+Bonaire, Sint Eustatius and Saba|Caribbean Netherlands
+Bosnia and Herzegovina|Bosnia & Herzegovina|Bosnia-Herzegovina
+Botswana
+Bouvet Island
+Brazil
+British Indian Ocean Territory
+Brunei|Brunei Darussalam
+Bulgaria
+Burkina Faso|Upper Volta
+Burundi
+Cabo Verde|Cape Verde
+Cambodia|Kampuchea
+Cameroon
+Canada
+Cayman Islands
+Central African Republic
+Chad
+Chile
+China|People's Republic of China|PRC
+Christmas Island
+Cocos (Keeling) Islands|Cocos Islands
+Colombia
+Comoros
+Congo|Republic of the Congo|Congo-Brazzaville|Congo, Rep.
+Democratic Republic of the Congo|DR Congo|DRC|Congo-Kinshasa|Congo, Dem. Rep.|Zaire
+Cook Islands
+Costa Rica
+Côte d'Ivoire|Cote d'Ivoire|Ivory Coast
+Croatia
+Cuba
+Curaçao|Curacao
+Cyprus
+Czechia|Czech Republic
+Denmark
+Djibouti
+Dominica
+Dominican Republic
+Ecuador
+Egypt
+El Salvador
+Equatorial Guinea
+Eritrea
+Estonia
+Eswatini|Swaziland
+Ethiopia
+Falkland Islands|Falkland Islands (Malvinas)
+Faroe Islands
+Fiji
+Finland
+France
+French Guiana
+French Polynesia
+French Southern Territories
+Gabon
+Gambia|The Gambia|Gambia, The
+Georgia
+Germany
+Ghana
+Gibraltar
+Greece
+Greenland
+Grenada
+Guadeloupe
+Guam
+Guatemala
+Guernsey
+Guinea
+Guinea-Bissau
+Guyana
+Haiti
+Heard Island and McDonald Islands
+Holy See|Vatican City|Vatican
+Honduras
+Hong Kong
+Hungary
+Iceland
+India
+Indonesia
+Iran|Iran (Islamic Republic of)|Iran, Islamic Rep.
+Iraq
+Ireland
+Isle of Man
+Israel
+Italy
+Jamaica
+Japan
+Jersey
+Jordan
+Kazakhstan
+Kenya
+Kiribati
+North Korea|Korea (Democratic People's Republic of)|Korea, Dem. People's Rep.|DPRK
+South Korea|Korea, Republic of|Republic of Korea|Korea (Republic of)|Korea, Rep.|Korea
+Kuwait
+Kyrgyzstan|Kyrgyz Republic
+Laos|Lao People's Democratic Republic|Lao PDR
+Latvia
+Lebanon
+Lesotho
+Liberia
+Libya
+Liechtenstein
+Lithuania
+Luxembourg
+Macao|Macau
+Madagascar
+Malawi
+Malaysia
+Maldives
+Mali
+Malta
+Marshall Islands
+Martinique
+Mauritania
+Mauritius
+Mayotte
+Mexico
+Micronesia|Micronesia (Federated States of)|Federated States of Micronesia
+Moldova|Moldova, Republic of|Republic of Moldova
+Monaco
+Mongolia
+Montenegro
+Montserrat
+Morocco
+Mozambique
+Myanmar|Burma
+Namibia
+Nauru
+Nepal
+Netherlands|The Netherlands|Holland
+New Caledonia
+New Zealand
+Nicaragua
+Niger
+Nigeria
+Niue
+Norfolk Island
+North Macedonia|Macedonia
+Northern Mariana Islands
+Norway
+Oman
+Pakistan
+Palau
+Palestine|Palestine, State of|State of Palestine
+Panama
+Papua New Guinea
+Paraguay
+Peru
+Philippines
+Pitcairn|Pitcairn Islands
+Poland
+Portugal
+Puerto Rico
+Qatar
+Réunion|Reunion
+Romania
+Russia|Russian Federation
+Rwanda
+Saint Barthélemy|Saint Barthelemy
+Saint Helena, Ascension and Tristan da Cunha|Saint Helena
+Saint Kitts and Nevis|St. Kitts and Nevis
+Saint Lucia|St. Lucia
+Saint Martin
+Saint Pierre and Miquelon
+Saint Vincent and the Grenadines|St. Vincent and the Grenadines
+Samoa|Western Samoa
+San Marino
+Sao Tome and Principe|São Tomé and Príncipe
+Saudi Arabia
+Senegal
+Serbia
+Seychelles
+Sierra Leone
+Singapore
+Sint Maarten
+Slovakia|Slovak Republic
+Slovenia
+Solomon Islands
+Somalia
+South Africa
+South Georgia and the South Sandwich Islands
+South Sudan
+Spain
+Sri Lanka|Ceylon
+Sudan
+Suriname|Surinam
+Svalbard and Jan Mayen
+Sweden
+Switzerland
+Syria|Syrian Arab Republic
+Taiwan|Taiwan, Province of China
+Tajikistan
+Tanzania|Tanzania, United Republic of|United Republic of Tanzania
+Thailand
+Timor-Leste|East Timor
+Togo
+Tokelau
+Tonga
+Trinidad and Tobago|Trinidad & Tobago
+Tunisia
+Turkey|Türkiye|Turkiye
+Turkmenistan
+Turks and Caicos Islands
+Tuvalu
+Uganda
+Ukraine
+United Arab Emirates|UAE|U.A.E.
+United Kingdom|United Kingdom of Great Britain and Northern Ireland|UK|U.K.|Great Britain|Britain
+United States|United States of America|USA|U.S.A.|US|U.S.
+United States Minor Outlying Islands
+Uruguay
+Uzbekistan
+Vanuatu
+Venezuela|Venezuela (Bolivarian Republic of)|Venezuela, RB
+Vietnam|Viet Nam
+British Virgin Islands|Virgin Islands (British)
+U.S. Virgin Islands|Virgin Islands (U.S.)|US Virgin Islands
+Wallis and Futuna
+Western Sahara
+Yemen
+Zambia
+Zimbabwe|Rhodesia
+Soviet Union|USSR|U.S.S.R.
+Yugoslavia
+Czechoslovakia
+West Germany|Germany, West|Federal Republic of Germany
+East Germany|Germany, East|German Democratic Republic
+"""
+COUNTRY_NAMES: tuple[tuple[str, ...], ...] = tuple(
+    tuple(line.split("|")) for line in _COUNTRIES.strip().splitlines()
+)
+"""The ISO 3166-1 short names with their common alternatives, and five former states."""
