@@ -1000,11 +1000,12 @@ def grown_past(
     one = discrete_gaussian_sigma2(rho, sensitivity)
     first = int(np.searchsorted(buckets, lo))  # lo and hi are edges of the buckets
     last = int(np.searchsorted(buckets, hi)) - 1
+    # no window test (its threshold infinite): the width 1 is the skip's, one bucket beyond
     run = grown_run(
         noisy, (first, last), bucket_threshold(rho, k, BOUND_FALSE_RATE, sensitivity),
         partition_threshold(one, BOUND_STEP_RATE), math.inf, 1, zero_bucket(buckets),
         skip=large_skip(one),
-    )  # fmt: skip  (no window test: its width 1 is the skip's, one bucket beyond a thin one)
+    )  # fmt: skip
     return float(buckets[run[0]]), float(buckets[run[1] + 1])
 
 
