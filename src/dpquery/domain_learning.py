@@ -75,9 +75,9 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
   ``[5, 10)`` times a power of ten) whose noisy counts reach the threshold of
   :data:`BOUND_FALSE_RATE`, grown past them a bucket at a time at :data:`BOUND_STEP_RATE`
-  (:func:`grown_past`; a bound on the side of 0 the mode lacks at the stricter
-  :data:`BOUND_CROSS_RATE`, :func:`across_zero`); then ``bins - 1`` equal-mass edges inside
-  them by the exponential
+  (:func:`grown_past`, one thin bucket crossed at :data:`LARGE_SKIP_RATE`; a bound on the
+  side of 0 the mode lacks at the stricter :data:`BOUND_CROSS_RATE`, :func:`across_zero`);
+  then ``bins - 1`` equal-mass edges inside them by the exponential
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
@@ -237,7 +237,8 @@ it when their noisy sum reaches what an empty run's noise reaches with this prob
 than a growth step's (:data:`SMALL_BOUND_STEP_RATE`), since a false crossing lands the
 bounds four buckets past the data at once (at 5%, a 0/1 flag of 1,000 records became a
 quantity over empty buckets on 1 seed of 400; at 1%, on none). A table that is not small
-grows by single steps (:data:`BOUND_STEP_RATE`, no window test), and crosses none."""
+grows by single steps (:data:`BOUND_STEP_RATE`, no window test), and crosses one thin
+bucket only at the stricter :data:`LARGE_SKIP_RATE`, to one bucket beyond."""
 BOUND_ZERO_RATIO = 10.0
 """A positive lower bound at most this fraction of the upper one is taken down to 0 (a
 public rule on the private bounds): ages, counts and amounts start at 0, and the few values
