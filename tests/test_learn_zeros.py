@@ -147,10 +147,15 @@ def test_growth_crosses_one_thin_bucket_to_a_run_that_passes():
     assert short is not None and edges[short[0]] == 0.01
 
 
-def test_a_large_table_crosses_no_thin_bucket():
+def test_a_large_table_crosses_a_thin_bucket_only_at_the_strict_rate():
     """Growth past a large table's union bounds has no run test (``window_threshold``
-    infinite) and no crossing: grown_past is as it was."""
+    infinite); it crosses one thin bucket only to a bucket beyond whose noisy count alone
+    reaches :func:`~dpquery.domain_learning.large_skip` (451 here, at 1e-4; a small table's
+    crossing is a run's at 1%): 900 does, then grows by steps; 450 does not."""
     noisy = _counts(b100=900, b200=100, b500=900, b1000=900)
+    lo, hi = grown_past(100.0, 200.0, EDGES, noisy, RHO, ADD_REMOVE_BOUND_SENSITIVITY)
+    assert (lo, hi) == (100.0, 2000.0)
+    noisy = _counts(b100=900, b200=100, b500=450, b1000=900)
     lo, hi = grown_past(100.0, 200.0, EDGES, noisy, RHO, ADD_REMOVE_BOUND_SENSITIVITY)
     assert (lo, hi) == (100.0, 200.0)
 
