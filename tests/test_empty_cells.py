@@ -217,14 +217,15 @@ def _in_catch_all(out: pd.DataFrame) -> int:
     return int(sum((out[c].astype(str) == "<other>").sum() + out[c].isna().sum() for c in out))
 
 
-@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("seed", [4, 7])
 def test_a_small_raw_release_puts_no_record_in_an_empty_catch_all_cell(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A 1,000-record raw table (a small table: the domain is learned, every numeric column
     gets a missing bin and every code an <other>), add/remove: with the step no released
-    value is <other> or missing; without it (no cell named) these seeds put 13 and 49 there
-    (the domain learned at add/remove's L2 1).
+    value is <other> or missing; without it (no cell named) these seeds put 27 and 53 there
+    (the domain learned at add/remove's L2 1; the small table's release compresses at
+    ``SMALL_COMPRESS``; seeds 3 to 8 put none with the step, 0 to 82 without it).
     The charges are the same either way."""
     import dpquery.algorithms.marginal.adaptive_projection as ap
     from dpquery import synthesize
