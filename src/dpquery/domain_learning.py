@@ -540,6 +540,8 @@ class _Context:
     # the half-step test's noise (half_steps): a stream of its own alike, so that a column
     # the test is not drawn for is learned byte for byte as before
     half_rng: np.random.Generator | None = None
+    # the common formats test's noise (_common_test): a stream of its own alike
+    common_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -1837,20 +1839,161 @@ def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[st
     return dates.iso_format(precision, c[3] + c[4] > c[1] + c[2]), c
 
 
+# --- dates in a common format other than ISO 8601 (dates.COMMON_FORMATS) -----------------
+COMMON_STREAM = 0x636F6D6D
+"""The spawn key of the common formats test's own stream (:func:`_own_stream`)."""
+COMMON_ORDER_SIGMAS = 4.0
+"""The evidence of an order: month first only (or day first only) values whose noisy count
+reaches this many noise sd (a column of either order holds none: noise alone passes at
+about 3e-5 a column, one-sided)."""
+
+
+@dataclass(frozen=True)
+class CommonTest:
+    """The outcome of :func:`_common_test`: the order taken (``"mdy"``, ``"dmy"``,
+    ``"ymd"``), or None with the reason (``"either"``: every value reads in both orders;
+    ``"both"``: values of each order; ``""``: not dates in a common format), and the noisy
+    counts of :data:`~dpquery.data.dates.ORDER_CLASSES`."""
+
+    order: str | None
+    reason: str
+    counts: tuple[int, ...]
+
+
+def _common_cells(col: _Column) -> list[tuple[dates.CommonCell, int]]:
+    """The column's distinct texts in a common format, with their counts: never a number or
+    an ISO date (the profile's other classes), so the classes stay disjoint."""
+    out = []
+    for key, count in col.keys.items():
+        if not isinstance(key, str) or _cell(key)[1] is not None or dates.iso_cell(key):
+            continue
+        cell = dates.common_cell(key)
+        if cell is not None:
+            out.append((cell, count))
+    return out
+
+
+def _common_counts(col: _Column) -> np.ndarray:
+    """The counts of :data:`~dpquery.data.dates.ORDER_CLASSES` (each value in one class at
+    most)."""
+    counts = np.zeros(len(dates.ORDER_CLASSES), dtype=np.int64)
+    for cell, count in _common_cells(col):
+        counts[cell.order_class] += count
+    return counts
+
+
+def common_rule(counts: list[int], sigma: float, present: int, n: int, small: bool) -> CommonTest:
+    """The order of a column in a common format, read off the noisy counts of
+    :data:`~dpquery.data.dates.ORDER_CLASSES` (noise sd ``sigma`` each): the number rule's
+    test on the values one order reads (year first; month first only plus either; day first
+    only plus either), near :data:`NUMBER_SHARE` of the ``present`` non-missing values less
+    :data:`NUMBER_SIGMAS` sd of the difference and clear of 0 (a small table: of half of
+    ``n``), and the evidence of one order only (:data:`COMMON_ORDER_SIGMAS` sd) while the
+    conflicting order's count stays below it. Values in either order alone are refused
+    (``"either"``), not guessed. Post-processing of noisy counts: public."""
+    mdy, dmy, either, ymd = counts
+
+    def passes(count: int, cells: int) -> bool:
+        margin = NUMBER_SIGMAS * sigma * math.sqrt(cells + NUMBER_SHARE**2)
+        zero = min(margin, n / 2) if small else margin
+        return count >= NUMBER_SHARE * present - margin and count >= zero
+
+    evidence = COMMON_ORDER_SIGMAS * sigma
+    if small:
+        evidence = min(evidence, n / 2)
+    if passes(ymd, 1):
+        return CommonTest("ymd", "", tuple(counts))
+    month, day = mdy >= evidence, dmy >= evidence
+    if month and day and (passes(mdy + dmy + either, 3)):
+        return CommonTest(None, "both", tuple(counts))
+    for order, own, other in (("mdy", month, day), ("dmy", day, month)):
+        if own and not other and passes((mdy if order == "mdy" else dmy) + either, 2):
+            return CommonTest(order, "", tuple(counts))
+    if not month and not day and passes(either, 1):
+        return CommonTest(None, "either", tuple(counts))
+    return CommonTest(None, "", tuple(counts))
+
+
+def _common_test(col: _Column, rho: float, present: int, ctx: _Context) -> CommonTest:
+    """The common formats test: the noisy counts of the column's values by
+    :data:`~dpquery.data.dates.ORDER_CLASSES`, read by :func:`common_rule`. These classes
+    are disjoint from each other and from the profile's (missing, numbers, ISO dates: a value
+    is in one class at most), so the whole vector (missing, numbers, ISO dates, month first
+    only, day first only, either, year first) moves by at most L2 ``sqrt(2)`` when a record is
+    replaced and 1 when one is added or removed (``ctx.l2``), and its discrete Gaussian at
+    the profile's ``sigma`` is ``rho``-zCDP as a whole (CKS 2020, Theorem 4): the profile's
+    one charge covers these draws, drawn (only for a text-like column the ISO test did not
+    take) from the test's own stream (:data:`COMMON_STREAM`)."""
+    assert ctx.common_rng is not None
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
+    noise = sample_discrete_gaussian(sigma2, len(dates.ORDER_CLASSES), ctx.common_rng)
+    counts = [int(x) for x in _common_counts(col) + noise]
+    return common_rule(counts, _sigma(rho, ctx.l2), present, ctx.n, ctx.small)
+
+
+def _common_times(col: _Column, order: str) -> _Column:
+    """``col`` with its times the values read in ``order`` (seconds since the epoch)."""
+    pairs = [(c.seconds[order], k) for c, k in _common_cells(col) if order in c.seconds]
+    secs = np.array([s for s, _ in pairs], dtype=np.float64)
+    return replace(col, times=np.repeat(secs, [k for _, k in pairs]))
+
+
+def _finest(counts: list[int], sd: float) -> int:
+    """The finest of the precision classes ``counts`` (coarse to fine) holding
+    :data:`DECIMALS_MASS` of their noisy total and :data:`DECIMALS_SIGMAS` sd, the finest
+    when none does (a time written to the minute is never cut to the hour by noise alone)."""
+    floor = max(DECIMALS_MASS * sum(max(c, 0) for c in counts), DECIMALS_SIGMAS * sd)
+    passing = [k for k, c in enumerate(counts) if c >= floor]
+    return max(passing) if passing else len(counts) - 1
+
+
+def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Context
+                   ) -> tuple[str, list[int]]:  # fmt: skip
+    """The common format of a date column in ``order``: one discrete Gaussian histogram of
+    its values' layouts (separator x :data:`~dpquery.data.dates.TIME_FORMS` x padding: 3 x 6
+    x 3 cells, each value in one; L2 sensitivity ``ctx.l2``), charged before it draws, read
+    by sums of its cells (post-processing): the separator with the largest sum; the time
+    written (none, ``H:MM``, ``H:MM:SS``) with the largest, then its finest precision holding
+    :data:`DECIMALS_MASS` of it (:func:`_finest`); the leading zeros when the values written
+    with them outnumber those written without."""
+    shape = (len(dates.SEPARATORS), len(dates.TIME_FORMS), 3)
+    cells = np.zeros(shape, dtype=np.int64)
+    for cell, count in _common_cells(col):
+        if order in cell.seconds:
+            cells[cell.sep, cell.time, cell.pad] += count
+    noisy = discrete_gaussian_mechanism(
+        cells.ravel(), rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
+        name=f"{name}: date format (discrete Gaussian)",
+    )  # fmt: skip
+    h = np.asarray(noisy, dtype=np.int64).reshape(shape)
+    seps = [s for s in range(shape[0]) if not (order == "ymd" and dates.SEPARATORS[s] == "-")]
+    sep = max(seps, key=lambda s: int(h[s].sum()))
+    times = [int(x) for x in h.sum(axis=(0, 2))]
+    one = _sigma(rho, ctx.l2) * math.sqrt(shape[0] * shape[2])  # a time class's sd
+    written = [times[0], times[1] + times[2], sum(times[3:])]
+    form = int(np.argmax(written))
+    time = (0, 1 + _finest(times[1:3], one), 3 + _finest(times[3:], one))[form]
+    padded = int(h[..., 2].sum()) > int(h[..., 1].sum())
+    return dates.common_format(order, dates.SEPARATORS[sep], time, padded), h.ravel().tolist()
+
+
 def _dates(
     name: str, col: _Column, rho: float, missing: tuple[int, float], ctx: _Context,
-    fmt: str | None = None,
+    fmt: str | None = None, order: str | None = None,
 ) -> tuple[Numeric, str, dict[str, Any], float]:  # fmt: skip
     """A date column learned from ``rho`` as a quantity on the time axis: its format (a
     declared one, or :func:`_time_format`'s), bounds (:func:`_time_bounds`), ``bins - 1``
     quantiles by the exponential mechanism over :func:`_time_grid` (a small table: the
     bounds' buckets inside them, post-processing) and a missing flag as a number's; and the
-    rho spent."""
+    rho spent. ``order``: a common format's (:func:`_common_format`), undeclared."""
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)
     more: dict[str, Any] = {}
     spent = 0.0
     if fmt is None:
-        fmt, more["format_histogram"] = _time_format(name, col, share * rho, ctx)
+        fmt, more["format_histogram"] = (
+            _time_format(name, col, share * rho, ctx) if order is None  # ISO 8601
+            else _common_format(name, col, order, share * rho, ctx)
+        )  # fmt: skip
         spent += share * rho
         rest = (1 - share) * rho
     else:
@@ -2103,7 +2246,8 @@ def learn_domain(
         tail = (float(delta) - pool_tail) / len(selecting)
     ctx = _Context(rng, ledger, bins, tail, n, small, second,
                    times_rng=_own_stream(rng, DATE_STREAM), l2=l2, add_remove=add_remove,
-                   half_rng=_own_stream(rng, HALF_STREAM))  # fmt: skip
+                   half_rng=_own_stream(rng, HALF_STREAM),
+                   common_rng=_own_stream(rng, COMMON_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -2316,7 +2460,7 @@ def _learn_column(
     # about 0: within the margin of it; in a small table, where the margin can exceed half
     # the records, nearer 0 than the non-missing count (a symmetric test)
     zero = min(margin, present / 2) if ctx.small else margin
-    date_rule = "declared"
+    date_rule, order = "declared", None
     if kind is None:  # the date test: the profile's third count (a stream of its own)
         noisy_dates = _date_count(col, profile_rho, ctx)
         noisy["dates"] = noisy_dates
@@ -2331,8 +2475,17 @@ def _learn_column(
             kind = "date"
             date_rule = (f"date: noisy dates {noisy_dates} >= {NUMBER_SHARE:g} x {present} - "
                          f"{margin:.0f}")  # fmt: skip
+        elif few or noisy_numbers < zero:  # text-like: a date in a common format?
+            common = _common_test(col, profile_rho, present, ctx)
+            if common.order is not None or common.reason:
+                noisy |= {"common_dates": list(common.counts), "date_order": common.order
+                          or common.reason}  # fmt: skip
+            if common.order is not None:
+                kind, order, col = "date", common.order, _common_times(col, common.order)
+                date_rule = f"date: a common format, {common.order} (noisy {common.counts})"
     if kind == "date":  # no selection: its rest buys the format, bounds and edges
-        attr, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt)
+        attr, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt,
+                                            order)  # fmt: skip
         return attr, ColumnReport(name, "date", date_rule == "declared", date_rule,
                                   profile_rho + spent, 0.0, learned, noisy | more)  # fmt: skip
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
