@@ -347,8 +347,8 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
                 which = "only its missing values are" if attr.missing else "no value is"
                 notes.append(f"{attr.name}: {which} held by enough records to reach the "
                              f"selection's threshold{held}; every other value is released as "
-                             f"{attr.other} (an identifier, free text or dates not written "
-                             "YYYY-MM-DD[ HH:MM[:SS]] never come out as written; declare "
+                             f"{attr.other} (an identifier, free text or dates in none of "
+                             "the common formats never come out as written; declare "
                              "other dates' format: --types COL=date:%d.%m.%Y)")  # fmt: skip
         elif isinstance(attr, Numeric) and attr.time is not None:
             ends = dates.written(np.array(attr.edges[::attr.n_bins]), np.zeros(2, dtype=bool),
