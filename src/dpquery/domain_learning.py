@@ -50,7 +50,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   profile's one charge) passes the number rule's test is a date column, or one declared
   ``"date"`` / ``"date:FORMAT"``: learned as a quantity on the time axis (seconds since
   1970), its format class, year then month bounds and quantiles over a public time grid
-  (:func:`_dates`), released in its format.
+  (:func:`_dates`), released in its format. A text-like column the ISO test did not take is
+  tested for a common format (:data:`~dpquery.data.dates.COMMON_FORMATS`: the profile's
+  further counts of its values' order classes, :func:`_common_test`, :func:`common_rule`),
+  its layout then learned by :func:`_common_format`.
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With

@@ -9,9 +9,12 @@ minutes).
 Each cell is read alone, never a dtype inferred from the column. Undeclared, a cell is a date
 when it is written in the ISO 8601 family :data:`ISO_FORMATS` (``YYYY-MM-DD``, then
 optionally ``HH:MM`` or ``HH:MM:SS`` after a space or a ``T``) and names a real day and time
-(``2019-02-30`` is not one). Other orders (``MM/DD/YYYY``, ``DD.MM.YYYY``) are ambiguous
-(``03/04/2019``) and are never guessed: they are read only under a format the user declares
-(``types={"day": "date:%d.%m.%Y"}``), with pandas' exact-format parser.
+(``2019-02-30`` is not one). A cell written in one of the public
+:data:`COMMON_FORMATS` (``M/D/YYYY``, ``D.M.YYYY``, ``YYYY/MM/DD``, ... with or without a time)
+is read by :func:`common_cell` in each order that names a real day: ``03/04/2019`` in both,
+which is never guessed (the learning takes an order only on evidence of it,
+``dpquery.domain_learning.common_rule``). Any other format is read only when declared
+(``types={"day": "date:%d %b %Y"}``), with pandas' exact-format parser.
 """
 
 from __future__ import annotations
