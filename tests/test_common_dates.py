@@ -364,10 +364,15 @@ def test_a_release_writes_the_dates_back_in_their_format(
     err = "".join(capsys.readouterr())
     assert "note: DateTime: read as dates (a common format, mdy order)" in err
     released = pd.read_csv(out, dtype=str, keep_default_na=False)
-    assert released["DateTime"].str.fullmatch(r"1?\d/[1-3]?\d/201[67] (1?\d|2[0-3]):00").all()
-    assert released["day"].str.fullmatch(r"[0-3]\d\.[01]\d\.20(19|20)").all()
-    hours = times_of(released["DateTime"], "%-m/%-d/%Y %-H:00")
-    assert hours.notna().all()
+    # a learned date column keeps a missing category (its texts read as missing): the noise
+    # of its empty cell releases a few
+    hour = r"1?\d/[1-3]?\d/201[67] (1?\d|2[0-3]):00"
+    for col, pattern in (("DateTime", hour), ("day", r"[0-3]\d\.[01]\d\.20(19|20)")):
+        written = released[col][released[col] != ""]
+        assert written.str.fullmatch(pattern).all(), col
+        assert len(written) > 0.98 * len(released), col
+    hours = times_of(released["DateTime"].replace("", None), "%-m/%-d/%Y %-H:00")
+    assert hours.notna().sum() > 0.98 * len(released)
     again = tmp_path / "again.csv"  # the learned domain given back reads them alike
     assert (
         main(
@@ -388,4 +393,5 @@ def test_a_release_writes_the_dates_back_in_their_format(
         )
         == 0
     )
-    assert times_of(pd.read_csv(again, dtype=str)["DateTime"], "%-m/%-d/%Y %-H:00").notna().all()
+    twice = pd.read_csv(again, dtype=str)["DateTime"]
+    assert times_of(twice, "%-m/%-d/%Y %-H:00").notna().sum() > 0.98 * len(twice)

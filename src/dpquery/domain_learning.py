@@ -1868,10 +1868,8 @@ def _common_cells(col: _Column) -> list[tuple[dates.CommonCell, int]]:
     an ISO date (the profile's other classes), so the classes stay disjoint."""
     out = []
     for key, count in col.keys.items():
-        if not isinstance(key, str) or _cell(key)[1] is not None or dates.iso_cell(key):
-            continue
-        cell = dates.common_cell(key)
-        if cell is not None:
+        cell = dates.common_cell(key) if isinstance(key, str) else None  # a regex first: cheap
+        if cell is not None and _cell(key)[1] is None and not dates.iso_cell(key):
             out.append((cell, count))
     return out
 
@@ -1952,32 +1950,39 @@ def _finest(counts: list[int], sd: float) -> int:
 
 def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Context
                    ) -> tuple[str, list[int]]:  # fmt: skip
-    """The common format of a date column in ``order``: one discrete Gaussian histogram of
-    its values' layouts (separator x :data:`~dpquery.data.dates.TIME_FORMS` x padding: 3 x 6
-    x 3 cells, each value in one; L2 sensitivity ``ctx.l2``), charged before it draws, read
-    by sums of its cells (post-processing): the separator with the largest sum; the time
-    written (none, ``H:MM``, ``H:MM:SS``) with the largest, then its finest precision holding
-    :data:`DECIMALS_MASS` of it (:func:`_finest`); the leading zeros when the values written
-    with them outnumber those written without."""
-    shape = (len(dates.SEPARATORS), len(dates.TIME_FORMS), 3)
-    cells = np.zeros(shape, dtype=np.int64)
+    """The common format of a date column in ``order``: the counts of its values by
+    separator (3), time form (:data:`~dpquery.data.dates.TIME_FORMS`, 6) and leading zeros
+    (none below 10, one written without, with: 3), one discrete Gaussian over the three
+    histograms together, charged before it draws. Each value is in one cell of each, so the
+    vector moves by L2 at most ``sqrt(3)`` when a record is added or removed and ``sqrt(6)``
+    when one is replaced (``sqrt(3) ctx.l2``); each count is read alone (post-processing):
+    the separator of the largest count; the time written (none, ``H:MM``, ``H:MM:SS``) of the
+    largest sum, then its finest precision holding :data:`DECIMALS_MASS` of it
+    (:func:`_finest`); the leading zeros when the values written with them outnumber those
+    written without. Three histograms of one cell per value each, rather than one of 54 cells,
+    so that no decision reads a sum of many cells' noise."""
+    seps = np.zeros(len(dates.SEPARATORS), dtype=np.int64)
+    times = np.zeros(len(dates.TIME_FORMS), dtype=np.int64)
+    pads = np.zeros(3, dtype=np.int64)
     for cell, count in _common_cells(col):
         if order in cell.seconds:
-            cells[cell.sep, cell.time, cell.pad] += count
+            seps[cell.sep] += count
+            times[cell.time] += count
+            pads[cell.pad] += count
+    sensitivity = math.sqrt(3) * ctx.l2
     noisy = discrete_gaussian_mechanism(
-        cells.ravel(), rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
-        name=f"{name}: date format (discrete Gaussian)",
+        np.concatenate([seps, times, pads]), rho=rho, sensitivity=sensitivity, rng=ctx.rng,
+        ledger=ctx.ledger, name=f"{name}: date format (discrete Gaussian)",
     )  # fmt: skip
-    h = np.asarray(noisy, dtype=np.int64).reshape(shape)
-    seps = [s for s in range(shape[0]) if not (order == "ymd" and dates.SEPARATORS[s] == "-")]
-    sep = max(seps, key=lambda s: int(h[s].sum()))
-    times = [int(x) for x in h.sum(axis=(0, 2))]
-    one = _sigma(rho, ctx.l2) * math.sqrt(shape[0] * shape[2])  # a time class's sd
-    written = [times[0], times[1] + times[2], sum(times[3:])]
-    form = int(np.argmax(written))
-    time = (0, 1 + _finest(times[1:3], one), 3 + _finest(times[3:], one))[form]
-    padded = int(h[..., 2].sum()) > int(h[..., 1].sum())
-    return dates.common_format(order, dates.SEPARATORS[sep], time, padded), h.ravel().tolist()
+    h = [int(x) for x in noisy]
+    s, t, p = h[:3], h[3:9], h[9:]
+    allowed = [i for i in range(3) if not (order == "ymd" and dates.SEPARATORS[i] == "-")]
+    sep = max(allowed, key=lambda i: s[i])
+    one = _sigma(rho, sensitivity)
+    form = int(np.argmax([t[0], t[1] + t[2], sum(t[3:])]))
+    time = (0, 1 + _finest(t[1:3], one), 3 + _finest(t[3:], one))[form]
+    padded = p[2] > p[1]
+    return dates.common_format(order, dates.SEPARATORS[sep], time, padded), h
 
 
 def _dates(
