@@ -22,7 +22,9 @@ exactly one cell, so its L2 sensitivity is ``sqrt(2)`` under replace-one (two ce
 :func:`~dpquery.privacy.neighbours.marginal_sensitivity` of the relation, read once
 (``_Context.l2``). Every count mechanism (profile and date test, precision, date formats,
 bounds' buckets, partition selections and the second, decoding weights' sub-bins) draws at
-it, and every public rule on their noise (thresholds, sd floors, :func:`second_plan`,
+it (the common date format's three histograms, each record in one cell of each, at
+``sqrt(3)`` times it: :func:`_common_format`), and every public rule on their noise
+(thresholds, sd floors, :func:`second_plan`,
 :func:`check_learnable` and :func:`size_limits`, :func:`within_plan`) reads the same. A
 partition selection under add/remove is the setting of Desfontaines et al. 2022 (one key of
 one record added or removed; the tail argument holds with ``U = keys(D) | keys(D')``). A
