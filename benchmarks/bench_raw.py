@@ -384,22 +384,60 @@ def _is_dates(col: pd.Series) -> bool:
     )
 
 
+OTHER_DATES = tuple(
+    f"{day}{time}"
+    for day in ("%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y", "%Y/%m/%d", "%Y.%m.%d")
+    for time in ("", " %H:%M", " %H:%M:%S")
+)
+"""With ``--dates-any`` (off by default, so that earlier results score as they did): the
+formats besides ISO 8601 in which a real column whose every value reads (pandas'
+``strptime``, which reads ``10/3/2016`` under ``%m/%d/%Y``) is scored on the time axis too,
+the first that reads every value (month first before day first when both do)."""
+DATES_ANY = False
+
+
+def _other_format(col: pd.Series) -> str | None:
+    """The first of :data:`OTHER_DATES` that reads every value present in ``col``."""
+    present = col.dropna().astype(str).str.strip()
+    if not len(present) or not present.str.match(r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}").all():
+        return None
+    for fmt in OTHER_DATES:
+        if pd.to_datetime(present, format=fmt, errors="coerce").notna().all():
+            return fmt
+    return None
+
+
+def _seconds_in(col: pd.Series, fmt: str) -> pd.Series:
+    ts = pd.to_datetime(col.astype(object).astype(str).str.strip(), format=fmt, errors="coerce")
+    return (ts - pd.Timestamp("1970-01-01")).dt.total_seconds()
+
+
 def on_time_axis(
     real: pd.DataFrame, synth: pd.DataFrame
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """Both tables with the real table's date columns as seconds since 1970 (a value of the
     synthetic table that is not a date: missing), so that KS, the pairs' bins and the column
     shapes (sdmetrics' KSComplement, as it scores datetimes) read them as quantities; and the
-    names of those columns."""
+    names of those columns. ISO 8601 dates; with :data:`DATES_ANY`, those of
+    :data:`OTHER_DATES` too."""
     cols = [
         c for c in real.columns if not pd.api.types.is_numeric_dtype(real[c]) and _is_dates(real[c])
     ]
-    if not cols:
+    other = {}
+    if DATES_ANY:
+        for c in real.columns:
+            if c not in cols and not pd.api.types.is_numeric_dtype(real[c]):
+                fmt = _other_format(real[c])
+                if fmt is not None:
+                    other[c] = fmt
+    if not cols and not other:
         return real, synth, cols
     real, synth = real.copy(), synth.copy()
     for c in cols:
         real[c], synth[c] = _seconds(real[c]), _seconds(synth[c])
-    return real, synth, cols
+    for c, fmt in other.items():
+        real[c], synth[c] = _seconds_in(real[c], fmt), _seconds_in(synth[c], fmt)
+    return real, synth, [*cols, *other]
 
 
 def column_kinds(real: pd.DataFrame) -> dict[str, str]:
@@ -611,8 +649,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--report", metavar="NAME", help="print the table of NAME and exit")
     ap.add_argument("--rescore", metavar="NAME", help="score NAME's kept outputs again")
     ap.add_argument("--drop", nargs="+", metavar="COL", help="with --rescore: columns left out")
+    ap.add_argument(
+        "--dates-any",
+        action="store_true",
+        help="score dates in the common formats of OTHER_DATES on the time axis too",
+    )
     ap.add_argument("--into", metavar="NAME", help="with --rescore: the results' name")
     args = ap.parse_args(argv)
+    global DATES_ANY
+    DATES_ANY = args.dates_any
     for spec in args.csv:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path or name in TABLES + SEABORN:

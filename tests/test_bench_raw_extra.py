@@ -71,3 +71,19 @@ def test_dates_are_scored_on_the_time_axis(bench) -> None:  # type: ignore[no-un
     assert same["ks_mean"] == 0.0 and lost["ks_mean"] == 1.0
     kinds = {c["column"]: c["kind"] for c in per_col}
     assert kinds == {"pickup": "numeric", "year": "categorical"}  # a year is no date
+
+
+def test_dates_in_other_formats_score_on_the_time_axis_only_when_asked(  # type: ignore[no-untyped-def]
+    bench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = pd.DataFrame({"when": ["10/3/2016 0:00", "10/13/2016 1:00"], "x": ["a", "b"]})
+    synth = pd.DataFrame({"when": ["10/4/2016 0:00", "<other>"], "x": ["a", "a"]})
+    _, _, cols = bench.on_time_axis(real, synth)
+    assert cols == []  # off by default: earlier results score as they did
+    monkeypatch.setattr(bench, "DATES_ANY", True)
+    r, s, cols = bench.on_time_axis(real, synth)
+    assert cols == ["when"]
+    assert r["when"].tolist() == [1475452800.0, 1476320400.0]
+    assert s["when"].iloc[0] == 1475539200.0 and pd.isna(s["when"].iloc[1])
+    day_first = pd.DataFrame({"when": ["13.10.2016", "3.1.2017"]})
+    assert bench._other_format(day_first["when"]) == "%d.%m.%Y"

@@ -172,12 +172,18 @@ def test_a_table_of_numbers_and_text_holds_no_date() -> None:
     assert all(abs(c.noisy["dates"]) < 100 for c in report.columns if "dates" in c.noisy)
 
 
-def test_dates_in_another_order_need_their_format_declared() -> None:
+def test_dates_in_another_order_are_read_in_a_common_format_or_as_declared() -> None:
     df = _table(3000)
-    df["day"] = _stamps(3000, 1, "%d.%m.%Y")  # never guessed: text unless declared
+    df["day"] = _stamps(3000, 1, "%d.%m.%Y")  # day first: days 13 to 31 tell the order
+    domain, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(5),
+                                  ledger=Ledger(Budget.zcdp(1.0)))  # fmt: skip
+    assert report.columns[1].kind == "date" and not report.columns[1].declared
+    assert domain["day"].time == "%d.%m.%Y"  # type: ignore[union-attr]
+    df["day"] = _stamps(3000, 1, "%d%m%Y")  # not in the public list: text unless declared
     _, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(5),
                              ledger=Ledger(Budget.zcdp(1.0)))  # fmt: skip
-    assert report.columns[1].kind == "categorical"
+    assert report.columns[1].kind != "date"
+    df["day"] = _stamps(3000, 1, "%d.%m.%Y")
     domain, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(5),
                                   ledger=Ledger(Budget.zcdp(1.0)),
                                   types={"day": "date:%d.%m.%Y"})  # fmt: skip

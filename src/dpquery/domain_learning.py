@@ -22,7 +22,9 @@ exactly one cell, so its L2 sensitivity is ``sqrt(2)`` under replace-one (two ce
 :func:`~dpquery.privacy.neighbours.marginal_sensitivity` of the relation, read once
 (``_Context.l2``). Every count mechanism (profile and date test, precision, date formats,
 bounds' buckets, partition selections and the second, decoding weights' sub-bins) draws at
-it, and every public rule on their noise (thresholds, sd floors, :func:`second_plan`,
+it (the common date format's three histograms, each record in one cell of each, at
+``sqrt(3)`` times it: :func:`_common_format`), and every public rule on their noise
+(thresholds, sd floors, :func:`second_plan`,
 :func:`check_learnable` and :func:`size_limits`, :func:`within_plan`) reads the same. A
 partition selection under add/remove is the setting of Desfontaines et al. 2022 (one key of
 one record added or removed; the tail argument holds with ``U = keys(D) | keys(D')``). A
@@ -50,7 +52,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   profile's one charge) passes the number rule's test is a date column, or one declared
   ``"date"`` / ``"date:FORMAT"``: learned as a quantity on the time axis (seconds since
   1970), its format class, year then month bounds and quantiles over a public time grid
-  (:func:`_dates`), released in its format.
+  (:func:`_dates`), released in its format. A text-like column the ISO test did not take is
+  tested for a common format (:data:`~dpquery.data.dates.COMMON_FORMATS`: the profile's
+  further counts of its values' order classes, :func:`_common_test`, :func:`common_rule`),
+  its layout then learned by :func:`_common_format`.
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
@@ -552,6 +557,8 @@ class _Context:
     half_rng: np.random.Generator | None = None
     # the membership test's noise (membership_test): a stream of its own alike
     vocab_rng: np.random.Generator | None = None
+    # the common formats test's noise (_common_test): a stream of its own alike
+    common_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -2045,20 +2052,168 @@ def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[st
     return dates.iso_format(precision, c[3] + c[4] > c[1] + c[2]), c
 
 
+# --- dates in a common format other than ISO 8601 (dates.COMMON_FORMATS) -----------------
+COMMON_STREAM = 0x636F6D6D
+"""The spawn key of the common formats test's own stream (:func:`_own_stream`)."""
+COMMON_ORDER_SIGMAS = 4.0
+"""The evidence of an order: month first only (or day first only) values whose noisy count
+reaches this many noise sd (a column of either order holds none: noise alone passes at
+about 3e-5 a column, one-sided)."""
+
+
+@dataclass(frozen=True)
+class CommonTest:
+    """The outcome of :func:`_common_test`: the order taken (``"mdy"``, ``"dmy"``,
+    ``"ymd"``), or None with the reason (``"either"``: every value reads in both orders;
+    ``"both"``: values of each order; ``""``: not dates in a common format), and the noisy
+    counts of :data:`~dpquery.data.dates.ORDER_CLASSES`."""
+
+    order: str | None
+    reason: str
+    counts: tuple[int, ...]
+
+
+def _common_cells(col: _Column) -> list[tuple[dates.CommonCell, int]]:
+    """The column's distinct texts in a common format, with their counts: never a number or
+    an ISO date (the profile's other classes), so the classes stay disjoint."""
+    out = []
+    for key, count in col.keys.items():
+        if not isinstance(key, str):
+            continue
+        cell = dates.common_cell(key)  # a regex first: cheap
+        if cell is not None and _cell(key)[1] is None and not dates.iso_cell(key):
+            out.append((cell, count))
+    return out
+
+
+def _common_counts(col: _Column) -> np.ndarray:
+    """The counts of :data:`~dpquery.data.dates.ORDER_CLASSES` (each value in one class at
+    most)."""
+    counts = np.zeros(len(dates.ORDER_CLASSES), dtype=np.int64)
+    for cell, count in _common_cells(col):
+        counts[cell.order_class] += count
+    return counts
+
+
+def common_rule(counts: list[int], sigma: float, present: int, n: int, small: bool) -> CommonTest:
+    """The order of a column in a common format, read off the noisy counts of
+    :data:`~dpquery.data.dates.ORDER_CLASSES` (noise sd ``sigma`` each): the number rule's
+    test on the values one order reads (year first; month first only plus either; day first
+    only plus either), near :data:`NUMBER_SHARE` of the ``present`` non-missing values less
+    :data:`NUMBER_SIGMAS` sd of the difference and clear of 0 (a small table: of half of
+    ``n``), and the evidence of one order only (:data:`COMMON_ORDER_SIGMAS` sd) while the
+    conflicting order's count stays below it. Values in either order alone are refused
+    (``"either"``), not guessed. Post-processing of noisy counts: public."""
+    mdy, dmy, either, ymd = counts
+
+    def passes(count: int, cells: int) -> bool:
+        margin = NUMBER_SIGMAS * sigma * math.sqrt(cells + NUMBER_SHARE**2)
+        zero = min(margin, n / 2) if small else margin
+        return count >= NUMBER_SHARE * present - margin and count >= zero
+
+    evidence = COMMON_ORDER_SIGMAS * sigma
+    if small:
+        evidence = min(evidence, n / 2)
+    if passes(ymd, 1):
+        return CommonTest("ymd", "", tuple(counts))
+    month, day = mdy >= evidence, dmy >= evidence
+    if month and day and (passes(mdy + dmy + either, 3)):
+        return CommonTest(None, "both", tuple(counts))
+    for order, own, other in (("mdy", month, day), ("dmy", day, month)):
+        if own and not other and passes((mdy if order == "mdy" else dmy) + either, 2):
+            return CommonTest(order, "", tuple(counts))
+    if not month and not day and passes(either, 1):
+        return CommonTest(None, "either", tuple(counts))
+    return CommonTest(None, "", tuple(counts))
+
+
+def _common_test(col: _Column, rho: float, present: int, ctx: _Context) -> CommonTest:
+    """The common formats test: the noisy counts of the column's values by
+    :data:`~dpquery.data.dates.ORDER_CLASSES`, read by :func:`common_rule`. These classes
+    are disjoint from each other and from the profile's (missing, numbers, ISO dates: a value
+    is in one class at most), so the whole vector (missing, numbers, ISO dates, month first
+    only, day first only, either, year first) moves by at most L2 ``sqrt(2)`` when a record is
+    replaced and 1 when one is added or removed (``ctx.l2``), and its discrete Gaussian at
+    the profile's ``sigma`` is ``rho``-zCDP as a whole (CKS 2020, Theorem 4): the profile's
+    one charge covers these draws, drawn (only for a text-like column the ISO test did not
+    take) from the test's own stream (:data:`COMMON_STREAM`)."""
+    assert ctx.common_rng is not None
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
+    noise = sample_discrete_gaussian(sigma2, len(dates.ORDER_CLASSES), ctx.common_rng)
+    counts = [int(x) for x in _common_counts(col) + noise]
+    return common_rule(counts, _sigma(rho, ctx.l2), present, ctx.n, ctx.small)
+
+
+def _common_times(col: _Column, order: str) -> _Column:
+    """``col`` with its times the values read in ``order`` (seconds since the epoch)."""
+    pairs = [(c.seconds[order], k) for c, k in _common_cells(col) if order in c.seconds]
+    secs = np.array([s for s, _ in pairs], dtype=np.float64)
+    return replace(col, times=np.repeat(secs, [k for _, k in pairs]))
+
+
+def _finest(counts: list[int], sd: float) -> int:
+    """The finest of the precision classes ``counts`` (coarse to fine) holding
+    :data:`DECIMALS_MASS` of their noisy total and :data:`DECIMALS_SIGMAS` sd, the finest
+    when none does (a time written to the minute is never cut to the hour by noise alone)."""
+    floor = max(DECIMALS_MASS * sum(max(c, 0) for c in counts), DECIMALS_SIGMAS * sd)
+    passing = [k for k, c in enumerate(counts) if c >= floor]
+    return max(passing) if passing else len(counts) - 1
+
+
+def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Context
+                   ) -> tuple[str, list[int]]:  # fmt: skip
+    """The common format of a date column in ``order``: the counts of its values by
+    separator (3), time form (:data:`~dpquery.data.dates.TIME_FORMS`, 6) and leading zeros
+    (none below 10, one written without, with: 3), one discrete Gaussian over the three
+    histograms together, charged before it draws. Each value is in one cell of each, so the
+    vector moves by L2 at most ``sqrt(3)`` when a record is added or removed and ``sqrt(6)``
+    when one is replaced (``sqrt(3) ctx.l2``); each count is read alone (post-processing):
+    the separator of the largest count; the time written (none, ``H:MM``, ``H:MM:SS``) of the
+    largest sum, then its finest precision holding :data:`DECIMALS_MASS` of it
+    (:func:`_finest`); the leading zeros when the values written with them outnumber those
+    written without. Three histograms of one cell per value each, rather than one of 54 cells,
+    so that no decision reads a sum of many cells' noise."""
+    seps = np.zeros(len(dates.SEPARATORS), dtype=np.int64)
+    times = np.zeros(len(dates.TIME_FORMS), dtype=np.int64)
+    pads = np.zeros(3, dtype=np.int64)
+    for cell, count in _common_cells(col):
+        if order in cell.seconds:
+            seps[cell.sep] += count
+            times[cell.time] += count
+            pads[cell.pad] += count
+    sensitivity = math.sqrt(3) * ctx.l2
+    noisy = discrete_gaussian_mechanism(
+        np.concatenate([seps, times, pads]), rho=rho, sensitivity=sensitivity, rng=ctx.rng,
+        ledger=ctx.ledger, name=f"{name}: date format (discrete Gaussian)",
+    )  # fmt: skip
+    h = [int(x) for x in noisy]
+    s, t, p = h[:3], h[3:9], h[9:]
+    allowed = [i for i in range(3) if not (order == "ymd" and dates.SEPARATORS[i] == "-")]
+    sep = max(allowed, key=lambda i: s[i])
+    one = _sigma(rho, sensitivity)
+    form = int(np.argmax([t[0], t[1] + t[2], sum(t[3:])]))
+    time = (0, 1 + _finest(t[1:3], one), 3 + _finest(t[3:], one))[form]
+    padded = p[2] > p[1]
+    return dates.common_format(order, dates.SEPARATORS[sep], time, padded), h
+
+
 def _dates(
     name: str, col: _Column, rho: float, missing: tuple[int, float], ctx: _Context,
-    fmt: str | None = None,
+    fmt: str | None = None, order: str | None = None,
 ) -> tuple[Numeric, str, dict[str, Any], float]:  # fmt: skip
     """A date column learned from ``rho`` as a quantity on the time axis: its format (a
     declared one, or :func:`_time_format`'s), bounds (:func:`_time_bounds`), ``bins - 1``
     quantiles by the exponential mechanism over :func:`_time_grid` (a small table: the
     bounds' buckets inside them, post-processing) and a missing flag as a number's; and the
-    rho spent."""
+    rho spent. ``order``: a common format's (:func:`_common_format`), undeclared."""
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)
     more: dict[str, Any] = {}
     spent = 0.0
     if fmt is None:
-        fmt, more["format_histogram"] = _time_format(name, col, share * rho, ctx)
+        fmt, more["format_histogram"] = (
+            _time_format(name, col, share * rho, ctx) if order is None  # ISO 8601
+            else _common_format(name, col, order, share * rho, ctx)
+        )  # fmt: skip
         spent += share * rho
         rest = (1 - share) * rho
     else:
@@ -2315,7 +2470,8 @@ def learn_domain(
                    second,
                    times_rng=_own_stream(rng, DATE_STREAM), l2=l2, add_remove=add_remove,
                    half_rng=_own_stream(rng, HALF_STREAM),
-                   vocab_rng=_own_stream(rng, MEMBERSHIP_STREAM))  # fmt: skip
+                   vocab_rng=_own_stream(rng, MEMBERSHIP_STREAM),
+                   common_rng=_own_stream(rng, COMMON_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -2528,7 +2684,7 @@ def _learn_column(
     # about 0: within the margin of it; in a small table, where the margin can exceed half
     # the records, nearer 0 than the non-missing count (a symmetric test)
     zero = min(margin, present / 2) if ctx.small else margin
-    date_rule = "declared"
+    date_rule, order = "declared", None
     if kind is None:  # the date test: the profile's third count (a stream of its own)
         noisy_dates = _date_count(col, profile_rho, ctx)
         noisy["dates"] = noisy_dates
@@ -2543,8 +2699,17 @@ def _learn_column(
             kind = "date"
             date_rule = (f"date: noisy dates {noisy_dates} >= {NUMBER_SHARE:g} x {present} - "
                          f"{margin:.0f}")  # fmt: skip
+        elif few or noisy_numbers < zero:  # text-like: a date in a common format?
+            common = _common_test(col, profile_rho, present, ctx)
+            if common.order is not None or common.reason:
+                noisy |= {"common_dates": list(common.counts), "date_order": common.order
+                          or common.reason}  # fmt: skip
+            if common.order is not None:
+                kind, order, col = "date", common.order, _common_times(col, common.order)
+                date_rule = f"date: a common format, {common.order} (noisy {common.counts})"
     if kind == "date":  # no selection: its rest buys the format, bounds and edges
-        attr, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt)
+        attr, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt,
+                                            order)  # fmt: skip
         return attr, ColumnReport(name, "date", date_rule == "declared", date_rule,
                                   profile_rho + spent, 0.0, learned, noisy | more)  # fmt: skip
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0

@@ -9,14 +9,18 @@ minutes).
 Each cell is read alone, never a dtype inferred from the column. Undeclared, a cell is a date
 when it is written in the ISO 8601 family :data:`ISO_FORMATS` (``YYYY-MM-DD``, then
 optionally ``HH:MM`` or ``HH:MM:SS`` after a space or a ``T``) and names a real day and time
-(``2019-02-30`` is not one). Other orders (``MM/DD/YYYY``, ``DD.MM.YYYY``) are ambiguous
-(``03/04/2019``) and are never guessed: they are read only under a format the user declares
-(``types={"day": "date:%d.%m.%Y"}``), with pandas' exact-format parser.
+(``2019-02-30`` is not one). A cell written in one of the public
+:data:`COMMON_FORMATS` (``M/D/YYYY``, ``D.M.YYYY``, ``YYYY/MM/DD``, ... with or without a time)
+is read by :func:`common_cell` in each order that names a real day: ``03/04/2019`` in both,
+which is never guessed (the learning takes an order only on evidence of it,
+``dpquery.domain_learning.common_rule``). Any other format is read only when declared
+(``types={"day": "date:%d %b %Y"}``), with pandas' exact-format parser.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -75,7 +79,8 @@ def iso_cell(text: str) -> tuple[int, int] | None:
 
 def format_unit(fmt: str) -> int:
     """The precision of values written in ``fmt``, in seconds: 1 with seconds (``%S``), 60
-    with minutes, 3600 with hours, a day otherwise."""
+    with minutes, 3600 with hours, a day otherwise (``%-H`` as ``%H``)."""
+    fmt = fmt.replace("%-", "%")
     if "%S" in fmt or "%T" in fmt:
         return 1
     if "%M" in fmt:
@@ -90,6 +95,8 @@ def check_format(fmt: object) -> str:
     as it reads it; a ``ValueError`` naming it otherwise."""
     if not isinstance(fmt, str) or "%Y" not in fmt:
         raise ValueError(f"a date format must be a strftime format with %Y, got {fmt!r}")
+    if fmt in COMMON_FORMATS:  # read and written by this module's own rules
+        return fmt
     probe = pd.Timestamp("2001-02-03 04:05:06")
     try:
         text = probe.strftime(fmt)
@@ -115,6 +122,9 @@ def times_of(values: pd.Series, fmt: str) -> pd.Series:
         reads = [iso_cell(t) for t in texts]
         secs = np.array([np.nan if r is None else float(r[0]) for r in reads] + [np.nan])
         out[present] = secs[codes]
+    elif (order := common_order(fmt)) is not None:  # the order's dates, whatever the layout
+        codes, texts = pd.factorize(pd.Series([str(v).strip() for v in cells[present]]))
+        out[present] = np.append(_common_seconds(list(texts), order), np.nan)[codes]
     elif present.any():
         texts = pd.Series([str(v).strip() for v in cells[present]], dtype=object)
         parsed = pd.to_datetime(texts, format=fmt, errors="coerce")
@@ -136,6 +146,8 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
         if "T" not in fmt:
             text = np.char.replace(text, "T", " ")
         out = text.astype(object)
+    elif fmt in COMMON_FORMATS:
+        out = _written_common(stamps, fmt)
     else:
         out = pd.DatetimeIndex(stamps).strftime(fmt).to_numpy(dtype=object)
     out[np.asarray(missing, dtype=bool)] = None
@@ -146,3 +158,165 @@ def iso_format(precision: int, with_t: bool) -> str:
     """The ISO format of precision 0 (a day), 1 (a minute) or 2 (a second), its time after
     a ``T`` (``with_t``) or a space."""
     return ISO_FORMATS[precision + (2 if with_t and precision else 0)]
+
+
+# --- common formats other than ISO 8601: a public list, read by order -----------------------
+ORDERS = ("mdy", "dmy", "ymd")
+"""The orders of the common formats: month first (``10/3/2016``), day first (``3.10.2016``),
+year first (``2016/10/03``)."""
+SEPARATORS = ("/", ".", "-")
+"""The separators of a common format's date (a year-first date with ``-`` is ISO 8601's, or
+not a common format when written without its zeros)."""
+TIME_FORMS = (
+    "",
+    " %H:00",
+    " %H:%M",
+    " %H:00:00",
+    " %H:%M:00",
+    " %H:%M:%S",
+)
+"""A common format's time, by class: none (a date), ``H:MM`` to the hour (every minute 0)
+or to the minute, ``H:MM:SS`` to the hour, the minute or the second. A ``:00`` written as it
+is: the precision (:func:`format_unit`) is the finest field read."""
+ORDER_CLASSES = ("month first only", "day first only", "either order", "year first")
+"""The disjoint classes of a cell in a common format's date (:func:`common_cell`): month
+first only (``10/13/2016``: 13 is no month), day first only (``13/10/2016``), either order
+(both of the first two fields at most 12: ``10/3/2016``) and year first."""
+
+_COMMON = re.compile(r"(\d{1,4})([/.-])(\d{1,2})\2(\d{1,4})(?: (\d{1,2}):(\d{2})(?::(\d{2}))?)?")
+_DATE_PARTS = {"mdy": ("m", "d", "Y"), "dmy": ("d", "m", "Y"), "ymd": ("Y", "m", "d")}
+
+
+def common_format(order: str, sep: str, time: int, padded: bool) -> str:
+    """The ``strftime``-like format of a common date: ``order`` (:data:`ORDERS`), ``sep``
+    (:data:`SEPARATORS`), ``time`` (a class of :data:`TIME_FORMS`), the month, day and hour
+    written with their leading zeros (``padded``) or without (``%-m``, glibc's flag:
+    ``10/3/2016 0:00``)."""
+    flag = "%" if padded else "%-"
+    date = sep.join(("%Y" if p == "Y" else flag + p) for p in _DATE_PARTS[order])
+    return date + TIME_FORMS[time].replace("%H", flag + "H")
+
+
+COMMON_FORMATS = tuple(
+    common_format(order, sep, time, padded)
+    for order in ORDERS
+    for sep in SEPARATORS
+    if not (order == "ymd" and sep == "-")
+    for padded in (False, True)
+    for time in range(len(TIME_FORMS))
+)
+"""The public list of common formats an undeclared column is read in (besides
+:data:`ISO_FORMATS`): 8 dates (``M/D/YYYY``, ``D/M/YYYY`` with ``/``, ``.`` or ``-``;
+``YYYY/MM/DD``, ``YYYY.MM.DD``), with or without leading zeros, each with a time of
+:data:`TIME_FORMS`: 96 formats."""
+_COMMON_SPEC = {
+    common_format(o, s, t, p): (o, s, t, p)
+    for o in ORDERS
+    for s in SEPARATORS
+    for t in range(len(TIME_FORMS))
+    for p in (False, True)
+}
+
+
+@dataclass(frozen=True)
+class CommonCell:
+    """One cell in a common format (:func:`common_cell`): its order class (an index of
+    :data:`ORDER_CLASSES`), its seconds read month first, day first (None where that order
+    names no day: ``13/10/2016`` month first) or year first, its separator, time class (an
+    index of :data:`TIME_FORMS`) and padding (0: no field below 10, 1: one written with one
+    digit, 2: with a leading zero)."""
+
+    order_class: int
+    seconds: dict[str, int]
+    sep: int
+    time: int
+    pad: int
+
+
+def _day(y: int, mo: int, d: int) -> int | None:
+    cell = iso_cell(f"{y:04d}-{mo:02d}-{d:02d}") if 1 <= mo <= 12 and 1 <= d <= 31 else None
+    return None if cell is None else cell[0]
+
+
+def common_cell(text: str) -> CommonCell | None:
+    """The cell ``text`` in a common format (:data:`COMMON_FORMATS`, with any separator,
+    padding and time), None for any other text, a date that no order reads or a time that
+    does not exist. Public rules on one cell."""
+    m = _COMMON.fullmatch(text)
+    if m is None:
+        return None
+    a, sep, b, c = m[1], m[2], m[3], m[4]
+    seconds: dict[str, int] = {}
+    if len(a) == 4 and len(c) <= 2 and sep != "-":
+        day = _day(int(a), int(b), int(c))
+        if day is not None:
+            seconds["ymd"] = day
+        fields: tuple[str, ...] = (b, c)
+        order_class = 3
+    elif len(a) <= 2 and len(c) == 4:
+        for order, (mo, d) in (("mdy", (a, b)), ("dmy", (b, a))):
+            day = _day(int(c), int(mo), int(d))
+            if day is not None:
+                seconds[order] = day
+        fields = (a, b)
+        order_class = 2 if len(seconds) == 2 else (0 if "mdy" in seconds else 1)
+    else:
+        return None
+    if not seconds:
+        return None
+    time, clock = 0, 0
+    if m[5] is not None:
+        h, mi, s = int(m[5]), int(m[6]), int(m[7] or 0)
+        if h > 23 or mi > 59 or s > 59:
+            return None
+        clock = h * 3600 + mi * 60 + s
+        fields = (*fields, m[5])
+        if m[7] is None:
+            time = 1 if mi == 0 else 2
+        else:
+            time = 3 if mi == s == 0 else (4 if s == 0 else 5)
+    short = [f for f in fields if int(f) < 10]
+    pad = 0 if not short else (1 if any(len(f) == 1 for f in short) else 2)
+    seconds = {k: v + clock for k, v in seconds.items()}
+    return CommonCell(order_class, seconds, SEPARATORS.index(sep), time, pad)
+
+
+def common_order(fmt: str) -> str | None:
+    """The order of ``fmt`` when it is one of :data:`COMMON_FORMATS`, else None."""
+    spec = _COMMON_SPEC.get(fmt)
+    return None if spec is None or fmt not in COMMON_FORMATS else spec[0]
+
+
+def _common_seconds(texts: list[str], order: str) -> np.ndarray:
+    """Each text's seconds read in ``order`` (any separator, padding and time), NaN for a
+    text that is not such a date."""
+    out = np.full(len(texts), np.nan)
+    for i, t in enumerate(texts):
+        cell = common_cell(t)
+        if cell is not None and order in cell.seconds:
+            out[i] = cell.seconds[order]
+    return out
+
+
+def _written_common(stamps: np.ndarray, fmt: str) -> np.ndarray:
+    """``stamps`` (datetime64[s]) written in the common format ``fmt`` (its own writer: the
+    ``%-`` flag is not every platform's ``strftime``)."""
+    days = stamps.astype("datetime64[D]")
+    months = days.astype("datetime64[M]")
+    fields = {
+        "Y": days.astype("datetime64[Y]").astype(np.int64) + 1970,
+        "m": months.astype(np.int64) % 12 + 1,
+        "d": (days - months).astype(np.int64) + 1,
+    }
+    clock = (stamps - days).astype(np.int64)
+    fields |= {"H": clock // 3600, "M": clock // 60 % 60, "S": clock % 60}
+    parts = re.split(r"(%-?[YmdHMS])", fmt)
+    out = np.full(stamps.shape, "", dtype=object)
+    for part in parts:
+        if not part.startswith("%"):
+            out = out + part
+            continue
+        values = fields[part[-1]]
+        width = 4 if part[-1] == "Y" else (1 if part.startswith("%-") else 2)
+        out = out + np.array([str(v).zfill(width) for v in values.tolist()], dtype=object)
+    return out

@@ -308,6 +308,19 @@ def small_note(report: LearnReport) -> str:
     )
 
 
+def _order_note(name: str, why: str) -> str:
+    """The note of a column whose values look like dates whose order was not taken
+    (``domain_learning.common_rule``)."""
+    what = (
+        "every value reads both month first and day first (no field above 12)"
+        if why == "either"
+        else "some values read month first only, others day first only"
+    )
+    return (f"{name}: looks like dates in a common format, but {what}: the order is never "
+            f"guessed, so it is learned as text; declare it, --types '{name}=date:%m/%d/%Y' "
+            f"or '{name}=date:%d/%m/%Y'")  # fmt: skip
+
+
 def column_notes(domain: Domain, report: LearnReport) -> list[str]:
     """What a user must know about the learned columns that release little of their table,
     read off the learned domain and the report's noisy counts alone (post-processing: public):
@@ -320,6 +333,8 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
         c = columns.get(attr.name)
         if c is None or c.rho == 0:  # public, or declared with its categories: nothing learned
             continue
+        if isinstance(attr, Categorical) and c.noisy.get("date_order") in ("either", "both"):
+            notes.append(_order_note(attr.name, c.noisy["date_order"]))
         if isinstance(attr, Categorical):
             kept = [v for v in attr.values if v not in (attr.other, attr.missing)]
             if not kept and c.noisy.get("bounds", ()) is None:  # read as numbers, unbounded
@@ -332,13 +347,15 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
                 which = "only its missing values are" if attr.missing else "no value is"
                 notes.append(f"{attr.name}: {which} held by enough records to reach the "
                              f"selection's threshold{held}; every other value is released as "
-                             f"{attr.other} (an identifier, free text or dates not written "
-                             "YYYY-MM-DD[ HH:MM[:SS]] never come out as written; declare "
+                             f"{attr.other} (an identifier, free text or dates in none of "
+                             "the common formats never come out as written; declare "
                              "other dates' format: --types COL=date:%d.%m.%Y)")  # fmt: skip
         elif isinstance(attr, Numeric) and attr.time is not None:
             ends = dates.written(np.array(attr.edges[::attr.n_bins]), np.zeros(2, dtype=bool),
                                  attr.time)  # fmt: skip
             how = "declared" if c.declared else "read as dates (the ISO 8601 rule)"
+            if not c.declared and attr.time not in dates.ISO_FORMATS:
+                how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
             if c.noisy.get("bounds", ()) is None:
                 notes.append(f"{attr.name}: {how}; too few values are dates written "
                              f"{attr.time} for private bounds: released in one bin "
