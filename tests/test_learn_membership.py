@@ -297,3 +297,20 @@ def test_a_released_member_of_an_older_group_keeps_the_older_rule() -> None:
     found = domain_learning.membership_test(col, other, 1000, 0.001, ctx)
     assert found is not None and found.vocabulary == "days of the week, abbreviated"
     assert found.case == "title" and "Mon" in found.plain and "Thur" in found.ruled
+
+
+def test_no_written_member_is_a_common_date_and_no_common_date_a_member() -> None:
+    """The membership classes and the common date formats' classes
+    (``domain_learning._common_counts``) are cells of the same profile under its one charge:
+    one record in at most one of them. Every written form of every class reads as no common
+    date, and a date written in each common format counts in no class."""
+    from dpquery.data import dates
+
+    forms = list(domain_learning._CLASS_INDEX)
+    assert len(forms) > 300
+    assert [w for w in forms if dates.common_cell(w) is not None] == []
+    seconds = np.array([dates.iso_cell("2016-10-03 07:05:09")[0]], dtype=np.float64)
+    texts = [str(dates.written(seconds, np.zeros(1, dtype=bool), f)[0])
+             for f in dates.COMMON_FORMATS]  # fmt: skip
+    assert all(dates.common_cell(t) is not None for t in texts)
+    assert int(class_counts(dict.fromkeys(texts, 1)).sum()) == 0
