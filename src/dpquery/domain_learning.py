@@ -2255,6 +2255,7 @@ def _dates(
         rest = rho
     unit = dates.format_unit(fmt)
     clock = order == "clock" or fmt in dates.CLOCK_FORMATS
+    found: tuple[float, float] | None
     if clock:  # a time of day: the day is its public bounds, nothing spent on them
         found, buckets = (0.0, float(dates.DAY)), np.arange(0.0, dates.DAY + 1, 3600.0)
         quantile_rho = rest
@@ -2755,9 +2756,9 @@ def _learn_column(
                 if clock:
                     noisy["times_of_day"] = noisy_clock
                     kind, order, col = "date", "clock", _common_times(col, "clock")
-                    bar = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
+                    clock_bar = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
                     date_rule = (f"time of day: noisy {noisy_clock} >= {NUMBER_SHARE:g} x "
-                                 f"{present} - {bar:.0f}")  # fmt: skip
+                                 f"{present} - {clock_bar:.0f}")  # fmt: skip
     if kind == "date":  # no selection: its rest buys the format, bounds and edges
         attr, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt,
                                             order)  # fmt: skip

@@ -236,7 +236,11 @@ _COMMON_SPEC = {
     for s in SEPARATORS
     for t in range(len(TIME_FORMS))
     for p in (False, True)
-} | {common_format("clock", "", t, p): ("clock", "", t, p) for t in range(1, 6) for p in (False, True)}
+} | {
+    common_format("clock", "", t, p): ("clock", "", t, p)
+    for t in range(1, len(TIME_FORMS))
+    for p in (False, True)
+}
 
 
 @dataclass(frozen=True)
