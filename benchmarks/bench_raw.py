@@ -384,22 +384,25 @@ def _is_dates(col: pd.Series) -> bool:
     )
 
 
-OTHER_DATES = tuple(
-    f"{day}{time}"
-    for day in ("%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y", "%Y/%m/%d", "%Y.%m.%d")
-    for time in ("", " %H:%M", " %H:%M:%S")
+_OTHER_DAYS = ("%m/%d/%Y", "%d/%m/%Y", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y", "%Y/%m/%d", "%Y.%m.%d")
+OTHER_DATES = (
+    *(f"{day}{time}" for day in _OTHER_DAYS for time in ("", " %H:%M", " %H:%M:%S")),
+    "%H:%M",
+    "%H:%M:%S",
 )
 """With ``--dates-any`` (off by default, so that earlier results score as they did): the
 formats besides ISO 8601 in which a real column whose every value reads (pandas'
 ``strptime``, which reads ``10/3/2016`` under ``%m/%d/%Y``) is scored on the time axis too,
-the first that reads every value (month first before day first when both do)."""
+the first that reads every value (month first before day first when both do); a time of
+day alone (``7:05``, ``00:20``) on the axis of one day."""
 DATES_ANY = False
 
 
 def _other_format(col: pd.Series) -> str | None:
     """The first of :data:`OTHER_DATES` that reads every value present in ``col``."""
     present = col.dropna().astype(str).str.strip()
-    if not len(present) or not present.str.match(r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}").all():
+    written = r"\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}|\d{1,2}:\d{2}(:\d{2})?$"
+    if not len(present) or not present.str.match(written).all():
         return None
     for fmt in OTHER_DATES:
         if pd.to_datetime(present, format=fmt, errors="coerce").notna().all():

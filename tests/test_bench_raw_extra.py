@@ -87,3 +87,7 @@ def test_dates_in_other_formats_score_on_the_time_axis_only_when_asked(  # type:
     assert s["when"].iloc[0] == 1475539200.0 and pd.isna(s["when"].iloc[1])
     day_first = pd.DataFrame({"when": ["13.10.2016", "3.1.2017"]})
     assert bench._other_format(day_first["when"]) == "%d.%m.%Y"
+    clock = pd.DataFrame({"time": ["00:20", "7:05", "23:50"]})
+    assert bench._other_format(clock["time"]) == "%H:%M"  # a time of day alone, one day's axis
+    assert bench._other_format(pd.DataFrame({"t": ["00:20:05", "7:05:00"]})["t"]) == "%H:%M:%S"
+    assert bench._other_format(pd.DataFrame({"t": ["00:20", "7.05"]})["t"]) is None

@@ -55,7 +55,9 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   (:func:`_dates`), released in its format. A text-like column the ISO test did not take is
   tested for a common format (:data:`~dpquery.data.dates.COMMON_FORMATS`: the profile's
   further counts of its values' order classes, :func:`_common_test`, :func:`common_rule`),
-  its layout then learned by :func:`_common_format`.
+  its layout then learned by :func:`_common_format`; one no order took, for a time of day
+  alone (:data:`~dpquery.data.dates.CLOCK_FORMATS`: one more count of the profile,
+  :func:`_clock_test`), learned over the day, its public bounds ``[0, 86400)``.
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
@@ -559,6 +561,8 @@ class _Context:
     vocab_rng: np.random.Generator | None = None
     # the common formats test's noise (_common_test): a stream of its own alike
     common_rng: np.random.Generator | None = None
+    # the time of day test's noise (_clock_test): a stream of its own alike
+    clock_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -2088,11 +2092,22 @@ def _common_cells(col: _Column) -> list[tuple[dates.CommonCell, int]]:
 
 def _common_counts(col: _Column) -> np.ndarray:
     """The counts of :data:`~dpquery.data.dates.ORDER_CLASSES` (each value in one class at
-    most)."""
-    counts = np.zeros(len(dates.ORDER_CLASSES), dtype=np.int64)
+    most) and then of :data:`~dpquery.data.dates.CLOCK_CLASSES` (a time of day alone)."""
+    counts = np.zeros(len(dates.ORDER_CLASSES) + len(dates.CLOCK_CLASSES), dtype=np.int64)
     for cell, count in _common_cells(col):
         counts[cell.order_class] += count
     return counts
+
+
+def _share_passes(count: int, cells: int, sigma: float, present: int, n: int, small: bool
+                  ) -> bool:  # fmt: skip
+    """The number rule's test on a noisy sum of ``cells`` classes (noise sd ``sigma`` each):
+    near :data:`NUMBER_SHARE` of the ``present`` non-missing values less
+    :data:`NUMBER_SIGMAS` sd of the difference, and clear of that margin from 0 (a small
+    table: of half of ``n``). Post-processing."""
+    margin = NUMBER_SIGMAS * sigma * math.sqrt(cells + NUMBER_SHARE**2)
+    zero = min(margin, n / 2) if small else margin
+    return count >= NUMBER_SHARE * present - margin and count >= zero
 
 
 def common_rule(counts: list[int], sigma: float, present: int, n: int, small: bool) -> CommonTest:
@@ -2107,9 +2122,7 @@ def common_rule(counts: list[int], sigma: float, present: int, n: int, small: bo
     mdy, dmy, either, ymd = counts
 
     def passes(count: int, cells: int) -> bool:
-        margin = NUMBER_SIGMAS * sigma * math.sqrt(cells + NUMBER_SHARE**2)
-        zero = min(margin, n / 2) if small else margin
-        return count >= NUMBER_SHARE * present - margin and count >= zero
+        return _share_passes(count, cells, sigma, present, n, small)
 
     evidence = COMMON_ORDER_SIGMAS * sigma
     if small:
@@ -2140,8 +2153,32 @@ def _common_test(col: _Column, rho: float, present: int, ctx: _Context) -> Commo
     assert ctx.common_rng is not None
     sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
     noise = sample_discrete_gaussian(sigma2, len(dates.ORDER_CLASSES), ctx.common_rng)
-    counts = [int(x) for x in _common_counts(col) + noise]
+    counts = [int(x) for x in _common_counts(col)[: len(dates.ORDER_CLASSES)] + noise]
     return common_rule(counts, _sigma(rho, ctx.l2), present, ctx.n, ctx.small)
+
+
+# --- a time of day alone (dates.CLOCK_FORMATS) ----------------------------------------------
+CLOCK_STREAM = 0x636C6F63
+"""The spawn key of the time of day test's own stream (:func:`_own_stream`)."""
+
+
+def _clock_test(col: _Column, rho: float, present: int, ctx: _Context) -> tuple[bool, int]:
+    """The time of day test: the noisy count of the column's values written as a time of
+    day alone (:data:`~dpquery.data.dates.CLOCK_CLASSES`), read by the number rule's test
+    (:func:`_share_passes`); whether it passes, and the count. The class is disjoint from
+    the profile's and from the common formats' (a value is in one class at most), so the
+    whole vector (missing, numbers, ISO dates, the four order classes, time of day) moves by
+    at most L2 ``sqrt(2)`` when a record is replaced and 1 when one is added or removed
+    (``ctx.l2``), and its discrete Gaussian at the profile's ``sigma`` is ``rho``-zCDP as a
+    whole (CKS 2020, Theorem 4): the profile's one charge covers this draw, made (only for a
+    text-like column neither date test took) from the test's own stream
+    (:data:`CLOCK_STREAM`)."""
+    assert ctx.clock_rng is not None
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
+    exact = int(_common_counts(col)[len(dates.ORDER_CLASSES)])
+    count = int(exact + sample_discrete_gaussian(sigma2, 1, ctx.clock_rng)[0])
+    passed = _share_passes(count, 1, _sigma(rho, ctx.l2), present, ctx.n, ctx.small)
+    return passed, count
 
 
 def _common_times(col: _Column, order: str) -> _Column:
@@ -2219,8 +2256,15 @@ def _dates(
     else:
         rest = rho
     unit = dates.format_unit(fmt)
-    found, used, buckets = _time_bounds(name, col.times, BOUNDS_SHARE * rest, ctx)
-    spent += used
+    clock = order == "clock" or fmt in dates.CLOCK_FORMATS
+    found: tuple[float, float] | None
+    if clock:  # a time of day: the day is its public bounds, nothing spent on them
+        found, buckets = (0.0, float(dates.DAY)), np.arange(0.0, dates.DAY + 1, 3600.0)
+        quantile_rho = rest
+    else:
+        found, used, buckets = _time_bounds(name, col.times, BOUNDS_SHARE * rest, ctx)
+        spent += used
+        quantile_rho = (1 - BOUNDS_SHARE) * rest
     more["bounds"] = found
     noisy_missing, sigma = missing
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
@@ -2237,16 +2281,17 @@ def _dates(
         if alphas:
             picks = [float(x) for x in private_quantiles(
                 col.times, _time_grid(lo, hi, unit), alphas,
-                epsilon=quantile_epsilon((1 - BOUNDS_SHARE) * rest, len(alphas)), rng=ctx.rng,
+                epsilon=quantile_epsilon(quantile_rho, len(alphas)), rng=ctx.rng,
                 ledger=ctx.ledger, name=f"{name}: quantiles (exponential mechanism)",
                 add_remove=ctx.add_remove,
             )]  # fmt: skip
-            spent += (1 - BOUNDS_SHARE) * rest
+            spent += quantile_rho
         edges = sorted({lo, hi, *picks})
     attr = Numeric(name, tuple(edges), out_of_range="clip", missing=has_missing, integer=True,
                    time=fmt, density=LEARNED_DENSITY)  # fmt: skip
     shown = dates.written(np.array([edges[0], edges[-1]]), np.zeros(2, dtype=bool), fmt)
-    learned = (f"{attr.n_bins} bins over [{shown[0]}, {shown[1]}] (clipped), written "
+    over = "the day [0:00, 24:00)" if clock else f"[{shown[0]}, {shown[1]}] (clipped)"
+    learned = (f"{attr.n_bins} bins over {over}, written "
                f"{fmt}" + (" + missing" if has_missing else ""))  # fmt: skip
     return attr, learned, more, spent
 
@@ -2471,7 +2516,8 @@ def learn_domain(
                    times_rng=_own_stream(rng, DATE_STREAM), l2=l2, add_remove=add_remove,
                    half_rng=_own_stream(rng, HALF_STREAM),
                    vocab_rng=_own_stream(rng, MEMBERSHIP_STREAM),
-                   common_rng=_own_stream(rng, COMMON_STREAM))  # fmt: skip
+                   common_rng=_own_stream(rng, COMMON_STREAM),
+                   clock_rng=_own_stream(rng, CLOCK_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -2707,6 +2753,14 @@ def _learn_column(
             if common.order is not None:
                 kind, order, col = "date", common.order, _common_times(col, common.order)
                 date_rule = f"date: a common format, {common.order} (noisy {common.counts})"
+            elif not common.reason:  # a time of day alone?
+                clock, noisy_clock = _clock_test(col, profile_rho, present, ctx)
+                if clock:
+                    noisy["times_of_day"] = noisy_clock
+                    kind, order, col = "date", "clock", _common_times(col, "clock")
+                    clock_bar = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
+                    date_rule = (f"time of day: noisy {noisy_clock} >= {NUMBER_SHARE:g} x "
+                                 f"{present} - {clock_bar:.0f}")  # fmt: skip
     if kind == "date":  # no selection: its rest buys the format, bounds and edges
         attr, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt,
                                             order)  # fmt: skip

@@ -93,10 +93,10 @@ def format_unit(fmt: str) -> int:
 def check_format(fmt: object) -> str:
     """``fmt`` if it is a ``strftime`` format naming a year (``%Y``) that writes a date back
     as it reads it; a ``ValueError`` naming it otherwise."""
+    if fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS:  # read and written by its own rules
+        return fmt  # (a time of day alone has no %Y: it is a day's seconds, 1970-01-01)
     if not isinstance(fmt, str) or "%Y" not in fmt:
         raise ValueError(f"a date format must be a strftime format with %Y, got {fmt!r}")
-    if fmt in COMMON_FORMATS:  # read and written by this module's own rules
-        return fmt
     probe = pd.Timestamp("2001-02-03 04:05:06")
     try:
         text = probe.strftime(fmt)
@@ -146,7 +146,7 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
         if "T" not in fmt:
             text = np.char.replace(text, "T", " ")
         out = text.astype(object)
-    elif fmt in COMMON_FORMATS:
+    elif fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS:
         out = _written_common(stamps, fmt)
     else:
         out = pd.DatetimeIndex(stamps).strftime(fmt).to_numpy(dtype=object)
@@ -182,19 +182,31 @@ ORDER_CLASSES = ("month first only", "day first only", "either order", "year fir
 """The disjoint classes of a cell in a common format's date (:func:`common_cell`): month
 first only (``10/13/2016``: 13 is no month), day first only (``13/10/2016``), either order
 (both of the first two fields at most 12: ``10/3/2016``) and year first."""
+CLOCK_CLASSES = ("time of day",)
+"""The class of a cell written as a time of day alone (``00:20``, ``7:05``, ``23:50:10``):
+disjoint from :data:`ORDER_CLASSES` (no date is read in it), from numbers and from ISO dates.
+A :class:`CommonCell` of it has ``order_class`` ``len(ORDER_CLASSES)`` and its seconds since
+midnight under the order ``"clock"``."""
 
 _COMMON = re.compile(r"(\d{1,4})([/.-])(\d{1,2})\2(\d{1,4})(?: (\d{1,2}):(\d{2})(?::(\d{2}))?)?")
-_DATE_PARTS = {"mdy": ("m", "d", "Y"), "dmy": ("d", "m", "Y"), "ymd": ("Y", "m", "d")}
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
+_DATE_PARTS: dict[str, tuple[str, ...]] = {
+    "mdy": ("m", "d", "Y"),
+    "dmy": ("d", "m", "Y"),
+    "ymd": ("Y", "m", "d"),
+    "clock": (),  # a time of day: no date part
+}
 
 
 def common_format(order: str, sep: str, time: int, padded: bool) -> str:
     """The ``strftime``-like format of a common date: ``order`` (:data:`ORDERS`), ``sep``
     (:data:`SEPARATORS`), ``time`` (a class of :data:`TIME_FORMS`), the month, day and hour
     written with their leading zeros (``padded``) or without (``%-m``, glibc's flag:
-    ``10/3/2016 0:00``)."""
+    ``10/3/2016 0:00``). The order ``"clock"`` has no date: its format is the time alone
+    (``%-H:%M``), ``sep`` unused."""
     flag = "%" if padded else "%-"
     date = sep.join(("%Y" if p == "Y" else flag + p) for p in _DATE_PARTS[order])
-    return date + TIME_FORMS[time].replace("%H", flag + "H")
+    return (date + TIME_FORMS[time].replace("%H", flag + "H")).strip()
 
 
 COMMON_FORMATS = tuple(
@@ -209,11 +221,24 @@ COMMON_FORMATS = tuple(
 :data:`ISO_FORMATS`): 8 dates (``M/D/YYYY``, ``D/M/YYYY`` with ``/``, ``.`` or ``-``;
 ``YYYY/MM/DD``, ``YYYY.MM.DD``), with or without leading zeros, each with a time of
 :data:`TIME_FORMS`: 96 formats."""
+CLOCK_FORMATS = tuple(
+    common_format("clock", "", time, padded)
+    for padded in (False, True)
+    for time in range(1, len(TIME_FORMS))
+)
+"""The common formats' family with no date part: a time of day alone, each time of
+:data:`TIME_FORMS` but none, the hour with or without its leading zero (``%-H:%M`` reads
+``7:05``, ``%H:%M`` ``07:05``, ``%H:%M:%S`` ``07:05:10``): 10 formats, read as seconds since
+midnight, ``[0, 86400)``."""
 _COMMON_SPEC = {
     common_format(o, s, t, p): (o, s, t, p)
     for o in ORDERS
     for s in SEPARATORS
     for t in range(len(TIME_FORMS))
+    for p in (False, True)
+} | {
+    common_format("clock", "", t, p): ("clock", "", t, p)
+    for t in range(1, len(TIME_FORMS))
     for p in (False, True)
 }
 
@@ -241,10 +266,11 @@ def _day(y: int, mo: int, d: int) -> int | None:
 def common_cell(text: str) -> CommonCell | None:
     """The cell ``text`` in a common format (:data:`COMMON_FORMATS`, with any separator,
     padding and time), None for any other text, a date that no order reads or a time that
-    does not exist. Public rules on one cell."""
+    does not exist; a time of day alone (:data:`CLOCK_CLASSES`) by :func:`_clock_cell`.
+    Public rules on one cell."""
     m = _COMMON.fullmatch(text)
     if m is None:
-        return None
+        return _clock_cell(text)
     a, sep, b, c = m[1], m[2], m[3], m[4]
     seconds: dict[str, int] = {}
     if len(a) == 4 and len(c) <= 2 and sep != "-":
@@ -281,10 +307,30 @@ def common_cell(text: str) -> CommonCell | None:
     return CommonCell(order_class, seconds, SEPARATORS.index(sep), time, pad)
 
 
+def _clock_cell(text: str) -> CommonCell | None:
+    """The cell ``text`` as a time of day alone (``H:MM`` or ``H:MM:SS``, 24 hours), None
+    for any other text or a time that does not exist (``24:00``, ``7:60``)."""
+    m = _CLOCK.fullmatch(text)
+    if m is None:
+        return None
+    h, mi, s = int(m[1]), int(m[2]), int(m[3] or 0)
+    if h > 23 or mi > 59 or s > 59:
+        return None
+    if m[3] is None:
+        time = 1 if mi == 0 else 2
+    else:
+        time = 3 if mi == s == 0 else (4 if s == 0 else 5)
+    pad = 0 if h >= 10 else (1 if len(m[1]) == 1 else 2)
+    clock = h * 3600 + mi * 60 + s
+    return CommonCell(len(ORDER_CLASSES), {"clock": clock}, 0, time, pad)
+
+
 def common_order(fmt: str) -> str | None:
-    """The order of ``fmt`` when it is one of :data:`COMMON_FORMATS`, else None."""
+    """The order of ``fmt`` (``"clock"`` for a time of day) when it is one of
+    :data:`COMMON_FORMATS` or :data:`CLOCK_FORMATS`, else None."""
     spec = _COMMON_SPEC.get(fmt)
-    return None if spec is None or fmt not in COMMON_FORMATS else spec[0]
+    known = fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS
+    return None if spec is None or not known else spec[0]
 
 
 def _common_seconds(texts: list[str], order: str) -> np.ndarray:

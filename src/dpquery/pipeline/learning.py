@@ -356,6 +356,13 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             how = "declared" if c.declared else "read as dates (the ISO 8601 rule)"
             if not c.declared and attr.time not in dates.ISO_FORMATS:
                 how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
+            if attr.time in dates.CLOCK_FORMATS:
+                how = "declared" if c.declared else "read as times of day (a common format)"
+                notes.append(f"{attr.name}: {how}; learned over the day (0:00 to 24:00, "
+                             f"public) in {attr.n_bins} bins and released as times written "
+                             f"{attr.time}; a value that is not such a time is released as "
+                             "missing")  # fmt: skip
+                continue
             if c.noisy.get("bounds", ()) is None:
                 notes.append(f"{attr.name}: {how}; too few values are dates written "
                              f"{attr.time} for private bounds: released in one bin "
