@@ -292,15 +292,11 @@ def common_cell(text: str) -> CommonCell | None:
         return None
     time, clock = 0, 0
     if m[5] is not None:
-        h, mi, s = int(m[5]), int(m[6]), int(m[7] or 0)
-        if h > 23 or mi > 59 or s > 59:
+        read = _clock_of(m[5], m[6], m[7])
+        if read is None:
             return None
-        clock = h * 3600 + mi * 60 + s
+        clock, time = read
         fields = (*fields, m[5])
-        if m[7] is None:
-            time = 1 if mi == 0 else 2
-        else:
-            time = 3 if mi == s == 0 else (4 if s == 0 else 5)
     short = [f for f in fields if int(f) < 10]
     pad = 0 if not short else (1 if any(len(f) == 1 for f in short) else 2)
     seconds = {k: v + clock for k, v in seconds.items()}
@@ -311,18 +307,26 @@ def _clock_cell(text: str) -> CommonCell | None:
     """The cell ``text`` as a time of day alone (``H:MM`` or ``H:MM:SS``, 24 hours), None
     for any other text or a time that does not exist (``24:00``, ``7:60``)."""
     m = _CLOCK.fullmatch(text)
-    if m is None:
+    read = None if m is None else _clock_of(m[1], m[2], m[3])
+    if m is None or read is None:
         return None
-    h, mi, s = int(m[1]), int(m[2]), int(m[3] or 0)
+    clock, time = read
+    pad = 0 if int(m[1]) >= 10 else (1 if len(m[1]) == 1 else 2)
+    return CommonCell(len(ORDER_CLASSES), {"clock": clock}, 0, time, pad)
+
+
+def _clock_of(hours: str, minutes: str, seconds: str | None) -> tuple[int, int] | None:
+    """A written time's seconds since midnight and its class of :data:`TIME_FORMS` (to the
+    hour, the minute or the second, with or without seconds written); None for a time that
+    does not exist (``24:00``, ``7:60``)."""
+    h, mi, s = int(hours), int(minutes), int(seconds or 0)
     if h > 23 or mi > 59 or s > 59:
         return None
-    if m[3] is None:
+    if seconds is None:
         time = 1 if mi == 0 else 2
     else:
         time = 3 if mi == s == 0 else (4 if s == 0 else 5)
-    pad = 0 if h >= 10 else (1 if len(m[1]) == 1 else 2)
-    clock = h * 3600 + mi * 60 + s
-    return CommonCell(len(ORDER_CLASSES), {"clock": clock}, 0, time, pad)
+    return h * 3600 + mi * 60 + s, time
 
 
 def common_order(fmt: str) -> str | None:
