@@ -273,6 +273,7 @@ def test_the_plan_states_the_test_and_its_charge(capsys) -> None:
     assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1"]) == 0
     plan = capsys.readouterr().out
     assert "tested for a public vocabulary (US state names, country names" in plan
+    assert "numbers and dates (ISO 8601; the common formats' order classes; times of day)" in plan
     assert "(10% of the column's share, charged before the profile draws)" in plan
     assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1", "--json"]) == 0
     planned = json.loads(capsys.readouterr().out)["membership_test"]

@@ -268,6 +268,10 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "selection over the categories the first did not release, split equally over the "
           "categorical columns whose noisy count left out can reach its threshold; what no "
           "column needs goes to the release (all of it in a small table)")  # fmt: skip
+    print(f"    each undeclared column's kind is read off its profile ({PROFILE_SHARE:.0%} of the "
+          "column's share, charged before it draws): one discrete Gaussian histogram of its "
+          "missing values, numbers and dates (ISO 8601; the common formats' order classes; "
+          "times of day), one record in one cell")  # fmt: skip
     member = membership_plan()
     print(f"    a text column whose selection leaves {member['other_share']:.0%} or more of it "
           f"<other> is tested for a public vocabulary ({', '.join(member['vocabularies'][-2:])}"
