@@ -157,7 +157,6 @@ def test_a_column_of_state_names_at_1000_rows_lists_every_state() -> None:
     assert plain | ruled == values - {"<other>"} and not plain & ruled
     # each place's first spelling a plain value, its other spellings by rule (a column
     # writes one of them; the release tests each alternative against its measurements)
-    assert domain_learning.MEMBERSHIP_RULED == "alternatives"
     assert ruled == {w for s in US_STATE_NAMES for w in s[1:]}
     assert {"Wyoming", "District of Columbia", "Guam"} <= plain and "DC" in ruled
     # upper case: the members are written upper

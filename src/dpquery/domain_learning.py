@@ -782,10 +782,6 @@ mostly that vocabulary, written in that case, not one that holds a few of its wo
 city's name, ``Washington``; a note, ``Mon``). Only the largest noisy class is tried, and a
 column of state names with a few rows of other text (``DC`` written as ``Washington,
 D.C.``) still passes (``docs/learn.md``, "Columns of a public vocabulary")."""
-MEMBERSHIP_RULED = "alternatives"
-"""Which of a winning vocabulary's members are added by rule (``Categorical.by_rule``:
-the release tests each against its own measurements): ``"all"``, ``"alternatives"`` (every
-spelling but each slot's first, the first listed as a plain value) or ``"none"``."""
 MEMBERSHIP_SIGMAS = 4.0
 """... and this many noise standard deviations (a class with no record passes about 3 times
 in 100,000 a class; a column has about 30 classes)."""
@@ -854,7 +850,7 @@ def membership_plan() -> dict[str, Any]:
     return {"share_of_column": PROFILE_SHARE, "charge": "the profile's (no further charge)",
             "other_share": MEMBERSHIP_OTHER_SHARE, "class_share": MEMBERSHIP_SHARE,
             "sigmas": MEMBERSHIP_SIGMAS, "vocabularies": list(MEMBERSHIP_VOCABULARIES),
-            "classes": len(membership_classes()), "by_rule": MEMBERSHIP_RULED}  # fmt: skip
+            "classes": len(membership_classes()), "by_rule": "alternative spellings"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -870,11 +866,10 @@ class Membership:
 
     @property
     def ruled(self) -> tuple[str, ...]:
-        """The members added by rule (:data:`MEMBERSHIP_RULED`)."""
-        if MEMBERSHIP_RULED == "all":
-            return self.members
-        if MEMBERSHIP_RULED == "none":
-            return ()
+        """The members added by rule (``Categorical.by_rule``: the release tests each against
+        its own measurements): every spelling but each slot's first, which is a plain value
+        (a column writes one spelling of each place; by rule, every member of 14 to 22
+        records was taken as empty: docs/learn.md, "Columns of a public vocabulary")."""
         return tuple(m for m in self.members if m not in set(self.first))
 
     @property
