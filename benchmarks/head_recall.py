@@ -22,7 +22,7 @@ it is that of delta ``1e-9`` less the noisy ``n``'s 2%, and the picks weigh ``ex
     nice .venv/bin/python benchmarks/head_recall.py --neighbours add-remove --draws 200
 
 ``--grid`` prints instead how often all of them are found by ``em k=K rho=R`` over a grid of
-``K`` (25-60) and ``R`` (0.75-1 of ``rho``)::
+``K`` (25-60, or ``--picks``) and ``R`` (0.75-1 of ``rho``, or ``--shares``)::
 
     nice .venv/bin/python benchmarks/head_recall.py --neighbours add-remove --grid \
         --shapes small --draws 1000 --data-seed 2
@@ -64,11 +64,14 @@ def main() -> None:
     p.add_argument("--data-seed", type=int, default=0)
     p.add_argument("--neighbours", default="replace-one", choices=("replace-one", "add-remove"))
     p.add_argument("--grid", action="store_true", help="all found, over picks and shares")
+    p.add_argument("--picks", type=int, nargs="+", default=list(GRID_PICKS), help="--grid's K")
+    p.add_argument("--shares", type=float, nargs="+", default=list(GRID_SHARES),
+                   help="--grid's R, shares of rho")  # fmt: skip
     args = p.parse_args()
     rng = np.random.default_rng(0)
     if args.grid:
-        print("| table | picks | " + " | ".join(f"{r:g} of rho" for r in GRID_SHARES) + " |")
-        print("|---|---|" + "---|" * len(GRID_SHARES))
+        print("| table | picks | " + " | ".join(f"{r:g} of rho" for r in args.shares) + " |")
+        print("|---|---|" + "---|" * len(args.shares))
     else:
         print("| shape | n x d | items above 0.75x top | selection | recall | all found |")
         print("|---|---|---|---|---|---|")
@@ -106,10 +109,10 @@ def main() -> None:
             return np.argsort(-noisy)[:m]
 
         if args.grid:
-            for k in GRID_PICKS:
+            for k in args.picks:
                 found = [
                     np.mean([np.isin(top, em(np.arange(d), k, r)).all() for _ in range(args.draws)])
-                    for r in GRID_SHARES
+                    for r in args.shares
                 ]
                 label = f"{name} (data seed {args.data_seed}, {top.size} items)"
                 print(f"| {label} | {k} | " + " | ".join(f"{f:.2f}" for f in found) + " |",
