@@ -80,10 +80,10 @@ class Categorical:
     A codebook's domain has none. It changes no bit of the layout either.
     ``listed`` lists values, in the order of ``values``, that a learned domain took from a
     public vocabulary a private membership test or the released keys named (``docs/learn.md``,
-    "Columns of a public vocabulary"), not released by a selection of their own: many hold no
-    record of the table (the 254 countries of a column holding 125). A release gives no record
-    to one its own 1-way measurements put at 0 (:mod:`dpquery.algorithms.marginal.empty_cells`,
-    :func:`~dpquery.algorithms.marginal.empty_cells.listed_cells`). None of them is in
+    "Phantoms and the released keys' rule"), not released by a selection of their own: many
+    hold no record of the table (the 258 places of a column holding 125 countries). A release
+    gives no record to one its own 1-way measurements cannot tell from empty
+    (:func:`~dpquery.algorithms.marginal.empty_cells.listed_cells`). None of them is in
     ``by_rule``; a codebook's domain has none, and it changes no bit of the layout.
     """
 
