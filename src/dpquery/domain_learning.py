@@ -744,11 +744,13 @@ def _categorical(
         keys = [int(t) for t in texts]  # codes written as integers: the numbers themselves
     numbers: list[int | float] = [k for k in keys if isinstance(k, int | float)]
     ruled: list[str] = []
+    listed: list[str] = []
     if len(numbers) == len(keys) and not members and not plain:
         keys = list(sorted(numbers))
     else:
         keys = [*keys, *partners(keys)]
-        keys += [m for m in dict.fromkeys(plain) if m not in set(keys)]
+        listed = [m for m in dict.fromkeys(plain) if m not in set(keys)]
+        keys += listed
         ruled = vocabulary(keys)
         ruled += [m for m in members if m not in {*map(str, keys), *ruled}]
         keys = sorted([*keys, *ruled], key=lambda k: (type(k).__name__, str(k)))
@@ -762,6 +764,8 @@ def _categorical(
     attr = Categorical(name, tuple(values), missing=missing, other=other)
     if ruled:  # the vocabularies' members, tested one by one by the release
         attr = replace(attr, by_rule=tuple(v for v in values if v in set(ruled)))
+    if listed:  # a vocabulary's members no selection released: the release tests them
+        attr = replace(attr, listed=tuple(v for v in values if v in set(listed)))
     shown = ", ".join(map(str, keys[:6])) + (", ..." if len(keys) > 6 else "")
     extra = " + missing" if missing is not None else ""
     extra += f" ({len(ruled)} of them by a public vocabulary)" if ruled else ""
@@ -792,6 +796,25 @@ matches: ``OHIO`` upper, ``ohio`` lower, ``Ohio`` title (the spelling as listed,
 ``none`` (an exact match)."""
 
 
+MEMBERSHIP_KEYS = 2
+"""The released keys' rule (:func:`released_membership`) needs at least this many released
+keys, all members of one place vocabulary in one writing style."""
+MEMBERSHIP_TAIL_SHARE = 0.02
+"""... and a noisy mass left out by the selection of at least this share of the column's
+noisy non-missing count (below :data:`MEMBERSHIP_OTHER_SHARE`, where the test draws) and
+:data:`MEMBERSHIP_TAIL_SIGMAS` sd of that mass's noise: a column all of whose values were
+released has no member to add."""
+MEMBERSHIP_TAIL_SIGMAS = 2.0
+"""The margin of :data:`MEMBERSHIP_TAIL_SHARE`, in sd of the noise of the mass left out (the
+released keys' noisy counts, the noisy non-missing count's two)."""
+PLACE_VOCABULARIES = ("US state names", "country names")
+"""The vocabularies of the released keys' rule, in its order (the older groups of
+:data:`VOCABULARIES` have their own rule, :func:`vocabulary`)."""
+SEPARATORS = (" ", "-")
+"""The writing styles of a name of several words, in the order a key is matched: spaces as
+listed, or every space written as a hyphen (UCI Adult's ``United-States``, ``El-Salvador``)."""
+
+
 def _membership_vocabularies() -> dict[str, tuple[tuple[tuple[str, ...], ...], bool]]:
     """The vocabularies of the membership test, in its fixed order: :data:`VOCABULARIES`,
     then the US state names and the country names (:mod:`dpquery.data.place_names`; a name in
@@ -804,8 +827,11 @@ def _membership_vocabularies() -> dict[str, tuple[tuple[tuple[str, ...], ...], b
 MEMBERSHIP_VOCABULARIES = _membership_vocabularies()
 
 
-def _written(word: str, case: str) -> str:
-    return {"upper": word.upper(), "lower": word.lower()}.get(case, word)
+def _written(word: str, case: str, sep: str = " ") -> str:
+    """``word`` in a writing ``case`` (:data:`CASES`) and style: its spaces written as
+    ``sep`` (:data:`SEPARATORS`)."""
+    cased = {"upper": word.upper(), "lower": word.lower()}.get(case, word)
+    return cased if sep == " " else cased.replace(" ", sep)
 
 
 def membership_classes() -> tuple[tuple[str, str], ...]:
@@ -846,11 +872,17 @@ def class_counts(keys: Mapping[Hashable, int]) -> np.ndarray:
 def membership_plan() -> dict[str, Any]:
     """The membership test's public parameters (``dpquery privacy synth``): the share of a
     column's rho whose charge covers it (the profile's, :data:`PROFILE_SHARE`), the rules'
-    shares and margin, the vocabularies in their order and the number of classes."""
+    shares and margin, the vocabularies in their order and the number of classes; and the
+    released keys' rule's (:func:`released_membership`), which charges nothing."""
     return {"share_of_column": PROFILE_SHARE, "charge": "the profile's (no further charge)",
             "other_share": MEMBERSHIP_OTHER_SHARE, "class_share": MEMBERSHIP_SHARE,
             "sigmas": MEMBERSHIP_SIGMAS, "vocabularies": list(MEMBERSHIP_VOCABULARIES),
-            "classes": len(membership_classes()), "by_rule": "alternative spellings"}  # fmt: skip
+            "classes": len(membership_classes()), "by_rule": "alternative spellings",
+            "released_keys": {"vocabularies": list(PLACE_VOCABULARIES), "keys": MEMBERSHIP_KEYS,
+                              "left_out_share": MEMBERSHIP_TAIL_SHARE,
+                              "left_out_sigmas": MEMBERSHIP_TAIL_SIGMAS,
+                              "separators": list(SEPARATORS),
+                              "charge": "none (post-processing)"}}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -916,6 +948,49 @@ def membership_test(
                                   MEMBERSHIP_VOCABULARIES[name][0] for w in slot))  # fmt: skip
     first = tuple(_written(slot[0], case) for slot in MEMBERSHIP_VOCABULARIES[name][0])
     return Membership(name, case, members, report, first)
+
+
+def released_membership(sel: Selection, present: int, sigma: float) -> Membership | None:
+    """The released keys' rule (``docs/learn.md``, "Phantoms and the released keys' rule"):
+    a column whose selection released at least :data:`MEMBERSHIP_KEYS` keys, every one a
+    member of one vocabulary of :data:`PLACE_VOCABULARIES` written in one style (a case of
+    :data:`CASES` and a separator of :data:`SEPARATORS`, the first that fits all of them in
+    that order), and left out a noisy mass of at least :data:`MEMBERSHIP_TAIL_SHARE` of the
+    noisy non-missing count ``present`` and :data:`MEMBERSHIP_TAIL_SIGMAS` sd of its noise
+    (each released count's, ``sel.sigma2``, and the two of ``present``: the noisy ``n`` and
+    missing count, each taken at the profile's ``sigma``), lists that vocabulary's members in
+    that style: each place no key names by its first spelling (a plain value,
+    ``Categorical.listed``) and its other spellings by rule, the other spellings of a place
+    a key names by rule. UCI Adult's
+    ``native-country`` releases ``United-States``, ``Mexico`` and ``Philippines`` and leaves
+    out 7% of its records, on 38 countries. None when the rule does not fit. A function of
+    the released keys, their noisy counts, the noisy non-missing count and public lists:
+    post-processing, nothing drawn, no charge."""
+    keys = [k for k in sel.released if k != _MISSING]
+    if len(keys) < MEMBERSHIP_KEYS or not all(isinstance(k, str) for k in keys):
+        return None
+    released = sum(v for k, v in sel.released.items() if k != _MISSING)
+    sd = math.sqrt(len(keys) * float(sel.sigma2) + 2 * sigma**2)
+    left = present - released
+    if left < MEMBERSHIP_TAIL_SHARE * present or left < MEMBERSHIP_TAIL_SIGMAS * sd:
+        return None
+    for name in PLACE_VOCABULARIES:
+        slots = MEMBERSHIP_VOCABULARIES[name][0]
+        for case in CASES:
+            for sep in SEPARATORS:
+                index = {_written(w, case, sep): i for i, slot in enumerate(slots) for w in slot}
+                if not all(k in index for k in keys):
+                    continue
+                filled = {index[str(k)] for k in keys}
+                members = tuple(dict.fromkeys(_written(w, case, sep) for slot in slots
+                                              for w in slot))  # fmt: skip
+                first = tuple(_written(slot[0], case, sep) for i, slot in enumerate(slots)
+                              if i not in filled)  # fmt: skip
+                style = case if sep == " " else f"{case}, spaces as {sep!r}"
+                report = {"membership_rule": "released keys", "membership_left_out":
+                          present - released}  # fmt: skip
+                return Membership(name, style, members, report, first)
+    return None
 
 
 def _decimals(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, list[int]]:
@@ -2764,6 +2839,8 @@ def _learn_column(
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
         sel = _select_categories(name, col, rest, ctx)
         found = membership_test(col, sel, present, profile_rho, ctx)
+        if found is None or found.vocabulary is None:  # the released keys' rule
+            found = released_membership(sel, present, sigma) or found
         attr, learned = (_categorical(name, sel) if found is None
                          else _categorical(name, sel, found.ruled, found.plain))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
@@ -2772,10 +2849,17 @@ def _learn_column(
             noisy |= found.noisy
         if found is not None and found.vocabulary is not None:
             ctx.held.pop(name, None)  # its members are listed: no second selection
-            rule += (
-                f"; {found.vocabulary} ({found.case}): noisy "
-                f"{found.noisy['membership_max']} >= {MEMBERSHIP_SHARE:g} x {present}"
-            )
+            if "membership_max" in found.noisy:
+                rule += (
+                    f"; {found.vocabulary} ({found.case}): noisy "
+                    f"{found.noisy['membership_max']} >= {MEMBERSHIP_SHARE:g} x {present}"
+                )
+            else:
+                rule += (
+                    f"; {found.vocabulary} ({found.case}): the released keys, noisy "
+                    f"{found.noisy['membership_left_out']} left out >= "
+                    f"{MEMBERSHIP_TAIL_SHARE:g} x {present}"
+                )
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip

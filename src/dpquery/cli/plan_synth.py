@@ -280,6 +280,13 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "column's share, charged before the profile draws), no further charge; a class "
           f"holding {member['class_share']:.0%} of the noisy non-missing count and "
           f"{member['sigmas']:g} noise sd lists that vocabulary's members")  # fmt: skip
+    keys = member["released_keys"]
+    print(f"    a text column whose selection released {keys['keys']} or more keys, all place "
+          "names of one vocabulary in one style (spaces or hyphens), and left out "
+          f"{keys['left_out_share']:.0%} of it and {keys['left_out_sigmas']:g} sd, lists "
+          "that vocabulary's places: no charge (post-processing of the released keys and "
+          "noisy counts); the release gives no record to a listed place its 1-way "
+          "measurements cannot tell from empty")  # fmt: skip
     borrow = SMALL_BORROW_SHARE * b.release_rho
     print(f"    a small table draws no decoding weights: their part joins the pool, and the "
           f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "

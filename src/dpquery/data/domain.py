@@ -78,6 +78,13 @@ class Categorical:
     own, as empty when its own measurements cannot tell them from empty
     (:mod:`dpquery.algorithms.marginal.empty_cells`); the kind is read off the value's type.
     A codebook's domain has none. It changes no bit of the layout either.
+    ``listed`` lists values, in the order of ``values``, that a learned domain took from a
+    public vocabulary a private membership test or the released keys named (``docs/learn.md``,
+    "Phantoms and the released keys' rule"), not released by a selection of their own: many
+    hold no record of the table (the 258 places of a column holding 125 countries). A release
+    gives no record to one its own 1-way measurements cannot tell from empty
+    (:func:`~dpquery.algorithms.marginal.empty_cells.listed_cells`). None of them is in
+    ``by_rule``; a codebook's domain has none, and it changes no bit of the layout.
     """
 
     name: str
@@ -89,11 +96,13 @@ class Categorical:
     keep_missing: bool = field(default=False, compare=False)
     ordered: bool = field(default=False, compare=False)
     by_rule: tuple[Hashable, ...] = field(default=(), compare=False)
+    listed: tuple[Hashable, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
         object.__setattr__(self, "values", tuple(self.values))
         object.__setattr__(self, "by_rule", tuple(self.by_rule))
+        object.__setattr__(self, "listed", tuple(self.listed))
         object.__setattr__(self, "recode", dict(self.recode))
         if not self.values:
             raise DomainError(f"categorical attribute {self.name!r} has no values")
@@ -128,20 +137,25 @@ class Categorical:
         schema.check_dtype(self.name, self.dtype, self.present_values)
 
     def _check_by_rule(self) -> None:
-        """``by_rule``: values of the attribute, in their order, neither its catch-all nor
-        its missing category."""
-        bad = [v for v in self.by_rule if v not in self.values or v in (self.other, self.missing)]
-        if bad:
-            raise DomainError(
-                f"attribute {self.name!r}: by_rule values {bad[:6]} are not values of it other "
-                "than its catch-all and missing categories"
-            )
-        order = [self.values.index(v) for v in self.by_rule]
-        if any(b <= a for a, b in itertools.pairwise(order)):
-            raise DomainError(
-                f"attribute {self.name!r}: by_rule must list values once each, in the order "
-                f"of its values; got {list(self.by_rule)[:6]}"
-            )
+        """``by_rule`` and ``listed``: values of the attribute, in their order, neither its
+        catch-all nor its missing category, and none in both."""
+        for key, vals in (("by_rule", self.by_rule), ("listed", self.listed)):
+            bad = [v for v in vals if v not in self.values or v in (self.other, self.missing)]
+            if bad:
+                raise DomainError(
+                    f"attribute {self.name!r}: {key} values {bad[:6]} are not values of it "
+                    "other than its catch-all and missing categories"
+                )
+            order = [self.values.index(v) for v in vals]
+            if any(b <= a for a, b in itertools.pairwise(order)):
+                raise DomainError(
+                    f"attribute {self.name!r}: {key} must list values once each, in the order "
+                    f"of its values; got {list(vals)[:6]}"
+                )
+        both = set(self.by_rule) & set(self.listed)
+        if both:
+            raise DomainError(f"attribute {self.name!r}: values {sorted(map(str, both))[:6]} "
+                              "are both by_rule and listed")  # fmt: skip
 
     @property
     def present_values(self) -> tuple[Hashable, ...]:
@@ -690,6 +704,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["ordered"] = True
     if isinstance(a, Categorical) and a.by_rule:  # only when learned: older readers see the same
         out["by_rule"] = list(a.by_rule)
+    if isinstance(a, Categorical) and a.listed:  # only when learned: older readers see the same
+        out["listed"] = list(a.listed)
     if isinstance(a, Numeric) and a.within is not None:
         out["within"] = [list(w) for w in a.within]
     if isinstance(a, Numeric) and a.density != "uniform":  # older readers see the same
@@ -743,6 +759,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
             "keep_missing",
             "ordered",
             "by_rule",
+            "listed",
         },
         "numeric": {
             "edges",
@@ -781,6 +798,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("keep_missing", False),
                 obj.get("ordered", False),
                 _by_rule(name, obj.get("by_rule", [])),
+                _by_rule(name, obj.get("listed", []), "listed"),
             )
         if kind == "numeric":
             return Numeric(
@@ -804,10 +822,10 @@ def _attr_from_dict(obj: Any) -> Attribute:
         raise DomainError(f"attribute {name!r}: {exc}") from None
 
 
-def _by_rule(name: str, v: Any) -> tuple[Hashable, ...]:
-    """A domain file's ``by_rule`` list as a tuple of values."""
+def _by_rule(name: str, v: Any, key: str = "by_rule") -> tuple[Hashable, ...]:
+    """A domain file's ``by_rule`` (or ``listed``) list as a tuple of values."""
     if not isinstance(v, list):
-        raise DomainError(f"attribute {name!r}: 'by_rule' must be a list, got {type(v).__name__}")
+        raise DomainError(f"attribute {name!r}: {key!r} must be a list, got {type(v).__name__}")
     return tuple(_hashable(x) for x in v)
 
 

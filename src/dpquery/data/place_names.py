@@ -7,7 +7,9 @@ with the common alternative spellings of each (the short form in use, "South Kor
 "Korea, Republic of"; English abbreviations written with and without points, "USA" and
 "U.S.A."; former names still common in historical tables, "Zaire", "Burma", "Swaziland",
 and the states dissolved since 1990, "USSR", "Yugoslavia", "Czechoslovakia", "West
-Germany"). Each slot is one place with its spellings, ``|``-separated; the first is the one
+Germany"), and the four countries of the United Kingdom, "England", "Scotland", "Wales" and
+"Northern Ireland" (ISO 3166-2:GB; census tables write them as countries of birth). Each
+slot is one place with its spellings, ``|``-separated; the first is the one
 written as the place's name.
 
 :func:`dpquery.domain_learning.membership_classes` counts a column's values in each of these
@@ -294,8 +296,13 @@ Yugoslavia
 Czechoslovakia
 West Germany|Germany, West|Federal Republic of Germany
 East Germany|Germany, East|German Democratic Republic
+England
+Scotland
+Wales
+Northern Ireland
 """
 COUNTRY_NAMES: tuple[tuple[str, ...], ...] = tuple(
     tuple(line.split("|")) for line in _COUNTRIES.strip().splitlines()
 )
-"""The ISO 3166-1 short names with their common alternatives, and five former states."""
+"""The ISO 3166-1 short names with their common alternatives, five former states, and the
+four countries of the United Kingdom (written as a country of birth in census tables)."""

@@ -89,12 +89,15 @@ from dpquery.algorithms.marginal.compress import (
 )
 from dpquery.algorithms.marginal.empty_cells import (
     DEFAULT_EMPTY_SIGMAS,
+    LISTED_SIGMAS,
     RULED_SIGMAS,
     VOCABULARY_SIGMAS,
     catch_all_cells,
     condition_records,
     doubted_cells,
+    doubted_listed,
     doubted_run,
+    listed_cells,
     ruled_cells,
     ruled_sigmas_of,
     vocabulary_cells,
@@ -518,6 +521,7 @@ def adaptive_marginals(
     ruled: Sequence[Sequence[int]] | None = None,
     ruled_sigmas: float | Sequence[float] = RULED_SIGMAS,
     vocab: Sequence[Sequence[int]] | None = None, vocab_sigmas: float = VOCABULARY_SIGMAS,
+    listed: Sequence[Sequence[int]] | None = None, listed_sigmas: float | None = LISTED_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0, max_share: float = 0.0,
     max_final: bool = False, max_scale: float = 1.0, ranks: bool = False,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
@@ -582,7 +586,11 @@ def adaptive_marginals(
     :func:`~dpquery.algorithms.marginal.empty_cells.ruled_sigmas_of`), and each ``vocab``
     cell (per attribute, a public vocabulary's members a learned domain added by rule:
     :func:`~dpquery.algorithms.marginal.empty_cells.vocabulary_cells`) below
-    ``vocab_sigmas``, tested on its own."""
+    ``vocab_sigmas``, tested on its own, and the ``listed`` cells (per attribute, a public
+    vocabulary's members a learned domain listed without a selection:
+    :func:`~dpquery.algorithms.marginal.empty_cells.listed_cells`) that
+    :func:`~dpquery.algorithms.marginal.empty_cells.doubted_listed` takes as empty
+    (``listed_sigmas``: its fixed threshold, None its empirical-Bayes rule)."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -690,6 +698,7 @@ def adaptive_marginals(
         )  # fmt: skip
         rounds.append({"round": "within bins", "attributes": cut, "pseudo": pseudo})
     ruled_any = (ruled is not None and any(ruled)) or (vocab is not None and any(vocab))
+    ruled_any = ruled_any or (listed is not None and any(listed))
     if empty is not None and (any(empty) or ruled_any):
         estimates = one_way_estimates(measured, len(sizes))
         doubted = doubted_cells(estimates, empty, empty_sigmas)
@@ -698,6 +707,9 @@ def adaptive_marginals(
             doubted = [(*c, *r) for c, r in zip(doubted, run, strict=True)]
         if vocab is not None and any(vocab):  # unordered: each member on its own
             each = doubted_cells(estimates, vocab, vocab_sigmas)
+            doubted = [(*c, *v) for c, v in zip(doubted, each, strict=True)]
+        if listed is not None and any(listed):  # together: their empty share estimated
+            each = doubted_listed(estimates, listed, listed_sigmas)
             doubted = [(*c, *v) for c, v in zip(doubted, each, strict=True)]
         X, k = condition_records(X, doubted, rng)
         if k:
@@ -971,6 +983,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 ruled=ruled_cells(run.data.domain, layout.sizes) if self.empty_cells else None,
                 ruled_sigmas=ruled_sigmas_of(run.data.domain, layout.sizes),
                 vocab=vocabulary_cells(run.data.domain, layout.sizes) if self.empty_cells
+                else None,
+                listed=listed_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
                 max_share=self.max_share, max_final=self.max_final, max_scale=self.max_scale,

@@ -41,6 +41,21 @@ is read off the domain's JSON. They are unordered, so each is tested on its own
 record holds passes with the probability that its noise reaches that many sigma, a member
 that holds records keeps them once their count reaches it.
 
+A learned domain may list a public vocabulary's members that no selection released
+(``Categorical.listed``: the country names of a column of countries, the 254 places of a
+column holding 125 of them). Their 1-way noise gives an absent member records as often as
+not (at 0 noise sd, 0.4 sd of records on average: 17% of a release's countries on a table
+of 125 countries, 5 to 7% of its states on a table of 51), while the members the table holds
+have few records each (14 to 22 of 1,097 a state: one noise sd), so that no fixed threshold
+in sd keeps the ones and drops the others (2.5 sd took most states as empty). The listed
+members of an attribute are many draws of one kind, so their empty share is estimated from
+their own noisy counts (empirical Bayes, Robbins 1956; the prior's nonparametric maximum
+likelihood estimate, Kiefer and Wolfowitz 1956, by EM over a grid as in Jiang and Zhang
+2009, Koenker and Mizera 2014): a member whose posterior probability of holding no record
+is at least one half (the posterior median of its count is 0: the estimate of least
+expected absolute error, which is what the column's shape reads) is taken as empty
+(:func:`listed_cells`, :func:`null_posteriors`, :func:`doubted_listed`).
+
 Privacy: post-processing (Dwork and Roth 2014, Proposition 2.1; for zCDP Bun and Steinke
 2016, Lemma 1.8) of measurements already charged, of the record set fitted to them, and of
 the public domain; no data is read and nothing is charged. The cells tested are fixed by the
@@ -87,6 +102,20 @@ port lists 25 letters by rule: about one run in seven keeps one); a member holdi
 is lost when its count falls below it (titanic's Q, 77 records, about 3.4 sd of the
 release's noise of 22). Tuned on titanic, seeds 0 to 9, among 1 to 3 (``docs/learn.md``,
 "Public vocabularies")."""
+
+LISTED_GRID_STEP = 0.5
+"""The prior of a listed member's count (:func:`null_posteriors`) is estimated on the grid 0,
+``s sigma``, ``2 s sigma``, ... past the largest noisy count: a count under half a step is
+not told from 0 at that noise."""
+LISTED_ITERATIONS = 500
+"""EM iterations of the prior's estimate (a fixed number: the rule reads no clock)."""
+LISTED_NULL = 0.5
+"""A listed member whose posterior probability of holding no record is at least this is
+taken as empty (one half: its posterior median count is 0)."""
+LISTED_SIGMAS: float | None = None
+"""None: the empirical-Bayes rule above; a number: a listed member whose noisy count is
+below this many sd is taken as empty instead (a fixed threshold, measured against the rule
+in ``docs/learn.md``)."""
 
 
 def _is_code(value: object) -> bool:
@@ -150,6 +179,70 @@ def vocabulary_cells(
     on its own by :func:`doubted_cells`. Public: the domain alone; none where
     :func:`ruled_cells` has none for a layout that is not the domain's."""
     return _by_rule_cells(domain, sizes, codes=False)
+
+
+def listed_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
+    """Per attribute of a record layout of ``sizes`` values, the codes of the values its
+    domain took from a public vocabulary without a selection (``Categorical.listed``), tested
+    together by :func:`doubted_listed`. Public: the domain alone; none for a layout that is
+    not the domain's, or an attribute whose size in it is not its domain size."""
+    if domain is None or len(domain.attributes) != len(sizes):
+        return [() for _ in sizes]
+    out: list[tuple[int, ...]] = []
+    for attr, size in zip(domain.attributes, sizes, strict=True):
+        cells: tuple[int, ...] = ()
+        if int(size) == attr.size and isinstance(attr, Categorical) and attr.listed:
+            cells = tuple(attr.values.index(v) for v in attr.listed)
+        out.append(cells)
+    return out
+
+
+def null_posteriors(
+    y: np.ndarray, sigma: float, step: float = LISTED_GRID_STEP,
+    iterations: int = LISTED_ITERATIONS,
+) -> np.ndarray:  # fmt: skip
+    """Per noisy count ``y[c] = x[c] + N(0, sigma^2)``, the posterior probability that
+    ``x[c] = 0`` under the prior of the ``x`` estimated from all of ``y``: the nonparametric
+    maximum likelihood estimate (Kiefer and Wolfowitz 1956) over the grid 0, ``step sigma``,
+    ... (the first point past ``max(y)``), by ``iterations`` EM steps from the uniform prior
+    (Jiang and Zhang 2009). Deterministic: a function of ``y`` and ``sigma`` alone."""
+    y = np.asarray(y, dtype=float)
+    if y.size == 0 or sigma <= 0:
+        return np.zeros(y.size)
+    top = max(float(y.max()), 0.0)
+    grid = step * sigma * np.arange(int(np.floor(top / (step * sigma))) + 2)
+    # the likelihoods, each row scaled by its largest (the posteriors are ratios)
+    logl = -0.5 * ((y[:, None] - grid[None, :]) / sigma) ** 2
+    like = np.exp(logl - logl.max(axis=1, keepdims=True))
+    w = np.full(grid.size, 1.0 / grid.size)
+    for _ in range(iterations):
+        post = like * w
+        post /= post.sum(axis=1, keepdims=True)
+        w = post.mean(axis=0)
+    post = like * w
+    return np.asarray(post[:, 0] / post.sum(axis=1))
+
+
+def doubted_listed(
+    estimates: Sequence[tuple[np.ndarray, float]], cells: Sequence[Sequence[int]],
+    sigmas: float | None = None,
+) -> list[tuple[int, ...]]:  # fmt: skip
+    """Per attribute, those of its listed ``cells`` the release takes as empty: with
+    ``sigmas`` None (:data:`LISTED_SIGMAS`), those whose posterior probability of holding no
+    record (:func:`null_posteriors` over the attribute's listed cells together) is at least
+    :data:`LISTED_NULL`; with a number, those whose noisy count is below that many sd."""
+    out: list[tuple[int, ...]] = []
+    for (y, sigma), mine in zip(estimates, cells, strict=True):
+        if not mine:
+            out.append(())
+            continue
+        counts = np.asarray(y, dtype=float)[list(mine)]
+        if sigmas is not None:
+            out.append(tuple(c for c, v in zip(mine, counts, strict=True) if v < sigmas * sigma))
+            continue
+        p0 = null_posteriors(counts, float(sigma))
+        out.append(tuple(c for c, p in zip(mine, p0, strict=True) if p >= LISTED_NULL))
+    return out
 
 
 def ruled_sigmas_of(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[float]:
@@ -222,13 +315,20 @@ def condition_records(
 
 __all__ = [
     "DEFAULT_EMPTY_SIGMAS",
+    "LISTED_GRID_STEP",
+    "LISTED_ITERATIONS",
+    "LISTED_NULL",
+    "LISTED_SIGMAS",
     "RULED_HALF_SIGMAS",
     "RULED_SIGMAS",
     "VOCABULARY_SIGMAS",
     "catch_all_cells",
     "condition_records",
     "doubted_cells",
+    "doubted_listed",
     "doubted_run",
+    "listed_cells",
+    "null_posteriors",
     "ruled_cells",
     "ruled_sigmas_of",
     "vocabulary_cells",
