@@ -23,7 +23,8 @@ exactly one cell, so its L2 sensitivity is ``sqrt(2)`` under replace-one (two ce
 (``_Context.l2``). Every count mechanism (profile and date test, precision, date formats,
 bounds' buckets, partition selections and the second, decoding weights' sub-bins) draws at
 it (the common date format's three histograms, each record in one cell of each, at
-``sqrt(3)`` times it: :func:`_common_format`), and every public rule on their noise
+``sqrt(3)`` times it: :func:`_common_format`; the lattice test's two, at ``sqrt(2)`` times it:
+:func:`lattice_test`), and every public rule on their noise
 (thresholds, sd floors, :func:`second_plan`,
 :func:`check_learnable` and :func:`size_limits`, :func:`within_plan`) reads the same. A
 partition selection under add/remove is the setting of Desfontaines et al. 2022 (one key of
@@ -109,7 +110,11 @@ histogram (:func:`~dpquery.privacy.quantiles.grown_bounds`, a single test per st
 range from 0, their upper end grown again at :data:`SMALL_CODE_STEP_RATE`
 (:func:`_code_top`); the bin edges read off the
 bounds' noisy counts (:func:`_small_edges`, no quantiles); the text rule's zero test at half
-the non-missing count. Each reads only noisy counts already drawn: post-processing.
+the non-missing count. Each reads only noisy counts already drawn: post-processing. An
+integer column whose bounds are a narrow band (a year) gives :data:`LATTICE_SHARE` of its
+band's finer histogram to a lattice test (:func:`lattice_test`, a charge of its own): its
+integers by residue mod 4 and mod 5; a class holding nearly all of them puts the column on
+that lattice (``Numeric.lattice``: its edges on it, its values decoded to its points).
 """
 
 from __future__ import annotations
