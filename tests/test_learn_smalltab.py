@@ -15,6 +15,7 @@ import pytest
 
 from dpquery.domain_learning import (
     FINE_CELLS,
+    LATTICE_SHARE,
     LEARNING_NOISY_N_SHARE,
     SECOND_SHARE,
     SMALL_BORROW_SHARE,
@@ -128,8 +129,12 @@ def test_a_small_tables_year_gets_finer_edges_charged_from_the_pool_on_neighbour
         share = pool * _SAFETY / len(users)
         first = year.rho - year.noisy["fine_rho"]  # what the column spent first
         assert first == pytest.approx(column_rho(rho, 4, relation == ADD_REMOVE))
+        # an integer band: its lattice test takes LATTICE_SHARE of the band's share
+        band = min(share, first)
         charges = [e.charge for e in ledger.entries if "finer bounds" in e.charge.mechanism]
-        assert [c.cost.rho for c in charges] == [pytest.approx(min(share, first))]
+        assert [c.cost.rho for c in charges] == [pytest.approx((1 - LATTICE_SHARE) * band)]
+        tests = [e.charge for e in ledger.entries if ": lattice" in e.charge.mechanism]
+        assert [c.cost.rho for c in tests] == [pytest.approx(LATTICE_SHARE * band)]
         spent = [c.noisy.get("second_rho", c.noisy.get("fine_rho")) for c in users]
         assert report.second_spent_rho == pytest.approx(math.fsum(spent))
         edges = domain["year"].edges

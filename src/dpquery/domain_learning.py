@@ -23,7 +23,8 @@ exactly one cell, so its L2 sensitivity is ``sqrt(2)`` under replace-one (two ce
 (``_Context.l2``). Every count mechanism (profile and date test, precision, date formats,
 bounds' buckets, partition selections and the second, decoding weights' sub-bins) draws at
 it (the common date format's three histograms, each record in one cell of each, at
-``sqrt(3)`` times it: :func:`_common_format`), and every public rule on their noise
+``sqrt(3)`` times it: :func:`_common_format`; the lattice test's two, at ``sqrt(2)`` times it:
+:func:`lattice_test`), and every public rule on their noise
 (thresholds, sd floors, :func:`second_plan`,
 :func:`check_learnable` and :func:`size_limits`, :func:`within_plan`) reads the same. A
 partition selection under add/remove is the setting of Desfontaines et al. 2022 (one key of
@@ -109,7 +110,11 @@ histogram (:func:`~dpquery.privacy.quantiles.grown_bounds`, a single test per st
 range from 0, their upper end grown again at :data:`SMALL_CODE_STEP_RATE`
 (:func:`_code_top`); the bin edges read off the
 bounds' noisy counts (:func:`_small_edges`, no quantiles); the text rule's zero test at half
-the non-missing count. Each reads only noisy counts already drawn: post-processing.
+the non-missing count. Each reads only noisy counts already drawn: post-processing. An
+integer column whose bounds are a narrow band (a year) gives :data:`LATTICE_SHARE` of its
+band's finer histogram to a lattice test (:func:`lattice_test`, a charge of its own): its
+integers by residue mod 4 and mod 5; a class holding nearly all of them puts the column on
+that lattice (``Numeric.lattice``: its edges on it, its values decoded to its points).
 """
 
 from __future__ import annotations
@@ -563,6 +568,8 @@ class _Context:
     common_rng: np.random.Generator | None = None
     # the time of day test's noise (_clock_test): a stream of its own alike
     clock_rng: np.random.Generator | None = None
+    # the lattice test's noise (lattice_test): a stream of its own alike
+    lattice_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -1867,6 +1874,136 @@ def _half_codes(
     return attr, f"{shown} + {other}{extra}"
 
 
+# --- integers on a coarser lattice: elections every 4 years, codes 10, 20, 30 -----------------
+LATTICE_STREAM = 0x6C617474
+"""The spawn key of the lattice test's own stream (:func:`_own_stream`)."""
+LATTICE_SHARE = 0.25
+"""The share of a small table's integer band's finer-histogram rho (the pool's,
+:func:`_second_selection`) that its lattice test (:func:`lattice_test`) takes; the finer
+histogram keeps the rest."""
+LATTICE_MODULI = (4, 5)
+"""The moduli of the lattice test's histograms: the column's integers by residue mod 4 and
+mod 5, each integer in one cell of each. Their divisors (2, 4; 5) are the public candidate
+steps, and their products (10, 20) by the Chinese remainder theorem: an integer's residue
+mod 20 is its pair of residues mod 4 and mod 5. Not 25 (nor 50, 100): the test of a class
+mod 25 sums the noise of 24 other cells, and a band's values in whole hundreds gain little
+from a lattice its bins are far wider than."""
+LATTICE_ON_SIGMAS = 4.0
+"""A residue class (:func:`residue_class`) must hold at least this many noise sd of its sum:
+records, not noise ..."""
+LATTICE_OFF_SIGMAS = 1.0
+"""... and the rest of its histogram's cells, raised by this many noise sd of their sum, at
+most :data:`LATTICE_OFF_RATIO` of the class's noisy count: nearly all of the mass, with a
+margin for the noise."""
+LATTICE_OFF_RATIO = 0.25
+
+
+def lattice_counts(numbers: np.ndarray) -> np.ndarray:
+    """The column's integers by residue mod each of :data:`LATTICE_MODULI`, the histograms
+    one after the other (4 + 5 cells); a number that is not an integer is in no cell. Each
+    record is in at most one cell of each histogram: adding or removing one moves the
+    vector by L2 at most ``sqrt(2)``, replacing one by at most 2 (:func:`lattice_test`)."""
+    x = np.asarray(numbers, dtype=np.float64)
+    whole = x[np.isfinite(x) & (x == np.round(x))].astype(np.int64)
+    return np.concatenate([np.bincount(np.mod(whole, m), minlength=m) for m in LATTICE_MODULI])
+
+
+def lattice_sensitivity(l2: float) -> float:
+    """The L2 sensitivity of :func:`lattice_counts`: a record is in one cell of each of the
+    :data:`LATTICE_MODULI` histograms, each of L2 sensitivity ``l2`` (1 under add/remove,
+    ``sqrt(2)`` under replace-one), so ``sqrt(len(LATTICE_MODULI)) * l2``."""
+    return math.sqrt(len(LATTICE_MODULI)) * l2
+
+
+def lattice_test(
+    name: str, numbers: np.ndarray, rho: float, ctx: _Context
+) -> tuple[np.ndarray, float]:
+    """The noisy residue histograms of a column's integers (:func:`lattice_counts`) and their
+    noise sd: the discrete Gaussian at L2 sensitivity :func:`lattice_sensitivity` is
+    ``rho``-zCDP (Canonne, Kamath and Steinke 2020, Theorem 4), charged on the ledger
+    before it is drawn. Its cells overlap the profile's count of numbers (an integer is in
+    both), so the profile's charge cannot cover them: the test has a charge of its own.
+    Drawn from the test's own stream (:data:`LATTICE_STREAM`)."""
+    assert ctx.lattice_rng is not None
+    sensitivity = lattice_sensitivity(ctx.l2)
+    noisy = discrete_gaussian_mechanism(
+        lattice_counts(numbers), rho=rho, sensitivity=sensitivity, rng=ctx.lattice_rng,
+        ledger=ctx.ledger, name=f"{name}: lattice (discrete Gaussian)",
+    )  # fmt: skip
+    return np.asarray(noisy, dtype=np.int64), _sigma(rho, sensitivity)
+
+
+def residue_class(cells: np.ndarray, sigma: float) -> tuple[int, int]:
+    """The step ``k`` and offset ``r`` of the residue class of one noisy histogram ``cells``
+    (the integers by residue mod ``m = len(cells)``, noise sd ``sigma`` a cell) that holds
+    nearly all of its mass: for each divisor ``k > 1`` of ``m``, from the largest down, the
+    class ``r`` mod ``k`` of the largest noisy sum (its ``m / k`` cells; the first of equal
+    sums) is taken when that sum reaches :data:`LATTICE_ON_SIGMAS` sd of its noise and the
+    other cells' sum plus :data:`LATTICE_OFF_SIGMAS` sd of theirs is at most
+    :data:`LATTICE_OFF_RATIO` of the class's. ``(1, 0)`` when no class does. Post-processing
+    of the noisy counts: no further cost."""
+    m = len(cells)
+    c = np.asarray(cells, dtype=np.float64)
+    total = float(c.sum())
+    for k in sorted((d for d in range(2, m + 1) if m % d == 0), reverse=True):
+        sums = [float(c[r::k].sum()) for r in range(k)]
+        r = int(np.argmax(sums))
+        on, off = sums[r], total - sums[r]
+        sd_on, sd_off = math.sqrt(m / k) * sigma, math.sqrt(m - m / k) * sigma
+        if on >= LATTICE_ON_SIGMAS * sd_on and off + LATTICE_OFF_SIGMAS * sd_off <= (
+            LATTICE_OFF_RATIO * on
+        ):
+            return k, r
+    return 1, 0
+
+
+def on_lattice(noisy: np.ndarray, sigma: float) -> tuple[int, int] | None:
+    """The lattice ``(step, offset)`` read off the noisy residue histograms of
+    :func:`lattice_test` (noise sd ``sigma`` a cell): each histogram's class
+    (:func:`residue_class`, ``(k, r)``), combined by the Chinese remainder theorem (the
+    moduli are coprime): step the product of the ``k``, offset the one residue mod it that
+    has each ``r`` mod its ``k``. None when the step is 1 (no lattice). An election year
+    every 4 years from 1932 gives ``(4, 0)``; census years every 10 from 1790 ``(10, 0)``;
+    years every 2 from 1981 ``(2, 1)``. Post-processing of the noisy counts: no further cost."""
+    step, offset, start = 1, 0, 0
+    for m in LATTICE_MODULI:
+        k, r = residue_class(noisy[start : start + m], sigma)
+        start += m
+        offset = next(x for x in range(offset, offset + step * k, step) if x % k == r)
+        step *= k
+    return None if step == 1 else (step, offset)
+
+
+def lattice_edges(edges: list[float], grid: tuple[int, int]) -> list[float]:
+    """A small table's ``edges`` (read off noisy counts, :func:`_small_edges`) on the lattice
+    ``grid``: each end up to the lattice (the lower bound is the start of a bucket, so the
+    first point at or above it is the least value the column can hold; the upper one the
+    end of a bucket, and a lattice column decodes the points below its last edge), each
+    inner edge to its nearest point, those that meet merged. Public: the edges and the
+    lattice alone."""
+    lo, hi = on_grid(edges[0], grid, math.ceil), on_grid(edges[-1], grid, math.ceil)
+    hi = max(hi, lo + grid[0])
+    inner = {on_grid(e, grid, round) for e in edges[1:-1]}
+    return sorted({lo, hi, *(e for e in inner if lo < e < hi)})
+
+
+def lattice_plan() -> dict[str, Any]:
+    """The lattice test's public parameters (``dpquery privacy synth``): which columns draw
+    it, its share and charge, its histograms and rule."""
+    return {"columns": "a small table's integer columns whose bounds are a narrow band far "
+            "from 0 (those given a finer histogram from the pool)",
+            "share_of_band": LATTICE_SHARE, "charge": "its own, from the band's share of the pool",
+            "moduli": list(LATTICE_MODULI), "on_sigmas": LATTICE_ON_SIGMAS,
+            "off_sigmas": LATTICE_OFF_SIGMAS, "off_ratio": LATTICE_OFF_RATIO}  # fmt: skip
+
+
+def on_grid(x: float, grid: tuple[int, int], rounding: Any) -> float:
+    """``x`` taken to the lattice ``grid`` (``(step, offset)``): down (``math.floor``), up
+    (``math.ceil``) or to the nearest point (``round``). Public."""
+    step, offset = grid
+    return float(offset + step * int(rounding((x - offset) / step)))
+
+
 def _numeric(
     name: str,
     col: _Column,
@@ -2587,7 +2724,8 @@ def learn_domain(
                    half_rng=_own_stream(rng, HALF_STREAM),
                    vocab_rng=_own_stream(rng, MEMBERSHIP_STREAM),
                    common_rng=_own_stream(rng, COMMON_STREAM),
-                   clock_rng=_own_stream(rng, CLOCK_STREAM))  # fmt: skip
+                   clock_rng=_own_stream(rng, CLOCK_STREAM),
+                   lattice_rng=_own_stream(rng, LATTICE_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -2677,7 +2815,11 @@ def _second_selection(
     (:func:`~dpquery.privacy.partition_selection.reselect_partitions`), on the columns of
     :func:`second_plan`, then a small table's narrow bands' finer histograms
     (:func:`_fine_edges`), each charged its equal share of the pool (a band at most what
-    its column spent first) before any draw; ``attrs`` and ``reports`` updated in place."""
+    its column spent first) before any draw; ``attrs`` and ``reports`` updated in place. An
+    integer band gives :data:`LATTICE_SHARE` of its share to its lattice test
+    (:func:`lattice_test`, a charge of its own), drawn first from the test's stream; when it
+    finds a lattice (:func:`on_lattice`) the band's edges are put on it
+    (:func:`lattice_edges`) and the column decodes to its points (``Numeric.lattice``)."""
     others = {}
     for name, (sel, _, _) in ctx.held.items():
         other, sd = _other_mass(sel, ctx.n, n_sigma2)
@@ -2693,8 +2835,11 @@ def _second_selection(
     # a band takes at most what its column spent first: when its cells turn out too thin
     # (_fine_edges), the release loses no more than that
     fine_rho = {c: min(rho2, reports[index[c]].rho) for c in narrow}
+    # an integer band's lattice test (lattice_test) takes LATTICE_SHARE of its band's rho
+    tested = {c: LATTICE_SHARE * r if ctx.narrow[c][1] == 0 else 0.0 for c, r in fine_rho.items()}
     charges = [Charge(f"{c}: second partition selection", ZCDP(rho2)) for c in chosen]
-    charges += [Charge(f"{c}: finer bounds", ZCDP(r)) for c, r in fine_rho.items()]
+    charges += [Charge(f"{c}: finer bounds", ZCDP(r - tested[c])) for c, r in fine_rho.items()]
+    charges += [Charge(f"{c}: lattice", ZCDP(r)) for c, r in tested.items() if r > 0]
     ctx.ledger.check(charges)
     for name in [a.name for a in attrs if a.name in chosen]:  # the table's column order
         sel, held, keys = ctx.held[name]
@@ -2714,16 +2859,26 @@ def _second_selection(
                              noisy=noisy)  # fmt: skip
     for name in narrow:
         values, decimals, bounds, band = ctx.narrow[name]
-        fine = _fine_edges(name, values, fine_rho[name], decimals, bounds, band, ctx)
+        grid, lattice_more = None, {}
+        if tested[name] > 0:  # charged above, then drawn (its own stream)
+            cells, lattice_sd = lattice_test(name, values, tested[name], ctx)
+            grid = on_lattice(cells, lattice_sd)
+            lattice_more = {"lattice_counts": [int(c) for c in cells], "lattice": grid}
+        band_rho = fine_rho[name] - tested[name]
+        fine = _fine_edges(name, values, band_rho, decimals, bounds, band, ctx)
         i = index[name]
         old = reports[i]
         learned = old.learned
+        numeric = attrs[i]
+        assert isinstance(numeric, Numeric)
         if fine is not None:
-            numeric = attrs[i]
-            assert isinstance(numeric, Numeric)
             attrs[i] = numeric = replace(numeric, edges=tuple(fine[1]))
             learned += f"; finer: {numeric.n_bins} bins over [{fine[1][0]:g}, {fine[1][-1]:g}]"
-        noisy = old.noisy | {"fine_rho": fine_rho[name],
+        if grid is not None:  # the edges on the lattice, its points the values decoded
+            edges = lattice_edges(list(numeric.edges), grid)
+            attrs[i] = replace(numeric, edges=tuple(edges), lattice=grid)
+            learned += f"; on the lattice {grid[1]} + {grid[0]} j: {len(edges) - 1} bins"
+        noisy = old.noisy | lattice_more | {"fine_rho": fine_rho[name],
                              "fine_bounds": None if fine is None else fine[0]}  # fmt: skip
         reports[i] = replace(old, rho=old.rho + fine_rho[name], learned=learned, noisy=noisy)
 

@@ -45,6 +45,7 @@ from dpquery.domain_learning import (
     SECOND_TAIL_SHARE,
     SMALL_BORROW_SHARE,
     WITHIN_SHARE,
+    lattice_plan,
     membership_plan,
     size_limits,
 )
@@ -238,6 +239,7 @@ def _learning_plan(args: argparse.Namespace) -> int:
                           "learning_epsilon_alone": alone * budget.epsilon,
                           "small_table_borrow_rho": SMALL_BORROW_SHARE * budget.release_rho,
                           "membership_test": membership_plan(),
+                          "lattice_test": lattice_plan(),
                           "table_size_by_columns": by_columns}, indent=2))  # fmt: skip
         return 0
     b = budget
@@ -287,6 +289,15 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "that vocabulary's places: no charge (post-processing of the released keys and "
           "noisy counts); the release gives no record to a listed place its 1-way "
           "measurements cannot tell from empty")  # fmt: skip
+    lat = lattice_plan()
+    print(f"    in a small table, an integer column whose bounds are a narrow band far from 0 "
+          f"(a year) gives {lat['share_of_band']:.0%} of its band's finer histogram (from the "
+          f"pool) to a lattice test, a charge of its own: its integers by residue mod "
+          f"{' and mod '.join(map(str, lat['moduli']))}, one discrete Gaussian histogram; a "
+          f"class holding {lat['on_sigmas']:g} noise sd, the rest plus {lat['off_sigmas']:g} "
+          f"sd at most {lat['off_ratio']:.0%} of it, puts the column on a lattice "
+          "(elections every 4 years: 1932, 1936, ...), its values decoded to its "
+          "points")  # fmt: skip
     borrow = SMALL_BORROW_SHARE * b.release_rho
     print(f"    a small table draws no decoding weights: their part joins the pool, and the "
           f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "

@@ -112,14 +112,27 @@ def bin_supports(attr: Numeric) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     single value (an atom, such as an amount's bin ``[0, 1)`` of integers). At a precision
     of step ``s`` a bin's values ``v`` each stand for ``[v, v + s)`` (a bin of integers
     ``[20, 23)`` covers ``[20, 23)``, the closed last bin ``[92, 100]`` covers ``[92, 101)``);
+    on a lattice (``Numeric.lattice``) its points ``v`` each stand for ``[v, v + step)``;
     without a precision, the bin itself (no atom)."""
     edges = np.asarray(attr.edges)
     lo, hi = edges[:-1], edges[1:]
     if attr.precision is None:
         return lo, hi, np.zeros(attr.n_bins, dtype=bool)
-    step = 10.0**-attr.precision
-    first, final = _grid_range(lo, hi, np.arange(attr.n_bins) == attr.n_bins - 1, step)
-    return first * step, (final + 1) * step, final == first
+    last = np.arange(attr.n_bins) == attr.n_bins - 1
+    if attr.lattice is None:
+        step = 10.0**-attr.precision
+        first, final = _grid_range(lo, hi, last, step)
+        return first * step, (final + 1) * step, final == first
+    step, offset = _lattice_of(attr)  # the lattice's points: offset + step j, below each end
+    first, final = _grid_range(lo - offset, hi - offset, np.zeros_like(last), step)
+    return first * step + offset, (final + 1) * step + offset, final == first
+
+
+def _lattice_of(attr: Numeric) -> tuple[float, float]:
+    """The step and offset of a lattice column's values (``Numeric.lattice``: an integer
+    column on a coarser lattice, ``offset + step j``)."""
+    assert attr.lattice is not None
+    return float(attr.lattice[0]), float(attr.lattice[1])
 
 
 def linear_slopes(masses: np.ndarray, a: np.ndarray, b: np.ndarray, atom: np.ndarray) -> np.ndarray:
@@ -193,7 +206,17 @@ def _numeric_values(
     if decimals is None:
         values = lo + u * (hi - lo)
     else:
-        values = _grid_values(lo, hi, last, 10.0**-decimals, u, bins)
+        # the multiples of the precision's step in the bin, or the points of its lattice
+        # (Numeric.lattice: offset + step j), the bin's own when a sub-bin holds none
+        if attr.lattice is None:
+            values = _grid_values(lo, hi, last, 10.0**-decimals, u, bins)
+        else:
+            # the points a <= v < b of each bin [a, b), the last one's too: a learned upper
+            # bound is the end of a bucket, past the column's values
+            step, offset = _lattice_of(attr)
+            below = np.zeros_like(last)
+            outer = None if bins is None else (bins[0] - offset, bins[1] - offset, below)
+            values = _grid_values(lo - offset, hi - offset, below, step, u, outer) + offset
         values = np.round(values, decimals)
     if attr.time is not None:  # whole seconds on the time axis, written in the column's format
         return dates.written(values, ~in_bin, attr.time)

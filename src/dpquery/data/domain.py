@@ -215,6 +215,14 @@ class Numeric:
     ``"error"`` (the default) or ``"missing"`` (needs ``missing=True``), as a learned domain's
     columns read it, so that the domain reused on the table it was learned from encodes it as
     the learning did (``docs/learn.md``). It changes no bit of the layout.
+    ``lattice`` (``(step, offset)``, integers with ``step >= 2`` and ``0 <= offset < step``)
+    says that the column's values are the integers ``offset + step * j`` (an election year
+    every 4 years, ``(4, 0)``; prices in whole hundreds, ``(100, 0)``): a decoded value is
+    drawn among the lattice's points inside its bin (post-processing of the released bin),
+    so every edge must be one of them (a bin then holds at least its lower edge). Only for
+    an ``integer`` attribute that is not a ``time``. A learned domain holds one its lattice
+    test found (``docs/learn.md``, "Integers on a coarser lattice"); it changes no bit of
+    the layout.
     """
 
     name: str
@@ -228,6 +236,7 @@ class Numeric:
     time: str | None = None
     density: Density = field(default="uniform", compare=False)
     texts: Texts = field(default="error", compare=False)
+    lattice: tuple[int, int] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -261,7 +270,36 @@ class Numeric:
                 f"numeric attribute {self.name!r}: texts must be 'error', or 'missing' with "
                 f"missing=True; got texts={self.texts!r}, missing={self.missing}"
             )
+        if self.lattice is not None:
+            object.__setattr__(self, "lattice", self._check_lattice(self.lattice, edges))
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
+
+    def _check_lattice(self, lattice: Any, edges: tuple[float, ...]) -> tuple[int, int]:
+        """``(step, offset)`` as two ints, checked against the attribute and its edges."""
+        bad = f"numeric attribute {self.name!r}: lattice must be [step, offset], integers with "
+        bad += "step >= 2 and 0 <= offset < step"
+        if isinstance(lattice, str | bytes) or not isinstance(lattice, Sequence):
+            raise DomainError(f"{bad}; got {lattice!r}")
+        parts = tuple(lattice)
+        if len(parts) != 2 or not all(
+            isinstance(x, int | np.integer) and not isinstance(x, bool) for x in parts
+        ):
+            raise DomainError(f"{bad}; got {lattice!r}")
+        step, offset = int(parts[0]), int(parts[1])
+        if step < 2 or not 0 <= offset < step:
+            raise DomainError(f"{bad}; got {lattice!r}")
+        if not self.integer or self.time is not None:
+            raise DomainError(
+                f"numeric attribute {self.name!r}: a lattice needs integer=True and no time "
+                f"(integer={self.integer}, time={self.time!r})"
+            )
+        off = [e for e in edges if not (e.is_integer() and (int(e) - offset) % step == 0)]
+        if off:
+            raise DomainError(
+                f"numeric attribute {self.name!r}: every edge must lie on its lattice "
+                f"{offset} + {step} j; {off[:4]} do not"
+            )
+        return step, offset
 
     def _check_time(self) -> None:
         try:
@@ -712,6 +750,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["density"] = a.density
     if isinstance(a, Numeric) and a.texts != "error":  # older readers see the same
         out["texts"] = a.texts
+    if isinstance(a, Numeric) and a.lattice is not None:  # only when learned: the same
+        out["lattice"] = list(a.lattice)
     return out
 
 
@@ -742,7 +782,7 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
     return {"name": a.name, "type": "binary", "values": list(a.values)}
 
 
-_DECODE = ("within", "density")  # a numeric attribute's decoding: no bit of the layout
+_DECODE = ("within", "density", "lattice")  # a numeric attribute's decoding: no layout bit
 
 
 def _attr_from_dict(obj: Any) -> Attribute:
@@ -813,6 +853,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("time"),
                 obj.get("density", "uniform"),
                 obj.get("texts", "error"),
+                _lattice(name, obj.get("lattice")),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]
@@ -827,6 +868,17 @@ def _by_rule(name: str, v: Any, key: str = "by_rule") -> tuple[Hashable, ...]:
     if not isinstance(v, list):
         raise DomainError(f"attribute {name!r}: {key!r} must be a list, got {type(v).__name__}")
     return tuple(_hashable(x) for x in v)
+
+
+def _lattice(name: str, v: Any) -> tuple[int, int] | None:
+    """A domain file's ``lattice`` (``[step, offset]``) as a tuple; checked by ``Numeric``."""
+    if v is None:
+        return None
+    if not isinstance(v, list):
+        raise DomainError(
+            f"attribute {name!r}: 'lattice' must be a list [step, offset], got {type(v).__name__}"
+        )
+    return tuple(v)  # its length and types: checked by Numeric
 
 
 def _within(v: Any) -> tuple[tuple[float, ...], ...] | None:
