@@ -1743,6 +1743,13 @@ def far_codes(
     return bool(noisy[z] < partition_threshold(one, SMALL_BOUND_STEP_RATE))
 
 
+ENDS_BY_RULE = True
+"""Whether a table that is not small lists its integer codes in the top bucket as added by
+rule (:func:`by_rule_top`, as a small table's) and any table the codes below its data's
+bounds (:func:`by_rule_low`): the release tests both runs against its own measurements.
+False: the domains of before (``docs/learn.md``, "The ends of integer codes")."""
+
+
 def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
     """A small table's integer codes (:func:`_range_codes`) with the codes above the first
     code of the bounds' bucket holding the last code listed as added by rule
@@ -1757,6 +1764,28 @@ def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
         return attr
     top = float(buckets[int(np.searchsorted(buckets, max(codes), side="right")) - 1])
     return replace(attr, by_rule=tuple(v for v in codes if v > top))
+
+
+def by_rule_low(attr: Categorical, low: float | None, small: bool) -> Categorical:
+    """Integer codes (:func:`_range_codes`) with the codes below the data's bounds listed as
+    added by rule (``Categorical.by_rule``) beside those already listed: the codes below
+    ``low`` (the bounds' lower end before the rule at 0, ``_bounds``' last answer), which a
+    rule added when it took the lower bound down to 0 (:data:`BOUND_ZERO_RATIO`): UCI
+    Adult's ``education-num``, 1 to 16, read as codes 0 to 19 with 0 empty (up to 133
+    released records on a tuning seed). In a small table only the code 0 (its bucket's count
+    passed :func:`zero_point`'s loose rate, 20% for an empty bucket): the codes from 1 up
+    to ``low`` are the ones its bounds missed (PUMS's education 1 to 4 below a bound of 5),
+    which hold records. The release tests them from the lowest up against its own
+    measurements (:func:`dpquery.algorithms.marginal.empty_cells.ruled_low_cells`). A public
+    rule on the private bounds and the codes: no data read."""
+    if low is None or low <= 0:
+        return attr
+    codes = [v for v in attr.values if isinstance(v, int) and v not in (attr.other, attr.missing)]
+    below = {v for v in codes if v < math.ceil(low) and (v == 0 or not small)}
+    if not below or len(below) == len(codes):
+        return attr
+    ruled = set(attr.by_rule) | below
+    return replace(attr, by_rule=tuple(v for v in attr.values if v in ruled))
 
 
 def _clear_of_zero(numbers: int | None, sigma: float) -> bool:
@@ -2092,6 +2121,10 @@ def _numeric(
             top = _code_top(bounds, buckets, bucket_noisy, bounds_rho, ctx.l2)
             coded = _range_codes(name, top, has_missing, from_zero=from_zero, zero=zero) or coded
             coded = (by_rule_top(coded[0], buckets), coded[1])
+        elif coded is not None and found is not None and ENDS_BY_RULE:  # a large table's top
+            coded = (by_rule_top(coded[0], buckets), coded[1])
+        if coded is not None and found is not None and ENDS_BY_RULE and raw is not None:
+            coded = (by_rule_low(coded[0], raw[0], ctx.small), coded[1])
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest + fine_rho
     atoms = _atoms(probe, present, decimals)
