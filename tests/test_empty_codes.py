@@ -338,3 +338,42 @@ def test_no_record_in_an_empty_code_below_the_data_and_the_same_charges(seed: in
     assert (_code_column(data, np.asarray(off.records.rows)) == 0).sum() >= 4
     assert not (_code_column(data, np.asarray(on.records.rows)) == 0).any()
     assert _charges(on) == _charges(off)
+
+
+def _probe(keys: dict[str, int], sigma2: int = 100) -> Any:
+    from fractions import Fraction
+
+    from dpquery.privacy.partition_selection import Selection
+
+    return Selection(released=keys, sigma2=Fraction(sigma2), tau=300, rho=0.01, delta_tail=0.0)
+
+
+def test_codes_below_and_between_the_released_keys_by_hand() -> None:
+    """Keys 4..7 and 9..16 (noise sd 10 each) holding noisy 30,000 of 30,600 present (profile
+    sd 20): 600 left out against 1 sd of sqrt(12 x 100 + 2 x 400) = 44.7: codes 0 to 3 and 8
+    are added by rule (0 to 3 the low run, 8 with the top run's list). 30,640 present (40
+    left out): none. A key of 0: only the gaps (none here); a smallest key past KEYS_BELOW
+    (10): none below."""
+    from dpquery.domain_learning import KEYS_BELOW, _categorical, codes_below
+
+    counts = {str(k): 2_500 for k in (4, 5, 6, 7, *range(9, 17))}
+    sel = _probe(counts)
+    attr, learned = _categorical("num", sel)
+    released = sum(counts.values())
+    out, said = codes_below(attr, learned, sel, released + 600, 20.0)
+    assert out.values[:18] == tuple(range(17)) + ("<other>",)
+    assert out.by_rule == (0, 1, 2, 3, 8)
+    assert "codes 0, 1, 2, 3, 8 beside its keys by rule" in said
+    assert ruled_low_cells(Domain([out]), [out.size]) == [(0, 1, 2, 3)]
+    assert ruled_cells(Domain([out]), [out.size]) == [(8,)]
+    assert codes_below(attr, learned, sel, released + 40, 20.0)[0] == attr
+    zero = {str(k): 1000 for k in range(0, 5)}
+    a0, l0 = _categorical("z", _probe(zero))
+    assert codes_below(a0, l0, _probe(zero), 10_000, 20.0)[0] == a0
+    far = {str(k): 1000 for k in range(KEYS_BELOW + 1, KEYS_BELOW + 5)}
+    af, lf = _categorical("f", _probe(far))
+    assert codes_below(af, lf, _probe(far), 10_000, 20.0)[0] == af
+    one = {str(k): 1000 for k in range(1, 5)}
+    a1, l1 = _categorical("o", _probe(one))
+    got = codes_below(a1, l1, _probe(one), 10_000, 20.0)[0]
+    assert got.values[0] == 0 and got.by_rule == (0,)

@@ -1790,39 +1790,44 @@ def by_rule_low(attr: Categorical, low: float | None, small: bool) -> Categorica
 
 KEYS_BELOW = 10
 """A code column read off the probe's keys whose smallest key is at most this (and above 0)
-gets the codes from 0 below it, added by rule, when the probe left out a noisy mass clear
-of its noise (:func:`codes_below`); 0: off."""
-KEYS_BELOW_SIGMAS = 2.0
+gets the codes from 0 below it, and the codes between its keys, added by rule, when the
+probe left out a noisy mass clear of its noise (:func:`codes_below`); 0: off (and no gap
+filled)."""
+KEYS_BELOW_SIGMAS = 1.0
 """The noise sds of the mass left out that :func:`codes_below` asks for."""
 
 
 def codes_below(
     attr: Categorical, learned: str, sel: Selection, present: int, sigma: float
 ) -> tuple[Categorical, str]:
-    """A code column read off the probe's released integer keys, with the integers from 0
-    below its smallest key (at most :data:`KEYS_BELOW`) added as codes by rule
-    (``Categorical.by_rule``; the release tests them from the lowest up,
-    :func:`dpquery.algorithms.marginal.empty_cells.ruled_low_cells`) when the keys left out
-    a noisy mass of at least :data:`KEYS_BELOW_SIGMAS` sd of its noise (each released
-    count's, ``sel.sigma2``, and the two of ``present``, at the profile's ``sigma``): UCI
-    Adult's ``education-num`` released 4 to 16 on some seeds, its 1 to 3 (1.7% of the
-    records, a school's first years) in the catch-all. The codes above the largest key are
-    not added (a code's top is the data's). Post-processing of the probe's noisy counts and
-    the profile's: nothing drawn, no charge."""
+    """A code column read off the probe's released integer keys, with the integers between
+    its keys and those from 0 below its smallest key (when that is at most
+    :data:`KEYS_BELOW`) added as codes by rule (``Categorical.by_rule``; the release tests
+    those below from the lowest up,
+    :func:`dpquery.algorithms.marginal.empty_cells.ruled_low_cells`, and those between with
+    the top run, :func:`~dpquery.algorithms.marginal.empty_cells.ruled_cells`), when the
+    keys left out a noisy mass of at least :data:`KEYS_BELOW_SIGMAS` sd of its noise (each
+    released count's, ``sel.sigma2``, and the two of ``present``, at the profile's
+    ``sigma``): UCI Adult's ``education-num`` released 4 to 7 and 9 to 16 on a tuning seed,
+    its 1 to 3 and 8 (3% of the records) in the catch-all. The codes above the largest key
+    are not added. Post-processing of the probe's noisy counts and the profile's: nothing
+    drawn, no charge."""
     keys = [v for v in attr.values if isinstance(v, int) and v not in (attr.other, attr.missing)]
     if not keys or len(keys) != len(sel.released) - (_MISSING in sel.released):
         return attr, learned
-    low = min(keys)
-    if not 0 < low <= KEYS_BELOW:
+    first = 0 if 0 < min(keys) <= KEYS_BELOW else min(keys)
+    added = tuple(v for v in range(first, max(keys)) if v not in set(keys))
+    if not added or len(keys) + len(added) > MAX_CODES:
         return attr, learned
     released = sum(v for k, v in sel.released.items() if k != _MISSING)
     sd = math.sqrt(len(keys) * float(sel.sigma2) + 2 * sigma**2)
     if present - released < KEYS_BELOW_SIGMAS * sd:
         return attr, learned
-    below = tuple(range(low))
-    values = (*below, *attr.values)
-    out = replace(attr, values=values, by_rule=below)
-    return out, f"{learned}; codes {below[0]}..{below[-1]} below its keys by rule"
+    codes = tuple(range(first, max(keys) + 1))
+    values = (*codes, *(v for v in attr.values if v not in set(codes)))
+    out = replace(attr, values=values, by_rule=added)
+    shown = ", ".join(map(str, added[:6])) + (", ..." if len(added) > 6 else "")
+    return out, f"{learned}; codes {shown} beside its keys by rule"
 
 
 def _clear_of_zero(numbers: int | None, sigma: float) -> bool:
