@@ -79,7 +79,11 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   edges are the quantiles of its other values.
 * **codes by range**: an undeclared integer column whose private bounds hold at most
   :data:`MAX_CODES` integers is categorical over every integer in them (public once the
-  bounds are: no further budget, no tail probability).
+  bounds are: no further budget, no tail probability). The codes at its ends that a bucket
+  or the rule at 0 brought in (:func:`by_rule_top`, :func:`by_rule_low`), and those below
+  and between a code column's released keys (:func:`codes_below`), are listed as added by
+  rule, for the release to test against its own measurements (:data:`ENDS_BY_RULE`,
+  :data:`KEYS_BELOW`).
 * **numeric**: the precision (:data:`DECIMALS_SHARE`): a noisy histogram of the decimals
   each value is written with (0 .. :data:`MAX_LEARNED_DECIMALS`), the most precise class
   holding :data:`DECIMALS_MASS` of the noisy total (and :data:`DECIMALS_SIGMAS` noise
