@@ -5,7 +5,9 @@ kept through a JSON round trip; a codebook has none), the run tested from the hi
 down (by hand), and adaptive-projection with the step: the same charges as without it
 (post-processing), no record in an empty code on neighbouring tables of ``n`` and ``n + 1``
 records under add/remove and of one record replaced under replace-one, a code holding
-records kept, and a release whose domain lists no such code unchanged byte for byte.
+records kept, and a release whose domain lists no such code unchanged byte for byte. The
+codes below the data's bounds (``by_rule_low``) and below or between a code column's keys
+(``codes_below``), by hand, and their run tested from the lowest up (``ruled_low_cells``).
 
 Every randomised check is seeded, so each run is deterministic; none is statistical.
 """
@@ -24,18 +26,20 @@ from dpquery.algorithms.marginal.empty_cells import (
     RULED_SIGMAS,
     doubted_run,
     ruled_cells,
+    ruled_low_cells,
     ruled_sigmas_of,
 )
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Categorical, Domain, DomainError, Numeric
 from dpquery.data.encode import encode
-from dpquery.domain_learning import by_rule_top
+from dpquery.domain_learning import by_rule_low, by_rule_top
 from dpquery.privacy.neighbours import NOISY_N
 from dpquery.privacy.quantiles import magnitude_buckets
 from dpquery.queries import all_kway_marginals
 from dpquery.queries.marginals import AttributeLayout
 
 CODES = (1, 2, 3, 4, 5, 6, 7, 8)
+LOW_SEEDS = (13, 39)
 
 
 def _domain(by_rule: tuple[int, ...] = (6, 7, 8)) -> Domain:
@@ -272,3 +276,107 @@ def test_a_run_of_half_points_is_tested_at_its_own_sigmas() -> None:
     estimates = [(y, 1.0), (np.array([9.0, 9.0, 9.0, 1.5, 0.0]), 1.0)]
     run = doubted_run(estimates, cells, ruled_sigmas_of(domain, [6, 5]))
     assert run == [(4, 3), ()]  # 6.0 and 5.5 doubted; the code 3 kept (1.5 >= 1)
+
+
+# == the codes below the data's bounds ==========================================================
+
+
+def test_the_learning_names_the_codes_below_the_bounds_before_the_rule_at_0() -> None:
+    """Codes 0..19 whose bounds before the rule at 0 began at 1 (UCI Adult's
+    ``education-num``): 0 is added by rule, beside the top bucket's; at 2, 0 and 1. A small
+    table's codes from 1 to its bounds are the ones its bounds missed: 0 alone. No code when
+    the bounds began at 0 or are unknown, or when every code would be."""
+    buckets = magnitude_buckets(min_exponent=0)
+    num = Categorical("num", (*range(20), "<other>"), other="<other>")
+    top = by_rule_top(num, buckets)
+    assert by_rule_low(top, 1.0, small=False).by_rule == (0, *range(11, 20))
+    assert by_rule_low(top, 2.0, small=False).by_rule == (0, 1, *range(11, 20))
+    assert by_rule_low(top, 5.0, small=True).by_rule == (0, *range(11, 20))
+    assert by_rule_low(num, 0.0, small=False).by_rule == ()
+    assert by_rule_low(num, None, small=False).by_rule == ()
+    flag = Categorical("flag", (0, 1, "<other>"), other="<other>")
+    assert by_rule_low(flag, 5.0, small=False).by_rule == ()  # every code: none
+    one = Categorical("c", (1, 2, 3, "<other>"), other="<other>")
+    assert by_rule_low(one, 1.0, small=False).by_rule == ()  # from 1: nothing below
+
+
+def _low_domain(by_rule: tuple[int, ...] = (0, 7, 8)) -> Domain:
+    """``code`` over 0..8 and a catch-all, 0 and 7, 8 added by rule (by default)."""
+    return Domain(
+        (
+            Categorical("code", (0, *CODES, "<other>"), other="<other>", by_rule=by_rule),
+            Numeric("x", (0.0, 10.0, 20.0, 30.0, 40.0), out_of_range="clip"),
+            Categorical("flag", (0, 1)),
+        )
+    )
+
+
+def test_the_low_cells_are_the_codes_below_every_code_not_by_rule_lowest_first() -> None:
+    """0 and 1 listed with 7 and 8 (code indices 0, 1 and 7, 8): the low run is (0, 1), the
+    top run (8, 7); a code listed between codes not listed (4) is in the top run's list, as
+    before; every code listed: all in the top run."""
+    sizes = AttributeLayout.of_data(encode(_table(50), _low_domain())).sizes
+    d = _low_domain((0, 1, 7, 8))
+    assert ruled_low_cells(d, sizes) == [(0, 1), (), ()]
+    assert ruled_cells(d, sizes) == [(8, 7), (), ()]
+    d = _low_domain((0, 4, 8))
+    assert ruled_low_cells(d, sizes) == [(0,), (), ()]
+    assert ruled_cells(d, sizes) == [(8, 4), (), ()]
+    d = _low_domain(tuple(range(9)))
+    assert ruled_low_cells(d, sizes) == [(), (), ()]
+    assert ruled_cells(d, sizes)[0] == tuple(range(8, -1, -1))
+    assert ruled_low_cells(_domain(), sizes[:2]) == [(), ()]
+    assert ruled_low_cells(None, sizes) == [(), (), ()]
+
+
+@pytest.mark.parametrize("seed", [LOW_SEEDS[0], LOW_SEEDS[1]])
+def test_no_record_in_an_empty_code_below_the_data_and_the_same_charges(seed: int) -> None:
+    """800 records of codes 1..5, the domain's 0 added by rule below them (and 7, 8 above):
+    the release holds none at 0, and the same charges as without the step. The seeds are
+    fixed ones where noise put records at 0 without the step (of seeds 0 to 39, 9 did, and
+    4 of those put none there with it: an empty code whose noise passes 1 sigma, about 16%,
+    keeps the records its noise gave it)."""
+    data = encode(_table(800, seed), _low_domain())
+    on, off = _fit(data, seed), _fit(data, seed, empty_cells=None)
+    assert (_code_column(data, np.asarray(off.records.rows)) == 0).sum() >= 4
+    assert not (_code_column(data, np.asarray(on.records.rows)) == 0).any()
+    assert _charges(on) == _charges(off)
+
+
+def _probe(keys: dict[str, int], sigma2: int = 100) -> Any:
+    from fractions import Fraction
+
+    from dpquery.privacy.partition_selection import Selection
+
+    return Selection(released=keys, sigma2=Fraction(sigma2), tau=300, rho=0.01, delta_tail=0.0)
+
+
+def test_codes_below_and_between_the_released_keys_by_hand() -> None:
+    """Keys 4..7 and 9..16 (noise sd 10 each) holding noisy 30,000 of 30,600 present (profile
+    sd 20): 600 left out against 1 sd of sqrt(12 x 100 + 2 x 400) = 44.7: codes 0 to 3 and 8
+    are added by rule (0 to 3 the low run, 8 with the top run's list). 30,640 present (40
+    left out): none. A key of 0: only the gaps (none here); a smallest key past KEYS_BELOW
+    (10): none below."""
+    from dpquery.domain_learning import KEYS_BELOW, _categorical, codes_below
+
+    counts = {str(k): 2_500 for k in (4, 5, 6, 7, *range(9, 17))}
+    sel = _probe(counts)
+    attr, learned = _categorical("num", sel)
+    released = sum(counts.values())
+    out, said = codes_below(attr, learned, sel, released + 600, 20.0)
+    assert out.values[:18] == (*range(17), "<other>")
+    assert out.by_rule == (0, 1, 2, 3, 8)
+    assert "codes 0, 1, 2, 3, 8 beside its keys by rule" in said
+    assert ruled_low_cells(Domain([out]), [out.size]) == [(0, 1, 2, 3)]
+    assert ruled_cells(Domain([out]), [out.size]) == [(8,)]
+    assert codes_below(attr, learned, sel, released + 40, 20.0)[0] == attr
+    zero = {str(k): 1000 for k in range(0, 5)}
+    a0, l0 = _categorical("z", _probe(zero))
+    assert codes_below(a0, l0, _probe(zero), 10_000, 20.0)[0] == a0
+    far = {str(k): 1000 for k in range(KEYS_BELOW + 1, KEYS_BELOW + 5)}
+    af, lf = _categorical("f", _probe(far))
+    assert codes_below(af, lf, _probe(far), 10_000, 20.0)[0] == af
+    one = {str(k): 1000 for k in range(1, 5)}
+    a1, l1 = _categorical("o", _probe(one))
+    got = codes_below(a1, l1, _probe(one), 10_000, 20.0)[0]
+    assert got.values[0] == 0 and got.by_rule == (0,)

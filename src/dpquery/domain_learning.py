@@ -79,7 +79,11 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   edges are the quantiles of its other values.
 * **codes by range**: an undeclared integer column whose private bounds hold at most
   :data:`MAX_CODES` integers is categorical over every integer in them (public once the
-  bounds are: no further budget, no tail probability).
+  bounds are: no further budget, no tail probability). The codes at its ends that a bucket
+  or the rule at 0 brought in (:func:`by_rule_top`, :func:`by_rule_low`), and those below
+  and between a code column's released keys (:func:`codes_below`), are listed as added by
+  rule, for the release to test against its own measurements (:data:`ENDS_BY_RULE`,
+  :data:`KEYS_BELOW`).
 * **numeric**: the precision (:data:`DECIMALS_SHARE`): a noisy histogram of the decimals
   each value is written with (0 .. :data:`MAX_LEARNED_DECIMALS`), the most precise class
   holding :data:`DECIMALS_MASS` of the noisy total (and :data:`DECIMALS_SIGMAS` noise
@@ -1811,6 +1815,13 @@ def far_codes(
     return bool(noisy[z] < partition_threshold(one, SMALL_BOUND_STEP_RATE))
 
 
+ENDS_BY_RULE = True
+"""Whether a table that is not small lists its integer codes in the top bucket as added by
+rule (:func:`by_rule_top`, as a small table's) and any table the codes below its data's
+bounds (:func:`by_rule_low`): the release tests both runs against its own measurements.
+False: the domains of before (``docs/learn.md``, "The ends of integer codes")."""
+
+
 def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
     """A small table's integer codes (:func:`_range_codes`) with the codes above the first
     code of the bounds' bucket holding the last code listed as added by rule
@@ -1825,6 +1836,70 @@ def by_rule_top(attr: Categorical, buckets: np.ndarray) -> Categorical:
         return attr
     top = float(buckets[int(np.searchsorted(buckets, max(codes), side="right")) - 1])
     return replace(attr, by_rule=tuple(v for v in codes if v > top))
+
+
+def by_rule_low(attr: Categorical, low: float | None, small: bool) -> Categorical:
+    """Integer codes (:func:`_range_codes`) with the codes below the data's bounds listed as
+    added by rule (``Categorical.by_rule``) beside those already listed: the codes below
+    ``low`` (the bounds' lower end before the rule at 0, ``_bounds``' last answer), which a
+    rule added when it took the lower bound down to 0 (:data:`BOUND_ZERO_RATIO`): UCI
+    Adult's ``education-num``, 1 to 16, read as codes 0 to 19 with 0 empty (up to 133
+    released records on a tuning seed). In a small table only the code 0 (its bucket's count
+    passed :func:`zero_point`'s loose rate, 20% for an empty bucket): the codes from 1 up
+    to ``low`` are the ones its bounds missed (PUMS's education 1 to 4 below a bound of 5),
+    which hold records. The release tests them from the lowest up against its own
+    measurements (:func:`dpquery.algorithms.marginal.empty_cells.ruled_low_cells`). A public
+    rule on the private bounds and the codes: no data read."""
+    if low is None or low <= 0:
+        return attr
+    codes = [v for v in attr.values if isinstance(v, int) and v not in (attr.other, attr.missing)]
+    below = {v for v in codes if v < math.ceil(low) and (v == 0 or not small)}
+    if not below or len(below) == len(codes):
+        return attr
+    ruled = set(attr.by_rule) | below
+    return replace(attr, by_rule=tuple(v for v in attr.values if v in ruled))
+
+
+KEYS_BELOW = 10
+"""A code column read off the probe's keys whose smallest key is at most this (and above 0)
+gets the codes from 0 below it, and the codes between its keys, added by rule, when the
+probe left out a noisy mass clear of its noise (:func:`codes_below`); 0: off (and no gap
+filled)."""
+KEYS_BELOW_SIGMAS = 1.0
+"""The noise sds of the mass left out that :func:`codes_below` asks for."""
+
+
+def codes_below(
+    attr: Categorical, learned: str, sel: Selection, present: int, sigma: float
+) -> tuple[Categorical, str]:
+    """A code column read off the probe's released integer keys, with the integers between
+    its keys and those from 0 below its smallest key (when that is at most
+    :data:`KEYS_BELOW`) added as codes by rule (``Categorical.by_rule``; the release tests
+    those below from the lowest up,
+    :func:`dpquery.algorithms.marginal.empty_cells.ruled_low_cells`, and those between with
+    the top run, :func:`~dpquery.algorithms.marginal.empty_cells.ruled_cells`), when the
+    keys left out a noisy mass of at least :data:`KEYS_BELOW_SIGMAS` sd of its noise (each
+    released count's, ``sel.sigma2``, and the two of ``present``, at the profile's
+    ``sigma``): UCI Adult's ``education-num`` released 4 to 7 and 9 to 16 on a tuning seed,
+    its 1 to 3 and 8 (3% of the records) in the catch-all. The codes above the largest key
+    are not added. Post-processing of the probe's noisy counts and the profile's: nothing
+    drawn, no charge."""
+    keys = [v for v in attr.values if isinstance(v, int) and v not in (attr.other, attr.missing)]
+    if not keys or len(keys) != len(sel.released) - (_MISSING in sel.released):
+        return attr, learned
+    first = 0 if 0 < min(keys) <= KEYS_BELOW else min(keys)
+    added = tuple(v for v in range(first, max(keys)) if v not in set(keys))
+    if not added or len(keys) + len(added) > MAX_CODES:
+        return attr, learned
+    released = sum(v for k, v in sel.released.items() if k != _MISSING)
+    sd = math.sqrt(len(keys) * float(sel.sigma2) + 2 * sigma**2)
+    if present - released < KEYS_BELOW_SIGMAS * sd:
+        return attr, learned
+    codes = tuple(range(first, max(keys) + 1))
+    values = (*codes, *(v for v in attr.values if v not in set(codes)))
+    out = replace(attr, values=values, by_rule=added)
+    shown = ", ".join(map(str, added[:6])) + (", ..." if len(added) > 6 else "")
+    return out, f"{learned}; codes {shown} beside its keys by rule"
 
 
 def _clear_of_zero(numbers: int | None, sigma: float) -> bool:
@@ -2160,6 +2235,10 @@ def _numeric(
             top = _code_top(bounds, buckets, bucket_noisy, bounds_rho, ctx.l2)
             coded = _range_codes(name, top, has_missing, from_zero=from_zero, zero=zero) or coded
             coded = (by_rule_top(coded[0], buckets), coded[1])
+        elif coded is not None and found is not None and ENDS_BY_RULE:  # a large table's top
+            coded = (by_rule_top(coded[0], buckets), coded[1])
+        if coded is not None and found is not None and ENDS_BY_RULE and raw is not None:
+            coded = (by_rule_low(coded[0], raw[0], ctx.small), coded[1])
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest + fine_rho
     atoms = _atoms(probe, present, decimals)
@@ -3108,6 +3187,8 @@ def _learn_column(
     coded = 0 < len(codes) <= MAX_CODES and mass >= CODE_MASS * present and whole
     if probe is not None and kind is None and coded:
         attr, learned = _categorical(name, probe)
+        if KEYS_BELOW:
+            attr, learned = codes_below(attr, learned, probe, present, sigma)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
         return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
                                   ctx.delta_tail, learned, noisy)  # fmt: skip

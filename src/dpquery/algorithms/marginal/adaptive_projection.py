@@ -99,6 +99,7 @@ from dpquery.algorithms.marginal.empty_cells import (
     doubted_run,
     listed_cells,
     ruled_cells,
+    ruled_low_cells,
     ruled_sigmas_of,
     vocabulary_cells,
 )
@@ -520,6 +521,7 @@ def adaptive_marginals(
     empty: Sequence[Sequence[int]] | None = None, empty_sigmas: float = DEFAULT_EMPTY_SIGMAS,
     ruled: Sequence[Sequence[int]] | None = None,
     ruled_sigmas: float | Sequence[float] = RULED_SIGMAS,
+    ruled_low: Sequence[Sequence[int]] | None = None,
     vocab: Sequence[Sequence[int]] | None = None, vocab_sigmas: float = VOCABULARY_SIGMAS,
     listed: Sequence[Sequence[int]] | None = None, listed_sigmas: float | None = LISTED_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0, max_share: float = 0.0,
@@ -583,7 +585,10 @@ def adaptive_marginals(
     the leading run of ``ruled`` cells (per attribute, codes a learned domain added by rule,
     highest first: :func:`~dpquery.algorithms.marginal.empty_cells.ruled_cells`) below
     ``ruled_sigmas`` (one for all, or per attribute:
-    :func:`~dpquery.algorithms.marginal.empty_cells.ruled_sigmas_of`), and each ``vocab``
+    :func:`~dpquery.algorithms.marginal.empty_cells.ruled_sigmas_of`), and the leading run
+    of ``ruled_low`` cells (codes added by rule below the data's, lowest first:
+    :func:`~dpquery.algorithms.marginal.empty_cells.ruled_low_cells`) at the same
+    ``ruled_sigmas``, and each ``vocab``
     cell (per attribute, a public vocabulary's members a learned domain added by rule:
     :func:`~dpquery.algorithms.marginal.empty_cells.vocabulary_cells`) below
     ``vocab_sigmas``, tested on its own, and the ``listed`` cells (per attribute, a public
@@ -698,12 +703,16 @@ def adaptive_marginals(
         )  # fmt: skip
         rounds.append({"round": "within bins", "attributes": cut, "pseudo": pseudo})
     ruled_any = (ruled is not None and any(ruled)) or (vocab is not None and any(vocab))
+    ruled_any = ruled_any or (ruled_low is not None and any(ruled_low))
     ruled_any = ruled_any or (listed is not None and any(listed))
     if empty is not None and (any(empty) or ruled_any):
         estimates = one_way_estimates(measured, len(sizes))
         doubted = doubted_cells(estimates, empty, empty_sigmas)
         if ruled is not None and any(ruled):  # the codes past the data: the highest ones
             run = doubted_run(estimates, ruled, ruled_sigmas)
+            doubted = [(*c, *r) for c, r in zip(doubted, run, strict=True)]
+        if ruled_low is not None and any(ruled_low):  # the codes below the data: the lowest
+            run = doubted_run(estimates, ruled_low, ruled_sigmas)
             doubted = [(*c, *r) for c, r in zip(doubted, run, strict=True)]
         if vocab is not None and any(vocab):  # unordered: each member on its own
             each = doubted_cells(estimates, vocab, vocab_sigmas)
@@ -982,6 +991,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 else None, empty_sigmas=self.empty_cells or DEFAULT_EMPTY_SIGMAS,
                 ruled=ruled_cells(run.data.domain, layout.sizes) if self.empty_cells else None,
                 ruled_sigmas=ruled_sigmas_of(run.data.domain, layout.sizes),
+                ruled_low=ruled_low_cells(run.data.domain, layout.sizes) if self.empty_cells
+                else None,
                 vocab=vocabulary_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None,
                 listed=listed_cells(run.data.domain, layout.sizes) if self.empty_cells

@@ -31,7 +31,10 @@ code of that bucket (``Categorical.by_rule``, kept in the domain's JSON: public)
 tested from the highest down, each below :data:`RULED_SIGMAS` sigma taken as empty, stopping
 at the first that reaches it (:func:`ruled_cells`, :func:`doubted_run`): the codes past the
 data are the highest, and a code below one that holds records lies inside the data's range.
-The doubted codes join the catch-all cells' and are conditioned on in the same way.
+The doubted codes join the catch-all cells' and are conditioned on in the same way. Codes a
+rule added below the data's bounds (a lower bound taken to 0: UCI Adult's ``education-num``,
+1 to 16, coded from 0) are a run of their own, tested from the lowest up in the same way
+(:func:`ruled_low_cells`).
 
 A learned categorical also lists as added by rule the members of a public vocabulary (single
 letters, days of the week, months: ``dpquery.domain_learning.VOCABULARIES``) that its
@@ -145,19 +148,36 @@ def catch_all_cells(
     return out
 
 
+def _low_codes(attr: Categorical) -> set[object]:
+    """The integer codes an attribute lists as added by rule below every code it does not
+    (``dpquery.domain_learning.by_rule_low``: the codes below the data's bounds); none when
+    every code is added by rule."""
+    ruled = set(attr.by_rule)
+    codes = [v for v in attr.values if _is_code(v) and v not in (attr.other, attr.missing)]
+    kept = [v for v in codes if v not in ruled]
+    if not kept:
+        return set()
+    first = min(kept)  # type: ignore[type-var]
+    return {v for v in codes if v in ruled and v < first}  # type: ignore[operator]
+
+
 def _by_rule_cells(
-    domain: Domain | None, sizes: Sequence[int] | np.ndarray, codes: bool
+    domain: Domain | None, sizes: Sequence[int] | np.ndarray, codes: bool, low: bool = False
 ) -> list[tuple[int, ...]]:
     """Per attribute, the codes of the values its domain lists as added by rule that are
-    integer codes (``codes``) or vocabulary members (not ``codes``), highest first."""
+    integer codes (``codes``) or vocabulary members (not ``codes``), highest first; with
+    ``low``, the integer codes below every code not added by rule alone, lowest first (and
+    without it, those are left out)."""
     if domain is None or len(domain.attributes) != len(sizes):
         return [() for _ in sizes]
     out: list[tuple[int, ...]] = []
     for attr, size in zip(domain.attributes, sizes, strict=True):
         cells: tuple[int, ...] = ()
         if int(size) == attr.size and isinstance(attr, Categorical) and attr.by_rule:
-            mine = [attr.values.index(v) for v in attr.by_rule if _is_code(v) == codes]
-            cells = tuple(sorted(mine, reverse=True))
+            below = _low_codes(attr) if codes else set()
+            mine = [attr.values.index(v) for v in attr.by_rule
+                    if _is_code(v) == codes and (v in below) == low]  # fmt: skip
+            cells = tuple(sorted(mine, reverse=not low))
         out.append(cells)
     return out
 
@@ -165,10 +185,21 @@ def _by_rule_cells(
 def ruled_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
     """Per attribute of a record layout of ``sizes`` values, the codes of the integer codes
     its domain lists as added by rule (``Categorical.by_rule``, numbers), highest first: the
-    order :func:`doubted_run` tests them in. Public: the domain alone. An attribute whose
-    size in the layout is not its domain size, or a layout that is not the domain's, has
-    none."""
+    order :func:`doubted_run` tests them in; those below every code not added by rule are
+    :func:`ruled_low_cells`' instead. Public: the domain alone. An attribute whose size in
+    the layout is not its domain size, or a layout that is not the domain's, has none."""
     return _by_rule_cells(domain, sizes, codes=True)
+
+
+def ruled_low_cells(
+    domain: Domain | None, sizes: Sequence[int] | np.ndarray
+) -> list[tuple[int, ...]]:
+    """Per attribute of a record layout of ``sizes`` values, the codes of the integer codes
+    its domain lists as added by rule below every code it does not (the codes below the
+    data's bounds, ``dpquery.domain_learning.by_rule_low``), lowest first: the order
+    :func:`doubted_run` tests them in, as :func:`ruled_cells` tests the top run from the
+    highest. Public: the domain alone."""
+    return _by_rule_cells(domain, sizes, codes=True, low=True)
 
 
 def vocabulary_cells(
@@ -330,6 +361,7 @@ __all__ = [
     "listed_cells",
     "null_posteriors",
     "ruled_cells",
+    "ruled_low_cells",
     "ruled_sigmas_of",
     "vocabulary_cells",
 ]
