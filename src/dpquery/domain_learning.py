@@ -1101,6 +1101,7 @@ def _bounds(
     )  # fmt: skip
     if bounds is not None and grow is not None:  # the same draws: the run read again
         run = spread_run(bounds[2], buckets, mode, grow, window, skip)
+        run = other_sign(bounds[2], buckets, run, mode, grow, window, skip)
         bounds = (
             None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]), bounds[2])
         )
@@ -1307,6 +1308,63 @@ def spread_run(
     if sums[i] < window[1]:
         return None
     return grown_run(noisy, (i, i + w - 1), mode, grow[0], grow[1], w, zero, skip)
+
+
+def other_sign(
+    noisy: np.ndarray, buckets: np.ndarray, run: tuple[int, int] | None, mode: float,
+    grow: tuple[float, float], window: tuple[int, float], skip: float = math.inf,
+) -> tuple[int, int] | None:  # fmt: skip
+    """A small table's run of bounds buckets (:func:`spread_run`) joined to a run of the other
+    sign of 0 when that side holds records by the tests :func:`spread_run` seeds a run with:
+    the bucket of the largest noisy count there reaches ``mode`` (the union bound's
+    threshold over the column's buckets at :data:`BOUND_FALSE_RATE`), or else the
+    ``window[0]`` adjacent buckets there of the largest noisy sum reach ``window[1]`` (the
+    union bound's threshold over such runs at the same rate). That run is grown from its
+    seed as the mode's run was (:func:`~dpquery.privacy.quantiles.grown_run`: ``grow``,
+    ``window[0]``, ``skip``), and the buckets between the two runs (the thin magnitudes near
+    0) are joined too. None or a run across 0 is returned as it is, and so is a run when no
+    bucket starts at 0.
+
+    Why: the mode's run crosses 0 only by a bucket next to 0 whose count alone reaches
+    ``mode``, and growth toward 0 stops at the first thin magnitude bucket before that. At
+    three decimals a column of daily returns around 0 (-4.9 to 5.7, half of them negative,
+    1,250 records) holds about 4 records in ``[0.001, 0.002)`` and 13 in ``[0.02, 0.05)``
+    against a noise sd near 38: its run from the mode ``[-1, -0.5)`` stopped at
+    ``[-0.2, -0.1)``, bounds ``[-2, -0.2]`` that clipped every positive value (a KS near 0.5
+    on each such column). The other side's best bucket there holds 114 to 174 noisy records,
+    near ``mode`` (137), and its best three adjacent buckets sum to about 450 against
+    ``window[1]`` (235). A column with no value of the other sign has its buckets there
+    empty, and by the two union bounds one of them (or of their runs) passes with
+    probability at most twice :data:`BOUND_FALSE_RATE`: the bounds of a one-signed column
+    get the other side that rarely.
+
+    Privacy: a function of the bounds' noisy counts and public thresholds, post-processing of
+    their discrete Gaussian histogram (Bun and Steinke 2016, Lemma 1.8): no further cost."""
+    zero = zero_bucket(buckets)
+    if run is None or zero is None or noisy.size == 0:
+        return run
+    x = noisy.astype(np.float64)
+    if run[0] >= zero:  # the run is non-negative: the other side is below 0
+        side = np.arange(0, zero)
+    elif run[1] < zero:  # the run is negative: the other side is 0 and above
+        side = np.arange(zero, x.size)
+    else:
+        return run  # already across 0
+    if side.size == 0:
+        return run
+    w, tw = window
+    seed = int(side[int(np.argmax(x[side]))])  # the first of equal maxima: a public tie rule
+    first = last = seed
+    if x[seed] < mode:
+        if side.size < w:
+            return run
+        sums = np.convolve(x[side], np.ones(w), "valid")  # runs within the side alone
+        i = int(np.argmax(sums))
+        if sums[i] < tw:
+            return run
+        first, last = int(side[i]), int(side[i]) + w - 1
+    other = grown_run(x, (first, last), mode, grow[0], grow[1], w, zero, skip)
+    return min(run[0], other[0]), max(run[1], other[1])
 
 
 def grown_past(
