@@ -1101,7 +1101,8 @@ def _bounds(
     )  # fmt: skip
     if bounds is not None and grow is not None:  # the same draws: the run read again
         run = spread_run(bounds[2], buckets, mode, grow, window, skip)
-        run = other_sign(bounds[2], buckets, run, mode, grow, window, skip)
+        seen = sign_tests(rho, k, ctx.l2)
+        run = other_sign(bounds[2], buckets, run, mode, grow, seen, skip)
         bounds = (
             None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]), bounds[2])
         )
@@ -1310,33 +1311,44 @@ def spread_run(
     return grown_run(noisy, (i, i + w - 1), mode, grow[0], grow[1], w, zero, skip)
 
 
+def sign_tests(rho: float, k: int, sensitivity: float) -> tuple[float, tuple[int, float]]:
+    """The tests the other sign of 0 is seen by in a small table's bounds histogram of ``k``
+    buckets at ``rho`` (:func:`other_sign`): a bucket's noisy count, and the noisy sum of
+    :data:`BOUND_WINDOW` adjacent buckets, each at :data:`BOUND_CROSS_RATE` split over the
+    buckets (runs) by the union bound, as a large table's other sign (:func:`across_zero`).
+    Public: reads no data."""
+    one = discrete_gaussian_sigma2(rho, sensitivity)
+    runs = max(1, k - BOUND_WINDOW + 1)
+    window = partition_threshold(one * BOUND_WINDOW, BOUND_CROSS_RATE / runs)
+    return bucket_threshold(rho, k, BOUND_CROSS_RATE, sensitivity), (BOUND_WINDOW, window)
+
+
 def other_sign(
     noisy: np.ndarray, buckets: np.ndarray, run: tuple[int, int] | None, mode: float,
-    grow: tuple[float, float], window: tuple[int, float], skip: float = math.inf,
+    grow: tuple[float, float], seen: tuple[float, tuple[int, float]], skip: float = math.inf,
 ) -> tuple[int, int] | None:  # fmt: skip
     """A small table's run of bounds buckets (:func:`spread_run`) joined to a run of the other
-    sign of 0 when that side holds records by the tests :func:`spread_run` seeds a run with:
-    the bucket of the largest noisy count there reaches ``mode`` (the union bound's
-    threshold over the column's buckets at :data:`BOUND_FALSE_RATE`), or else the
-    ``window[0]`` adjacent buckets there of the largest noisy sum reach ``window[1]`` (the
-    union bound's threshold over such runs at the same rate). That run is grown from its
-    seed as the mode's run was (:func:`~dpquery.privacy.quantiles.grown_run`: ``grow``,
-    ``window[0]``, ``skip``), and the buckets between the two runs (the thin magnitudes near
-    0) are joined too. None or a run across 0 is returned as it is, and so is a run when no
-    bucket starts at 0.
+    sign of 0 when that side holds records by the tests ``seen`` (:func:`sign_tests`): the
+    bucket of the largest noisy count there reaches ``seen[0]``, or else the ``w =
+    seen[1][0]`` adjacent buckets there of the largest noisy sum reach ``seen[1][1]``. That
+    run is grown from its seed as the mode's run was
+    (:func:`~dpquery.privacy.quantiles.grown_run`: ``grow``, ``w``, ``skip``; ``mode``, the
+    mode's test, to cross the bucket of 0), and the buckets between the two runs (the thin
+    magnitudes near 0) are joined too. None or a run across 0 is returned as it is, and so is
+    a run when no bucket starts at 0.
 
     Why: the mode's run crosses 0 only by a bucket next to 0 whose count alone reaches
     ``mode``, and growth toward 0 stops at the first thin magnitude bucket before that. At
     three decimals a column of daily returns around 0 (-4.9 to 5.7, half of them negative,
-    1,250 records) holds about 4 records in ``[0.001, 0.002)`` and 13 in ``[0.02, 0.05)``
-    against a noise sd near 38: its run from the mode ``[-1, -0.5)`` stopped at
-    ``[-0.2, -0.1)``, bounds ``[-2, -0.2]`` that clipped every positive value (a KS near 0.5
-    on each such column). The other side's best bucket there holds 114 to 174 noisy records,
-    near ``mode`` (137), and its best three adjacent buckets sum to about 450 against
-    ``window[1]`` (235). A column with no value of the other sign has its buckets there
-    empty, and by the two union bounds one of them (or of their runs) passes with
-    probability at most twice :data:`BOUND_FALSE_RATE`: the bounds of a one-signed column
-    get the other side that rarely.
+    1,250 records) holds 4 records in ``[0.002, 0.005)`` and 21 in ``[0.02, 0.05)`` against
+    a noise sd near 38: its run from the mode ``[-2, -1)`` stopped at ``[-0.2, -0.1)``,
+    bounds ``[-2, -0.2]`` that clipped every positive value (a KS near 0.5 on each such
+    column). Its positive side's three best adjacent buckets hold about 450 noisy records
+    against ``seen[1][1]``'s 300. A column with no value of the other sign has its buckets
+    there empty, and by the two union bounds one of them (or of their runs) passes with
+    probability at most twice :data:`BOUND_CROSS_RATE`: a false pass may take the bound
+    anywhere on that side (a 0/1 flag got ``-50000`` at :data:`BOUND_FALSE_RATE`'s
+    thresholds), so it is held to the large table's rarity of a sign the mode lacks.
 
     Privacy: a function of the bounds' noisy counts and public thresholds, post-processing of
     their discrete Gaussian histogram (Bun and Steinke 2016, Lemma 1.8): no further cost."""
@@ -1352,10 +1364,10 @@ def other_sign(
         return run  # already across 0
     if side.size == 0:
         return run
-    w, tw = window
+    single, (w, tw) = seen
     seed = int(side[int(np.argmax(x[side]))])  # the first of equal maxima: a public tie rule
     first = last = seed
-    if x[seed] < mode:
+    if x[seed] < single:
         if side.size < w:
             return run
         sums = np.convolve(x[side], np.ones(w), "valid")  # runs within the side alone
