@@ -110,7 +110,9 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 :data:`MIN_CATEGORY_SHARE` of the records, at most :data:`MIN_SMALL_SHARE`; refused above):
 no probe (its share goes to the bounds); the bounds grown from the mode of their noisy
 histogram (:func:`~dpquery.privacy.quantiles.grown_bounds`, a single test per step at
-:data:`SMALL_BOUND_STEP_RATE`, crossing 0 only on the mode's evidence); integer codes by
+:data:`SMALL_BOUND_STEP_RATE`, crossing 0 only on the mode's evidence), joined to a run of
+the other sign of 0 that the mode's and the window's tests see there within the run's
+magnitude (:func:`other_sign`, :data:`OTHER_SIGN_RATE`); integer codes by
 range from 0, their upper end grown again at :data:`SMALL_CODE_STEP_RATE`
 (:func:`_code_top`); the bin edges read off the
 bounds' noisy counts (:func:`_small_edges`, no quantiles); the text rule's zero test at half
