@@ -1341,7 +1341,8 @@ def other_sign(
     """A small table's run of bounds buckets (:func:`spread_run`) joined to a run of the other
     sign of 0 when that side holds records by the tests ``seen`` (:func:`sign_tests`): the
     bucket of the largest noisy count there reaches ``seen[0]``, or else the ``w =
-    seen[1][0]`` adjacent buckets there of the largest noisy sum reach ``seen[1][1]``. That
+    seen[1][0]`` adjacent buckets there of the largest noisy sum reach ``seen[1][1]``; only
+    the buckets no farther from 0 than the run's farther end are read. That
     run is grown from its seed as the mode's run was
     (:func:`~dpquery.privacy.quantiles.grown_run`: ``grow``, ``w``, ``skip``; ``mode``, the
     mode's test, to cross the bucket of 0), and the buckets between the two runs (the thin
@@ -1355,11 +1356,12 @@ def other_sign(
     a noise sd near 38: its run from the mode ``[-2, -1)`` stopped at ``[-0.2, -0.1)``,
     bounds ``[-2, -0.2]`` that clipped every positive value (a KS near 0.5 on each such
     column). Its positive side's three best adjacent buckets hold about 450 noisy records
-    against ``seen[1][1]``'s 300. A column with no value of the other sign has its buckets
+    against ``seen[1][1]``'s 235. A column with no value of the other sign has its buckets
     there empty, and by the two union bounds one of them (or of their runs) passes with
-    probability at most twice :data:`BOUND_CROSS_RATE`: a false pass may take the bound
-    anywhere on that side (a 0/1 flag got ``-50000`` at :data:`BOUND_FALSE_RATE`'s
-    thresholds), so it is held to the large table's rarity of a sign the mode lacks.
+    probability at most twice :data:`OTHER_SIGN_RATE`, times the share of the buckets read.
+    Read over every bucket of the other side, a false pass took a 0/1 flag's bounds to
+    ``-50000`` (one seed of 400); within the run's magnitude it stays at the column's scale
+    (the flag's one bucket ``[-2, -1)``).
 
     Privacy: a function of the bounds' noisy counts and public thresholds, post-processing of
     their discrete Gaussian histogram (Bun and Steinke 2016, Lemma 1.8): no further cost."""
