@@ -341,12 +341,13 @@ many categories of a few hundred records, each below the first threshold (a coun
 147 records of 10,000, 68 counties, under a first threshold of about 262). A column of
 names (one record a key) releases no key and lends nothing. Post-processing of the first
 selections' noisy counts."""
-LARGE_BORROW_SHARE = 0.2
+LARGE_BORROW_SHARE = 0.15
 """In a release from a table that is not small, the share of the release's rho that the
 learning's pool may borrow when :func:`large_loan` finds a column that needs it: spent only
 on the columns the second selection takes, the rest stays the release's. At 10,000 records
-and 11 columns the second threshold falls from 150 to 90 records (``docs/learn.md``, "Many
-categories in a table that is not small")."""
+and 11 columns the second threshold falls from 151 to 97 records; 0.2 and more took too much
+from the release of a table whose keys the pool alone already reached (46 cities of 187
+records; measured, ``docs/learn.md``, "Many categories in a table that is not small")."""
 SECOND_TAIL_SHARE = 0.5
 """Of the tail ``delta``, the share kept for the second selection (when it is planned)."""
 SECOND_SIGMAS = 2.0
