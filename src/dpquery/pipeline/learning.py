@@ -72,8 +72,8 @@ from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
 from dpquery.data.numbers import axis_values
 from dpquery.domain_learning import (
-    PUBLIC_RULE,
     LARGE_BORROW_SHARE,
+    PUBLIC_RULE,
     SECOND_SHARE,
     SMALL_BORROW_SHARE,
     WITHIN_SHARE,
@@ -453,8 +453,10 @@ def learn(
         )
     elif report.lent_rho:  # a large table's loan joined the pool: the release gets what it left
         pool = report.second_pool_rho + report.lent_rho
-        release = release_rho(budget, domain, report.n, l2) - report.lent_rho + (
-            pool - report.second_spent_rho
+        release = (
+            release_rho(budget, domain, report.n, l2)
+            - report.lent_rho
+            + (pool - report.second_spent_rho)
         )
     else:
         release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
