@@ -334,6 +334,22 @@ column's share needs 271 and 219 records, the second at the pool's split over th
 165 and 151 without the loan, 105 and 102 with it: a Chicago neighbourhood or a Forbes
 industry of 100 to 150 records (measured, ``docs/learn.md``, "Categories of many values in
 small tables")."""
+LARGE_OTHER_SHARE = 0.3
+"""In a table that is not small, the learning's pool borrows from the release (``learn_domain(
+large_rho=...)``, ``pipeline.learning.large_borrow_rho``) only when a categorical column's
+first selection released at least one key and left out a noisy mass, less
+:data:`SECOND_SIGMAS` sd, of at least this share of the (noisy) ``n`` (:func:`large_loan`):
+many categories of a few hundred records, each below the first threshold (a county of about
+147 records of 10,000, 68 counties, under a first threshold of about 262). A column of
+names (one record a key) releases no key and lends nothing. Post-processing of the first
+selections' noisy counts."""
+LARGE_BORROW_SHARE = 0.15
+"""In a release from a table that is not small, the share of the release's rho that the
+learning's pool may borrow when :func:`large_loan` finds a column that needs it: spent only
+on the columns the second selection takes, the rest stays the release's. At 10,000 records
+and 11 columns the second threshold falls from 151 to 97 records; 0.2 and more took too much
+from the release of a table whose keys the pool alone already reached (46 cities of 187
+records; measured, ``docs/learn.md``, "Many categories in a table that is not small")."""
 SECOND_TAIL_SHARE = 0.5
 """Of the tail ``delta``, the share kept for the second selection (when it is planned)."""
 SECOND_SIGMAS = 2.0
@@ -397,7 +413,7 @@ class LearnReport:
     second_pool_rho: float = 0.0  # kept for the second selection (:data:`SECOND_SHARE`)
     second_spent_rho: float = 0.0  # of it, spent (the rest is unspent: learning.release_rho)
     small: bool = False  # the small-table rules applied (check_learnable)
-    lent_rho: float = 0.0  # a small table's pool beyond second_pool_rho (learn_domain small_rho)
+    lent_rho: float = 0.0  # the pool beyond second_pool_rho (learn_domain small_rho, large_rho)
 
     @property
     def add_remove(self) -> bool:
@@ -413,7 +429,8 @@ class LearnReport:
             "second_pool_rho": self.second_pool_rho, "second_spent_rho": self.second_spent_rho
         }  # fmt: skip
         if self.lent_rho:  # a small table's pool: the weights' part and the release's loan
-            pool |= {"small_table_lent_rho": self.lent_rho}
+            key = "small_table_lent_rho" if self.small else "large_table_lent_rho"
+            pool |= {key: self.lent_rho}
         if not self.add_remove:
             return {
                 "n": self.n,
@@ -2861,6 +2878,7 @@ def learn_domain(
     public: Domain | None = None,
     second_rho: float = 0.0,
     small_rho: float = 0.0,
+    large_rho: float = 0.0,
 ) -> tuple[Domain, LearnReport]:
     """Learn a public domain for ``df`` spending ``rho`` (zCDP) on ``ledger`` and at most
     ``delta`` of partition-selection tail probability (module docstring; ``docs/learn.md``),
@@ -2886,6 +2904,11 @@ def learn_domain(
     to at most ``delta`` whatever the noise decided, so the coupling of the module's
     partition selections (each within total variation of its tail of the ideal mechanism,
     given what came before) bounds the whole learning's distance by ``delta``.
+    ``large_rho`` is added to the pool of a table that is not small when :func:`large_loan`
+    finds a categorical column whose first selection left out a large noisy share of the
+    records (in a release: :data:`LARGE_BORROW_SHARE` of the release's rho); the ledger must
+    admit ``ZCDP(rho + second_rho + max(small_rho, large_rho))``. What the pool does not
+    spend is ``second_pool_rho + lent_rho - second_spent_rho`` of the report.
     """
     if not isinstance(df, pd.DataFrame):
         raise DPQueryError(f"expected a pandas DataFrame, got {type(df).__name__}")
@@ -2933,10 +2956,17 @@ def learn_domain(
         or not 0 <= small_rho < math.inf
     ):
         raise DPQueryError(f"small_rho must be a non-negative number, got {small_rho!r}")
+    if (
+        not isinstance(large_rho, int | float)
+        or isinstance(large_rho, bool)
+        or not 0 <= large_rho < math.inf
+    ):
+        raise DPQueryError(f"large_rho must be a non-negative number, got {large_rho!r}")
     # before any data; the loan less a float's residue: the three parts of a release's
     # learning can sum to an ulp above its rho, and every charge below is within its part
     lend = float(small_rho) * _SAFETY
-    ledger.check([Charge("domain learning", ZCDP(rho + second_rho + lend))])
+    lend_large = float(large_rho) * _SAFETY
+    ledger.check([Charge("domain learning", ZCDP(rho + second_rho + max(lend, lend_large)))])
     n, n_rho = len(df), 0.0
     if add_remove:  # n is private: every rule below reads this noisy n (post-processing)
         n_rho = LEARNING_NOISY_N_SHARE * rho
@@ -2985,7 +3015,9 @@ def learn_domain(
         n_sigma2 = float(discrete_gaussian_sigma2(n_rho, 1.0)) if add_remove else 0.0
         if small:  # the tails no selection used (a function of the public rules' outputs)
             pool_tail = max(0.0, float(delta) - math.fsum(r.delta_tail for r in reports))
-        _second_selection(attrs, reports, pool_rho, pool_tail, n_sigma2, ctx)
+        # a table that is not small borrows only when a column needs it (large_loan)
+        loan = 0.0 if small else lend_large
+        lent += _second_selection(attrs, reports, pool_rho, pool_tail, n_sigma2, ctx, loan)
     domain = Domain(tuple(attrs), note="learned from the data under differential privacy "
                     "(dpquery.domain_learning)")  # fmt: skip
     total_tail = math.fsum(r.delta_tail for r in reports)
@@ -3002,6 +3034,19 @@ def _other_mass(sel: Selection, n: int, n_sigma2: float) -> tuple[float, float]:
     deviation (the released counts' and, under add/remove, the noisy ``n``'s)."""
     other = n - sum(sel.released.values())
     return float(other), math.sqrt(len(sel.released) * float(sel.sigma2) + n_sigma2)
+
+
+def large_loan(others: Mapping[str, tuple[float, float, float]], released: Mapping[str, int],
+               n: int) -> list[str]:  # fmt: skip
+    """The categorical columns of a table that is not small for which its pool borrows from
+    the release: ``others`` as :func:`second_plan` reads it, ``released`` each column's number
+    of keys its first selection released, ``n`` the (noisy) number of records. A column
+    qualifies when it released at least one key and its noisy mass left out, less
+    :data:`SECOND_SIGMAS` sd, is at least :data:`LARGE_OTHER_SHARE` of ``n``: many categories
+    of mid size, of which the first threshold took the largest (a column of names, one record
+    a key, releases none). Public: noisy outputs and public shares only."""
+    return [c for c in others if released.get(c, 0) >= 1
+            and others[c][0] - SECOND_SIGMAS * others[c][1] >= LARGE_OTHER_SHARE * n]  # fmt: skip
 
 
 def second_plan(
@@ -3047,8 +3092,8 @@ def second_plan(
 
 def _second_selection(
     attrs: list[Attribute], reports: list[ColumnReport], pool_rho: float, pool_tail: float,
-    n_sigma2: float, ctx: _Context,
-) -> None:  # fmt: skip
+    n_sigma2: float, ctx: _Context, loan: float = 0.0,
+) -> float:  # fmt: skip
     """The second selection over what the categorical columns' first did not release
     (:func:`~dpquery.privacy.partition_selection.reselect_partitions`), on the columns of
     :func:`second_plan`, then a small table's narrow bands' finer histograms
@@ -3057,16 +3102,22 @@ def _second_selection(
     integer band gives :data:`LATTICE_SHARE` of its share to its lattice test
     (:func:`lattice_test`, a charge of its own), drawn first from the test's stream; when it
     finds a lattice (:func:`on_lattice`) the band's edges are put on it
-    (:func:`lattice_edges`) and the column decodes to its points (``Numeric.lattice``)."""
+    (:func:`lattice_edges`) and the column decodes to its points (``Numeric.lattice``).
+
+    ``loan`` (a table that is not small) joins the pool when :func:`large_loan` names a
+    column, before the plan; the loan so taken is returned (0 otherwise)."""
     others = {}
     for name, (sel, _, _) in ctx.held.items():
         other, sd = _other_mass(sel, ctx.n, n_sigma2)
         others[name] = (other, sd, float(sel.sigma2))
+    released = {name: len(sel.released) for name, (sel, _, _) in ctx.held.items()}
+    taken = loan if loan > 0 and large_loan(others, released, ctx.n) else 0.0
+    pool_rho += taken
     narrow = [a.name for a in attrs if a.name in ctx.narrow]  # the table's column order
     chosen = (second_plan(others, pool_rho, pool_tail, ctx.l2, len(narrow), prefix=ctx.small)
               if pool_tail > 0 else [])  # fmt: skip
     if not chosen and not narrow:
-        return
+        return taken
     rho2 = pool_rho * _SAFETY / (len(chosen) + len(narrow))
     tail2 = pool_tail / max(1, len(chosen))
     index = {a.name: i for i, a in enumerate(attrs)}
@@ -3120,6 +3171,7 @@ def _second_selection(
         noisy = old.noisy | lattice_more | {"fine_rho": fine_rho[name],
                              "fine_bounds": None if fine is None else fine[0]}  # fmt: skip
         reports[i] = replace(old, rho=old.rho + fine_rho[name], learned=learned, noisy=noisy)
+    return taken
 
 
 def column_rho(rho: float, columns: int, add_remove: bool) -> float:

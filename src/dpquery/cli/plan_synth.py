@@ -37,6 +37,8 @@ from dpquery.data.domain import Domain
 from dpquery.data.shape import PublicShape
 from dpquery.domain_learning import (
     DEFAULT_DOMAIN_SHARE,
+    LARGE_BORROW_SHARE,
+    LARGE_OTHER_SHARE,
     LEARNING_NOISY_N_SHARE,
     MIN_CATEGORY_SHARE,
     MIN_SMALL_SHARE,
@@ -50,7 +52,7 @@ from dpquery.domain_learning import (
     size_limits,
 )
 from dpquery.errors import DPQueryError
-from dpquery.pipeline.learning import epsilon_share, run_budget
+from dpquery.pipeline.learning import epsilon_share, large_borrow_rho, run_budget
 from dpquery.pipeline.plan import public_n, relation_of, workloads
 from dpquery.privacy import ZCDP, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, NOISY_N_SHARE, noisy_n_rho
@@ -238,6 +240,7 @@ def _learning_plan(args: argparse.Namespace) -> int:
                           "public_columns": public,
                           "learning_epsilon_alone": alone * budget.epsilon,
                           "small_table_borrow_rho": SMALL_BORROW_SHARE * budget.release_rho,
+                          "large_table_borrow_rho": large_borrow_rho(budget),
                           "membership_test": membership_plan(),
                           "lattice_test": lattice_plan(),
                           "table_size_by_columns": by_columns}, indent=2))  # fmt: skip
@@ -304,6 +307,11 @@ def _learning_plan(args: argparse.Namespace) -> int:
           f"(rho={borrow:.6g}), spent only on the columns its second step takes (a second "
           "selection, a narrow band's finer histogram); the release gets what the pool "
           "left")  # fmt: skip
+    print(f"    a table that is not small: when a column's first selection released a key "
+          f"and left out at least {LARGE_OTHER_SHARE:.0%} of the (noisy) records, the pool "
+          f"borrows {LARGE_BORROW_SHARE:.0%} of the release's rho (rho="
+          f"{large_borrow_rho(b):.6g}) for its second selection; the release gets what the "
+          "pool left")  # fmt: skip
     n_kind = "a noisy n" if add_remove else "n"
     sizes = "; ".join(f"{c} columns: below {s:,}, refused below {r:,}" for c, (s, r) in
                       limits.items())  # fmt: skip

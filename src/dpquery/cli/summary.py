@@ -62,10 +62,11 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
         lines.append(f"  the decoding weights' part and the second selection's unused pool, "
                      f"rho={moved:.3g}, went to the release (weights when no column gets them "
                      "at this size, the pool what no column needed; docs/learn.md)")  # fmt: skip
-    if -moved > 1e-6 * b["learn_rho"]:  # a small table's loan (spent on its second selection)
+    if -moved > 1e-6 * b["learn_rho"]:  # a loan (spent on the second selection)
         lines.append(f"  borrowed: rho={-moved:.3g} of the release's share (net of the parts "
                      "returned to it), spent on a second selection of the categories too rare "
-                     "for the first (a small table's loan; docs/learn.md)")  # fmt: skip
+                     "for the first (a small table's loan, or a table's whose column left "
+                     "out many records; docs/learn.md)")  # fmt: skip
     unspent = b["learn_rho"] - spent - moved
     if unspent > 1e-6 * b["learn_rho"]:
         lines.append(f"  unspent: rho={unspent:.3g} of the learning's share (a column found "

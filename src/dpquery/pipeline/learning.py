@@ -29,7 +29,10 @@ then spends the rest. The split is stated in advance and never depends on the da
   lends their part to the pool (``learn_domain(small_rho=...)``), with
   :data:`~dpquery.domain_learning.SMALL_BORROW_SHARE` of the release's rho besides
   (:func:`small_borrow_rho`: the learning's stage admits it), the release getting what
-  the pool left (``LearnReport.second_spent_rho`` against ``second_pool_rho``);
+  the pool left (``LearnReport.second_spent_rho`` against ``second_pool_rho``); a table that
+  is not small lends :data:`~dpquery.domain_learning.LARGE_BORROW_SHARE` of the release's
+  rho to the pool (:func:`large_borrow_rho`) only when a column's first selection left out a
+  large noisy share of the records (:func:`~dpquery.domain_learning.large_loan`);
 * the whole run is ``(epsilon, delta_ledger + (1 + e^epsilon) delta_tail)``-DP, at most
   ``(epsilon, delta)`` (:class:`~dpquery.algorithms.release.OutsideLedger`).
 
@@ -69,6 +72,7 @@ from dpquery.data.domain import Categorical, Domain, Numeric
 from dpquery.data.encode import read_table
 from dpquery.data.numbers import axis_values
 from dpquery.domain_learning import (
+    LARGE_BORROW_SHARE,
     PUBLIC_RULE,
     SECOND_SHARE,
     SMALL_BORROW_SHARE,
@@ -430,6 +434,7 @@ def learn(
             ledger=stage, types=request.learning.types, bins=request.learning.bins,
             neighbours=neighbours, public=public,
             second_rho=SECOND_SHARE * budget.learn_rho, small_rho=within_rho + borrow,
+            large_rho=large_borrow_rho(budget),
         )  # fmt: skip
         domain, table = encodable(domain, raw, public)
         # drawn with or without the weights: the domain and the release are the same either way
@@ -446,6 +451,13 @@ def learn(
         release = (
             budget.release_rho + within_rho - (report.second_spent_rho - report.second_pool_rho)
         )
+    elif report.lent_rho:  # a large table's loan joined the pool: the release gets what it left
+        pool = report.second_pool_rho + report.lent_rho
+        release = (
+            release_rho(budget, domain, report.n, l2)
+            - report.lent_rho
+            + (pool - report.second_spent_rho)
+        )
     else:
         release = release_rho(budget, domain, report.n, l2) + report.second_unspent_rho
     release_ledger = ledger.child(Budget.zcdp(release), RELEASE_STAGE)
@@ -457,6 +469,14 @@ def small_borrow_rho(budget: RunBudget) -> float:
     (:data:`~dpquery.domain_learning.SMALL_BORROW_SHARE` of it): spent only on the
     categorical columns the second selection takes, the rest stays the release's."""
     return SMALL_BORROW_SHARE * budget.release_rho
+
+
+def large_borrow_rho(budget: RunBudget) -> float:
+    """What the pool of a table that is not small may borrow from the release's rho
+    (:data:`~dpquery.domain_learning.LARGE_BORROW_SHARE` of it), when
+    :func:`~dpquery.domain_learning.large_loan` finds a column that needs it; at most
+    :func:`small_borrow_rho`, so that the learning's stage admits it."""
+    return min(LARGE_BORROW_SHARE, SMALL_BORROW_SHARE) * budget.release_rho
 
 
 def weights_rho(budget: RunBudget) -> float:
