@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_learn_lattice import _elections
 
 from dpquery.domain_learning import (
     BOUND_FALSE_RATE,
@@ -114,17 +115,6 @@ def test_the_outer_cells_hold_a_tail_and_stop_the_run():
         assert noisy[-1] >= 400 - 5 * 7.1 and not kept
         alone = _fine_run("fare", fares, 0.01, 4, (5.0, 10.0), band, _ctx(seed))
         assert alone is not None and alone[2][-1] >= 300  # the end cell: every fare above 10
-
-
-def _elections(n: int, seed: int) -> pd.DataFrame:
-    """presidentialElections' shape: a year every 4 from 1932 to 2016, a share of two
-    decimals and a flag (as ``tests/test_learn_lattice.py``)."""
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "year": rng.choice(np.arange(1932, 2017, 4), n).astype(str),
-        "share": np.char.mod("%.2f", rng.uniform(20, 80, n)),
-        "south": rng.choice(["TRUE", "FALSE"], n),
-    })  # fmt: skip
 
 
 def _year_edges(df: pd.DataFrame, seed: int) -> tuple[float, ...]:

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from tests.test_empty_codes import _charges as _release_charges
 from tests.test_empty_codes import _code_column, _fit
+from tests.test_learn_membership import _charges, _learn
 
 from dpquery import domain_learning
 from dpquery.algorithms.marginal import adaptive_projection as ap
@@ -30,15 +31,11 @@ from dpquery.data.encode import encode
 from dpquery.domain_learning import (
     MEMBERSHIP_TAIL_SHARE,
     MEMBERSHIP_TAIL_SIGMAS,
-    learn_domain,
     released_membership,
 )
-from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 from dpquery.privacy.partition_selection import Selection
 from dpquery.queries.marginals import AttributeLayout
-
-RHO = 0.0144  # epsilon 1, delta 1e-9
 
 
 def _sel(released: dict[Any, int], sigma2: float = 100.0) -> Selection:
@@ -115,17 +112,6 @@ def _table(n: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame({"country": country, "x": rng.normal(50, 10, n).round(1)})
 
 
-def _learn(df: pd.DataFrame, seed: int, neighbours: str = ADD_REMOVE) -> tuple[Domain, Any, Any]:
-    ledger = Ledger(Budget.zcdp(1.0))
-    domain, report = learn_domain(df, rho=RHO, delta=1e-9, rng=np.random.default_rng(seed),
-                                  ledger=ledger, neighbours=neighbours)  # fmt: skip
-    return domain, report, ledger
-
-
-def _ledger_charges(ledger: Any) -> list[tuple[str, Any]]:
-    return [(e.charge.mechanism, e.charge.cost) for e in ledger.entries]
-
-
 def test_the_rule_fires_on_a_large_table_and_draws_nothing(monkeypatch) -> None:
     """30,000 records (:func:`_table`): the selection releases the two large countries
     (each far above its threshold) and few of the twenty of 45 records (about its
@@ -142,7 +128,7 @@ def test_the_rule_fires_on_a_large_table_and_draws_nothing(monkeypatch) -> None:
     assert "the released keys" in report.columns[0].rule
     monkeypatch.setattr(domain_learning, "MEMBERSHIP_TAIL_SHARE", 2.0)
     off, _, ledger_off = _learn(df, 1)
-    assert not off["country"].listed and _ledger_charges(ledger) == _ledger_charges(ledger_off)  # type: ignore[union-attr]
+    assert not off["country"].listed and _charges(ledger) == _charges(ledger_off)  # type: ignore[union-attr]
     assert off["x"] == domain["x"]
 
 
@@ -158,7 +144,7 @@ def test_neighbouring_tables_list_alike_with_the_same_charges(neighbours: str) -
         da, _, la = _learn(a.reset_index(drop=True), 3, neighbours)
         db, _, lb = _learn(b.reset_index(drop=True), 3, neighbours)
         assert da["country"].listed and db["country"].listed  # type: ignore[union-attr]
-        assert _ledger_charges(la) == _ledger_charges(lb)
+        assert _charges(la) == _charges(lb)
 
 
 # == the domain's JSON ===========================================================================

@@ -68,7 +68,7 @@ is the one before this step, byte for byte.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -168,18 +168,27 @@ def _by_rule_cells(
     integer codes (``codes``) or vocabulary members (not ``codes``), highest first; with
     ``low``, the integer codes below every code not added by rule alone, lowest first (and
     without it, those are left out)."""
+
+    def cells(attr: Categorical) -> tuple[int, ...]:
+        below = _low_codes(attr) if codes else set()
+        mine = [attr.values.index(v) for v in attr.by_rule
+                if _is_code(v) == codes and (v in below) == low]  # fmt: skip
+        return tuple(sorted(mine, reverse=not low))
+
+    return _categorical_cells(domain, sizes, cells)
+
+
+def _categorical_cells(
+    domain: Domain | None, sizes: Sequence[int] | np.ndarray,
+    cells: Callable[[Categorical], tuple[int, ...]],
+) -> list[tuple[int, ...]]:  # fmt: skip
+    """Per attribute of a record layout of ``sizes`` values, ``cells`` of each categorical
+    attribute whose size in the layout is its domain size; none for the others, or for a
+    layout that is not the domain's. Public: the domain alone."""
     if domain is None or len(domain.attributes) != len(sizes):
         return [() for _ in sizes]
-    out: list[tuple[int, ...]] = []
-    for attr, size in zip(domain.attributes, sizes, strict=True):
-        cells: tuple[int, ...] = ()
-        if int(size) == attr.size and isinstance(attr, Categorical) and attr.by_rule:
-            below = _low_codes(attr) if codes else set()
-            mine = [attr.values.index(v) for v in attr.by_rule
-                    if _is_code(v) == codes and (v in below) == low]  # fmt: skip
-            cells = tuple(sorted(mine, reverse=not low))
-        out.append(cells)
-    return out
+    return [cells(attr) if int(size) == attr.size and isinstance(attr, Categorical) else ()
+            for attr, size in zip(domain.attributes, sizes, strict=True)]  # fmt: skip
 
 
 def ruled_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
@@ -217,15 +226,9 @@ def listed_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> li
     domain took from a public vocabulary without a selection (``Categorical.listed``), tested
     together by :func:`doubted_listed`. Public: the domain alone; none for a layout that is
     not the domain's, or an attribute whose size in it is not its domain size."""
-    if domain is None or len(domain.attributes) != len(sizes):
-        return [() for _ in sizes]
-    out: list[tuple[int, ...]] = []
-    for attr, size in zip(domain.attributes, sizes, strict=True):
-        cells: tuple[int, ...] = ()
-        if int(size) == attr.size and isinstance(attr, Categorical) and attr.listed:
-            cells = tuple(attr.values.index(v) for v in attr.listed)
-        out.append(cells)
-    return out
+    return _categorical_cells(
+        domain, sizes, lambda attr: tuple(attr.values.index(v) for v in attr.listed)
+    )
 
 
 def null_posteriors(
