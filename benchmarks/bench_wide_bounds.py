@@ -67,6 +67,7 @@ from typing import Any
 
 import scipy.sparse as sp
 
+from dpquery.algorithms.wide import core
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.data import read_item_sets
 from dpquery.data.items import ItemSets
@@ -230,7 +231,11 @@ def main() -> None:
     p.add_argument("--auto", action="store_true",
                    help="what synth runs (auto), both relations; ratios to zeros'")  # fmt: skip
     p.add_argument("--relations", nargs="+", default=list(RELATIONS), choices=RELATIONS)
+    p.add_argument("--head-sizes-law", choices=("shrink", "beta-binomial", "independent"),
+                   help="core.HEAD_SIZES_LAW for these runs (default: the release's)")  # fmt: skip
     args = p.parse_args()
+    if args.head_sizes_law:  # how add/remove's head mode reads its picks-per-record histogram
+        core.HEAD_SIZES_LAW = args.head_sizes_law
     ITEMS.update(tables(args.items))
     if args.shapes is None:
         args.shapes = [] if args.items else ["small", "transposed"]
