@@ -142,7 +142,12 @@ import pandas as pd
 from dpquery.data import dates
 from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Density, Domain, Numeric
 from dpquery.data.numbers import plain_number
-from dpquery.data.place_names import COUNTRY_NAMES, US_STATE_NAMES
+from dpquery.data.place_names import (
+    COUNTRY_CODES_2,
+    COUNTRY_CODES_3,
+    COUNTRY_NAMES,
+    US_STATE_NAMES,
+)
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.conversions import zcdp_rho_for
@@ -593,6 +598,9 @@ class _Context:
     half_rng: np.random.Generator | None = None
     # the membership test's noise (membership_test): a stream of its own alike
     vocab_rng: np.random.Generator | None = None
+    # the noise of its code classes (CODE_VOCABULARIES): a stream of its own, so that the
+    # other classes' noise is drawn as by the test without them
+    codes_rng: np.random.Generator | None = None
     # the common formats test's noise (_common_test): a stream of its own alike
     common_rng: np.random.Generator | None = None
     # the time of day test's noise (_clock_test): a stream of its own alike
@@ -769,11 +777,17 @@ def vocabulary(keys: list[Hashable]) -> list[str]:
 
 
 def _categorical(
-    name: str, sel: Selection, members: tuple[str, ...] = (), plain: tuple[str, ...] = ()
+    name: str,
+    sel: Selection,
+    members: tuple[str, ...] = (),
+    plain: tuple[str, ...] = (),
+    codes: bool = False,
 ) -> tuple[Categorical, str]:
     """The released keys of ``sel``, their public partners and vocabularies' members
     (:func:`partners`, :func:`vocabulary`), ``plain`` as values and ``members`` by rule (a
-    membership test's, :func:`membership_test`); then the catch-all and missing."""
+    membership test's, :func:`membership_test`); then the catch-all and missing. ``codes``:
+    ``plain`` are country codes (:data:`CODE_VOCABULARIES`), which the older groups'
+    rule does not read (the alpha-3 ``MAR``, Morocco, is no month)."""
     keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
     texts = [k for k in keys if isinstance(k, str)]
     if keys and len(texts) == len(keys) and all(_integer_text(t) for t in texts):
@@ -787,7 +801,7 @@ def _categorical(
         keys = [*keys, *partners(keys)]
         listed = [m for m in dict.fromkeys(plain) if m not in set(keys)]
         keys += listed
-        ruled = vocabulary(keys)
+        ruled = vocabulary([k for k in keys if k not in set(listed)] if codes else keys)
         ruled += [m for m in members if m not in {*map(str, keys), *ruled}]
         keys = sorted([*keys, *ruled], key=lambda k: (type(k).__name__, str(k)))
     taken = {str(k) for k in keys}
@@ -844,6 +858,14 @@ MEMBERSHIP_TAIL_SIGMAS = 2.0
 """The margin of :data:`MEMBERSHIP_TAIL_SHARE`, in sd of the noise of the mass left out (the
 released keys' noisy counts, the noisy non-missing count's two)."""
 PLACE_VOCABULARIES = ("US state names", "country names")
+CODE_VOCABULARIES = ("country codes, ISO 3166-1 alpha-2", "country codes, ISO 3166-1 alpha-3")
+"""The codes of the membership test (:mod:`dpquery.data.place_names`), its last classes,
+exact matches in capitals (``AT``, ``AUT``): a code already in an earlier class (the USPS
+codes ``CA``, ``IN``; ``USA`` among the country names) counts there. Their noise is drawn
+from a stream of their own (:data:`CODES_STREAM`), so that every other class's noise is
+that of the test without them (``docs/learn.md``, "Country codes")."""
+CODES_STREAM = 0x69736F33
+"""The spawn key of the code classes' own stream (:func:`_own_stream`)."""
 """The vocabularies of the released keys' rule, in its order (the older groups of
 :data:`VOCABULARIES` have their own rule, :func:`vocabulary`)."""
 SEPARATORS = (" ", "-")
@@ -854,10 +876,13 @@ listed, or every space written as a hyphen (UCI Adult's ``United-States``, ``El-
 def _membership_vocabularies() -> dict[str, tuple[tuple[tuple[str, ...], ...], bool]]:
     """The vocabularies of the membership test, in its fixed order: :data:`VOCABULARIES`,
     then the US state names and the country names (:mod:`dpquery.data.place_names`; a name in
-    both, ``Georgia``, is counted as a state). The place names are not among
+    both, ``Georgia``, is counted as a state), and last the country codes of
+    :data:`CODE_VOCABULARIES`. The place names and codes are not among
     :data:`VOCABULARIES`: one released country does not list some 250 more by rule."""
     return {**VOCABULARIES, "US state names": (US_STATE_NAMES, True),
-            "country names": (COUNTRY_NAMES, True)}  # fmt: skip
+            "country names": (COUNTRY_NAMES, True),
+            CODE_VOCABULARIES[0]: (COUNTRY_CODES_2, False),
+            CODE_VOCABULARIES[1]: (COUNTRY_CODES_3, False)}  # fmt: skip
 
 
 MEMBERSHIP_VOCABULARIES = _membership_vocabularies()
@@ -888,6 +913,7 @@ def _class_index() -> dict[str, int]:
 
 
 _CLASS_INDEX = _class_index()
+_CODE_CLASSES = sum(name in CODE_VOCABULARIES for name, _ in membership_classes())
 
 
 def class_counts(keys: Mapping[Hashable, int]) -> np.ndarray:
@@ -962,8 +988,11 @@ def membership_test(
     a whole (Canonne, Kamath and Steinke 2020, Theorem 4): the profile's charge, made before
     the profile drew, covers these cells (as the date count's, :func:`_date_count`). Drawn
     from the test's own stream, so that every other draw of the learning is the same as
-    without it. The largest noisy class wins when it holds :data:`MEMBERSHIP_SHARE` of
-    ``present`` and :data:`MEMBERSHIP_SIGMAS` noise sd."""
+    without it; the code classes (:data:`CODE_VOCABULARIES`, the last ones) from a stream of
+    their own (``ctx.codes_rng``), so that the other classes' noise is the same as without
+    them (a column that is no code column is learned byte for byte as before, unless a code
+    class's noise alone wins). The largest noisy class wins when it holds
+    :data:`MEMBERSHIP_SHARE` of ``present`` and :data:`MEMBERSHIP_SIGMAS` noise sd."""
     released = sum(v for k, v in sel.released.items() if k != _MISSING)
     if present - released < MEMBERSHIP_OTHER_SHARE * present:
         return None
@@ -972,7 +1001,11 @@ def membership_test(
     assert ctx.vocab_rng is not None
     sigma2 = discrete_gaussian_sigma2(profile_rho, ctx.l2)
     counts = class_counts(col.keys)
-    noisy = counts + sample_discrete_gaussian(sigma2, counts.size, ctx.vocab_rng)
+    older = counts.size - _CODE_CLASSES
+    codes_rng = ctx.codes_rng if ctx.codes_rng is not None else _own_stream(ctx.rng, CODES_STREAM)
+    noise = np.concatenate([sample_discrete_gaussian(sigma2, older, ctx.vocab_rng),
+                            sample_discrete_gaussian(sigma2, _CODE_CLASSES, codes_rng)])  # fmt: skip
+    noisy = counts + noise
     best = int(np.argmax(noisy))  # the first of the largest: a fixed rule
     top, sd = int(noisy[best]), math.sqrt(float(sigma2))
     classes = membership_classes()
@@ -2991,6 +3024,7 @@ def learn_domain(
                    times_rng=_own_stream(rng, DATE_STREAM), l2=l2, add_remove=add_remove,
                    half_rng=_own_stream(rng, HALF_STREAM),
                    vocab_rng=_own_stream(rng, MEMBERSHIP_STREAM),
+                   codes_rng=_own_stream(rng, CODES_STREAM),
                    common_rng=_own_stream(rng, COMMON_STREAM),
                    clock_rng=_own_stream(rng, CLOCK_STREAM),
                    lattice_rng=_own_stream(rng, LATTICE_STREAM))  # fmt: skip
@@ -3288,7 +3322,8 @@ def _learn_column(
         if found is None or found.vocabulary is None:  # the released keys' rule
             found = released_membership(sel, present, sigma) or found
         attr, learned = (_categorical(name, sel) if found is None
-                         else _categorical(name, sel, found.ruled, found.plain))  # fmt: skip
+                         else _categorical(name, sel, found.ruled, found.plain,
+                                           found.vocabulary in CODE_VOCABULARIES))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
         if found is not None:
