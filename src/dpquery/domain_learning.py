@@ -1611,13 +1611,16 @@ narrow band's finer histogram (:func:`_fine_run`) before its quantiles."""
 def narrow_band(lo: float, hi: float, decimals: int) -> bool:
     """Whether bounds ``[lo, hi]`` (a small table's: the ends of its buckets, before the rule
     at 0; or a large table's bounds, or its quantiles' bounds) are a band far from 0 that
-    its magnitude buckets cannot cut: positive, within :data:`NARROW_RATIO` of each other,
-    and holding more than :data:`MAX_LATTICE` steps of the precision (a planet's discovery
-    years 1989..2014 inside ``[1000, 5000]``, whose edges split the bucket ``[2000, 5000)``
-    into equal widths and put every year in one bin, KS 0.95). A column spread over decades
-    (an orbital period, 0.09 to 730,000 days) keeps its buckets. Public: the private bounds
-    and precision alone."""
-    return 0.0 < lo and hi <= NARROW_RATIO * lo and not lattice(lo, hi, decimals)
+    its magnitude buckets cannot cut: on one side of 0, their magnitudes within
+    :data:`NARROW_RATIO` of each other, and holding more than :data:`MAX_LATTICE` steps of
+    the precision (a planet's discovery years 1989..2014 inside ``[1000, 5000]``, whose edges
+    split the bucket ``[2000, 5000)`` into equal widths and put every year in one bin, KS
+    0.95; a city's longitudes, -74.25 to -73.70, inside ``[-100, -50]``, the mirror of it).
+    A column spread over decades (an orbital period, 0.09 to 730,000 days) keeps its
+    buckets. Public: the private bounds and precision alone."""
+    positive = 0.0 < lo and hi <= NARROW_RATIO * lo
+    negative = hi < 0.0 and -lo <= NARROW_RATIO * -hi
+    return (positive or negative) and not lattice(lo, hi, decimals)
 
 
 def fine_cells(lo: float, hi: float, decimals: int) -> np.ndarray:
@@ -2323,7 +2326,8 @@ def _numeric(
         return cat, learned, more, share * rho + bounds_share * rest
     fine_rho = 0.0
     inner: tuple[float, float] | None = None
-    far = found is not None and found[0] > 0  # the rule at 0 left it (taxis' [5, 50] it did not)
+    # the rule at 0 left it on one side (taxis' [5, 50] it did not; a longitude's [-100, -50])
+    far = found is not None and (found[0] > 0 or found[1] < 0)
     if not ctx.small and far and raw is not None and narrow_band(*raw, decimals):
         # a band far from 0 that the buckets cannot cut: a finer histogram from the
         # quantiles' share narrows it (the quantiles' candidates then are fine over it)
