@@ -1002,9 +1002,11 @@ def membership_test(
     sigma2 = discrete_gaussian_sigma2(profile_rho, ctx.l2)
     counts = class_counts(col.keys)
     older = counts.size - _CODE_CLASSES
-    codes_rng = ctx.codes_rng if ctx.codes_rng is not None else _own_stream(ctx.rng, CODES_STREAM)
-    noise = np.concatenate([sample_discrete_gaussian(sigma2, older, ctx.vocab_rng),
-                            sample_discrete_gaussian(sigma2, _CODE_CLASSES, codes_rng)])  # fmt: skip
+    codes_rng = ctx.codes_rng or _own_stream(ctx.rng, CODES_STREAM)
+    noise = np.concatenate([
+        sample_discrete_gaussian(sigma2, older, ctx.vocab_rng),
+        sample_discrete_gaussian(sigma2, _CODE_CLASSES, codes_rng),
+    ])  # fmt: skip
     noisy = counts + noise
     best = int(np.argmax(noisy))  # the first of the largest: a fixed rule
     top, sd = int(noisy[best]), math.sqrt(float(sigma2))
@@ -1166,6 +1168,11 @@ def _bounds(
         lo, hi = grown_past(lo, hi, buckets, bounds[2], rho, ctx.l2)
         strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
         lo, hi = across_zero(lo, hi, buckets, bounds[2], strict)
+        if LARGE_OTHER_SIGN:  # bounds on one side of 0: the other side, as a small table's
+            run = (int(np.searchsorted(buckets, lo)), int(np.searchsorted(buckets, hi)) - 1)
+            run = other_sign(bounds[2], buckets, run, mode, steps, sign_tests(rho, k, ctx.l2))
+            assert run is not None
+            lo, hi = float(buckets[run[0]]), float(buckets[run[1] + 1])
     if numbers is not None:  # a point mass at 0: the rest bounded apart from it
         ways = (*grow, skip) if grow is not None else (partition_threshold(one, BOUND_STEP_RATE),)
         run = zero_mode_run(bounds[2], buckets, numbers, one, ways, hi)
@@ -1445,6 +1452,11 @@ def other_sign(
     return min(run[0], other[0]), max(run[1], other[1])
 
 
+LARGE_OTHER_SIGN = True
+"""Whether a table that is not small reads the other side of 0 of bounds on one side of it
+(:func:`other_sign`, after :func:`across_zero`)."""
+
+
 def grown_past(
     lo: float, hi: float, buckets: np.ndarray, noisy: np.ndarray, rho: float,
     sensitivity: float = BOUND_SENSITIVITY,
@@ -1608,18 +1620,24 @@ BAND_SHARE = 0.5
 narrow band's finer histogram (:func:`_fine_run`) before its quantiles."""
 
 
-def narrow_band(lo: float, hi: float, decimals: int) -> bool:
+def narrow_band(lo: float, hi: float, decimals: int, below: bool = False) -> bool:
     """Whether bounds ``[lo, hi]`` (a small table's: the ends of its buckets, before the rule
     at 0; or a large table's bounds, or its quantiles' bounds) are a band far from 0 that
-    its magnitude buckets cannot cut: on one side of 0, their magnitudes within
-    :data:`NARROW_RATIO` of each other, and holding more than :data:`MAX_LATTICE` steps of
-    the precision (a planet's discovery years 1989..2014 inside ``[1000, 5000]``, whose edges
-    split the bucket ``[2000, 5000)`` into equal widths and put every year in one bin, KS
-    0.95; a city's longitudes, -74.25 to -73.70, inside ``[-100, -50]``, the mirror of it).
-    A column spread over decades (an orbital period, 0.09 to 730,000 days) keeps its
-    buckets. Public: the private bounds and precision alone."""
+    its magnitude buckets cannot cut: positive (or, with ``below``, on either side of 0),
+    their magnitudes within :data:`NARROW_RATIO` of each other, and holding more than
+    :data:`MAX_LATTICE` steps of the precision (a planet's discovery years 1989..2014 inside
+    ``[1000, 5000]``, whose edges split the bucket ``[2000, 5000)`` into equal widths and
+    put every year in one bin, KS 0.95; with ``below``, a city's longitudes, -74.25 to
+    -73.70, inside ``[-100, -50]``, the mirror of it). A column spread over decades (an
+    orbital period, 0.09 to 730,000 days) keeps its buckets. ``below`` is given for a table
+    that is not small (its bounds and quantiles): there a column with values on both sides
+    of 0 has bounds across 0, while a small table's run from the mode may stop short of 0
+    on a signed column ("Signed columns around 0 in a small table"), and a finer histogram
+    of such bounds piles the other side's records into the end cell next to 0 (Smarket's
+    ``Lag5``, bounds ``[-2, -0.2]``, would have been cut to ``[-0.21, -0.2]``). Public: the
+    private bounds and precision alone."""
     positive = 0.0 < lo and hi <= NARROW_RATIO * lo
-    negative = hi < 0.0 and -lo <= NARROW_RATIO * -hi
+    negative = below and hi < 0.0 and -lo <= NARROW_RATIO * -hi
     return (positive or negative) and not lattice(lo, hi, decimals)
 
 
@@ -1840,7 +1858,7 @@ def quantile_candidates(
         first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step
         units = np.arange(math.ceil(first), math.floor(last) + 1)
         points.append(np.array([float(Decimal(int(u)) * step) for u in units]))
-    elif fine and narrow_band(lo, hi, decimals):
+    elif fine and narrow_band(lo, hi, decimals, below=True):  # only a large table's quantiles
         # the band's cells, or those of a finer run inside it (_fine_run; public too): the
         # band's own cells far from the data would draw the quantiles above it
         cells = fine_cells(*(inner or (lo, hi)), decimals)
@@ -2328,7 +2346,7 @@ def _numeric(
     inner: tuple[float, float] | None = None
     # the rule at 0 left it on one side (taxis' [5, 50] it did not; a longitude's [-100, -50])
     far = found is not None and (found[0] > 0 or found[1] < 0)
-    if not ctx.small and far and raw is not None and narrow_band(*raw, decimals):
+    if not ctx.small and far and raw is not None and narrow_band(*raw, decimals, below=True):
         # a band far from 0 that the buckets cannot cut: a finer histogram from the
         # quantiles' share narrows it (the quantiles' candidates then are fine over it)
         fine_rho = BAND_SHARE * (1 - bounds_share) * rest
