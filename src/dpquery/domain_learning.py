@@ -858,6 +858,8 @@ MEMBERSHIP_TAIL_SIGMAS = 2.0
 """The margin of :data:`MEMBERSHIP_TAIL_SHARE`, in sd of the noise of the mass left out (the
 released keys' noisy counts, the noisy non-missing count's two)."""
 PLACE_VOCABULARIES = ("US state names", "country names")
+"""The vocabularies of the released keys' rule, in its order (the older groups of
+:data:`VOCABULARIES` have their own rule, :func:`vocabulary`)."""
 CODE_VOCABULARIES = ("country codes, ISO 3166-1 alpha-2", "country codes, ISO 3166-1 alpha-3")
 """The codes of the membership test (:mod:`dpquery.data.place_names`), its last classes,
 exact matches in capitals (``AT``, ``AUT``): a code already in an earlier class (the USPS
@@ -866,8 +868,6 @@ from a stream of their own (:data:`CODES_STREAM`), so that every other class's n
 that of the test without them (``docs/learn.md``, "Country codes")."""
 CODES_STREAM = 0x69736F33
 """The spawn key of the code classes' own stream (:func:`_own_stream`)."""
-"""The vocabularies of the released keys' rule, in its order (the older groups of
-:data:`VOCABULARIES` have their own rule, :func:`vocabulary`)."""
 SEPARATORS = (" ", "-")
 """The writing styles of a name of several words, in the order a key is matched: spaces as
 listed, or every space written as a hyphen (UCI Adult's ``United-States``, ``El-Salvador``)."""
@@ -1395,12 +1395,13 @@ def other_sign(
     noisy: np.ndarray, buckets: np.ndarray, run: tuple[int, int] | None, mode: float,
     grow: tuple[float, float], seen: tuple[float, tuple[int, float]], skip: float = math.inf,
 ) -> tuple[int, int] | None:  # fmt: skip
-    """A small table's run of bounds buckets (:func:`spread_run`) joined to a run of the other
-    sign of 0 when that side holds records by the tests ``seen`` (:func:`sign_tests`): the
-    bucket of the largest noisy count there reaches ``seen[0]``, or else the ``w =
-    seen[1][0]`` adjacent buckets there of the largest noisy sum reach ``seen[1][1]``; only
-    the buckets no farther from 0 than the run's farther end are read. That
-    run is grown from its seed as the mode's run was
+    """A small table's run of bounds buckets (:func:`spread_run`; with
+    :data:`LARGE_OTHER_SIGN`, a larger table's bounds after :func:`across_zero` as a run)
+    joined to a run of the other sign of 0 when that side holds records by the tests
+    ``seen`` (:func:`sign_tests`): the bucket of the largest noisy count there reaches
+    ``seen[0]``, or else the ``w = seen[1][0]`` adjacent buckets there of the largest noisy
+    sum reach ``seen[1][1]``; only the buckets no farther from 0 than the run's farther end
+    are read. That run is grown from its seed as the mode's run was
     (:func:`~dpquery.privacy.quantiles.grown_run`: ``grow``, ``w``, ``skip``; ``mode``, the
     mode's test, to cross the bucket of 0), and the buckets between the two runs (the thin
     magnitudes near 0) are joined too. None or a run across 0 is returned as it is, and so is
@@ -1454,7 +1455,10 @@ def other_sign(
 
 LARGE_OTHER_SIGN = True
 """Whether a table that is not small reads the other side of 0 of bounds on one side of it
-(:func:`other_sign`, after :func:`across_zero`)."""
+(:func:`other_sign`, after :func:`across_zero`): there the other side's run, apart from the
+mode's across the thin magnitudes near 0, was dropped by :func:`far_windows` (a county's
+population change, -33.6 to 37.2 at two decimals, learned on ``[-5, 0]``;
+``docs/learn.md``, "Signed columns and bands below 0 in a table that is not small")."""
 
 
 def grown_past(
