@@ -12,6 +12,9 @@ Germany"), and the four countries of the United Kingdom, "England", "Scotland", 
 slot is one place with its spellings, ``|``-separated; the first is the one
 written as the place's name.
 
+Last, the country codes of ISO 3166-1 (alpha-2 and alpha-3, with Kosovo's user-assigned
+``XK`` and ``XKX``), one code a slot, written in capitals.
+
 :func:`dpquery.domain_learning.membership_classes` counts a column's values in each of these
 (and the older vocabularies) by writing case, for a private membership test.
 """
