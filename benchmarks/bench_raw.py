@@ -368,9 +368,11 @@ def _unbool(col: pd.Series) -> pd.Series:
 
 def _seconds(col: pd.Series) -> pd.Series:
     """ISO 8601 dates and times (pandas' reader, not the library's) as seconds since 1970;
-    NaN for anything else."""
-    ts = pd.to_datetime(col.astype(object), format="ISO8601", errors="coerce")
-    return (ts - pd.Timestamp("1970-01-01")).dt.total_seconds()
+    NaN for anything else. A time with a zone (``2013-01-01T06:00:00Z``) is read in UTC and
+    one without as if in UTC, so that a column of either reads (pandas refuses to subtract
+    one kind from the other)."""
+    ts = pd.to_datetime(col.astype(object), format="ISO8601", errors="coerce", utc=True)
+    return (ts - pd.Timestamp("1970-01-01", tz="UTC")).dt.total_seconds()
 
 
 def _is_dates(col: pd.Series) -> bool:

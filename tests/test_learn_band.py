@@ -60,8 +60,9 @@ def test_a_band_takes_its_fine_cells_as_candidates():
 
 
 def test_other_bounds_keep_their_candidates():
-    # from 0, wider than a factor of 10, negative, or within the lattice: as before
-    for lo, hi, d in [(0.0, 5000.0, 0), (100.0, 5000.0, 0), (-5000.0, -2000.0, 0),
+    # from 0, wider than a factor of 10 (above or below 0), or within the lattice: as before
+    # (a band below 0 takes its cells as its mirror does: tests/test_learn_negative_band.py)
+    for lo, hi, d in [(0.0, 5000.0, 0), (100.0, 5000.0, 0), (-5000.0, -200.0, 0),
                       (50.0, 100.0, 1), (58.0, 65.0, 1), (0.0, 1e6, 0)]:  # fmt: skip
         cands = quantile_candidates(lo, hi, d)
         g = _grid(lo, hi, d)

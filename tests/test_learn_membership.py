@@ -48,11 +48,14 @@ def _index(vocabulary: str, case: str) -> int:
 def test_the_classes_are_each_vocabulary_in_each_case_in_a_fixed_order() -> None:
     classes = membership_classes()
     assert classes[:2] == (("uppercase letters", "none"), ("lowercase letters", "none"))
-    assert classes[-6:] == (
+    assert classes[-8:-2] == (
         ("US state names", "upper"), ("US state names", "lower"), ("US state names", "title"),
         ("country names", "upper"), ("country names", "lower"), ("country names", "title"),
     )  # fmt: skip
-    assert ("US state codes", "none") in classes and len(classes) == 2 + 4 * 3 + 1 + 2 * 3
+    assert classes[-2:] == (("country codes, ISO 3166-1 alpha-2", "none"),
+                            ("country codes, ISO 3166-1 alpha-3", "none"))  # fmt: skip
+    assert ("US state codes", "none") in classes
+    assert len(classes) == 2 + 4 * 3 + 1 + 2 * 3 + 2
     assert len(US_STATE_NAMES) == 59 and len(COUNTRY_NAMES) == 258
     slots = {w for s in COUNTRY_NAMES for w in s}
     for name in ("Cape Verde", "Ivory Coast", "South Korea", "Korea", "U.S.A.", "Zaire"):
@@ -278,7 +281,8 @@ def test_the_plan_states_the_test_and_its_charge(capsys) -> None:
     planned = json.loads(capsys.readouterr().out)["membership_test"]
     assert planned["share_of_column"] == PROFILE_SHARE == 0.1
     assert planned["class_share"] == 0.5 and planned["sigmas"] == 4.0
-    assert planned["classes"] == 21 and planned["vocabularies"][-1] == "country names"
+    assert planned["classes"] == 23 and planned["vocabularies"][-3] == "country names"
+    assert planned["vocabularies"][-1] == "country codes, ISO 3166-1 alpha-3"
 
 
 def test_a_released_member_of_an_older_group_keeps_the_older_rule() -> None:

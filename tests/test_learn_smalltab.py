@@ -40,7 +40,8 @@ def test_narrow_band_hand_values():
     assert narrow_band(500.0, 5000.0, 0)  # a factor of 10 exactly
     assert not narrow_band(200.0, 5000.0, 0)  # wider than a factor of 10
     assert not narrow_band(0.0, 5000.0, 0)  # from 0
-    assert not narrow_band(-5000.0, -1000.0, 0)  # negative: not taken for a band
+    assert not narrow_band(-5000.0, -1000.0, 0)  # negative: not a small table's band
+    assert narrow_band(-5000.0, -1000.0, 0, below=True)  # a large table's: the mirror
     assert not narrow_band(20.0, 100.0, 0)  # 80 ages: the lattice's size, no finer cells
     assert narrow_band(20.0, 100.0, 2)  # 8,000 steps of 0.01
     assert not narrow_band(5.0, 100.0, 4)  # a fare's bounds: a factor of 20

@@ -142,7 +142,12 @@ import pandas as pd
 from dpquery.data import dates
 from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Density, Domain, Numeric
 from dpquery.data.numbers import plain_number
-from dpquery.data.place_names import COUNTRY_NAMES, US_STATE_NAMES
+from dpquery.data.place_names import (
+    COUNTRY_CODES_2,
+    COUNTRY_CODES_3,
+    COUNTRY_NAMES,
+    US_STATE_NAMES,
+)
 from dpquery.errors import DPQueryError
 from dpquery.privacy import ZCDP, Budget, Charge, Ledger
 from dpquery.privacy.conversions import zcdp_rho_for
@@ -593,6 +598,9 @@ class _Context:
     half_rng: np.random.Generator | None = None
     # the membership test's noise (membership_test): a stream of its own alike
     vocab_rng: np.random.Generator | None = None
+    # the noise of its code classes (CODE_VOCABULARIES): a stream of its own, so that the
+    # other classes' noise is drawn as by the test without them
+    codes_rng: np.random.Generator | None = None
     # the common formats test's noise (_common_test): a stream of its own alike
     common_rng: np.random.Generator | None = None
     # the time of day test's noise (_clock_test): a stream of its own alike
@@ -769,11 +777,17 @@ def vocabulary(keys: list[Hashable]) -> list[str]:
 
 
 def _categorical(
-    name: str, sel: Selection, members: tuple[str, ...] = (), plain: tuple[str, ...] = ()
+    name: str,
+    sel: Selection,
+    members: tuple[str, ...] = (),
+    plain: tuple[str, ...] = (),
+    codes: bool = False,
 ) -> tuple[Categorical, str]:
     """The released keys of ``sel``, their public partners and vocabularies' members
     (:func:`partners`, :func:`vocabulary`), ``plain`` as values and ``members`` by rule (a
-    membership test's, :func:`membership_test`); then the catch-all and missing."""
+    membership test's, :func:`membership_test`); then the catch-all and missing. ``codes``:
+    ``plain`` are country codes (:data:`CODE_VOCABULARIES`), which the older groups'
+    rule does not read (the alpha-3 ``MAR``, Morocco, is no month)."""
     keys: list[Hashable] = [k for k in sel.released if k != _MISSING]
     texts = [k for k in keys if isinstance(k, str)]
     if keys and len(texts) == len(keys) and all(_integer_text(t) for t in texts):
@@ -787,7 +801,7 @@ def _categorical(
         keys = [*keys, *partners(keys)]
         listed = [m for m in dict.fromkeys(plain) if m not in set(keys)]
         keys += listed
-        ruled = vocabulary(keys)
+        ruled = vocabulary([k for k in keys if k not in set(listed)] if codes else keys)
         ruled += [m for m in members if m not in {*map(str, keys), *ruled}]
         keys = sorted([*keys, *ruled], key=lambda k: (type(k).__name__, str(k)))
     taken = {str(k) for k in keys}
@@ -846,6 +860,14 @@ released keys' noisy counts, the noisy non-missing count's two)."""
 PLACE_VOCABULARIES = ("US state names", "country names")
 """The vocabularies of the released keys' rule, in its order (the older groups of
 :data:`VOCABULARIES` have their own rule, :func:`vocabulary`)."""
+CODE_VOCABULARIES = ("country codes, ISO 3166-1 alpha-2", "country codes, ISO 3166-1 alpha-3")
+"""The codes of the membership test (:mod:`dpquery.data.place_names`), its last classes,
+exact matches in capitals (``AT``, ``AUT``): a code already in an earlier class (the USPS
+codes ``CA``, ``IN``; ``USA`` among the country names) counts there. Their noise is drawn
+from a stream of their own (:data:`CODES_STREAM`), so that every other class's noise is
+that of the test without them (``docs/learn.md``, "Country codes")."""
+CODES_STREAM = 0x69736F33
+"""The spawn key of the code classes' own stream (:func:`_own_stream`)."""
 SEPARATORS = (" ", "-")
 """The writing styles of a name of several words, in the order a key is matched: spaces as
 listed, or every space written as a hyphen (UCI Adult's ``United-States``, ``El-Salvador``)."""
@@ -854,10 +876,13 @@ listed, or every space written as a hyphen (UCI Adult's ``United-States``, ``El-
 def _membership_vocabularies() -> dict[str, tuple[tuple[tuple[str, ...], ...], bool]]:
     """The vocabularies of the membership test, in its fixed order: :data:`VOCABULARIES`,
     then the US state names and the country names (:mod:`dpquery.data.place_names`; a name in
-    both, ``Georgia``, is counted as a state). The place names are not among
+    both, ``Georgia``, is counted as a state), and last the country codes of
+    :data:`CODE_VOCABULARIES`. The place names and codes are not among
     :data:`VOCABULARIES`: one released country does not list some 250 more by rule."""
     return {**VOCABULARIES, "US state names": (US_STATE_NAMES, True),
-            "country names": (COUNTRY_NAMES, True)}  # fmt: skip
+            "country names": (COUNTRY_NAMES, True),
+            CODE_VOCABULARIES[0]: (COUNTRY_CODES_2, False),
+            CODE_VOCABULARIES[1]: (COUNTRY_CODES_3, False)}  # fmt: skip
 
 
 MEMBERSHIP_VOCABULARIES = _membership_vocabularies()
@@ -888,6 +913,7 @@ def _class_index() -> dict[str, int]:
 
 
 _CLASS_INDEX = _class_index()
+_CODE_CLASSES = sum(name in CODE_VOCABULARIES for name, _ in membership_classes())
 
 
 def class_counts(keys: Mapping[Hashable, int]) -> np.ndarray:
@@ -962,8 +988,11 @@ def membership_test(
     a whole (Canonne, Kamath and Steinke 2020, Theorem 4): the profile's charge, made before
     the profile drew, covers these cells (as the date count's, :func:`_date_count`). Drawn
     from the test's own stream, so that every other draw of the learning is the same as
-    without it. The largest noisy class wins when it holds :data:`MEMBERSHIP_SHARE` of
-    ``present`` and :data:`MEMBERSHIP_SIGMAS` noise sd."""
+    without it; the code classes (:data:`CODE_VOCABULARIES`, the last ones) from a stream of
+    their own (``ctx.codes_rng``), so that the other classes' noise is the same as without
+    them (a column that is no code column is learned byte for byte as before, unless a code
+    class's noise alone wins). The largest noisy class wins when it holds
+    :data:`MEMBERSHIP_SHARE` of ``present`` and :data:`MEMBERSHIP_SIGMAS` noise sd."""
     released = sum(v for k, v in sel.released.items() if k != _MISSING)
     if present - released < MEMBERSHIP_OTHER_SHARE * present:
         return None
@@ -972,7 +1001,13 @@ def membership_test(
     assert ctx.vocab_rng is not None
     sigma2 = discrete_gaussian_sigma2(profile_rho, ctx.l2)
     counts = class_counts(col.keys)
-    noisy = counts + sample_discrete_gaussian(sigma2, counts.size, ctx.vocab_rng)
+    older = counts.size - _CODE_CLASSES
+    codes_rng = ctx.codes_rng or _own_stream(ctx.rng, CODES_STREAM)
+    noise = np.concatenate([
+        sample_discrete_gaussian(sigma2, older, ctx.vocab_rng),
+        sample_discrete_gaussian(sigma2, _CODE_CLASSES, codes_rng),
+    ])  # fmt: skip
+    noisy = counts + noise
     best = int(np.argmax(noisy))  # the first of the largest: a fixed rule
     top, sd = int(noisy[best]), math.sqrt(float(sigma2))
     classes = membership_classes()
@@ -1133,6 +1168,11 @@ def _bounds(
         lo, hi = grown_past(lo, hi, buckets, bounds[2], rho, ctx.l2)
         strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
         lo, hi = across_zero(lo, hi, buckets, bounds[2], strict)
+        if LARGE_OTHER_SIGN:  # bounds on one side of 0: the other side, as a small table's
+            run = (int(np.searchsorted(buckets, lo)), int(np.searchsorted(buckets, hi)) - 1)
+            run = other_sign(bounds[2], buckets, run, mode, steps, sign_tests(rho, k, ctx.l2))
+            assert run is not None
+            lo, hi = float(buckets[run[0]]), float(buckets[run[1] + 1])
     if numbers is not None:  # a point mass at 0: the rest bounded apart from it
         ways = (*grow, skip) if grow is not None else (partition_threshold(one, BOUND_STEP_RATE),)
         run = zero_mode_run(bounds[2], buckets, numbers, one, ways, hi)
@@ -1355,12 +1395,13 @@ def other_sign(
     noisy: np.ndarray, buckets: np.ndarray, run: tuple[int, int] | None, mode: float,
     grow: tuple[float, float], seen: tuple[float, tuple[int, float]], skip: float = math.inf,
 ) -> tuple[int, int] | None:  # fmt: skip
-    """A small table's run of bounds buckets (:func:`spread_run`) joined to a run of the other
-    sign of 0 when that side holds records by the tests ``seen`` (:func:`sign_tests`): the
-    bucket of the largest noisy count there reaches ``seen[0]``, or else the ``w =
-    seen[1][0]`` adjacent buckets there of the largest noisy sum reach ``seen[1][1]``; only
-    the buckets no farther from 0 than the run's farther end are read. That
-    run is grown from its seed as the mode's run was
+    """A small table's run of bounds buckets (:func:`spread_run`; with
+    :data:`LARGE_OTHER_SIGN`, a larger table's bounds after :func:`across_zero` as a run)
+    joined to a run of the other sign of 0 when that side holds records by the tests
+    ``seen`` (:func:`sign_tests`): the bucket of the largest noisy count there reaches
+    ``seen[0]``, or else the ``w = seen[1][0]`` adjacent buckets there of the largest noisy
+    sum reach ``seen[1][1]``; only the buckets no farther from 0 than the run's farther end
+    are read. That run is grown from its seed as the mode's run was
     (:func:`~dpquery.privacy.quantiles.grown_run`: ``grow``, ``w``, ``skip``; ``mode``, the
     mode's test, to cross the bucket of 0), and the buckets between the two runs (the thin
     magnitudes near 0) are joined too. None or a run across 0 is returned as it is, and so is
@@ -1410,6 +1451,14 @@ def other_sign(
         first, last = int(side[i]), int(side[i]) + w - 1
     other = grown_run(x, (first, last), mode, grow[0], grow[1], w, zero, skip)
     return min(run[0], other[0]), max(run[1], other[1])
+
+
+LARGE_OTHER_SIGN = True
+"""Whether a table that is not small reads the other side of 0 of bounds on one side of it
+(:func:`other_sign`, after :func:`across_zero`): there the other side's run, apart from the
+mode's across the thin magnitudes near 0, was dropped by :func:`far_windows` (a county's
+population change, -33.6 to 37.2 at two decimals, learned on ``[-5, 0]``;
+``docs/learn.md``, "Signed columns and bands below 0 in a table that is not small")."""
 
 
 def grown_past(
@@ -1575,16 +1624,25 @@ BAND_SHARE = 0.5
 narrow band's finer histogram (:func:`_fine_run`) before its quantiles."""
 
 
-def narrow_band(lo: float, hi: float, decimals: int) -> bool:
+def narrow_band(lo: float, hi: float, decimals: int, below: bool = False) -> bool:
     """Whether bounds ``[lo, hi]`` (a small table's: the ends of its buckets, before the rule
     at 0; or a large table's bounds, or its quantiles' bounds) are a band far from 0 that
-    its magnitude buckets cannot cut: positive, within :data:`NARROW_RATIO` of each other,
-    and holding more than :data:`MAX_LATTICE` steps of the precision (a planet's discovery
-    years 1989..2014 inside ``[1000, 5000]``, whose edges split the bucket ``[2000, 5000)``
-    into equal widths and put every year in one bin, KS 0.95). A column spread over decades
-    (an orbital period, 0.09 to 730,000 days) keeps its buckets. Public: the private bounds
-    and precision alone."""
-    return 0.0 < lo and hi <= NARROW_RATIO * lo and not lattice(lo, hi, decimals)
+    its magnitude buckets cannot cut: positive (or, with ``below``, on either side of 0),
+    their magnitudes within :data:`NARROW_RATIO` of each other, and holding more than
+    :data:`MAX_LATTICE` steps of the precision (a planet's discovery years 1989..2014 inside
+    ``[1000, 5000]``, whose edges split the bucket ``[2000, 5000)`` into equal widths and
+    put every year in one bin, KS 0.95; with ``below``, a city's longitudes, -74.25 to
+    -73.70, inside ``[-100, -50]``, the mirror of it). A column spread over decades (an
+    orbital period, 0.09 to 730,000 days) keeps its buckets. ``below`` is given for a table
+    that is not small (its bounds and quantiles): there a column with values on both sides
+    of 0 has bounds across 0, while a small table's run from the mode may stop short of 0
+    on a signed column ("Signed columns around 0 in a small table"), and a finer histogram
+    of such bounds piles the other side's records into the end cell next to 0 (Smarket's
+    ``Lag5``, bounds ``[-2, -0.2]``, would have been cut to ``[-0.21, -0.2]``). Public: the
+    private bounds and precision alone."""
+    positive = 0.0 < lo and hi <= NARROW_RATIO * lo
+    negative = below and hi < 0.0 and -lo <= NARROW_RATIO * -hi
+    return (positive or negative) and not lattice(lo, hi, decimals)
 
 
 def fine_cells(lo: float, hi: float, decimals: int) -> np.ndarray:
@@ -1804,7 +1862,7 @@ def quantile_candidates(
         first, last = Decimal(repr(lo)) / step, Decimal(repr(hi)) / step
         units = np.arange(math.ceil(first), math.floor(last) + 1)
         points.append(np.array([float(Decimal(int(u)) * step) for u in units]))
-    elif fine and narrow_band(lo, hi, decimals):
+    elif fine and narrow_band(lo, hi, decimals, below=True):  # only a large table's quantiles
         # the band's cells, or those of a finer run inside it (_fine_run; public too): the
         # band's own cells far from the data would draw the quantiles above it
         cells = fine_cells(*(inner or (lo, hi)), decimals)
@@ -2290,8 +2348,9 @@ def _numeric(
         return cat, learned, more, share * rho + bounds_share * rest
     fine_rho = 0.0
     inner: tuple[float, float] | None = None
-    far = found is not None and found[0] > 0  # the rule at 0 left it (taxis' [5, 50] it did not)
-    if not ctx.small and far and raw is not None and narrow_band(*raw, decimals):
+    # the rule at 0 left it on one side (taxis' [5, 50] it did not; a longitude's [-100, -50])
+    far = found is not None and (found[0] > 0 or found[1] < 0)
+    if not ctx.small and far and raw is not None and narrow_band(*raw, decimals, below=True):
         # a band far from 0 that the buckets cannot cut: a finer histogram from the
         # quantiles' share narrows it (the quantiles' candidates then are fine over it)
         fine_rho = BAND_SHARE * (1 - bounds_share) * rest
@@ -2991,6 +3050,7 @@ def learn_domain(
                    times_rng=_own_stream(rng, DATE_STREAM), l2=l2, add_remove=add_remove,
                    half_rng=_own_stream(rng, HALF_STREAM),
                    vocab_rng=_own_stream(rng, MEMBERSHIP_STREAM),
+                   codes_rng=_own_stream(rng, CODES_STREAM),
                    common_rng=_own_stream(rng, COMMON_STREAM),
                    clock_rng=_own_stream(rng, CLOCK_STREAM),
                    lattice_rng=_own_stream(rng, LATTICE_STREAM))  # fmt: skip
@@ -3288,7 +3348,8 @@ def _learn_column(
         if found is None or found.vocabulary is None:  # the released keys' rule
             found = released_membership(sel, present, sigma) or found
         attr, learned = (_categorical(name, sel) if found is None
-                         else _categorical(name, sel, found.ruled, found.plain))  # fmt: skip
+                         else _categorical(name, sel, found.ruled, found.plain,
+                                           found.vocabulary in CODE_VOCABULARIES))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
         if found is not None:

@@ -279,8 +279,9 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "times of day), one record in one cell")  # fmt: skip
     member = membership_plan()
     print(f"    a text column whose selection leaves {member['other_share']:.0%} or more of it "
-          f"<other> is tested for a public vocabulary ({', '.join(member['vocabularies'][-2:])}"
-          f", and {len(member['vocabularies']) - 2} more; {member['classes']} classes by "
+          f"<other> is tested for a public vocabulary ({', '.join(member['vocabularies'][-4:-2])}"
+          ", country codes (ISO 3166-1 alpha-2, alpha-3)"
+          f", and {len(member['vocabularies']) - 4} more; {member['classes']} classes by "
           f"writing case): cells of its profile's histogram ({PROFILE_SHARE:.0%} of the "
           "column's share, charged before the profile draws), no further charge; a class "
           f"holding {member['class_share']:.0%} of the noisy non-missing count and "

@@ -12,6 +12,9 @@ Germany"), and the four countries of the United Kingdom, "England", "Scotland", 
 slot is one place with its spellings, ``|``-separated; the first is the one
 written as the place's name.
 
+Last, the country codes of ISO 3166-1 (alpha-2 and alpha-3, with Kosovo's user-assigned
+``XK`` and ``XKX``), one code a slot, written in capitals.
+
 :func:`dpquery.domain_learning.membership_classes` counts a column's values in each of these
 (and the older vocabularies) by writing case, for a private membership test.
 """
@@ -306,3 +309,43 @@ COUNTRY_NAMES: tuple[tuple[str, ...], ...] = tuple(
 )
 """The ISO 3166-1 short names with their common alternatives, five former states, and the
 four countries of the United Kingdom (written as a country of birth in census tables)."""
+
+
+# the current ISO 3166-1 codes (249 countries and territories, in the order of their alpha-2
+# code), then Kosovo's user-assigned XK / XKX (the European Commission's and the World
+# Bank's); each slot one code, written in capitals only
+COUNTRY_CODES_2: tuple[tuple[str, ...], ...] = tuple(
+    (c,)
+    for c in (
+        "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO "
+        "BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ "
+        "DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP "
+        "GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG "
+        "KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML "
+        "MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE "
+        "PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL "
+        "SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM "
+        "US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW XK"
+    ).split()
+)
+"""The ISO 3166-1 alpha-2 country codes (``AT``, ``NA``) and Kosovo's ``XK``."""
+
+COUNTRY_CODES_3: tuple[tuple[str, ...], ...] = tuple(
+    (c,)
+    for c in (
+        "AND ARE AFG ATG AIA ALB ARM AGO ATA ARG ASM AUT AUS ABW ALA AZE BIH BRB BGD BEL BFA BGR "
+        "BHR BDI BEN BLM BMU BRN BOL BES BRA BHS BTN BVT BWA BLR BLZ CAN CCK COD CAF COG CHE CIV "
+        "COK CHL CMR CHN COL CRI CUB CPV CUW CXR CYP CZE DEU DJI DNK DMA DOM DZA ECU EST EGY ESH "
+        "ERI ESP ETH FIN FJI FLK FSM FRO FRA GAB GBR GRD GEO GUF GGY GHA GIB GRL GMB GIN GLP GNQ "
+        "GRC SGS GTM GUM GNB GUY HKG HMD HND HRV HTI HUN IDN IRL ISR IMN IND IOT IRQ IRN ISL ITA "
+        "JEY JAM JOR JPN KEN KGZ KHM KIR COM KNA PRK KOR KWT CYM KAZ LAO LBN LCA LIE LKA LBR LSO "
+        "LTU LUX LVA LBY MAR MCO MDA MNE MAF MDG MHL MKD MLI MMR MNG MAC MNP MTQ MRT MSR MLT MUS "
+        "MDV MWI MEX MYS MOZ NAM NCL NER NFK NGA NIC NLD NOR NPL NRU NIU NZL OMN PAN PER PYF PNG "
+        "PHL PAK POL SPM PCN PRI PSE PRT PLW PRY QAT REU ROU SRB RUS RWA SAU SLB SYC SDN SWE SGP "
+        "SHN SVN SJM SVK SLE SMR SEN SOM SUR SSD STP SLV SXM SYR SWZ TCA TCD ATF TGO THA TJK TKL "
+        "TLS TKM TUN TON TUR TTO TUV TWN TZA UKR UGA UMI USA URY UZB VAT VCT VEN VGB VIR VNM VUT "
+        "WLF WSM YEM MYT ZAF ZMB ZWE XKX"
+    ).split()
+)
+"""The ISO 3166-1 alpha-3 country codes (``AUT``, ``NAM``) and Kosovo's ``XKX``, in the
+order of :data:`COUNTRY_CODES_2`."""
