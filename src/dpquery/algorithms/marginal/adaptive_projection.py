@@ -190,7 +190,7 @@ ADD_REMOVE_RANKS = True
 # ... and a categorical column's noisy 1-way counts shrunk before the fit (shrinkage.py;
 # docs/learn.md, Many values of about equal count); off under replace-one, whose releases
 # are pinned.
-ADD_REMOVE_SHRINKAGE: Shrink | None = "eb"
+ADD_REMOVE_SHRINKAGE: Shrink | None = "js"
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
