@@ -113,6 +113,12 @@ from dpquery.algorithms.marginal.one_way import (
     refinement_report,
 )
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
+from dpquery.algorithms.marginal.shrinkage import (
+    SHRINKS,
+    Shrink,
+    shrink_cells,
+    shrink_estimates,
+)
 from dpquery.algorithms.marginal.unlinked import unlink
 from dpquery.algorithms.marginal.within_bins import WITHIN_BINS_SWEEPS, interpolate_within_bins
 from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
@@ -181,6 +187,10 @@ ADD_REMOVE_PAIR_WEIGHT = 1.5
 # within its ordinal bins (compress.rank_candidates; docs/learn.md, The worst pair); off under
 # replace-one, whose releases are pinned.
 ADD_REMOVE_RANKS = True
+# ... and a categorical column's noisy 1-way counts shrunk before the fit (shrinkage.py;
+# docs/learn.md, Many values of about equal count); off under replace-one, whose releases
+# are pinned.
+ADD_REMOVE_SHRINKAGE: Shrink | None = "js"
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -526,6 +536,7 @@ def adaptive_marginals(
     listed: Sequence[Sequence[int]] | None = None, listed_sigmas: float | None = LISTED_SIGMAS,
     unlinked: int = 0, pair_weight: float = 1.0, max_share: float = 0.0,
     max_final: bool = False, max_scale: float = 1.0, ranks: bool = False,
+    shrink: Sequence[Sequence[int]] | None = None, shrink_how: Shrink = "js",
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -595,7 +606,15 @@ def adaptive_marginals(
     vocabulary's members a learned domain listed without a selection:
     :func:`~dpquery.algorithms.marginal.empty_cells.listed_cells`) that
     :func:`~dpquery.algorithms.marginal.empty_cells.doubted_listed` takes as empty
-    (``listed_sigmas``: its fixed threshold, None its empirical-Bayes rule)."""
+    (``listed_sigmas``: its fixed threshold, None its empirical-Bayes rule).
+
+    ``shrink`` (per attribute, the codes whose combined noisy 1-way counts are shrunk
+    together, :func:`~dpquery.algorithms.marginal.shrinkage.shrink_cells`; None: off) makes
+    the fit's target for such an attribute's 1-way marginal its counts shrunk by
+    ``shrink_how`` (:mod:`dpquery.algorithms.marginal.shrinkage`: James-Stein toward the
+    column's mean, or the posterior means under an estimated prior), at the combined
+    measurements' scale; the compression and the empty-cell tests read the measurements
+    themselves. Post-processing of the charged 1-way measurements: no charge."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -618,7 +637,14 @@ def adaptive_marginals(
         )  # fmt: skip
         rounds += [{"round": "column refinement", **r} for r in refined]
     measured += extra
-    X = initial_records([y for y, _ in one_way_estimates(measured, len(sizes))],
+    # The fit's targets: the 1-way measurements of a shrunk attribute replaced by one of its
+    # shrunk counts (shrinkage.py; post-processing); the rounds' measurements appended after.
+    head, k0 = shrunk_one_way(measured, len(sizes), shrink, shrink_how), len(measured)
+
+    def targets() -> list[Measurement]:
+        return measured if head is None else head + measured[k0:]
+
+    X = initial_records([y for y, _ in one_way_estimates(targets(), len(sizes))],
                         plan.records, rng, n=n)  # fmt: skip
     # Post-processing of the 1-way measurements (no charge): the compressed candidates.
     comp = None if not compress else Compression.of(measured, len(sizes), n, compress)
@@ -672,7 +698,7 @@ def adaptive_marginals(
         x = measure(fine, sizes, r, s_t, rng, ledger, comps[i], sensitivity=delta2)
         measured.append(x)
         before = x.counts(X, sizes) * (n / plan.records)
-        X, done = fit_records(X, measured, sizes, n=n, sweeps=sweeps, rng=rng)
+        X, done = fit_records(X, targets(), sizes, n=n, sweeps=sweeps, rng=rng)
         after = x.counts(X, sizes) * (n / plan.records)
         t += 1
         info = {"round": t, "marginal": list(r), "cells": int(before.size),
@@ -691,7 +717,7 @@ def adaptive_marginals(
         rounds.append(info)
         if on_round is not None:
             on_round(info)
-    X, done = fit_records(X, measured, sizes, n=n, sweeps=final_sweeps, rng=rng)
+    X, done = fit_records(X, targets(), sizes, n=n, sweeps=final_sweeps, rng=rng)
     rounds.append({"round": "final fit", "sweeps": done})
     if unlinked:  # post-processing of the records: no charge (unlinked.py)
         X, movable = unlink(X, measured, sizes, passes=unlinked, rng=rng)
@@ -725,6 +751,29 @@ def adaptive_marginals(
             rounds.append({"round": "empty catch-all cells", "values_redrawn": k,
                            "cells": {a: list(c) for a, c in enumerate(doubted) if c}})  # fmt: skip
     return X, rounds
+
+
+def shrunk_one_way(
+    measured: Sequence[Measurement], g: int, cells: Sequence[Sequence[int]] | None, how: Shrink
+) -> list[Measurement] | None:
+    """The 1-way measurements among ``measured`` as the fit's targets, each attribute with
+    ``cells`` to shrink (:func:`~dpquery.algorithms.marginal.shrinkage.shrink_cells`) holding
+    one measurement of its combined counts with those cells shrunk by ``how``
+    (:func:`~dpquery.algorithms.marginal.shrinkage.shrink_estimates`), at the combined scale;
+    None when no attribute has any (the targets are the measurements)."""
+    if cells is None or not any(cells):
+        return None
+    estimates = one_way_estimates(measured, g)
+    shrunk = shrink_estimates(estimates, cells, how)
+    out: list[Measurement] = []
+    for x in measured:
+        a = x.marginal[0] if len(x.marginal) == 1 and x.maps is None else None
+        if a is None or shrunk[a] is None:
+            out.append(x)
+        elif not any(len(z.marginal) == 1 and z.maps is None and z.marginal[0] == a
+                     for z in out):  # fmt: skip
+            out.append(Measurement((a,), np.asarray(shrunk[a]), estimates[a][1]))
+    return out
 
 
 def _ordered(attr: object) -> bool:
@@ -867,6 +916,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     max_final: bool = False
     max_scale: float = 1.0
     ranks: bool | None = None
+    shrinkage: Shrink | Literal[False] | None = None
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -884,6 +934,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         ):
             raise DPQueryError(f"empty_cells must be a non-negative number of standard "
                                f"deviations, or None (off), got {z!r}")  # fmt: skip
+        if self.shrinkage not in (None, False, *SHRINKS):
+            raise DPQueryError(f"shrinkage must be one of {SHRINKS}, False (off) or None (the "
+                               f"default), got {self.shrinkage!r}")  # fmt: skip
 
     def ordinal_spec(self) -> Sequence[str] | str | None:
         """``ordinal`` as given, or its default: the domain's numeric columns
@@ -906,6 +959,15 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.ranks is not None:
             return bool(self.ranks)
         return ADD_REMOVE_RANKS if self.neighbours == ADD_REMOVE else False
+
+    def shrinkage_of(self) -> Shrink | None:
+        """``shrinkage`` as given (False: off), or its default :data:`ADD_REMOVE_SHRINKAGE`
+        under add/remove, off under replace-one (whose releases stay as they were)."""
+        if self.shrinkage is False:
+            return None
+        if self.shrinkage is not None:
+            return self.shrinkage
+        return ADD_REMOVE_SHRINKAGE if self.neighbours == ADD_REMOVE else None
 
     def pair_weight_of(self) -> float:
         """``pair_weight`` as given, or its default: :data:`ADD_REMOVE_PAIR_WEIGHT` under
@@ -978,6 +1040,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         layout = AttributeLayout.of_data(run.data)
         marginals = workload_marginals(run.workload, layout)
         ordinal = ordinal_attributes(run.data.domain, self.ordinal_spec(), layout.g)
+        how = self.shrinkage_of()
         with budget_progress(self.name, run.plan.rho, run.ledger, self.progress) as on_round:
             X, rounds = adaptive_marginals(
                 DataSource(run.data, layout), layout.sizes, marginals, plan=run.plan,
@@ -1000,6 +1063,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
                 max_share=self.max_share, max_final=self.max_final, max_scale=self.max_scale,
                 ranks=self.ranks_on(),
+                shrink=shrink_cells(run.data.domain, layout.sizes) if how else None,
+                shrink_how=how or "js",
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -1021,6 +1086,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             if ordinal else None,
             **({"unlinked": self.unlinked} if self.unlinked else {}),
             **({"pair_weight": self.pair_weight_of()} if self.pair_weight_of() != 1.0 else {}),
+            **({"shrinkage": how} if how else {}),
             **({"max_score": {"share": self.max_share, "final": self.max_final}}
                if self.max_share or self.max_final else {}),
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,

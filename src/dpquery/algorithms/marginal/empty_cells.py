@@ -72,6 +72,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from dpquery.algorithms.marginal.shrinkage import npmle_prior
 from dpquery.data.domain import Categorical, Domain, Numeric
 
 DEFAULT_EMPTY_SIGMAS = 2.0
@@ -239,20 +240,12 @@ def null_posteriors(
     ``x[c] = 0`` under the prior of the ``x`` estimated from all of ``y``: the nonparametric
     maximum likelihood estimate (Kiefer and Wolfowitz 1956) over the grid 0, ``step sigma``,
     ... (the first point past ``max(y)``), by ``iterations`` EM steps from the uniform prior
-    (Jiang and Zhang 2009). Deterministic: a function of ``y`` and ``sigma`` alone."""
+    (Jiang and Zhang 2009; :func:`~dpquery.algorithms.marginal.shrinkage.npmle_prior`).
+    Deterministic: a function of ``y`` and ``sigma`` alone."""
     y = np.asarray(y, dtype=float)
     if y.size == 0 or sigma <= 0:
         return np.zeros(y.size)
-    top = max(float(y.max()), 0.0)
-    grid = step * sigma * np.arange(int(np.floor(top / (step * sigma))) + 2)
-    # the likelihoods, each row scaled by its largest (the posteriors are ratios)
-    logl = -0.5 * ((y[:, None] - grid[None, :]) / sigma) ** 2
-    like = np.exp(logl - logl.max(axis=1, keepdims=True))
-    w = np.full(grid.size, 1.0 / grid.size)
-    for _ in range(iterations):
-        post = like * w
-        post /= post.sum(axis=1, keepdims=True)
-        w = post.mean(axis=0)
+    _, like, w = npmle_prior(y, sigma, step, iterations)
     post = like * w
     return np.asarray(post[:, 0] / post.sum(axis=1))
 

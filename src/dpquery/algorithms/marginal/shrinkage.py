@@ -1,0 +1,196 @@
+"""Empirical-Bayes shrinkage of a categorical column's noisy 1-way counts before the fit.
+
+A categorical column of many values of about equal count, measured at a small table's 1-way
+noise (``sigma`` comparable to each value's count: 51 states of 14 to 22 records at a noise
+sd of about 20), has a noisy 1-way vector whose spread is mostly noise: the fit follows it
+(:mod:`dpquery.algorithms.marginal.projection`), and the column's shape (its total variation
+from the data's) is the noise's. The values' counts are many draws of one kind, so their
+spread can be estimated from the same noisy counts and the noise taken out of it.
+
+With ``y_c = x_c + e_c``, ``e_c ~ N(0, sigma^2)`` independent (the discrete Gaussian's
+variance is below ``sigma^2``; Canonne, Kamath and Steinke 2020), over the ``k`` values ``c``
+of a column tested together:
+
+- **James-Stein toward the column's mean** (positive part; Efron and Morris 1973, 1975):
+  ``y_bar = mean(y)``, ``S = sum_c (y_c - y_bar)^2`` and
+
+      x_hat_c = y_bar + (1 - B) (y_c - y_bar),   B = min(1, (k - 3) sigma^2 / S),
+
+  the empirical-Bayes posterior mean under a normal prior ``N(mu, tau^2)`` of the counts with
+  ``mu`` and ``tau^2`` estimated (``S / (k - 3)`` estimates ``sigma^2 + tau^2``). Where the
+  counts differ by much more than the noise (a skewed column: ``S >> k sigma^2``) ``B`` is
+  near 0 and the counts are kept; where they differ by no more than the noise, ``B`` is near
+  1 and every count goes to the mean. It keeps the counts' sum; its risk (summed squared
+  error) is below the raw counts' ``k sigma^2`` for every ``x`` when ``k >= 4`` (Stein 1956;
+  James and Stein 1961; the positive part lowers it further, Baranchik 1964).
+- **The posterior mean under a prior estimated without a form** (:func:`posterior_means`):
+  the prior of the counts is the nonparametric maximum likelihood estimate (Kiefer and
+  Wolfowitz 1956) on the grid 0, ``sigma / 2``, ... past the largest count, by EM (Jiang and
+  Zhang 2009), the same as :func:`~dpquery.algorithms.marginal.empty_cells.null_posteriors`
+  reads, and each count is replaced by its posterior mean. It shrinks toward the groups the
+  counts form (the states of a column that also lists empty territories: toward 0 and toward
+  about 21), not toward one mean.
+
+Privacy: post-processing (Bun and Steinke 2016, Lemma 1.8) of the 1-way measurements, already
+charged, with their public noise scale; the cells shrunk are fixed by the public domain
+(:func:`shrink_cells`). Nothing is drawn and nothing charged. The shrunk counts are the fit's
+target for the column's 1-way marginal; the empty-cell tests and the compression read the
+measurements themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from dpquery.data.domain import Categorical, Domain
+
+Shrink = Literal["js", "eb", "ebm"]
+SHRINKS: tuple[Shrink, ...] = ("js", "eb", "ebm")
+SHRINK_MIN_CELLS = 4
+"""A column is shrunk only when it has at least this many cells to shrink: James-Stein's
+factor ``k - 3`` (toward an estimated mean) is positive from 4 on."""
+SHRINK_GRID_STEP = 0.5
+"""The grid of :func:`posterior_means`' prior, in units of ``sigma`` (as
+:data:`~dpquery.algorithms.marginal.empty_cells.LISTED_GRID_STEP`)."""
+SHRINK_ITERATIONS = 500
+"""EM iterations of :func:`posterior_means`' prior (a fixed number: the rule reads no clock)."""
+
+
+def james_stein(y: np.ndarray, sigma: float) -> np.ndarray:
+    """The positive-part James-Stein estimate of the counts ``x`` from ``y = x + N(0,
+    sigma^2)`` (independent cells), toward their mean: ``y_bar + (1 - B) (y - y_bar)``,
+    ``B = min(1, (k - 3) sigma^2 / sum (y - y_bar)^2)`` (module docstring). Fewer than
+    :data:`SHRINK_MIN_CELLS` cells, or ``sigma <= 0``, are returned as they are."""
+    y = np.asarray(y, dtype=np.float64)
+    k = y.size
+    if k < SHRINK_MIN_CELLS or sigma <= 0:
+        return y.copy()
+    mean = float(y.mean())
+    spread = float(((y - mean) ** 2).sum())
+    b = 1.0 if spread <= 0 else min(1.0, (k - 3) * sigma**2 / spread)
+    return np.asarray(mean + (1.0 - b) * (y - mean))
+
+
+def npmle_prior(
+    y: np.ndarray, sigma: float, step: float = SHRINK_GRID_STEP,
+    iterations: int = SHRINK_ITERATIONS,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """``(grid, like, w)``: the grid 0, ``step sigma``, ... (the first point past
+    ``max(y)``), each count's likelihood on it (each row scaled by its largest: posteriors
+    are ratios) and the prior's nonparametric maximum likelihood estimate ``w`` on it, by
+    ``iterations`` EM steps from the uniform prior (Kiefer and Wolfowitz 1956; Jiang and
+    Zhang 2009). Deterministic: a function of ``y`` and ``sigma`` alone."""
+    y = np.asarray(y, dtype=float)
+    top = max(float(y.max()), 0.0)
+    grid = step * sigma * np.arange(int(np.floor(top / (step * sigma))) + 2)
+    logl = -0.5 * ((y[:, None] - grid[None, :]) / sigma) ** 2
+    like = np.exp(logl - logl.max(axis=1, keepdims=True))
+    w = np.full(grid.size, 1.0 / grid.size)
+    for _ in range(iterations):
+        post = like * w
+        post /= post.sum(axis=1, keepdims=True)
+        w = post.mean(axis=0)
+    return grid, like, w
+
+
+def posterior_means(
+    y: np.ndarray, sigma: float, step: float = SHRINK_GRID_STEP,
+    iterations: int = SHRINK_ITERATIONS,
+) -> np.ndarray:  # fmt: skip
+    """Each count's posterior mean under the prior :func:`npmle_prior` estimates from all of
+    ``y`` (module docstring). Fewer than :data:`SHRINK_MIN_CELLS` cells, or ``sigma <= 0``,
+    are returned as they are."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < SHRINK_MIN_CELLS or sigma <= 0:
+        return y.copy()
+    grid, like, w = npmle_prior(y, sigma, step, iterations)
+    post = like * w
+    return np.asarray((post * grid).sum(axis=1) / post.sum(axis=1))
+
+
+def posterior_medians(
+    y: np.ndarray, sigma: float, step: float = SHRINK_GRID_STEP,
+    iterations: int = SHRINK_ITERATIONS,
+) -> np.ndarray:  # fmt: skip
+    """Each count's posterior median under the prior :func:`npmle_prior` estimates from all
+    of ``y``: the first grid point at which its posterior distribution reaches one half (the
+    estimate of least expected absolute error, what a column's total variation reads). Fewer
+    than :data:`SHRINK_MIN_CELLS` cells, or ``sigma <= 0``, are returned as they are."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < SHRINK_MIN_CELLS or sigma <= 0:
+        return y.copy()
+    grid, like, w = npmle_prior(y, sigma, step, iterations)
+    post = like * w
+    cdf = np.cumsum(post, axis=1) / post.sum(axis=1, keepdims=True)
+    return np.asarray(grid[np.argmax(cdf >= 0.5, axis=1)])
+
+
+def shrunk(y: np.ndarray, sigma: float, how: Shrink) -> np.ndarray:
+    """``y`` shrunk by :func:`james_stein` (``"js"``), :func:`posterior_means` (``"eb"``) or
+    :func:`posterior_medians` (``"ebm"``)."""
+    if how == "js":
+        return james_stein(y, sigma)
+    if how == "eb":
+        return posterior_means(y, sigma)
+    if how == "ebm":
+        return posterior_medians(y, sigma)
+    raise ValueError(f"shrinkage must be one of {SHRINKS}, got {how!r}")
+
+
+def shrink_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
+    """Per attribute of a record layout of ``sizes`` values, the codes shrunk together: a
+    categorical attribute's values but its catch-all and missing categories (cells that
+    exist so that any table can be encoded, tested by
+    :mod:`dpquery.algorithms.marginal.empty_cells`), when there are at least
+    :data:`SHRINK_MIN_CELLS`; none for numeric or binary attributes (bins of an ordered
+    scale, whose counts are not draws of one kind), for an attribute whose size in the
+    layout is not its domain size, or for a layout that is not the domain's. Public: the
+    domain alone."""
+    if domain is None or len(domain.attributes) != len(sizes):
+        return [() for _ in sizes]
+    out: list[tuple[int, ...]] = []
+    for attr, size in zip(domain.attributes, sizes, strict=True):
+        cells: tuple[int, ...] = ()
+        if isinstance(attr, Categorical) and int(size) == attr.size:
+            apart = {attr.other, attr.missing} - {None}
+            cells = tuple(i for i, v in enumerate(attr.values) if v not in apart)
+            if len(cells) < SHRINK_MIN_CELLS:
+                cells = ()
+        out.append(cells)
+    return out
+
+
+def shrink_estimates(
+    estimates: Sequence[tuple[np.ndarray, float]], cells: Sequence[Sequence[int]], how: Shrink
+) -> list[np.ndarray | None]:
+    """Per attribute, its combined 1-way counts (``estimates[a] = (y, sigma)``) with its
+    ``cells`` replaced by their shrunk values (:func:`shrunk`), or None where it has none."""
+    out: list[np.ndarray | None] = []
+    for (y, sigma), mine in zip(estimates, cells, strict=True):
+        if not mine:
+            out.append(None)
+            continue
+        z = np.asarray(y, dtype=np.float64).copy()
+        idx = np.asarray(mine, dtype=np.int64)
+        z[idx] = shrunk(z[idx], float(sigma), how)
+        out.append(z)
+    return out
+
+
+__all__ = [
+    "SHRINKS",
+    "SHRINK_GRID_STEP",
+    "SHRINK_ITERATIONS",
+    "SHRINK_MIN_CELLS",
+    "Shrink",
+    "james_stein",
+    "npmle_prior",
+    "posterior_means",
+    "posterior_medians",
+    "shrink_cells",
+    "shrink_estimates",
+    "shrunk",
+]
