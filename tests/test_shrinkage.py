@@ -17,6 +17,7 @@ from dpquery.algorithms.marginal.adaptive_projection import (
 from dpquery.algorithms.marginal.empty_cells import null_posteriors
 from dpquery.algorithms.marginal.projection import Measurement
 from dpquery.algorithms.marginal.shrinkage import (
+    SHRINK_MIN_FACTOR,
     james_stein,
     npmle_prior,
     posterior_means,
@@ -24,6 +25,7 @@ from dpquery.algorithms.marginal.shrinkage import (
     shrink_cells,
     shrink_estimates,
     shrunk,
+    stein_factor,
 )
 from dpquery.data.domain import Binary, Categorical, Domain, Numeric
 from dpquery.errors import DPQueryError
@@ -159,25 +161,37 @@ def test_shrink_cells_from_the_domain() -> None:
 
 
 def test_shrink_estimates_touches_only_the_named_cells() -> None:
+    # sigma 4: B = (5 - 3) 16 / 40 = 0.8 on the first five, x_hat = 10 + 0.2 (y - 10)
     y = np.array([10.0, 14.0, 6.0, 12.0, 8.0, 40.0])
-    out = shrink_estimates([(y, 3.0), (y, 3.0)], [(0, 1, 2, 3, 4), ()], "js")
-    np.testing.assert_allclose(out[0], [10.0, 12.2, 7.8, 11.1, 8.9, 40.0])
+    out = shrink_estimates([(y, 4.0), (y, 4.0)], [(0, 1, 2, 3, 4), ()], "js")
+    np.testing.assert_allclose(out[0], [10.0, 10.8, 9.2, 10.4, 9.6, 40.0])
     assert out[1] is None
+
+
+def test_james_stein_only_where_the_noise_is_half_the_spread() -> None:
+    """``shrunk(..., "js")`` keeps counts whose factor ``B`` is below
+    :data:`SHRINK_MIN_FACTOR` (0.5): at sigma 3, ``B = 2 * 9 / 40 = 0.45``, kept as they
+    are; at sigma sqrt(10), ``B = 2 * 10 / 40 = 0.5``, shrunk by half."""
+    y = np.array([10.0, 14.0, 6.0, 12.0, 8.0])
+    assert SHRINK_MIN_FACTOR == 0.5
+    assert stein_factor(y, 3.0) == pytest.approx(0.45)
+    np.testing.assert_array_equal(shrunk(y, 3.0, "js"), y)
+    np.testing.assert_allclose(shrunk(y, np.sqrt(10.0), "js"), [10.0, 12.0, 8.0, 11.0, 9.0])
 
 
 def test_shrunk_one_way_combines_then_shrinks() -> None:
     """An attribute measured twice (a 1-way measurement and its refinement) becomes one
     target: the inverse-variance combination, shrunk, at the combined scale; the other
     attributes' measurements and the 2-way ones are kept as they are."""
-    a0 = Measurement((0,), np.array([10.0, 14.0, 6.0, 12.0, 8.0]), 3.0)
-    a0r = Measurement((0,), np.array([10.0, 14.0, 6.0, 12.0, 8.0]), 3.0)
+    a0 = Measurement((0,), np.array([10.0, 14.0, 6.0, 12.0, 8.0]), 5.0)
+    a0r = Measurement((0,), np.array([10.0, 14.0, 6.0, 12.0, 8.0]), 5.0)
     a1 = Measurement((1,), np.array([1.0, 2.0]), 3.0)
     pair = Measurement((0, 1), np.zeros(10), 5.0)
     out = shrunk_one_way([a0, a1, a0r, pair], 2, [(0, 1, 2, 3, 4), ()], "js")
     assert out is not None and len(out) == 3
-    assert out[0].marginal == (0,) and out[0].sigma == pytest.approx(3.0 / np.sqrt(2))
-    # B = 2 * 4.5 / 40 = 0.225 at the combined variance 4.5
-    np.testing.assert_allclose(out[0].y, 10.0 + 0.775 * (a0.y - 10.0))
+    assert out[0].marginal == (0,) and out[0].sigma == pytest.approx(5.0 / np.sqrt(2))
+    # B = 2 * 12.5 / 40 = 0.625 at the combined variance 12.5
+    np.testing.assert_allclose(out[0].y, 10.0 + 0.375 * (a0.y - 10.0))
     assert out[1] is a1 and out[2] is pair
     assert shrunk_one_way([a0, a1], 2, [(), ()], "js") is None
 
@@ -199,7 +213,7 @@ def _uniform_table(seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     n = 1200
     return pd.DataFrame({
-        "group": rng.choice([f"g{i:02d}" for i in range(40)], n),
+        "group": rng.choice([f"g{i:02d}" for i in range(12)], n),
         "kind": rng.choice(["u", "v", "w"], n, p=[0.6, 0.3, 0.1]),
         "x": rng.integers(0, 100, n),
     })  # fmt: skip
@@ -208,7 +222,7 @@ def _uniform_table(seed: int) -> pd.DataFrame:
 def test_a_release_charges_the_same_before_its_rounds_and_stays_in_budget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Post-processing: on a raw table of 40 values of about equal count, with the shrinkage
+    """Post-processing: on a raw table of 12 values of about equal count, with the shrinkage
     on and off, the ledger holds the same charges (names and amounts) up to the first
     selection (the learning, the noisy ``n``, the 1-way measurements and their
     refinements: the shrinkage reads them after they are drawn), and both releases spend

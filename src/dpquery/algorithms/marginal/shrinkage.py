@@ -52,6 +52,13 @@ SHRINKS: tuple[Shrink, ...] = ("js", "eb", "ebm")
 SHRINK_MIN_CELLS = 4
 """A column is shrunk only when it has at least this many cells to shrink: James-Stein's
 factor ``k - 3`` (toward an estimated mean) is positive from 4 on."""
+SHRINK_MIN_FACTOR = 0.5
+"""James-Stein is applied to a column only when its factor ``B`` is at least this: when the
+noise accounts for at least half of the counts' spread (``S <= 2 (k - 3) sigma^2``), the
+near-uniform columns it is for. A column whose counts differ by much more than the noise
+keeps its counts, so the records of a large table's release do not move for a gain of a
+fraction of one noise variance (a preliminary-test estimator: Sclove, Morris and
+Radhakrishnan 1972)."""
 SHRINK_GRID_STEP = 0.5
 """The grid of :func:`posterior_means`' prior, in units of ``sigma`` (as
 :data:`~dpquery.algorithms.marginal.empty_cells.LISTED_GRID_STEP`)."""
@@ -65,13 +72,18 @@ def james_stein(y: np.ndarray, sigma: float) -> np.ndarray:
     ``B = min(1, (k - 3) sigma^2 / sum (y - y_bar)^2)`` (module docstring). Fewer than
     :data:`SHRINK_MIN_CELLS` cells, or ``sigma <= 0``, are returned as they are."""
     y = np.asarray(y, dtype=np.float64)
-    k = y.size
-    if k < SHRINK_MIN_CELLS or sigma <= 0:
+    if y.size < SHRINK_MIN_CELLS or sigma <= 0:
         return y.copy()
     mean = float(y.mean())
-    spread = float(((y - mean) ** 2).sum())
-    b = 1.0 if spread <= 0 else min(1.0, (k - 3) * sigma**2 / spread)
-    return np.asarray(mean + (1.0 - b) * (y - mean))
+    return np.asarray(mean + (1.0 - stein_factor(y, sigma)) * (y - mean))
+
+
+def stein_factor(y: np.ndarray, sigma: float) -> float:
+    """James-Stein's ``B = min(1, (k - 3) sigma^2 / sum (y - y_bar)^2)`` of ``k >=``
+    :data:`SHRINK_MIN_CELLS` counts ``y`` (1 when they are all equal)."""
+    y = np.asarray(y, dtype=np.float64)
+    spread = float(((y - y.mean()) ** 2).sum())
+    return 1.0 if spread <= 0 else min(1.0, (y.size - 3) * sigma**2 / spread)
 
 
 def npmle_prior(
@@ -129,9 +141,13 @@ def posterior_medians(
 
 
 def shrunk(y: np.ndarray, sigma: float, how: Shrink) -> np.ndarray:
-    """``y`` shrunk by :func:`james_stein` (``"js"``), :func:`posterior_means` (``"eb"``) or
-    :func:`posterior_medians` (``"ebm"``)."""
+    """``y`` shrunk by :func:`james_stein` (``"js"``, only where its factor is at least
+    :data:`SHRINK_MIN_FACTOR`), :func:`posterior_means` (``"eb"``) or :func:`posterior_medians`
+    (``"ebm"``)."""
     if how == "js":
+        y = np.asarray(y, dtype=np.float64)
+        if y.size < SHRINK_MIN_CELLS or sigma <= 0 or stein_factor(y, sigma) < SHRINK_MIN_FACTOR:
+            return y.copy()
         return james_stein(y, sigma)
     if how == "eb":
         return posterior_means(y, sigma)
@@ -185,6 +201,7 @@ __all__ = [
     "SHRINK_GRID_STEP",
     "SHRINK_ITERATIONS",
     "SHRINK_MIN_CELLS",
+    "SHRINK_MIN_FACTOR",
     "Shrink",
     "james_stein",
     "npmle_prior",
@@ -193,4 +210,5 @@ __all__ = [
     "shrink_cells",
     "shrink_estimates",
     "shrunk",
+    "stein_factor",
 ]
