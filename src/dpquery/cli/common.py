@@ -57,16 +57,41 @@ def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> 
     parser.set_defaults(_data_required=required)
 
 
-def add_item_args(parser: argparse.ArgumentParser) -> None:
-    """``--transactions [--n ROWS --items D]``: --data holds records as sets of items."""
+RAW_ITEM_FLAGS = ("item_list", "user_column", "item_column")
+"""The options of a raw user x item table (``add_item_args(raw=True)``)."""
+
+
+def add_item_args(parser: argparse.ArgumentParser, *, raw: bool = False) -> None:
+    """``--transactions [--n ROWS --items D]``: --data holds records as sets of items; with
+    ``raw``, also a raw user x item CSV (``--item-list FILE [--user-column NAME
+    --item-column NAME]``)."""
     g = parser.add_argument_group("item data (records as sets of items, kept sparse)")
+    what = ("a raw user x item CSV with a header (e.g. userId,movieId,rating: each distinct "
+            "user a record; give --item-list), " if raw else "")  # fmt: skip
     g.add_argument("--transactions", action="store_true",
-                   help="--data is a 'row item' file (first line '# rows N items D', or give "
-                        "--n and --items) or a sparse .npz")  # fmt: skip
+                   help=f"--data is {what}a 'row item' file of 0-based ids (first line "
+                        "'# rows N items D', or give --n and --items) or a sparse "
+                        ".npz")  # fmt: skip
     g.add_argument("--n", type=int, metavar="ROWS",
-                   help="number of records of a transaction file (public)")  # fmt: skip
+                   help="number of records of a 'row item' file (public)")  # fmt: skip
     g.add_argument("--items", type=int, metavar="D",
-                   help="number of items of a transaction file (public)")  # fmt: skip
+                   help="number of items of a 'row item' file (public)")  # fmt: skip
+    if not raw:
+        return
+    g.add_argument("--item-list", type=Path, metavar="FILE",
+                   help="the public item universe of a raw CSV: one item id per line (a "
+                        "catalogue); lines of --data whose item is not listed are dropped. "
+                        "Implies --transactions")  # fmt: skip
+    g.add_argument(
+        "--user-column",
+        metavar="NAME",
+        help="the raw CSV's user id column (default: its first column)",
+    )
+    g.add_argument(
+        "--item-column",
+        metavar="NAME",
+        help="the raw CSV's item id column (default: its second column)",
+    )
 
 
 def load_item_sets(args: argparse.Namespace) -> ItemSets:
