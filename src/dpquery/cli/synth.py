@@ -27,7 +27,9 @@ own file and labelled so on stdout, where its numbers are printed.
 Item data (``--transactions``, a ``.transactions.csv`` file, a sparse ``.npz``, or an encoded
 ``.npz`` of free bits only) is released as sets of items: ``auto`` runs the wide release
 (:mod:`dpquery.algorithms.wide`), written as ``S.transactions.csv``, ``S.npz`` (sparse) or a
-dense CSV (over more than 1,000 items only with ``--dense``).
+dense CSV (over more than 1,000 items only with ``--dense``). A raw user x item CSV (a header,
+raw ids: :mod:`dpquery.data.raw_items`) is read over its public ``--item-list`` and written
+with its item ids and synthetic user ids.
 """
 
 from __future__ import annotations
@@ -91,8 +93,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         usage=USAGE,
         description="Release private synthetic records (--out) and a JSON report: a table in "
         "the input's columns (over --domain, or one learned privately) or its bits (S.npz), "
-        "or, from item data (FILE X.transactions.csv or a sparse .npz; no domain), item "
-        "sets. The default release's options first; the others' grouped by algorithm.",
+        "or, from item data (FILE X.transactions.csv, a sparse .npz, or a raw user,item CSV "
+        "with --item-list; no domain), item sets. The default release's options first; the "
+        "others' grouped by algorithm.",
     )
     add_budget_args(p)
     add_data_args(p)
