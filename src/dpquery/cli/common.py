@@ -13,6 +13,7 @@ from dpquery.backends import PartitionedData
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets, read_item_sets
+from dpquery.data.raw_items import read_raw_items
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import inputs
 from dpquery.pipeline.inputs import load_domain
@@ -100,6 +101,12 @@ def load_item_sets(args: argparse.Namespace) -> ItemSets:
         raise DPQueryError("item data is read from --data FILE (a 'row item' file or .npz)")
     if args.domain is not None or args.infer_domain:
         raise DPQueryError("item data needs no domain (its items are 0..D-1); drop --domain")
+    if getattr(args, "item_list", None) is not None:  # a raw user x item table
+        if args.n is not None or args.items is not None:
+            raise DPQueryError(f"{args.data} is read over --item-list (its records its "
+                               "users): drop --n and --items")  # fmt: skip
+        return read_raw_items(args.data, args.item_list, user_column=args.user_column,
+                              item_column=args.item_column)[0]  # fmt: skip
     return read_item_sets(args.data, n=args.n, d=args.items)  # its n, d: --n, --items
 
 

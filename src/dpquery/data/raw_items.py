@@ -13,7 +13,8 @@ The released item sets are written back in the same form (:func:`write_raw_item_
 first line ``# rows M items D`` (so that records without items count), the header of the
 two columns, then one ``user,item`` line per one, with synthetic user ids ``0..M-1`` (never
 the real ones) and the catalogue's item ids. That file reads back through
-:func:`read_raw_items` with the same catalogue.
+:func:`read_raw_items` with the same catalogue, its first line giving the number of records
+(users without a line count).
 """
 
 from __future__ import annotations
@@ -170,8 +171,10 @@ def read_raw_items(
     with an empty user id is dropped), item ``j`` the ``j``-th id of the public
     ``item_list``, a line whose item is not in the list dropped (both rules
     data-independent). Ids are read as text, surrounding spaces stripped; other columns
-    are not read. A table without a single line is an error. The number of lines dropped is
-    said in a warning for the curator (read from the data: not private)."""
+    are not read. After a first line ``# rows M items D`` (a release's file,
+    :func:`write_raw_item_sets`) the users are ``0..M-1``, M records. A table without a
+    single line is an error. The number of lines dropped is said in a warning for the
+    curator (read from the data: not private)."""
     path = Path(path)
     labels = item_labels(path, item_list, user_column, item_column)
     _, sep, skip = _layout(path) or ([], ",", 0)
@@ -189,7 +192,14 @@ def read_raw_items(
     users = table[labels.user_column].str.strip().to_numpy()
     items = pd.Index(labels.items).get_indexer(table[labels.item_column].str.strip())
     attributed = users != ""
-    rows, n = _user_rows(users[attributed])
+    sizes = _SIZES.match(_lines(path, 1)[0].lstrip()) if skip else None
+    if sizes is None:
+        rows, n = _user_rows(users[attributed])
+    else:  # a release's own file: its users 0..M-1, M records (those without items too)
+        rows, n = _numbered_rows(path, users[attributed], int(sizes[1]))
+        if int(sizes[2]) != len(labels.items):
+            raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
+                               f"holds {len(labels.items)}")  # fmt: skip
     cols = items[attributed]
     kept = cols >= 0
     matrix = sp.csr_array(
@@ -204,6 +214,17 @@ def _user_rows(users: np.ndarray) -> tuple[np.ndarray, int]:
     """Each line's record (0-based, by first appearance) and the number of records."""
     codes, uniques = pd.factorize(users)
     return codes.astype(np.int64), len(uniques)
+
+
+def _numbered_rows(path: Path, users: np.ndarray, n: int) -> tuple[np.ndarray, int]:
+    """The records of a file whose first line gives their number ``n``: user ids
+    ``0..n-1``."""
+    numbers = pd.to_numeric(pd.Series(users), errors="coerce")
+    bad = numbers.isna() | (numbers < 0) | (numbers >= n) | (numbers != numbers.round())
+    if bad.any():
+        raise DPQueryError(f"{path}: its first line says {n} records (users 0..{n - 1}); "
+                           f"user {users[bad.to_numpy()][0]!r} is not one")  # fmt: skip
+    return numbers.to_numpy(dtype=np.int64), n
 
 
 def note_dropped(path: str | Path, count: int) -> None:
