@@ -59,39 +59,37 @@ def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> 
 
 
 RAW_ITEM_FLAGS = ("item_list", "user_column", "item_column")
-"""The options of a raw user x item table (``add_item_args(raw=True)``)."""
+"""The options of a raw user x item table (:func:`add_raw_item_args`)."""
 
 
-def add_item_args(parser: argparse.ArgumentParser, *, raw: bool = False) -> None:
-    """``--transactions [--n ROWS --items D]``: --data holds records as sets of items; with
-    ``raw``, also a raw user x item CSV (``--item-list FILE [--user-column NAME
-    --item-column NAME]``)."""
+def add_item_args(parser: argparse.ArgumentParser) -> None:
+    """``--transactions [--n ROWS --items D]``: --data holds records as sets of items."""
     g = parser.add_argument_group("item data (records as sets of items, kept sparse)")
-    what = ("a raw user x item CSV with a header (e.g. userId,movieId,rating: each distinct "
-            "user a record; give --item-list), " if raw else "")  # fmt: skip
     g.add_argument("--transactions", action="store_true",
-                   help=f"--data is {what}a 'row item' file of 0-based ids (first line "
-                        "'# rows N items D', or give --n and --items) or a sparse "
-                        ".npz")  # fmt: skip
+                   help="--data is a 'row item' file (first line '# rows N items D', or give "
+                        "--n and --items) or a sparse .npz")  # fmt: skip
     g.add_argument("--n", type=int, metavar="ROWS",
-                   help="number of records of a 'row item' file (public)")  # fmt: skip
+                   help="number of records of a transaction file (public)")  # fmt: skip
     g.add_argument("--items", type=int, metavar="D",
-                   help="number of items of a 'row item' file (public)")  # fmt: skip
-    if not raw:
-        return
+                   help="number of items of a transaction file (public)")  # fmt: skip
+
+
+def add_raw_item_args(parser: argparse.ArgumentParser) -> None:
+    """``--item-list FILE [--user-column NAME --item-column NAME]``: --data is a raw user x
+    item CSV (a header, raw ids; :mod:`dpquery.data.raw_items`)."""
+    g = parser.add_argument_group(
+        "a raw user x item CSV (a header, raw ids: e.g. userId,movieId,rating; each distinct "
+        "user a record)"
+    )
     g.add_argument("--item-list", type=Path, metavar="FILE",
-                   help="the public item universe of a raw CSV: one item id per line (a "
-                        "catalogue); lines of --data whose item is not listed are dropped. "
-                        "Implies --transactions")  # fmt: skip
+                   help="its public item universe: one item id per line (a catalogue); lines "
+                        "of --data whose item is not listed are dropped. Implies "
+                        "--transactions")  # fmt: skip
     g.add_argument(
-        "--user-column",
-        metavar="NAME",
-        help="the raw CSV's user id column (default: its first column)",
+        "--user-column", metavar="NAME", help="its user id column (default: the first column)"
     )
     g.add_argument(
-        "--item-column",
-        metavar="NAME",
-        help="the raw CSV's item id column (default: its second column)",
+        "--item-column", metavar="NAME", help="its item id column (default: the second column)"
     )
 
 

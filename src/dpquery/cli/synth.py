@@ -50,6 +50,7 @@ from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
     add_item_args,
+    add_raw_item_args,
     as_flags,
     backend_of,
     check_backend_args,
@@ -93,13 +94,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         usage=USAGE,
         description="Release private synthetic records (--out) and a JSON report: a table in "
         "the input's columns (over --domain, or one learned privately) or its bits (S.npz), "
-        "or, from item data (FILE X.transactions.csv, a sparse .npz, or a raw user,item CSV "
-        "with --item-list; no domain), item sets. The default release's options first; the "
-        "others' grouped by algorithm.",
+        "or, from item data (FILE X.transactions.csv or a sparse .npz; no domain), item "
+        "sets. The default release's options first; the others' grouped by algorithm.",
     )
     add_budget_args(p)
     add_data_args(p)
-    add_item_args(p, raw=True)
+    add_item_args(p)
     add_default_args(p)
     g = p.add_argument_group("output")
     g.add_argument("--out", type=Path, required=True, metavar="SYNTH.csv",
@@ -128,6 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--quiet", action="store_true",
                    help="print nothing on success (warnings the user must see still go to "
                    "stderr)")  # fmt: skip
+    add_raw_item_args(p)
     add_learning_args(p)
     add_workload_args(p)
     add_backend_args(p)

@@ -22,6 +22,7 @@ from dpquery.cli.common import (
     add_backend_args,
     add_data_args,
     add_item_args,
+    add_raw_item_args,
     backend_data,
     load_data,
     load_item_sets,
@@ -121,7 +122,8 @@ def _register_answer_and_evaluate(sub: argparse._SubParsersAction) -> None:
         "uniform tables (docs/evaluation.md).",
     )
     add_data_args(p)
-    add_item_args(p, raw=True)
+    add_item_args(p)
+    add_raw_item_args(p)
     p.add_argument("--synthetic", type=Path, required=True, metavar="S.csv",
                    help="synthetic records: a table over the domain (optional 'weight' "
                         "column), an encoded .npz, or item sets (S.transactions.csv)")  # fmt: skip
