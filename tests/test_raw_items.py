@@ -344,3 +344,9 @@ def test_evaluate_reads_the_raw_table_and_its_release(raw):
     assert json.loads((tmp / "e.json").read_text()) == json.loads(
         json.dumps(wide_evaluation(real, synthetic, seed=0))
     )
+    made = dpquery_cli("synth", "--data", str(tmp / "ratings.csv"), "--item-list",
+                       str(tmp / "items.txt"), "--epsilon", "8", "--out", str(tmp / "s.npz"),
+                       "--seed", "3", "--quiet")  # fmt: skip
+    r = dpquery_cli("evaluate", "--data", str(tmp / "ratings.csv"), "--item-list",
+                    str(tmp / "items.txt"), "--synthetic", str(tmp / "s.npz"))  # fmt: skip
+    assert made.code == 0 and r.code == 0, (made.err, r.err)  # its columns: the list's order

@@ -301,7 +301,8 @@ def _evaluate_items(args: argparse.Namespace, release: dict[str, Any] | None) ->
     if args.workload is not None:
         raise DPQueryError("item data is scored on the wide measures; drop --workload")
     real = load_item_sets(args)
-    if args.item_list is not None and raw_header(args.synthetic) is not None:  # ids, not 0..d-1
+    npz = args.synthetic.suffix.lower() == ".npz"
+    if args.item_list is not None and not npz and raw_header(args.synthetic) is not None:
         synthetic, _ = read_raw_items(args.synthetic, args.item_list)
     else:
         synthetic = read_item_sets(args.synthetic, allow_empty=True)  # may hold no item
