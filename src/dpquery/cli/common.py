@@ -13,6 +13,7 @@ from dpquery.backends import PartitionedData
 from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets, read_item_sets
+from dpquery.data.raw_items import read_raw_items
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import inputs
 from dpquery.pipeline.inputs import load_domain
@@ -57,6 +58,10 @@ def add_data_args(parser: argparse.ArgumentParser, *, required: bool = True) -> 
     parser.set_defaults(_data_required=required)
 
 
+RAW_ITEM_FLAGS = ("item_list", "user_column", "item_column")
+"""The options of a raw user x item table (:func:`add_raw_item_args`)."""
+
+
 def add_item_args(parser: argparse.ArgumentParser) -> None:
     """``--transactions [--n ROWS --items D]``: --data holds records as sets of items."""
     g = parser.add_argument_group("item data (records as sets of items, kept sparse)")
@@ -69,12 +74,37 @@ def add_item_args(parser: argparse.ArgumentParser) -> None:
                    help="number of items of a transaction file (public)")  # fmt: skip
 
 
+def add_raw_item_args(parser: argparse.ArgumentParser) -> None:
+    """``--item-list FILE [--user-column NAME --item-column NAME]``: --data is a raw user x
+    item CSV (a header, raw ids; :mod:`dpquery.data.raw_items`)."""
+    g = parser.add_argument_group(
+        "a raw user x item CSV (a header, raw ids: e.g. userId,movieId,rating; each distinct "
+        "user a record)"
+    )
+    g.add_argument("--item-list", type=Path, metavar="FILE",
+                   help="its public item universe: one item id per line (a catalogue); lines "
+                        "of --data whose item is not listed are dropped. Implies "
+                        "--transactions")  # fmt: skip
+    g.add_argument(
+        "--user-column", metavar="NAME", help="its user id column (default: the first column)"
+    )
+    g.add_argument(
+        "--item-column", metavar="NAME", help="its item id column (default: the second column)"
+    )
+
+
 def load_item_sets(args: argparse.Namespace) -> ItemSets:
     """The item data of ``--data`` (``--transactions``), with the public sizes given."""
     if args.data is None or args.dataset is not None:
         raise DPQueryError("item data is read from --data FILE (a 'row item' file or .npz)")
     if args.domain is not None or args.infer_domain:
         raise DPQueryError("item data needs no domain (its items are 0..D-1); drop --domain")
+    if getattr(args, "item_list", None) is not None:  # a raw user x item table
+        if args.n is not None or args.items is not None:
+            raise DPQueryError(f"{args.data} is read over --item-list (its records its "
+                               "users): drop --n and --items")  # fmt: skip
+        return read_raw_items(args.data, args.item_list, user_column=args.user_column,
+                              item_column=args.item_column)[0]  # fmt: skip
     return read_item_sets(args.data, n=args.n, d=args.items)  # its n, d: --n, --items
 
 

@@ -34,6 +34,7 @@ from dpquery.cli import synth
 from dpquery.cli.common import flag_errors
 from dpquery.cli.release_flags import add_learning_args, add_release_args
 from dpquery.data.domain import Domain
+from dpquery.data.raw_items import read_item_list
 from dpquery.data.shape import PublicShape
 from dpquery.domain_learning import (
     DEFAULT_DOMAIN_SHARE,
@@ -82,6 +83,9 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     g.add_argument("--n", type=int, help="number of records (public)")
     g.add_argument("--items", type=int, metavar="D",
                    help="item data (synth --transactions): its number of items")  # fmt: skip
+    g.add_argument("--item-list", type=Path, metavar="FILE",
+                   help="item data from a raw user x item CSV: its public item list (one id "
+                   "per line), whose length is the number of items")  # fmt: skip
     add_release_args(plan)
     add_learning_args(plan)
     plan.add_argument("--seed", type=int, help="seed of a generated random workload")
@@ -329,6 +333,10 @@ def _learning_plan(args: argparse.Namespace) -> int:
 
 
 def _synth_plan(args: argparse.Namespace) -> int:
+    if args.item_list is not None:  # a public catalogue: its length is d
+        if args.items is not None:
+            raise DPQueryError("give --items D or --item-list FILE (its length is D), not both")
+        args.items = len(read_item_list(args.item_list))
     if args.items is not None:
         return _items_plan(args)
     if args.learn_rest and (args.domain is None or args.n is None):

@@ -27,7 +27,9 @@ own file and labelled so on stdout, where its numbers are printed.
 Item data (``--transactions``, a ``.transactions.csv`` file, a sparse ``.npz``, or an encoded
 ``.npz`` of free bits only) is released as sets of items: ``auto`` runs the wide release
 (:mod:`dpquery.algorithms.wide`), written as ``S.transactions.csv``, ``S.npz`` (sparse) or a
-dense CSV (over more than 1,000 items only with ``--dense``).
+dense CSV (over more than 1,000 items only with ``--dense``). A raw user x item CSV (a header,
+raw ids: :mod:`dpquery.data.raw_items`) is read over its public ``--item-list`` and written
+with its item ids and synthetic user ids.
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ import numpy as np
 from dpquery import pipeline
 from dpquery.algorithms import registry
 from dpquery.cli.common import (
+    RAW_ITEM_FLAGS,
     add_backend_args,
     add_data_args,
     add_item_args,
+    add_raw_item_args,
     as_flags,
     backend_of,
     check_backend_args,
@@ -64,6 +68,7 @@ from dpquery.cli.release_flags import (
     add_workload_args,
 )
 from dpquery.cli.summary import evaluation_summary, items_evaluation_summary, summary
+from dpquery.data.raw_items import raw_header
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import plan
@@ -123,6 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--quiet", action="store_true",
                    help="print nothing on success (warnings the user must see still go to "
                    "stderr)")  # fmt: skip
+    add_raw_item_args(p)
     add_learning_args(p)
     add_workload_args(p)
     add_backend_args(p)
@@ -155,10 +161,48 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def reads_items(args: argparse.Namespace) -> bool:
-    """Whether ``synth`` releases item data (:func:`dpquery.pipeline.inputs.holds_items`)."""
-    if args.transactions:
+    """Whether ``synth`` releases item data (:func:`dpquery.pipeline.inputs.holds_items`;
+    a raw user x item table's flags imply it)."""
+    if args.transactions or any(getattr(args, f) is not None for f in RAW_ITEM_FLAGS):
         return True
     return args.data is not None and holds_items(args.data, args.out)
+
+
+def raw_items(args: argparse.Namespace) -> bool:
+    """Whether item data's ``--data`` is a raw user x item table: its flags given, or a
+    file (not an ``.npz``) whose first line is a header, not a 'row item' pair (only the
+    first lines are read: the header is the schema, public)."""
+    if any(getattr(args, f) is not None for f in RAW_ITEM_FLAGS):
+        return True
+    path = args.data
+    if path is None or not path.is_file() or path.suffix.lower() == ".npz":
+        return False
+    return raw_header(path) is not None
+
+
+def _check_raw_flags(args: argparse.Namespace) -> None:
+    """A raw user x item table: its catalogue given, no sizes, read in this process."""
+    given = [f"--{f.replace('_', '-')}" for f in RAW_ITEM_FLAGS if getattr(args, f) is not None]
+    if args.data is not None and args.data.suffix.lower() == ".npz":
+        raise DPQueryError(f"{' and '.join(given)} read a raw user x item CSV, not an .npz")
+    if args.n is not None or args.items is not None:
+        raise DPQueryError(
+            f"{args.data} is a raw user x item table (a header line, raw ids): its records "
+            "are its distinct users and its items the lines of --item-list; --n and --items "
+            "are for a file of 0-based 'row item' pairs without a header: drop them"
+        )
+    if args.item_list is None:
+        raise DPQueryError(
+            f"{args.data} is a raw user x item table: give its public item universe, "
+            "--item-list FILE (one item id per line, e.g. the catalogue's ids); learning the "
+            "items from the data privately is not supported"
+        )
+    if args.backend == "dask":
+        raise DPQueryError("a raw user x item table is read in this process: use --backend "
+                           "local (or write it as 'row item' files for dask)")  # fmt: skip
+    if args.weights:
+        raise DPQueryError("--weights writes 0-based 'row item weight' lines; a raw table's "
+                           "release is written with its item ids, without --weights")  # fmt: skip
 
 
 def _check_flags(args: argparse.Namespace, items: bool) -> None:
@@ -223,12 +267,23 @@ def _check_item_flags(args: argparse.Namespace) -> None:
     if args.domain is not None or args.infer_domain or args.dataset is not None:
         raise DPQueryError("item data needs no domain (its items are 0..D-1): drop --domain, "
                            "--infer-domain and --dataset")  # fmt: skip
+    if args.data is None:
+        raise DPQueryError("item data is read from --data FILE")
+    if raw_items(args):
+        _check_raw_flags(args)
 
 
 def _request(args: argparse.Namespace, items: bool) -> pipeline.ReleaseRequest:
     """The release the flags ask for."""
     evaluated = evaluation_path(args)
-    source = pipeline.ItemFile(args.data, args.n, args.items) if items else source_of(args)
+    source: pipeline.Source
+    if items and raw_items(args):
+        source = pipeline.ItemFile(
+            args.data, raw=True, item_list=args.item_list, user_column=args.user_column,
+            item_column=args.item_column,
+        )  # fmt: skip
+    else:
+        source = pipeline.ItemFile(args.data, args.n, args.items) if items else source_of(args)
     share = DEFAULT_DOMAIN_SHARE if args.domain_share is None else args.domain_share
     return pipeline.ReleaseRequest(
         source=source,

@@ -18,9 +18,11 @@ from dpquery import datasets
 from dpquery.backends import PartitionedData
 from dpquery.backends.partitioned import describe_partitions
 from dpquery.cli.common import (
+    RAW_ITEM_FLAGS,
     add_backend_args,
     add_data_args,
     add_item_args,
+    add_raw_item_args,
     backend_data,
     load_data,
     load_item_sets,
@@ -38,6 +40,7 @@ from dpquery.data.binary import BinaryData, load_binary, load_weighted
 from dpquery.data.domain import Domain
 from dpquery.data.encode import read_table
 from dpquery.data.items import read_item_sets
+from dpquery.data.raw_items import raw_header, read_raw_items
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.metrics import error_report
@@ -120,6 +123,7 @@ def _register_answer_and_evaluate(sub: argparse._SubParsersAction) -> None:
     )
     add_data_args(p)
     add_item_args(p)
+    add_raw_item_args(p)
     p.add_argument("--synthetic", type=Path, required=True, metavar="S.csv",
                    help="synthetic records: a table over the domain (optional 'weight' "
                         "column), an encoded .npz, or item sets (S.transactions.csv)")  # fmt: skip
@@ -264,7 +268,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             _check_output(args, output)
     check_html_support(args)  # a missing extra fails before any data is read
     release = load_release_report(args)  # a bad --release-report fails before any work
-    if args.transactions or is_item_file(args.synthetic):
+    raw = any(getattr(args, f) is not None for f in RAW_ITEM_FLAGS)
+    if args.transactions or raw or is_item_file(args.synthetic):
         return _evaluate_items(args, release)
     if args.n is not None or args.items is not None:
         raise DPQueryError("--n and --items are the sizes of item data: give --transactions")
@@ -296,7 +301,11 @@ def _evaluate_items(args: argparse.Namespace, release: dict[str, Any] | None) ->
     if args.workload is not None:
         raise DPQueryError("item data is scored on the wide measures; drop --workload")
     real = load_item_sets(args)
-    synthetic = read_item_sets(args.synthetic, allow_empty=True)  # a release may hold no item
+    npz = args.synthetic.suffix.lower() == ".npz"
+    if args.item_list is not None and not npz and raw_header(args.synthetic) is not None:
+        synthetic, _ = read_raw_items(args.synthetic, args.item_list)
+    else:
+        synthetic = read_item_sets(args.synthetic, allow_empty=True)  # may hold no item
     if synthetic.d != real.d:
         raise DPQueryError(
             f"{args.synthetic}: the synthetic records have {synthetic.d} items, the data {real.d}"

@@ -36,6 +36,7 @@ from dpquery.data.encode import (
     warn_extra_columns,
 )
 from dpquery.data.items import ItemSets, read_item_sets
+from dpquery.data.raw_items import ItemLabels, item_labels, read_raw_items
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError, NonPrivateWarning
 from dpquery.pipeline.learning import Learned
@@ -195,10 +196,48 @@ def real_table(
 
 
 # -- item data --------------------------------------------------------------------------
+def check_items(source: ItemSource, backend: Backend) -> None:
+    """A raw table's item source, before any work: its catalogue given (public), no sizes
+    (its records are its users, its items the catalogue's), read in this process."""
+    if not isinstance(source, ItemFile) or not source.raw:
+        return
+    if source.item_list is None:
+        raise DPQueryError(
+            f"{source.path} is a raw user x item table: its item universe must be public, "
+            "a catalogue of item ids (item_list, one id per line); learning it from the "
+            "data is not supported"
+        )
+    if source.n is not None or source.d is not None:
+        raise DPQueryError(
+            f"{source.path} is a raw user x item table: its records are its distinct users "
+            "and its items the item_list's, so it takes no sizes n and d (those are a "
+            "0-based 'row item' file's)"
+        )
+    if backend.name == "dask":
+        raise DPQueryError(f"{source.path}: a raw user x item table is read in this process: "
+                           "use the local backend")  # fmt: skip
+    labels_of(source)  # the header's columns and the catalogue, checked before the fit
+
+
+def labels_of(source: ItemSource) -> ItemLabels | None:
+    """What a raw table's release is written with (None: 0-based ids); reads the header
+    and the public catalogue, no record."""
+    if not isinstance(source, ItemFile) or not source.raw:
+        return None
+    assert source.item_list is not None
+    return item_labels(source.path, source.item_list, source.user_column, source.item_column)
+
+
 def load_items(source: ItemSource) -> ItemSets:
     """The item sets of ``source``, in this process."""
     if isinstance(source, ItemMatrix):
         return source.items
+    if source.raw:
+        assert source.item_list is not None
+        return read_raw_items(
+            source.path, source.item_list, user_column=source.user_column,
+            item_column=source.item_column,
+        )[0]  # fmt: skip
     if source.path.is_dir():
         raise DPQueryError(
             f"{source.path} is a folder: item files partitioned by user are read from a "

@@ -59,11 +59,18 @@ class Frame:
 @dataclass(frozen=True)
 class ItemFile:
     """Item data: a ``row item`` file (a folder of them on dask) or a sparse ``.npz``, with
-    the public sizes when its first line does not give them."""
+    the public sizes when its first line does not give them; or, with ``raw``, a table
+    with a header and raw ids (``user_column``, ``item_column``; None: its first two
+    columns), its items the public catalogue ``item_list``
+    (:mod:`dpquery.data.raw_items`)."""
 
     path: Path
     n: int | None = None
     d: int | None = None
+    raw: bool = False
+    item_list: Path | None = None
+    user_column: str | None = None
+    item_column: str | None = None
 
 
 @dataclass(frozen=True)

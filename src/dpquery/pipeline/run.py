@@ -18,6 +18,7 @@ import numpy as np
 from dpquery.algorithms.auto import BaselineWarning
 from dpquery.backends import PartitionedData
 from dpquery.data.encode import note_duplicates
+from dpquery.data.raw_items import ItemLabels
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import inputs, learning, plan, reports, rows, writes
 from dpquery.pipeline.fitting import Fitted, fit_items, fit_table
@@ -33,6 +34,7 @@ def release(request: ReleaseRequest) -> ReleaseResult:
     writes.check_files(request)  # before any work: no partial output, no overwritten input
     plan.request_estimator(request, None)  # every option checked before the data is read
     if request.items:
+        inputs.check_items(request.source, request.backend)  # type: ignore[arg-type]
         return _release_items(request)
     learning.check(request)
     rng = make_rng(request.seed)  # the run's one generator: a learned domain draws first
@@ -56,6 +58,7 @@ def fit(request: ReleaseRequest) -> Fitted:
     (:func:`dpquery.pipeline.rows.table_rows`, :func:`~dpquery.pipeline.rows.item_rows`)."""
     plan.request_estimator(request, None)  # every option checked before the data is read
     if request.items:
+        inputs.check_items(request.source, request.backend)  # type: ignore[arg-type]
         items = inputs.load_items(request.source)  # type: ignore[arg-type]
         with _said(request):
             return _fit_items(request, items)
@@ -127,6 +130,12 @@ def _fit_items(request: ReleaseRequest, data: Any) -> Fitted:
 def _release_items(request: ReleaseRequest) -> ReleaseResult:
     source: ItemFile | ItemMatrix = request.source  # type: ignore[assignment]
     weights = request.output.weights
+    labels = inputs.labels_of(source)  # a raw table's catalogue and columns (None: 0-based)
+    if labels is not None and weights and request.files is not None:
+        raise DPQueryError(
+            "weighted records are written with 0-based ids ('row item weight'); a raw "
+            "table's release is written without weights"
+        )
     with inputs.open_items(
         source, request.backend, lambda d: writes.item_form(request.files, weights, d)
     ) as (data, form):  # fmt: skip
@@ -148,16 +157,16 @@ def _release_items(request: ReleaseRequest) -> ReleaseResult:
                 warnings.simplefilter("ignore")  # its notes were said when the release read it
                 real = inputs.load_items(source) if partitioned else data
             evaluation = reports.items_evaluation(real, out)  # type: ignore[arg-type]
-        return _written(request, fitted, out, form, report, evaluation)
+        return _written(request, fitted, out, form, report, evaluation, labels)
 
 
 def _written(
     request: ReleaseRequest, fitted: Fitted, out: Any, form: str, report: dict[str, Any],
-    evaluation: dict[str, Any] | None,
+    evaluation: dict[str, Any] | None, labels: ItemLabels | None = None,
 ) -> ReleaseResult:  # fmt: skip
     if request.files is not None:
         domain = None if fitted.learned is None else fitted.learned.domain
-        writes.write_release(request.files, out, form, report, evaluation, domain)
+        writes.write_release(request.files, out, form, report, evaluation, domain, labels)
     return ReleaseResult(fitted.release, out, report, evaluation, fitted.messages)
 
 

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from dpquery.data.binary import write_binary
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets, write_item_sets
+from dpquery.data.raw_items import ItemLabels, write_raw_item_sets
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_path
 from dpquery.pipeline.inputs import is_item_file
@@ -41,6 +42,8 @@ def check_files(request: ReleaseRequest) -> None:
     inputs = []
     if isinstance(source, TableFile | ItemFile):
         inputs.append(source.path)
+    if isinstance(source, ItemFile) and source.item_list is not None:
+        inputs.append(source.item_list)
     if isinstance(source, TableFile) and source.domain is not None:
         inputs.append(source.domain)
     if isinstance(request.workload, Path):
@@ -131,23 +134,28 @@ def write_outputs(out: Path, write: Callable[[Path], object], texts: Mapping[Pat
 def write_release(
     files: Files, rows: Any, form: str, report: dict[str, Any],
     evaluation: dict[str, Any] | None, domain: Domain | None = None,
+    labels: ItemLabels | None = None,
 ) -> None:  # fmt: skip
     """The rows (in ``form``), the report, the evaluation and a ``domain`` learned from the
     data (``files.domain``), as ``files`` asks; every text serialised before anything is
-    written, so a failure leaves no output at all."""
+    written, so a failure leaves no output at all. Item sets with ``labels`` (from a raw
+    table) are written with its item ids and column names."""
     texts = {} if files.report is None else {files.report: json_text(report)}
     if files.evaluation is not None and evaluation is not None:
         texts[files.evaluation] = json_text(evaluation)
     if domain is not None:
         texts[files.domain] = json_text(domain.to_dict())
-    write_outputs(files.out, writer(files.out, rows, form), texts)
+    write_outputs(files.out, writer(files.out, rows, form, labels), texts)
 
 
-def writer(out: Path, rows: Any, form: str) -> Callable[[Path], object]:
+def writer(
+    out: Path, rows: Any, form: str, labels: ItemLabels | None = None
+) -> Callable[[Path], object]:
     """How :func:`write_outputs` writes the rows to their temporary: a DataFrame as CSV or
-    Parquet, bits and their weights as an encoded ``.npz``, item sets in ``form``."""
+    Parquet, bits and their weights as an encoded ``.npz``, item sets in ``form`` (with a
+    raw table's ``labels``)."""
     if isinstance(rows, ItemSets):
-        return lambda tmp: write_items(tmp, form, rows)
+        return lambda tmp: write_items(tmp, form, rows, labels)
     if isinstance(rows, tuple):
         bits, weights = rows
         return lambda tmp: write_binary(tmp, bits, weights)
@@ -155,15 +163,21 @@ def writer(out: Path, rows: Any, form: str) -> Callable[[Path], object]:
     return lambda tmp: to_file(tmp, index=False)
 
 
-def write_items(path: Path, form: str, items: ItemSets) -> None:
-    """Write ``items`` to ``path`` in ``form`` (a temporary of :func:`write_outputs`)."""
-    if form == "items":
+def write_items(path: Path, form: str, items: ItemSets, labels: ItemLabels | None = None) -> None:
+    """Write ``items`` to ``path`` in ``form`` (a temporary of :func:`write_outputs`). With a
+    raw table's ``labels``, ``S.transactions.csv`` holds ``user,item`` lines (synthetic
+    users ``0..M-1``, the catalogue's item ids) and a dense CSV names its columns by the
+    item ids; an ``.npz``'s column ``j`` is the catalogue's ``j``-th item."""
+    if form == "items" and labels is not None:
+        write_raw_item_sets(path, items, labels)
+    elif form == "items":
         write_item_sets(path, items)
     elif form == "npz":
         with path.open("wb") as fh:
             sp.save_npz(fh, items.matrix)
     else:
-        table = pd.DataFrame(items.matrix.toarray(), columns=[f"i{j}" for j in range(items.d)])
+        names = [f"i{j}" for j in range(items.d)] if labels is None else list(labels.items)
+        table = pd.DataFrame(items.matrix.toarray(), columns=names)
         if items.weights is not None:
             table["weight"] = items.weights / items.weights.sum()
         table.to_csv(path, index=False)
