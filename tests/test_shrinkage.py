@@ -166,6 +166,8 @@ def test_shrink_estimates_touches_only_the_named_cells() -> None:
     out = shrink_estimates([(y, 4.0), (y, 4.0)], [(0, 1, 2, 3, 4), ()], "js")
     np.testing.assert_allclose(out[0], [10.0, 10.8, 9.2, 10.4, 9.6, 40.0])
     assert out[1] is None
+    # sigma 3: B = 0.45, below SHRINK_MIN_FACTOR: kept, so None (the measurements are read)
+    assert shrink_estimates([(y, 3.0)], [(0, 1, 2, 3, 4)], "js") == [None]
 
 
 def test_james_stein_only_where_the_noise_is_half_the_spread() -> None:
@@ -194,6 +196,8 @@ def test_shrunk_one_way_combines_then_shrinks() -> None:
     np.testing.assert_allclose(out[0].y, 10.0 + 0.375 * (a0.y - 10.0))
     assert out[1] is a1 and out[2] is pair
     assert shrunk_one_way([a0, a1], 2, [(), ()], "js") is None
+    low = [Measurement((0,), a0.y, 3.0), a1]  # B = 2 * 9 / 40 = 0.45: nothing shrunk
+    assert shrunk_one_way(low, 2, [(0, 1, 2, 3, 4), ()], "js") is None
 
 
 def test_defaults_by_relation_and_validation() -> None:

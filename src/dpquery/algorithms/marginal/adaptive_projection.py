@@ -760,11 +760,13 @@ def shrunk_one_way(
     ``cells`` to shrink (:func:`~dpquery.algorithms.marginal.shrinkage.shrink_cells`) holding
     one measurement of its combined counts with those cells shrunk by ``how``
     (:func:`~dpquery.algorithms.marginal.shrinkage.shrink_estimates`), at the combined scale;
-    None when no attribute has any (the targets are the measurements)."""
+    None when no attribute has any, or none is shrunk (the targets are the measurements)."""
     if cells is None or not any(cells):
         return None
     estimates = one_way_estimates(measured, g)
     shrunk = shrink_estimates(estimates, cells, how)
+    if all(z is None for z in shrunk):
+        return None
     out: list[Measurement] = []
     for x in measured:
         a = x.marginal[0] if len(x.marginal) == 1 and x.maps is None else None

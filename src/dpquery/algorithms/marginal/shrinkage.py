@@ -183,7 +183,8 @@ def shrink_estimates(
     estimates: Sequence[tuple[np.ndarray, float]], cells: Sequence[Sequence[int]], how: Shrink
 ) -> list[np.ndarray | None]:
     """Per attribute, its combined 1-way counts (``estimates[a] = (y, sigma)``) with its
-    ``cells`` replaced by their shrunk values (:func:`shrunk`), or None where it has none."""
+    ``cells`` replaced by their shrunk values (:func:`shrunk`), or None where it has none or
+    the rule keeps them as they are (the fit then reads the measurements themselves)."""
     out: list[np.ndarray | None] = []
     for (y, sigma), mine in zip(estimates, cells, strict=True):
         if not mine:
@@ -191,8 +192,9 @@ def shrink_estimates(
             continue
         z = np.asarray(y, dtype=np.float64).copy()
         idx = np.asarray(mine, dtype=np.int64)
-        z[idx] = shrunk(z[idx], float(sigma), how)
-        out.append(z)
+        kept = z[idx].copy()
+        z[idx] = shrunk(kept, float(sigma), how)
+        out.append(None if np.array_equal(z[idx], kept) else z)
     return out
 
 
