@@ -65,7 +65,8 @@ def test_the_pair_vector_moves_by_at_most_its_sensitivity_on_random_neighbours(b
         step = _weighted(after, k, bound) - _weighted(before, k, bound)
         moved.append(float(np.linalg.norm(step)))
         a = int(extra.matrix[:, picked].sum())
-        expected = 0.0 if a < 2 else 1.0 if bound == 0 else math.sqrt(min(a, bound) * (min(a, bound) - 1) / 2)
+        m = min(a, bound)
+        expected = 0.0 if a < 2 else 1.0 if bound == 0 else math.sqrt(m * (m - 1) / 2)
         assert moved[-1] == pytest.approx(expected, abs=1e-9), trial
     assert max(moved) == pytest.approx(limit, abs=1e-9)
 
@@ -98,7 +99,8 @@ def test_the_pair_charge_against_hand_computed_values():
     cells[:10] = 100  # 100 records of 2 picks on each pair: weight 1 each
     draws = np.array([measure.head_pairs(cells, k, 0, r_pairs, rng, ledger) for _ in range(200)])
     assert {e.charge.mechanism for e in ledger.entries} == {measure.HEAD_PAIRS}
-    assert all(e.charge.cost == ZCDP(r_pairs) for e in ledger.entries) and len(ledger.entries) == 200
+    assert len(ledger.entries) == 200
+    assert all(e.charge.cost == ZCDP(r_pairs) for e in ledger.entries)
     j, i = np.triu_indices(k, 1)
     noise = draws[:, j, i] - 100.0
     # 2,000 draws: their mean within 4 standard errors of 0, their deviation within 10%

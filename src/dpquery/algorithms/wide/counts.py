@@ -206,7 +206,8 @@ class PickedPairs:
         out = []
         for rows in groups:
             block = sub[rows]
-            X = sp.csr_array((np.ones(block.nnz), block.indices, block.indptr), shape=(rows.size, k))
+            ones = np.ones(block.nnz)
+            X = sp.csr_array((ones, block.indices, block.indptr), shape=(rows.size, k))
             full = (X.T @ X).toarray()  # sums of ones: exact in float64
             out.append(np.rint(full[j, i]).astype(np.int64))
         return [np.concatenate(out) if out else np.zeros(0, dtype=np.int64)]
