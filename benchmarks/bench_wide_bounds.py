@@ -241,7 +241,10 @@ def main() -> None:
     p.add_argument("--head-pair-bound", type=int, help="core.HEAD_PAIR_BOUND for these runs")
     p.add_argument("--head-pair-penalty", type=float,
                    help="core.HEAD_PAIR_PENALTY for these runs")  # fmt: skip
+    p.add_argument("--head-pairs-gated", action="store_true",
+                   help="core.HEAD_PAIRS_GATED for these runs")  # fmt: skip
     args = p.parse_args()
+    core.HEAD_PAIRS_GATED = core.HEAD_PAIRS_GATED or args.head_pairs_gated
     if args.head_shares:  # the module default the plan reads
         release_module.ADD_REMOVE_HEAD_SHARES = core.HeadShares(*args.head_shares)
     if args.head_pair_bound is not None:

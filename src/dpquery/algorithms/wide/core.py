@@ -267,6 +267,9 @@ TAIL_SIGMAS = 3.0
 # noise variance (the items' HEAD_FIT_PENALTY).
 HEAD_PAIR_BOUND = 0
 HEAD_PAIR_PENALTY = 1.0
+# Whether the fit follows the pairs only where spiked_denoise keeps some direction of them
+# (else the pairs' estimates are the independent law's, and the fit is the default's).
+HEAD_PAIRS_GATED = False
 
 
 @dataclass(frozen=True)
@@ -805,9 +808,16 @@ def release_head(
             sizes[0] = 1.0
         sizes = match_head_total(sizes[:, None] * (n / sizes.sum()), float(c.sum()), n)[:, 0]
         factor = HEAD_FIT_PENALTY if params.neighbours == ADD_REMOVE else ITEM_PENALTY
+        structured = False
         if r_pairs > 0:
             sigma_pairs = measure.head_pairs_sigma(r_pairs, HEAD_PAIR_BOUND)
-            T, scale = head_pair_estimates(noisy_pairs[np.ix_(kept, kept)], c, sizes, sigma_pairs)
+            T, scale, structured = head_pair_estimates(
+                noisy_pairs[np.ix_(kept, kept)], c, sizes, sigma_pairs
+            )
+            # HEAD_PAIRS_GATED: where no direction of the pairs stands out of their noise,
+            # the estimates are the independent law's, and the fit is the default's
+            structured = structured or not HEAD_PAIRS_GATED
+        if structured:
             pool, base = fit.head_pool(c, T * scale, sizes / n, params.pool, rng)
             weight = measure.head_pair_weights(np.diff(pool.indptr), HEAD_PAIR_BOUND)
             A = fit.pool_features(pool, HEAD_PAIR_BOUND, weight)
@@ -852,7 +862,7 @@ def release_head(
 
 def head_pair_estimates(
     noisy: np.ndarray, counts: np.ndarray, sizes: np.ndarray, sigma: float
-) -> tuple[np.ndarray, float]:
+) -> tuple[np.ndarray, float, bool]:
     """The head mode's estimates of the kept picks' weighted pair counts (``K x K``,
     symmetric, diagonal 0; :func:`measure.head_pairs`) from their noisy counts ``noisy``
     (noise ``sigma``): each shrunk by the nonparametric prior toward the pair's count were
@@ -875,11 +885,12 @@ def head_pair_estimates(
     j, k = np.triu_indices(K, 1)
     T = np.zeros((K, K))
     if j.size == 0:
-        return T, scale
-    dev = center + spiked_denoise(noisy - center, sigma)
+        return T, scale, False
+    low_rank = spiked_denoise(noisy - center, sigma)
+    dev = center + low_rank
     T[j, k] = np.clip(dev[j, k], 0.0, np.minimum(counts[j], counts[k]))
     T[k, j] = T[j, k]
-    return T, scale
+    return T, scale, bool(np.any(low_rank != 0.0))
 
 
 def spiked_denoise(Y: np.ndarray, sigma: float) -> np.ndarray:
