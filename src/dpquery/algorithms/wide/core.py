@@ -239,9 +239,11 @@ class HeadShares:
     # The unpicked items' total (measure.tail_total), spread thin over them (tail_fill);
     # 0: not measured (replace-one's head mode, its releases pinned).
     tail: float = 0.0
-    # Under add/remove, the picked items' pair counts over each record's HEAD_PAIR_BOUND
-    # picks of smallest keyed hash (measure.head_pairs), which the fit then follows
-    # (release_head); 0: not measured (the default, docs/wide.md "Real item tables").
+    # Under add/remove, the picked items' pair counts (measure.head_pairs, HEAD_PAIR_BOUND),
+    # which the fit then follows (release_head); 0: not measured (the default: on Last.fm it
+    # brought the triples' mean under the all-zeros table's, at 0.12 with the beta-binomial
+    # law, but cost the generated long-record shapes 1-3% of theirs; docs/wide.md, "Real
+    # item tables of other shapes").
     pairs: float = 0.0
 
 
@@ -261,10 +263,13 @@ ADD_REMOVE_HEAD_SHARES = HeadShares(picks=0.75, counts=0.2, sizes=0.03, tail=0.0
 TAIL_BOUND = 256
 TAIL_FILL = 0.4
 TAIL_SIGMAS = 3.0
-# The head mode's pairs (HeadShares.pairs > 0, add/remove): each record's picks cut to this
-# many by the keyed hash before its pairs are counted (sensitivity sqrt(C(b, 2)) under
-# add/remove), and the fit follows the shrunk pair estimates within this many times their
-# noise variance (the items' HEAD_FIT_PENALTY).
+# The head mode's pairs (HeadShares.pairs > 0, add/remove; measure.head_pairs): with
+# HEAD_PAIR_BOUND b > 0 each record's picks are cut to b by the keyed hash before its pairs
+# are counted (sensitivity sqrt(C(b, 2))); with 0 each record's pairs are weighted
+# 1 / sqrt(C(a, 2)) for its a picks (L2 norm 1, sensitivity 1: per pair at least any cut's
+# signal-to-noise; on Last.fm's 35 picks the cut to 8 with per-pair shrinkage measured worse,
+# docs/wide.md). The fit follows the denoised pair estimates within HEAD_PAIR_PENALTY times
+# their noise variance (0.1, the items' HEAD_FIT_PENALTY, measured no better).
 HEAD_PAIR_BOUND = 0
 HEAD_PAIR_PENALTY = 1.0
 # Whether the fit follows the pairs only where spiked_denoise keeps some direction of them
