@@ -68,6 +68,7 @@ from typing import Any
 import scipy.sparse as sp
 
 from dpquery.algorithms.wide import core
+from dpquery.algorithms.wide import release as release_module
 from dpquery.algorithms.wide.release import WideRelease
 from dpquery.data import read_item_sets
 from dpquery.data.items import ItemSets
@@ -233,7 +234,23 @@ def main() -> None:
     p.add_argument("--relations", nargs="+", default=list(RELATIONS), choices=RELATIONS)
     p.add_argument("--head-sizes-law", choices=("shrink", "beta-binomial", "independent"),
                    help="core.HEAD_SIZES_LAW for these runs (default: the release's)")  # fmt: skip
+    p.add_argument("--head-shares", type=float, nargs=5,
+                   metavar=("PICKS", "COUNTS", "SIZES", "TAIL", "PAIRS"),
+                   help="add/remove's head shares (release.ADD_REMOVE_HEAD_SHARES) for these "
+                        "runs; PAIRS > 0 measures the picks' pairs")  # fmt: skip
+    p.add_argument("--head-pair-bound", type=int, help="core.HEAD_PAIR_BOUND for these runs")
+    p.add_argument("--head-pair-penalty", type=float,
+                   help="core.HEAD_PAIR_PENALTY for these runs")  # fmt: skip
+    p.add_argument("--head-pairs-gated", action="store_true",
+                   help="core.HEAD_PAIRS_GATED for these runs")  # fmt: skip
     args = p.parse_args()
+    core.HEAD_PAIRS_GATED = core.HEAD_PAIRS_GATED or args.head_pairs_gated
+    if args.head_shares:  # the module default the plan reads
+        release_module.ADD_REMOVE_HEAD_SHARES = core.HeadShares(*args.head_shares)
+    if args.head_pair_bound is not None:
+        core.HEAD_PAIR_BOUND = args.head_pair_bound
+    if args.head_pair_penalty is not None:
+        core.HEAD_PAIR_PENALTY = args.head_pair_penalty
     if args.head_sizes_law:  # how add/remove's head mode reads its picks-per-record histogram
         core.HEAD_SIZES_LAW = args.head_sizes_law
     ITEMS.update(tables(args.items))

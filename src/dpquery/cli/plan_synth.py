@@ -27,7 +27,7 @@ from dpquery.algorithms.auto import AutoPlan
 from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
 from dpquery.algorithms.wide import measure
-from dpquery.algorithms.wide.core import BOUND_FIRST, TAIL_BOUND
+from dpquery.algorithms.wide.core import BOUND_FIRST, HEAD_PAIR_BOUND, TAIL_BOUND
 from dpquery.algorithms.wide.measure import pick_epsilon
 from dpquery.algorithms.wide.release import head_mode_rule, head_threshold_share, noise_warning
 from dpquery.cli import synth
@@ -156,6 +156,18 @@ def _items_plan(args: argparse.Namespace) -> int:
                 f"; the unpicked items each record holds, cut at {TAIL_BOUND} (sensitivity "
                 f"{TAIL_BOUND}), their total spread thin over them"
                 if p.tail_rho() > 0
+                else ""
+            )
+            + (
+                (
+                    f"; the picks' pairs over each record's {HEAD_PAIR_BOUND} picks of smallest "
+                    f"keyed hash (sensitivity sqrt(C({HEAD_PAIR_BOUND}, 2)))"
+                    if HEAD_PAIR_BOUND > 0
+                    else "; the picks' pairs, each record's weighted 1 / sqrt(C(a, 2)) for its "
+                    "a picks (L2 norm 1: sensitivity 1, the Gaussian mechanism)"
+                )
+                + ", the fit following them"
+                if p.head_pairs_rho() > 0
                 else ""
             )
             if p.neighbours == ADD_REMOVE

@@ -23,6 +23,7 @@ from dpquery.algorithms.wide.counts import (
     HeadCounts,
     ItemCounts,
     LengthCounts,
+    PickedPairs,
     PickedSizes,
 )
 from dpquery.algorithms.wide.kernels import assemble_records
@@ -238,6 +239,12 @@ class HeadShares:
     # The unpicked items' total (measure.tail_total), spread thin over them (tail_fill);
     # 0: not measured (replace-one's head mode, its releases pinned).
     tail: float = 0.0
+    # Under add/remove, the picked items' pair counts (measure.head_pairs, HEAD_PAIR_BOUND),
+    # which the fit then follows (release_head); 0: not measured (the default: on Last.fm it
+    # brought the triples' mean under the all-zeros table's, at 0.12 with the beta-binomial
+    # law, but cost the generated long-record shapes 1-3% of theirs; docs/wide.md, "Real
+    # item tables of other shapes").
+    pairs: float = 0.0
 
 
 # Under add/remove the picks' utilities are monotone (measure.pick_head: each pick sees the
@@ -256,6 +263,18 @@ ADD_REMOVE_HEAD_SHARES = HeadShares(picks=0.75, counts=0.2, sizes=0.03, tail=0.0
 TAIL_BOUND = 256
 TAIL_FILL = 0.4
 TAIL_SIGMAS = 3.0
+# The head mode's pairs (HeadShares.pairs > 0, add/remove; measure.head_pairs): with
+# HEAD_PAIR_BOUND b > 0 each record's picks are cut to b by the keyed hash before its pairs
+# are counted (sensitivity sqrt(C(b, 2))); with 0 each record's pairs are weighted
+# 1 / sqrt(C(a, 2)) for its a picks (L2 norm 1, sensitivity 1: per pair at least any cut's
+# signal-to-noise; on Last.fm's 35 picks the cut to 8 with per-pair shrinkage measured worse,
+# docs/wide.md). The fit follows the denoised pair estimates within HEAD_PAIR_PENALTY times
+# their noise variance (0.1, the items' HEAD_FIT_PENALTY, measured no better).
+HEAD_PAIR_BOUND = 0
+HEAD_PAIR_PENALTY = 1.0
+# Whether the fit follows the pairs only where spiked_denoise keeps some direction of them
+# (else the pairs' estimates are the independent law's, and the fit is the default's).
+HEAD_PAIRS_GATED = False
 
 
 @dataclass(frozen=True)
@@ -306,6 +325,10 @@ class SparseParameters:
         """The head mode's ``rho`` for the unpicked items' total (0: not measured)."""
         return self.head_shares.tail * self.rho if self.mode == "head" else 0.0
 
+    def head_pairs_rho(self) -> float:
+        """The head mode's ``rho`` for the picked items' pair counts (0: not measured)."""
+        return self.head_shares.pairs * self.rho if self.mode == "head" else 0.0
+
     def lengths_rho(self) -> float:
         """The sparse mode's fourth measurement's ``rho``, the record lengths of the top-up
         (0 when it is not measured; the head mode measures none)."""
@@ -337,6 +360,8 @@ def mode_charges(params: SparseParameters) -> list[Charge]:
             Charge(measure.HEAD_COUNTS, ZCDP(r_counts)),
             Charge(measure.HEAD_SIZES, ZCDP(r_sizes)),
             *[Charge(measure.HEAD_TAIL, ZCDP(params.tail_rho()))] * (params.tail_rho() > 0),
+            *[Charge(measure.HEAD_PAIRS, ZCDP(params.head_pairs_rho()))]
+            * (params.head_pairs_rho() > 0),
         ]
     r_items, r_sizes, r_pairs = params.rhos()
     lengths = [Charge(measure.LENGTHS, ZCDP(params.lengths_rho()))]
@@ -750,6 +775,12 @@ def release_head(
     hist = measure.head_sizes(size_cells, r_sizes, rng, ledger, params.neighbours)
     hist = hist.astype(np.float64)
     tail = measure.tail_total(tail_cells[0], bound, r_tail, rng, ledger) if bound else 0.0
+    r_pairs = params.head_pairs_rho()
+    if r_pairs > 0:  # the picks' pairs (measure.head_pairs)
+        # the cut's hash key, drawn only where the pairs are measured (pinned bytes)
+        key = int(rng.integers(2**63)) if HEAD_PAIR_BOUND > 0 else 0
+        [pair_cells] = count_records(data, PickedPairs(picked, HEAD_PAIR_BOUND, key))
+        noisy_pairs = measure.head_pairs(pair_cells, k, HEAD_PAIR_BOUND, r_pairs, rng, ledger)
 
     # post-processing from here on
     sigma = measure.noise_sigma(r_counts, head_sensitivity(k))
@@ -781,11 +812,33 @@ def release_head(
         if sizes.sum() <= 0:
             sizes[0] = 1.0
         sizes = match_head_total(sizes[:, None] * (n / sizes.sum()), float(c.sum()), n)[:, 0]
-        T = pair_baseline(c, sizes, k)
-        pool, base = fit.head_pool(c, T, sizes / n, params.pool, rng)
-        A = fit.item_features(pool)  # the items' features alone: the fit reads no pair
         factor = HEAD_FIT_PENALTY if params.neighbours == ADD_REMOVE else ITEM_PENALTY
-        p = fit.maxent_weights(A, base, c / n, np.full(K, factor * (sigma / n) ** 2))
+        structured = False
+        if r_pairs > 0:
+            sigma_pairs = measure.head_pairs_sigma(r_pairs, HEAD_PAIR_BOUND)
+            T, scale, structured = head_pair_estimates(
+                noisy_pairs[np.ix_(kept, kept)], c, sizes, sigma_pairs
+            )
+            # HEAD_PAIRS_GATED: where no direction of the pairs stands out of their noise,
+            # the estimates are the independent law's, and the fit is the default's
+            structured = structured or not HEAD_PAIRS_GATED
+        if structured:
+            pool, base = fit.head_pool(c, T * scale, sizes / n, params.pool, rng)
+            weight = measure.head_pair_weights(np.diff(pool.indptr), HEAD_PAIR_BOUND)
+            A = fit.pool_features(pool, HEAD_PAIR_BOUND, weight)
+            target = np.zeros(K + K * K)
+            penalty = np.zeros(K + K * K)
+            target[:K] = c / n
+            penalty[:K] = factor * (sigma / n) ** 2
+            j, i2 = np.triu_indices(K, 1)
+            target[K + j * K + i2] = T[j, i2] / n
+            penalty[K + j * K + i2] = HEAD_PAIR_PENALTY * (sigma_pairs / n) ** 2
+            p = fit.maxent_weights(A, base, target, penalty)
+        else:
+            T = pair_baseline(c, sizes, k)
+            pool, base = fit.head_pool(c, T, sizes / n, params.pool, rng)
+            A = fit.item_features(pool)  # the items' features alone: the fit reads no pair
+            p = fit.maxent_weights(A, base, c / n, np.full(K, factor * (sigma / n) ** 2))
         heads = draw_records(pool, p, n, rng)
         a = np.diff(heads.indptr)
         rows = np.repeat(np.arange(n), a)
@@ -810,6 +863,65 @@ def release_head(
     if bound:
         info["tail_share"] = share
     return out, info
+
+
+def head_pair_estimates(
+    noisy: np.ndarray, counts: np.ndarray, sizes: np.ndarray, sigma: float
+) -> tuple[np.ndarray, float, bool]:
+    """The head mode's estimates of the kept picks' weighted pair counts (``K x K``,
+    symmetric, diagonal 0; :func:`measure.head_pairs`) from their noisy counts ``noisy``
+    (noise ``sigma``): each shrunk by the nonparametric prior toward the pair's count were
+    the picks independent given a record's number of them (the estimated ``counts``, and
+    ``sizes``, records by number of picks: a record of ``a`` picks holds ``C(a, 2)`` pairs of
+    weight ``w(a)``, shared in proportion to ``q_j q_k`` as :func:`pair_baseline` does), as
+    the sparse mode shrinks its head's pairs, and held within ``[0, min(c_j, c_k)]``. Also
+    the ratio of the records' whole pairs to their weighted ones (the pool draws from
+    whole co-occurrence). Post-processing."""
+    K = counts.size
+    a = np.arange(sizes.size, dtype=np.float64)
+    pairs = sizes * a * (a - 1) / 2
+    weighted = float((pairs * measure.head_pair_weights(a, HEAD_PAIR_BOUND)).sum())
+    scale = float(pairs.sum()) / weighted if weighted > 0 else 1.0
+    q = np.maximum(counts, 0.0)
+    q = q / max(q.sum(), 1e-300)
+    outer = np.outer(q, q)
+    np.fill_diagonal(outer, 0.0)
+    center = weighted * outer / max(outer.sum() / 2, 1e-300)
+    j, k = np.triu_indices(K, 1)
+    T = np.zeros((K, K))
+    if j.size == 0:
+        return T, scale, False
+    low_rank = spiked_denoise(noisy - center, sigma)
+    dev = center + low_rank
+    T[j, k] = np.clip(dev[j, k], 0.0, np.minimum(counts[j], counts[k]))
+    T[k, j] = T[j, k]
+    return T, scale, bool(np.any(low_rank != 0.0))
+
+
+def spiked_denoise(Y: np.ndarray, sigma: float) -> np.ndarray:
+    """A symmetric ``K x K`` matrix ``Y`` (diagonal 0) read as low rank plus noise of
+    standard deviation ``sigma`` in each off-diagonal entry (a Wigner matrix, whose
+    eigenvalues fill ``[-2 sigma sqrt(K), 2 sigma sqrt(K)]``): each eigenvalue past that edge
+    kept at the optimal shrinkage of the spiked model, the others set to 0. An observed
+    ``lambda`` past the edge comes from a spike ``theta = (lambda + sqrt(lambda^2 - 4 sigma^2
+    K)) / 2`` whose eigenvector's squared overlap with the observed one is ``1 - sigma^2 K /
+    theta^2`` (Benaych-Georges and Nadakuditi 2011), so ``theta (1 - sigma^2 K / theta^2)``
+    is the Frobenius-optimal eigenvalue (Donoho, Gavish and Johnstone 2018 for the
+    covariance case). Where each pair's deviation is below its noise but the deviations
+    share a few directions (listeners of one genre), the whole matrix still shows them.
+    Post-processing."""
+    K = Y.shape[0]
+    if K < 2:
+        return np.zeros_like(Y, dtype=np.float64)
+    ev, V = np.linalg.eigh((Y + Y.T) / 2)
+    s2k = sigma**2 * K
+    lam = np.abs(ev)
+    big = lam > 2 * math.sqrt(s2k)
+    theta = np.where(big, (lam + np.sqrt(np.maximum(lam**2 - 4 * s2k, 0.0))) / 2, 0.0)
+    kept = np.where(big, np.sign(ev) * (theta - s2k / np.maximum(theta, 1e-300)), 0.0)
+    out = (V * kept) @ V.T
+    np.fill_diagonal(out, 0.0)
+    return out
 
 
 def tail_share(total: float, sigma: float, n: int, unpicked: int) -> float:

@@ -41,7 +41,7 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from dpquery.algorithms.wide.bound import hash_order, keep_entries
+from dpquery.algorithms.wide.bound import hash_order, keep_entries, truncate
 from dpquery.algorithms.wide.kernels import cut_head_counts, cut_item_counts
 from dpquery.data.items import ItemSets
 
@@ -172,6 +172,48 @@ class PickedSizes:
 
 
 @dataclass(frozen=True, eq=False)
+class PickedPairs:
+    """Given the picked items (ids, sorted; public), the counts of the pairs ``j < k`` of
+    picks (positions in ``picked``, ``np.triu_indices`` order). With ``bound`` ``b > 0``, over
+    each record's ``b`` picks of smallest keyed hash (``key``; the record's picks cut as
+    :func:`~dpquery.algorithms.wide.bound.truncate` cuts a record, reading only that record
+    and the key): one vector of ``C(k, 2)`` cells. With ``bound`` 0, no cut: the pair counts
+    of the records holding exactly ``a`` picks, for ``a = 2..k`` (``k - 1`` vectors of
+    ``C(k, 2)`` cells, concatenated), from which the measurement weighs each record's pairs
+    by its own number of picks (``measure.head_pairs``)."""
+
+    reads: ClassVar[str] = "items"
+    picked: np.ndarray
+    bound: int = 0
+    key: int = 0
+
+    def cells(self) -> list[int]:
+        k = int(self.picked.size)
+        pairs = k * (k - 1) // 2
+        return [pairs if self.bound > 0 else max(k - 1, 0) * pairs]
+
+    def count(self, data: ItemSets) -> list[np.ndarray]:
+        k = int(self.picked.size)
+        sub = sp.csr_array(data.matrix[:, self.picked])  # each record's picks
+        sub.sum_duplicates()
+        if self.bound > 0:
+            sub = truncate(sub, self.bound, self.key)
+        j, i = np.triu_indices(k, 1)
+        a = np.diff(sub.indptr)
+        groups = [np.arange(sub.shape[0])] if self.bound > 0 else [
+            np.flatnonzero(a == size) for size in range(2, k + 1)
+        ]  # fmt: skip
+        out = []
+        for rows in groups:
+            block = sub[rows]
+            ones = np.ones(block.nnz)
+            X = sp.csr_array((ones, block.indices, block.indptr), shape=(rows.size, k))
+            full = (X.T @ X).toarray()  # sums of ones: exact in float64
+            out.append(np.rint(full[j, i]).astype(np.int64))
+        return [np.concatenate(out) if out else np.zeros(0, dtype=np.int64)]
+
+
+@dataclass(frozen=True, eq=False)
 class LengthCounts:
     """For each length ``g`` of a public grid, the number of records of at most ``g`` items
     (``len(grid)`` cells): the ranks the private choice of the bound reads."""
@@ -192,6 +234,7 @@ __all__ = [
     "HeadCounts",
     "ItemCounts",
     "LengthCounts",
+    "PickedPairs",
     "PickedSizes",
     "cut_records",
     "pair_cells",

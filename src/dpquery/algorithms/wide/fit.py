@@ -87,12 +87,13 @@ def head_pool(
     return matrix, np.asarray(weights)
 
 
-def features(pool: sp.csr_array, s2: int) -> sp.csr_array:
+def features(pool: sp.csr_array, s2: int, keep: np.ndarray | None = None) -> sp.csr_array:
     """The statistics each candidate adds, one row per candidate: its items (``K``), its
     pairs ``j < k`` at index ``j K + k`` weighted by :func:`pair_keep` (``K^2``, the
     measured pairs are those of the cut head). The sizes are left to the base weights: the
     noisy size histogram and the noisy counts need not agree exactly, and a hard size
-    constraint beside the counts would make the targets infeasible."""
+    constraint beside the counts would make the targets infeasible. ``keep``: each row's pair
+    weight instead of :func:`pair_keep`'s."""
     K = pool.shape[1]
     M = pool.shape[0]
     a = np.diff(pool.indptr)
@@ -100,7 +101,7 @@ def features(pool: sp.csr_array, s2: int) -> sp.csr_array:
     rows.append(np.repeat(np.arange(M), a))
     cols.append(pool.indices.astype(np.int64))
     vals.append(np.ones(pool.nnz))
-    keep = pair_keep(a, s2)
+    keep = pair_keep(a, s2) if keep is None else np.asarray(keep, dtype=np.float64)
     for size in np.unique(a):
         if size < 2:
             continue
@@ -126,18 +127,20 @@ def item_features(pool: sp.csr_array) -> sp.csr_array:
     return A
 
 
-def pool_features(pool: sp.csr_array, s2: int) -> PoolFeatures | sp.csr_array:
+def pool_features(
+    pool: sp.csr_array, s2: int, keep: np.ndarray | None = None
+) -> PoolFeatures | sp.csr_array:
     """The features of :func:`features` computed on the fly (:class:`PoolFeatures`: the
     same products, never stored), or the stored matrix where a row of ``pool`` repeats or
-    misorders an item."""
+    misorders an item. ``keep``: each row's pair weight (default :func:`pair_keep`)."""
     indptr, indices = pool.indptr, pool.indices
     step = np.diff(indices)
     inside = np.ones(step.size, dtype=bool)  # steps within a row, not across rows
     starts = indptr[1:-1]
     inside[starts[(starts > 0) & (starts < indices.size)] - 1] = False
     if (step[inside] <= 0).any():
-        return features(pool, s2)
-    return PoolFeatures(pool, pair_keep(np.diff(indptr), s2))
+        return features(pool, s2, keep)
+    return PoolFeatures(pool, pair_keep(np.diff(indptr), s2) if keep is None else keep)
 
 
 def maxent_weights(

@@ -52,7 +52,7 @@ from dpquery.algorithms.wide.bound import (
 )
 from dpquery.privacy import Ledger
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_mechanism, discrete_gaussian_sigma2
-from dpquery.privacy.mechanisms import exponential_mechanism
+from dpquery.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, gaussian_sigma
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
 ITEMS = "sparse item counts (discrete Gaussian)"
@@ -63,6 +63,7 @@ PICKS = "sparse head picks (exponential mechanism)"
 HEAD_COUNTS = "sparse head counts (discrete Gaussian)"
 HEAD_SIZES = "sparse head sizes (discrete Gaussian)"
 HEAD_TAIL = "sparse head mode's tail total (discrete Gaussian)"
+HEAD_PAIRS = "sparse head mode's pair counts (Gaussian)"
 RECORDS = "sparse record count (discrete Gaussian)"
 LENGTHS = "sparse record lengths (discrete Gaussian)"
 
@@ -238,6 +239,57 @@ def tail_total(
         rng=rng, ledger=ledger, name=HEAD_TAIL,
     )  # fmt: skip
     return float(noisy)
+
+
+def head_pair_weights(a: np.ndarray, bound: int) -> np.ndarray:
+    """The weight of each pair of a record of ``a`` picks in :func:`head_pairs`' counts:
+    with ``bound`` ``b > 0`` the chance the pair survives the cut to ``b`` picks
+    (``min(1, b (b - 1) / (a (a - 1)))``); with ``bound`` 0, ``1 / sqrt(C(a, 2))``, so that
+    each record's pair vector has L2 norm 1 (0 below 2 picks)."""
+    a = np.asarray(a, dtype=np.float64)
+    if bound > 0:
+        return np.where(a <= bound, 1.0, bound * (bound - 1) / np.maximum(a * (a - 1), 1.0))
+    return np.where(a >= 2, 1.0 / np.sqrt(np.maximum(a * (a - 1) / 2, 1.0)), 0.0)
+
+
+def head_pairs_sigma(rho: float, bound: int) -> float:
+    """The noise standard deviation of :func:`head_pairs` (public)."""
+    if bound > 0:
+        return noise_sigma(rho, pair_sensitivity(bound, ADD_REMOVE))
+    return gaussian_sigma(rho, 1.0)
+
+
+def head_pairs(
+    cells: np.ndarray, k: int, bound: int, rho: float, rng: np.random.Generator, ledger: Ledger
+) -> np.ndarray:
+    """Noisy counts of the pairs ``j < k`` of the ``k`` picked items (``k x k``, symmetric,
+    diagonal 0), ``rho``-zCDP under add/remove, from the exact ``cells`` of
+    :class:`~dpquery.algorithms.wide.counts.PickedPairs`:
+
+    * ``bound`` ``b > 0``: over each record's ``b`` picks of smallest keyed hash; adding or
+      removing one record moves at most ``C(b, 2)`` of them by 1 (sensitivity
+      ``sqrt(C(b, 2))``), the discrete Gaussian (Canonne, Kamath and Steinke 2020,
+      Theorem 4);
+    * ``bound`` 0: each record's pairs weighted ``1 / sqrt(C(a, 2))`` (``a`` its number of
+      picks, :func:`head_pair_weights`): one record's pair vector has L2 norm 1 however many
+      picks it holds (sensitivity 1), the Gaussian mechanism (Bun and Steinke 2016,
+      Proposition 1.6). Per pair this has at least the signal-to-noise of any cut ``b``
+      (Cauchy-Schwarz), and reads every record's pairs."""
+    j, i = np.triu_indices(k, 1)
+    if bound > 0:
+        noisy = discrete_gaussian_mechanism(
+            cells, rho=rho, sensitivity=pair_sensitivity(bound, ADD_REMOVE), rng=rng,
+            ledger=ledger, name=HEAD_PAIRS,
+        ).astype(np.float64)  # fmt: skip
+    else:
+        by_size = np.asarray(cells, dtype=np.float64).reshape(max(k - 1, 0), j.size)
+        w = head_pair_weights(np.arange(2, k + 1), 0)
+        noisy = gaussian_mechanism(w @ by_size, rho=rho, sensitivity=1.0, rng=rng,
+                                   ledger=ledger, name=HEAD_PAIRS)  # fmt: skip
+    out = np.zeros((k, k))
+    out[j, i] = noisy
+    out[i, j] = noisy
+    return out
 
 
 def bound_epsilon(rho: float) -> float:
