@@ -127,27 +127,29 @@ def test_pick_head_weighs_monotone_only_under_add_remove(monkeypatch, neighbours
 
 def test_the_add_remove_head_plan_against_hand_computed_values():
     # epsilon 1, delta 1e-9: rho = 0.014973057673588525; 2% measures n, 98% is left:
-    # 0.014673596520116754. The head mode's shares 0.75 / 0.2 / 0.03 / 0.02 of it: picks
-    # 0.011005197390087566, 35 picks of epsilon_0 = sqrt(8 * 0.0110052 / 35) = 0.0501545;
-    # counts 0.0029347193 (sigma = sqrt(35 / (2 * 0.0029347193)) = 77.22 records); sizes
-    # 0.00044020790 (0.03); the unpicked items' total 0.00029347193 (0.02).
+    # 0.014673596520116754. The head mode's shares 0.63 / 0.2 / 0.03 / 0.02 / 0.12 of it:
+    # picks 0.009244365807673556, 35 picks of epsilon_0 = sqrt(8 * 0.00924437 / 35) =
+    # 0.0459674; counts 0.0029347193 (sigma = sqrt(35 / (2 * 0.0029347193)) = 77.22
+    # records); sizes 0.00044020790 (0.03); the unpicked items' total 0.00029347193 (0.02);
+    # the picks' pairs 0.0017608316 (0.12).
     data = ItemSets(sp.csr_array((700, 9000), dtype=np.uint8))
     plan = WideRelease(epsilon=1.0, neighbours=ADD_REMOVE, head_mode="on").plan(data)
     p = plan.parameters
     assert p.mode == "head" and p.K == 35
     r_picks, r_counts, r_sizes = p.rhos()
-    assert r_picks == pytest.approx(0.011005197390087566, rel=1e-9)
+    assert r_picks == pytest.approx(0.009244365807673556, rel=1e-9)
     assert r_counts == pytest.approx(0.0029347193040, rel=1e-9)
     assert r_sizes == pytest.approx(0.00044020789560, rel=1e-9)
     assert p.tail_rho() == pytest.approx(0.00029347193040, rel=1e-9)
     eps0 = measure.pick_epsilon(r_picks, 35)
-    assert eps0 == pytest.approx(0.05015449819, rel=1e-9)
+    assert eps0 == pytest.approx(0.04596735688, rel=1e-9)
     assert 35 * bounded_range_to_zcdp(eps0) <= r_picks
     assert measure.noise_sigma(r_counts, math.sqrt(35)) == pytest.approx(77.22, abs=0.05)
     charges = plan.charges()
     assert [c.mechanism for c in charges].count(measure.PICKS) == 35
+    assert p.head_pairs_rho() == pytest.approx(0.0017608315824, rel=1e-9)
     total = plan.count_rho + 35 * bounded_range_to_zcdp(eps0) + r_counts + r_sizes
-    assert total + p.tail_rho() <= 0.014973057673588525 * (1 + 1e-12)
+    assert total + p.tail_rho() + p.head_pairs_rho() <= 0.014973057673588525 * (1 + 1e-12)
     # replace-one keeps its head mode: 20 picks at 0.6 / 0.3 / 0.1
     replace_one = WideRelease(epsilon=1.0, delta=1e-9, head_mode="on").plan(data).parameters
     assert replace_one.K == 20 and replace_one.head_shares == core.HeadShares()

@@ -21,7 +21,7 @@ from dpquery.algorithms.wide.release import WideRelease
 from dpquery.data.items import ItemSets
 from dpquery.privacy import ZCDP, Budget, Ledger
 from dpquery.privacy.costs import bounded_range_to_zcdp
-from dpquery.privacy.neighbours import ADD_REMOVE
+from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
 RHO = 0.014673596520116754  # epsilon 1, delta 1e-9, less the noisy n's 2%
 SHARES = HeadShares(picks=0.68, counts=0.2, sizes=0.03, tail=0.02, pairs=0.07)
@@ -147,10 +147,13 @@ def _communities(rng: np.random.Generator, n: int, d: int) -> ItemSets:
 
 def test_the_pairs_plan_and_release_stay_within_the_budget_and_place_the_clusters(monkeypatch):
     data = _communities(np.random.default_rng(4), 2_000, 3_000)
-    # the default measures no pair: its plan lists none
+    # the default measures the pairs at 0.12 of the head's rho; replace-one's plan lists none
     default = WideRelease(epsilon=1.0, neighbours=ADD_REMOVE, head_mode="on").plan(data)
-    assert core.ADD_REMOVE_HEAD_SHARES.pairs == 0.0 == default.parameters.head_pairs_rho()
-    assert measure.HEAD_PAIRS not in [c.mechanism for c in default.charges()]
+    assert core.ADD_REMOVE_HEAD_SHARES.pairs == 0.12
+    assert default.parameters.head_pairs_rho() == pytest.approx(0.12 * RHO, rel=1e-9)
+    assert measure.HEAD_PAIRS in [c.mechanism for c in default.charges()]
+    ro = WideRelease(epsilon=1.0, neighbours=REPLACE_ONE, head_mode="on").plan(data)
+    assert measure.HEAD_PAIRS not in [c.mechanism for c in ro.charges()]
     monkeypatch.setattr(release, "ADD_REMOVE_HEAD_SHARES", SHARES)
     wide = WideRelease(epsilon=1.0, neighbours=ADD_REMOVE, head_mode="on", seed=5)
     plan = wide.plan(data)

@@ -161,7 +161,7 @@ def test_an_add_remove_release_fills_the_tail_thinly():
 
 def test_tail_constants_are_the_documented_ones():
     assert (TAIL_BOUND, TAIL_FILL, core.TAIL_SIGMAS) == (256, 0.4, 3.0)
-    assert core.ADD_REMOVE_HEAD_SHARES == core.HeadShares(0.75, 0.2, 0.03, 0.02)
+    assert core.ADD_REMOVE_HEAD_SHARES == core.HeadShares(0.63, 0.2, 0.03, 0.02, 0.12)
 
 
 def test_privacy_synth_lists_the_tail_total_under_add_remove_only():

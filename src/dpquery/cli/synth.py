@@ -163,7 +163,7 @@ def _synth(args: argparse.Namespace) -> int:
 def reads_items(args: argparse.Namespace) -> bool:
     """Whether ``synth`` releases item data (:func:`dpquery.pipeline.inputs.holds_items`;
     a raw user x item table's flags imply it)."""
-    if args.transactions or any(getattr(args, f) is not None for f in RAW_ITEM_FLAGS):
+    if args.transactions or any(getattr(args, f, None) is not None for f in RAW_ITEM_FLAGS):
         return True
     return args.data is not None and holds_items(args.data, args.out)
 
@@ -172,7 +172,7 @@ def raw_items(args: argparse.Namespace) -> bool:
     """Whether item data's ``--data`` is a raw user x item table: its flags given, or a
     file (not an ``.npz``) whose first line is a header, not a 'row item' pair (only the
     first lines are read: the header is the schema, public)."""
-    if any(getattr(args, f) is not None for f in RAW_ITEM_FLAGS):
+    if any(getattr(args, f, None) is not None for f in RAW_ITEM_FLAGS):
         return True
     path = args.data
     if path is None or not path.is_file() or path.suffix.lower() == ".npz":

@@ -65,11 +65,11 @@ HEAD_RAISE_LIMIT = float("inf")
 # positive noise draws (about 20 records each at 34 records of noise): on Last.fm's 1,892
 # users x 17,632 artists the fitted records held heads of 25-35 picks where none has more
 # than 24, the triples among the picks were answered 2.5x too high, and the triples' mean
-# was 1.03-1.21x the all-zeros table's (9 of seeds 10-19). The law brought it to 1.02-1.04x and the
-# independent law to 0.96-0.98x, but on the generated long-record shapes each raised the
-# triples' mean (the law by up to 2%, the independent one by up to 4% of zeros'), so
-# neither is the default (docs/wide.md, "Real item tables of other shapes").
-HEAD_SIZES_LAW = "shrink"
+# was 1.03-1.21x the all-zeros table's (9 of seeds 10-19). The law brought it to 1.02-1.04x and,
+# with the picks' pairs measured (HeadShares.pairs), to 0.93-0.98x on seeds 10-12: the
+# default, for no measure may be above the all-zeros table's (docs/wide.md, "Real item
+# tables of other shapes").
+HEAD_SIZES_LAW = "beta-binomial"
 # The grid of the beta-binomial law's two shapes (alpha, beta), geometric.
 BETA_GRID = np.geomspace(0.02, 200.0, 90)
 
@@ -240,18 +240,19 @@ class HeadShares:
     # 0: not measured (replace-one's head mode, its releases pinned).
     tail: float = 0.0
     # Under add/remove, the picked items' pair counts (measure.head_pairs, HEAD_PAIR_BOUND),
-    # which the fit then follows (release_head); 0: not measured (the default: on Last.fm it
-    # brought the triples' mean under the all-zeros table's, at 0.12 with the beta-binomial
-    # law, but cost the generated long-record shapes 1-3% of theirs; docs/wide.md, "Real
-    # item tables of other shapes").
+    # which the fit then follows (release_head); 0: not measured (replace-one). Add/remove's
+    # 0.12 (with the beta-binomial law) brought Last.fm's triples' mean under the all-zeros
+    # table's (0.93-0.98x from 1.11-1.21x) and cost the generated long-record shapes 1-3% of
+    # theirs, every run still under zeros' (docs/wide.md, "Real item tables of other shapes").
     pairs: float = 0.0
 
 
 # Under add/remove the picks' utilities are monotone (measure.pick_head: each pick sees the
 # counts through half the noise), so the head mode picks more items and keeps the picked
 # counts by their empirical-Bayes estimates (release_head; tuned on the long-record shapes,
-# data seeds 0-1, seeds 0-3, docs/wide.md "The head mode under add/remove").
-ADD_REMOVE_HEAD_SHARES = HeadShares(picks=0.75, counts=0.2, sizes=0.03, tail=0.02)
+# data seeds 0-1, seeds 0-3, docs/wide.md "The head mode under add/remove"); 0.12 of the
+# picks' 0.75 reads the picks' pairs (tuned on Last.fm and MovieLens 100K, seeds 0-3).
+ADD_REMOVE_HEAD_SHARES = HeadShares(picks=0.63, counts=0.2, sizes=0.03, tail=0.02, pairs=0.12)
 # The tail fill (add/remove's head mode, tail_fill): each record's unpicked items are counted
 # up to TAIL_BOUND (the total's sensitivity; on the small shape 0.73 of the unpicked items
 # lie within it), and each unpicked item is put in TAIL_FILL of the records' mean share of
