@@ -140,7 +140,15 @@ import numpy as np
 import pandas as pd
 
 from dpquery.data import dates
-from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Density, Domain, Numeric
+from dpquery.data.domain import (
+    MISSING_LABEL,
+    Attribute,
+    Categorical,
+    Density,
+    Domain,
+    Numeric,
+    cell_text,
+)
 from dpquery.data.numbers import plain_number
 from dpquery.data.place_names import (
     COUNTRY_CODES_2,
@@ -526,7 +534,7 @@ def _cell(v: object) -> tuple[Hashable, float | None, int]:
             return int(x), x, 0
         exp = Decimal(repr(x)).as_tuple().exponent
         return x, x, min(MAX_LEARNED_DECIMALS, -int(exp))
-    text = str(v).strip()
+    text = cell_text(v)  # as the encoder reads it (one normalisation)
     try:
         d = Decimal(text)
         x = float(d)
