@@ -345,11 +345,17 @@ def command(
 
 
 def _text(col: pd.Series) -> pd.Series:
-    """Values as text; integer-valued numbers written as integers, missing as None; a
-    boolean (pandas reads ``True``/``False`` as one) as it is written, ``True``."""
+    """Values as text without the spaces around them (``"C7 "`` is ``C7``: as the library
+    reads a category, ``dpquery.data.domain.cell_text``); integer-valued numbers written as
+    integers, missing as None; a boolean (pandas reads ``True``/``False`` as one) as it is
+    written, ``True``."""
     col = _unbool(col)
     num = pd.to_numeric(col, errors="coerce")
-    out = col.astype(object).where(col.notna(), None).map(lambda v: None if v is None else str(v))
+    out = (
+        col.astype(object)
+        .where(col.notna(), None)
+        .map(lambda v: None if v is None else str(v).strip())
+    )
     isint = num.notna() & np.isclose(num.fillna(0) % 1, 0)
     out[isint] = num[isint].astype("int64").astype(str)
     return out

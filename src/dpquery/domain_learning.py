@@ -140,7 +140,15 @@ import numpy as np
 import pandas as pd
 
 from dpquery.data import dates
-from dpquery.data.domain import MISSING_LABEL, Attribute, Categorical, Density, Domain, Numeric
+from dpquery.data.domain import (
+    MISSING_LABEL,
+    Attribute,
+    Categorical,
+    Density,
+    Domain,
+    Numeric,
+    cell_text,
+)
 from dpquery.data.numbers import plain_number
 from dpquery.data.place_names import (
     COUNTRY_CODES_2,
@@ -506,10 +514,12 @@ class _Column:
     keys: dict[Hashable, int]  # value (text as written, or the number) -> count
     numbers: np.ndarray  # the values that read as finite numbers
     decimals: np.ndarray  # counts of numbers written with 0 .. MAX_LEARNED_DECIMALS decimals
-    # the values written as ISO 8601 dates (dates.ISO_FORMATS), as seconds since the epoch,
-    # and their counts by format class
+    # the values written as ISO 8601 dates (dates.ISO_CLASSES, a zone's too), as seconds
+    # since the epoch, and their counts by format class
     times: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    time_classes: np.ndarray = field(default_factory=lambda: np.zeros(5, dtype=np.int64))
+    time_classes: np.ndarray = field(
+        default_factory=lambda: np.zeros(len(dates.ISO_CLASSES), dtype=np.int64)
+    )
 
 
 def _cell(v: object) -> tuple[Hashable, float | None, int]:
@@ -526,7 +536,7 @@ def _cell(v: object) -> tuple[Hashable, float | None, int]:
             return int(x), x, 0
         exp = Decimal(repr(x)).as_tuple().exponent
         return x, x, min(MAX_LEARNED_DECIMALS, -int(exp))
-    text = str(v).strip()
+    text = cell_text(v)  # as the encoder reads it (one normalisation)
     try:
         d = Decimal(text)
         x = float(d)
@@ -550,7 +560,7 @@ def _read(series: pd.Series) -> _Column:
     numbers: list[float] = []
     decimals = np.zeros(MAX_LEARNED_DECIMALS + 1, dtype=np.int64)
     times: list[int] = []
-    classes = np.zeros(len(dates.ISO_FORMATS), dtype=np.int64)
+    classes = np.zeros(len(dates.ISO_CLASSES), dtype=np.int64)
     for v in series.to_numpy(dtype=object)[~na]:
         key, x, k = _cell(v)
         keys[key] = keys.get(key, 0) + 1
@@ -601,6 +611,10 @@ class _Context:
     # the noise of its code classes (CODE_VOCABULARIES): a stream of its own, so that the
     # other classes' noise is drawn as by the test without them
     codes_rng: np.random.Generator | None = None
+    # the noise of the zone classes of the ISO formats' histogram (_time_format): a stream
+    # of its own, so that the classes without a zone are drawn as by the histogram without
+    # them (a date column without a zone is learned byte for byte as before)
+    zone_rng: np.random.Generator | None = None
     # the common formats test's noise (_common_test): a stream of its own alike
     common_rng: np.random.Generator | None = None
     # the time of day test's noise (_clock_test): a stream of its own alike
@@ -2561,20 +2575,46 @@ def _time_grid(lo: float, hi: float, unit: int) -> np.ndarray:
     return np.unique(np.concatenate([[lo, hi], np.arange(lo, hi, step, dtype=np.float64)]))
 
 
+ZONE_STREAM = 0x7A6F6E65
+"""The spawn key of the zone classes' own stream (:func:`_own_stream`, :func:`_time_format`)."""
+
+
 def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[str, list[int]]:
     """The ISO format of an undeclared date column: a discrete Gaussian histogram of its
-    values' format classes (:data:`~dpquery.data.dates.ISO_FORMATS`, L2 sensitivity
+    values' format classes (:data:`~dpquery.data.dates.ISO_CLASSES`, L2 sensitivity
     ``ctx.l2``: ``sqrt(2)`` under replace-one, 1 under add/remove), read as the decimals'
     (:func:`precision_of` on day, minute and second, each summing two classes: their noise
     sd is ``sqrt(2)`` times one's, whatever the relation), the time after a ``T`` when those
-    classes' noisy sum exceeds the space's."""
+    classes' noisy sum exceeds the space's.
+
+    The classes with a zone (:data:`~dpquery.data.dates.ZONE_FORMATS`, ``Z`` then an offset)
+    are cells of the same histogram: one value is in one class of the 13, so the vector moves
+    by ``ctx.l2`` as the five classes without a zone did, and its discrete Gaussian at the
+    same sigma is the charged ``rho``-zCDP (Canonne, Kamath and Steinke 2020, Theorem 4): the
+    one charge, made before the first draw, covers them. Their noise is drawn from a stream
+    of their own (``ctx.zone_rng``), so the five classes are drawn as before. When the zone
+    classes' noisy sum exceeds the five's, the column's format is the zone's (``Z`` or the
+    offset, whichever sum is larger) read from its four classes alike, to the minute at
+    least; otherwise the five decide, as before. Post-processing of the noisy histogram."""
+    base = len(dates.ISO_FORMATS)
     noisy = discrete_gaussian_mechanism(
-        col.time_classes, rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
+        col.time_classes[:base], rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
+    assert ctx.zone_rng is not None
+    zones = col.time_classes[base:] + sample_discrete_gaussian(
+        discrete_gaussian_sigma2(rho, ctx.l2), len(dates.ZONE_FORMATS), ctx.zone_rng
+    )
     c = [int(x) for x in noisy]
-    precision = precision_of([c[0], c[1] + c[3], c[2] + c[4]], math.sqrt(2) * _sigma(rho, ctx.l2))
-    return dates.iso_format(precision, c[3] + c[4] > c[1] + c[2]), c
+    z = [int(x) for x in zones]
+    sigma = math.sqrt(2) * _sigma(rho, ctx.l2)
+    if sum(z) <= sum(c):
+        precision = precision_of([c[0], c[1] + c[3], c[2] + c[4]], sigma)
+        return dates.iso_format(precision, c[3] + c[4] > c[1] + c[2]), c + z
+    k = 0 if sum(z[:4]) >= sum(z[4:]) else 4  # Z or an offset
+    t = z[k : k + 4]  # as classes 1 to 4 without a zone
+    precision = max(1, precision_of([0, t[0] + t[2], t[1] + t[3]], sigma))
+    return dates.iso_format(precision, t[2] + t[3] > t[0] + t[1], dates.ZONES[k // 4]), c + z
 
 
 # --- dates in a common format other than ISO 8601 (dates.COMMON_FORMATS) -----------------
@@ -3051,6 +3091,7 @@ def learn_domain(
                    half_rng=_own_stream(rng, HALF_STREAM),
                    vocab_rng=_own_stream(rng, MEMBERSHIP_STREAM),
                    codes_rng=_own_stream(rng, CODES_STREAM),
+                   zone_rng=_own_stream(rng, ZONE_STREAM),
                    common_rng=_own_stream(rng, COMMON_STREAM),
                    clock_rng=_own_stream(rng, CLOCK_STREAM),
                    lattice_rng=_own_stream(rng, LATTICE_STREAM))  # fmt: skip

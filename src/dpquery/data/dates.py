@@ -36,7 +36,22 @@ ISO_FORMATS = (
 """The public format rule of an undeclared date column, by class: a date, a time to the
 minute or to the second after a space, the same after a ``T``."""
 
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:([ T])(\d{2}):(\d{2})(?::(\d{2}))?)?")
+ZONES = ("Z", "+00:00")
+"""A time's zone as written back (:data:`ZONE_FORMATS`): ``Z``, or a numeric offset
+(``+01:00``, ``-0500``: read as the instant it names, written back in UTC, ``+00:00``)."""
+ZONE_FORMATS = tuple(f + zone for zone in ZONES for f in ISO_FORMATS[1:])
+"""The ISO 8601 family's times with a zone, by class after :data:`ISO_FORMATS`: for each of
+:data:`ZONES`, a time to the minute or to the second after a space, the same after a ``T``
+(``2015-01-03T05:50:00Z``: ``%Y-%m-%dT%H:%M:%SZ``). A cell with a zone is read as the
+instant it names, on the time axis in UTC; one without, as written (no zone)."""
+ISO_CLASSES = ISO_FORMATS + ZONE_FORMATS
+"""Every format class of :func:`iso_cell`: :data:`ISO_FORMATS`, then :data:`ZONE_FORMATS`
+(13 classes, one a cell)."""
+
+_ISO = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:([ T])(\d{2}):(\d{2})(?::(\d{2}))?"
+    r"(Z|[+-](\d{2}):?(\d{2}))?)?"
+)
 _EPOCH_ORDINAL = 719163  # datetime.date(1970, 1, 1).toordinal()
 _DAYS_BEFORE_MONTH = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 
@@ -50,9 +65,11 @@ def _leap(y: int) -> bool:
 
 
 def iso_cell(text: str) -> tuple[int, int] | None:
-    """``(seconds since the epoch, class in ISO_FORMATS)`` of one cell written in the ISO
+    """``(seconds since the epoch, class in ISO_CLASSES)`` of one cell written in the ISO
     family, None for any other text or a day or time that does not exist (``2019-02-30``,
-    ``25:00``)."""
+    ``25:00``, an offset ``+24:00``). A time with a zone (``Z``, ``+01:00``, ``-0500``) is
+    the instant it names, in UTC (``10:00+01:00`` is ``09:00Z``), its class one of
+    :data:`ZONE_FORMATS`."""
     m = _ISO.fullmatch(text)
     if m is None:
         return None
@@ -74,7 +91,16 @@ def iso_cell(text: str) -> tuple[int, int] | None:
     if h > 23 or mi > 59 or s > 59:
         return None
     cls = (1 if m[7] is None else 2) + (2 if m[4] == "T" else 0)
-    return seconds + h * 3600 + mi * 60 + s, cls
+    seconds += h * 3600 + mi * 60 + s
+    if m[8] is None:
+        return seconds, cls
+    if m[8] == "Z":
+        return seconds, cls + len(ISO_FORMATS) - 1
+    oh, om = int(m[9]), int(m[10])
+    if oh > 23 or om > 59:
+        return None
+    offset = (oh * 3600 + om * 60) * (1 if m[8][0] == "+" else -1)
+    return seconds - offset, cls + len(ISO_FORMATS) + len(ISO_FORMATS) - 2
 
 
 def format_unit(fmt: str) -> int:
@@ -93,7 +119,7 @@ def format_unit(fmt: str) -> int:
 def check_format(fmt: object) -> str:
     """``fmt`` if it is a ``strftime`` format naming a year (``%Y``) that writes a date back
     as it reads it; a ``ValueError`` naming it otherwise."""
-    if fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS:  # read and written by its own rules
+    if fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS or fmt in ZONE_FORMATS:  # own rules
         return fmt  # (a time of day alone has no %Y: it is a day's seconds, 1970-01-01)
     if not isinstance(fmt, str) or "%Y" not in fmt:
         raise ValueError(f"a date format must be a strftime format with %Y, got {fmt!r}")
@@ -111,12 +137,13 @@ def check_format(fmt: object) -> str:
 def times_of(values: pd.Series, fmt: str) -> pd.Series:
     """``values`` on the time axis (seconds since the epoch, float), NaN for a missing value
     or one that is not a date written in ``fmt``: any format of the ISO family when ``fmt``
-    is one of :data:`ISO_FORMATS` (a date written to the second in a column of dates reads;
-    its day is released), otherwise exactly ``fmt`` (pandas' parser, cell by cell)."""
+    is one of :data:`ISO_CLASSES` (a date written to the second in a column of dates reads;
+    its day is released; a time with a zone, its instant), otherwise exactly ``fmt`` (pandas'
+    parser, cell by cell)."""
     out = np.full(len(values), np.nan)
     present = values.notna().to_numpy()
     cells = values.to_numpy(dtype=object)
-    if fmt in ISO_FORMATS:
+    if fmt in ISO_CLASSES:
         # each distinct text read once: a column of timestamps repeats few of them
         codes, texts = pd.factorize(pd.Series([str(v).strip() for v in cells[present]]))
         reads = [iso_cell(t) for t in texts]
@@ -140,12 +167,13 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
     where ``missing``."""
     secs = np.where(missing, 0, np.floor(np.asarray(seconds, dtype=np.float64))).astype(np.int64)
     stamps = secs.astype("datetime64[s]")
-    if fmt in ISO_FORMATS:
+    if fmt in ISO_CLASSES:
         unit = _ISO_UNITS[format_unit(fmt)]
         text = np.datetime_as_string(stamps.astype(f"datetime64[{unit}]"), unit=unit)
         if "T" not in fmt:
             text = np.char.replace(text, "T", " ")
-        out = text.astype(object)
+        zone = next((z for z in ZONES if fmt.endswith(z)), "")  # the axis is UTC's then
+        out = np.char.add(text, zone).astype(object)
     elif fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS:
         out = _written_common(stamps, fmt)
     else:
@@ -154,10 +182,12 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
     return pd.Series(out, dtype=object)
 
 
-def iso_format(precision: int, with_t: bool) -> str:
+def iso_format(precision: int, with_t: bool, zone: str = "") -> str:
     """The ISO format of precision 0 (a day), 1 (a minute) or 2 (a second), its time after
-    a ``T`` (``with_t``) or a space."""
-    return ISO_FORMATS[precision + (2 if with_t and precision else 0)]
+    a ``T`` (``with_t``) or a space, and ``zone`` (one of :data:`ZONES`, a time's only)
+    after it."""
+    fmt = ISO_FORMATS[precision + (2 if with_t and precision else 0)]
+    return fmt + zone if precision else fmt
 
 
 # --- common formats other than ISO 8601: a public list, read by order -----------------------

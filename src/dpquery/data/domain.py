@@ -40,6 +40,17 @@ TEXTS: tuple[Texts, ...] = ("error", "missing")
 MISSING_LABEL = "<missing>"
 
 
+def cell_text(value: object) -> str:
+    """One cell's text as a category holds it: ``str(value)`` without the spaces around it.
+
+    The one normalisation of a text cell, read alike where a domain is learned
+    (:mod:`dpquery.domain_learning`) and where a table is encoded over it
+    (:func:`dpquery.data.encode.attribute_codes`): a column written ``"C7 "`` (a fixed-width
+    export) is learned as the category ``C7``, its records encode to it, and the release writes
+    ``C7``."""
+    return str(value).strip()
+
+
 def _check_name(name: object) -> str:
     if not isinstance(name, str) or not name:
         raise DomainError(f"an attribute name must be a non-empty string, got {name!r}")

@@ -27,7 +27,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpquery.data.binary import WORD_BITS, BinaryData, n_words_for
-from dpquery.data.domain import Attribute, Binary, Categorical, Domain, Numeric
+from dpquery.data.domain import Attribute, Binary, Categorical, Domain, Numeric, cell_text
 from dpquery.data.numbers import DECIMAL_COMMA_SEPARATORS, axis_values, decimal_commas
 from dpquery.errors import DomainError, DPQueryError
 
@@ -76,7 +76,9 @@ def attribute_codes(series: pd.Series, attr: Attribute) -> np.ndarray:
     codes = series.map(lookup)
     unknown = codes.isna().to_numpy() & ~na
     if unknown.any():
-        codes_str = series[unknown].astype(str).map(lookup)  # e.g. 1.0 read where "1" declared
+        # their text as a category holds it (cell_text: "1.0" read where "1.0" is declared,
+        # "C7 " where the learned C7 is)
+        codes_str = series[unknown].map(cell_text).map(lookup)
         still = codes_str.isna().to_numpy()
         if still.any():  # e.g. text "1" (a CSV read as text) where the number 1.0 is declared
             as_number = pd.to_numeric(series[unknown][still], errors="coerce")

@@ -358,7 +358,7 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             ends = dates.written(np.array(attr.edges[::attr.n_bins]), np.zeros(2, dtype=bool),
                                  attr.time)  # fmt: skip
             how = "declared" if c.declared else "read as dates (the ISO 8601 rule)"
-            if not c.declared and attr.time not in dates.ISO_FORMATS:
+            if not c.declared and attr.time not in dates.ISO_CLASSES:
                 how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
             if attr.time in dates.CLOCK_FORMATS:
                 how = "declared" if c.declared else "read as times of day (a common format)"
