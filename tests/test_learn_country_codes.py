@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_learn_membership import _charges, _learn  # the same learning
 
 from dpquery import domain_learning
 from dpquery.data.domain import Categorical, Domain
@@ -21,7 +22,6 @@ from dpquery.data.place_names import COUNTRY_CODES_2, COUNTRY_CODES_3
 from dpquery.domain_learning import (
     CODE_VOCABULARIES,
     class_counts,
-    learn_domain,
     membership_classes,
 )
 from dpquery.privacy import Budget, Ledger
@@ -29,7 +29,6 @@ from dpquery.privacy.discrete import sample_discrete_gaussian
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
-RHO = 0.0144  # epsilon 1, delta 1e-9 (learn_budget): `dpquery domain learn --epsilon 1`
 A2 = [s[0] for s in COUNTRY_CODES_2]
 A3 = [s[0] for s in COUNTRY_CODES_3]
 
@@ -130,17 +129,6 @@ def test_the_other_classes_noise_is_drawn_as_without_the_codes() -> None:
 
 
 # == the learning =================================================================================
-
-
-def _learn(df: pd.DataFrame, seed: int, neighbours: str = ADD_REMOVE) -> tuple[Domain, Any, Any]:
-    ledger = Ledger(Budget.zcdp(1.0))
-    domain, report = learn_domain(df, rho=RHO, delta=1e-9, rng=np.random.default_rng(seed),
-                                  ledger=ledger, neighbours=neighbours)  # fmt: skip
-    return domain, report, ledger
-
-
-def _charges(ledger: Ledger) -> list[tuple[str, Any]]:
-    return [(e.charge.mechanism, e.charge.cost) for e in ledger.entries]
 
 
 def _codes(n: int, seed: int, codes: list[str], share: float = 1.0) -> pd.DataFrame:

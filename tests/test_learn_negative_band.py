@@ -12,15 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_learn_band import RHO, _band_share, _learn  # the same learning and shares
 
 from dpquery.data import Numeric
 from dpquery.domain_learning import (
-    BAND_SHARE,
-    BOUNDS_SHARE,
-    DECIMALS_SHARE,
-    PROBE_SHARE,
-    PROFILE_SHARE,
-    column_rho,
     fine_cells,
     learn_domain,
     narrow_band,
@@ -71,7 +66,6 @@ def test_the_candidates_and_cells_below_0_mirror_those_above() -> None:
 
 
 # --- the rule in a learning -------------------------------------------------------------------
-RHO = 0.003  # a release's learning at epsilon 1 on a table of this size (not small)
 
 
 def _table(n: int, seed: int = 0) -> pd.DataFrame:
@@ -84,21 +78,6 @@ def _table(n: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"longitude": [f"{x:.4f}" for x in lon],
                          "latitude": [f"{x:.4f}" for x in lat],
                          "east": [f"{-x:.4f}" for x in lon]})  # fmt: skip
-
-
-def _learn(df: pd.DataFrame, relation: str, seed: int = 3):
-    ledger = Ledger(Budget.zcdp(RHO))
-    domain, report = learn_domain(df, rho=RHO, delta=1e-10, rng=np.random.default_rng(seed),
-                                  ledger=ledger, neighbours=relation)  # fmt: skip
-    return domain, report, ledger
-
-
-def _band_share(relation: str, columns: int = 3) -> float:
-    """By hand: a quantity's share of its column's rho after the profile, probe, precision
-    and bounds, halved (0.1 of the column's rho at the default shares)."""
-    rest = (1 - PROFILE_SHARE - PROBE_SHARE) * column_rho(RHO, columns, relation == ADD_REMOVE)
-    decimals = DECIMALS_SHARE / (1 - PROFILE_SHARE)
-    return BAND_SHARE * (1 - BOUNDS_SHARE) * (1 - decimals) * rest
 
 
 @pytest.mark.parametrize("relation", [REPLACE_ONE, ADD_REMOVE])

@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from tests.test_wide_head_tail import _items
 
 from dpquery.algorithms.wide import core, measure, release
 from dpquery.algorithms.wide.core import HeadShares, spiked_denoise
@@ -25,15 +26,6 @@ from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
 RHO = 0.014673596520116754  # epsilon 1, delta 1e-9, less the noisy n's 2%
 SHARES = HeadShares(picks=0.68, counts=0.2, sizes=0.03, tail=0.02, pairs=0.07)
-
-
-def _items(rng: np.random.Generator, n: int, d: int, longest: int) -> ItemSets:
-    """``n`` random records over ``d`` items, of random lengths up to ``longest``."""
-    rows = [rng.choice(d, size=int(rng.integers(0, longest + 1)), replace=False) for _ in range(n)]
-    indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])])
-    indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
-    matrix = sp.csr_array((np.ones(indices.size, np.uint8), indices, indptr), shape=(n, d))
-    return ItemSets(matrix)
 
 
 def _weighted(cells: np.ndarray, k: int, bound: int) -> np.ndarray:
