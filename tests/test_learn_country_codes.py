@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_learn_membership import _charges, _learn  # the same learning
+from tests.test_learn_membership import _charges, _learn, neighbour_moves  # the same learning
 
 from dpquery import domain_learning
 from dpquery.data.domain import Categorical, Domain
@@ -81,15 +81,7 @@ def test_the_histogram_with_the_codes_moves_by_l2_1_or_sqrt2(seed) -> None:
     """One record in one cell, the code classes with the others: adding or removing a record
     moves the profile's cells and the classes by at most L2 1, replacing one by at most
     ``sqrt(2)``; 200 random neighbours a seed, some of them reaching each bound."""
-    rng = np.random.default_rng(seed)
-    base = list(rng.choice(np.array(POOL, dtype=object), 300))
-    v = _cells(base)
-    add, rep = [], []
-    for _ in range(200):
-        i, new = int(rng.integers(300)), rng.choice(np.array(POOL, dtype=object))
-        add.append(np.linalg.norm(_cells([*base, new]) - v))
-        add.append(np.linalg.norm(_cells(base[:i] + base[i + 1 :]) - v))
-        rep.append(np.linalg.norm(_cells([*base[:i], new, *base[i + 1 :]]) - v))
+    add, rep = neighbour_moves(POOL, _cells, seed)
     assert max(add) == 1.0 and max(rep) == pytest.approx(math.sqrt(2))
 
 

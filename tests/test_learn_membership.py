@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -92,21 +93,30 @@ POOL = [*STATES, "OHIO", "texas", "FRANCE", "Chad", "12", "2.5", "2020-01-01", N
         "Mon", "A", "DC", "oHIO"]  # fmt: skip
 
 
+def neighbour_moves(
+    pool: list[Any], cells: Callable[[list[Any]], np.ndarray], seed: int
+) -> tuple[list[float], list[float]]:
+    """The L2 moves of ``cells`` over 200 random neighbours of 300 values drawn from
+    ``pool``: added or removed records (``n`` and ``n + 1``), and replaced ones."""
+    rng = np.random.default_rng(seed)
+    base = list(rng.choice(np.array(pool, dtype=object), 300))
+    v = cells(base)
+    add, rep = [], []
+    for _ in range(200):
+        i, new = int(rng.integers(300)), rng.choice(np.array(pool, dtype=object))
+        add.append(float(np.linalg.norm(cells([*base, new]) - v)))
+        add.append(float(np.linalg.norm(cells(base[:i] + base[i + 1 :]) - v)))
+        rep.append(float(np.linalg.norm(cells([*base[:i], new, *base[i + 1 :]]) - v)))
+    return add, rep
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_the_histogram_moves_by_l2_1_under_add_remove_and_sqrt2_under_replace_one(seed) -> None:
     """Every value is in at most one cell of the profile and the classes together (a number,
     a date or the missing key in no class): adding or removing a record moves the vector by
     at most L2 1, replacing one by at most ``sqrt(2)``; 200 random neighbours a seed, and
     some pairs reach each bound (the check can fail)."""
-    rng = np.random.default_rng(seed)
-    base = list(rng.choice(np.array(POOL, dtype=object), 300))
-    v = _cells(base)
-    add, rep = [], []
-    for _ in range(200):
-        i, new = int(rng.integers(300)), rng.choice(np.array(POOL, dtype=object))
-        add.append(np.linalg.norm(_cells([*base, new]) - v))  # n and n + 1
-        add.append(np.linalg.norm(_cells(base[:i] + base[i + 1 :]) - v))
-        rep.append(np.linalg.norm(_cells([*base[:i], new, *base[i + 1 :]]) - v))
+    add, rep = neighbour_moves(POOL, _cells, seed)
     assert max(add) == 1.0 and max(rep) == pytest.approx(math.sqrt(2))
     # a value in no cell (oHIO, xyz: text of no class) moves nothing
     assert min(add) == 0.0
