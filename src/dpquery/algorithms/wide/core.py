@@ -871,13 +871,14 @@ def head_pair_estimates(
 ) -> tuple[np.ndarray, float, bool]:
     """The head mode's estimates of the kept picks' weighted pair counts (``K x K``,
     symmetric, diagonal 0; :func:`measure.head_pairs`) from their noisy counts ``noisy``
-    (noise ``sigma``): each shrunk by the nonparametric prior toward the pair's count were
-    the picks independent given a record's number of them (the estimated ``counts``, and
-    ``sizes``, records by number of picks: a record of ``a`` picks holds ``C(a, 2)`` pairs of
-    weight ``w(a)``, shared in proportion to ``q_j q_k`` as :func:`pair_baseline` does), as
-    the sparse mode shrinks its head's pairs, and held within ``[0, min(c_j, c_k)]``. Also
-    the ratio of the records' whole pairs to their weighted ones (the pool draws from
-    whole co-occurrence). Post-processing."""
+    (noise ``sigma``): their departures from the pair's count were the picks independent
+    given a record's number of them (the estimated ``counts``, and ``sizes``, records by
+    number of picks: a record of ``a`` picks holds ``C(a, 2)`` pairs of weight ``w(a)``,
+    shared in proportion to ``q_j q_k`` as :func:`pair_baseline` does) denoised by
+    :func:`spiked_denoise` (the directions that stand out of the noise, shrunk), added back
+    to it and held within ``[0, min(c_j, c_k)]``. Also the ratio of the records' whole pairs
+    to their weighted ones (the pool draws from whole co-occurrence), and whether any
+    direction stood out. Post-processing."""
     K = counts.size
     a = np.arange(sizes.size, dtype=np.float64)
     pairs = sizes * a * (a - 1) / 2
