@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_learn_membership import _charges, _learn, neighbour_moves  # the same learning
+from tests.test_learn_membership import (  # the same learning
+    _charges,
+    _learn,
+    learned_neighbours,
+    neighbour_moves,
+)
 
 from dpquery import domain_learning
 from dpquery.data.domain import Categorical, Domain
@@ -166,14 +171,8 @@ def test_the_charges_are_the_same_as_without_the_codes(monkeypatch) -> None:
 
 @pytest.mark.parametrize("neighbours", [ADD_REMOVE, REPLACE_ONE])
 def test_neighbouring_tables_fire_alike_with_the_same_charges(neighbours) -> None:
-    t = _codes(1001, 5, A3)
-    pairs = [(t.iloc[:1000], t)] if neighbours == ADD_REMOVE else [
-        (t.iloc[:1000], pd.concat([t.iloc[:999], t.iloc[[1000]]]))
-    ]  # fmt: skip
-    for a, b in pairs:
-        da, _, la = _learn(a.reset_index(drop=True), 6, neighbours)
-        db, _, lb = _learn(b.reset_index(drop=True), 6, neighbours)
-        assert _listed(da, A3) and _listed(db, A3) and _charges(la) == _charges(lb)
+    (da, _, la), (db, _, lb) = learned_neighbours(_codes(1001, 5, A3), 6, neighbours)
+    assert _listed(da, A3) and _listed(db, A3) and _charges(la) == _charges(lb)
 
 
 def test_seeded_rates_codes_fire_mixed_columns_by_their_share() -> None:

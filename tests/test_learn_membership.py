@@ -206,14 +206,18 @@ def test_the_charges_are_the_profiles_by_hand_and_the_same_as_without_the_test(
 def test_neighbouring_tables_fire_alike_with_the_same_charges(neighbours) -> None:
     """``n`` and ``n + 1`` records (add/remove), one record replaced (replace-one): the test
     fires on both with the same charges (a function of public shares alone)."""
-    t = _states(1001, 5)
-    pairs = [(t.iloc[:1000], t)] if neighbours == ADD_REMOVE else [
-        (t.iloc[:1000], pd.concat([t.iloc[:999], t.iloc[[1000]]]))
-    ]  # fmt: skip
-    for a, b in pairs:
-        da, _, la = _learn(a.reset_index(drop=True), 6, neighbours)
-        db, _, lb = _learn(b.reset_index(drop=True), 6, neighbours)
-        assert _fired(da) and _fired(db) and _charges(la) == _charges(lb)
+    (da, _, la), (db, _, lb) = learned_neighbours(_states(1001, 5), 6, neighbours)
+    assert _fired(da) and _fired(db) and _charges(la) == _charges(lb)
+
+
+def learned_neighbours(t: pd.DataFrame, seed: int, neighbours: str) -> tuple[Any, Any]:
+    """:func:`_learn` on ``t`` without its last record and on a neighbour of that table:
+    ``t`` itself (add/remove: ``n`` and ``n + 1`` records) or ``t`` with its last record in
+    place of the one before it (replace-one)."""
+    n = len(t) - 1
+    other = t if neighbours == ADD_REMOVE else pd.concat([t.iloc[: n - 1], t.iloc[[n]]])
+    return (_learn(t.iloc[:n].reset_index(drop=True), seed, neighbours),
+            _learn(other.reset_index(drop=True), seed, neighbours))  # fmt: skip
 
 
 def test_seeded_rates_state_names_fire_and_words_never_do() -> None:

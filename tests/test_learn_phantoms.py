@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from tests.test_empty_codes import _charges as _release_charges
 from tests.test_empty_codes import _code_column, _fit
-from tests.test_learn_membership import _charges, _learn
+from tests.test_learn_membership import _charges, _learn, learned_neighbours
 
 from dpquery import domain_learning
 from dpquery.algorithms.marginal import adaptive_projection as ap
@@ -136,15 +136,9 @@ def test_the_rule_fires_on_a_large_table_and_draws_nothing(monkeypatch) -> None:
 def test_neighbouring_tables_list_alike_with_the_same_charges(neighbours: str) -> None:
     """``n`` and ``n + 1`` records (add/remove), one record replaced (replace-one): the rule
     fires on both, with the same charges (a function of public shares alone)."""
-    t = _table(30_001, 2)
-    pairs = [(t.iloc[:30_000], t)] if neighbours == ADD_REMOVE else [
-        (t.iloc[:30_000], pd.concat([t.iloc[:29_999], t.iloc[[30_000]]]))
-    ]  # fmt: skip
-    for a, b in pairs:
-        da, _, la = _learn(a.reset_index(drop=True), 3, neighbours)
-        db, _, lb = _learn(b.reset_index(drop=True), 3, neighbours)
-        assert da["country"].listed and db["country"].listed  # type: ignore[union-attr]
-        assert _charges(la) == _charges(lb)
+    (da, _, la), (db, _, lb) = learned_neighbours(_table(30_001, 2), 3, neighbours)
+    assert da["country"].listed and db["country"].listed  # type: ignore[union-attr]
+    assert _charges(la) == _charges(lb)
 
 
 # == the domain's JSON ===========================================================================
