@@ -220,31 +220,26 @@ def posterior_medians(
 
 
 def shrunk(y: np.ndarray, sigma: float, how: Shrink) -> np.ndarray:
-    """``y`` shrunk by :func:`james_stein` (``"js"``, only where its factor is at least
-    :data:`SHRINK_MIN_FACTOR`), :func:`posterior_means` (``"eb"``) or :func:`posterior_medians`
-    (``"ebm"``)."""
-    if how == "js":
-        y = np.asarray(y, dtype=np.float64)
-        if y.size < SHRINK_MIN_CELLS or sigma <= 0 or stein_factor(y, sigma) < SHRINK_MIN_FACTOR:
-            return y.copy()
-        return james_stein(y, sigma)
+    """``y`` shrunk by :func:`james_stein` (``"js"``), :func:`posterior_means` (``"eb"``),
+    :func:`posterior_medians` (``"ebm"``), the prior of two groups' posterior mean or median
+    (``"tg"``, ``"tgm"``: :func:`two_group_means`), or the latter where that prior's
+    likelihood beats James-Stein's by :data:`TWO_GROUP_MARGIN` and James-Stein elsewhere
+    (``"jstg"``: :func:`two_group_gain`). All but ``"eb"`` and ``"ebm"`` only where James-Stein's
+    factor is at least :data:`SHRINK_MIN_FACTOR` (elsewhere ``y`` is returned as it is)."""
     if how == "eb":
         return posterior_means(y, sigma)
     if how == "ebm":
         return posterior_medians(y, sigma)
-    if how == "jstg":
-        y = np.asarray(y, dtype=np.float64)
-        if y.size < SHRINK_MIN_CELLS or sigma <= 0 or stein_factor(y, sigma) < SHRINK_MIN_FACTOR:
-            return y.copy()
-        if two_group_gain(y, sigma) >= TWO_GROUP_MARGIN:
-            return two_group_means(y, sigma, thresholded=True)
-        return james_stein(y, sigma)
-    if how in ("tg", "tgm"):
-        y = np.asarray(y, dtype=np.float64)
-        if y.size < SHRINK_MIN_CELLS or sigma <= 0 or stein_factor(y, sigma) < SHRINK_MIN_FACTOR:
-            return y.copy()
-        return two_group_means(y, sigma, thresholded=how == "tgm")
-    raise ValueError(f"shrinkage must be one of {SHRINKS}, got {how!r}")
+    if how not in ("js", "tg", "tgm", "jstg"):
+        raise ValueError(f"shrinkage must be one of {SHRINKS}, got {how!r}")
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < SHRINK_MIN_CELLS or sigma <= 0 or stein_factor(y, sigma) < SHRINK_MIN_FACTOR:
+        return y.copy()
+    if how == "tg":
+        return two_group_means(y, sigma)
+    if how == "tgm" or (how == "jstg" and two_group_gain(y, sigma) >= TWO_GROUP_MARGIN):
+        return two_group_means(y, sigma, thresholded=True)
+    return james_stein(y, sigma)
 
 
 def shrink_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
