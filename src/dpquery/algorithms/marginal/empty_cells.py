@@ -72,7 +72,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dpquery.algorithms.marginal.shrinkage import npmle_prior
+from dpquery.algorithms.marginal.shrinkage import level_posteriors, npmle_prior, two_group_prior
 from dpquery.data.domain import Categorical, Domain, Numeric
 
 DEFAULT_EMPTY_SIGMAS = 2.0
@@ -116,6 +116,11 @@ LISTED_ITERATIONS = 500
 LISTED_NULL = 0.5
 """A listed member whose posterior probability of holding no record is at least this is
 taken as empty (one half: its posterior median count is 0)."""
+LISTED_PRIOR = "npmle"
+"""The prior :func:`null_posteriors` reads: ``"npmle"`` (the nonparametric estimate) or
+``"two-group"`` (a point mass at 0 and one level,
+:func:`~dpquery.algorithms.marginal.shrinkage.two_group_prior`: measured and not kept,
+``docs/learn.md``, "Phantoms at the noise floor: a prior of two groups")."""
 LISTED_SIGMAS: float | None = None
 """None: the empirical-Bayes rule above; a number: a listed member whose noisy count is
 below this many sd is taken as empty instead (a fixed threshold, measured against the rule
@@ -245,6 +250,9 @@ def null_posteriors(
     y = np.asarray(y, dtype=float)
     if y.size == 0 or sigma <= 0:
         return np.zeros(y.size)
+    if LISTED_PRIOR == "two-group":
+        pi0, mu = two_group_prior(y, sigma, iterations)
+        return np.asarray(1.0 - level_posteriors(y, sigma, pi0, mu))
     _, like, w = npmle_prior(y, sigma, step, iterations)
     post = like * w
     return np.asarray(post[:, 0] / post.sum(axis=1))

@@ -30,6 +30,13 @@ of a column tested together:
   reads, and each count is replaced by its posterior mean. It shrinks toward the groups the
   counts form (the states of a column that also lists empty territories: toward 0 and toward
   about 21), not toward one mean.
+- **A prior of two groups** (:func:`two_group_prior`): a point mass at 0 (an empty share
+  ``pi0``) and one at a level ``mu``, two parameters fitted by EM, for a column whose domain
+  lists many members the table lacks (a vocabulary's places); each count is replaced by its
+  posterior mean (``"tg"``) or median (``"tgm"``: ``mu`` or 0), and ``"jstg"`` takes the
+  median under this prior where its likelihood beats James-Stein's normal prior by
+  :data:`TWO_GROUP_MARGIN` (:func:`two_group_gain`), James-Stein elsewhere. Measured and not
+  the default (``docs/learn.md``, "Phantoms at the noise floor: a prior of two groups").
 
 Privacy: post-processing (Bun and Steinke 2016, Lemma 1.8) of the 1-way measurements, already
 charged, with their public noise scale; the cells shrunk are fixed by the public domain
@@ -40,6 +47,7 @@ measurements themselves.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -47,8 +55,8 @@ import numpy as np
 
 from dpquery.data.domain import Categorical, Domain
 
-Shrink = Literal["js", "eb", "ebm"]
-SHRINKS: tuple[Shrink, ...] = ("js", "eb", "ebm")
+Shrink = Literal["js", "eb", "ebm", "tg", "tgm", "jstg"]
+SHRINKS: tuple[Shrink, ...] = ("js", "eb", "ebm", "tg", "tgm", "jstg")
 SHRINK_MIN_CELLS = 4
 """A column is shrunk only when it has at least this many cells to shrink: James-Stein's
 factor ``k - 3`` (toward an estimated mean) is positive from 4 on."""
@@ -59,6 +67,14 @@ near-uniform columns it is for. A column whose counts differ by much more than t
 keeps its counts, so the records of a large table's release do not move for a gain of a
 fraction of one noise variance (a preliminary-test estimator: Sclove, Morris and
 Radhakrishnan 1972)."""
+TWO_GROUP_MARGIN = 0.5
+"""``"jstg"``: a column's counts take the prior of two groups (an empty share and one level)
+rather than James-Stein's normal prior when its log-likelihood is larger by at least this
+(:func:`two_group_gain`)."""
+TWO_GROUP_LEVEL = 0.5
+"""The thresholded rule of the prior of two groups gives a count the level ``mu`` where its
+posterior probability of the level is at least this (one half: its posterior median), 0
+elsewhere."""
 SHRINK_GRID_STEP = 0.5
 """The grid of :func:`posterior_means`' prior, in units of ``sigma`` (as
 :data:`~dpquery.algorithms.marginal.empty_cells.LISTED_GRID_STEP`)."""
@@ -123,6 +139,69 @@ def posterior_means(
     return np.asarray((post * grid).sum(axis=1) / post.sum(axis=1))
 
 
+def two_group_prior(
+    y: np.ndarray, sigma: float, iterations: int = SHRINK_ITERATIONS
+) -> tuple[float, float]:
+    """``(pi0, mu)``: the maximum likelihood estimate of a prior of two groups, a point mass
+    at 0 of weight ``pi0`` (the empty cells) and one at ``mu >= 0`` (the cells of one
+    level), from ``y = x + N(0, sigma^2)``, by ``iterations`` EM steps (Dempster, Laird and
+    Rubin 1977) from ``pi0 = 1/2`` and ``mu`` the mean of the counts above their median (or
+    ``sigma``, whichever is larger). Two degrees of freedom, where :func:`npmle_prior` has
+    one per grid point. Deterministic: a function of ``y`` and ``sigma`` alone."""
+    y = np.asarray(y, dtype=np.float64)
+    above = y[y > np.median(y)]
+    pi0, mu = 0.5, max(float(above.mean()) if above.size else float(y.max()), sigma)
+    for _ in range(iterations):
+        r = level_posteriors(y, sigma, pi0, mu)
+        pi0 = float(1.0 - r.mean())
+        mu = max(float((r * y).sum() / r.sum()), 0.0) if r.sum() > 0 else 0.0
+    return pi0, mu
+
+
+def level_posteriors(y: np.ndarray, sigma: float, pi0: float, mu: float) -> np.ndarray:
+    """Per count, the posterior probability that it is of the level ``mu`` rather than
+    empty, under the prior of two groups ``(pi0, mu)`` (:func:`two_group_prior`)."""
+    y = np.asarray(y, dtype=np.float64)
+    if pi0 <= 0 or pi0 >= 1:  # one group only
+        return np.full(y.size, 1.0 if pi0 <= 0 else 0.0)
+    # the log odds of the level against 0: log((1 - pi0) / pi0) + (y mu - mu^2 / 2) / sigma^2
+    odds = math.log1p(-pi0) - math.log(pi0) + (y * mu - 0.5 * mu * mu) / sigma**2
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * odds)))
+
+
+def two_group_gain(y: np.ndarray, sigma: float, iterations: int = SHRINK_ITERATIONS) -> float:
+    """The log-likelihood of ``y`` under the prior of two groups :func:`two_group_prior`
+    fits, less that under the normal prior James-Stein estimates (``N(y_bar, sigma^2 +
+    tau^2)`` marginally, ``tau^2 = max(0, mean (y - y_bar)^2 - sigma^2)``): both of two
+    parameters fitted by maximum likelihood, so the difference compares the two models at
+    equal degrees of freedom (Vuong 1989)."""
+    y = np.asarray(y, dtype=np.float64)
+    pi0, mu = two_group_prior(y, sigma, iterations)
+    z0, z1 = -0.5 * (y / sigma) ** 2, -0.5 * ((y - mu) / sigma) ** 2
+    top = np.maximum(z0, z1)
+    two = top + np.log(pi0 * np.exp(z0 - top) + (1.0 - pi0) * np.exp(z1 - top))
+    v = max(float(((y - y.mean()) ** 2).mean()), sigma**2)
+    one = -0.5 * (y - y.mean()) ** 2 / v - 0.5 * np.log(v / sigma**2)
+    return float((two - one).sum())
+
+
+def two_group_means(
+    y: np.ndarray, sigma: float, thresholded: bool = False,
+    iterations: int = SHRINK_ITERATIONS,
+) -> np.ndarray:  # fmt: skip
+    """Each count's posterior mean under the prior of two groups :func:`two_group_prior`
+    estimates from all of ``y`` (``mu`` times its level posterior), or with ``thresholded``
+    its posterior median (``mu`` where the level posterior is at least one half, else 0).
+    Fewer than :data:`SHRINK_MIN_CELLS` cells, or ``sigma <= 0``, are returned as they
+    are."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < SHRINK_MIN_CELLS or sigma <= 0:
+        return y.copy()
+    pi0, mu = two_group_prior(y, sigma, iterations)
+    r = level_posteriors(y, sigma, pi0, mu)
+    return np.asarray(mu * (r >= TWO_GROUP_LEVEL) if thresholded else mu * r, dtype=np.float64)
+
+
 def posterior_medians(
     y: np.ndarray, sigma: float, step: float = SHRINK_GRID_STEP,
     iterations: int = SHRINK_ITERATIONS,
@@ -141,19 +220,26 @@ def posterior_medians(
 
 
 def shrunk(y: np.ndarray, sigma: float, how: Shrink) -> np.ndarray:
-    """``y`` shrunk by :func:`james_stein` (``"js"``, only where its factor is at least
-    :data:`SHRINK_MIN_FACTOR`), :func:`posterior_means` (``"eb"``) or :func:`posterior_medians`
-    (``"ebm"``)."""
-    if how == "js":
-        y = np.asarray(y, dtype=np.float64)
-        if y.size < SHRINK_MIN_CELLS or sigma <= 0 or stein_factor(y, sigma) < SHRINK_MIN_FACTOR:
-            return y.copy()
-        return james_stein(y, sigma)
+    """``y`` shrunk by :func:`james_stein` (``"js"``), :func:`posterior_means` (``"eb"``),
+    :func:`posterior_medians` (``"ebm"``), the prior of two groups' posterior mean or median
+    (``"tg"``, ``"tgm"``: :func:`two_group_means`), or the latter where that prior's
+    likelihood beats James-Stein's by :data:`TWO_GROUP_MARGIN` and James-Stein elsewhere
+    (``"jstg"``: :func:`two_group_gain`). All but ``"eb"`` and ``"ebm"`` only where James-Stein's
+    factor is at least :data:`SHRINK_MIN_FACTOR` (elsewhere ``y`` is returned as it is)."""
     if how == "eb":
         return posterior_means(y, sigma)
     if how == "ebm":
         return posterior_medians(y, sigma)
-    raise ValueError(f"shrinkage must be one of {SHRINKS}, got {how!r}")
+    if how not in ("js", "tg", "tgm", "jstg"):
+        raise ValueError(f"shrinkage must be one of {SHRINKS}, got {how!r}")
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < SHRINK_MIN_CELLS or sigma <= 0 or stein_factor(y, sigma) < SHRINK_MIN_FACTOR:
+        return y.copy()
+    if how == "tg":
+        return two_group_means(y, sigma)
+    if how == "tgm" or (how == "jstg" and two_group_gain(y, sigma) >= TWO_GROUP_MARGIN):
+        return two_group_means(y, sigma, thresholded=True)
+    return james_stein(y, sigma)
 
 
 def shrink_cells(domain: Domain | None, sizes: Sequence[int] | np.ndarray) -> list[tuple[int, ...]]:
