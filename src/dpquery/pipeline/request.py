@@ -20,7 +20,9 @@ import pandas as pd
 from dpquery.algorithms.release import Release
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
+from dpquery.data.raw_items import ItemLabels
 from dpquery.domain_learning import DEFAULT_BINS, DEFAULT_DOMAIN_SHARE
+from dpquery.pipeline.universe import DEFAULT_UNIVERSE_BOUND, DEFAULT_UNIVERSE_SHARE
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike
 
@@ -71,6 +73,32 @@ class ItemFile:
     item_list: Path | None = None
     user_column: str | None = None
     item_column: str | None = None
+    learn: ItemLearning | None = None  # no item_list: the universe learned privately
+
+
+@dataclass(frozen=True)
+class ItemLearning:
+    """How a raw user x item table given without a catalogue has its item universe learned
+    (:mod:`dpquery.pipeline.universe`): ``share`` of the run's zCDP ``rho`` for the partition
+    selection over the item ids, each user contributing at most ``bound`` items to it."""
+
+    share: float = DEFAULT_UNIVERSE_SHARE
+    bound: int = DEFAULT_UNIVERSE_BOUND
+
+
+@dataclass(frozen=True)
+class ItemFrame:
+    """A raw user x item DataFrame (one line per user and item, other columns not read;
+    ``user_column``, ``item_column``: None, its first two), its items the public catalogue
+    ``item_list`` (ids in order) or, with ``learn``, learned privately; ``name`` is how
+    messages call it."""
+
+    table: pd.DataFrame
+    user_column: str | None = None
+    item_column: str | None = None
+    item_list: tuple[str, ...] | None = None
+    learn: ItemLearning | None = None
+    name: str = "df"
 
 
 @dataclass(frozen=True)
@@ -80,7 +108,7 @@ class ItemMatrix:
     items: ItemSets
 
 
-Source = TableFile | Dataset | Frame | ItemFile | ItemMatrix
+Source = TableFile | Dataset | Frame | ItemFile | ItemMatrix | ItemFrame
 """Where the private records come from."""
 
 
@@ -144,6 +172,19 @@ class Files:
         """Where a domain learned from the data is written: ``<out stem>.domain.json``."""
         return self.out.with_suffix(".domain.json")
 
+    @property
+    def items(self) -> Path:
+        """Where an item universe learned from the data is written: ``<out stem>.items.txt``
+        (the stem without its ``.transactions`` and compression suffixes)."""
+        name = self.out.name
+        for suffix in (".gz", ".bz2", ".xz", ".zip", ".zst"):
+            if name.lower().endswith(suffix):
+                name = name[: -len(suffix)]
+        stem = Path(name).stem
+        if stem.lower().endswith(".transactions"):
+            stem = stem[: -len(".transactions")]
+        return self.out.with_name(f"{stem}.items.txt")
+
 
 @dataclass(frozen=True)
 class Backend:
@@ -188,7 +229,7 @@ class ReleaseRequest:
     @property
     def items(self) -> bool:
         """Whether the records are sets of items (no domain, sparse)."""
-        return isinstance(self.source, ItemFile | ItemMatrix)
+        return isinstance(self.source, ItemFile | ItemMatrix | ItemFrame)
 
     @property
     def learns(self) -> bool:
@@ -215,6 +256,7 @@ class ReleaseResult:
     report: dict[str, Any]
     evaluation: dict[str, Any] | None = None
     messages: list[Warning] = field(default_factory=list)
+    labels: ItemLabels | None = None  # a raw user x item table's: the ids and columns
 
     @property
     def row_count(self) -> int:
