@@ -19,12 +19,13 @@ from dpquery.pipeline.universe import (
     SELECTION,
     UNIVERSE_STAGE,
     bounded_counts,
+    learn_universe,
     universe_plan,
     universe_sensitivity,
 )
 from dpquery.privacy.conversions import zcdp_rho_for
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
-from dpquery.privacy.partition_selection import discrete_gaussian_tail
+from dpquery.privacy.partition_selection import discrete_gaussian_tail, partition_threshold
 
 HEAD = [f"m{j}" for j in range(6)]  # held by many users
 RARE = "only-one-user"  # held by a single user: never released
@@ -121,18 +122,27 @@ def test_neighbouring_tables_move_at_most_s_counts_by_one(raw):
 
 # -- the selection on neighbouring tables --------------------------------------------------
 def test_an_item_of_one_user_is_never_released(raw):
-    """The id held by one user alone passes only when its noise reaches tau - 1: at the plan
-    below that is below 1e-9 per run, so 10 seeds release it with probability below 1e-8."""
+    """On n and n + 1 users (the one added holds an id no one else does), the id held by one
+    user passes only when its noise reaches tau - 1: at the plan below that is below 1e-9 per
+    run, so 10 seeds release it with probability below 1e-8. The head's ids, held by at least
+    1,209 users each (no record is cut at s = 8), stand 33 noise sds (30.4) above tau = 203:
+    released on every run (the false-failure rate is far below 1e-12)."""
     _, table = raw
     plan = universe_plan({"epsilon": 1.0}, None, 0.3, 8, ADD_REMOVE)
+    assert plan.tau == partition_threshold(plan.sigma2, plan.key_tail)
     assert discrete_gaussian_tail(plan.tau - 1, plan.sigma2) < 1e-9
+    added = pd.concat([table, pd.DataFrame({"userId": ["new"], "movieId": ["new-only"]})])
     for seed in range(10):
-        result = pipeline.release(pipeline.ReleaseRequest(
-            pipeline.ItemFrame(table, learn=pipeline.ItemLearning(0.3, 8)),
-            options={"epsilon": 1.0}, seed=seed))  # fmt: skip
-        assert result.labels is not None
-        assert RARE not in result.labels.items
-        assert set(result.labels.items) <= set(HEAD) | {f"t{j}" for j in range(40)}
+        for frame in (table, added):
+            learned = learn_universe(
+                frame_lines(frame), {"epsilon": 1.0}, share=0.3, bound=8, neighbours=ADD_REMOVE,
+                rng=np.random.default_rng(seed),
+            )  # fmt: skip
+            ids = set(learned.labels.items)
+            assert RARE not in ids and "new-only" not in ids
+            assert set(HEAD) <= ids <= set(HEAD) | {f"t{j}" for j in range(40)}
+            assert learned.selection.tau == plan.tau
+            assert float(learned.selection.sigma2) == pytest.approx(plan.sigma2)
 
 
 @pytest.mark.parametrize("relation", [ADD_REMOVE, REPLACE_ONE])
