@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -263,3 +264,24 @@ def test_file_and_frame_lines_agree(raw):
     assert a.n == b.n and (a.rows == b.rows).all() and (a.items == b.items).all()
     floats = pd.DataFrame({"u": [1.0, 2.0, None], "i": [7.0, 8.5, 9.0]})
     assert frame_lines(floats).items.tolist() == ["7", "8.5"]  # the user-less line dropped
+
+
+def test_the_evaluation_counts_every_id_of_the_table(raw):
+    """The curator's evaluation (NOT private) of a learned universe's release is over every
+    id the table holds, the ids not released as the release's zeros."""
+    _, table = raw
+    result = pipeline.release(pipeline.ReleaseRequest(
+        pipeline.ItemFrame(table, learn=pipeline.ItemLearning()), options={"epsilon": 2.0},
+        seed=2, evaluate=True))  # fmt: skip
+    assert result.evaluation is not None and result.labels is not None
+    assert result.evaluation["data"]["items"] == table["movieId"].nunique() == 47
+    assert len(result.labels.items) < 47
+
+
+@pytest.mark.parametrize(
+    ("out", "items"),
+    [("S.transactions.csv", "S.items.txt"), ("a/S.transactions.csv.gz", "a/S.items.txt"),
+     ("S.npz", "S.items.txt"), ("S.csv", "S.items.txt")],
+)  # fmt: skip
+def test_the_ids_are_written_beside_the_output(out, items):
+    assert pipeline.Files(Path(out)).items == Path(items)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,6 +52,8 @@ from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.items import ItemSets
 from dpquery.data.raw_items import ItemLabels, RawLines
 from dpquery.errors import DPQueryError
+from dpquery.pipeline.learning import RELEASE_STAGE, RunBudget, run_budget
+from dpquery.pipeline.request import DEFAULT_UNIVERSE_BOUND, DEFAULT_UNIVERSE_SHARE
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.integer_mechanisms import discrete_gaussian_sigma2
 from dpquery.privacy.neighbours import ADD_REMOVE, check_neighbours
@@ -62,22 +64,10 @@ from dpquery.privacy.partition_selection import (
 )
 from dpquery.rng import child_rng, make_rng
 
-if TYPE_CHECKING:  # (the learning step imports the request, which imports this module)
-    from dpquery.pipeline.learning import RunBudget
-
 UNIVERSE_STAGE = "item universe"
 """The prefix of the selection's charge on the run's ledger."""
 SELECTION = "partition selection of the item ids (discrete Gaussian)"
 """The selection's mechanism name (charged as ``item universe: <this>``)."""
-DEFAULT_UNIVERSE_SHARE = 0.5
-"""The share of the run's zCDP rho the selection spends by default. Of 0.1, 0.3 and 0.5 on
-retail (seeds 0-1, epsilon 1 and 0.1), 0.5 had the lowest 1-way max and mean; on lastfm,
-ml100k and MovieLens 2016 no share releases more than a handful of ids at epsilon 1
-(docs/wide.md, "Learning the item universe")."""
-DEFAULT_UNIVERSE_BOUND = 16
-"""The default bound ``s`` on the items a user contributes to the selection: of 8, 16, 32
-and 64 on retail, 16 (between its records' median length, 8, and 90th percentile, 21) had
-the lowest 1-way max and mean at share 0.5 (the same measurements)."""
 
 
 def check_bound(bound: object, name: str = "learn_items_bound") -> int:
@@ -146,8 +136,6 @@ def universe_plan(
 ) -> UniversePlan:
     """The plan of a selection at ``share`` of the budget in ``options`` (``n``: public
     under replace-one for the default delta ``1/n^2``; None under add/remove, not read)."""
-    from dpquery.pipeline.learning import run_budget  # (module note above)
-
     add_remove = check_neighbours(neighbours) == ADD_REMOVE
     s = check_bound(bound)
     budget = run_budget(options, None if add_remove else n, check_universe_share(share),
@@ -226,8 +214,6 @@ def learn_universe(
     from a child of it, so that the release's draws do not depend on the table's size).
     Raises :class:`~dpquery.errors.DPQueryError` when no id reaches the threshold (nothing
     to release: said from the selection's output, post-processing), the ledger attached."""
-    from dpquery.pipeline.learning import RELEASE_STAGE  # (module note above)
-
     plan = universe_plan(options, lines.n, share, bound, neighbours)
     b = plan.budget
     ledger = Ledger(b.ledger_budget)
@@ -242,8 +228,8 @@ def learn_universe(
             raise DPQueryError(
                 f"no item id's noisy count reached the selection's threshold ({plan.tau:,} "
                 f"users, noise sd {math.sqrt(plan.sigma2):.3g}): there is no item to release; "
-                "give the public catalogue (--item-list), or raise the budget or the "
-                "universe's share"
+                "give the public catalogue (--item-list; item_list in Python), or raise the "
+                "budget or the universe's share"
             )
     except BaseException as exc:
         attach_ledger(exc, ledger)
