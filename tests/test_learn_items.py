@@ -72,6 +72,7 @@ def test_plan_by_hand(relation, l2):
     tail = 5e-7 / (1 + math.e)
     assert plan.delta_tail == pytest.approx(tail, rel=1e-9)
     assert plan.key_tail == pytest.approx(tail / 8, rel=1e-9)
+    assert plan.delta_tail <= plan.budget.delta_tail  # never above it, even by a rounding
     # the threshold: within the per-id tail, one less is not
     assert discrete_gaussian_tail(plan.tau, plan.sigma2) <= plan.key_tail
     assert discrete_gaussian_tail(plan.tau - 1, plan.sigma2) > plan.key_tail
@@ -285,3 +286,15 @@ def test_the_evaluation_counts_every_id_of_the_table(raw):
 )  # fmt: skip
 def test_the_ids_are_written_beside_the_output(out, items):
     assert pipeline.Files(Path(out)).items == Path(items)
+
+
+def test_replace_one_warns_before_the_draw_when_no_id_can_pass(raw):
+    """Under replace-one n is public: a threshold above it is said before the selection
+    draws (then no id passes, and the run ends in the error)."""
+    tmp, _ = raw
+    r = dpquery_cli("synth", "--data", str(tmp / "ratings.csv"), "--learn-items", "--epsilon",
+                    "0.01", "--neighbours", "replace-one", "--out",
+                    str(tmp / "S.transactions.csv"))  # fmt: skip
+    assert r.code != 0
+    warned = r.err.index("is above the table's 3,000 users")
+    assert warned < r.err.index("no item id's noisy count")

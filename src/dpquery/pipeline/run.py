@@ -30,7 +30,12 @@ from dpquery.pipeline.request import (
     ReleaseRequest,
     ReleaseResult,
 )
-from dpquery.pipeline.universe import LearnedUniverse, learn_universe, on_all_items
+from dpquery.pipeline.universe import (
+    LearnedUniverse,
+    learn_universe,
+    on_all_items,
+    universe_plan,
+)
 from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.rng import make_rng
 
@@ -127,10 +132,17 @@ def _universe(request: ReleaseRequest, rng: np.random.Generator) -> LearnedUnive
     release's relation (:mod:`dpquery.pipeline.universe`)."""
     source: Any = request.source  # a raw table's: ItemFile or ItemFrame, with learn
     lines = inputs.raw_lines(source)
-    return learn_universe(
-        lines, dict(request.options), share=source.learn.share, bound=source.learn.bound,
-        neighbours=_relation(request), rng=rng,
-    )  # fmt: skip
+    relation = _relation(request)
+    options, share, bound = dict(request.options), source.learn.share, source.learn.bound
+    if relation != ADD_REMOVE:  # n public: the plan's threshold against it, before the draw
+        planned = universe_plan(options, lines.n, share, bound, relation)
+        if planned.tau > lines.n:
+            _warn(request, [BaselineWarning(
+                f"the item universe's threshold ({planned.tau:,} users) is above the table's "
+                f"{lines.n:,} users: no item id is expected to be released; give the public "
+                "catalogue, or raise the budget or the universe's share")])  # fmt: skip
+    return learn_universe(lines, options, share=share, bound=bound, neighbours=relation,
+                          rng=rng)  # fmt: skip
 
 
 def _fit_items(

@@ -143,6 +143,8 @@ def universe_plan(
     l2 = universe_sensitivity(s, neighbours)
     sigma2 = discrete_gaussian_sigma2(budget.learn_rho, l2)
     key_tail = budget.delta_tail / s
+    while s * key_tail > budget.delta_tail:  # s ids' tails within the selection's, in floats
+        key_tail = math.nextafter(key_tail, 0.0)
     return UniversePlan(budget, s, neighbours, l2, float(sigma2), key_tail,
                         partition_threshold(sigma2, key_tail))  # fmt: skip
 
