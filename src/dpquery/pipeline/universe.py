@@ -4,9 +4,10 @@ universe, learned privately (``--learn-items``, ``docs/wide.md``).
 Which item ids may be named in the output is a partition selection over the ids
 (:mod:`dpquery.privacy.partition_selection`: Desfontaines, Voss, Gipson and Mandayam 2022;
 Gaussian partition selection as in Google's differential privacy library and PipelineDP;
-Wilkins, Kifer, Zhang and Karrer 2024 on the user-level setting), the mechanism the domain
-learner runs on a raw table's categories (``docs/learn.md``), here with each user
-contributing up to ``s`` keys:
+Gopi et al. 2020 on users holding several keys; Wilkins et al. 2024 on the Gaussian sparse
+histogram mechanism, whose exact analysis is tighter than the union bound below), the
+mechanism the domain learner runs on a raw table's categories (``docs/learn.md``), here
+with each user contributing up to ``s`` keys:
 
 * **contribution bound**: each user's distinct items are cut to at most ``s`` of them, a
   uniform random subset (from a child of the run's generator, drawn for every user whatever
