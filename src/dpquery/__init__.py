@@ -1,7 +1,9 @@
 """dpquery: differentially private query release on high-dimensional data.
 
 ``synthesize(df, domain, epsilon=1)`` returns a private synthetic DataFrame and its
-:class:`Release`; :class:`DPSynthesizer` is the same as a scikit-learn style estimator. The
+:class:`Release`; :class:`DPSynthesizer` is the same as a scikit-learn style estimator;
+``synthesize_items(df, item_list=... | learn_items=True, epsilon=1)`` does it for a raw user x
+item table. The
 estimators (``DualQuery``, ``DQRS``, ``FEM``, ``SepFEM``, ``MWEM``, ``Reweighted``) fit a
 :class:`Release` from encoded data and a workload; :class:`Domain`, :func:`encode` and
 :func:`decode` move between tables and bits; :func:`load` reads a built-in dataset; every
@@ -22,7 +24,7 @@ from dpquery.algorithms import (
     SepFEM,
     Synthesizer,
 )
-from dpquery.api import DPSynthesizer, synthesize
+from dpquery.api import DPSynthesizer, synthesize, synthesize_items
 from dpquery.data.decode import decode
 from dpquery.data.domain import Domain
 from dpquery.data.encode import encode
@@ -47,4 +49,5 @@ __all__ = [
     "encode",
     "load",
     "synthesize",
+    "synthesize_items",
 ]

@@ -38,11 +38,12 @@ fit that failed having spent: a retry would spend on the same data a second time
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
@@ -56,8 +57,20 @@ from dpquery.data.items import ItemSets
 from dpquery.data.sample import check_rows
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
 from dpquery.errors import DPQueryError, NonPrivateWarning
-from dpquery.pipeline import Fitted, Frame, ItemMatrix, Learning, Output, ReleaseRequest, Source
+from dpquery.pipeline import (
+    Fitted,
+    Frame,
+    ItemFrame,
+    ItemLearning,
+    ItemMatrix,
+    Learning,
+    Output,
+    ReleaseRequest,
+    Source,
+)
+from dpquery.pipeline.inputs import catalogue
 from dpquery.pipeline.rows import item_rows, table_rows
+from dpquery.pipeline.universe import DEFAULT_UNIVERSE_BOUND, DEFAULT_UNIVERSE_SHARE
 from dpquery.privacy import Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, check_neighbours
 from dpquery.queries import Workload
@@ -376,4 +389,76 @@ def synthesize(
     return model.sample(rows), model.release_
 
 
-__all__ = ["DPSynthesizer", "as_domain", "synthesize"]
+def synthesize_items(
+    df: pd.DataFrame,
+    *,
+    user_column: str | None = None,
+    item_column: str | None = None,
+    item_list: Sequence[Any] | None = None,
+    learn_items: bool = False,
+    learn_items_share: float = DEFAULT_UNIVERSE_SHARE,
+    learn_items_bound: int = DEFAULT_UNIVERSE_BOUND,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rho: float | None = None,
+    algorithm: str = "auto",
+    rows: int | None = None,
+    seed: SeedLike = None,
+    neighbours: str | None = None,
+    **options: Any,
+) -> tuple[pd.DataFrame, Release]:
+    """A private synthetic copy of a raw user x item DataFrame (one row per user and item,
+    as a ratings or purchases table is kept; other columns are not read) and its
+    :class:`Release`: ``dpquery synth --data ratings.csv`` on a DataFrame
+    (``docs/wide.md``, "From a raw user x item CSV").
+
+    Each distinct value of ``user_column`` (default: the first column) is one record; the
+    items are ``item_column``'s (default: the second), ids read as text (``7.0`` in a float
+    column as ``7``). The item universe is the public catalogue ``item_list`` (ids in order;
+    a row whose item is not listed is dropped) or, with ``learn_items``, learned privately:
+    a partition selection over the ids spending ``learn_items_share`` of the budget's zCDP
+    rho, each user contributing at most ``learn_items_bound`` of its items
+    (:mod:`dpquery.pipeline.universe`); exactly one of the two. The budget is ``epsilon``
+    (``delta`` defaults to 1e-9 under add/remove, ``1/n^2`` under replace-one) or, with a
+    catalogue, ``rho``; ``neighbours`` as in :func:`synthesize` (add/remove for ``auto``).
+
+    Returns the synthetic rows as a DataFrame of the two columns (synthetic user ids
+    ``0..M-1``, never the real ones, and the catalogue's ids; ``rows`` records, default the
+    noisy ``n`` under add/remove) and the release. ``synthetic.attrs["item_list"]`` holds
+    the catalogue the release was made over: with ``learn_items`` the ids the selection
+    released (public now: give them as ``item_list`` to release again at no further cost);
+    no id that was not released reaches the output.
+    """
+    if rows is not None:
+        check_rows(rows)  # before anything is spent
+    if isinstance(learn_items, bool) is False:
+        raise DPQueryError(f"learn_items must be True or False, got {learn_items!r}")
+    if algorithm not in registry.names():
+        raise DPQueryError(f"algorithm must be one of {registry.names()}, got {algorithm!r}")
+    if neighbours is not None:
+        check_neighbours(neighbours)
+    learn = ItemLearning(learn_items_share, learn_items_bound) if learn_items else None
+    listed = None if item_list is None else catalogue(item_list)
+    source = ItemFrame(df, user_column, item_column, listed, learn)
+    budget = {"epsilon": epsilon, "delta": delta, "rho": rho}
+    clash = sorted(set(options) & set(budget))
+    if clash:
+        raise DPQueryError(f"give {', '.join(clash)} as keyword(s), not in options")
+    request = ReleaseRequest(
+        source, algorithm=algorithm, options={**budget, **options}, seed=seed,
+        output=Output(rows=rows), neighbours=neighbours,
+    )  # fmt: skip
+    result = pipeline.release(request)
+    labels = result.labels
+    assert labels is not None and isinstance(result.rows, ItemSets)
+    out: ItemSets = result.rows
+    m = out.matrix.tocsr()
+    synthetic = pd.DataFrame({
+        labels.user_column: np.repeat(np.arange(out.n, dtype=np.int64), np.diff(m.indptr)),
+        labels.item_column: np.asarray(labels.items, dtype=object)[m.indices],
+    })  # fmt: skip
+    synthetic.attrs["item_list"] = list(labels.items)
+    return synthetic, result.release
+
+
+__all__ = ["DPSynthesizer", "as_domain", "synthesize", "synthesize_items"]

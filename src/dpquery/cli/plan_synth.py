@@ -32,7 +32,7 @@ from dpquery.algorithms.wide.measure import pick_epsilon
 from dpquery.algorithms.wide.release import head_mode_rule, head_threshold_share, noise_warning
 from dpquery.cli import synth
 from dpquery.cli.common import flag_errors
-from dpquery.cli.release_flags import add_learning_args, add_release_args
+from dpquery.cli.release_flags import add_learn_items_args, add_learning_args, add_release_args
 from dpquery.data.domain import Domain
 from dpquery.data.raw_items import read_item_list
 from dpquery.data.shape import PublicShape
@@ -55,6 +55,15 @@ from dpquery.domain_learning import (
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import epsilon_share, large_borrow_rho, run_budget
 from dpquery.pipeline.plan import public_n, relation_of, workloads
+from dpquery.pipeline.universe import (
+    DEFAULT_UNIVERSE_BOUND,
+    DEFAULT_UNIVERSE_SHARE,
+    SELECTION,
+    UNIVERSE_STAGE,
+    check_bound,
+    check_universe_share,
+    universe_plan,
+)
 from dpquery.privacy import ZCDP, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, NOISY_N, NOISY_N_SHARE, noisy_n_rho
 from dpquery.privacy.neighbours import describe as describe_relation
@@ -88,6 +97,7 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
                    "per line), whose length is the number of items")  # fmt: skip
     add_release_args(plan)
     add_learning_args(plan)
+    add_learn_items_args(plan)
     plan.add_argument("--seed", type=int, help="seed of a generated random workload")
     plan.add_argument("--json", action="store_true", help="print one JSON object")
     plan.set_defaults(func=_synth_plan, quiet=True)
@@ -344,7 +354,66 @@ def _learning_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _universe_plan(args: argparse.Namespace) -> int:
+    """The split of ``synth --learn-items`` on a raw user x item table of ``--n`` users: the
+    selection's share of rho, its noise, threshold and delta, what remains for the release
+    (whose charges depend on the number of ids released: plan them with ``--item-list``)."""
+    if args.n is None or args.items is not None or args.item_list is not None:
+        raise DPQueryError("--learn-items plans a raw user x item table's learned universe "
+                           "from --n N (its users), without --items or --item-list")  # fmt: skip
+    if args.dataset is not None or args.domain is not None:
+        raise DPQueryError("item data is planned from --n N (no domain or dataset)")
+    if args.n < 1:
+        raise DPQueryError(f"--n must be positive, got {args.n}")
+    synth.check_budget_given(args)
+    relation = relation_of(synth.estimator(args, None))  # the release's; the selection's too
+    share = DEFAULT_UNIVERSE_SHARE if args.learn_items_share is None else args.learn_items_share
+    bound = DEFAULT_UNIVERSE_BOUND if args.learn_items_bound is None else args.learn_items_bound
+    check_universe_share(share, "--learn-items-share")
+    check_bound(bound, "--learn-items-bound")
+    if args.rho is not None or args.delta == 0:
+        raise DPQueryError("--learn-items needs an (epsilon, delta) budget: give --epsilon")
+    options = {"epsilon": args.epsilon, "delta": args.delta}
+    plan = universe_plan(options, args.n, share, bound, relation)
+    b = plan.budget
+    if args.json:
+        print(json.dumps({"n": args.n, "neighbours": relation, "universe": plan.to_dict(),
+                          "charges": [{"mechanism": f"{UNIVERSE_STAGE}: {SELECTION}",
+                                       "rho": b.learn_rho}],
+                          "release_rho": b.release_rho}, indent=2))  # fmt: skip
+        return 0
+    print(f"dpquery synth --learn-items on a raw user x item table of n={args.n} users, its "
+          "item universe learned from the data (docs/wide.md); no data read")  # fmt: skip
+    print(f"  neighbours: {describe_relation(relation)}")
+    print(f"  budget: (epsilon={b.epsilon:g}, delta={b.delta:.3g})-DP for the whole run")
+    print(f"  delta: {b.ledger_delta:.3g} for the ledger (rho={b.rho:.6g} converts to "
+          f"epsilon={b.epsilon:g} at it), {b.selection_delta:.3g} for the selection's tail "
+          f"(tail {b.delta_tail:.3g} = (delta / 2) / (1 + e^epsilon), {plan.key_tail:.3g} per "
+          f"item id: a user adds at most s={plan.bound} ids)")  # fmt: skip
+    print(f"  {UNIVERSE_STAGE}: {SELECTION}, rho={b.learn_rho:.6g} ({b.share:.0%} of rho), "
+          "charged on the run's ledger before it draws: each user's distinct items cut to a "
+          f"uniform random subset of at most s={plan.bound}, each id's count + discrete "
+          f"Gaussian noise (L2 sensitivity {plan.sensitivity:.4g}, sd "
+          f"{plan.sigma2 ** 0.5:.4g}); an id is released when its noisy count reaches "
+          f"{plan.tau:,}")  # fmt: skip
+    if relation != ADD_REMOVE and plan.tau > args.n:
+        print(
+            f"  warning: the threshold {plan.tau:,} is above the n={args.n:,} users: no id "
+            "can be released; give --item-list, or raise --epsilon or --learn-items-share"
+        )
+    print(f"  release: the rest, rho={b.release_rho:.6g} ({1 - b.share:.0%} of rho), on the "
+          "same ledger; its charges depend on the number of ids released: plan them with "
+          "--item-list <out stem>.items.txt once synth has written it (reusing it costs "
+          "nothing)")  # fmt: skip
+    return 0
+
+
 def _synth_plan(args: argparse.Namespace) -> int:
+    if args.learn_items:
+        return _universe_plan(args)
+    if args.learn_items_share is not None or args.learn_items_bound is not None:
+        raise DPQueryError("--learn-items-share and --learn-items-bound plan an item universe "
+                           "learned from the data: give --learn-items")  # fmt: skip
     if args.item_list is not None:  # a public catalogue: its length is d
         if args.items is not None:
             raise DPQueryError("give --items D or --item-list FILE (its length is D), not both")

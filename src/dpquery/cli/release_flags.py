@@ -9,6 +9,7 @@ import argparse
 from dpquery.algorithms import registry
 from dpquery.algorithms.options import Option
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
+from dpquery.pipeline.universe import DEFAULT_UNIVERSE_BOUND, DEFAULT_UNIVERSE_SHARE
 from dpquery.privacy.neighbours import ADD_REMOVE, RELATIONS, REPLACE_ONE
 from dpquery.queries import WORKLOAD_KINDS
 
@@ -63,6 +64,26 @@ def add_learning_args(p: argparse.ArgumentParser) -> None:
                    help="decode a learned numeric bin uniformly, without the decoding weights "
                    "(a noisy histogram of sub-bins, bought with part of the learning's "
                    "share, which then goes to the domain)")  # fmt: skip
+
+
+def add_learn_items_args(p: argparse.ArgumentParser) -> None:
+    """``--learn-items [--learn-items-share SHARE --learn-items-bound S]``: a raw user x item
+    table's item universe learned privately (no --item-list)."""
+    g = p.add_argument_group(
+        "an item universe learned from a raw user x item table (no --item-list; "
+        'docs/wide.md, "Learning the item universe")'
+    )
+    g.add_argument("--learn-items", action="store_true",
+                   help="learn which item ids to release by a private partition selection "
+                   "over them (each user's items cut to a random subset of at most "
+                   "--learn-items-bound), spending --learn-items-share of the budget's zCDP "
+                   "rho; the ids released are written to <out stem>.items.txt")  # fmt: skip
+    g.add_argument("--learn-items-share", type=float, metavar="SHARE",
+                   help=f"the share of the budget's zCDP rho the selection spends (default "
+                   f"{DEFAULT_UNIVERSE_SHARE:g}); the release spends the rest")  # fmt: skip
+    g.add_argument("--learn-items-bound", type=int, metavar="S",
+                   help=f"the items a user contributes to the selection at most (default "
+                   f"{DEFAULT_UNIVERSE_BOUND})")  # fmt: skip
 
 
 def add_default_args(p: argparse.ArgumentParser) -> None:

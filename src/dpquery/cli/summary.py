@@ -81,6 +81,24 @@ def learned_lines(learned: dict[str, Any], privacy: dict[str, Any]) -> list[str]
     return lines
 
 
+def universe_lines(universe: dict[str, Any], privacy: dict[str, Any]) -> list[str]:
+    """An item universe learned from the data (the report's ``universe``): what was
+    learned, and what it cost on the run's ledger and in delta."""
+    b, split = universe["budget"], privacy["delta_split"]
+    return [
+        f"item universe: learned from the data at rho={b['learn_rho']:.4g} ({b['share']:.0%} "
+        f"of the budget's rho={b['rho']:.4g}): a partition selection over the item ids, each "
+        f"user's items cut to a random subset of at most s={universe['bound']}, noise sd "
+        f"{universe['sigma']:.3g} (L2 sensitivity {universe['sensitivity']:.3g}), threshold "
+        f"{universe['threshold']:,}; {universe['released']:,} ids released; docs/wide.md",
+        f"  cost: rho={b['learn_rho']:.4g} charged on the run's ledger before the selection "
+        f'drew ("item universe: ..." in the report\'s account), and delta '
+        f"{split['partition_selection']:.3g} of its tail besides it; the release spent the "
+        f"rest, rho={universe['release_rho']:.4g}; delta = {split['ledger']:.3g} (ledger) + "
+        f"{split['partition_selection']:.3g} (selection)",
+    ]
+
+
 # Why a run that learned its domain may leave part of the budget unspent.
 LEARNING_UNSPENT = (
     "the domain learning's unspent rho (above), and any rounds of the release that would not "
@@ -111,6 +129,12 @@ def summary(
         if domain is not None:
             print(f"  wrote the domain to {domain}: give it as --domain to release again at "
                   "no further cost")  # fmt: skip
+    if "universe" in rel:
+        for line in universe_lines(rel["universe"], privacy):
+            print(line)
+        if domain is not None:
+            print(f"  wrote the {rel['universe']['released']} item ids released to {domain}: "
+                  "give it as --item-list to release again at no further cost")  # fmt: skip
     if "auto" in p:
         print(f"algorithm: {rel['algorithm']}, chosen by auto: {p['auto']['reason']}")
     else:

@@ -64,6 +64,7 @@ from dpquery.cli.release_flags import (
     add_algorithm_args,
     add_budget_args,
     add_default_args,
+    add_learn_items_args,
     add_learning_args,
     add_workload_args,
 )
@@ -74,6 +75,12 @@ from dpquery.errors import DPQueryError
 from dpquery.pipeline import plan
 from dpquery.pipeline.inputs import holds_items
 from dpquery.pipeline.learning import check_share
+from dpquery.pipeline.universe import (
+    DEFAULT_UNIVERSE_BOUND,
+    DEFAULT_UNIVERSE_SHARE,
+    check_bound,
+    check_universe_share,
+)
 from dpquery.pipeline.writes import DENSE_COLUMNS
 from dpquery.privacy.neighbours import ADD_REMOVE
 
@@ -129,6 +136,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print nothing on success (warnings the user must see still go to "
                    "stderr)")  # fmt: skip
     add_raw_item_args(p)
+    add_learn_items_args(p)
     add_learning_args(p)
     add_workload_args(p)
     add_backend_args(p)
@@ -152,6 +160,8 @@ def _synth(args: argparse.Namespace) -> int:
     files = request.files
     assert files is not None
     domain = files.domain if request.learns else None
+    if items and args.learn_items:
+        domain = files.items  # the item universe learned, written beside
     summary(result.report, files.out, result.row_count, args.quiet, domain)
     if result.evaluation is not None and items:
         items_evaluation_summary(result.evaluation, files.evaluation, args.quiet)
@@ -163,16 +173,27 @@ def _synth(args: argparse.Namespace) -> int:
 def reads_items(args: argparse.Namespace) -> bool:
     """Whether ``synth`` releases item data (:func:`dpquery.pipeline.inputs.holds_items`;
     a raw user x item table's flags imply it)."""
-    if args.transactions or any(getattr(args, f, None) is not None for f in RAW_ITEM_FLAGS):
+    if args.transactions or _raw_flags(args):
         return True
     return args.data is not None and holds_items(args.data, args.out)
+
+
+LEARN_ITEM_FLAGS = ("learn_items_share", "learn_items_bound")
+"""The options of an item universe learned from a raw table, besides ``--learn-items``."""
+
+
+def _raw_flags(args: argparse.Namespace) -> bool:
+    """Whether a flag of a raw user x item table is given (its catalogue, its columns, or
+    its universe learned)."""
+    given = any(getattr(args, f, None) is not None for f in RAW_ITEM_FLAGS + LEARN_ITEM_FLAGS)
+    return given or bool(getattr(args, "learn_items", False))
 
 
 def raw_items(args: argparse.Namespace) -> bool:
     """Whether item data's ``--data`` is a raw user x item table: its flags given, or a
     file (not an ``.npz``) whose first line is a header, not a 'row item' pair (only the
     first lines are read: the header is the schema, public)."""
-    if any(getattr(args, f, None) is not None for f in RAW_ITEM_FLAGS):
+    if _raw_flags(args):
         return True
     path = args.data
     if path is None or not path.is_file() or path.suffix.lower() == ".npz":
@@ -191,12 +212,32 @@ def _check_raw_flags(args: argparse.Namespace) -> None:
             "are its distinct users and its items the lines of --item-list; --n and --items "
             "are for a file of 0-based 'row item' pairs without a header: drop them"
         )
-    if args.item_list is None:
+    learn = [f"--{f.replace('_', '-')}" for f in LEARN_ITEM_FLAGS if getattr(args, f) is not None]
+    if learn and not args.learn_items:
+        raise DPQueryError(f"{' and '.join(learn)} apply to an item universe learned from the "
+                           "data: give --learn-items")  # fmt: skip
+    if args.item_list is None and not args.learn_items:
         raise DPQueryError(
             f"{args.data} is a raw user x item table: give its public item universe, "
-            "--item-list FILE (one item id per line, e.g. the catalogue's ids); learning the "
-            "items from the data privately is not supported"
+            "--item-list FILE (one item id per line, e.g. the catalogue's ids), or have it "
+            "learned privately with --learn-items (a share of the budget buys a partition "
+            "selection over the item ids)"
         )
+    if args.item_list is not None and args.learn_items:
+        raise DPQueryError("give either --item-list FILE (a public catalogue) or --learn-items "
+                           "(the universe learned from the data), not both")  # fmt: skip
+    if args.learn_items:
+        if args.learn_items_share is not None:
+            check_universe_share(args.learn_items_share, "--learn-items-share")
+        if args.learn_items_bound is not None:
+            check_bound(args.learn_items_bound, "--learn-items-bound")
+        if args.rho is not None or args.delta == 0:
+            stated = "--rho (zCDP)" if args.rho is not None else "--delta 0 (pure DP)"
+            raise DPQueryError(
+                f"--learn-items needs an (epsilon, delta) budget: its partition selection "
+                f"has a tail probability that {stated} does not state; give --epsilon (delta "
+                "defaults to 1e-9 under add/remove, 1/n^2 under replace-one) or --item-list"
+            )
     if args.backend == "dask":
         raise DPQueryError("a raw user x item table is read in this process: use --backend "
                            "local (or write it as 'row item' files for dask)")  # fmt: skip
@@ -278,9 +319,17 @@ def _request(args: argparse.Namespace, items: bool) -> pipeline.ReleaseRequest:
     evaluated = evaluation_path(args)
     source: pipeline.Source
     if items and raw_items(args):
+        learn = None
+        if args.learn_items:
+            learn = pipeline.ItemLearning(
+                DEFAULT_UNIVERSE_SHARE if args.learn_items_share is None
+                else args.learn_items_share,
+                DEFAULT_UNIVERSE_BOUND if args.learn_items_bound is None
+                else args.learn_items_bound,
+            )  # fmt: skip
         source = pipeline.ItemFile(
             args.data, raw=True, item_list=args.item_list, user_column=args.user_column,
-            item_column=args.item_column,
+            item_column=args.item_column, learn=learn,
         )  # fmt: skip
     else:
         source = pipeline.ItemFile(args.data, args.n, args.items) if items else source_of(args)

@@ -146,6 +146,14 @@ def item_labels(
     """The catalogue and the two columns of the raw table at ``path`` (defaults: its first
     two columns), checked against its header; reads no record."""
     path = Path(path)
+    header = _header(path)
+    user, item = raw_columns(path, user_column, item_column, header)
+    return ItemLabels(read_item_list(item_list), user, item)
+
+
+def _header(path: Path) -> list[str]:
+    """The header of the raw table at ``path``: an empty file, or one without a header, is
+    an error naming what a raw table holds."""
     header = raw_header(path)
     if header is None and all(not line.strip() for line in _lines(path, _LOOKAHEAD)):
         raise DPQueryError(f"{path} is empty: a user x item table starts with a header "
@@ -155,12 +163,89 @@ def item_labels(
         raise DPQueryError(f"{path} has no header line: a raw user x item table starts with "
                            "one naming its columns (a file of 0-based 'row item' pairs takes "
                            "--n and --items instead of --item-list)")  # fmt: skip
+    return header
+
+
+def raw_columns(
+    path: str | Path, user_column: str | None = None, item_column: str | None = None,
+    header: list[str] | None = None,
+) -> tuple[str, str]:  # fmt: skip
+    """The user and item columns of the raw table at ``path`` (defaults: its first two),
+    checked against its header; reads no record."""
+    path = Path(path)
+    if header is None:
+        header = _header(path)
     user = _column(path, header, user_column, 0, "user")
     item = _column(path, header, item_column, 1, "item")
     if user == item:
         raise DPQueryError(f"{path}: the user and item columns are both {user!r}; name two "
                            "columns")  # fmt: skip
-    return ItemLabels(read_item_list(item_list), user, item)
+    return user, item
+
+
+@dataclass(frozen=True)
+class RawLines:
+    """The lines of a raw ``user,item`` table, before any catalogue: line ``k`` belongs to
+    record ``rows[k]`` (``0..n-1``) and names the item id ``items[k]`` (text, spaces
+    stripped; lines without a user id are already dropped, ``unattributed`` of them). Read
+    from a file (:func:`read_raw_lines`) or a DataFrame (:func:`frame_lines`)."""
+
+    rows: np.ndarray
+    items: np.ndarray
+    n: int
+    user_column: str
+    item_column: str
+    lines: int
+    unattributed: int
+
+    def over(self, catalogue: Sequence[str]) -> tuple[ItemSets, int]:
+        """The item sets over ``catalogue`` (item ``j`` its ``j``-th id; a line whose item
+        is not in it dropped: a rule acting on each record alone) and the number of lines
+        dropped with those of no user."""
+        cols = pd.Index(list(catalogue)).get_indexer(self.items)
+        kept = cols >= 0
+        matrix = sp.csr_array(
+            (np.ones(int(kept.sum()), np.uint8), (self.rows[kept], cols[kept])),
+            shape=(self.n, len(catalogue)),
+        )
+        return ItemSets(matrix), self.lines - int(kept.sum())
+
+
+def read_raw_lines(
+    path: str | Path, *, user_column: str | None = None, item_column: str | None = None,
+    items_expected: int | None = None,
+) -> RawLines:  # fmt: skip
+    """The lines of the raw table at ``path`` (its header checked, its two columns named or
+    its first two), every id read as text. After a first line ``# rows M items D`` (a
+    release's own file) the users are ``0..M-1``, M records, and ``D`` must be
+    ``items_expected`` when given. A table without a single line is an error."""
+    path = Path(path)
+    user, item = raw_columns(path, user_column, item_column)
+    _, sep, skip = _layout(path) or ([], ",", 0)
+    try:
+        table = pd.read_csv(
+            path, sep=sep, skiprows=skip, usecols=[user, item],
+            dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=True,
+            index_col=False, encoding="utf-8-sig",
+        )  # fmt: skip
+    except (ValueError, OSError) as exc:
+        raise DPQueryError(f"cannot read {path}: {exc}") from None
+    if len(table) == 0:
+        raise DPQueryError(f"{path} has no records (only a header): there is nothing to "
+                           "release")  # fmt: skip
+    users = table[user].str.strip().to_numpy()
+    ids = table[item].str.strip().to_numpy()
+    attributed = users != ""
+    sizes = _SIZES.match(_lines(path, 1)[0].lstrip()) if skip else None
+    if sizes is None:
+        rows, n = _user_rows(users[attributed])
+    else:  # a release's own file: its users 0..M-1, M records (those without items too)
+        rows, n = _numbered_rows(path, users[attributed], int(sizes[1]))
+        if items_expected is not None and int(sizes[2]) != items_expected:
+            raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
+                               f"holds {items_expected}")  # fmt: skip
+    return RawLines(rows, ids[attributed], n, user, item, len(table),
+                    int((~attributed).sum()))  # fmt: skip
 
 
 def read_raw_items(
@@ -177,37 +262,73 @@ def read_raw_items(
     curator (read from the data: not private)."""
     path = Path(path)
     labels = item_labels(path, item_list, user_column, item_column)
-    _, sep, skip = _layout(path) or ([], ",", 0)
-    try:
-        table = pd.read_csv(
-            path, sep=sep, skiprows=skip, usecols=[labels.user_column, labels.item_column],
-            dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=True,
-            index_col=False, encoding="utf-8-sig",
-        )  # fmt: skip
-    except (ValueError, OSError) as exc:
-        raise DPQueryError(f"cannot read {path}: {exc}") from None
-    if len(table) == 0:
-        raise DPQueryError(f"{path} has no records (only a header): there is nothing to "
-                           "release")  # fmt: skip
-    users = table[labels.user_column].str.strip().to_numpy()
-    items = pd.Index(labels.items).get_indexer(table[labels.item_column].str.strip())
+    lines = read_raw_lines(
+        path, user_column=labels.user_column, item_column=labels.item_column,
+        items_expected=len(labels.items),
+    )  # fmt: skip
+    items, dropped = lines.over(labels.items)
+    note_dropped(path, dropped)
+    return items, labels
+
+
+def frame_lines(
+    df: pd.DataFrame, user_column: str | None = None, item_column: str | None = None,
+    name: str = "df",
+) -> RawLines:  # fmt: skip
+    """The lines of a user x item DataFrame (``user_column``, ``item_column``: None, its
+    first two columns), read as :func:`read_raw_lines` reads a file's: every id as text
+    (an integer-valued float, ``7.0``, written ``7``: pandas makes a column of integers
+    with a missing value float), surrounding spaces stripped, a line with a missing or
+    empty user id dropped (a missing item id is the empty id, which no catalogue lists)."""
+    user, item = table_columns(df, user_column, item_column, name)
+    header = [str(c) for c in df.columns]
+    if len(df) == 0:
+        raise DPQueryError(f"{name} has no rows: there is nothing to release")
+    frame = df.set_axis(header, axis=1)
+    users = _ids(frame[user])
+    ids = _ids(frame[item])
     attributed = users != ""
-    sizes = _SIZES.match(_lines(path, 1)[0].lstrip()) if skip else None
-    if sizes is None:
-        rows, n = _user_rows(users[attributed])
-    else:  # a release's own file: its users 0..M-1, M records (those without items too)
-        rows, n = _numbered_rows(path, users[attributed], int(sizes[1]))
-        if int(sizes[2]) != len(labels.items):
-            raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
-                               f"holds {len(labels.items)}")  # fmt: skip
-    cols = items[attributed]
-    kept = cols >= 0
-    matrix = sp.csr_array(
-        (np.ones(int(kept.sum()), np.uint8), (rows[kept], cols[kept])),
-        shape=(n, len(labels.items)),
-    )
-    note_dropped(path, len(table) - int(kept.sum()))
-    return ItemSets(matrix), labels
+    rows, n = _user_rows(users[attributed])
+    return RawLines(rows, ids[attributed], n, user, item, len(df), int((~attributed).sum()))
+
+
+def table_columns(
+    df: object, user_column: str | None = None, item_column: str | None = None,
+    name: str = "df",
+) -> tuple[str, str]:  # fmt: skip
+    """The user and item columns of a user x item DataFrame (defaults: its first two),
+    checked against its columns; reads no row."""
+    if not isinstance(df, pd.DataFrame):
+        raise DPQueryError(f"{name} must be a pandas DataFrame of user and item ids, got "
+                           f"{type(df).__name__}")  # fmt: skip
+    header = [str(c) for c in df.columns]
+    if not header:
+        raise DPQueryError(f"{name} has no columns: a user x item table has a user column "
+                           "and an item column")  # fmt: skip
+    if len(set(header)) != len(header):
+        raise DPQueryError(f"{name} names a column twice: {header[:20]}")
+    user = _column(Path(name), header, user_column, 0, "user")
+    item = _column(Path(name), header, item_column, 1, "item")
+    if user == item:
+        raise DPQueryError(f"{name}: the user and item columns are both {user!r}; name two "
+                           "columns")  # fmt: skip
+    return user, item
+
+
+def _ids(column: pd.Series) -> np.ndarray:
+    """A column's values as id texts (module docstring of :func:`frame_lines`): missing
+    values empty."""
+    values = column.to_numpy(dtype=object)
+    missing = pd.isna(column).to_numpy()
+    out = np.empty(len(values), dtype=object)
+    for k, v in enumerate(values):  # ids of any type: text, integers, floats
+        if missing[k]:
+            out[k] = ""
+        elif isinstance(v, float | np.floating) and float(v).is_integer():
+            out[k] = str(int(v))
+        else:
+            out[k] = str(v).strip()
+    return out
 
 
 def _user_rows(users: np.ndarray) -> tuple[np.ndarray, int]:
@@ -267,6 +388,7 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
 
 
 __all__ = [
-    "ItemLabels", "item_labels", "raw_header", "read_item_list", "read_raw_items",
+    "ItemLabels", "RawLines", "frame_lines", "item_labels", "raw_columns", "raw_header",
+    "read_item_list", "read_raw_items", "read_raw_lines", "table_columns",
     "write_raw_item_sets",
 ]  # fmt: skip

@@ -27,6 +27,8 @@ from dpquery.pipeline.request import (
     Files,
     Frame,
     ItemFile,
+    ItemFrame,
+    ItemLearning,
     ItemMatrix,
     Learning,
     Output,
@@ -39,7 +41,8 @@ from dpquery.pipeline.request import (
 from dpquery.pipeline.run import fit, release
 
 __all__ = [
-    "Backend", "Dataset", "Files", "Fitted", "Frame", "ItemFile", "ItemMatrix", "Learning",
+    "Backend", "Dataset", "Files", "Fitted", "Frame", "ItemFile", "ItemFrame", "ItemLearning",
+    "ItemMatrix", "Learning",
     "Output", "ReleaseRequest", "ReleaseResult", "Source", "TableFile", "WorkloadKind", "fit",
     "release",
 ]  # fmt: skip

@@ -24,6 +24,7 @@ from dpquery.data.items import ItemSets
 from dpquery.pipeline.inputs import as_item_sets, item_bits
 from dpquery.pipeline.learning import Learned
 from dpquery.pipeline.request import ReleaseRequest
+from dpquery.pipeline.universe import LearnedUniverse
 from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.queries import Workload, answer, default_workload
 
@@ -45,6 +46,7 @@ class Fitted:
     domain: Domain | None = None  # the output's: a table's, in its dtypes; None for items
     messages: list[Warning] = field(default_factory=list)
     learned: Learned | None = None  # the domain learned from the data, and its cost
+    universe: LearnedUniverse | None = None  # the item universe learned, and its cost
 
     @property
     def n(self) -> int:
@@ -92,24 +94,37 @@ def fit_table(
 
 def fit_items(
     request: ReleaseRequest, model: Any, items: ItemSets | PartitionedData,
-    rng: np.random.Generator,
+    rng: np.random.Generator, universe: LearnedUniverse | None = None,
 ) -> Fitted:  # fmt: skip
     """Fit ``model`` (the wide release, or a named algorithm on the bits) to item data; the
     release's records come back as item sets (weighted when the algorithm weighs them).
-    Only the wide release takes partitioned item data."""
-    if model.name == "wide":
-        release = _fit(request, model, items)
-        return Fitted(release, release.records, model, items, None, None, (None,), rng)
-    assert isinstance(items, ItemSets)
-    data = item_bits(items)
-    assert data.domain is not None
-    # under add/remove n is private: the workload's cells are capped by the public bound
-    add_remove = getattr(model, "relation", None) == ADD_REMOVE
-    n = DEFAULT_MAX_RECORDS if add_remove else data.n
-    workload = default_workload(data.domain, n, k=request.k, seed=rng)
-    release = _fit(request, model, data, workload)
-    records = as_item_sets(release.records)
-    return Fitted(release, records, model, items, workload, None, (None,), rng)
+    Only the wide release takes partitioned item data. After a ``universe`` learned from the
+    data the model spends the release's child of the run's ledger, and the release is
+    accounted as the whole run."""
+    keywords: dict[str, Any] = {} if universe is None else {"ledger": universe.release_ledger}
+    try:
+        if model.name == "wide":
+            release = _fit(request, model, items, **keywords)
+            fitted = Fitted(release, release.records, model, items, None, None, (None,), rng)
+        else:
+            assert isinstance(items, ItemSets)
+            data = item_bits(items)
+            assert data.domain is not None
+            # under add/remove n is private: the workload's cells are capped by the public bound
+            add_remove = getattr(model, "relation", None) == ADD_REMOVE
+            n = DEFAULT_MAX_RECORDS if add_remove else data.n
+            workload = default_workload(data.domain, n, k=request.k, seed=rng)
+            release = _fit(request, model, data, workload, **keywords)
+            records = as_item_sets(release.records)
+            fitted = Fitted(release, records, model, items, workload, None, (None,), rng)
+    except BaseException as exc:
+        if universe is not None:
+            attach_ledger(exc, universe.ledger)  # the run's: the selection's charge too
+        raise
+    if universe is not None:
+        fitted.release = universe.as_run(fitted.release)
+        fitted.universe = universe
+    return fitted
 
 
 def _fit(request: ReleaseRequest, model: Any, *data: Any, **keywords: Any) -> Release:

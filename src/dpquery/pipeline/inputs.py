@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -36,15 +36,35 @@ from dpquery.data.encode import (
     warn_extra_columns,
 )
 from dpquery.data.items import ItemSets, read_item_sets
-from dpquery.data.raw_items import ItemLabels, item_labels, read_raw_items
+from dpquery.data.raw_items import (
+    ItemLabels,
+    RawLines,
+    frame_lines,
+    item_labels,
+    note_dropped,
+    raw_columns,
+    read_raw_items,
+    read_raw_lines,
+    table_columns,
+)
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError, NonPrivateWarning
 from dpquery.pipeline.learning import Learned
-from dpquery.pipeline.request import Backend, Dataset, Frame, ItemFile, ItemMatrix, TableFile
+from dpquery.pipeline.request import (
+    Backend,
+    Dataset,
+    Frame,
+    ItemFile,
+    ItemFrame,
+    ItemLearning,
+    ItemMatrix,
+    TableFile,
+)
+from dpquery.pipeline.universe import check_bound, check_universe_share
 
 TableSource = TableFile | Dataset | Frame
 T = TypeVar("T")
-ItemSource = ItemFile | ItemMatrix
+ItemSource = ItemFile | ItemMatrix | ItemFrame
 
 
 def is_item_file(path: Path) -> bool:
@@ -196,17 +216,22 @@ def real_table(
 
 
 # -- item data --------------------------------------------------------------------------
-def check_items(source: ItemSource, backend: Backend) -> None:
-    """A raw table's item source, before any work: its catalogue given (public), no sizes
-    (its records are its users, its items the catalogue's), read in this process."""
+def check_items(source: ItemSource, backend: Backend, options: Mapping[str, Any] | None = None
+                ) -> None:  # fmt: skip
+    """A raw table's item source, before any work: its catalogue given (public) or its
+    universe to be learned (an ``(epsilon, delta)`` budget in ``options``, a share and a
+    bound in range), not both; no sizes (its records are its users, its items the
+    catalogue's); read in this process."""
+    if isinstance(source, ItemFrame):
+        _check_learning(source.name, source.item_list is None, source.learn, options)
+        if source.item_list is not None:
+            labels_of(source)  # the columns and the catalogue, checked before the fit
+        else:
+            frame_columns(source)
+        return
     if not isinstance(source, ItemFile) or not source.raw:
         return
-    if source.item_list is None:
-        raise DPQueryError(
-            f"{source.path} is a raw user x item table: its item universe must be public, "
-            "a catalogue of item ids (item_list, one id per line); learning it from the "
-            "data is not supported"
-        )
+    _check_learning(str(source.path), source.item_list is None, source.learn, options)
     if source.n is not None or source.d is not None:
         raise DPQueryError(
             f"{source.path} is a raw user x item table: its records are its distinct users "
@@ -216,22 +241,97 @@ def check_items(source: ItemSource, backend: Backend) -> None:
     if backend.name == "dask":
         raise DPQueryError(f"{source.path}: a raw user x item table is read in this process: "
                            "use the local backend")  # fmt: skip
-    labels_of(source)  # the header's columns and the catalogue, checked before the fit
+    if source.learn is None:
+        labels_of(source)  # the header's columns and the catalogue, checked before the fit
+    else:
+        raw_columns(source.path, source.user_column, source.item_column)
+
+
+def _check_learning(
+    name: str, unlisted: bool, learn: ItemLearning | None, options: Mapping[str, Any] | None
+) -> None:  # fmt: skip
+    """A raw table's catalogue (``unlisted``: none given) against ``learn``."""
+    if unlisted and learn is None:
+        raise DPQueryError(
+            f"{name} is a raw user x item table: give its public item universe, a catalogue "
+            "of item ids (item_list, one id per line), or have it learned privately "
+            "(learn_items: a share of the budget buys a partition selection over the ids)"
+        )
+    if not unlisted and learn is not None:
+        raise DPQueryError(f"{name}: give either a public item list or learn_items (the "
+                           "universe learned from the data), not both")  # fmt: skip
+    if learn is None:
+        return
+    check_universe_share(learn.share)
+    check_bound(learn.bound)
+    options = options or {}
+    if options.get("rho") is not None or options.get("delta") == 0:
+        given = "rho (zCDP)" if options.get("rho") is not None else "pure epsilon (delta=0)"
+        raise DPQueryError(
+            f"an item universe learned from the data needs an (epsilon, delta) budget: its "
+            f"partition selection has a tail probability that no {given} states; give "
+            "epsilon (delta defaults to 1/n^2, or 1e-9 under add/remove), or a public item "
+            "list"
+        )
+
+
+def learns_items(source: object) -> bool:
+    """Whether ``source`` is a raw user x item table whose item universe is learned."""
+    return isinstance(source, ItemFile | ItemFrame) and source.learn is not None
+
+
+def frame_columns(source: ItemFrame) -> tuple[str, str]:
+    """The user and item columns of a raw user x item DataFrame, checked (no row read)."""
+    return table_columns(source.table, source.user_column, source.item_column, source.name)
 
 
 def labels_of(source: ItemSource) -> ItemLabels | None:
-    """What a raw table's release is written with (None: 0-based ids); reads the header
-    and the public catalogue, no record."""
-    if not isinstance(source, ItemFile) or not source.raw:
+    """What a raw table's release is written with (None: 0-based ids, or a universe still
+    to be learned); reads the header and the public catalogue, no record."""
+    if isinstance(source, ItemFrame):
+        if source.item_list is None:
+            return None
+        user, item = frame_columns(source)
+        return ItemLabels(catalogue(source.item_list, source.name), user, item)
+    if not isinstance(source, ItemFile) or not source.raw or source.item_list is None:
         return None
-    assert source.item_list is not None
     return item_labels(source.path, source.item_list, source.user_column, source.item_column)
+
+
+def catalogue(ids: Any, name: str = "df") -> tuple[str, ...]:
+    """A catalogue given in memory: item ids (text, surrounding spaces stripped), each
+    once, at least one (public: naming its ids discloses nothing)."""
+    if isinstance(ids, str) or not hasattr(ids, "__iter__"):
+        raise DPQueryError(f"item_list must be a sequence of item ids, got "
+                           f"{type(ids).__name__}")  # fmt: skip
+    out = tuple(str(i).strip() for i in ids)
+    if not out or "" in out:
+        raise DPQueryError(f"{name}'s item_list must name at least one item, none empty")
+    index = pd.Index(out)
+    if index.has_duplicates:
+        first = str(index[index.duplicated()][0])
+        raise DPQueryError(f"item_list names item {first!r} twice: give each id once")
+    return out
+
+
+def raw_lines(source: ItemFile | ItemFrame) -> RawLines:
+    """The lines of a raw user x item table, before any catalogue, in this process."""
+    if isinstance(source, ItemFrame):
+        return frame_lines(source.table, source.user_column, source.item_column, source.name)
+    return read_raw_lines(source.path, user_column=source.user_column,
+                          item_column=source.item_column)  # fmt: skip
 
 
 def load_items(source: ItemSource) -> ItemSets:
     """The item sets of ``source``, in this process."""
     if isinstance(source, ItemMatrix):
         return source.items
+    if isinstance(source, ItemFrame):
+        labels = labels_of(source)
+        assert labels is not None
+        items, dropped = raw_lines(source).over(labels.items)
+        note_dropped(source.name, dropped)
+        return items
     if source.raw:
         assert source.item_list is not None
         return read_raw_items(
@@ -276,7 +376,7 @@ def open_items(
     """Item data on the chosen backend, with what ``check`` says of its number of items,
     asked before any cluster starts. On ``dask`` a ``row item`` file is cut into ranges of
     user ids (an ``.npz``, read here, into ranges of records), counted on the workers."""
-    if backend.name == "local" or isinstance(source, ItemMatrix):
+    if backend.name == "local" or isinstance(source, ItemMatrix | ItemFrame):
         items = load_items(source)
         checked = check(items.d)
         yield items, checked

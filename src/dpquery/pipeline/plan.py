@@ -204,11 +204,12 @@ def baseline_warning(
     return []
 
 
-def items_noise_warning(model: Any, data: Any) -> list[Warning]:
-    """The wide release's public pre-release check (docs/wide.md, Shapes), before the fit:
-    where noise swamps the item counts, the release is expected no better than the
-    all-zeros table."""
-    warning = noise_warning(model.plan(data), data.n) if model.name == "wide" else None
+def items_noise_warning(model: Any, data: Any, budget: Budget | None = None) -> list[Warning]:
+    """The wide release's public pre-release check (docs/wide.md, Shapes), before the fit
+    (``budget``: the ledger's it will spend, when not its own): where noise swamps the item
+    counts, the release is expected no better than the all-zeros table."""
+    wide = model.name == "wide"
+    warning = noise_warning(model.plan(data, budget=budget), data.n) if wide else None
     return [] if warning is None else [BaselineWarning(warning)]
 
 

@@ -84,6 +84,8 @@ def items_report(
         method = "sampled from the released records (systematic sampling by weight)"
     rel["output"] = {"rows": out.n, "released_records": released.n, "form": form,
                      "method": method}  # fmt: skip
+    if fitted.universe is not None:
+        rel["universe"] = fitted.universe.to_dict()
     report["backend"] = backend_report(fitted.data)
     return report
 

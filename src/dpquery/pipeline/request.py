@@ -20,6 +20,7 @@ import pandas as pd
 from dpquery.algorithms.release import Release
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
+from dpquery.data.raw_items import ItemLabels
 from dpquery.domain_learning import DEFAULT_BINS, DEFAULT_DOMAIN_SHARE
 from dpquery.queries import Workload
 from dpquery.rng import SeedLike
@@ -71,6 +72,44 @@ class ItemFile:
     item_list: Path | None = None
     user_column: str | None = None
     item_column: str | None = None
+    learn: ItemLearning | None = None  # no item_list: the universe learned privately
+
+
+DEFAULT_UNIVERSE_SHARE = 0.5
+"""The share of the run's zCDP rho a learned item universe's partition selection spends by
+default (:mod:`dpquery.pipeline.universe`). Of 0.1, 0.3 and 0.5 on
+retail (seeds 0-1, epsilon 1 and 0.1), 0.5 had the lowest 1-way max and mean; on lastfm,
+ml100k and MovieLens 2016 no share releases more than a handful of ids at epsilon 1
+(docs/wide.md, "Learning the item universe")."""
+DEFAULT_UNIVERSE_BOUND = 16
+"""The default bound ``s`` on the items a user contributes to that selection: of 16, 32 and
+64 at share 0.5 on retail (and 8, 16 and 32 at 0.3), 16, between its records' median length
+(8) and 90th percentile (21), had the lowest 1-way max and mean (the same measurements)."""
+
+
+@dataclass(frozen=True)
+class ItemLearning:
+    """How a raw user x item table given without a catalogue has its item universe learned
+    (:mod:`dpquery.pipeline.universe`): ``share`` of the run's zCDP ``rho`` for the partition
+    selection over the item ids, each user contributing at most ``bound`` items to it."""
+
+    share: float = DEFAULT_UNIVERSE_SHARE
+    bound: int = DEFAULT_UNIVERSE_BOUND
+
+
+@dataclass(frozen=True)
+class ItemFrame:
+    """A raw user x item DataFrame (one line per user and item, other columns not read;
+    ``user_column``, ``item_column``: None, its first two), its items the public catalogue
+    ``item_list`` (ids in order) or, with ``learn``, learned privately; ``name`` is how
+    messages call it."""
+
+    table: pd.DataFrame
+    user_column: str | None = None
+    item_column: str | None = None
+    item_list: tuple[str, ...] | None = None
+    learn: ItemLearning | None = None
+    name: str = "df"
 
 
 @dataclass(frozen=True)
@@ -80,7 +119,7 @@ class ItemMatrix:
     items: ItemSets
 
 
-Source = TableFile | Dataset | Frame | ItemFile | ItemMatrix
+Source = TableFile | Dataset | Frame | ItemFile | ItemMatrix | ItemFrame
 """Where the private records come from."""
 
 
@@ -144,6 +183,19 @@ class Files:
         """Where a domain learned from the data is written: ``<out stem>.domain.json``."""
         return self.out.with_suffix(".domain.json")
 
+    @property
+    def items(self) -> Path:
+        """Where an item universe learned from the data is written: ``<out stem>.items.txt``
+        (the stem without its ``.transactions`` and compression suffixes)."""
+        name = self.out.name
+        for suffix in (".gz", ".bz2", ".xz", ".zip", ".zst"):
+            if name.lower().endswith(suffix):
+                name = name[: -len(suffix)]
+        stem = Path(name).stem
+        if stem.lower().endswith(".transactions"):
+            stem = stem[: -len(".transactions")]
+        return self.out.with_name(f"{stem}.items.txt")
+
 
 @dataclass(frozen=True)
 class Backend:
@@ -188,7 +240,7 @@ class ReleaseRequest:
     @property
     def items(self) -> bool:
         """Whether the records are sets of items (no domain, sparse)."""
-        return isinstance(self.source, ItemFile | ItemMatrix)
+        return isinstance(self.source, ItemFile | ItemMatrix | ItemFrame)
 
     @property
     def learns(self) -> bool:
@@ -215,6 +267,7 @@ class ReleaseResult:
     report: dict[str, Any]
     evaluation: dict[str, Any] | None = None
     messages: list[Warning] = field(default_factory=list)
+    labels: ItemLabels | None = None  # a raw user x item table's: the ids and columns
 
     @property
     def row_count(self) -> int:

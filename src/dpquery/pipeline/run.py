@@ -23,7 +23,19 @@ from dpquery.errors import DPQueryError
 from dpquery.pipeline import inputs, learning, plan, reports, rows, writes
 from dpquery.pipeline.fitting import Fitted, fit_items, fit_table
 from dpquery.pipeline.learning import Learned
-from dpquery.pipeline.request import ItemFile, ItemMatrix, ReleaseRequest, ReleaseResult
+from dpquery.pipeline.request import (
+    ItemFile,
+    ItemFrame,
+    ItemMatrix,
+    ReleaseRequest,
+    ReleaseResult,
+)
+from dpquery.pipeline.universe import (
+    LearnedUniverse,
+    learn_universe,
+    on_all_items,
+    universe_plan,
+)
 from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.rng import make_rng
 
@@ -34,7 +46,7 @@ def release(request: ReleaseRequest) -> ReleaseResult:
     writes.check_files(request)  # before any work: no partial output, no overwritten input
     plan.request_estimator(request, None)  # every option checked before the data is read
     if request.items:
-        inputs.check_items(request.source, request.backend)  # type: ignore[arg-type]
+        inputs.check_items(request.source, request.backend, request.options)  # type: ignore[arg-type]
         return _release_items(request)
     learning.check(request)
     rng = make_rng(request.seed)  # the run's one generator: a learned domain draws first
@@ -58,7 +70,12 @@ def fit(request: ReleaseRequest) -> Fitted:
     (:func:`dpquery.pipeline.rows.table_rows`, :func:`~dpquery.pipeline.rows.item_rows`)."""
     plan.request_estimator(request, None)  # every option checked before the data is read
     if request.items:
-        inputs.check_items(request.source, request.backend)  # type: ignore[arg-type]
+        inputs.check_items(request.source, request.backend, request.options)  # type: ignore[arg-type]
+        if inputs.learns_items(request.source):
+            rng = make_rng(request.seed)  # the run's one generator: the selection draws first
+            with _said(request):
+                universe = _universe(request, rng)
+                return _fit_items(request, universe.items, universe, rng)
         items = inputs.load_items(request.source)  # type: ignore[arg-type]
         with _said(request):
             return _fit_items(request, items)
@@ -110,16 +127,41 @@ def _fit_table(
     return fitted
 
 
-def _fit_items(request: ReleaseRequest, data: Any) -> Fitted:
-    """Plan (the budget, the estimator, auto's choice and its check), then fit."""
+def _universe(request: ReleaseRequest, rng: np.random.Generator) -> LearnedUniverse:
+    """A raw table's item universe, learned on the run's ledger from ``rng`` under the
+    release's relation (:mod:`dpquery.pipeline.universe`)."""
+    source: Any = request.source  # a raw table's: ItemFile or ItemFrame, with learn
+    lines = inputs.raw_lines(source)
+    relation = _relation(request)
+    options, share, bound = dict(request.options), source.learn.share, source.learn.bound
+    if relation != ADD_REMOVE:  # n public: the plan's threshold against it, before the draw
+        planned = universe_plan(options, lines.n, share, bound, relation)
+        if planned.tau > lines.n:
+            _warn(request, [BaselineWarning(
+                f"the item universe's threshold ({planned.tau:,} users) is above the table's "
+                f"{lines.n:,} users: no item id is expected to be released; give the public "
+                "catalogue, or raise the budget or the universe's share")])  # fmt: skip
+    return learn_universe(lines, options, share=share, bound=bound, neighbours=relation,
+                          rng=rng)  # fmt: skip
+
+
+def _fit_items(
+    request: ReleaseRequest, data: Any, universe: LearnedUniverse | None = None,
+    rng: np.random.Generator | None = None,
+) -> Fitted:  # fmt: skip
+    """Plan (the budget, the estimator, auto's choice and its check), then fit; after a
+    ``universe`` learned from the data (drawn from ``rng``, the run's one generator), on
+    the release's share of the run's ledger."""
     add_remove = plan.relation_of(plan.request_estimator(request, None)) == ADD_REMOVE
     options = plan.with_default_delta(request.options, data.n, add_remove)
     messages = _say(request, plan.budget_warnings(options, data.n, add_remove))
-    rng = make_rng(request.seed)
-    model = plan.request_estimator(request, rng, options)
+    rng = make_rng(request.seed) if rng is None else rng
+    own = options if universe is None else learning.release_options(options)
+    budget = None if universe is None else universe.release_ledger.budget
+    model = plan.request_estimator(request, rng, own)
     if request.algorithm == "auto" and not add_remove:  # its plan reads n
-        messages += _warn(request, plan.items_noise_warning(model, data))
-    fitted = fit_items(request, model, data, rng)
+        messages += _warn(request, plan.items_noise_warning(model, data, budget))
+    fitted = fit_items(request, model, data, rng, universe)
     messages += _warn(request, plan.items_kept_nothing(fitted.release))
     if isinstance(data, PartitionedData):  # the workers read the lines; in memory: on read
         note_duplicates(request.source.path, data.duplicates)  # type: ignore[union-attr]
@@ -128,26 +170,36 @@ def _fit_items(request: ReleaseRequest, data: Any) -> Fitted:
 
 
 def _release_items(request: ReleaseRequest) -> ReleaseResult:
-    source: ItemFile | ItemMatrix = request.source  # type: ignore[assignment]
+    source: ItemFile | ItemMatrix | ItemFrame = request.source  # type: ignore[assignment]
     weights = request.output.weights
     labels = inputs.labels_of(source)  # a raw table's catalogue and columns (None: 0-based)
-    if labels is not None and weights and request.files is not None:
+    learns = inputs.learns_items(source)
+    if (labels is not None or learns) and weights and request.files is not None:
         raise DPQueryError(
             "weighted records are written with 0-based ids ('row item weight'); a raw "
             "table's release is written without weights"
         )
+    if learns and request.files is not None:  # the form's checks, before the selection draws
+        writes.item_form(request.files, weights, 1)
+    universe, rng = None, None
+    if learns:
+        rng = make_rng(request.seed)  # the run's one generator: the selection draws first
+        with _said(request):
+            universe = _universe(request, rng)
+        labels, source = universe.labels, ItemMatrix(universe.items)
     with inputs.open_items(
         source, request.backend, lambda d: writes.item_form(request.files, weights, d)
     ) as (data, form):  # fmt: skip
         with _said(request):
             partitioned = isinstance(data, PartitionedData)
-            fitted = _fit_items(request, data)
+            fitted = _fit_items(request, data, universe, rng)
             reason = None
             if request.algorithm == "auto":
                 private = fitted.release.neighbours == ADD_REMOVE  # said from the release
                 reason = plan.items_auto_reason(
                     fitted.model, data, partitioned, fitted.n if private else None,
-                    fitted.release.parameters if private else None,
+                    # (after a learned universe the plan has no budget of its own)
+                    fitted.release.parameters if private or universe is not None else None,
                 )  # fmt: skip
         out = rows.item_rows(fitted, request.output)
         report = reports.items_report(fitted, out, form, weights, reason)
@@ -156,7 +208,11 @@ def _release_items(request: ReleaseRequest) -> ReleaseResult:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # its notes were said when the release read it
                 real = inputs.load_items(source) if partitioned else data
-            evaluation = reports.items_evaluation(real, out)  # type: ignore[arg-type]
+            if universe is not None:  # over every id of the table, released or not
+                evaluation = reports.items_evaluation(*on_all_items(
+                    inputs.raw_lines(request.source), universe.labels, out))  # type: ignore[arg-type]  # fmt: skip
+            else:
+                evaluation = reports.items_evaluation(real, out)  # type: ignore[arg-type]
         return _written(request, fitted, out, form, report, evaluation, labels)
 
 
@@ -166,8 +222,10 @@ def _written(
 ) -> ReleaseResult:  # fmt: skip
     if request.files is not None:
         domain = None if fitted.learned is None else fitted.learned.domain
-        writes.write_release(request.files, out, form, report, evaluation, domain, labels)
-    return ReleaseResult(fitted.release, out, report, evaluation, fitted.messages)
+        catalogue = None if fitted.universe is None else fitted.universe.labels.items
+        writes.write_release(request.files, out, form, report, evaluation, domain, labels,
+                             catalogue)  # fmt: skip
+    return ReleaseResult(fitted.release, out, report, evaluation, fitted.messages, labels)
 
 
 @contextmanager

@@ -23,7 +23,7 @@ from dpquery.data.items import ItemSets, write_item_sets
 from dpquery.data.raw_items import ItemLabels, write_raw_item_sets
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_path
-from dpquery.pipeline.inputs import is_item_file
+from dpquery.pipeline.inputs import is_item_file, learns_items
 from dpquery.pipeline.request import Files, ItemFile, ReleaseRequest, TableFile
 
 DENSE_COLUMNS = 1000
@@ -37,6 +37,8 @@ def check_files(request: ReleaseRequest) -> None:
     if files is None:
         return
     learned = files.domain if request.learns else None  # the domain learned, written beside
+    if learns_items(request.source):  # the item universe learned, written beside
+        learned = files.items
     outputs = [o for o in (files.out, files.report, files.evaluation, learned) if o is not None]
     source = request.source
     inputs = []
@@ -52,7 +54,7 @@ def check_files(request: ReleaseRequest) -> None:
     if len(set(resolved)) != len(resolved):
         raise DPQueryError(
             "two of --out, --report, --evaluate"
-            + (f" and the learned domain ({learned})" if learned is not None else "")
+            + (f" and the learned domain or items ({learned})" if learned is not None else "")
             + " name the same file"
         )
     for out in outputs:
@@ -134,7 +136,7 @@ def write_outputs(out: Path, write: Callable[[Path], object], texts: Mapping[Pat
 def write_release(
     files: Files, rows: Any, form: str, report: dict[str, Any],
     evaluation: dict[str, Any] | None, domain: Domain | None = None,
-    labels: ItemLabels | None = None,
+    labels: ItemLabels | None = None, catalogue: tuple[str, ...] | None = None,
 ) -> None:  # fmt: skip
     """The rows (in ``form``), the report, the evaluation and a ``domain`` learned from the
     data (``files.domain``), as ``files`` asks; every text serialised before anything is
@@ -145,6 +147,8 @@ def write_release(
         texts[files.evaluation] = json_text(evaluation)
     if domain is not None:
         texts[files.domain] = json_text(domain.to_dict())
+    if catalogue is not None:  # an item universe learned: its ids, one a line
+        texts[files.items] = "".join(f"{i}\n" for i in catalogue)
     write_outputs(files.out, writer(files.out, rows, form, labels), texts)
 
 
