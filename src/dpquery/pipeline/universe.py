@@ -4,8 +4,9 @@ universe, learned privately (``--learn-items``, ``docs/wide.md``).
 Which item ids may be named in the output is a partition selection over the ids
 (:mod:`dpquery.privacy.partition_selection`: Desfontaines, Voss, Gipson and Mandayam 2022;
 Gaussian partition selection as in Google's differential privacy library and PipelineDP;
-Gopi et al. 2020 on users holding several keys; Wilkins et al. 2024 on the Gaussian sparse
-histogram mechanism, whose exact analysis is tighter than the union bound below), the
+Gopi et al. 2020 on users holding several keys; Lebeda and Retschmeier 2025, FORC, on the
+Gaussian sparse histogram mechanism, whose correlated noise allows a lower threshold when a
+user's keys are bounded), the
 mechanism the domain learner runs on a raw table's categories (``docs/learn.md``), here
 with each user contributing up to ``s`` keys:
 
