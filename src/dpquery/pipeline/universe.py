@@ -6,9 +6,8 @@ Which item ids may be named in the output is a partition selection over the ids
 Gaussian partition selection as in Google's differential privacy library and PipelineDP;
 Gopi et al. 2020 on users holding several keys; Lebeda and Retschmeier 2025, FORC, on the
 Gaussian sparse histogram mechanism, whose correlated noise allows a lower threshold when a
-user's keys are bounded), the
-mechanism the domain learner runs on a raw table's categories (``docs/learn.md``), here
-with each user contributing up to ``s`` keys:
+user's keys are bounded), the mechanism the domain learner runs on a raw table's categories
+(``docs/learn.md``), here with each user contributing up to ``s`` keys:
 
 * **contribution bound**: each user's distinct items are cut to at most ``s`` of them, a
   uniform random subset (from a child of the run's generator, drawn for every user whatever
