@@ -222,16 +222,16 @@ def test_synth_errors_exit_non_zero_and_write_nothing(raw, flags, message):
     assert not (tmp / "S.transactions.csv").exists() and not (tmp / "S.items.txt").exists()
 
 
-
 def test_a_dense_csv_is_refused_before_the_selection_draws(raw):
     """The number of ids is learned: a dense CSV without --dense is refused before anything
-    is spent (the report says no charge), and nothing is written."""
+    is spent, and nothing is written."""
     tmp, _ = raw
     r = dpquery_cli("synth", "--data", str(tmp / "ratings.csv"), "--epsilon", "1",
                     "--learn-items", "--out", str(tmp / "S.csv"))  # fmt: skip
     assert r.code != 0 and "a dense CSV could have any width" in r.err, r.err
     assert "charged" not in r.err and "item universe: learned" not in r.err
     assert not (tmp / "S.csv").exists() and not (tmp / "S.items.txt").exists()
+
 
 # -- the Python API ------------------------------------------------------------------------
 def test_synthesize_items_is_the_commands_release(raw):
