@@ -132,7 +132,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -1843,6 +1843,46 @@ def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
     return sorted(float(Decimal(u).scaleb(-decimals)) for u in taken)
 
 
+def exact_atoms(sel: Selection | None, atoms: list[float], decimals: int) -> dict[float, float]:
+    """The exact value of each atom (:func:`_atoms`) whose released value is written with
+    more decimals than the precision: among the probe's released numbers that round to the
+    atom, the one of the largest noisy count (the smallest of equal counts), when it is not
+    a multiple of the precision's step. A key partition selection released is public text,
+    and so is its value (post-processing of the probe: no data, no cost); an atom not
+    released by the probe (the rule at 0's) has none. The atom's bin is then the step of
+    the precision holding that value (:func:`atom_cell`), which must not be another atom's:
+    one of two atoms one step apart keeps its rounded value."""
+    if sel is None or decimals == 0 or not atoms:
+        return {}
+    wanted = {round(Decimal(repr(a)).scaleb(decimals)): a for a in atoms}
+    best: dict[int, tuple[int, float]] = {}  # an atom's units -> (noisy count, value)
+    counts: dict[float, int] = {}
+    for key, count in sel.released.items():
+        if key != _MISSING and (x := _cell(key)[1]) is not None:
+            counts[x] = counts.get(x, 0) + count  # "3.2705" and "3.27050": one value
+    for x, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):  # the largest first
+        units = round(Decimal(repr(x)).scaleb(decimals))
+        if units in wanted and units not in best:
+            best[units] = (count, x)
+    cells = {a: a for a in atoms}  # each atom's bin, by its lower end
+    exact: dict[float, float] = {}
+    for units, (_, x) in sorted(best.items()):
+        a = wanted[units]
+        cell = atom_cell(x, decimals)
+        if x != a and cell not in {c for b, c in cells.items() if b != a}:
+            cells[a] = cell
+            exact[a] = x
+    return exact
+
+
+def atom_cell(x: float, decimals: int) -> float:
+    """The lower end of the step of the precision holding ``x`` (``x`` itself when it is a
+    multiple of the step): an atom's bin is ``[cell, cell + 10^-decimals)``, so the encoder
+    puts the value there (3.270499657768651 at 4 decimals: ``[3.2704, 3.2705)``)."""
+    step = Decimal(1).scaleb(-decimals)
+    return float(Decimal(repr(x)).quantize(step, rounding=ROUND_FLOOR))
+
+
 MAX_LATTICE = 1000
 """Bounds holding at most this many values of the column's precision take every one of them
 as a quantile candidate (:func:`quantile_candidates`)."""
@@ -1901,8 +1941,10 @@ def lattice(lo: float, hi: float, decimals: int) -> bool:
 def _edges(
     name: str, col: _Column, rho: float, bounds: tuple[float, float], decimals: int,
     atoms: list[float], ctx: _Context, inner: tuple[float, float] | None = None,
+    exact: Mapping[float, float] | None = None,
 ) -> list[float]:  # fmt: skip
-    """The bounds, a bin ``[v, v + step)`` per atom ``v``, and ``bins - 1`` quantiles of the
+    """The bounds, a bin ``[v, v + step)`` per atom ``v`` (per exact value of an atom,
+    ``exact``, the step holding it: :func:`atom_cell`), and ``bins - 1`` quantiles of the
     values that are not atoms (the exponential mechanism, score sensitivity 1 under
     replace-one and ``max(alpha, 1 - alpha)`` under add/remove: whether a record is an atom
     depends on that record and the public atoms alone)."""
@@ -1927,8 +1969,10 @@ def _edges(
             name=f"{name}: quantiles (exponential mechanism)", add_remove=ctx.add_remove,
         )]  # fmt: skip
     step = _step(decimals)
-    around = [float(Decimal(repr(v)) + Decimal(repr(step))) for v in atoms]
-    return sorted({lo, hi, *picks, *atoms, *around})
+    exact = exact or {}
+    cells = [atom_cell(exact[v], decimals) if v in exact else v for v in atoms]
+    around = [float(Decimal(repr(v)) + Decimal(repr(step))) for v in cells]
+    return sorted({lo, hi, *picks, *cells, *around})
 
 
 def _range_codes(
@@ -2420,6 +2464,7 @@ def _numeric(
     atoms = _atoms(probe, present, decimals)
     if at_zero and 0.0 not in atoms:
         atoms = sorted([*atoms, 0.0])
+    exact: dict[float, float] = {}
     if ctx.small:  # the bounds' counts place the edges: no quantiles
         edges = _small_edges(bounds, buckets, bucket_noisy, decimals, small_bins(ctx.bins), zero)
         # the band: the bounds, or the core the mode's single steps reached (step_core),
@@ -2433,19 +2478,24 @@ def _numeric(
         spent = share * rho + bounds_share * rest
     else:
         quantile_rho = (1 - bounds_share) * rest - fine_rho
-        edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner)
+        exact = exact_atoms(probe, atoms, decimals)
+        edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner, exact)
         spent = rho
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
         decimals=None if decimals == 0 else decimals, density=LEARNED_DENSITY,
+        exact=tuple(x for x in exact.values() if edges[0] <= x < edges[-1]),
     )  # fmt: skip
+    # an exact value in full (its repr), the others at the precision
+    shown = [repr(exact[a]) if a in exact else f"{a:g}" for a in atoms[:6]]
     learned = (
         f"{attr.n_bins} bins over [{edges[0]:g}, {edges[-1]:g}] (clipped), "
         + ("integer" if decimals == 0 else f"{decimals} decimals")
-        + (f", atoms {', '.join(f'{a:g}' for a in atoms[:6])}" if atoms else "")
+        + (f", atoms {', '.join(shown)}" if atoms else "")
         + (" + missing" if has_missing else "")
     )
-    return attr, learned, more | {"atoms": atoms}, spent
+    more |= {"atoms": atoms} | ({"exact_atoms": sorted(exact.values())} if exact else {})
+    return attr, learned, more, spent
 
 
 # --- dates and times: a quantity on the public time axis (dpquery.data.dates) ----------
