@@ -180,3 +180,27 @@ def test_the_decoder_writes_the_exact_value_of_its_bin_alone():
     assert b[codes == 3].isna().all()
     # the layout is the bins': the exact value changes no bit
     assert plain.layout() == exact.layout()
+
+
+def test_a_release_from_the_raw_table_writes_the_value_exactly(tmp_path):
+    """``dpquery synth --data`` on 5,000 records, a quarter at the spike (the probe's
+    threshold at epsilon 1 is a few hundred records at most: the spike's 1,250 clear it by
+    far): the released CSV holds the value as written, the domain beside it lists it, and
+    that domain given back with ``--domain`` releases it again."""
+    from dpquery.cli import main
+
+    data, out, again = tmp_path / "t.csv", tmp_path / "s.csv", tmp_path / "s2.csv"
+    spiked(5_000, 0.25, 3).to_csv(data, index=False)
+    assert main(["synth", "--data", str(data), "--epsilon", "1", "--seed", "0",
+                 "--out", str(out), "--quiet"]) == 0  # fmt: skip
+    learned = json.loads((tmp_path / "s.domain.json").read_text())
+    (t,) = [a for a in learned["attributes"] if a["name"] == "t"]
+    assert t["exact"] == [END]
+    assert repr(END) in out.read_text()
+    released = pd.read_csv(out)["t"]
+    # the spike's quarter: seeded, and the band's +-500 records are far more than the
+    # release's error on one bin of 5,000 records at epsilon 1
+    assert 0.15 < (released == END).mean() < 0.35
+    assert main(["synth", "--data", str(data), "--domain", str(tmp_path / "s.domain.json"),
+                 "--epsilon", "1", "--seed", "1", "--out", str(again), "--quiet"]) == 0  # fmt: skip
+    assert (pd.read_csv(again)["t"] == END).any()
