@@ -76,7 +76,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   least :data:`ATOM_SHARE` of it and :data:`ATOM_PEAK` times each released value one step
   away that is not itself an atom (decided from the most frequent down) become bins of their
   own (point masses, post-processing of the probe), and the bin
-  edges are the quantiles of its other values.
+  edges are the quantiles of its other values. A released value written with more decimals
+  than the precision (a study's end, 3.270499657768651 years) is kept exactly
+  (:func:`exact_atoms`): its bin is the precision's step holding it, and the domain decodes
+  that bin to it (``Numeric.exact``).
 * **codes by range**: an undeclared integer column whose private bounds hold at most
   :data:`MAX_CODES` integers is categorical over every integer in them (public once the
   bounds are: no further budget, no tail probability). The codes at its ends that a bucket
@@ -132,7 +135,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -290,7 +293,8 @@ below the lowest occupied bucket are otherwise clipped."""
 ATOM_SHARE = 0.02
 """A released value of a numeric column's probe whose noisy count holds at least this share
 of the noisy non-missing values is an atom: a bin of its own (``[v, v + 10^-decimals)``), so
-that a point mass (the 0 of a money column, the 40 of hours worked) decodes to itself."""
+that a point mass (the 0 of a money column, the 40 of hours worked) decodes to itself, its
+released value kept exactly when it is written with more decimals (:func:`exact_atoms`)."""
 ATOM_PEAK = 1.5
 """An atom's noisy count is also at least this many times that of each value one step of
 the precision away (:func:`_atoms`): Adult's ages 19 to 60 each hold 2% of the records and
@@ -1843,6 +1847,46 @@ def _atoms(sel: Selection | None, present: int, decimals: int) -> list[float]:
     return sorted(float(Decimal(u).scaleb(-decimals)) for u in taken)
 
 
+def exact_atoms(sel: Selection | None, atoms: list[float], decimals: int) -> dict[float, float]:
+    """The exact value of each atom (:func:`_atoms`) whose released value is written with
+    more decimals than the precision: among the probe's released numbers that round to the
+    atom, the one of the largest noisy count (the smallest of equal counts), when it is not
+    a multiple of the precision's step. A key partition selection released is public text,
+    and so is its value (post-processing of the probe: no data, no cost); an atom not
+    released by the probe (the rule at 0's) has none. The atom's bin is then the step of
+    the precision holding that value (:func:`atom_cell`), which must not be another atom's:
+    one of two atoms one step apart keeps its rounded value."""
+    if sel is None or decimals == 0 or not atoms:
+        return {}
+    wanted = {round(Decimal(repr(a)).scaleb(decimals)): a for a in atoms}
+    best: dict[int, tuple[int, float]] = {}  # an atom's units -> (noisy count, value)
+    counts: dict[float, int] = {}
+    for key, count in sel.released.items():
+        if key != _MISSING and (x := _cell(key)[1]) is not None:
+            counts[x] = counts.get(x, 0) + count  # "3.2705" and "3.27050": one value
+    for x, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):  # the largest first
+        units = round(Decimal(repr(x)).scaleb(decimals))
+        if units in wanted and units not in best:
+            best[units] = (count, x)
+    cells = {a: a for a in atoms}  # each atom's bin, by its lower end
+    exact: dict[float, float] = {}
+    for units, (_, x) in sorted(best.items()):
+        a = wanted[units]
+        cell = atom_cell(x, decimals)
+        if x != a and cell not in {c for b, c in cells.items() if b != a}:
+            cells[a] = cell
+            exact[a] = x
+    return exact
+
+
+def atom_cell(x: float, decimals: int) -> float:
+    """The lower end of the step of the precision holding ``x`` (``x`` itself when it is a
+    multiple of the step): an atom's bin is ``[cell, cell + 10^-decimals)``, so the encoder
+    puts the value there (3.270499657768651 at 4 decimals: ``[3.2704, 3.2705)``)."""
+    step = Decimal(1).scaleb(-decimals)
+    return float(Decimal(repr(x)).quantize(step, rounding=ROUND_FLOOR))
+
+
 MAX_LATTICE = 1000
 """Bounds holding at most this many values of the column's precision take every one of them
 as a quantile candidate (:func:`quantile_candidates`)."""
@@ -1901,8 +1945,10 @@ def lattice(lo: float, hi: float, decimals: int) -> bool:
 def _edges(
     name: str, col: _Column, rho: float, bounds: tuple[float, float], decimals: int,
     atoms: list[float], ctx: _Context, inner: tuple[float, float] | None = None,
+    exact: Mapping[float, float] | None = None,
 ) -> list[float]:  # fmt: skip
-    """The bounds, a bin ``[v, v + step)`` per atom ``v``, and ``bins - 1`` quantiles of the
+    """The bounds, a bin ``[v, v + step)`` per atom ``v`` (per exact value of an atom,
+    ``exact``, the step holding it: :func:`atom_cell`), and ``bins - 1`` quantiles of the
     values that are not atoms (the exponential mechanism, score sensitivity 1 under
     replace-one and ``max(alpha, 1 - alpha)`` under add/remove: whether a record is an atom
     depends on that record and the public atoms alone)."""
@@ -1927,8 +1973,10 @@ def _edges(
             name=f"{name}: quantiles (exponential mechanism)", add_remove=ctx.add_remove,
         )]  # fmt: skip
     step = _step(decimals)
-    around = [float(Decimal(repr(v)) + Decimal(repr(step))) for v in atoms]
-    return sorted({lo, hi, *picks, *atoms, *around})
+    exact = exact or {}
+    cells = [atom_cell(exact[v], decimals) if v in exact else v for v in atoms]
+    around = [float(Decimal(repr(v)) + Decimal(repr(step))) for v in cells]
+    return sorted({lo, hi, *picks, *cells, *around})
 
 
 def _range_codes(
@@ -2420,6 +2468,7 @@ def _numeric(
     atoms = _atoms(probe, present, decimals)
     if at_zero and 0.0 not in atoms:
         atoms = sorted([*atoms, 0.0])
+    exact: dict[float, float] = {}
     if ctx.small:  # the bounds' counts place the edges: no quantiles
         edges = _small_edges(bounds, buckets, bucket_noisy, decimals, small_bins(ctx.bins), zero)
         # the band: the bounds, or the core the mode's single steps reached (step_core),
@@ -2433,19 +2482,24 @@ def _numeric(
         spent = share * rho + bounds_share * rest
     else:
         quantile_rho = (1 - bounds_share) * rest - fine_rho
-        edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner)
+        exact = exact_atoms(probe, atoms, decimals)
+        edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner, exact)
         spent = rho
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
         decimals=None if decimals == 0 else decimals, density=LEARNED_DENSITY,
+        exact=tuple(x for x in exact.values() if edges[0] <= x < edges[-1]),
     )  # fmt: skip
+    # an exact value in full (its repr), the others at the precision
+    shown = [repr(exact[a]) if a in exact else f"{a:g}" for a in atoms[:6]]
     learned = (
         f"{attr.n_bins} bins over [{edges[0]:g}, {edges[-1]:g}] (clipped), "
         + ("integer" if decimals == 0 else f"{decimals} decimals")
-        + (f", atoms {', '.join(f'{a:g}' for a in atoms[:6])}" if atoms else "")
+        + (f", atoms {', '.join(shown)}" if atoms else "")
         + (" + missing" if has_missing else "")
     )
-    return attr, learned, more | {"atoms": atoms}, spent
+    more |= {"atoms": atoms} | ({"exact_atoms": sorted(exact.values())} if exact else {})
+    return attr, learned, more, spent
 
 
 # --- dates and times: a quantity on the public time axis (dpquery.data.dates) ----------
@@ -2512,12 +2566,12 @@ def _time_edges(lo: int, hi: int) -> np.ndarray:
 
 def _time_run(
     name: str, values: np.ndarray, edges: np.ndarray, rho: float, label: str, ctx: _Context
-) -> tuple[float, float] | None:
+) -> tuple[float, float, np.ndarray] | None:
     """The bounds of :func:`~dpquery.privacy.quantiles.private_bounds` over the public time
     buckets ``edges`` (one discrete Gaussian histogram at ``rho``, charged before it draws),
     grown past the union bound as :func:`grown_past` grows a number's (a small table: grown
-    from the mode, as :func:`_bounds`); None when no bucket is occupied. There is no 0 to
-    cross on the time axis."""
+    from the mode, as :func:`_bounds`), and the buckets' noisy counts; None when no bucket
+    is occupied. There is no 0 to cross on the time axis."""
     k = edges.size - 1
     one = discrete_gaussian_sigma2(rho, ctx.l2)
     w = min(BOUND_WINDOW, k)
@@ -2541,7 +2595,7 @@ def _time_run(
         run = grown_run(noisy, (first, last), threshold, partition_threshold(one, BOUND_STEP_RATE),
                         math.inf, w, None)  # fmt: skip
         lo, hi = float(edges[run[0]]), float(edges[run[1] + 1])
-    return lo, hi
+    return lo, hi, noisy
 
 
 def _time_bounds(
@@ -2551,19 +2605,51 @@ def _time_bounds(
     read on: a histogram of years over :data:`TIME_YEARS` at half of ``rho``, then, when the
     years found span at most :data:`TIME_MONTH_YEARS`, one of the months inside them at the
     other half (the choice reads only the first histogram's output: adaptive composition,
-    each charged before its draw); when it finds none, the years' bounds stand."""
+    each charged before its draw); when it finds none, the years' bounds stand, and on a
+    side where the months beyond its run hold data (:func:`months_beyond`), the years'
+    bound on that side stands."""
     y0, y1 = TIME_YEARS
     years = _time_edges(12 * y0, 12 * y1)[::12]
-    found = _time_run(name, values, years, rho / 2, "bounds, years", ctx)
-    if found is None:
+    run = _time_run(name, values, years, rho / 2, "bounds, years", ctx)
+    if run is None:
         return None, rho / 2, years
+    found = run[:2]
     first = int(np.searchsorted(years, found[0]))
     last = int(np.searchsorted(years, found[1]))
     if last - first > TIME_MONTH_YEARS:
         return found, rho / 2, years
     months = _time_edges(12 * (y0 + first), 12 * (y0 + last))
     inner = _time_run(name, values, months, rho / 2, "bounds, months", ctx)
-    return (inner or found), rho, months
+    if inner is None:
+        return found, rho, months
+    lo, hi, noisy = inner
+    low, high = months_beyond(noisy, months, (lo, hi), discrete_gaussian_sigma2(rho / 2, ctx.l2))
+    return (float(months[0]) if low else lo, float(months[-1]) if high else hi), rho, months
+
+
+def months_beyond(
+    noisy: np.ndarray, months: np.ndarray, run: tuple[float, float], one: Fraction | float
+) -> tuple[bool, bool]:
+    """Whether the months below and above the months' ``run`` (inside the years' bounds)
+    hold data: their noisy counts (``noisy``, noise variance ``one`` each) sum to what an
+    empty run of as many months reaches with at most :data:`FAR_WINDOW_RATE`. The run is
+    grown from one bucket, month by month, and stops at the first month whose noisy count
+    fails: where the months hold about as many records as their noise sd (a small table's
+    1,922 homicides of 2015, about 160 a month at a months' sd near 100), it stopped at
+    January on a year whose other eleven months held 1,700 records; their sum, noisy at
+    sd ``sqrt(11)`` times a month's, is far above it. The years' bounds already hold those
+    months (the months' histogram only narrows them), so such a side keeps the year's bound.
+    Post-processing of the months' noisy counts and public thresholds: no charge."""
+    a = int(np.searchsorted(months, run[0]))
+    b = int(np.searchsorted(months, run[1]))
+    k = months.size - 1
+
+    def holds(lo: int, hi: int) -> bool:
+        if hi <= lo:
+            return False
+        return float(np.sum(noisy[lo:hi])) >= partition_threshold(one * (hi - lo), FAR_WINDOW_RATE)
+
+    return holds(0, a), holds(b, k)
 
 
 def _time_grid(lo: float, hi: float, unit: int) -> np.ndarray:

@@ -218,6 +218,8 @@ def _numeric_values(
             outer = None if bins is None else (bins[0] - offset, bins[1] - offset, below)
             values = _grid_values(lo - offset, hi - offset, below, step, u, outer) + offset
         values = np.round(values, decimals)
+        for b, x in attr.exact_bins().items():  # a bin of one value written exactly: that value
+            values[c == b] = x
     if attr.time is not None:  # whole seconds on the time axis, written in the column's format
         return dates.written(values, ~in_bin, attr.time)
     return schema.column(values, ~in_bin, attr.output_dtype)
@@ -283,7 +285,8 @@ def decode(
     (``numeric="uniform"``, seeded; with the attribute's ``within`` weights, a sub-bin drawn
     by them first; without them, an attribute of ``density="linear"`` draws from a linear
     density in the bin, :data:`LINEAR_BLEND` of the tilt :func:`linear_slopes` reads off
-    the released records' bin masses) or the bin label (``"label"``). A missing category
+    the released records' bin masses) or the bin label (``"label"``); a bin holding one of
+    the attribute's ``exact`` values decodes to it. A missing category
     decodes to a missing value (to itself with ``keep_missing``). When the weights are not
     all equal, a ``weight`` column (summing to 1) is added.
     """
