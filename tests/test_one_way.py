@@ -344,3 +344,157 @@ def test_synth_console_and_report_name_the_refined_columns(tmp_path, capsys) -> 
     assert list(refined) == ["big"]
     assert f"columns: re-measured, their noisy 1-way marginals estimated past the target: big " \
            f"(rho={refined['big']['rho']:.3g}" in out  # fmt: skip
+
+
+# == a first step that does not fit, and the shrunk columns' second measurement =================
+
+
+def test_a_partial_first_step_by_hand() -> None:
+    # Two columns of TRUE's 4 cells, n = 1000, target 0.05 (combined scale 17.8483, rho
+    # 17.8483^-2 = 0.00313911). At sigma 50: bound 0.0797885 + 2 (0.0301405) = 0.140069,
+    # excess 0.0900695, need 0.00313911 - 50^-2 = 0.00273911, 32.88 per rho. At sigma 100:
+    # bound 0.159577 + 2 (0.0602810) = 0.280139, excess 0.230139, need 0.00313911 - 100^-2 =
+    # 0.00303911, 75.73 per rho. The cap 0.004 holds neither pair whole (0.00577822): the
+    # second column (larger per rho) gets its whole 0.00303911, the first the 0.00096089 left.
+    first = [Measurement((0,), TRUE, 50.0), Measurement((1,), TRUE, 100.0)]
+    fake = Fake(TRUE)
+    new, records = ow.refine_columns(first, fake, n=1000, tau=0.05, cap=0.004, partial=True)
+    assert [a for a, _ in fake.calls] == [1, 0] and len(new) == 2
+    assert 1 / fake.calls[0][1] ** 2 == pytest.approx(0.00303911, rel=1e-5)
+    assert 1 / fake.calls[1][1] ** 2 == pytest.approx(0.004 - 0.00303911, rel=1e-4)
+    assert sum(r["rho"] for r in records) == pytest.approx(0.004)
+    # The second column reaches the target's scale; the first is only part of the way.
+    by = {r["attribute"]: r for r in records}
+    assert by[1]["combined_sigma"] == pytest.approx(17.8483, rel=1e-5)
+    assert 17.8483 < by[0]["combined_sigma"] < 50.0
+    # Without partial, the same cap spends nothing (the step does not fit).
+    fake = Fake(TRUE)
+    assert ow.refine_columns(first, fake, n=1000, tau=0.05, cap=0.004) == ([], [])
+    assert fake.calls == []
+    # Under add/remove (unit 1/2) the same scales cost half: a cap of 0.002 buys the same.
+    fake = Fake(TRUE)
+    _, records = ow.refine_columns(first, fake, n=1000, tau=0.05, cap=0.002, partial=True,
+                                   unit=0.5)  # fmt: skip
+    assert 0.5 / fake.calls[0][1] ** 2 == pytest.approx(0.00303911 / 2, rel=1e-5)
+    assert sum(r["rho"] for r in records) == pytest.approx(0.002)
+
+
+def test_partial_step_order_and_remainder() -> None:
+    # excess per rho: 0 -> 1, 1 -> 3, 2 -> 2 (the order 1, 2, 0); room 5: 1 whole (2), 2 whole
+    # (2), 0 the 1 left of its 4.
+    assert ow.partial_step({0: 4.0, 1: 2.0, 2: 2.0}, {0: 4.0, 1: 6.0, 2: 4.0}, 5.0) == {
+        1: 2.0, 2: 2.0, 0: 1.0
+    }  # fmt: skip
+    assert ow.partial_step({0: 4.0, 1: 2.0}, {0: 4.0, 1: 6.0}, 1.5) == {1: 1.5}
+
+
+def test_a_doubled_column_by_hand() -> None:
+    # Column 0 at sigma 50 measured again at 50 (rho 50^-2 = 0.0004): combined 50 / sqrt(2) =
+    # 35.3553, still past the target, so the rule adds 0.00313911 - 0.0008 = 0.00233911.
+    fake = Fake(TRUE)
+    _, records = ow.refine_columns([Measurement((0,), TRUE, 50.0)], fake, n=1000, tau=0.05,
+                                   cap=1.0, doubled=[0])  # fmt: skip
+    assert fake.calls[0] == (0, pytest.approx(50.0))
+    assert 1 / fake.calls[1][1] ** 2 == pytest.approx(0.00233911, rel=1e-5)
+    # together 0.0004 + 0.00233911: the one step to the target's 0.00273911, in two draws
+    assert records[0]["rho"] == pytest.approx(0.00273911, rel=1e-5)
+    # A cap below the doubling (0.0003): the second measurement at 0.0003^-1/2 = 57.735, and
+    # nothing left for the rule.
+    fake = Fake(TRUE)
+    _, records = ow.refine_columns([Measurement((0,), TRUE, 50.0)], fake, n=1000, tau=0.05,
+                                   cap=0.0003, doubled=[0])  # fmt: skip
+    assert fake.calls == [(0, pytest.approx(57.735, rel=1e-4))]
+    assert records[0]["rho"] == pytest.approx(0.0003)
+    # Under add/remove (unit 1/2): the doubling costs 0.5 / 50^2 = 0.0002, the same scale.
+    fake = Fake(TRUE)
+    _, records = ow.refine_columns([Measurement((0,), TRUE, 50.0)], fake, n=1000, tau=0.05,
+                                   cap=0.0002, doubled=[0], unit=0.5)  # fmt: skip
+    assert fake.calls == [(0, pytest.approx(50.0))]
+    assert records[0]["rho"] == pytest.approx(0.0002)
+
+
+def test_shrunk_columns_read_james_stein_s_factor() -> None:
+    # 8 equal counts at sigma 10: spread 0, B = 1 (doubled); 8 counts 0, 100, ..., 700 at
+    # sigma 10: B = 5 (100) / 420,000 = 0.0012 (not); too few cells (3): never.
+    flat = Measurement((0,), np.full(8, 50.0), 10.0)
+    steep = Measurement((1,), np.arange(8) * 100.0, 10.0)
+    few = Measurement((2,), np.full(3, 50.0), 10.0)
+    cells = [tuple(range(8)), tuple(range(8)), tuple(range(3))]
+    assert am.shrunk_columns([flat, steep, few], cells) == [0]
+    assert am.shrunk_columns([flat, steep, few], None) == []
+
+
+LISTED = Domain(
+    (
+        Categorical("big", tuple(range(60)), listed=tuple(range(30, 60))),
+        Binary("smoker", ("no", "yes")),
+        Categorical("size", (1, 2, 3, 4)),
+    )
+)
+
+
+def flat_data(n: int = 1000, seed: int = 0, domain: Domain = LISTED):
+    """``big`` on its first 40 values, 25 records each (its last 30 values listed members of
+    a public vocabulary in ``LISTED``; 20 of them hold no record)."""
+    rng = np.random.default_rng(seed)
+    table = pd.DataFrame(
+        {"big": np.repeat(np.arange(40), n // 40), "smoker": rng.choice(["no", "yes"], n),
+         "size": rng.choice(4, n) + 1}
+    )  # fmt: skip
+    return encode(table, domain)
+
+
+def test_only_a_column_of_listed_members_is_doubled() -> None:
+    # The same flat column without listed members: nothing refined, the same ledger as with
+    # the rule off (byte-identical records).
+    data = flat_data(domain=DOMAIN)
+    on = AdaptiveProjection(epsilon=1.0, seed=3, final_sweeps=2).fit(data, WORKLOAD)
+    off = AdaptiveProjection(epsilon=1.0, seed=3, final_sweeps=2, refine_shrunk=False).fit(
+        data, WORKLOAD
+    )
+    assert on.parameters["column_refinement"]["spent"] == 0
+    assert np.array_equal(on.records.rows, off.records.rows)
+    assert am.listed_shrink_cells(DOMAIN, [60, 2, 4]) == [(), (), ()]
+    assert am.listed_shrink_cells(LISTED, [60, 2, 4]) == [tuple(range(60)), (), ()]
+
+
+@pytest.mark.parametrize("option", ["refine_partial", "refine_shrunk"])
+def test_the_rules_are_charged_before_each_draw_within_the_budget(option) -> None:
+    """At epsilon 1 ``big``'s target does not fit the cap (nothing is refined by default,
+    test_no_refinement_changes_nothing); with the partial rule the cap is spent on it, and
+    ``big`` (a 60-valued column whose 50 tail values are 0.4% each: James-Stein's factor is
+    read on the noisy counts) may be doubled. Either way every refinement is charged after the
+    1-way measurements and before the first selection, the refinements spend at most the cap,
+    and the run spends the budget and no more."""
+    data = wide_data() if option == "refine_partial" else flat_data()
+    layout = AttributeLayout.of_data(data)
+    model = AdaptiveProjection(epsilon=1.0, seed=3, final_sweeps=2, **{option: True})
+    fit = model.fit(data, WORKLOAD)
+    kinds = [e.charge.mechanism for e in fit.ledger.entries]
+    refined = [e for e in fit.ledger.entries if e.charge.mechanism == ow.REFINE]
+    report = fit.parameters["column_refinement"]
+    assert fit.parameters[option] is True
+    first = kinds.index(ow.REFINE) if refined else None
+    if option == "refine_partial":
+        assert refined and report["spent"] == pytest.approx(report["cap"])
+    else:  # "big" (40 values of 25 records: B = 1 at this noise) measured again at its scale
+        assert refined and list(report["columns"]) == ["big"]
+        sigma = fit.parameters["one_way"][0]
+        assert refined[0].charge.cost.rho == pytest.approx(
+            min(0.5 / sigma**2, report["cap"]), rel=1e-6
+        )
+    if refined:
+        # the noisy n and the g 1-way measurements come first; no selection before them
+        assert am.MEASURE in kinds[:first] and ow.REFINE not in kinds[first + len(refined) :]
+        assert kinds[first : first + len(refined)] == [ow.REFINE] * len(refined)
+        assert sum(e.charge.cost.rho for e in refined) == pytest.approx(report["spent"])
+    assert report["spent"] <= report["cap"] * (1 + 1e-9)
+    assert 0.999 * fit.ledger.budget.limit < fit.ledger.spent <= fit.ledger.budget.limit
+    assert layout.g == 3
+
+
+def test_the_rules_are_off_under_replace_one_and_by_default() -> None:
+    assert not AdaptiveProjection(neighbours="replace-one").refine_partial_on()
+    assert not AdaptiveProjection(neighbours="replace-one").refine_shrunk_on()
+    assert AdaptiveProjection().refine_partial_on() is am.ADD_REMOVE_PARTIAL_REFINE
+    assert AdaptiveProjection().refine_shrunk_on() is am.ADD_REMOVE_REFINE_SHRUNK

@@ -114,10 +114,13 @@ from dpquery.algorithms.marginal.one_way import (
 )
 from dpquery.algorithms.marginal.projection import Measurement, fit_records, initial_records
 from dpquery.algorithms.marginal.shrinkage import (
+    SHRINK_MIN_CELLS,
+    SHRINK_MIN_FACTOR,
     SHRINKS,
     Shrink,
     shrink_cells,
     shrink_estimates,
+    stein_factor,
 )
 from dpquery.algorithms.marginal.unlinked import unlink
 from dpquery.algorithms.marginal.within_bins import WITHIN_BINS_SWEEPS, interpolate_within_bins
@@ -191,6 +194,16 @@ ADD_REMOVE_RANKS = True
 # docs/learn.md, Many values of about equal count); off under replace-one, whose releases
 # are pinned.
 ADD_REMOVE_SHRINKAGE: Shrink | None = "js"
+# ... and the column refinement's first step, when it does not fit in the cap, spent in part
+# on the columns of largest excess removed per rho rather than not at all (one_way.py;
+# docs/learn.md, The budget split at the noise floor); off under replace-one, whose releases
+# are pinned.
+ADD_REMOVE_PARTIAL_REFINE = False
+# ... and a column of listed members (a public vocabulary's, Categorical.listed) whose first
+# measurement James-Stein would shrink (its factor B at least SHRINK_MIN_FACTOR) measured a
+# second time at its first's scale, within the cap (one_way.py; docs/learn.md, The budget
+# split at the noise floor); off under replace-one, whose releases are pinned.
+ADD_REMOVE_REFINE_SHRUNK = True
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -537,6 +550,7 @@ def adaptive_marginals(
     unlinked: int = 0, pair_weight: float = 1.0, max_share: float = 0.0,
     max_final: bool = False, max_scale: float = 1.0, ranks: bool = False,
     shrink: Sequence[Sequence[int]] | None = None, shrink_how: Shrink = "js",
+    refine_partial: bool = False, refine_shrunk: Sequence[Sequence[int]] | None = None,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -614,7 +628,15 @@ def adaptive_marginals(
     ``shrink_how`` (:mod:`dpquery.algorithms.marginal.shrinkage`: James-Stein toward the
     column's mean, or the posterior means under an estimated prior), at the combined
     measurements' scale; the compression and the empty-cell tests read the measurements
-    themselves. Post-processing of the charged 1-way measurements: no charge."""
+    themselves. Post-processing of the charged 1-way measurements: no charge.
+
+    ``refine_partial`` lets the column refinement's first step spend part of its cap when
+    the whole step does not fit; ``refine_shrunk`` (per attribute, cells as ``shrink``;
+    :func:`listed_shrink_cells` by default) measures again, at its first scale and within the
+    cap, each attribute whose first measurement's James-Stein factor over those cells is at
+    least :data:`~dpquery.algorithms.marginal.shrinkage.SHRINK_MIN_FACTOR` (:func:`shrunk_columns`)
+    (:func:`~dpquery.algorithms.marginal.one_way.refine_columns`; each draw charged before
+    it is made)."""
     source = CodesSource(codes, sizes) if isinstance(codes, np.ndarray) else codes
     n = source.n if n is None else n
     delta2 = plan.sensitivity
@@ -634,6 +656,7 @@ def adaptive_marginals(
             lambda a, s: measure(fine, sizes, (a,), s, rng, ledger, name=REFINE,
                                  sensitivity=delta2), n=n,
             tau=plan.column_tv, cap=plan.column_cap, unit=plan.unit,
+            partial=refine_partial, doubled=shrunk_columns(measured, refine_shrunk),
         )  # fmt: skip
         rounds += [{"round": "column refinement", **r} for r in refined]
     measured += extra
@@ -751,6 +774,32 @@ def adaptive_marginals(
             rounds.append({"round": "empty catch-all cells", "values_redrawn": k,
                            "cells": {a: list(c) for a, c in enumerate(doubted) if c}})  # fmt: skip
     return X, rounds
+
+
+def listed_shrink_cells(
+    domain: Domain | None, sizes: Sequence[int] | np.ndarray
+) -> list[tuple[int, ...]]:
+    """Per attribute, its :func:`~dpquery.algorithms.marginal.shrinkage.shrink_cells` when its
+    domain lists members of a public vocabulary without a selection of their own
+    (:func:`~dpquery.algorithms.marginal.empty_cells.listed_cells`: many may hold no record),
+    none elsewhere. Public: the domain alone."""
+    listed = listed_cells(domain, sizes)
+    return [c if mine else () for c, mine in zip(shrink_cells(domain, sizes), listed, strict=True)]
+
+
+def shrunk_columns(
+    measured: Sequence[Measurement], cells: Sequence[Sequence[int]] | None
+) -> list[int]:
+    """The attributes whose first 1-way measurement (``measured[a]``), over their ``cells``
+    (:func:`~dpquery.algorithms.marginal.shrinkage.shrink_cells`), has James-Stein's factor
+    ``B`` at least :data:`~dpquery.algorithms.marginal.shrinkage.SHRINK_MIN_FACTOR`: the noise
+    at least half the counts' spread. Post-processing of the charged measurements."""
+    if cells is None:
+        return []
+    return [a for a, mine in enumerate(cells)
+            if len(mine) >= SHRINK_MIN_CELLS and stein_factor(
+                np.asarray(measured[a].y, dtype=np.float64)[list(mine)], measured[a].sigma
+            ) >= SHRINK_MIN_FACTOR]  # fmt: skip
 
 
 def shrunk_one_way(
@@ -919,6 +968,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     max_scale: float = 1.0
     ranks: bool | None = None
     shrinkage: Shrink | Literal[False] | None = None
+    refine_partial: bool | None = None
+    refine_shrunk: bool | None = None
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -970,6 +1021,20 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.shrinkage is not None:
             return self.shrinkage
         return ADD_REMOVE_SHRINKAGE if self.neighbours == ADD_REMOVE else None
+
+    def refine_partial_on(self) -> bool:
+        """``refine_partial`` as given, or its default :data:`ADD_REMOVE_PARTIAL_REFINE` under
+        add/remove, off under replace-one (whose releases stay as they were)."""
+        if self.refine_partial is not None:
+            return bool(self.refine_partial)
+        return ADD_REMOVE_PARTIAL_REFINE if self.neighbours == ADD_REMOVE else False
+
+    def refine_shrunk_on(self) -> bool:
+        """``refine_shrunk`` as given, or its default :data:`ADD_REMOVE_REFINE_SHRUNK` under
+        add/remove, off under replace-one (whose releases stay as they were)."""
+        if self.refine_shrunk is not None:
+            return bool(self.refine_shrunk)
+        return ADD_REMOVE_REFINE_SHRUNK if self.neighbours == ADD_REMOVE else False
 
     def pair_weight_of(self) -> float:
         """``pair_weight`` as given, or its default: :data:`ADD_REMOVE_PAIR_WEIGHT` under
@@ -1066,7 +1131,9 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 max_share=self.max_share, max_final=self.max_final, max_scale=self.max_scale,
                 ranks=self.ranks_on(),
                 shrink=shrink_cells(run.data.domain, layout.sizes) if how else None,
-                shrink_how=how or "js",
+                shrink_how=how or "js", refine_partial=self.refine_partial_on(),
+                refine_shrunk=listed_shrink_cells(run.data.domain, layout.sizes)
+                if self.refine_shrunk_on() else None,
             )  # fmt: skip
         sources = column_sources(
             run.data, tuple(attributes_of(run.data.d, run.data.onehot_groups)), "1-way marginal"
@@ -1089,6 +1156,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
             **({"unlinked": self.unlinked} if self.unlinked else {}),
             **({"pair_weight": self.pair_weight_of()} if self.pair_weight_of() != 1.0 else {}),
             **({"shrinkage": how} if how else {}),
+            **({"refine_partial": True} if self.refine_partial_on() else {}),
+            **({"refine_shrunk": True} if self.refine_shrunk_on() else {}),
             **({"max_score": {"share": self.max_share, "final": self.max_final}}
                if self.max_share or self.max_final else {}),
             "final_sweeps": self.final_sweeps, "accountant": run.ledger.accountant.name,

@@ -32,8 +32,25 @@ total cost is that of the final combined scale, however many steps it took.
 The refinements together spend at most ``cap``. When the first step's cost for every
 attribute past the target exceeds it, nothing is spent (the target is not affordable: a
 small budget, where every column is noisy and the rounds are worth more; docs/columns.md);
-a later step that does not fit spends what is left of the cap, in proportion. Each
-re-measurement is charged on the ledger before its draw (``measure``). The amounts depend on
+a later step that does not fit spends what is left of the cap, in proportion.
+
+Two further rules, both off unless asked for (``AdaptiveProjection(refine_shrunk=...,
+refine_partial=...)``; docs/learn.md, "The budget split at the noise floor"):
+
+- **A second measurement of a column at the noise floor** (``doubled``): a categorical column
+  whose first measurement's James-Stein factor ``B`` (the noise's share of its counts'
+  spread, :func:`~dpquery.algorithms.marginal.shrinkage.stein_factor`) is at least
+  :data:`~dpquery.algorithms.marginal.shrinkage.SHRINK_MIN_FACTOR` is measured again at its
+  first scale (``rho_a = unit / sigma_a^2`` more: the combined noise ``sigma_a / sqrt(2)``),
+  before the rule above and within the cap (scaled down together when they do not fit). Such
+  a column's counts are as much noise as count (SumHes' 125 countries of 26 records at a
+  noise sd of 15): no post-processing parts its real values from the listed ones the table
+  lacks, and its target is out of reach of the cap, so the rule above spends nothing on it.
+- **A partial first step** (``partial``): when the first step does not fit, the columns in
+  order of the excess of their bound over ``tau`` per rho of their step, each whole while it
+  fits and the first that does not given the rest of the cap (:func:`partial_step`).
+
+Each re-measurement is charged on the ledger before its draw (``measure``). The amounts depend on
 noisy outputs only, and the ledger refuses any charge that would take the total past the
 budget: the condition of a zCDP privacy filter (Feldman and Zrnic 2021; Whitehouse, Ramdas,
 Rogers and Wu 2023), under which such adaptively chosen budgets compose (docs/privacy.md,
@@ -114,7 +131,8 @@ def second_rho(sigma: float, sigma_c: float, unit: float = 1.0) -> float:
 
 def refine_columns(
     one_way: Sequence[Measurement], measure: Measure, *, n: int, tau: float, cap: float,
-    names: Sequence[str] | None = None, unit: float = 1.0,
+    names: Sequence[str] | None = None, unit: float = 1.0, partial: bool = False,
+    doubled: Sequence[int] = (),
 ) -> tuple[list[Measurement], list[dict[str, Any]]]:  # fmt: skip
     """Re-measure the attributes of ``one_way`` (attribute ``a``'s 1-way measurement at
     index ``a``) whose bound exceeds ``tau`` (module docstring), spending at most ``cap``
@@ -122,24 +140,46 @@ def refine_columns(
     measurements and one record per re-measured attribute (its scales, cost and estimates
     before and after). ``unit`` is ``Delta^2 / 2`` for the 1-way count vector's L2
     sensitivity ``Delta`` (1 under replace-one, 1/2 under add/remove): noise ``sigma'``
-    costs ``unit / sigma'^2``."""
+    costs ``unit / sigma'^2``.
+
+    ``doubled`` (attribute indices, chosen from the noisy 1-way measurements: post-processing)
+    are measured a second time at their first measurement's scale before the rule above
+    (each ``unit / sigma_a^2``, all scaled down together to fit ``cap``); the rule then
+    spends what is left of the cap. With ``partial``, a first step that does not fit is
+    not dropped: the attributes are taken in order of ``(bound - tau) / rho_a`` (the bound's
+    excess removed per rho), each whole while it fits, the first that does not given what
+    is left of the cap, and the refinement stops there (:func:`partial_step`)."""
     groups = [[x] for x in one_way]
     spent = 0.0
     new: list[Measurement] = []
     before = [tv_estimate(x.sigma, kept_cells(x.y, n), n)[0] for x in one_way]
+    if doubled and cap > 0:
+        ask = {a: unit / one_way[a].sigma ** 2 for a in dict.fromkeys(doubled)}
+        scale = min(1.0, cap / sum(ask.values()))
+        for a, r in ask.items():
+            x = measure(a, math.sqrt(unit) / math.sqrt(r * scale))
+            groups[a].append(x)
+            new.append(x)
+            spent += r * scale
     for step in range(MAX_STEPS):
         need: dict[int, float] = {}
+        excess: dict[int, float] = {}
         for a, group in enumerate(groups):
             y, sigma = combine(group)
             k = kept_cells(y, n)
             tv, sd = tv_estimate(sigma, k, n)
             if tv + Z * sd > tau * (1 + 1e-9):
                 need[a] = second_rho(sigma, target_sigma(k, n, tau), unit)
+                excess[a] = tv + Z * sd - tau
         total, room = sum(need.values()), cap - spent
-        if not need or (step == 0 and total > cap) or room <= 0:
+        if not need or room <= 0:
             break
         last = total > room
-        if last:  # spend what is left of the cap, in proportion
+        if step == 0 and last:
+            if not partial:  # the target is not affordable: nothing (module docstring)
+                break
+            need = partial_step(need, excess, room)
+        elif last:  # spend what is left of the cap, in proportion
             need = {a: r * room / total for a, r in need.items()}
         for a, r in need.items():
             x = measure(a, math.sqrt(unit) / math.sqrt(r))
@@ -159,6 +199,21 @@ def refine_columns(
                 "tv_before": before[a], "tv_after": tv_estimate(sigma, kept_cells(y, n), n)[0],
             })  # fmt: skip
     return new, records
+
+
+def partial_step(need: dict[int, float], excess: dict[int, float], room: float) -> dict[int, float]:
+    """A first step that does not fit in ``room``: the attributes in order of ``excess[a] /
+    need[a]`` (the bound's excess over the target removed per rho, largest first; ties by
+    index), each given its whole ``need`` while it fits and the first that does not what is
+    left of ``room``; the rest nothing. Reads only the noisy estimates: post-processing."""
+    out: dict[int, float] = {}
+    left = room
+    for a in sorted(need, key=lambda a: (-excess[a] / need[a], a)):
+        if left <= 0:
+            break
+        out[a] = min(need[a], left)
+        left -= out[a]
+    return out
 
 
 def refinement_report(
@@ -204,6 +259,7 @@ __all__ = [
     "combine",
     "kept_cells",
     "one_way_estimates",
+    "partial_step",
     "refine_columns",
     "refinement_report",
     "second_rho",
