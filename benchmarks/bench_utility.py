@@ -180,14 +180,17 @@ def run_ours(args: argparse.Namespace) -> None:
 def launch(cmd: list[str], timeout: float, memory_gb: float) -> tuple[dict[str, Any], str]:
     """Run ``cmd``; its last stdout line is JSON. Kill it past ``timeout`` s or ``memory_gb``.
 
-    The JSON gains ``wall_seconds`` and, when it has none, ``peak_bytes``: the largest resident
-    memory of the process tree sampled every 0.5 s."""
+    The JSON gains ``wall_seconds``, ``load_mean`` and ``load_max`` (the machine's one-minute
+    load average sampled every 0.5 s while it ran: how loaded the timing was) and, when it has
+    none, ``peak_bytes``: the largest resident memory of the process tree sampled every 0.5 s."""
     import psutil
 
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err)
         start, peak, failure = time.time(), 0, ""
+        loads = [os.getloadavg()[0]]
         while proc.poll() is None:
+            loads.append(os.getloadavg()[0])
             try:
                 ps = psutil.Process(proc.pid)
                 rss = ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(True))
@@ -209,11 +212,12 @@ def launch(cmd: list[str], timeout: float, memory_gb: float) -> tuple[dict[str, 
         if not failure and proc.returncode != 0:
             failure = f"exit {proc.returncode}: {err.read()[-400:]}"
         wall = time.time() - start
+        load = {"load_mean": float(np.mean(loads)), "load_max": max(loads)}
         if failure:
-            return {"failure": failure, "seconds": wall, "wall_seconds": wall}, failure
+            return {"failure": failure, "seconds": wall, "wall_seconds": wall, **load}, failure
         info = json.loads(lines[-1])
         info.setdefault("peak_bytes", peak)
-        return {**info, "wall_seconds": wall}, ""
+        return {**info, "wall_seconds": wall, **load}, ""
 
 
 def score(data: BinaryData, layout: AttributeLayout, true: np.ndarray, synth: np.ndarray,
