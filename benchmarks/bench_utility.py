@@ -445,10 +445,10 @@ def wide(args: argparse.Namespace) -> None:
 # --- where ours' largest errors are -------------------------------------------------------------
 def worst(args: argparse.Namespace) -> None:
     """Ours refitted in this process (the same arguments as a ``--part fit`` row, so the same
-    release) at each epsilon and seed: the three marginals of largest cell error in the
-    workload, in the random 3-way draws and in the random 5-way draw, with the cell, its
-    share of the records in the data and in the release, and whether a round measured the
-    marginal or a pair of its attributes."""
+    release) at each epsilon and seed: the three marginals of largest cell error and the three
+    of largest TV in the workload, in the random 3-way draws and in the random 5-way draw,
+    each with its largest cell, that cell's share of the records in the data and in the
+    release, and whether a round measured the marginal or a pair of its attributes."""
     data, layout, true = load(args.dataset)
     assert data.domain is not None
     attrs, names = data.domain.attributes, data.domain.names
@@ -473,7 +473,10 @@ def worst(args: argparse.Namespace) -> None:
               f"{'; '.join(' x '.join(names[a] for a in r) for r in rounds)}")  # fmt: skip
         for label_, ms in (("workload", workload), ("random 3-way", random3), ("5-way", five)):
             me, tv = marginal_errors(true, synth, layout.sizes, ms)
-            for i in np.argsort(-me)[:3]:
+            print(f"  {label_}: {len(ms)} marginals, max {me.max():.4f}, mean TV {tv.mean():.4f}")
+            for by, i in [("max", i) for i in np.argsort(-me)[:3]] + [
+                ("TV", i) for i in np.argsort(-tv)[:3]
+            ]:
                 m = ms[i]
                 shape = [int(layout.sizes[a]) for a in m]
                 p = marginal_counts(true, layout.sizes, m) / data.n
@@ -485,7 +488,7 @@ def worst(args: argparse.Namespace) -> None:
                 pairs = [pr for pr in itertools.combinations(m, 2)
                          if any(set(pr) <= set(r) for r in rounds)]  # fmt: skip
                 print(
-                    f"  {label_}: {' x '.join(names[a] for a in m)}: max {me[i]:.4f} at "
+                    f"    by {by}: {' x '.join(names[a] for a in m)}: max {me[i]:.4f} at "
                     f"({at}) {p[k]:.4f} in the data, {q[k]:.4f} released; TV {tv[i]:.4f}; "
                     f"measured: {'itself' if m in rounds else 'no'}, pairs "
                     f"{[' x '.join(names[a] for a in pr) for pr in pairs] or 'none'}"
