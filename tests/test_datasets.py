@@ -18,7 +18,7 @@ from dpquery.data import BinaryData, Categorical, Numeric
 from dpquery.datasets import DataFile, domains
 from dpquery.errors import DatasetNotFoundError, DPQueryError
 
-NAMES = ["adult", "adult-pgm", "kdd99", "acs", "cps", "adult-mwem"]
+NAMES = ["adult", "adult-pgm", "kdd99", "acs", "acs-ma", "cps", "adult-mwem"]
 
 
 @pytest.fixture
@@ -376,6 +376,37 @@ def test_acs(require_dataset):
     assert "PWGTP" not in data.domain and "WGTP" not in data.domain  # weights excluded
     assert len(data.domain) == 22
     assert_one_bit_per_group(data)
+
+
+@pytest.mark.realdata
+def test_acs_ma(require_dataset):
+    """The Massachusetts excerpt: the national excerpt's columns over its own schema's
+    categories (5 PUMAs), and every record's category read from the file, not dropped."""
+    require_dataset("acs-ma")
+    table, _ = datasets.load_table("acs-ma")
+    data = datasets.load("acs-ma")
+    assert data.n == datasets.info("acs-ma").rows == 7_634
+    assert "PWGTP" not in data.domain and "WGTP" not in data.domain  # weights excluded
+    assert data.domain == datasets.domain("acs-ma")  # the domain without the records
+    assert len(data.domain) == 22
+    assert "massachusetts" in data.domain.note
+    assert_one_bit_per_group(data)
+    puma = data.domain["PUMA"]
+    assert isinstance(puma, Categorical) and len(puma.values) == 5
+    bits = data.domain.bits_of("PUMA")
+    expected = [int((table["PUMA"] == v).sum()) for v in puma.values]
+    assert sum(expected) == data.n
+    assert data.column_counts()[bits.start : bits.stop].tolist() == expected
+
+
+@pytest.mark.realdata
+def test_acs_ma_has_the_columns_of_acs(require_dataset):
+    require_dataset("acs")
+    require_dataset("acs-ma")
+    national, ma = datasets.domain("acs"), datasets.domain("acs-ma")
+    assert national.names == ma.names
+    for name in ("AGEP", "PINCP", "POVPIP", "DENSITY"):  # the same public bins
+        assert ma[name] == national[name]
 
 
 @pytest.mark.realdata

@@ -136,6 +136,16 @@ DATASETS: dict[str, DatasetInfo] = {
             "US Census Bureau ACS 2019 via NIST SDNist (copy the files by hand)",
         ),
         DatasetInfo(
+            "acs-ma",
+            "NIST excerpt of the 2019 ACS PUMS (Massachusetts, 5 PUMAs), the columns of acs",
+            7_634,
+            (
+                DataFile("acs/nist_ma2019.csv.gz"),
+                DataFile("acs/nist_ma2019-schema.json"),
+            ),
+            "US Census Bureau ACS 2019 via NIST SDNist (copy the files by hand)",
+        ),
+        DatasetInfo(
             "cps",
             "Current Population Survey extract used by the HDMM paper",
             49_427,
@@ -247,12 +257,24 @@ def _read_kdd99(paths: dict[str, Path]) -> tuple[pd.DataFrame, Domain]:
     return table, domains.kdd99_domain()
 
 
-def _read_acs(paths: dict[str, Path]) -> tuple[pd.DataFrame, Domain]:
-    domain = domains.acs_domain(paths["acs/nist_national2019-schema.json"])
+def _read_acs_excerpt(
+    paths: dict[str, Path], stem: str, region: str
+) -> tuple[pd.DataFrame, Domain]:
+    """A NIST ACS excerpt ``acs/nist_<stem>2019.csv.gz`` over the domain its own published
+    schema gives (``acs`` and ``acs-ma`` share the columns, not the category lists)."""
+    domain = domains.acs_domain(paths[f"acs/nist_{stem}2019-schema.json"], region)
     numeric = ["AGEP", "PINCP", "POVPIP", "DENSITY"]
-    table = read_table(paths["acs/nist_national2019.csv.gz"], domain)
+    table = read_table(paths[f"acs/nist_{stem}2019.csv.gz"], domain)
     table[numeric] = table[numeric].replace("N", np.nan).apply(pd.to_numeric)
     return table, domain
+
+
+def _read_acs(paths: dict[str, Path]) -> tuple[pd.DataFrame, Domain]:
+    return _read_acs_excerpt(paths, "national", "national")
+
+
+def _read_acs_ma(paths: dict[str, Path]) -> tuple[pd.DataFrame, Domain]:
+    return _read_acs_excerpt(paths, "ma", "massachusetts")
 
 
 def _read_cps(paths: dict[str, Path]) -> tuple[pd.DataFrame, Domain]:
@@ -273,6 +295,7 @@ _READERS: dict[str, Callable[[dict[str, Path]], tuple[pd.DataFrame, Domain]]] = 
     "adult-pgm": _read_adult_pgm,
     "kdd99": _read_kdd99,
     "acs": _read_acs,
+    "acs-ma": _read_acs_ma,
     "cps": _read_cps,
     "adult-mwem": _read_adult_mwem,
 }
@@ -298,6 +321,9 @@ def domain(name: str) -> Domain:
         "adult-mwem": domains.mwem_adult_domain,
         "adult-pgm": lambda: domains.pgm_domain(_domain_file(name, "adult/pgm_adult-domain.json")),
         "acs": lambda: domains.acs_domain(_domain_file(name, "acs/nist_national2019-schema.json")),
+        "acs-ma": lambda: domains.acs_domain(
+            _domain_file(name, "acs/nist_ma2019-schema.json"), "massachusetts"
+        ),
     }
     return builders[info(name).name]()
 

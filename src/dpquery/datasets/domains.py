@@ -164,9 +164,10 @@ _ACS_NUMERIC = {
 ACS_EXCLUDED = ("PWGTP", "WGTP")  # survey weights, not attributes to release
 
 
-def acs_domain(schema_path: Path) -> Domain:
-    """The NIST ACS 2019 excerpt: categories from NIST's published schema (the literal ``N``
-    is a category of its own), public bins for the numeric columns, weights excluded."""
+def acs_domain(schema_path: Path, region: str = "national") -> Domain:
+    """A NIST ACS 2019 excerpt (``region``: ``national`` or ``massachusetts``, the same 24
+    columns): categories from NIST's published schema of that excerpt (the literal ``N`` is a
+    category of its own), public bins for the numeric columns, weights excluded."""
     schema = json.loads(schema_path.read_text())["schema"]
     attrs: list[Attribute] = []
     for name, spec in schema.items():
@@ -177,7 +178,7 @@ def acs_domain(schema_path: Path) -> Domain:
             attrs.append(Numeric(name, edges, oor, missing, integer))  # type: ignore[arg-type]
         else:
             attrs.append(Categorical(name, tuple(str(v) for v in spec["values"])))
-    return Domain(tuple(attrs), note="NIST ACS 2019 national excerpt (SDNist schema)")
+    return Domain(tuple(attrs), note=f"NIST ACS 2019 {region} excerpt (SDNist schema)")
 
 
 def cps_domain() -> Domain:
