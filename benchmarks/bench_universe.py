@@ -11,12 +11,17 @@ instead, and marked ``none``.
 
     nice python benchmarks/bench_universe.py --tables retail lastfm --epsilons 1 0.1 \\
         --seeds 0 1 --shares 0.3 --bounds 16 --out universe-tune
+
+The tables are read from ``DPQUERY_EXTRA_DATA_DIR`` (``docs/wide.md`` gives their sources);
+one that is not there is skipped with a message. Quick mode (``make bench``,
+``DPQUERY_BENCH_QUICK=1``): epsilon 1, seed 0, the defaults' share and bound.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -26,6 +31,7 @@ import pandas as pd
 from dpquery import pipeline
 from dpquery.errors import DPQueryError
 from dpquery.evaluation.wide import MEASURES
+from dpquery.pipeline.universe import DEFAULT_UNIVERSE_BOUND, DEFAULT_UNIVERSE_SHARE
 
 ITEMS = Path(os.environ.get("DPQUERY_EXTRA_DATA_DIR", "extra-data"))
 TABLES = {
@@ -69,16 +75,19 @@ def run(df: pd.DataFrame, epsilon: float, seed: int, variant: str, share: float,
     return ratios, int(result.rows.d), seconds, scores
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
-    p.add_argument("--epsilons", nargs="+", type=float, default=[1.0, 0.1])
-    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    p.add_argument("--shares", nargs="+", type=float, default=[0.3])
-    p.add_argument("--bounds", nargs="+", type=int, default=[16])
+    p.add_argument("--epsilons", nargs="+", type=float, default=None)
+    p.add_argument("--seeds", nargs="+", type=int, default=None)
+    p.add_argument("--shares", nargs="+", type=float, default=[DEFAULT_UNIVERSE_SHARE])
+    p.add_argument("--bounds", nargs="+", type=int, default=[DEFAULT_UNIVERSE_BOUND])
     p.add_argument("--no-full", action="store_true", help="skip the full-list release")
-    p.add_argument("--out", required=True, help="name of the markdown file written")
-    args = p.parse_args()
+    p.add_argument("--out", help="name of the markdown file written (default: print only)")
+    args = p.parse_args([] if argv is None else argv)  # make bench: the defaults
+    quick = os.environ.get("DPQUERY_BENCH_QUICK", "") not in ("", "0")
+    args.epsilons = args.epsilons or ([1.0] if quick else [1.0, 0.1])
+    args.seeds = args.seeds or ([0] if quick else [0, 1])
     variants = [] if args.no_full else [("full", 0.0, 0)]
     variants += [("learn", s, b) for s in args.shares for b in args.bounds]
     lines = [
@@ -87,6 +96,9 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in args.tables:
+        if not TABLES[name].exists():
+            print(f"{name}: skipped, {TABLES[name]} not found (set DPQUERY_EXTRA_DATA_DIR)")
+            continue
         df = read(TABLES[name])
         for eps in args.epsilons:
             for variant, share, bound in variants:
@@ -100,8 +112,9 @@ def main() -> None:
                            + " | ".join(cells) + f" | {seconds:.1f} |")  # fmt: skip
                     print(row, flush=True)
                     lines.append(row)
-    Path(f"{args.out}.md").write_text("\n".join(lines) + "\n")
+    if args.out:
+        Path(f"{args.out}.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
