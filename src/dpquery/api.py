@@ -431,7 +431,7 @@ def synthesize_items(
     """
     if rows is not None:
         check_rows(rows)  # before anything is spent
-    if isinstance(learn_items, bool) is False:
+    if not isinstance(learn_items, bool):
         raise DPQueryError(f"learn_items must be True or False, got {learn_items!r}")
     if algorithm not in registry.names():
         raise DPQueryError(f"algorithm must be one of {registry.names()}, got {algorithm!r}")

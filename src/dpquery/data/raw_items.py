@@ -119,10 +119,15 @@ def read_item_list(path: str | Path) -> tuple[str, ...]:
     ids = [i for i in ids if i]
     if not ids:
         raise DPQueryError(f"item list {path} is empty: give one public item id per line")
+    return once(ids, f"item list {path}")
+
+
+def once(ids: Sequence[str], what: str) -> tuple[str, ...]:
+    """``ids`` as a catalogue, each id once (``what`` names the list in the error)."""
     index = pd.Index(ids)
     if index.has_duplicates:
         first = str(index[index.duplicated()][0])
-        raise DPQueryError(f"item list {path} names item {first!r} twice: give each id once")
+        raise DPQueryError(f"{what} names item {first!r} twice: give each id once")
     return tuple(ids)
 
 
@@ -388,7 +393,7 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
 
 
 __all__ = [
-    "ItemLabels", "RawLines", "frame_lines", "item_labels", "raw_columns", "raw_header",
+    "ItemLabels", "RawLines", "frame_lines", "item_labels", "once", "raw_columns", "raw_header",
     "read_item_list", "read_raw_items", "read_raw_lines", "table_columns",
     "write_raw_item_sets",
 ]  # fmt: skip

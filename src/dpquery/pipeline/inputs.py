@@ -42,6 +42,7 @@ from dpquery.data.raw_items import (
     frame_lines,
     item_labels,
     note_dropped,
+    once,
     raw_columns,
     read_raw_items,
     read_raw_lines,
@@ -307,11 +308,7 @@ def catalogue(ids: Any, name: str = "df") -> tuple[str, ...]:
     out = tuple(str(i).strip() for i in ids)
     if not out or "" in out:
         raise DPQueryError(f"{name}'s item_list must name at least one item, none empty")
-    index = pd.Index(out)
-    if index.has_duplicates:
-        first = str(index[index.duplicated()][0])
-        raise DPQueryError(f"item_list names item {first!r} twice: give each id once")
-    return out
+    return once(out, "item_list")
 
 
 def raw_lines(source: ItemFile | ItemFrame) -> RawLines:

@@ -180,11 +180,7 @@ def _release_items(request: ReleaseRequest) -> ReleaseResult:
             "table's release is written without weights"
         )
     if learns and request.files is not None:  # the form's checks, before the selection draws
-        if writes.item_form(request.files, weights, 1) == "dense" and not request.files.dense:
-            raise DPQueryError(
-                f"--out {request.files.out}: the number of item ids is learned, so a dense CSV "
-                "could have any width; write S.transactions.csv or S.npz, or pass --dense"
-            )
+        writes.item_form(request.files, weights, None)
     universe, rng = None, None
     if learns:
         rng = make_rng(request.seed)  # the run's one generator: the selection draws first

@@ -158,9 +158,9 @@ def bounded_counts(lines: RawLines, bound: int, rng: np.random.Generator) -> dic
     s = check_bound(bound)
     named = lines.items != ""
     codes, ids = pd.factorize(lines.items[named])
-    rows = lines.rows[named]
-    pairs = np.unique(rows.astype(np.int64) * max(len(ids), 1) + codes)  # distinct (user, item)
-    user, item = pairs // max(len(ids), 1), pairs % max(len(ids), 1)
+    width = max(len(ids), 1)
+    pairs = np.unique(lines.rows[named].astype(np.int64) * width + codes)  # distinct (user, item)
+    user, item = pairs // width, pairs % width
     priority = rng.random(len(pairs))
     order = np.lexsort((priority, user))  # by user, then priority
     user, item = user[order], item[order]

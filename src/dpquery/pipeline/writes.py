@@ -84,10 +84,10 @@ def table_form(files: Files | None, columns: int) -> bool:
     return out.suffix.lower() == ".npz"
 
 
-def item_form(files: Files | None, weights: bool, d: int) -> str:
+def item_form(files: Files | None, weights: bool, d: int | None) -> str:
     """The output form of item data (``items``, ``npz`` or ``dense``; ``matrix`` when
-    nothing is written), refusing a dense CSV over more than :data:`DENSE_COLUMNS` items
-    unless ``dense`` asks for it."""
+    nothing is written), refusing a dense CSV over more than :data:`DENSE_COLUMNS` items,
+    or of ``d`` None items (a number still to be learned), unless ``dense`` asks for it."""
     if files is None:
         return "matrix"
     out = files.out
@@ -103,7 +103,12 @@ def item_form(files: Files | None, weights: bool, d: int) -> str:
             f"--out {out}: item data is written as S.transactions.csv (row item), "
             "S.npz (sparse) or, with --dense, a dense S.csv"
         )
-    if d > DENSE_COLUMNS and not files.dense:
+    if d is None and not files.dense:
+        raise DPQueryError(
+            f"--out {out}: the number of item ids is learned, so a dense CSV could have any "
+            "width; write S.transactions.csv or S.npz, or pass --dense"
+        )
+    if d is not None and d > DENSE_COLUMNS and not files.dense:
         raise DPQueryError(
             f"--out {out} would be a dense CSV of {d} columns; write the items as "
             f"{out.with_suffix('.transactions.csv').name} (sparse), or pass --dense to "
