@@ -128,6 +128,8 @@ Bounds that a window or a crossing of a thin bucket pushed past such a band (a y
 ``[50, 5000]``) give their core, the mode's growth by single buckets, as the band when the
 buckets outside it hold little (:func:`step_core`, :data:`CORE_SIGMAS`); its finer
 histogram has a cell for each part outside the core, and a run reaching one is not kept.
+A run short of the band's noisy mass by at most ``1 / bins`` of it keeps its edges inside
+the band, the rest of the band a bin a side (:func:`short_run`).
 """
 
 from __future__ import annotations
@@ -602,7 +604,11 @@ class _Context:
     narrow: dict[
         str,
         tuple[
-            np.ndarray, int, tuple[float, float], tuple[float, float], tuple[float, float],
+            np.ndarray,
+            int,
+            tuple[float, float],
+            tuple[float, float],
+            tuple[float, float],
             float,
         ],
     ] = field(default_factory=dict)
@@ -3386,7 +3392,7 @@ def _second_selection(
                              learned=learned + f" ({len(again.released)} by a second selection)",
                              noisy=noisy)  # fmt: skip
     for name in narrow:
-        values, decimals, bounds, band, whole, held = ctx.narrow[name]
+        values, decimals, bounds, band, whole, own = ctx.narrow[name]
         grid, lattice_more = None, {}
         if tested[name] > 0:  # charged above, then drawn (its own stream)
             cells, lattice_sd = lattice_test(name, values, tested[name], ctx)
@@ -3394,7 +3400,7 @@ def _second_selection(
             lattice_more = {"lattice_counts": [int(c) for c in cells], "lattice": grid}
         band_rho = fine_rho[name] - tested[name]
         outer = None if whole == bounds else whole  # a core's band: the rest a cell a side
-        fine = _fine_edges(name, values, band_rho, decimals, bounds, band, ctx, outer, held)
+        fine = _fine_edges(name, values, band_rho, decimals, bounds, band, ctx, outer, own)
         i = index[name]
         old = reports[i]
         learned = old.learned
@@ -3406,16 +3412,18 @@ def _second_selection(
         elif fine is not None:  # a short run: its edges inside the band, the rest a bin a side
             rest = [e for e in numeric.edges if not bounds[0] <= e <= bounds[1]]
             attrs[i] = numeric = replace(numeric, edges=tuple(sorted({*rest, *fine[1]})))
-            learned += (f"; finer: {len(fine[1]) - 1} bins over [{bounds[0]:g}, {bounds[1]:g}]"
-                        f", a run [{fine[0][0]:g}, {fine[0][1]:g}] short of the band's mass")
+            learned += (
+                f"; finer: {len(fine[1]) - 1} bins over [{bounds[0]:g}, {bounds[1]:g}]"
+                f", a run [{fine[0][0]:g}, {fine[0][1]:g}] short of the band's mass"
+            )
         if grid is not None:  # the edges on the lattice, its points the values decoded
             edges = lattice_edges(list(numeric.edges), grid)
             attrs[i] = replace(numeric, edges=tuple(edges), lattice=grid)
             learned += f"; on the lattice {grid[1]} + {grid[0]} j: {len(edges) - 1} bins"
-        kept = fine is not None and fine[2]
+        kept = None if fine is None or not fine[2] else fine[0]  # the run as the bounds
         short = {"short_run": fine[0]} if fine is not None and not fine[2] else {}
         noisy = old.noisy | lattice_more | short | {"fine_rho": fine_rho[name],
-                             "fine_bounds": fine[0] if kept else None}  # fmt: skip
+                             "fine_bounds": kept}  # fmt: skip
         reports[i] = replace(old, rho=old.rho + fine_rho[name], learned=learned, noisy=noisy)
     return taken
 
