@@ -257,7 +257,9 @@ def test_accounting_negatives_are_numbers(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     amounts = rng.integers(1, 5000, N)
     negative = rng.random(N) < 0.3
-    table["amount"] = [f"({a:,})" if neg else f"{a:,}" for a, neg in zip(amounts, negative)]
+    table["amount"] = [
+        f"({a:,})" if neg else f"{a:,}" for a, neg in zip(amounts, negative, strict=True)
+    ]
     data, out = tmp_path / "T.csv", tmp_path / "s.csv"
     table.to_csv(data, index=False)
     assert main(_synth(data, out)) == 0

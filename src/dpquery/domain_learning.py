@@ -2572,7 +2572,12 @@ def _time_edges(lo: int, hi: int) -> np.ndarray:
 
 
 def _time_run(
-    name: str, values: np.ndarray, edges: np.ndarray, rho: float, label: str, ctx: _Context,
+    name: str,
+    values: np.ndarray,
+    edges: np.ndarray,
+    rho: float,
+    label: str,
+    ctx: _Context,
     span: int | None = None,
 ) -> tuple[float, float, np.ndarray] | None:
     """The bounds of :func:`~dpquery.privacy.quantiles.private_bounds` over the public time

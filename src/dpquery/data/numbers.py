@@ -1,5 +1,6 @@
 """Numbers written as people write them: a currency sign, thousands separators, a percent
-sign (``"$1,200.50"``, ``"12.5%"``), an accountant's negative in parentheses (``"(1,234)"``). Each cell is read alone, never the column's dtype; the
+sign (``"$1,200.50"``, ``"12.5%"``), an accountant's negative in parentheses
+(``"(1,234)"``). Each cell is read alone, never the column's dtype; the
 learner (:mod:`dpquery.domain_learning`) and the encoder (:mod:`dpquery.data.encode`) read
 them alike, so a learned domain given back encodes the table it was learned from."""
 
