@@ -209,3 +209,26 @@ def test_duplicate_lines_are_said_to_the_curator_not_in_the_report(files, backen
     assert result.err.count("duplicate") == 1, result.err
     assert result.err.count("protects nothing") == 1, result.err  # said once, not per layer
     assert "duplicate" not in (files / "R.json").read_text()  # the report is publishable
+
+
+def test_a_reader_that_leaves_early_stops_the_command_quietly() -> None:
+    """``dpquery privacy synth ... | head -0``: the pipe closed before the plan is printed
+    ends the command with 141 (128 + SIGPIPE, as a shell reports it), not a traceback. The
+    read end is closed before the interpreter has started (it takes over 0.1 s to import),
+    so the first write finds it closed."""
+    import os
+    import subprocess
+    import sys
+
+    from cli_process import _MAIN, _SRC
+
+    env = dict(os.environ, PYTHONPATH=_SRC)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _MAIN, "privacy", "synth", "--n", "3000", "--epsilon", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader leaves before a line is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err

@@ -55,6 +55,17 @@ def test_the_shape_must_be_given_publicly(tmp_path):
     assert "Traceback" not in neither.err + no_n.err + zero.err
 
 
+def test_data_is_refused_by_name_not_read_as_a_dataset(tmp_path):
+    # argparse read --data as an abbreviation of --dataset: "unknown dataset 'T.csv'"
+    table = tmp_path / "T.csv"
+    table.write_text("a,b\n1,x\n2,y\n")
+    plan = dpquery_cli("privacy", "synth", "--data", str(table), "--epsilon", "1")
+    assert plan.code == 2
+    assert "reads no data, so it takes no --data" in plan.err and "--n N" in plan.err
+    assert "unknown dataset" not in plan.err and "Traceback" not in plan.err
+    assert plan.out == ""
+
+
 def test_the_default_plan_names_auto_s_choice_and_why():
     text = dpquery_cli("privacy", "synth", "--dataset", "adult", "--epsilon", "1", "--json")
     assert text.code == 0, text.err

@@ -25,7 +25,9 @@ The domain of a DataFrame is public: a :class:`~dpquery.data.Domain`, a codebook
 (:meth:`~dpquery.data.Domain.from_codebook`) or the path of a domain or codebook JSON file;
 given none, it is learned from the table privately (:mod:`dpquery.pipeline.learning`,
 ``docs/learn.md``) with ``domain_share`` of the budget's zCDP rho, on the run's one ledger,
-and the release spends the rest (``domain_`` holds it, for reuse at no further cost). It is
+and the release spends the rest (``domain_`` holds it, for reuse at no further cost); what
+the console of ``dpquery synth`` notes of its columns (one released only as ``<other>``, dates
+read, values clipped) is warned, one :class:`~dpquery.errors.LearnedColumnWarning` a note. It is
 never read off the data silently: :func:`dpquery.data.infer_domain` does that for
 exploration; passing its result is the explicit opt-in, and it warns and marks the release
 NOT private (its guarantee then reads NOT PRIVATE).
@@ -56,7 +58,7 @@ from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import check_rows
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
-from dpquery.errors import DPQueryError, NonPrivateWarning
+from dpquery.errors import DPQueryError, LearnedColumnWarning, NonPrivateWarning
 from dpquery.pipeline import (
     Fitted,
     Frame,
@@ -69,6 +71,7 @@ from dpquery.pipeline import (
     Source,
 )
 from dpquery.pipeline.inputs import catalogue
+from dpquery.pipeline.learning import column_notes
 from dpquery.pipeline.rows import item_rows, table_rows
 from dpquery.pipeline.universe import DEFAULT_UNIVERSE_BOUND, DEFAULT_UNIVERSE_SHARE
 from dpquery.privacy import Ledger
@@ -253,6 +256,9 @@ class DPSynthesizer:
             )
         fitted = self._fit(self._request(Frame(df, public, self.dtypes), workload))
         assert fitted.domain is not None
+        if fitted.learned is not None:  # the console's notes; public (noisy counts alone)
+            for note in column_notes(fitted.learned.domain, fitted.learned.report):
+                warnings.warn(note, LearnedColumnWarning, stacklevel=2)
         self.columns_: list[Any] | None = [c for c in df.columns if c in fitted.domain]
         return self._fitted_as(fitted)
 

@@ -21,3 +21,10 @@ class DatasetNotFoundError(DPQueryError, FileNotFoundError):
 
 class NonPrivateWarning(UserWarning):
     """Something was read from the private data without privacy (e.g. an inferred domain)."""
+
+
+class LearnedColumnWarning(UserWarning):
+    """What a domain learned from the data makes of a column that a user must know (every
+    value released as the catch-all, values clipped, dates read): the console's ``note:``
+    lines of ``dpquery synth``, warned by the Python API. Read off the learned domain and its
+    noisy counts alone (:func:`dpquery.pipeline.learning.column_notes`)."""

@@ -9,6 +9,7 @@ a failure leaves no partial file.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from dpquery.cli import data, demo, domain, online, privacy, synth, workload
 from dpquery.errors import DPQueryError, NonPrivateWarning
 
 EXIT_BAD_INPUT = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a pipeline's writer stopped so
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dpquery: interrupted", file=sys.stderr)
         _print_notes(exc)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout left (`dpquery privacy synth ... | head`): stop quietly, as
+        # cat does, not with a traceback; stdout is pointed at devnull so that the
+        # interpreter's last flush does not raise again. Files are written whole or not at all.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 def _print_notes(exc: BaseException) -> None:

@@ -100,6 +100,9 @@ def register(algs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg
     add_learn_items_args(plan)
     plan.add_argument("--seed", type=int, help="seed of a generated random workload")
     plan.add_argument("--json", action="store_true", help="print one JSON object")
+    # synth's --data, taken here only to refuse it: argparse would otherwise read it as an
+    # abbreviation of --dataset and report the file as an unknown built-in dataset
+    plan.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     plan.set_defaults(func=_synth_plan, quiet=True)
 
 
@@ -408,7 +411,18 @@ def _universe_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+DATA_REFUSED = (
+    "dpquery privacy synth reads no data, so it takes no --data: plan a raw table from its "
+    "number of records, --n N (with --types, --domain-share as synth takes them), a table "
+    "with a public domain from --domain DOMAIN.json --n N, a raw user x item table from "
+    "--n N with --item-list FILE or --learn-items"
+)
+"""The refusal of ``--data``: a plan is made from public numbers alone."""
+
+
 def _synth_plan(args: argparse.Namespace) -> int:
+    if args.data is not None:
+        raise DPQueryError(DATA_REFUSED)
     if args.learn_items:
         return _universe_plan(args)
     if args.learn_items_share is not None or args.learn_items_bound is not None:

@@ -1,5 +1,6 @@
 """Numbers written as people write them: a currency sign, thousands separators, a percent
-sign (``"$1,200.50"``, ``"12.5%"``). Each cell is read alone, never the column's dtype; the
+sign (``"$1,200.50"``, ``"12.5%"``), an accountant's negative in parentheses
+(``"(1,234)"``). Each cell is read alone, never the column's dtype; the
 learner (:mod:`dpquery.domain_learning`) and the encoder (:mod:`dpquery.data.encode`) read
 them alike, so a learned domain given back encodes the table it was learned from."""
 
@@ -18,14 +19,26 @@ _FORMATTED = re.compile(
     r"(?P<sign>[-+]?)(?:(?P<currency>[$€£¥]) ?)?(?P<sign2>[-+]?)"
     r"(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?: ?(?P<percent>%))?"
 )
+_ACCOUNTING = re.compile(r"\((?P<inner>[^-+()][^()]*)\)")
+"""An unsigned number in parentheses: an accountant's negative, as spreadsheets' accounting
+formats write it (``"(1,234.50)"``, ``"($12)"``, ``"(701)"``)."""
 
 
 def plain_number(text: str) -> str | None:
     """A number written with a currency sign, thousands separators or a percent sign, as
     plain text (``"$1,200.50"`` -> ``"1200.50"``, ``"-€3"`` -> ``"-3"``, ``"12.5%"`` ->
-    ``"12.5"``: a percentage stays in percent); None for any other text. Each cell is read
-    alone (no other value of the column is looked at); a column decided numeric is released
-    as plain numbers, one decided categorical keeps the texts as written."""
+    ``"12.5"``: a percentage stays in percent), or an unsigned one of these or a plain number
+    in parentheses, an accountant's negative (``"(1,234.50)"`` -> ``"-1234.50"``,
+    ``"(701)"`` -> ``"-701"``); None for any other text. Each cell is read alone (no other
+    value of the column is looked at); a column decided numeric is released as plain
+    numbers, one decided categorical keeps the texts as written."""
+    if (paren := _ACCOUNTING.fullmatch(text)) is not None:
+        inner = paren["inner"]
+        plain = plain_number(inner) if _FORMATTED.fullmatch(inner) else None
+        if plain is None and _FORMATTED.fullmatch(inner):
+            plain = inner  # a plain number in parentheses
+        # a sign inside as well ("($-3)") is no number
+        return None if plain is None or plain[:1] in "+-" else "-" + plain
     m = _FORMATTED.fullmatch(text)
     if m is None or (m["sign"] and m["sign2"]):
         return None
