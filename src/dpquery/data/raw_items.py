@@ -202,6 +202,21 @@ class RawLines:
     item_column: str
     lines: int
     unattributed: int
+    user_ids: np.ndarray | None = None  # record r's user id is user_ids[r] (text)
+
+    def cut_counts(self, bound: int, key: str) -> dict[str, int]:
+        """How many users hold each item id once each user's distinct items are cut to the
+        ``bound`` of smallest keyed hash (:func:`bounded_item_counts`): exact (private). An
+        empty id is no item."""
+        named = self.items != ""
+        codes, ids = pd.factorize(self.items[named])
+        users = self.user_ids
+        if users is None:  # a release's own file: its users are the numbers 0..n-1
+            users = np.array([str(r) for r in range(self.n)], dtype=object)
+        counts = bounded_item_counts(
+            self.rows[named], codes, id_hashes(users, key), id_hashes(ids, key), bound
+        )  # fmt: skip
+        return {str(ids[j]): int(c) for j, c in enumerate(counts) if c > 0}
 
     def over(self, catalogue: Sequence[str]) -> tuple[ItemSets, int]:
         """The item sets over ``catalogue`` (item ``j`` its ``j``-th id; a line whose item
@@ -229,28 +244,51 @@ def read_raw_lines(
     _, sep, skip = _layout(path) or ([], ",", 0)
     try:
         table = pd.read_csv(
-            path, sep=sep, skiprows=skip, usecols=[user, item],
-            dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=True,
-            index_col=False, encoding="utf-8-sig",
+            path, skiprows=skip, usecols=[user, item], encoding="utf-8-sig",
+            **read_options(sep),  # type: ignore[arg-type]
         )  # fmt: skip
     except (ValueError, OSError) as exc:
         raise DPQueryError(f"cannot read {path}: {exc}") from None
     if len(table) == 0:
         raise DPQueryError(f"{path} has no records (only a header): there is nothing to "
                            "release")  # fmt: skip
-    users = table[user].str.strip().to_numpy()
-    ids = table[item].str.strip().to_numpy()
+    users, ids = stripped_ids(table, user, item)
     attributed = users != ""
     sizes = _SIZES.match(_lines(path, 1)[0].lstrip()) if skip else None
+    user_ids = None
     if sizes is None:
-        rows, n = _user_rows(users[attributed])
+        rows, n, user_ids = _user_rows(users[attributed])
     else:  # a release's own file: its users 0..M-1, M records (those without items too)
         rows, n = _numbered_rows(path, users[attributed], int(sizes[1]))
         if items_expected is not None and int(sizes[2]) != items_expected:
             raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
                                f"holds {items_expected}")  # fmt: skip
     return RawLines(rows, ids[attributed], n, user, item, len(table),
-                    int((~attributed).sum()))  # fmt: skip
+                    int((~attributed).sum()), user_ids)  # fmt: skip
+
+
+def raw_layout(path: str | Path) -> tuple[list[str], str, int]:
+    """The header names, the separator and the number of lines before the header (a first
+    line ``# rows M items D``) of the raw table at ``path`` (an empty file, or one without a
+    header, is an error naming what a raw table holds); reads no record."""
+    path = Path(path)
+    _header(path)
+    layout = _layout(path)
+    assert layout is not None
+    return layout
+
+
+def read_options(sep: str) -> dict[str, object]:
+    """How :func:`pandas.read_csv` reads the lines of a raw table, whole or a block of it:
+    every id as text, nothing taken as missing, spaces after the separator skipped."""
+    return {"sep": sep, "dtype": str, "keep_default_na": False, "na_filter": False,
+            "skipinitialspace": True, "index_col": False}  # fmt: skip
+
+
+def stripped_ids(table: pd.DataFrame, user: str, item: str) -> tuple[np.ndarray, np.ndarray]:
+    """The user and item ids of a table read with :func:`read_options`, surrounding spaces
+    stripped."""
+    return table[user].str.strip().to_numpy(), table[item].str.strip().to_numpy()
 
 
 def read_raw_items(
@@ -293,8 +331,9 @@ def frame_lines(
     users = _ids(frame[user])
     ids = _ids(frame[item])
     attributed = users != ""
-    rows, n = _user_rows(users[attributed])
-    return RawLines(rows, ids[attributed], n, user, item, len(df), int((~attributed).sum()))
+    rows, n, user_ids = _user_rows(users[attributed])
+    return RawLines(rows, ids[attributed], n, user, item, len(df), int((~attributed).sum()),
+                    user_ids)  # fmt: skip
 
 
 def table_columns(
@@ -336,10 +375,63 @@ def _ids(column: pd.Series) -> np.ndarray:
     return out
 
 
-def _user_rows(users: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each line's record (0-based, by first appearance) and the number of records."""
+def _user_rows(users: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    """Each line's record (0-based, by first appearance), the number of records and each
+    record's user id."""
     codes, uniques = pd.factorize(users)
-    return codes.astype(np.int64), len(uniques)
+    return codes.astype(np.int64), len(uniques), np.asarray(uniques, dtype=object)
+
+
+# -- the contribution bound of a learned item universe ----------------------------------
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def cut_key(rng: np.random.Generator) -> str:
+    """A key for the cut's hash, drawn from ``rng``: 8 random bytes as 16 hex characters
+    (the siphash key :func:`pandas.util.hash_array` takes)."""
+    return rng.bytes(8).hex()
+
+
+def id_hashes(ids: np.ndarray, key: str) -> np.ndarray:
+    """Each id's keyed 64-bit hash (siphash-2-4 of its UTF-8 text, keyed by ``key``): a
+    function of the id's text alone, the same in any process and in any order."""
+    values = np.asarray(ids, dtype=object)
+    if values.size == 0:
+        return np.zeros(0, np.uint64)
+    return pd.util.hash_array(values, hash_key=key, categorize=False).astype(np.uint64)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer (a bijection of 64-bit words that spreads every input bit)."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def bounded_item_counts(
+    rows: np.ndarray, items: np.ndarray, user_hash: np.ndarray, item_hash: np.ndarray,
+    bound: int,
+) -> np.ndarray:  # fmt: skip
+    """How many users hold each item after each user's distinct items are cut to at most
+    ``bound`` of them: the line ``k`` is user ``rows[k]``'s item ``items[k]`` (codes), a
+    distinct pair's priority is ``mix(user_hash[u] + golden * item_hash[i])`` (keyed hashes
+    of the two ids' texts, :func:`id_hashes`) and a user keeps its ``bound`` pairs of
+    smallest priority. The priority of a pair depends on its two ids and the key alone, so
+    a user's cut is the same whichever lines, partitions or order it is read in; over the
+    key's draw each user's kept items are a uniform subset, independent of the other users'
+    (up to the hash, a keyed pseudorandom function). Returns the counts over
+    ``item_hash``'s items (int64)."""
+    width = max(len(item_hash), 1)
+    pairs = np.unique(rows.astype(np.int64) * width + items.astype(np.int64))  # distinct
+    user, item = pairs // width, pairs % width
+    with np.errstate(over="ignore"):
+        priority = _mix(user_hash[user] + _GOLDEN * item_hash[item])
+    order = np.lexsort((priority, user))  # by user, then priority
+    user, item = user[order], item[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(user)) + 1]
+    rank = np.arange(len(user)) - np.repeat(starts, np.diff(np.r_[starts, len(user)]))
+    return np.bincount(item[rank < bound], minlength=len(item_hash)).astype(np.int64)
 
 
 def _numbered_rows(path: Path, users: np.ndarray, n: int) -> tuple[np.ndarray, int]:
@@ -393,7 +485,7 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
 
 
 __all__ = [
-    "ItemLabels", "RawLines", "frame_lines", "item_labels", "once", "raw_columns", "raw_header",
+    "ItemLabels", "RawLines", "bounded_item_counts", "cut_key", "frame_lines", "id_hashes", "item_labels", "once", "raw_columns", "raw_header",
     "read_item_list", "read_raw_items", "read_raw_lines", "table_columns",
     "write_raw_item_sets",
 ]  # fmt: skip
