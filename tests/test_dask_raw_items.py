@@ -245,3 +245,36 @@ def test_a_block_that_cannot_be_read_is_an_error(backend: DaskBackend, tmp_path:
     with pytest.raises(DPQueryError, match="cannot read bytes"):
         read_on_cluster(blocks, backend, catalogue=["m1"], buckets=2, source=str(path),
                         requested=None)  # fmt: skip
+
+
+def test_integer_and_text_user_ids_meet_in_one_record(
+    backend: DaskBackend, tmp_path: Path
+) -> None:
+    """Blocks of integer ids only (held as int64) and blocks with text ids (``007``, ``x``:
+    held as text) route and merge a user by its text: ``7`` in both kinds of block is one
+    record, ``007`` another; the records are the local reader's."""
+    rng = np.random.default_rng(5)
+    ints = [(str(u), f"m{rng.integers(20)}") for u in rng.integers(0, 300, 3000)]
+    mixed = [(rng.choice(["7", "007", "x", "70", str(rng.integers(300))]), f"m{rng.integers(20)}")
+             for _ in range(3000)]  # fmt: skip
+    path = tmp_path / "mixed.csv"
+    pd.DataFrame(ints + mixed, columns=["user", "item"]).to_csv(path, index=False)
+    ids = [f"m{m}" for m in range(20)]
+    header, sep, skip = raw_layout(path)
+    blocks = raw_blocks(path, header, sep, skip, "user", "item")
+    lines = read_on_cluster(blocks, backend, catalogue=ids, buckets=3, source=str(path),
+                            requested=None)  # fmt: skip
+    items, _ = read_raw_lines(path).over(ids)
+    assert lines.n == items.n
+    held = [f.result().matrix.tocoo() for f in lines.buckets]
+    on_cluster = sorted(
+        tuple(sorted(ids[c] for c in m.col[m.row == r])) for m in held for r in range(m.shape[0])
+    )  # fmt: skip
+    m = items.matrix.tocoo()
+    assert on_cluster == sorted(
+        tuple(sorted(ids[c] for c in m.col[m.row == r])) for r in range(items.n)
+    )  # fmt: skip
+    learned = read_on_cluster(blocks, backend, catalogue=None, buckets=3, source=str(path),
+                              requested=None)  # fmt: skip
+    key = "00112233445566ff"
+    assert learned.cut_counts(2, key) == read_raw_lines(path).cut_counts(2, key)

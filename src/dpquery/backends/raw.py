@@ -55,7 +55,15 @@ import scipy.sparse as sp
 from dpquery.backends.cluster import DaskBackend
 from dpquery.backends.partitioned import PartitionedData
 from dpquery.backends.partitions import CSV_BLOCK_BYTES, HeldPart, ItemsPart, range_bytes
-from dpquery.data.raw_items import bounded_item_counts, id_hashes, read_options, stripped_ids
+from dpquery.data.raw_items import (
+    _GOLDEN,
+    _mix,
+    bounded_item_counts,
+    distinct,
+    id_hashes,
+    read_options,
+    stripped_ids,
+)
 from dpquery.errors import DPQueryError
 
 COMPRESSED = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar")
@@ -83,8 +91,9 @@ class RawBlock:
     start: int | None = None
     stop: int | None = None
 
-    def read(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each line's user id and item id (text, surrounding spaces stripped)."""
+    def read(self) -> tuple[pd.Series, pd.Series]:
+        """Each line's user id and item id (text, surrounding spaces stripped), as pandas
+        reads them (Arrow-backed strings: no Python string a line)."""
         columns = [self.user, self.item]
         try:
             if self.start is None:
@@ -94,14 +103,14 @@ class RawBlock:
                 assert self.stop is not None
                 data = range_bytes(self.path, self.start, self.stop)
                 if not data.strip():
-                    return np.zeros(0, object), np.zeros(0, object)
-                table = pd.read_csv(io.BytesIO(data), header=None,
-                                    names=list(self.header), usecols=columns,
-                                    **read_options(self.sep))  # type: ignore[arg-type]  # fmt: skip
+                    empty = pd.Series([], dtype=str)
+                    return empty, empty
+                table = pd.read_csv(io.BytesIO(data), header=None, names=list(self.header),
+                                    usecols=columns, **read_options(self.sep))  # type: ignore[arg-type]  # fmt: skip
         except (ValueError, OSError) as exc:
             where = "" if self.start is None else f"bytes {self.start}-{self.stop} of "
             raise DPQueryError(f"cannot read {where}{self.path}: {exc}") from None
-        return stripped_ids(table, self.user, self.item)
+        return table[self.user].str.strip(), table[self.item].str.strip()
 
 
 def raw_blocks(
@@ -128,7 +137,8 @@ def raw_blocks(
 
 @dataclass(frozen=True)
 class Piece:
-    """A block's lines of one bucket: the distinct user ids seen (``users``), each line's
+    """A block's lines of one bucket: the distinct user ids seen (``users``: int64 when each
+    is a canonical decimal integer, else text), each line's
     user (a code into them) and item (a code: a catalogue column, or into ``items``, the
     block's item ids; -1 for no item, a line kept for its user)."""
 
@@ -148,6 +158,36 @@ class BlockStats:
     unlisted: int
 
 
+_CANONICAL = r"0|[1-9][0-9]{0,17}"  # a decimal integer's own text, within int64
+
+
+def _compact(ids: np.ndarray) -> np.ndarray:
+    """User ids as int64 when every one is a canonical decimal integer (its text is
+    ``str(value)``: a bijection, so two ids are equal exactly when their texts are), else
+    as text: eight bytes an id rather than a Python string, on most real tables."""
+    if ids.size and pd.Series(ids).str.fullmatch(_CANONICAL).all():
+        return ids.astype(np.int64)
+    return ids
+
+
+def _texts(ids: np.ndarray) -> np.ndarray:
+    """Ids as text (int64 ids written back as their canonical texts)."""
+    return ids.astype(str).astype(object) if ids.dtype == np.int64 else ids
+
+
+def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
+    """Each user id's bucket: a fixed hash of its text, computed on the integer of a
+    canonical decimal text (the same bucket for the same text, whichever form a block
+    holds it in)."""
+    out = np.empty(ids.size, np.uint64)
+    canonical = (np.ones(ids.size, bool) if ids.dtype == np.int64
+                 else pd.Series(ids, dtype=object).str.fullmatch(_CANONICAL).to_numpy(bool))  # fmt: skip
+    numbers = ids[canonical].astype(np.int64).view(np.uint64)
+    out[canonical] = _mix(numbers + _GOLDEN)
+    out[~canonical] = id_hashes(ids[~canonical], _ROUTE_KEY)
+    return (out % np.uint64(buckets)).astype(np.int64)
+
+
 def split_block(
     block: RawBlock, buckets: int, catalogue: Sequence[str] | None
 ) -> tuple[list[Piece], BlockStats]:
@@ -155,22 +195,33 @@ def split_block(
     module docstring)."""
     users, items = block.read()
     lines = len(users)
-    attributed = users != ""
-    users, items = users[attributed], items[attributed]
+    # Factorized where pandas holds the texts (a hash table in C), so that only the distinct
+    # ids become Python strings: the empty user id is no user, the empty item id no item.
+    user_codes, uniques = pd.factorize(users)
+    user_ids = np.asarray(uniques, dtype=object)
+    attributed = np.ones(lines, bool)
+    if (user_ids == "").any():
+        attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
+    item_codes, item_uniques = pd.factorize(items)
+    item_texts = np.asarray(item_uniques, dtype=object)
     unlisted = 0
     item_ids: np.ndarray | None = None
-    if catalogue is not None:
-        item_codes = pd.Index(list(catalogue)).get_indexer(items)
-        unlisted = int((item_codes < 0).sum())
+    if catalogue is not None:  # each distinct id's column (-1: not listed)
+        columns = pd.Index(list(catalogue)).get_indexer(item_texts)
+        item_codes = columns[item_codes] if len(columns) else item_codes
+        unlisted = int((item_codes[attributed] < 0).sum())
     else:  # the ids to be learned; an empty id is no item
-        item_codes, uniques = pd.factorize(items)
-        item_ids = np.asarray(uniques, dtype=object)
-        empty = np.flatnonzero(item_ids == "")
-        if empty.size:
-            item_codes = np.where(item_codes == empty[0], -1, item_codes)
-    user_codes, user_ids = pd.factorize(users)
-    user_ids = np.asarray(user_ids, dtype=object)
-    route = (id_hashes(user_ids, _ROUTE_KEY) % np.uint64(buckets)).astype(np.int64)
+        item_ids = item_texts
+        if (item_ids == "").any():
+            item_codes = np.where(item_codes == int(np.flatnonzero(item_ids == "")[0]), -1,
+                                  item_codes)  # fmt: skip
+    if not attributed.all():  # the users are renumbered without the empty id
+        keep = user_ids != ""
+        renumber = np.cumsum(keep) - 1
+        user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
+        item_codes = item_codes[attributed]
+    user_ids = _compact(user_ids)
+    route = _route(user_ids, buckets)
     line_route = route[user_codes]
     pieces = []
     for b in range(buckets):
@@ -188,7 +239,7 @@ class RawUsers:
     """A bucket's users with every line of theirs (step 2 of the module docstring), their
     items still the ids' texts (``items``): what the item universe's selection reads."""
 
-    users: np.ndarray
+    users: np.ndarray  # int64 when every id is a canonical decimal integer, else text
     items: np.ndarray
     matrix: sp.csr_array  # users x items, each distinct pair once
 
@@ -197,7 +248,7 @@ class RawUsers:
         :func:`~dpquery.data.raw_items.bounded_item_counts`, the same as in one process)."""
         m = self.matrix
         rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
-        counts = bounded_item_counts(rows, m.indices, id_hashes(self.users, key),
+        counts = bounded_item_counts(rows, m.indices, id_hashes(_texts(self.users), key),
                                      id_hashes(self.items, key), bound)  # fmt: skip
         held = np.flatnonzero(counts)
         return self.items[held], counts[held]
@@ -215,7 +266,7 @@ def _records(rows: np.ndarray, cols: np.ndarray, n: int, d: int) -> sp.csr_array
     """Canonical CSR records of ``n`` users over ``d`` items: each distinct ``(row, col)``
     pair once, sorted; ``col`` -1 is no item (the row stays, empty)."""
     kept = cols >= 0
-    keys = np.unique(rows[kept].astype(np.int64) * max(d, 1) + cols[kept])
+    keys = distinct(rows[kept].astype(np.int64) * max(d, 1) + cols[kept])
     indptr = np.r_[0, np.cumsum(np.bincount(keys // max(d, 1), minlength=n))]
     indices = (keys % max(d, 1)).astype(np.int32)
     return sp.csr_array((np.ones(keys.size, np.uint8), indices, indptr), shape=(n, d))
@@ -225,7 +276,10 @@ def gather_bucket(d: int | None, *pieces: Piece) -> ItemsPart | RawUsers:
     """A bucket's pieces from every block as one bucket of users: records over the
     catalogue's ``d`` items (an :class:`ItemsPart`, what the counters read), or, with
     ``d`` None, :class:`RawUsers` over the ids seen."""
-    user_ids = np.concatenate([p.users for p in pieces])
+    if all(p.users.dtype == np.int64 for p in pieces):
+        user_ids = np.concatenate([p.users for p in pieces])
+    else:  # some block held a user id that is not a canonical integer: all as text
+        user_ids = np.concatenate([_texts(p.users) for p in pieces])
     codes, users = pd.factorize(user_ids)
     offsets = np.cumsum([0] + [len(p.users) for p in pieces])
     rows = np.concatenate([codes[o + p.user_codes] for o, p in zip(offsets, pieces, strict=False)])
@@ -242,7 +296,7 @@ def gather_bucket(d: int | None, *pieces: Piece) -> ItemsPart | RawUsers:
     ]).astype(np.int64)  # fmt: skip
     items = np.asarray(items, dtype=object)
     matrix = _records(rows, cols, len(users), len(items))
-    return RawUsers(np.asarray(users, dtype=object), items, matrix)
+    return RawUsers(np.asarray(users), items, matrix)
 
 
 def _users(bucket: ItemsPart | RawUsers) -> int:
