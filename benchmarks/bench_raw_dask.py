@@ -89,15 +89,19 @@ def write_raw(path: Path, shape: str, data_seed: int) -> tuple[int, int, int]:
     return items.n, items.d, items.nnz
 
 
-def measured(cmd: list[str], timeout: float, max_gib: float) -> tuple[int, float, float, str]:
+def measured(
+    cmd: list[str], timeout: float, max_gib: float
+) -> tuple[int, float, float, float, str]:
     """Exit status, wall seconds, peak GiB of the summed resident sizes of the command and
-    its descendants (sampled every 0.2 s), and the error said on stderr (or its last line).
+    its descendants (sampled every 0.2 s), their CPU seconds (user + system, each process's
+    last sample: a lower bound), and the error said on stderr (or its last line).
     The command is killed when it passes ``timeout`` seconds or ``max_gib``."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
         root = psutil.Process(proc.pid)
         peak = 0
+        cpu: dict[int, float] = {}  # each process's user + system seconds, as last sampled
         while proc.poll() is None:
             if time.perf_counter() - start > timeout:
                 proc.kill()
@@ -105,6 +109,8 @@ def measured(cmd: list[str], timeout: float, max_gib: float) -> tuple[int, float
             try:
                 procs = [root, *root.children(recursive=True)]
                 peak = max(peak, sum(_rss(p) for p in procs))
+                for p in procs:
+                    cpu[p.pid] = max(cpu.get(p.pid, 0.0), _cpu(p))
             except psutil.NoSuchProcess:
                 pass
             if peak > max_gib * 2**30:
@@ -117,7 +123,15 @@ def measured(cmd: list[str], timeout: float, max_gib: float) -> tuple[int, float
         err.seek(0)
         lines = err.read().decode(errors="replace").strip().splitlines()
     said = [line for line in lines if line.startswith("dpquery: error")] or lines[-1:] or [""]
-    return code, time.perf_counter() - start, peak / 2**30, said[0]
+    return code, time.perf_counter() - start, peak / 2**30, sum(cpu.values()), said[0]
+
+
+def _cpu(p: psutil.Process) -> float:
+    try:
+        t = p.cpu_times()
+        return float(t.user + t.system)
+    except psutil.Error:
+        return 0.0
 
 
 def _rss(p: psutil.Process) -> int:
@@ -167,22 +181,22 @@ def main(argv: list[str] | None = None) -> None:
             if backend == "dask":
                 cmd += ["--backend", "dask"]
             load = os.getloadavg()[0]
-            code, wall, peak, last = measured(cmd, args.timeout, args.max_gib)
+            code, wall, peak, cpu, last = measured(cmd, args.timeout, args.max_gib)
             outputs[backend] = out.read_bytes() if code == 0 and out.exists() else None
             row = (f"| {universe} | {backend} | {'ok' if code == 0 else f'exit {code}: {last}'} "
-                   f"| {wall:.0f} s | {peak:.2f} GiB | {load:.1f} |")  # fmt: skip
+                   f"| {wall:.0f} s | {cpu:.0f} s | {peak:.2f} GiB | {load:.1f} |")  # fmt: skip
             print(row, flush=True)
             rows.append(row)
         if len(outputs) == 2 and None not in outputs.values():
             same = outputs["local"] == outputs["dask"]
             rows.append(f"| {universe} | both | outputs {'identical' if same else 'DIFFER'} "
-                        "| | | |")  # fmt: skip
+                        "| | | | |")  # fmt: skip
             print(rows[-1], flush=True)
     text = "\n".join([
         f"`bench_raw_dask.py {' '.join(argv or [])}` (quick={quick}): {shape}, data seed "
         f"{args.data_seed}, epsilon {args.epsilon}, seed {args.seed}, file {path}",
-        "", "| universe | backend | status | wall | peak (all processes) | load at start |",
-        "|---|---|---|---|---|---|", *rows,
+        "", "| universe | backend | status | wall | CPU | peak (all processes) | load at start |",
+        "|---|---|---|---|---|---|---|", *rows,
     ])  # fmt: skip
     if args.out:
         RESULTS.mkdir(parents=True, exist_ok=True)

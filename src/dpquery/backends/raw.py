@@ -62,7 +62,6 @@ from dpquery.data.raw_items import (
     distinct,
     id_hashes,
     read_options,
-    stripped_ids,
 )
 from dpquery.errors import DPQueryError
 

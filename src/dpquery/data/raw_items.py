@@ -191,12 +191,14 @@ def raw_columns(
 @dataclass(frozen=True)
 class RawLines:
     """The lines of a raw ``user,item`` table, before any catalogue: line ``k`` belongs to
-    record ``rows[k]`` (``0..n-1``) and names the item id ``items[k]`` (text, spaces
-    stripped; lines without a user id are already dropped, ``unattributed`` of them). Read
+    record ``rows[k]`` (``0..n-1``) and names the item id ``item_ids[item_codes[k]]``
+    (text, spaces stripped; the distinct ids once, so that a line costs two integers, not
+    a string; lines without a user id are already dropped, ``unattributed`` of them). Read
     from a file (:func:`read_raw_lines`) or a DataFrame (:func:`frame_lines`)."""
 
     rows: np.ndarray
-    items: np.ndarray
+    item_codes: np.ndarray
+    item_ids: np.ndarray
     n: int
     user_column: str
     item_column: str
@@ -204,25 +206,31 @@ class RawLines:
     unattributed: int
     user_ids: np.ndarray | None = None  # record r's user id is user_ids[r] (text)
 
+    @property
+    def items(self) -> np.ndarray:
+        """Each line's item id (text)."""
+        return self.item_ids[self.item_codes]
+
     def cut_counts(self, bound: int, key: str) -> dict[str, int]:
         """How many users hold each item id once each user's distinct items are cut to the
         ``bound`` of smallest keyed hash (:func:`bounded_item_counts`): exact (private). An
         empty id is no item."""
-        named = self.items != ""
-        codes, ids = pd.factorize(self.items[named])
+        named = (self.item_ids != "")[self.item_codes]
         users = self.user_ids
         if users is None:  # a release's own file: its users are the numbers 0..n-1
             users = np.array([str(r) for r in range(self.n)], dtype=object)
         counts = bounded_item_counts(
-            self.rows[named], codes, id_hashes(users, key), id_hashes(ids, key), bound
+            self.rows[named], self.item_codes[named], id_hashes(users, key),
+            id_hashes(self.item_ids, key), bound,
         )  # fmt: skip
-        return {str(ids[j]): int(c) for j, c in enumerate(counts) if c > 0}
+        return {str(self.item_ids[j]): int(c) for j, c in enumerate(counts) if c > 0}
 
     def over(self, catalogue: Sequence[str]) -> tuple[ItemSets, int]:
         """The item sets over ``catalogue`` (item ``j`` its ``j``-th id; a line whose item
         is not in it dropped: a rule acting on each record alone) and the number of lines
         dropped with those of no user."""
-        cols = pd.Index(list(catalogue)).get_indexer(self.items)
+        cols = pd.Index(list(catalogue)).get_indexer(self.item_ids)
+        cols = cols[self.item_codes] if len(cols) else self.item_codes
         kept = cols >= 0
         matrix = sp.csr_array(
             (np.ones(int(kept.sum()), np.uint8), (self.rows[kept], cols[kept])),
@@ -252,18 +260,33 @@ def read_raw_lines(
     if len(table) == 0:
         raise DPQueryError(f"{path} has no records (only a header): there is nothing to "
                            "release")  # fmt: skip
-    users, ids = stripped_ids(table, user, item)
-    attributed = users != ""
+    users, ids = table[user].str.strip(), table[item].str.strip()
+    del table
+    # Factorized where pandas holds the texts, so that only the distinct ids become Python
+    # strings (a line's two ids as strings would take ten times the file's size).
+    user_codes, uniques = pd.factorize(users)
+    item_codes, item_uniques = pd.factorize(ids)
+    del users, ids
+    user_texts = np.asarray(uniques, dtype=object)
+    attributed = np.ones(len(user_codes), bool)
+    if (user_texts == "").any():
+        attributed = user_codes != int(np.flatnonzero(user_texts == "")[0])
+    keep = user_texts != ""
     sizes = _SIZES.match(_lines(path, 1)[0].lstrip()) if skip else None
     user_ids = None
-    if sizes is None:
-        rows, n, user_ids = _user_rows(users[attributed])
+    if sizes is None:  # records by first appearance, the empty id dropped
+        rows = (np.cumsum(keep) - 1)[user_codes[attributed]]
+        n, user_ids = int(keep.sum()), user_texts[keep]
     else:  # a release's own file: its users 0..M-1, M records (those without items too)
-        rows, n = _numbered_rows(path, users[attributed], int(sizes[1]))
+        numbers, n = _numbered_rows(path, user_texts[keep], int(sizes[1]))
+        full = np.full(len(user_texts), -1, np.int64)
+        full[keep] = numbers
+        rows = full[user_codes[attributed]]
         if items_expected is not None and int(sizes[2]) != items_expected:
             raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
                                f"holds {items_expected}")  # fmt: skip
-    return RawLines(rows, ids[attributed], n, user, item, len(table),
+    return RawLines(rows.astype(np.int64), item_codes[attributed].astype(np.int64),
+                    np.asarray(item_uniques, dtype=object), n, user, item, len(attributed),
                     int((~attributed).sum()), user_ids)  # fmt: skip
 
 
@@ -283,12 +306,6 @@ def read_options(sep: str) -> dict[str, object]:
     every id as text, nothing taken as missing, spaces after the separator skipped."""
     return {"sep": sep, "dtype": str, "keep_default_na": False, "na_filter": False,
             "skipinitialspace": True, "index_col": False}  # fmt: skip
-
-
-def stripped_ids(table: pd.DataFrame, user: str, item: str) -> tuple[np.ndarray, np.ndarray]:
-    """The user and item ids of a table read with :func:`read_options`, surrounding spaces
-    stripped."""
-    return table[user].str.strip().to_numpy(), table[item].str.strip().to_numpy()
 
 
 def read_raw_items(
@@ -332,8 +349,9 @@ def frame_lines(
     ids = _ids(frame[item])
     attributed = users != ""
     rows, n, user_ids = _user_rows(users[attributed])
-    return RawLines(rows, ids[attributed], n, user, item, len(df), int((~attributed).sum()),
-                    user_ids)  # fmt: skip
+    item_codes, item_ids = pd.factorize(ids[attributed])
+    return RawLines(rows, item_codes.astype(np.int64), np.asarray(item_ids, dtype=object), n,
+                    user, item, len(df), int((~attributed).sum()), user_ids)  # fmt: skip
 
 
 def table_columns(

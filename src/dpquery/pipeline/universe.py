@@ -253,7 +253,7 @@ def on_all_items(
     """For the curator's evaluation (NOT private): the table's records over every id it
     holds (sorted), and the ``released`` records (over ``labels``' ids) in the same columns,
     so that the items the selection left out count as items the release never holds."""
-    every = sorted({str(i) for i in lines.items if i != ""} | set(labels.items))
+    every = sorted({str(i) for i in lines.item_ids if i != ""} | set(labels.items))
     real, _ = lines.over(every)
     cols = pd.Index(every).get_indexer(list(labels.items))
     m = released.matrix.tocsr()
