@@ -38,6 +38,7 @@ from dpquery.io import atomic_write
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _LOOKAHEAD = 50  # lines read to find the first data line of a file (comments skipped)
+_WRITE_LINES = 1 << 21  # lines formatted at once by the writer of a release
 
 
 @dataclass(frozen=True)
@@ -494,17 +495,31 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
     if items.d != len(labels.items):
         raise DPQueryError(f"{items.d} items against an item list of {len(labels.items)}")
     path = Path(path)
-    rows = np.repeat(np.arange(items.n, dtype=np.int64), items.lengths())
-    names = np.asarray(labels.items, dtype=object)[items.matrix.indices]
-    frame = pd.DataFrame({labels.user_column: rows, labels.item_column: names})
     if labels.user_column == labels.item_column:  # pragma: no cover - refused when read
         raise DPQueryError("the user and item columns need two names")
+    names = np.asarray(labels.items, dtype=object)
+    matrix = items.matrix
+    columns = [labels.user_column, labels.item_column]
 
     def write(tmp: Path) -> None:
         compression = "gzip" if path.suffix.lower() == ".gz" else None
         with get_handle(tmp, "w", compression=compression, encoding="utf-8") as handles:
             handles.handle.write(f"# rows {items.n} items {items.d}\n")
-            frame.to_csv(handles.handle, index=False, lineterminator="\n")
+            pd.DataFrame(columns=columns).to_csv(handles.handle, index=False,
+                                                 lineterminator="\n")  # fmt: skip
+            # a block of records at a time: the bytes of one frame of every line, without
+            # its whole-table columns (a Python reference a line) and their formatting
+            first = 0
+            while first < items.n:
+                last = int(np.searchsorted(matrix.indptr, matrix.indptr[first] + _WRITE_LINES,
+                                           side="right")) - 1  # fmt: skip
+                last = min(max(last, first + 1), items.n)
+                lo, hi = int(matrix.indptr[first]), int(matrix.indptr[last])
+                rows = np.repeat(np.arange(first, last, dtype=np.int64),
+                                 np.diff(matrix.indptr[first : last + 1]))  # fmt: skip
+                block = pd.DataFrame({columns[0]: rows, columns[1]: names[matrix.indices[lo:hi]]})
+                block.to_csv(handles.handle, index=False, header=False, lineterminator="\n")
+                first = last
 
     atomic_write(path, write)
 
