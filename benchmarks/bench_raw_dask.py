@@ -176,8 +176,8 @@ def main(argv: list[str] | None = None) -> None:
         for backend in args.backends:
             out = folder / f"{shape}-{universe}-{backend}.transactions.csv"
             flags = ["--item-list", str(listed)] if universe == "item-list" else ["--learn-items"]
-            cmd = [dpquery, "synth", "--data", str(path), *flags, "--epsilon",
-                   str(args.epsilon), "--seed", str(args.seed), "--out", str(out), "--quiet"]  # fmt: skip
+            cmd = [dpquery, "synth", "--data", str(path), *flags, "--epsilon", str(args.epsilon),
+                   "--seed", str(args.seed), "--out", str(out), "--quiet"]  # fmt: skip
             if backend == "dask":
                 cmd += ["--backend", "dask"]
             load = os.getloadavg()[0]

@@ -87,7 +87,7 @@ def test_users_split_over_blocks_are_one_record_each(
     """About 30 blocks, 5 buckets: the records held on the cluster are the local reader's
     (the same multiset of item sets, users without a listed item kept as empty records),
     and the lines and dropped lines are counted as the local reader counts them."""
-    path, listed = table
+    path, _ = table
     ids = [f"m{m}" for m in range(64)]
     header, sep, skip = raw_layout(path)
     blocks = raw_blocks(path, header, sep, skip, "userId", "movieId")
@@ -143,8 +143,9 @@ def test_the_release_on_the_cluster_is_the_local_release(
     learned ids), and the same report (the ledger's charges in the same order) apart from
     the backend section, the timings and auto's reason."""
     path, listed = table
-    universe = ["--learn-items", "--learn-items-bound", "4"] if learn else ["--item-list",
-                                                                           str(listed)]
+    universe = (
+        ["--learn-items", "--learn-items-bound", "4"] if learn else ["--item-list", str(listed)]
+    )
     common = ["synth", "--data", str(path), *universe, "--epsilon", "4", "--seed", "3",
               "--neighbours", relation, "--head", "4", "--pool", "2000", "--quiet"]  # fmt: skip
     local, dask = tmp_path / "l.transactions.csv", tmp_path / "d.transactions.csv"
@@ -227,12 +228,30 @@ def test_a_releases_own_file_is_refused_on_the_cluster(
     backend: DaskBackend, table: tuple[Path, Path], tmp_path: Path,
     capsys: pytest.CaptureFixture,
 ) -> None:  # fmt: skip
-    path, listed = table
+    _, listed = table
     own = tmp_path / "own.transactions.csv"
     own.write_text("# rows 3 items 64\nuser,item\n0,m1\n2,m3\n")
     out = tmp_path / "s.transactions.csv"
-    assert main(["synth", "--data", str(own), "--item-list", str(listed), "--epsilon", "1",
-                 "--out", str(out), "--backend", "dask", "--scheduler", backend.address]) == 2
+    assert (
+        main(
+            [
+                "synth",
+                "--data",
+                str(own),
+                "--item-list",
+                str(listed),
+                "--epsilon",
+                "1",
+                "--out",
+                str(out),
+                "--backend",
+                "dask",
+                "--scheduler",
+                backend.address,
+            ]
+        )
+        == 2
+    )
     assert "read it with --backend local" in capsys.readouterr().err
     assert not out.exists()
 
@@ -247,9 +266,7 @@ def test_a_block_that_cannot_be_read_is_an_error(backend: DaskBackend, tmp_path:
                         requested=None)  # fmt: skip
 
 
-def test_integer_and_text_user_ids_meet_in_one_record(
-    backend: DaskBackend, tmp_path: Path
-) -> None:
+def test_integer_and_text_user_ids_meet_in_one_record(backend: DaskBackend, tmp_path: Path) -> None:
     """Blocks of integer ids only (held as int64) and blocks with text ids (``007``, ``x``:
     held as text) route and merge a user by its text: ``7`` in both kinds of block is one
     record, ``007`` another; the records are the local reader's."""

@@ -123,8 +123,9 @@ def test_the_cuts_of_two_users_are_independent():
             {"u": [u] * 4, "i": list("zyxw")})).cut_counts(2, key).items() if v)
             for u in "ab"}  # fmt: skip
         same += kept["a"] == kept["b"]
-        assert lines.cut_counts(2, key) == {k: (k in kept["a"]) + (k in kept["b"])
-                                            for k in "wxyz" if k in kept["a"] | kept["b"]}
+        assert lines.cut_counts(2, key) == {
+            k: (k in kept["a"]) + (k in kept["b"]) for k in "wxyz" if k in kept["a"] | kept["b"]
+        }
     assert abs(same - 4000 / 6) < 5 * math.sqrt(4000 * (1 / 6) * (5 / 6))
 
 

@@ -97,7 +97,7 @@ class RawBlock:
         try:
             if self.start is None:
                 table = pd.read_csv(self.path, skiprows=self.skip, usecols=columns,
-                                    encoding="utf-8-sig", **read_options(self.sep))  # type: ignore[arg-type]  # fmt: skip
+                                    encoding="utf-8-sig", **read_options(self.sep))  # fmt: skip
             else:
                 assert self.stop is not None
                 data = range_bytes(self.path, self.start, self.stop)
@@ -105,7 +105,7 @@ class RawBlock:
                     empty = pd.Series([], dtype=str)
                     return empty, empty
                 table = pd.read_csv(io.BytesIO(data), header=None, names=list(self.header),
-                                    usecols=columns, **read_options(self.sep))  # type: ignore[arg-type]  # fmt: skip
+                                    usecols=columns, **read_options(self.sep))  # fmt: skip
         except (ValueError, OSError) as exc:
             where = "" if self.start is None else f"bytes {self.start}-{self.stop} of "
             raise DPQueryError(f"cannot read {where}{self.path}: {exc}") from None
@@ -179,8 +179,10 @@ def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
     canonical decimal text (the same bucket for the same text, whichever form a block
     holds it in)."""
     out = np.empty(ids.size, np.uint64)
-    canonical = (np.ones(ids.size, bool) if ids.dtype == np.int64
-                 else pd.Series(ids, dtype=object).str.fullmatch(_CANONICAL).to_numpy(bool))  # fmt: skip
+    if ids.dtype == np.int64:
+        canonical = np.ones(ids.size, bool)
+    else:
+        canonical = pd.Series(ids, dtype=object).str.fullmatch(_CANONICAL).to_numpy(bool)
     numbers = ids[canonical].astype(np.int64).view(np.uint64)
     out[canonical] = _mix(numbers + _GOLDEN)
     out[~canonical] = id_hashes(ids[~canonical], _ROUTE_KEY)

@@ -254,7 +254,7 @@ def read_raw_lines(
     try:
         table = pd.read_csv(
             path, skiprows=skip, usecols=[user, item], encoding="utf-8-sig",
-            **read_options(sep),  # type: ignore[arg-type]
+            **read_options(sep),
         )  # fmt: skip
     except (ValueError, OSError) as exc:
         raise DPQueryError(f"cannot read {path}: {exc}") from None
@@ -525,7 +525,8 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
 
 
 __all__ = [
-    "ItemLabels", "RawLines", "bounded_item_counts", "cut_key", "frame_lines", "id_hashes", "item_labels", "once", "raw_columns", "raw_header",
-    "read_item_list", "read_raw_items", "read_raw_lines", "table_columns",
+    "ItemLabels", "RawLines", "bounded_item_counts", "cut_key", "distinct", "frame_lines",
+    "id_hashes", "item_labels", "once", "raw_columns", "raw_header", "raw_layout",
+    "read_item_list", "read_options", "read_raw_items", "read_raw_lines", "table_columns",
     "write_raw_item_sets",
 ]  # fmt: skip

@@ -136,18 +136,17 @@ def _universe(
     release's relation (:mod:`dpquery.pipeline.universe`), from its ``lines`` (None: read
     here; or held on a cluster)."""
     source: Any = request.source  # a raw table's: ItemFile or ItemFrame, with learn
-    if lines is None:
-        lines = inputs.raw_lines(source)
+    read: CutLines = inputs.raw_lines(source) if lines is None else lines
     relation = _relation(request)
     options, share, bound = dict(request.options), source.learn.share, source.learn.bound
     if relation != ADD_REMOVE:  # n public: the plan's threshold against it, before the draw
-        planned = universe_plan(options, lines.n, share, bound, relation)
-        if planned.tau > lines.n:
+        planned = universe_plan(options, read.n, share, bound, relation)
+        if planned.tau > read.n:
             _warn(request, [BaselineWarning(
                 f"the item universe's threshold ({planned.tau:,} users) is above the table's "
-                f"{lines.n:,} users: no item id is expected to be released; give the public "
+                f"{read.n:,} users: no item id is expected to be released; give the public "
                 "catalogue, or raise the budget or the universe's share")])  # fmt: skip
-    return learn_universe(lines, options, share=share, bound=bound, neighbours=relation,
+    return learn_universe(read, options, share=share, bound=bound, neighbours=relation,
                           rng=rng)  # fmt: skip
 
 
@@ -210,8 +209,8 @@ def _release_items(request: ReleaseRequest) -> ReleaseResult:
             universe = _universe(request, rng)
         assert universe.items is not None
         labels, source = universe.labels, ItemMatrix(universe.items)
-    with inputs.open_items(source, request.backend, check) as (data, form):
-        return _fit_and_write(request, source, data, form, universe, rng, labels)
+    with inputs.open_items(source, request.backend, check) as (items, form):
+        return _fit_and_write(request, source, items, form, universe, rng, labels)
 
 
 def _fit_and_write(

@@ -43,6 +43,7 @@ at no further cost.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -67,14 +68,18 @@ from dpquery.privacy.partition_selection import (
 )
 from dpquery.rng import child_rng, make_rng
 
+
 class CutLines(Protocol):
     """The lines of a raw table as the selection reads them: in this process
     (:class:`~dpquery.data.raw_items.RawLines`) or held on a cluster
     (:class:`~dpquery.backends.raw.ClusterLines`)."""
 
-    n: int
-    user_column: str
-    item_column: str
+    @property
+    def n(self) -> int: ...
+    @property
+    def user_column(self) -> str: ...
+    @property
+    def item_column(self) -> str: ...
 
     def cut_counts(self, bound: int, key: str) -> dict[str, int]: ...
 
@@ -225,7 +230,8 @@ def learn_universe(
     ledger = Ledger(b.ledger_budget)
     stage = ledger.child(Budget.zcdp(b.learn_rho), UNIVERSE_STAGE)
     try:
-        counts = bounded_counts(lines, plan.bound, make_rng(child_rng(rng)))
+        cut = bounded_counts(lines, plan.bound, make_rng(child_rng(rng)))
+        counts: dict[Hashable, int] = {k: v for k, v in cut.items()}
         selection = select_partitions(
             counts, rho=b.learn_rho, delta_tail=plan.key_tail, rng=rng, ledger=stage,
             name=SELECTION, sensitivity=plan.sensitivity,
