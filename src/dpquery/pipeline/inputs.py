@@ -4,8 +4,9 @@ A table is encoded over the domain given (a JSON file, a dataset's own, or the D
 read off the data only when asked, and then NOT PRIVATE) or over the one learned from it
 privately (:mod:`dpquery.pipeline.learning`); item data needs none (its items
 are ``0..d-1``). On the local backend the data is read in this process; on ``dask`` a table,
-a dataset or an encoded ``.npz`` is cut into partitions on the cluster, and item files into
-ranges of user ids (``docs/dask.md``).
+a dataset or an encoded ``.npz`` is cut into partitions on the cluster, item files into
+ranges of user ids, and a raw user x item CSV into blocks whose users the workers gather
+(:mod:`dpquery.backends.raw`; ``docs/dask.md``).
 """
 
 from __future__ import annotations
