@@ -177,7 +177,8 @@ def main(argv: list[str] | None = None) -> None:
             out = folder / f"{shape}-{universe}-{backend}.transactions.csv"
             flags = ["--item-list", str(listed)] if universe == "item-list" else ["--learn-items"]
             cmd = [dpquery, "synth", "--data", str(path), *flags, "--epsilon", str(args.epsilon),
-                   "--seed", str(args.seed), "--out", str(out), "--quiet"]  # fmt: skip
+                   "--seed", str(args.seed), "--out", str(out), "--quiet",
+                   "--overwrite"]  # fmt: skip
             if backend == "dask":
                 cmd += ["--backend", "dask"]
             load = os.getloadavg()[0]
