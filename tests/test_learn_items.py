@@ -108,6 +108,27 @@ def test_the_cut_is_a_uniform_subset():
     assert all(abs(v - 2000) < 5 * math.sqrt(4000 * 0.25) for v in kept.values())
 
 
+def test_the_cuts_of_two_users_are_independent():
+    """Two users of the same 4 items, each cut to 2 by the keyed hash of the (user, item)
+    texts: over 4,000 keys they keep the same pair with probability 1/6 (independent
+    uniform 2-subsets of 4), not 1 (a hash of the item alone): the count is within 5
+    binomial sds of 4000 / 6 (false-failure rate below 1e-5). And a user's cut does not
+    depend on the order of its lines or on the other users' lines."""
+    lines = frame_lines(pd.DataFrame({"u": ["a"] * 4 + ["b"] * 4, "i": list("wxyzwxyz")}))
+    rng = np.random.default_rng(8)
+    same = 0
+    for _ in range(4000):
+        key = rng.bytes(8).hex()
+        kept = {u: frozenset(k for k, v in frame_lines(pd.DataFrame(
+            {"u": [u] * 4, "i": list("zyxw")})).cut_counts(2, key).items() if v)
+            for u in "ab"}  # fmt: skip
+        same += kept["a"] == kept["b"]
+        assert lines.cut_counts(2, key) == {
+            k: (k in kept["a"]) + (k in kept["b"]) for k in "wxyz" if k in kept["a"] | kept["b"]
+        }
+    assert abs(same - 4000 / 6) < 5 * math.sqrt(4000 * (1 / 6) * (5 / 6))
+
+
 def test_neighbouring_tables_move_at_most_s_counts_by_one(raw):
     """n and n + 1 users: with s at least every record's length the counts differ exactly
     by the added user's items (L2 at most sqrt(s)); with a cut, by at most s items' 1 each

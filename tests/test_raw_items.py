@@ -268,7 +268,6 @@ def test_synth_dense_csv_names_columns_by_item_id(raw):
         (["--item-list", "ITEMS", "--item-column", "movie"],
          "no item column 'movie'; the file has the columns 'userId', 'movieId', 'rating'"),
         (["--item-list", "ITEMS", "--weights"], "without --weights"),
-        (["--item-list", "ITEMS", "--backend", "dask"], "use --backend local"),
         (["--item-list", "NOPE"], "item list .* does not exist"),
     ],
 )  # fmt: skip

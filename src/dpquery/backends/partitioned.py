@@ -26,6 +26,7 @@ import pandas as pd
 
 from dpquery.backends.cluster import DaskBackend
 from dpquery.backends.partitions import (
+    HeldPart,
     PartCounts,
     Partition,
     TransactionPart,
@@ -255,6 +256,8 @@ class PartitionedData:
         once and kept on a worker, not re-shipped on every pass; descriptions of files or
         generated blocks travel with the task, so Dask can rerun it anywhere."""
         part = self.partitions[i]
+        if isinstance(part, HeldPart):
+            return part.future  # made on the cluster: its task reads it where it is held
         if not in_memory(part):
             return part
         if i not in self._sent:
@@ -288,6 +291,9 @@ class PartitionedData:
         for future, result in pending:
             i = index.pop(future.key)
             if future.status == "cancelled":  # its input died with a worker: send it again
+                if isinstance(self.partitions[i], HeldPart):  # made there, not here
+                    raise DPQueryError(f"partition {i} was lost with its worker (it was made "
+                                       "on the cluster, from the file): run again")  # fmt: skip
                 resent[i] += 1
                 if resent[i] > MAX_RESENDS:
                     raise DPQueryError(f"partition {i} was lost with its worker "

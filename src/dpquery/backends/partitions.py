@@ -138,6 +138,21 @@ class ParquetPart:
         return encode(table.to_pandas(), self.domain)
 
 
+def range_bytes(path: Path, start: int, stop: int) -> bytes:
+    """The lines of ``path`` that *start* in bytes ``[start, stop)`` (``start`` at least 1:
+    the header line comes first), whole."""
+    with path.open("rb") as f:
+        f.seek(start - 1)
+        f.readline()  # to the first line starting at or after `start`
+        pos = f.tell()
+        if pos >= stop:
+            return b""
+        data = f.read(stop - pos)
+        if data and not data.endswith(b"\n"):
+            data += f.readline()  # finish the last line that starts in the range
+        return data
+
+
 @dataclass(frozen=True)
 class CsvRangePart:
     """The lines of an uncompressed CSV that *start* in bytes ``[start, stop)``.
@@ -155,16 +170,7 @@ class CsvRangePart:
     dtype: tuple[tuple[str, str], ...] = field(default=())
 
     def _bytes(self) -> bytes:
-        with self.path.open("rb") as f:
-            f.seek(self.start - 1)
-            f.readline()  # to the first line starting at or after `start`
-            pos = f.tell()
-            if pos >= self.stop:
-                return b""
-            data = f.read(self.stop - pos)
-            if data and not data.endswith(b"\n"):
-                data += f.readline()  # finish the last line that starts in the range
-            return data
+        return range_bytes(self.path, self.start, self.stop)
 
     def _frame(self, columns: list[str]) -> pd.DataFrame:
         data = self._bytes()
@@ -530,6 +536,22 @@ def zero_record_counts(counter: Counter, d: int) -> list[np.ndarray]:
     if reads_items(counter):
         zero = ItemSets(sp.csr_array((1, d), dtype=np.uint8))
     return [np.asarray(c, dtype=np.int64) for c in counter.count(zero)]
+
+
+@dataclass(frozen=True, eq=False)
+class HeldPart:
+    """A partition made on the cluster and held there: ``future`` (a Dask future) resolves,
+    on a worker, to the partition a task reads (an :class:`ItemsPart`: a raw table's users
+    gathered by :mod:`dpquery.backends.raw`); ``rows_`` is its number of records."""
+
+    future: object
+    rows_: int
+
+    def rows(self) -> int:
+        return self.rows_
+
+    def load(self) -> BinaryData:  # pragma: no cover - a task receives the held partition
+        raise DPQueryError("a partition held on the cluster is read there, by its task")
 
 
 def in_memory(part: Partition) -> bool:

@@ -238,9 +238,6 @@ def _check_raw_flags(args: argparse.Namespace) -> None:
                 f"has a tail probability that {stated} does not state; give --epsilon (delta "
                 "defaults to 1e-9 under add/remove, 1/n^2 under replace-one) or --item-list"
             )
-    if args.backend == "dask":
-        raise DPQueryError("a raw user x item table is read in this process: use --backend "
-                           "local (or write it as 'row item' files for dask)")  # fmt: skip
     if args.weights:
         raise DPQueryError("--weights writes 0-based 'row item weight' lines; a raw table's "
                            "release is written with its item ids, without --weights")  # fmt: skip

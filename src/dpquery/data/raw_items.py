@@ -38,6 +38,7 @@ from dpquery.io import atomic_write
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _LOOKAHEAD = 50  # lines read to find the first data line of a file (comments skipped)
+_WRITE_LINES = 1 << 21  # lines formatted at once by the writer of a release
 
 
 @dataclass(frozen=True)
@@ -191,23 +192,46 @@ def raw_columns(
 @dataclass(frozen=True)
 class RawLines:
     """The lines of a raw ``user,item`` table, before any catalogue: line ``k`` belongs to
-    record ``rows[k]`` (``0..n-1``) and names the item id ``items[k]`` (text, spaces
-    stripped; lines without a user id are already dropped, ``unattributed`` of them). Read
+    record ``rows[k]`` (``0..n-1``) and names the item id ``item_ids[item_codes[k]]``
+    (text, spaces stripped; the distinct ids once, so that a line costs two integers, not
+    a string; lines without a user id are already dropped, ``unattributed`` of them). Read
     from a file (:func:`read_raw_lines`) or a DataFrame (:func:`frame_lines`)."""
 
     rows: np.ndarray
-    items: np.ndarray
+    item_codes: np.ndarray
+    item_ids: np.ndarray
     n: int
     user_column: str
     item_column: str
     lines: int
     unattributed: int
+    user_ids: np.ndarray | None = None  # record r's user id is user_ids[r] (text)
+
+    @property
+    def items(self) -> np.ndarray:
+        """Each line's item id (text)."""
+        return self.item_ids[self.item_codes]
+
+    def cut_counts(self, bound: int, key: str) -> dict[str, int]:
+        """How many users hold each item id once each user's distinct items are cut to the
+        ``bound`` of smallest keyed hash (:func:`bounded_item_counts`): exact (private). An
+        empty id is no item."""
+        named = (self.item_ids != "")[self.item_codes]
+        users = self.user_ids
+        if users is None:  # a release's own file: its users are the numbers 0..n-1
+            users = np.array([str(r) for r in range(self.n)], dtype=object)
+        counts = bounded_item_counts(
+            self.rows[named], self.item_codes[named], id_hashes(users, key),
+            id_hashes(self.item_ids, key), bound,
+        )  # fmt: skip
+        return {str(self.item_ids[j]): int(c) for j, c in enumerate(counts) if c > 0}
 
     def over(self, catalogue: Sequence[str]) -> tuple[ItemSets, int]:
         """The item sets over ``catalogue`` (item ``j`` its ``j``-th id; a line whose item
         is not in it dropped: a rule acting on each record alone) and the number of lines
         dropped with those of no user."""
-        cols = pd.Index(list(catalogue)).get_indexer(self.items)
+        cols = pd.Index(list(catalogue)).get_indexer(self.item_ids)
+        cols = cols[self.item_codes] if len(cols) else self.item_codes
         kept = cols >= 0
         matrix = sp.csr_array(
             (np.ones(int(kept.sum()), np.uint8), (self.rows[kept], cols[kept])),
@@ -229,28 +253,60 @@ def read_raw_lines(
     _, sep, skip = _layout(path) or ([], ",", 0)
     try:
         table = pd.read_csv(
-            path, sep=sep, skiprows=skip, usecols=[user, item],
-            dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=True,
-            index_col=False, encoding="utf-8-sig",
+            path, skiprows=skip, usecols=[user, item], encoding="utf-8-sig",
+            **read_options(sep),
         )  # fmt: skip
     except (ValueError, OSError) as exc:
         raise DPQueryError(f"cannot read {path}: {exc}") from None
     if len(table) == 0:
         raise DPQueryError(f"{path} has no records (only a header): there is nothing to "
                            "release")  # fmt: skip
-    users = table[user].str.strip().to_numpy()
-    ids = table[item].str.strip().to_numpy()
-    attributed = users != ""
+    users, ids = table[user].str.strip(), table[item].str.strip()
+    del table
+    # Factorized where pandas holds the texts, so that only the distinct ids become Python
+    # strings (a line's two ids as strings would take ten times the file's size).
+    user_codes, uniques = pd.factorize(users)
+    item_codes, item_uniques = pd.factorize(ids)
+    del users, ids
+    user_texts = np.asarray(uniques, dtype=object)
+    attributed = np.ones(len(user_codes), bool)
+    if (user_texts == "").any():
+        attributed = user_codes != int(np.flatnonzero(user_texts == "")[0])
+    keep = user_texts != ""
     sizes = _SIZES.match(_lines(path, 1)[0].lstrip()) if skip else None
-    if sizes is None:
-        rows, n = _user_rows(users[attributed])
+    user_ids = None
+    if sizes is None:  # records by first appearance, the empty id dropped
+        rows = (np.cumsum(keep) - 1)[user_codes[attributed]]
+        n, user_ids = int(keep.sum()), user_texts[keep]
     else:  # a release's own file: its users 0..M-1, M records (those without items too)
-        rows, n = _numbered_rows(path, users[attributed], int(sizes[1]))
+        numbers, n = _numbered_rows(path, user_texts[keep], int(sizes[1]))
+        full = np.full(len(user_texts), -1, np.int64)
+        full[keep] = numbers
+        rows = full[user_codes[attributed]]
         if items_expected is not None and int(sizes[2]) != items_expected:
             raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
                                f"holds {items_expected}")  # fmt: skip
-    return RawLines(rows, ids[attributed], n, user, item, len(table),
-                    int((~attributed).sum()))  # fmt: skip
+    return RawLines(rows.astype(np.int64), item_codes[attributed].astype(np.int64),
+                    np.asarray(item_uniques, dtype=object), n, user, item, len(attributed),
+                    int((~attributed).sum()), user_ids)  # fmt: skip
+
+
+def raw_layout(path: str | Path) -> tuple[list[str], str, int]:
+    """The header names, the separator and the number of lines before the header (a first
+    line ``# rows M items D``) of the raw table at ``path`` (an empty file, or one without a
+    header, is an error naming what a raw table holds); reads no record."""
+    path = Path(path)
+    _header(path)
+    layout = _layout(path)
+    assert layout is not None
+    return layout
+
+
+def read_options(sep: str) -> dict[str, object]:
+    """How :func:`pandas.read_csv` reads the lines of a raw table, whole or a block of it:
+    every id as text, nothing taken as missing, spaces after the separator skipped."""
+    return {"sep": sep, "dtype": str, "keep_default_na": False, "na_filter": False,
+            "skipinitialspace": True, "index_col": False}  # fmt: skip
 
 
 def read_raw_items(
@@ -293,8 +349,10 @@ def frame_lines(
     users = _ids(frame[user])
     ids = _ids(frame[item])
     attributed = users != ""
-    rows, n = _user_rows(users[attributed])
-    return RawLines(rows, ids[attributed], n, user, item, len(df), int((~attributed).sum()))
+    rows, n, user_ids = _user_rows(users[attributed])
+    item_codes, item_ids = pd.factorize(ids[attributed])
+    return RawLines(rows, item_codes.astype(np.int64), np.asarray(item_ids, dtype=object), n,
+                    user, item, len(df), int((~attributed).sum()), user_ids)  # fmt: skip
 
 
 def table_columns(
@@ -336,10 +394,70 @@ def _ids(column: pd.Series) -> np.ndarray:
     return out
 
 
-def _user_rows(users: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each line's record (0-based, by first appearance) and the number of records."""
+def _user_rows(users: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    """Each line's record (0-based, by first appearance), the number of records and each
+    record's user id."""
     codes, uniques = pd.factorize(users)
-    return codes.astype(np.int64), len(uniques)
+    return codes.astype(np.int64), len(uniques), np.asarray(uniques, dtype=object)
+
+
+# -- the contribution bound of a learned item universe ----------------------------------
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def cut_key(rng: np.random.Generator) -> str:
+    """A key for the cut's hash, drawn from ``rng``: 8 random bytes as 16 hex characters
+    (the siphash key :func:`pandas.util.hash_array` takes)."""
+    return rng.bytes(8).hex()
+
+
+def id_hashes(ids: np.ndarray, key: str) -> np.ndarray:
+    """Each id's keyed 64-bit hash (siphash-2-4 of its UTF-8 text, keyed by ``key``): a
+    function of the id's text alone, the same in any process and in any order."""
+    values = np.asarray(ids, dtype=object)
+    if values.size == 0:
+        return np.zeros(0, np.uint64)
+    return pd.util.hash_array(values, hash_key=key, categorize=False).astype(np.uint64)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer (a bijection of 64-bit words that spreads every input bit)."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of an int64 array, sorted (``np.unique``'s result, by a sort:
+    numpy's hash-based unique is several times slower on tens of millions of keys)."""
+    out = np.sort(keys)
+    return out[np.r_[True, out[1:] != out[:-1]]] if out.size else out
+
+
+def bounded_item_counts(
+    rows: np.ndarray, items: np.ndarray, user_hash: np.ndarray, item_hash: np.ndarray,
+    bound: int,
+) -> np.ndarray:  # fmt: skip
+    """How many users hold each item after each user's distinct items are cut to at most
+    ``bound`` of them: the line ``k`` is user ``rows[k]``'s item ``items[k]`` (codes), a
+    distinct pair's priority is ``mix(user_hash[u] + golden * item_hash[i])`` (keyed hashes
+    of the two ids' texts, :func:`id_hashes`) and a user keeps its ``bound`` pairs of
+    smallest priority. The priority of a pair depends on its two ids and the key alone, so
+    a user's cut is the same whichever lines, partitions or order it is read in; over the
+    key's draw each user's kept items are a uniform subset, independent of the other users'
+    (up to the hash, a keyed pseudorandom function). Returns the counts over
+    ``item_hash``'s items (int64)."""
+    width = max(len(item_hash), 1)
+    pairs = distinct(rows.astype(np.int64) * width + items.astype(np.int64))
+    user, item = pairs // width, pairs % width
+    with np.errstate(over="ignore"):
+        priority = _mix(user_hash[user] + _GOLDEN * item_hash[item])
+    order = np.lexsort((priority, user))  # by user, then priority
+    user, item = user[order], item[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(user)) + 1]
+    rank = np.arange(len(user)) - np.repeat(starts, np.diff(np.r_[starts, len(user)]))
+    return np.bincount(item[rank < bound], minlength=len(item_hash)).astype(np.int64)
 
 
 def _numbered_rows(path: Path, users: np.ndarray, n: int) -> tuple[np.ndarray, int]:
@@ -377,23 +495,38 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
     if items.d != len(labels.items):
         raise DPQueryError(f"{items.d} items against an item list of {len(labels.items)}")
     path = Path(path)
-    rows = np.repeat(np.arange(items.n, dtype=np.int64), items.lengths())
-    names = np.asarray(labels.items, dtype=object)[items.matrix.indices]
-    frame = pd.DataFrame({labels.user_column: rows, labels.item_column: names})
     if labels.user_column == labels.item_column:  # pragma: no cover - refused when read
         raise DPQueryError("the user and item columns need two names")
+    names = np.asarray(labels.items, dtype=object)
+    matrix = items.matrix
+    columns = [labels.user_column, labels.item_column]
 
     def write(tmp: Path) -> None:
         compression = "gzip" if path.suffix.lower() == ".gz" else None
         with get_handle(tmp, "w", compression=compression, encoding="utf-8") as handles:
             handles.handle.write(f"# rows {items.n} items {items.d}\n")
-            frame.to_csv(handles.handle, index=False, lineterminator="\n")
+            pd.DataFrame(columns=columns).to_csv(handles.handle, index=False,
+                                                 lineterminator="\n")  # fmt: skip
+            # a block of records at a time: the bytes of one frame of every line, without
+            # its whole-table columns (a Python reference a line) and their formatting
+            first = 0
+            while first < items.n:
+                last = int(np.searchsorted(matrix.indptr, matrix.indptr[first] + _WRITE_LINES,
+                                           side="right")) - 1  # fmt: skip
+                last = min(max(last, first + 1), items.n)
+                lo, hi = int(matrix.indptr[first]), int(matrix.indptr[last])
+                rows = np.repeat(np.arange(first, last, dtype=np.int64),
+                                 np.diff(matrix.indptr[first : last + 1]))  # fmt: skip
+                block = pd.DataFrame({columns[0]: rows, columns[1]: names[matrix.indices[lo:hi]]})
+                block.to_csv(handles.handle, index=False, header=False, lineterminator="\n")
+                first = last
 
     atomic_write(path, write)
 
 
 __all__ = [
-    "ItemLabels", "RawLines", "frame_lines", "item_labels", "once", "raw_columns", "raw_header",
-    "read_item_list", "read_raw_items", "read_raw_lines", "table_columns",
+    "ItemLabels", "RawLines", "bounded_item_counts", "cut_key", "distinct", "frame_lines",
+    "id_hashes", "item_labels", "once", "raw_columns", "raw_header", "raw_layout",
+    "read_item_list", "read_options", "read_raw_items", "read_raw_lines", "table_columns",
     "write_raw_item_sets",
 ]  # fmt: skip

@@ -4,8 +4,9 @@ A table is encoded over the domain given (a JSON file, a dataset's own, or the D
 read off the data only when asked, and then NOT PRIVATE) or over the one learned from it
 privately (:mod:`dpquery.pipeline.learning`); item data needs none (its items
 are ``0..d-1``). On the local backend the data is read in this process; on ``dask`` a table,
-a dataset or an encoded ``.npz`` is cut into partitions on the cluster, and item files into
-ranges of user ids (``docs/dask.md``).
+a dataset or an encoded ``.npz`` is cut into partitions on the cluster, item files into
+ranges of user ids, and a raw user x item CSV into blocks whose users the workers gather
+(:mod:`dpquery.backends.raw`; ``docs/dask.md``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import scipy.sparse as sp
 from dpquery import datasets
 from dpquery.backends import DaskBackend, PartitionedData, connect
 from dpquery.backends.partitions import ITEM_SUFFIXES, table_files
+from dpquery.backends.raw import BUCKET_BYTES, ClusterLines, raw_blocks, read_on_cluster
 from dpquery.data.binary import _FORMAT, BinaryData, load_binary
 from dpquery.data.domain import Binary, Domain, infer_domain
 from dpquery.data.encode import (
@@ -44,6 +46,7 @@ from dpquery.data.raw_items import (
     note_dropped,
     once,
     raw_columns,
+    raw_layout,
     read_raw_items,
     read_raw_lines,
     table_columns,
@@ -239,9 +242,14 @@ def check_items(source: ItemSource, backend: Backend, options: Mapping[str, Any]
             "and its items the item_list's, so it takes no sizes n and d (those are a "
             "0-based 'row item' file's)"
         )
-    if backend.name == "dask":
-        raise DPQueryError(f"{source.path}: a raw user x item table is read in this process: "
-                           "use the local backend")  # fmt: skip
+    if backend.name == "dask":  # its lines are read on the workers, after the first line
+        _, _, skip = raw_layout(source.path)
+        if skip:
+            raise DPQueryError(
+                f"{source.path} begins with '# rows M items D': a release's own file, its "
+                "users numbered 0..M-1; read it with --backend local (or write it as 'row "
+                "item' files for dask)"
+            )
     if source.learn is None:
         labels_of(source)  # the header's columns and the catalogue, checked before the fit
     else:
@@ -395,3 +403,27 @@ def open_items(
             PartitionedData.from_transactions(files, n=n, d=d, backend=cluster, partitions=parts)
         )  # fmt: skip
         yield data, checked
+
+
+def raw_on_cluster(source: ItemSource, backend: Backend) -> bool:
+    """Whether ``source`` is a raw user x item file read on a Dask cluster."""
+    return backend.name == "dask" and isinstance(source, ItemFile) and source.raw
+
+
+@contextmanager
+def open_raw(source: ItemFile, backend: Backend) -> Iterator[ClusterLines]:
+    """The lines of a raw user x item file read in blocks on a Dask cluster and held there
+    grouped by user (:mod:`dpquery.backends.raw`), over its catalogue when one is given
+    (else the ids' texts, for the item universe's selection). The header and the catalogue
+    are checked in this process before the cluster starts; the cluster closes on exit."""
+    header, sep, skip = raw_layout(source.path)
+    user, item = raw_columns(source.path, source.user_column, source.item_column, header)
+    labels = labels_of(source)
+    blocks = raw_blocks(source.path, header, sep, skip, user, item)
+    with connect(backend.scheduler) as cluster:
+        asked = backend.partitions or cluster.workers()
+        buckets = max(asked, -(-source.path.stat().st_size // BUCKET_BYTES))
+        yield read_on_cluster(
+            blocks, cluster, catalogue=None if labels is None else labels.items,
+            buckets=buckets, source=str(source.path), requested=asked,
+        )  # fmt: skip

@@ -18,7 +18,7 @@ import numpy as np
 from dpquery.algorithms.auto import BaselineWarning
 from dpquery.backends import PartitionedData
 from dpquery.data.encode import note_duplicates
-from dpquery.data.raw_items import ItemLabels
+from dpquery.data.raw_items import ItemLabels, note_dropped
 from dpquery.errors import DPQueryError
 from dpquery.pipeline import inputs, learning, plan, reports, rows, writes
 from dpquery.pipeline.fitting import Fitted, fit_items, fit_table
@@ -31,6 +31,7 @@ from dpquery.pipeline.request import (
     ReleaseResult,
 )
 from dpquery.pipeline.universe import (
+    CutLines,
     LearnedUniverse,
     learn_universe,
     on_all_items,
@@ -75,6 +76,7 @@ def fit(request: ReleaseRequest) -> Fitted:
             rng = make_rng(request.seed)  # the run's one generator: the selection draws first
             with _said(request):
                 universe = _universe(request, rng)
+                assert universe.items is not None
                 return _fit_items(request, universe.items, universe, rng)
         items = inputs.load_items(request.source)  # type: ignore[arg-type]
         with _said(request):
@@ -127,21 +129,24 @@ def _fit_table(
     return fitted
 
 
-def _universe(request: ReleaseRequest, rng: np.random.Generator) -> LearnedUniverse:
+def _universe(
+    request: ReleaseRequest, rng: np.random.Generator, lines: CutLines | None = None
+) -> LearnedUniverse:  # fmt: skip
     """A raw table's item universe, learned on the run's ledger from ``rng`` under the
-    release's relation (:mod:`dpquery.pipeline.universe`)."""
+    release's relation (:mod:`dpquery.pipeline.universe`), from its ``lines`` (None: read
+    here; or held on a cluster)."""
     source: Any = request.source  # a raw table's: ItemFile or ItemFrame, with learn
-    lines = inputs.raw_lines(source)
+    read: CutLines = inputs.raw_lines(source) if lines is None else lines
     relation = _relation(request)
     options, share, bound = dict(request.options), source.learn.share, source.learn.bound
     if relation != ADD_REMOVE:  # n public: the plan's threshold against it, before the draw
-        planned = universe_plan(options, lines.n, share, bound, relation)
-        if planned.tau > lines.n:
+        planned = universe_plan(options, read.n, share, bound, relation)
+        if planned.tau > read.n:
             _warn(request, [BaselineWarning(
                 f"the item universe's threshold ({planned.tau:,} users) is above the table's "
-                f"{lines.n:,} users: no item id is expected to be released; give the public "
+                f"{read.n:,} users: no item id is expected to be released; give the public "
                 "catalogue, or raise the budget or the universe's share")])  # fmt: skip
-    return learn_universe(lines, options, share=share, bound=bound, neighbours=relation,
+    return learn_universe(read, options, share=share, bound=bound, neighbours=relation,
                           rng=rng)  # fmt: skip
 
 
@@ -182,38 +187,64 @@ def _release_items(request: ReleaseRequest) -> ReleaseResult:
     if learns and request.files is not None:  # the form's checks, before the selection draws
         writes.item_form(request.files, weights, None)
     universe, rng = None, None
+    check = lambda d: writes.item_form(request.files, weights, d)  # noqa: E731
+    if inputs.raw_on_cluster(source, request.backend):  # its lines read on the workers
+        assert isinstance(source, ItemFile)
+        if labels is not None:
+            check(len(labels.items))  # the output's form, before the cluster starts
+        with inputs.open_raw(source, request.backend) as lines:
+            if learns:
+                rng = make_rng(request.seed)  # the run's one generator: the selection first
+                with _said(request):
+                    universe = _universe(request, rng, lines)
+                labels = universe.labels
+                data = lines.over(labels.items)
+            else:
+                note_dropped(source.path, lines.dropped)  # as the local reader says it
+                data = lines.data()
+            return _fit_and_write(request, source, data, check(data.d), universe, rng, labels)
     if learns:
         rng = make_rng(request.seed)  # the run's one generator: the selection draws first
         with _said(request):
             universe = _universe(request, rng)
+        assert universe.items is not None
         labels, source = universe.labels, ItemMatrix(universe.items)
-    with inputs.open_items(
-        source, request.backend, lambda d: writes.item_form(request.files, weights, d)
-    ) as (data, form):  # fmt: skip
-        with _said(request):
-            partitioned = isinstance(data, PartitionedData)
-            fitted = _fit_items(request, data, universe, rng)
-            reason = None
-            if request.algorithm == "auto":
-                private = fitted.release.neighbours == ADD_REMOVE  # said from the release
-                reason = plan.items_auto_reason(
-                    fitted.model, data, partitioned, fitted.n if private else None,
-                    # (after a learned universe the plan has no budget of its own)
-                    fitted.release.parameters if private or universe is not None else None,
-                )  # fmt: skip
-        out = rows.item_rows(fitted, request.output)
-        report = reports.items_report(fitted, out, form, weights, reason)
-        evaluation = None
-        if request.evaluate:  # the evaluation reads the real records in this process
+    with inputs.open_items(source, request.backend, check) as (items, form):
+        return _fit_and_write(request, source, items, form, universe, rng, labels)
+
+
+def _fit_and_write(
+    request: ReleaseRequest, source: ItemFile | ItemMatrix | ItemFrame, data: Any, form: str,
+    universe: LearnedUniverse | None, rng: np.random.Generator | None,
+    labels: ItemLabels | None,
+) -> ReleaseResult:  # fmt: skip
+    """Fit item data (in memory or partitioned), make the rows, report, evaluate when asked
+    and write."""
+    weights = request.output.weights
+    with _said(request):
+        partitioned = isinstance(data, PartitionedData)
+        fitted = _fit_items(request, data, universe, rng)
+        reason = None
+        if request.algorithm == "auto":
+            private = fitted.release.neighbours == ADD_REMOVE  # said from the release
+            reason = plan.items_auto_reason(
+                fitted.model, data, partitioned, fitted.n if private else None,
+                # (after a learned universe the plan has no budget of its own)
+                fitted.release.parameters if private or universe is not None else None,
+            )  # fmt: skip
+    out = rows.item_rows(fitted, request.output)
+    report = reports.items_report(fitted, out, form, weights, reason)
+    evaluation = None
+    if request.evaluate:  # the evaluation reads the real records in this process
+        if universe is not None:  # over every id of the table, released or not
+            evaluation = reports.items_evaluation(*on_all_items(
+                inputs.raw_lines(request.source), universe.labels, out))  # type: ignore[arg-type]  # fmt: skip
+        else:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # its notes were said when the release read it
                 real = inputs.load_items(source) if partitioned else data
-            if universe is not None:  # over every id of the table, released or not
-                evaluation = reports.items_evaluation(*on_all_items(
-                    inputs.raw_lines(request.source), universe.labels, out))  # type: ignore[arg-type]  # fmt: skip
-            else:
-                evaluation = reports.items_evaluation(real, out)  # type: ignore[arg-type]
-        return _written(request, fitted, out, form, report, evaluation, labels)
+            evaluation = reports.items_evaluation(real, out)
+    return _written(request, fitted, out, form, report, evaluation, labels)
 
 
 def _written(

@@ -9,9 +9,12 @@ Gaussian sparse histogram mechanism, whose correlated noise allows a lower thres
 user's keys are bounded), the mechanism the domain learner runs on a raw table's categories
 (``docs/learn.md``), here with each user contributing up to ``s`` keys:
 
-* **contribution bound**: each user's distinct items are cut to at most ``s`` of them, a
-  uniform random subset (from a child of the run's generator, drawn for every user whatever
-  the others hold: a rule fixed before the data is read, acting on each record alone);
+* **contribution bound**: each user's distinct items are cut to at most ``s`` of them, those
+  of smallest keyed hash of the (user id, item id) pair (the key drawn from a child of the
+  run's generator before the data is read; over its draw a uniform subset of the user's
+  items, independent of the others': a rule fixed before the data is read, acting on each
+  record alone, and the same whether the lines are read in one process or in partitions on
+  a cluster);
 * **noisy counts**: each item held by some cut record gets ``count + N_Z(0, sigma^2)``
   (discrete Gaussian, :func:`~dpquery.privacy.partition_selection.select_partitions`, the
   domain learner's own call), charged on the run's ledger before the draw. One user moves
@@ -42,7 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -51,7 +54,7 @@ import scipy.sparse as sp
 from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data.items import ItemSets
-from dpquery.data.raw_items import ItemLabels, RawLines
+from dpquery.data.raw_items import ItemLabels, RawLines, cut_key
 from dpquery.errors import DPQueryError
 from dpquery.pipeline.learning import RELEASE_STAGE, RunBudget, run_budget
 from dpquery.pipeline.request import DEFAULT_UNIVERSE_BOUND, DEFAULT_UNIVERSE_SHARE
@@ -64,6 +67,22 @@ from dpquery.privacy.partition_selection import (
     select_partitions,
 )
 from dpquery.rng import child_rng, make_rng
+
+
+class CutLines(Protocol):
+    """The lines of a raw table as the selection reads them: in this process
+    (:class:`~dpquery.data.raw_items.RawLines`) or held on a cluster
+    (:class:`~dpquery.backends.raw.ClusterLines`)."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def user_column(self) -> str: ...
+    @property
+    def item_column(self) -> str: ...
+
+    def cut_counts(self, bound: int, key: str) -> dict[str, int]: ...
+
 
 UNIVERSE_STAGE = "item universe"
 """The prefix of the selection's charge on the run's ledger."""
@@ -150,24 +169,13 @@ def universe_plan(
                         partition_threshold(sigma2, key_tail))  # fmt: skip
 
 
-def bounded_counts(lines: RawLines, bound: int, rng: np.random.Generator) -> dict[Hashable, int]:
+def bounded_counts(lines: CutLines, bound: int, rng: np.random.Generator) -> dict[str, int]:
     """How many users hold each item id after each user's distinct items are cut to at most
-    ``bound`` of them, a uniform random subset (each distinct pair gets an independent
-    uniform priority; a user keeps its ``bound`` smallest): the selection's counts, exact
-    (private). An empty id is no item."""
-    s = check_bound(bound)
-    named = lines.items != ""
-    codes, ids = pd.factorize(lines.items[named])
-    width = max(len(ids), 1)
-    pairs = np.unique(lines.rows[named].astype(np.int64) * width + codes)  # distinct (user, item)
-    user, item = pairs // width, pairs % width
-    priority = rng.random(len(pairs))
-    order = np.lexsort((priority, user))  # by user, then priority
-    user, item = user[order], item[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(user)) + 1]
-    rank = np.arange(len(user)) - np.repeat(starts, np.diff(np.r_[starts, len(user)]))
-    counts = np.bincount(item[rank < s], minlength=len(ids))
-    return {str(ids[j]): int(c) for j, c in enumerate(counts) if c > 0}
+    ``bound`` of them, those of smallest keyed hash of the (user id, item id) pair, the key
+    drawn from ``rng`` (:func:`~dpquery.data.raw_items.bounded_item_counts`): the
+    selection's counts, exact (private). An empty id is no item. The same counts from the
+    lines in one process and from their partitions on a cluster."""
+    return lines.cut_counts(check_bound(bound), cut_key(rng))
 
 
 @dataclass
@@ -175,12 +183,12 @@ class LearnedUniverse:
     """The item universe learned from a raw table and what it cost: the run's ``ledger``
     holds the selection's charge, ``release_ledger`` is its child for the release's share;
     ``labels`` names the released ids (the release's catalogue) and ``items`` the table's
-    records over them."""
+    records over them (None when the lines are held on a cluster: they are cut there)."""
 
     plan: UniversePlan
     selection: Selection
     labels: ItemLabels
-    items: ItemSets
+    items: ItemSets | None
     ledger: Ledger
     release_ledger: Ledger
 
@@ -209,12 +217,12 @@ class LearnedUniverse:
 
 
 def learn_universe(
-    lines: RawLines, options: dict[str, Any], *, share: float, bound: int, neighbours: str,
+    lines: CutLines, options: dict[str, Any], *, share: float, bound: int, neighbours: str,
     rng: np.random.Generator,
 ) -> LearnedUniverse:  # fmt: skip
     """The item universe of ``lines`` learned on a new ledger of the budget in ``options``
-    (module docstring), drawn from ``rng`` (the run's one generator; the cut's priorities
-    from a child of it, so that the release's draws do not depend on the table's size).
+    (module docstring), drawn from ``rng`` (the run's one generator; the cut's key from a
+    child of it, so that the release's draws do not depend on the table's size).
     Raises :class:`~dpquery.errors.DPQueryError` when no id reaches the threshold (nothing
     to release: said from the selection's output, post-processing), the ledger attached."""
     plan = universe_plan(options, lines.n, share, bound, neighbours)
@@ -222,7 +230,8 @@ def learn_universe(
     ledger = Ledger(b.ledger_budget)
     stage = ledger.child(Budget.zcdp(b.learn_rho), UNIVERSE_STAGE)
     try:
-        counts = bounded_counts(lines, plan.bound, make_rng(child_rng(rng)))
+        cut = bounded_counts(lines, plan.bound, make_rng(child_rng(rng)))
+        counts: dict[Hashable, int] = {k: v for k, v in cut.items()}
         selection = select_partitions(
             counts, rho=b.learn_rho, delta_tail=plan.key_tail, rng=rng, ledger=stage,
             name=SELECTION, sensitivity=plan.sensitivity,
@@ -239,7 +248,7 @@ def learn_universe(
         raise
     labels = ItemLabels(tuple(str(k) for k in selection.released), lines.user_column,
                         lines.item_column)  # fmt: skip
-    items, _ = lines.over(labels.items)
+    items = lines.over(labels.items)[0] if isinstance(lines, RawLines) else None
     release_ledger = ledger.child(Budget.zcdp(b.release_rho), RELEASE_STAGE)
     return LearnedUniverse(plan, selection, labels, items, ledger, release_ledger)
 
@@ -250,7 +259,7 @@ def on_all_items(
     """For the curator's evaluation (NOT private): the table's records over every id it
     holds (sorted), and the ``released`` records (over ``labels``' ids) in the same columns,
     so that the items the selection left out count as items the release never holds."""
-    every = sorted({str(i) for i in lines.items if i != ""} | set(labels.items))
+    every = sorted({str(i) for i in lines.item_ids if i != ""} | set(labels.items))
     real, _ = lines.over(every)
     cols = pd.Index(every).get_indexer(list(labels.items))
     m = released.matrix.tocsr()

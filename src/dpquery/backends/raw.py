@@ -1,0 +1,415 @@
+"""A raw ``user,item`` table read on a Dask cluster: its lines in blocks on the workers,
+grouped by user there, never in the client.
+
+A data holder's ratings or purchases table (``docs/wide.md``, "From a raw user x item CSV")
+is one line per (user, item), in any order: a user's lines may lie anywhere in the file.
+The records are the users, so the lines must meet by user before anything is counted.
+Two rounds of tasks do that (a shuffle by user, as ``dask.dataframe`` shuffles a frame, on
+compact arrays rather than frames of text):
+
+1. **Blocks.** The file is cut into byte ranges (the lines that *start* in a range, as
+   ``dask.dataframe.read_csv`` cuts a file; a compressed file is one block). A worker reads
+   its block with the local reader's options (:func:`~dpquery.data.raw_items.read_options`:
+   every id as text, spaces stripped), drops the lines without a user id, and sends each
+   user to one of ``B`` buckets by a fixed hash of the user id's text (routing only: two
+   users whose hashes agree share a bucket and stay two users). Each block returns, per
+   bucket, the distinct user ids it saw there and each line's user and item codes (the
+   catalogue's column with ``--item-list``; the block's own item ids to be learned).
+2. **Buckets.** A worker gathers its bucket's pieces from every block, merges the user ids
+   by their text (a user whose lines lie in several blocks is one record) and holds the
+   bucket's users as sparse records (:class:`~dpquery.backends.partitions.ItemsPart`, each
+   distinct pair once), which the wide release's counters then read in every pass
+   (:class:`~dpquery.backends.partitioned.PartitionedData`), as they read a ``row item``
+   file's ranges of users.
+
+Every user's lines end in exactly one bucket, so the records on the cluster are the records
+of the local reader (:func:`~dpquery.data.raw_items.read_raw_lines`), in another order. The
+wide release reads them only through exact integer counts that do not depend on the order of
+the records (``docs/dask.md``), so a seeded release is the local one, byte for byte.
+
+With ``--learn-items`` the buckets keep the ids' texts: the item universe's selection reads
+the cut records' counts (:meth:`ClusterLines.cut_counts`: each user's distinct items cut to
+the ``s`` of smallest keyed hash of the (user id, item id) pair, a rule of the two texts and
+the key alone, so a user's cut is the one the local reader makes), summed exactly in the
+client; the released ids are then sent to the buckets, which keep their users' items among
+them (:meth:`ClusterLines.over`).
+
+The client holds only the counts, the users' number and the lines' (for the curator's note
+and the empty table's error). Nothing here is private accounting: the mechanisms run in the
+client, on the same counts as in one process.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from dpquery.backends.cluster import DaskBackend
+from dpquery.backends.partitioned import PartitionedData
+from dpquery.backends.partitions import CSV_BLOCK_BYTES, HeldPart, ItemsPart, range_bytes
+from dpquery.data.raw_items import (
+    _GOLDEN,
+    _mix,
+    bounded_item_counts,
+    distinct,
+    id_hashes,
+    read_options,
+)
+from dpquery.errors import DPQueryError
+
+COMPRESSED = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar")
+"""Suffixes of files read whole, as one block (pandas decompresses them by suffix)."""
+BLOCK_BYTES = CSV_BLOCK_BYTES
+"""The size of a block of an uncompressed file (read at each call: tests make it small)."""
+BUCKET_BYTES = 128 * 2**20
+"""At least one bucket per this many bytes of the file, whatever the partitions asked for:
+a bucket's worker holds its users' pairs and sorts them once (about 8 M lines of a
+Netflix-like table, a few hundred MiB at the peak)."""
+_ROUTE_KEY = "dpquery-buckets!"  # the routing hash's fixed key (16 characters): not secret
+
+
+@dataclass(frozen=True)
+class RawBlock:
+    """The lines of a raw table that start in bytes ``[start, stop)`` (None: the whole
+    file, after its ``skip`` lines and its header), read as the local reader reads them."""
+
+    path: Path
+    sep: str
+    header: tuple[str, ...]
+    user: str
+    item: str
+    skip: int = 0
+    start: int | None = None
+    stop: int | None = None
+
+    def read(self) -> tuple[pd.Series, pd.Series]:
+        """Each line's user id and item id (text, surrounding spaces stripped), as pandas
+        reads them (Arrow-backed strings: no Python string a line)."""
+        columns = [self.user, self.item]
+        try:
+            if self.start is None:
+                table = pd.read_csv(self.path, skiprows=self.skip, usecols=columns,
+                                    encoding="utf-8-sig", **read_options(self.sep))  # fmt: skip
+            else:
+                assert self.stop is not None
+                data = range_bytes(self.path, self.start, self.stop)
+                if not data.strip():
+                    empty = pd.Series([], dtype=str)
+                    return empty, empty
+                table = pd.read_csv(io.BytesIO(data), header=None, names=list(self.header),
+                                    usecols=columns, **read_options(self.sep))  # fmt: skip
+        except (ValueError, OSError) as exc:
+            where = "" if self.start is None else f"bytes {self.start}-{self.stop} of "
+            raise DPQueryError(f"cannot read {where}{self.path}: {exc}") from None
+        return table[self.user].str.strip(), table[self.item].str.strip()
+
+
+def raw_blocks(
+    path: Path, header: Sequence[str], sep: str, skip: int, user: str, item: str,
+    block_bytes: int | None = None,
+) -> list[RawBlock]:  # fmt: skip
+    """The file at ``path`` as blocks of about ``block_bytes`` (None: :data:`BLOCK_BYTES`;
+    a compressed file whole)."""
+    block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
+    whole = RawBlock(path, sep, tuple(header), user, item, skip)
+    if path.suffix.lower() in COMPRESSED:
+        return [whole]
+    with path.open("rb") as f:
+        for _ in range(skip + 1):  # the lines before the header, and the header
+            f.readline()
+        body = f.tell()  # the records begin here
+    size = path.stat().st_size
+    if size <= body:
+        return [RawBlock(path, sep, tuple(header), user, item, skip, body, body)]
+    cuts = np.unique(np.r_[np.arange(body, size, block_bytes), size])
+    return [RawBlock(path, sep, tuple(header), user, item, skip, int(a), int(b))
+            for a, b in itertools.pairwise(cuts)]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A block's lines of one bucket: the distinct user ids seen (``users``: int64 when each
+    is a canonical decimal integer, else text), each line's
+    user (a code into them) and item (a code: a catalogue column, or into ``items``, the
+    block's item ids; -1 for no item, a line kept for its user)."""
+
+    users: np.ndarray
+    user_codes: np.ndarray
+    item_codes: np.ndarray
+    items: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class BlockStats:
+    """What a block read: its lines, those without a user id, and (with a catalogue) those
+    whose item is not listed. For the curator's note and the empty table's error."""
+
+    lines: int
+    unattributed: int
+    unlisted: int
+
+
+_CANONICAL = r"0|[1-9][0-9]{0,17}"  # a decimal integer's own text, within int64
+
+
+def _compact(ids: np.ndarray) -> np.ndarray:
+    """User ids as int64 when every one is a canonical decimal integer (its text is
+    ``str(value)``: a bijection, so two ids are equal exactly when their texts are), else
+    as text: eight bytes an id rather than a Python string, on most real tables."""
+    if ids.size and pd.Series(ids).str.fullmatch(_CANONICAL).all():
+        return ids.astype(np.int64)
+    return ids
+
+
+def _texts(ids: np.ndarray) -> np.ndarray:
+    """Ids as text (int64 ids written back as their canonical texts)."""
+    return ids.astype(str).astype(object) if ids.dtype == np.int64 else ids
+
+
+def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
+    """Each user id's bucket: a fixed hash of its text, computed on the integer of a
+    canonical decimal text (the same bucket for the same text, whichever form a block
+    holds it in)."""
+    out = np.empty(ids.size, np.uint64)
+    if ids.dtype == np.int64:
+        canonical = np.ones(ids.size, bool)
+    else:
+        canonical = pd.Series(ids, dtype=object).str.fullmatch(_CANONICAL).to_numpy(bool)
+    numbers = ids[canonical].astype(np.int64).view(np.uint64)
+    out[canonical] = _mix(numbers + _GOLDEN)
+    out[~canonical] = id_hashes(ids[~canonical], _ROUTE_KEY)
+    return (out % np.uint64(buckets)).astype(np.int64)
+
+
+def split_block(
+    block: RawBlock, buckets: int, catalogue: Sequence[str] | None
+) -> tuple[list[Piece], BlockStats]:
+    """Read ``block`` and cut its lines into ``buckets`` pieces by user (step 1 of the
+    module docstring)."""
+    users, items = block.read()
+    lines = len(users)
+    # Factorized where pandas holds the texts (a hash table in C), so that only the distinct
+    # ids become Python strings: the empty user id is no user, the empty item id no item.
+    user_codes, uniques = pd.factorize(users)
+    user_ids = np.asarray(uniques, dtype=object)
+    attributed = np.ones(lines, bool)
+    if (user_ids == "").any():
+        attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
+    item_codes, item_uniques = pd.factorize(items)
+    item_texts = np.asarray(item_uniques, dtype=object)
+    unlisted = 0
+    item_ids: np.ndarray | None = None
+    if catalogue is not None:  # each distinct id's column (-1: not listed)
+        columns = pd.Index(list(catalogue)).get_indexer(item_texts)
+        item_codes = columns[item_codes] if len(columns) else item_codes
+        unlisted = int((item_codes[attributed] < 0).sum())
+    else:  # the ids to be learned; an empty id is no item
+        item_ids = item_texts
+        if (item_ids == "").any():
+            item_codes = np.where(item_codes == int(np.flatnonzero(item_ids == "")[0]), -1,
+                                  item_codes)  # fmt: skip
+    if not attributed.all():  # the users are renumbered without the empty id
+        keep = user_ids != ""
+        renumber = np.cumsum(keep) - 1
+        user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
+        item_codes = item_codes[attributed]
+    user_ids = _compact(user_ids)
+    route = _route(user_ids, buckets)
+    line_route = route[user_codes]
+    pieces = []
+    for b in range(buckets):
+        mine = route == b
+        renumber = np.cumsum(mine) - 1  # the bucket's users, in the block's order
+        at = line_route == b
+        pieces.append(Piece(user_ids[mine], renumber[user_codes[at]].astype(np.int32),
+                            item_codes[at].astype(np.int32), item_ids))  # fmt: skip
+    stats = BlockStats(lines, lines - int(attributed.sum()), unlisted)
+    return pieces, stats
+
+
+@dataclass(frozen=True)
+class RawUsers:
+    """A bucket's users with every line of theirs (step 2 of the module docstring), their
+    items still the ids' texts (``items``): what the item universe's selection reads."""
+
+    users: np.ndarray  # int64 when every id is a canonical decimal integer, else text
+    items: np.ndarray
+    matrix: sp.csr_array  # users x items, each distinct pair once
+
+    def cut_counts(self, bound: int, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """The ids held by some cut record and their counts (the cut of
+        :func:`~dpquery.data.raw_items.bounded_item_counts`, the same as in one process)."""
+        m = self.matrix
+        rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+        counts = bounded_item_counts(rows, m.indices, id_hashes(_texts(self.users), key),
+                                     id_hashes(self.items, key), bound)  # fmt: skip
+        held = np.flatnonzero(counts)
+        return self.items[held], counts[held]
+
+    def over(self, catalogue: Sequence[str]) -> ItemsPart:
+        """The users as records over ``catalogue`` (item ``j`` its ``j``-th id; an item not
+        in it dropped)."""
+        cols = pd.Index(list(catalogue)).get_indexer(self.items)
+        m = self.matrix
+        rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+        return ItemsPart(_records(rows, cols[m.indices], m.shape[0], len(catalogue)))
+
+
+def _records(rows: np.ndarray, cols: np.ndarray, n: int, d: int) -> sp.csr_array:
+    """Canonical CSR records of ``n`` users over ``d`` items: each distinct ``(row, col)``
+    pair once, sorted; ``col`` -1 is no item (the row stays, empty)."""
+    kept = cols >= 0
+    keys = distinct(rows[kept].astype(np.int64) * max(d, 1) + cols[kept])
+    indptr = np.r_[0, np.cumsum(np.bincount(keys // max(d, 1), minlength=n))]
+    indices = (keys % max(d, 1)).astype(np.int32)
+    return sp.csr_array((np.ones(keys.size, np.uint8), indices, indptr), shape=(n, d))
+
+
+def gather_bucket(d: int | None, *pieces: Piece) -> ItemsPart | RawUsers:
+    """A bucket's pieces from every block as one bucket of users: records over the
+    catalogue's ``d`` items (an :class:`ItemsPart`, what the counters read), or, with
+    ``d`` None, :class:`RawUsers` over the ids seen."""
+    if all(p.users.dtype == np.int64 for p in pieces):
+        user_ids = np.concatenate([p.users for p in pieces])
+    else:  # some block held a user id that is not a canonical integer: all as text
+        user_ids = np.concatenate([_texts(p.users) for p in pieces])
+    codes, users = pd.factorize(user_ids)
+    offsets = np.cumsum([0] + [len(p.users) for p in pieces])
+    rows = np.concatenate([codes[o + p.user_codes] for o, p in zip(offsets, pieces, strict=False)])
+    if d is not None:
+        cols = np.concatenate([p.item_codes for p in pieces]).astype(np.int64)
+        return ItemsPart(_records(rows, cols, len(users), d))
+    item_ids = [p.items if p.items is not None else np.zeros(0, object) for p in pieces]
+    item_codes, items = pd.factorize(np.concatenate(item_ids))
+    starts = np.cumsum([0] + [len(i) for i in item_ids])
+    cols = np.concatenate([
+        np.where(p.item_codes >= 0, item_codes[s + np.maximum(p.item_codes, 0)], -1)
+        if len(item_codes) else np.full(len(p.item_codes), -1)
+        for s, p in zip(starts, pieces, strict=False)
+    ]).astype(np.int64)  # fmt: skip
+    items = np.asarray(items, dtype=object)
+    matrix = _records(rows, cols, len(users), len(items))
+    return RawUsers(np.asarray(users), items, matrix)
+
+
+def _users(bucket: ItemsPart | RawUsers) -> int:
+    return int(bucket.matrix.shape[0])
+
+
+def _cut_counts(bucket: RawUsers, bound: int, key: str) -> tuple[np.ndarray, np.ndarray]:
+    return bucket.cut_counts(bound, key)
+
+
+def _over(bucket: RawUsers, catalogue: Sequence[str]) -> ItemsPart:
+    return bucket.over(catalogue)
+
+
+def _piece(result: tuple[list[Piece], BlockStats], b: int) -> Piece:
+    return result[0][b]
+
+
+def _stats(result: tuple[list[Piece], BlockStats]) -> BlockStats:
+    return result[1]
+
+
+@dataclass(eq=False)
+class ClusterLines:
+    """The lines of a raw table held on a cluster, grouped into buckets of users (the
+    module docstring): ``n`` users, ``lines`` lines read, ``dropped`` of them without a
+    user id or (with a catalogue) with an unlisted item. Stands in for
+    :class:`~dpquery.data.raw_items.RawLines` where the item universe's selection reads
+    them (``n``, the columns, :meth:`cut_counts`)."""
+
+    backend: DaskBackend
+    buckets: list[Any]  # futures of ItemsPart (a catalogue) or RawUsers (ids to learn)
+    sizes: list[int]
+    d: int | None
+    user_column: str
+    item_column: str
+    lines: int
+    dropped: int
+    source: str
+    requested: int | None
+
+    @property
+    def n(self) -> int:
+        return int(sum(self.sizes))
+
+    def cut_counts(self, bound: int, key: str) -> dict[str, int]:
+        """The selection's counts, summed exactly over the buckets (each user in one)."""
+        client = self.backend.client
+        futures = [client.submit(_cut_counts, b, bound, key, pure=False) for b in self.buckets]
+        out: dict[str, int] = {}
+        for future in futures:
+            ids, counts = future.result()
+            for i, c in zip(ids.tolist(), counts.tolist(), strict=True):
+                out[str(i)] = out.get(str(i), 0) + int(c)
+        return out
+
+    def over(self, catalogue: Sequence[str]) -> PartitionedData:
+        """The users as records over ``catalogue`` on the cluster (the ids' texts dropped)."""
+        client = self.backend.client
+        [ids] = client.scatter([tuple(catalogue)], broadcast=True, hash=False)
+        held = [client.submit(_over, b, ids, pure=False) for b in self.buckets]
+        self.buckets = held  # the ids' buckets are let go once their records are made
+        return self.data(len(catalogue))
+
+    def data(self, d: int | None = None) -> PartitionedData:
+        """The buckets as partitioned item data over ``d`` items (a catalogue's)."""
+        width = self.d if d is None else d
+        assert width is not None
+        parts = tuple(HeldPart(f, s) for f, s in zip(self.buckets, self.sizes, strict=True))
+        return PartitionedData(parts, self.backend, width, declared_n=self.n, source=self.source,
+                               requested=self.requested)  # fmt: skip
+
+
+def read_on_cluster(
+    blocks: Sequence[RawBlock], backend: DaskBackend, *, catalogue: Sequence[str] | None,
+    buckets: int, source: str, requested: int | None,
+) -> ClusterLines:  # fmt: skip
+    """Steps 1 and 2 of the module docstring: ``blocks`` read on the workers, their users
+    gathered into ``buckets`` held there. A table of no line is refused, as the local
+    reader refuses it."""
+    from distributed import wait  # optional (the dask extra)
+
+    client = backend.client
+    ids = None
+    if catalogue is not None:
+        [ids] = client.scatter([tuple(catalogue)], broadcast=True, hash=False)
+    read = [client.submit(split_block, b, buckets, ids, pure=False) for b in blocks]
+    stats = [client.submit(_stats, r, pure=False) for r in read]
+    d = None if catalogue is None else len(catalogue)
+    held = [
+        client.submit(gather_bucket, d, *[client.submit(_piece, r, b, pure=False) for r in read],
+                      pure=False)
+        for b in range(buckets)
+    ]  # fmt: skip
+    del read  # the blocks' pieces are freed by the scheduler once gathered
+    wait(held)
+    for future in held:
+        if future.status == "error":
+            future.result()  # raises the task's exception (a block that cannot be read)
+    read_stats: list[BlockStats] = client.gather(stats)
+    lines = sum(s.lines for s in read_stats)
+    if lines == 0:
+        raise DPQueryError(f"{source} has no records (only a header): there is nothing to "
+                           "release")  # fmt: skip
+    sizes = client.gather([client.submit(_users, f, pure=False) for f in held])
+    dropped = sum(s.unattributed + s.unlisted for s in read_stats)
+    user, item = blocks[0].user, blocks[0].item
+    return ClusterLines(backend, held, [int(s) for s in sizes], d, user, item, lines, dropped,
+                        source, requested)  # fmt: skip
+
+
+__all__ = [
+    "BUCKET_BYTES", "ClusterLines", "RawBlock", "RawUsers", "gather_bucket", "raw_blocks",
+    "read_on_cluster", "split_block",
+]  # fmt: skip

@@ -1,0 +1,297 @@
+"""A raw ``user,item`` table on the Dask backend: its lines read in blocks on the workers,
+grouped by user there, and the release of the local reader's records, byte for byte, with a
+catalogue and with the item universe learned; the local path's errors.
+
+One 2-worker ``LocalCluster`` (processes, on loopback) serves the whole module; the blocks
+are made small (``BLOCK_BYTES``) so that most users' lines lie in several blocks.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("distributed")
+
+import dpquery.backends.raw as raw_module
+from dpquery.backends import DaskBackend
+from dpquery.backends.raw import raw_blocks, read_on_cluster
+from dpquery.cli import main
+from dpquery.data.raw_items import raw_layout, read_raw_lines
+from dpquery.errors import DPQueryError
+
+BLOCK = 2048  # bytes: a 60 KB table in about 30 blocks
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[DaskBackend]:
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    )  # fmt: skip
+    with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
+        yield b
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(raw_module, "BLOCK_BYTES", BLOCK)
+
+
+def _ratings(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    """A ratings table of ``n`` users (1-30 lines each, a head of 8 common movies and a tail
+    of 60), its lines shuffled so that a user's lines lie far apart; a few repeated lines,
+    a few with no user id and a few of a movie no catalogue lists."""
+    rng = np.random.default_rng(seed)
+    p = np.r_[np.full(8, 8.0), np.ones(60)]
+    rows = []
+    for u in range(n):
+        for m in rng.choice(68, size=rng.integers(1, 31), p=p / p.sum()):
+            rows.append((f"u{u:04d}", f"m{m}", int(rng.integers(1, 6))))
+    rows += [("", "m1", 3), ("", "m2", 4), ("u0001", "zz", 5), (" u0002 ", " m3 ", 1)]
+    rows += rows[:5]  # repeated lines count once
+    table = pd.DataFrame(rows, columns=["userId", "movieId", "rating"])
+    return table.sample(frac=1, random_state=seed).reset_index(drop=True)
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> tuple[Path, Path]:
+    path = tmp_path / "ratings.csv"
+    _ratings().to_csv(path, index=False)
+    listed = tmp_path / "movies.txt"
+    listed.write_text("\n".join(f"m{m}" for m in range(64)) + "\n")  # m64..m67 unlisted
+    return path, listed
+
+
+def _records(rows: np.ndarray, cols: np.ndarray, ids: list[str]) -> list[tuple[str, ...]]:
+    """Records as sorted tuples of item ids, the list sorted: a table's records whatever
+    their order."""
+    out: dict[int, set[str]] = {}
+    for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+        out.setdefault(r, set())
+        if c >= 0:
+            out[r].add(ids[c])
+    return sorted(tuple(sorted(v)) for v in out.values())
+
+
+def test_users_split_over_blocks_are_one_record_each(
+    backend: DaskBackend, table: tuple[Path, Path]
+) -> None:
+    """About 30 blocks, 5 buckets: the records held on the cluster are the local reader's
+    (the same multiset of item sets, users without a listed item kept as empty records),
+    and the lines and dropped lines are counted as the local reader counts them."""
+    path, _ = table
+    ids = [f"m{m}" for m in range(64)]
+    header, sep, skip = raw_layout(path)
+    blocks = raw_blocks(path, header, sep, skip, "userId", "movieId")
+    assert len(blocks) > 20
+    lines = read_on_cluster(blocks, backend, catalogue=ids, buckets=5, source=str(path),
+                            requested=None)  # fmt: skip
+    local = read_raw_lines(path)
+    items, dropped = local.over(ids)
+    assert lines.n == local.n == items.n
+    assert lines.lines == local.lines and lines.dropped == dropped
+    held = [f.result().matrix.tocoo() for f in lines.buckets]
+    on_cluster = sorted(
+        tuple(sorted(ids[c] for c in m.col[m.row == r])) for m in held for r in range(m.shape[0])
+    )  # fmt: skip
+    m = items.matrix.tocoo()
+    assert on_cluster == sorted(
+        tuple(sorted(ids[c] for c in m.col[m.row == r])) for r in range(items.n)
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("bound", [1, 3, 50])
+def test_the_cut_counts_on_the_cluster_are_the_local_ones(
+    backend: DaskBackend, table: tuple[Path, Path], bound: int
+) -> None:
+    """The selection's counts (each user's distinct items cut to ``s`` by the keyed hash of
+    the pair's texts) are the same summed over 4 buckets as in one process, for the same
+    key; another key gives other counts (the cut depends on it)."""
+    path, _ = table
+    header, sep, skip = raw_layout(path)
+    blocks = raw_blocks(path, header, sep, skip, "userId", "movieId")
+    lines = read_on_cluster(blocks, backend, catalogue=None, buckets=4, source=str(path),
+                            requested=None)  # fmt: skip
+    local = read_raw_lines(path)
+    key = "0123456789abcdef"
+    assert lines.cut_counts(bound, key) == local.cut_counts(bound, key)
+    if bound == 3:
+        assert local.cut_counts(bound, "fedcba9876543210") != local.cut_counts(bound, key)
+
+
+def _release(args: list[str], out: Path, dask: list[str] | None = None) -> dict:
+    report = out.with_suffix(".json")
+    assert main([*args, "--out", str(out), "--report", str(report), *(dask or [])]) == 0
+    return json.loads(report.read_text())
+
+
+@pytest.mark.parametrize("relation", ["add-remove", "replace-one"])
+@pytest.mark.parametrize("learn", [False, True])
+def test_the_release_on_the_cluster_is_the_local_release(
+    backend: DaskBackend, table: tuple[Path, Path], tmp_path: Path, learn: bool, relation: str
+) -> None:
+    """``dpquery synth --backend dask`` on the raw table, with the catalogue and with the
+    universe learned, under both relations: the bytes of the local release (and the same
+    learned ids), and the same report (the ledger's charges in the same order) apart from
+    the backend section, the timings and auto's reason."""
+    path, listed = table
+    universe = (
+        ["--learn-items", "--learn-items-bound", "4"] if learn else ["--item-list", str(listed)]
+    )
+    common = ["synth", "--data", str(path), *universe, "--epsilon", "4", "--seed", "3",
+              "--neighbours", relation, "--head", "4", "--pool", "2000", "--quiet"]  # fmt: skip
+    local, dask = tmp_path / "l.transactions.csv", tmp_path / "d.transactions.csv"
+    a = _release(common, local)
+    b = _release(common, dask, ["--backend", "dask", "--scheduler", backend.address,
+                                "--partitions", "3"])  # fmt: skip
+    assert dask.read_bytes() == local.read_bytes()
+    if learn:
+        ids = (tmp_path / "l.items.txt").read_text()
+        assert (tmp_path / "d.items.txt").read_text() == ids and ids.strip()
+        assert a["release"]["universe"] == b["release"]["universe"]
+    assert b["backend"]["partitions"] == 3
+    assert "computed on the cluster" in b["release"]["parameters"]["auto"]["reason"]
+    for r in (a, b):
+        r.pop("backend")
+        r["release"].pop("timings")
+        r["release"]["parameters"].pop("auto")
+    assert a == b
+
+
+def test_a_gzipped_table_is_read_whole_on_the_cluster(
+    backend: DaskBackend, table: tuple[Path, Path], tmp_path: Path
+) -> None:
+    path, listed = table
+    gz = tmp_path / "ratings.csv.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    header, sep, skip = raw_layout(gz)
+    assert len(raw_blocks(gz, header, sep, skip, "userId", "movieId")) == 1
+    common = ["synth", "--item-list", str(listed), "--epsilon", "1", "--seed", "1", "--quiet"]
+    local, dask = tmp_path / "l.transactions.csv", tmp_path / "d.transactions.csv"
+    assert main([*common, "--data", str(path), "--out", str(local)]) == 0
+    assert main([*common, "--data", str(gz), "--out", str(dask), "--backend", "dask",
+                 "--scheduler", backend.address]) == 0  # fmt: skip
+    assert dask.read_bytes() == local.read_bytes()
+
+
+def _bad_inputs(tmp_path: Path, table: tuple[Path, Path]) -> dict[str, tuple[list[str], str]]:
+    path, listed = table
+    twice = tmp_path / "twice.txt"
+    twice.write_text("m1\nm2\nm1\n")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("userId,movieId,rating\n")
+    return {
+        "column": (["--data", str(path), "--item-list", str(listed), "--item-column", "film"],
+                   "no item column 'film'"),
+        "repeated id": (["--data", str(path), "--item-list", str(twice)],
+                        "names item 'm1' twice"),
+        "empty file": (["--data", str(empty), "--item-list", str(listed)], "is empty"),
+        "header only": (["--data", str(header_only), "--item-list", str(listed)],
+                        "has no records (only a header)"),
+        "learned, header only": (["--data", str(header_only), "--learn-items"],
+                                 "has no records (only a header)"),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case", ["column", "repeated id", "empty file", "header only", "learned, header only"]
+)
+def test_bad_input_gives_the_local_error(
+    backend: DaskBackend, table: tuple[Path, Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture, case: str,
+) -> None:  # fmt: skip
+    """Each bad input: the local run's one-line error, the same on the cluster, a non-zero
+    exit and no output file."""
+    flags, message = _bad_inputs(tmp_path, table)[case]
+    errors = []
+    for extra in ([], ["--backend", "dask", "--scheduler", backend.address]):
+        out = tmp_path / "s.transactions.csv"
+        assert main(["synth", *flags, "--epsilon", "1", "--out", str(out), *extra]) == 2
+        assert not out.exists() and not (tmp_path / "s.items.txt").exists()
+        err = capsys.readouterr().err
+        assert message in err
+        errors.append(err)
+    assert errors[0] == errors[1]
+
+
+def test_a_releases_own_file_is_refused_on_the_cluster(
+    backend: DaskBackend, table: tuple[Path, Path], tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+) -> None:  # fmt: skip
+    _, listed = table
+    own = tmp_path / "own.transactions.csv"
+    own.write_text("# rows 3 items 64\nuser,item\n0,m1\n2,m3\n")
+    out = tmp_path / "s.transactions.csv"
+    assert (
+        main(
+            [
+                "synth",
+                "--data",
+                str(own),
+                "--item-list",
+                str(listed),
+                "--epsilon",
+                "1",
+                "--out",
+                str(out),
+                "--backend",
+                "dask",
+                "--scheduler",
+                backend.address,
+            ]
+        )
+        == 2
+    )
+    assert "read it with --backend local" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_block_that_cannot_be_read_is_an_error(backend: DaskBackend, tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("userId,movieId\n" + "u1,m1\n" * 2000 + 'u2,"m2\n')  # an open quote
+    header, sep, skip = raw_layout(path)
+    blocks = raw_blocks(path, header, sep, skip, "userId", "movieId")
+    with pytest.raises(DPQueryError, match="cannot read bytes"):
+        read_on_cluster(blocks, backend, catalogue=["m1"], buckets=2, source=str(path),
+                        requested=None)  # fmt: skip
+
+
+def test_integer_and_text_user_ids_meet_in_one_record(backend: DaskBackend, tmp_path: Path) -> None:
+    """Blocks of integer ids only (held as int64) and blocks with text ids (``007``, ``x``:
+    held as text) route and merge a user by its text: ``7`` in both kinds of block is one
+    record, ``007`` another; the records are the local reader's."""
+    rng = np.random.default_rng(5)
+    ints = [(str(u), f"m{rng.integers(20)}") for u in rng.integers(0, 300, 3000)]
+    mixed = [(rng.choice(["7", "007", "x", "70", str(rng.integers(300))]), f"m{rng.integers(20)}")
+             for _ in range(3000)]  # fmt: skip
+    path = tmp_path / "mixed.csv"
+    pd.DataFrame(ints + mixed, columns=["user", "item"]).to_csv(path, index=False)
+    ids = [f"m{m}" for m in range(20)]
+    header, sep, skip = raw_layout(path)
+    blocks = raw_blocks(path, header, sep, skip, "user", "item")
+    lines = read_on_cluster(blocks, backend, catalogue=ids, buckets=3, source=str(path),
+                            requested=None)  # fmt: skip
+    items, _ = read_raw_lines(path).over(ids)
+    assert lines.n == items.n
+    held = [f.result().matrix.tocoo() for f in lines.buckets]
+    on_cluster = sorted(
+        tuple(sorted(ids[c] for c in m.col[m.row == r])) for m in held for r in range(m.shape[0])
+    )  # fmt: skip
+    m = items.matrix.tocoo()
+    assert on_cluster == sorted(
+        tuple(sorted(ids[c] for c in m.col[m.row == r])) for r in range(items.n)
+    )  # fmt: skip
+    learned = read_on_cluster(blocks, backend, catalogue=None, buckets=3, source=str(path),
+                              requested=None)  # fmt: skip
+    key = "00112233445566ff"
+    assert learned.cut_counts(2, key) == read_raw_lines(path).cut_counts(2, key)
