@@ -37,6 +37,7 @@ import numpy as np
 import psutil
 import scipy.sparse as sp
 
+from dpquery.data.items import put_decimal
 from dpquery.datasets.shapes import SHAPES, generate
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results" / "wide"
@@ -50,21 +51,9 @@ def _format(indptr, indices, ratings, first, last, out):  # pragma: no cover - j
     digits = np.empty(20, dtype=np.uint8)
     for j in range(first, last):
         for p in range(indptr[j], indptr[j + 1]):
-            for value, end in ((np.int64(indices[p] + 1), 44), (np.int64(j + 1), 44),
-                               (np.int64(ratings[p]), 10)):  # fmt: skip
-                k = 0
-                v = value
-                while True:
-                    digits[k] = 48 + v % 10
-                    v //= 10
-                    k += 1
-                    if v == 0:
-                        break
-                for r in range(k - 1, -1, -1):
-                    out[at] = digits[r]
-                    at += 1
-                out[at] = end
-                at += 1
+            at = put_decimal(np.int64(indices[p] + 1), 44, out, at, digits)  # comma
+            at = put_decimal(np.int64(j + 1), 44, out, at, digits)
+            at = put_decimal(np.int64(ratings[p]), 10, out, at, digits)  # newline
     return at
 
 

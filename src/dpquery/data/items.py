@@ -281,6 +281,25 @@ def _open_text(tmp: Path, target: Path) -> IO[str]:
 
 
 @numba.njit(cache=True)
+def put_decimal(value, end, out, at, digits):  # pragma: no cover - jit
+    """The decimal digits of ``value`` (>= 0) and the byte ``end`` into ``out`` at ``at``
+    (``digits``: a scratch array of 20 bytes); returns the position after them."""
+    k = 0
+    v = value
+    while True:
+        digits[k] = 48 + v % 10
+        v //= 10
+        k += 1
+        if v == 0:
+            break
+    for r in range(k - 1, -1, -1):
+        out[at] = digits[r]
+        at += 1
+    out[at] = end
+    return at + 1
+
+
+@numba.njit(cache=True)
 def _format_pairs(indptr, indices, first, last, out):
     """The lines ``row item`` of records ``first..last-1`` as ASCII into ``out``; returns the
     number of bytes written (``out`` must hold them: 42 bytes a line at most)."""
@@ -288,20 +307,8 @@ def _format_pairs(indptr, indices, first, last, out):
     digits = np.empty(20, dtype=np.uint8)
     for i in range(first, last):
         for p in range(indptr[i], indptr[i + 1]):
-            for value, end in ((np.int64(i), 32), (np.int64(indices[p]), 10)):  # space, newline
-                k = 0
-                v = value
-                while True:
-                    digits[k] = 48 + v % 10
-                    v //= 10
-                    k += 1
-                    if v == 0:
-                        break
-                for r in range(k - 1, -1, -1):
-                    out[at] = digits[r]
-                    at += 1
-                out[at] = end
-                at += 1
+            at = put_decimal(np.int64(i), 32, out, at, digits)  # space
+            at = put_decimal(np.int64(indices[p]), 10, out, at, digits)  # newline
     return at
 
 
