@@ -12,6 +12,7 @@ import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -81,6 +82,22 @@ def _records(rows: np.ndarray, cols: np.ndarray, ids: list[str]) -> list[tuple[s
     return sorted(tuple(sorted(v)) for v in out.values())
 
 
+def _sets(matrix: Any, ids: list[str]) -> list[tuple[str, ...]]:
+    """The records of a sparse matrix as sorted tuples of their item ids."""
+    m = matrix.tocoo()
+    return [tuple(sorted(ids[c] for c in m.col[m.row == r])) for r in range(m.shape[0])]
+
+
+def _records(lines: Any, ids: list[str]) -> list[tuple[str, ...]]:
+    """The records held in the buckets on the cluster, sorted (the buckets' order is the
+    hash's)."""
+    return sorted(r for f in lines.buckets for r in _sets(f.result().matrix, ids))
+
+
+def _records_local(items: Any, ids: list[str]) -> list[tuple[str, ...]]:
+    return sorted(_sets(items.matrix, ids))
+
+
 def test_users_split_over_blocks_are_one_record_each(
     backend: DaskBackend, table: tuple[Path, Path]
 ) -> None:
@@ -98,14 +115,7 @@ def test_users_split_over_blocks_are_one_record_each(
     items, dropped = local.over(ids)
     assert lines.n == local.n == items.n
     assert lines.lines == local.lines and lines.dropped == dropped
-    held = [f.result().matrix.tocoo() for f in lines.buckets]
-    on_cluster = sorted(
-        tuple(sorted(ids[c] for c in m.col[m.row == r])) for m in held for r in range(m.shape[0])
-    )  # fmt: skip
-    m = items.matrix.tocoo()
-    assert on_cluster == sorted(
-        tuple(sorted(ids[c] for c in m.col[m.row == r])) for r in range(items.n)
-    )  # fmt: skip
+    assert _records(lines, ids) == _records_local(items, ids)
 
 
 @pytest.mark.parametrize("bound", [1, 3, 50])
@@ -283,14 +293,7 @@ def test_integer_and_text_user_ids_meet_in_one_record(backend: DaskBackend, tmp_
                             requested=None)  # fmt: skip
     items, _ = read_raw_lines(path).over(ids)
     assert lines.n == items.n
-    held = [f.result().matrix.tocoo() for f in lines.buckets]
-    on_cluster = sorted(
-        tuple(sorted(ids[c] for c in m.col[m.row == r])) for m in held for r in range(m.shape[0])
-    )  # fmt: skip
-    m = items.matrix.tocoo()
-    assert on_cluster == sorted(
-        tuple(sorted(ids[c] for c in m.col[m.row == r])) for r in range(items.n)
-    )  # fmt: skip
+    assert _records(lines, ids) == _records_local(items, ids)
     learned = read_on_cluster(blocks, backend, catalogue=None, buckets=3, source=str(path),
                               requested=None)  # fmt: skip
     key = "00112233445566ff"
