@@ -34,11 +34,10 @@ def plain_number(text: str) -> str | None:
     numbers, one decided categorical keeps the texts as written."""
     if (paren := _ACCOUNTING.fullmatch(text)) is not None:
         inner = paren["inner"]
-        plain = plain_number(inner) if _FORMATTED.fullmatch(inner) else None
-        if plain is None and _FORMATTED.fullmatch(inner):
-            plain = inner  # a plain number in parentheses
-        # a sign inside as well ("($-3)") is no number
-        return None if plain is None or plain[:1] in "+-" else "-" + plain
+        if _FORMATTED.fullmatch(inner) is None:
+            return None
+        plain = plain_number(inner) or inner  # formatted, or a plain number
+        return None if plain[:1] in "+-" else "-" + plain  # a sign inside too: "($-3)"
     m = _FORMATTED.fullmatch(text)
     if m is None or (m["sign"] and m["sign2"]):
         return None
