@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import io
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,23 @@ class RawBlock:
             where = "" if self.start is None else f"bytes {self.start}-{self.stop} of "
             raise DPQueryError(f"cannot read {where}{self.path}: {exc}") from None
         return table[self.user].str.strip(), table[self.item].str.strip()
+
+    def reads(self, chunk_lines: int) -> Iterator[tuple[pd.Series, pd.Series]]:
+        """The block's lines as :meth:`read` gives them, in pieces: a byte range whole (it
+        is a block's size already), the whole file (a compressed one) ``chunk_lines`` lines
+        at a time, so that one piece's texts are held at once."""
+        if self.start is not None:
+            yield self.read()
+            return
+        columns = [self.user, self.item]
+        try:
+            with pd.read_csv(self.path, skiprows=self.skip, usecols=columns,
+                             encoding="utf-8-sig", chunksize=chunk_lines,
+                             **read_options(self.sep)) as chunks:  # fmt: skip
+                for table in chunks:
+                    yield table[self.user].str.strip(), table[self.item].str.strip()
+        except (ValueError, OSError) as exc:
+            raise DPQueryError(f"cannot read {self.path}: {exc}") from None
 
 
 def raw_blocks(
@@ -189,38 +206,62 @@ def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
     return (out % np.uint64(buckets)).astype(np.int64)
 
 
+@dataclass(frozen=True)
+class BlockIds:
+    """A block's lines as codes (:func:`block_ids`): line ``k`` (of the lines with a user
+    id) is user ``users[user_codes[k]]`` and item ``items[item_codes[k]]`` (the distinct
+    ids' texts, each once, by first appearance; ``items`` those of every line read, the
+    empty id among them when a line has it)."""
+
+    users: np.ndarray
+    user_codes: np.ndarray
+    items: np.ndarray
+    item_codes: np.ndarray
+    lines: int
+    unattributed: int
+
+
+def block_ids(users: pd.Series, items: pd.Series) -> BlockIds:
+    """The lines of a block (each line's user id and item id, as :meth:`RawBlock.read`
+    returns them) as two integer codes a line and the distinct ids' texts, the lines
+    without a user id dropped. Factorized where pandas holds the texts (a hash table in C),
+    so that only the distinct ids become Python strings: both the local reader
+    (:func:`~dpquery.data.raw_items.read_raw_lines`) and the cluster's blocks
+    (:func:`split_block`) read a block through here."""
+    lines = len(users)
+    user_codes, uniques = pd.factorize(users)
+    user_ids = np.asarray(uniques, dtype=object)
+    item_codes, item_uniques = pd.factorize(items)
+    item_texts = np.asarray(item_uniques, dtype=object)
+    unattributed = 0
+    if (user_ids == "").any():  # the users are renumbered without the empty id
+        attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
+        keep = user_ids != ""
+        renumber = np.cumsum(keep) - 1
+        user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
+        item_codes = item_codes[attributed]
+        unattributed = lines - int(attributed.sum())
+    return BlockIds(user_ids, user_codes, item_texts, item_codes, lines, unattributed)
+
+
 def split_block(
     block: RawBlock, buckets: int, catalogue: Sequence[str] | None
 ) -> tuple[list[Piece], BlockStats]:
     """Read ``block`` and cut its lines into ``buckets`` pieces by user (step 1 of the
     module docstring)."""
-    users, items = block.read()
-    lines = len(users)
-    # Factorized where pandas holds the texts (a hash table in C), so that only the distinct
-    # ids become Python strings: the empty user id is no user, the empty item id no item.
-    user_codes, uniques = pd.factorize(users)
-    user_ids = np.asarray(uniques, dtype=object)
-    attributed = np.ones(lines, bool)
-    if (user_ids == "").any():
-        attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
-    item_codes, item_uniques = pd.factorize(items)
-    item_texts = np.asarray(item_uniques, dtype=object)
+    ids = block_ids(*block.read())
+    user_ids, user_codes, item_codes = ids.users, ids.user_codes, ids.item_codes
     unlisted = 0
     item_ids: np.ndarray | None = None
     if catalogue is not None:  # each distinct id's column (-1: not listed)
-        columns = pd.Index(list(catalogue)).get_indexer(item_texts)
+        columns = pd.Index(list(catalogue)).get_indexer(ids.items)
         item_codes = columns[item_codes] if len(columns) else item_codes
-        unlisted = int((item_codes[attributed] < 0).sum())
+        unlisted = int((item_codes < 0).sum())
     else:  # the ids to be learned; an empty id is no item
-        item_ids = item_texts
+        item_ids = ids.items
         if (item_ids == "").any():
             item_codes = np.where(item_codes == int(np.flatnonzero(item_ids == "")[0]), -1,
                                   item_codes)  # fmt: skip
-    if not attributed.all():  # the users are renumbered without the empty id
-        keep = user_ids != ""
-        renumber = np.cumsum(keep) - 1
-        user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
-        item_codes = item_codes[attributed]
     user_ids = _compact(user_ids)
     route = _route(user_ids, buckets)
     line_route = route[user_codes]
@@ -231,7 +272,7 @@ def split_block(
         at = line_route == b
         pieces.append(Piece(user_ids[mine], renumber[user_codes[at]].astype(np.int32),
                             item_codes[at].astype(np.int32), item_ids))  # fmt: skip
-    stats = BlockStats(lines, lines - int(attributed.sum()), unlisted)
+    stats = BlockStats(ids.lines, ids.unattributed, unlisted)
     return pieces, stats
 
 
@@ -410,6 +451,6 @@ def read_on_cluster(
 
 
 __all__ = [
-    "BUCKET_BYTES", "ClusterLines", "RawBlock", "RawUsers", "gather_bucket", "raw_blocks",
-    "read_on_cluster", "split_block",
+    "BUCKET_BYTES", "BlockIds", "ClusterLines", "RawBlock", "RawUsers", "block_ids",
+    "gather_bucket", "raw_blocks", "read_on_cluster", "split_block",
 ]  # fmt: skip

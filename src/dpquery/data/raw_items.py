@@ -20,6 +20,7 @@ the real ones) and the catalogue's item ids. That file reads back through
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 import warnings
 from collections.abc import Sequence
@@ -37,7 +38,9 @@ from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write
 
 _INTEGER = re.compile(r"[+-]?\d+")
+_READ_LINES = 1 << 21  # lines of a compressed file read at once (its one block)
 _LOOKAHEAD = 50  # lines read to find the first data line of a file (comments skipped)
+_CUT_LINES = 1 << 23  # lines whose users are cut at once (bounded_item_counts)
 _WRITE_LINES = 1 << 21  # lines formatted at once by the writer of a release
 
 
@@ -216,28 +219,31 @@ class RawLines:
         """How many users hold each item id once each user's distinct items are cut to the
         ``bound`` of smallest keyed hash (:func:`bounded_item_counts`): exact (private). An
         empty id is no item."""
-        named = (self.item_ids != "")[self.item_codes]
+        rows, codes = self.rows, self.item_codes
+        if (self.item_ids == "").any():  # copies only when some line names no item
+            named = (self.item_ids != "")[codes]
+            rows, codes = rows[named], codes[named]
         users = self.user_ids
         if users is None:  # a release's own file: its users are the numbers 0..n-1
             users = np.array([str(r) for r in range(self.n)], dtype=object)
-        counts = bounded_item_counts(
-            self.rows[named], self.item_codes[named], id_hashes(users, key),
-            id_hashes(self.item_ids, key), bound,
-        )  # fmt: skip
+        counts = bounded_item_counts(rows, codes, id_hashes(users, key),
+                                     id_hashes(self.item_ids, key), bound)  # fmt: skip
         return {str(self.item_ids[j]): int(c) for j, c in enumerate(counts) if c > 0}
 
     def over(self, catalogue: Sequence[str]) -> tuple[ItemSets, int]:
         """The item sets over ``catalogue`` (item ``j`` its ``j``-th id; a line whose item
         is not in it dropped: a rule acting on each record alone) and the number of lines
         dropped with those of no user."""
-        cols = pd.Index(list(catalogue)).get_indexer(self.item_ids)
-        cols = cols[self.item_codes] if len(cols) else self.item_codes
-        kept = cols >= 0
-        matrix = sp.csr_array(
-            (np.ones(int(kept.sum()), np.uint8), (self.rows[kept], cols[kept])),
-            shape=(self.n, len(catalogue)),
-        )
-        return ItemSets(matrix), self.lines - int(kept.sum())
+        columns = pd.Index(list(catalogue)).get_indexer(self.item_ids)
+        cols = columns.astype(_code_type(len(catalogue)))[self.item_codes]
+        kept = int((cols >= 0).sum())
+        rows = self.rows
+        if kept < len(cols):  # copies only when some line is dropped
+            at = cols >= 0
+            rows, cols = rows[at], cols[at]
+        matrix = sp.csr_array((np.ones(kept, np.uint8), (rows, cols)),
+                              shape=(self.n, len(catalogue)))  # fmt: skip
+        return ItemSets(matrix), self.lines - kept
 
 
 def read_raw_lines(
@@ -248,47 +254,73 @@ def read_raw_lines(
     its first two), every id read as text. After a first line ``# rows M items D`` (a
     release's own file) the users are ``0..M-1``, M records, and ``D`` must be
     ``items_expected`` when given. A table without a single line is an error."""
+    from dpquery.backends.raw import block_ids, raw_blocks  # the cluster's blocks, here
+
     path = Path(path)
-    user, item = raw_columns(path, user_column, item_column)
-    _, sep, skip = _layout(path) or ([], ",", 0)
-    try:
-        table = pd.read_csv(
-            path, skiprows=skip, usecols=[user, item], encoding="utf-8-sig",
-            **read_options(sep),
-        )  # fmt: skip
-    except (ValueError, OSError) as exc:
-        raise DPQueryError(f"cannot read {path}: {exc}") from None
-    if len(table) == 0:
+    header, sep, skip = raw_layout(path)
+    user, item = raw_columns(path, user_column, item_column, header)
+    # Block by block (the cluster's blocks, :func:`~dpquery.backends.raw.raw_blocks`): only
+    # a block's texts are held at once; a line keeps two integer codes, the distinct ids
+    # their texts. Codes are given by first appearance over the blocks in file order, so
+    # the records and the ids come in the order of a read of the whole file.
+    user_index: dict[str, int] = {}
+    item_index: dict[str, int] = {}
+    user_parts: list[np.ndarray] = []
+    item_parts: list[np.ndarray] = []
+    lines = unattributed = 0
+    for block in raw_blocks(path, header, sep, skip, user, item):
+        for users, ids in block.reads(_READ_LINES):
+            codes = block_ids(users, ids)
+            del users, ids
+            user_parts.append(_coded(user_index, codes.users, codes.user_codes))
+            item_parts.append(_coded(item_index, codes.items, codes.item_codes))
+            lines, unattributed = lines + codes.lines, unattributed + codes.unattributed
+    if lines == 0:
         raise DPQueryError(f"{path} has no records (only a header): there is nothing to "
                            "release")  # fmt: skip
-    users, ids = table[user].str.strip(), table[item].str.strip()
-    del table
-    # Factorized where pandas holds the texts, so that only the distinct ids become Python
-    # strings (a line's two ids as strings would take ten times the file's size).
-    user_codes, uniques = pd.factorize(users)
-    item_codes, item_uniques = pd.factorize(ids)
-    del users, ids
-    user_texts = np.asarray(uniques, dtype=object)
-    attributed = np.ones(len(user_codes), bool)
-    if (user_texts == "").any():
-        attributed = user_codes != int(np.flatnonzero(user_texts == "")[0])
-    keep = user_texts != ""
+    user_codes, item_codes = _joined(user_parts), _joined(item_parts)
+    user_texts = np.fromiter(user_index, dtype=object, count=len(user_index))
+    item_texts = np.fromiter(item_index, dtype=object, count=len(item_index))
+    del user_index, item_index
     sizes = _SIZES.match(_lines(path, 1)[0].lstrip()) if skip else None
     user_ids = None
-    if sizes is None:  # records by first appearance, the empty id dropped
-        rows = (np.cumsum(keep) - 1)[user_codes[attributed]]
-        n, user_ids = int(keep.sum()), user_texts[keep]
+    if sizes is None:  # records by first appearance (the empty id is no user: dropped)
+        rows, n, user_ids = user_codes, len(user_texts), user_texts
     else:  # a release's own file: its users 0..M-1, M records (those without items too)
-        numbers, n = _numbered_rows(path, user_texts[keep], int(sizes[1]))
-        full = np.full(len(user_texts), -1, np.int64)
-        full[keep] = numbers
-        rows = full[user_codes[attributed]]
+        numbers, n = _numbered_rows(path, user_texts, int(sizes[1]))
+        rows = numbers.astype(_code_type(n))[user_codes]
         if items_expected is not None and int(sizes[2]) != items_expected:
             raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
                                f"holds {items_expected}")  # fmt: skip
-    return RawLines(rows.astype(np.int64), item_codes[attributed].astype(np.int64),
-                    np.asarray(item_uniques, dtype=object), n, user, item, len(attributed),
-                    int((~attributed).sum()), user_ids)  # fmt: skip
+    return RawLines(rows, item_codes, item_texts, n, user, item, lines, unattributed,
+                    user_ids)  # fmt: skip
+
+
+def _code_type(count: int) -> type[np.signedinteger]:
+    """The integer type of codes ``0..count-1``: 32 bits where they fit (half the memory of
+    a line's two codes), else 64."""
+    return np.int32 if count < 2**31 else np.int64
+
+
+def _coded(index: dict[str, int], ids: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """A block's lines' codes (into its distinct ``ids``) as codes in ``index`` (the ids of
+    the blocks before, each numbered by first appearance; a new id is numbered next and
+    added), of :func:`_code_type`."""
+    merged = np.fromiter((index.setdefault(i, len(index)) for i in ids), dtype=np.int64,
+                         count=len(ids))  # fmt: skip
+    return merged.astype(_code_type(len(index)))[codes]
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The blocks' codes as one array (emptied from ``parts`` as they are copied)."""
+    top = max((int(p.max()) for p in parts if p.size), default=0)
+    out = np.empty(sum(p.size for p in parts), _code_type(top + 1))
+    at = 0
+    while parts:
+        part = parts.pop(0)
+        out[at : at + part.size] = part
+        at += part.size
+    return out
 
 
 def raw_layout(path: str | Path) -> tuple[list[str], str, int]:
@@ -447,7 +479,27 @@ def bounded_item_counts(
     a user's cut is the same whichever lines, partitions or order it is read in; over the
     key's draw each user's kept items are a uniform subset, independent of the other users'
     (up to the hash, a keyed pseudorandom function). Returns the counts over
-    ``item_hash``'s items (int64)."""
+    ``item_hash``'s items (int64).
+
+    A user's cut reads its own lines alone, so the users are cut a range of them at a time
+    (about :data:`_CUT_LINES` lines each) and the counts summed: the same counts, with a
+    range's sorts and copies held at once rather than the whole table's."""
+    parts = -(-len(rows) // _CUT_LINES)
+    if parts <= 1:
+        return _cut_counts(rows, items, user_hash, item_hash, bound)
+    counts = np.zeros(len(item_hash), np.int64)
+    cuts = np.linspace(0, len(user_hash), parts + 1).astype(np.int64)
+    for lo, hi in itertools.pairwise(cuts):
+        at = np.flatnonzero((rows >= lo) & (rows < hi))
+        counts += _cut_counts(rows[at], items[at], user_hash, item_hash, bound)
+    return counts
+
+
+def _cut_counts(
+    rows: np.ndarray, items: np.ndarray, user_hash: np.ndarray, item_hash: np.ndarray,
+    bound: int,
+) -> np.ndarray:  # fmt: skip
+    """:func:`bounded_item_counts` of some users' lines, all at once."""
     width = max(len(item_hash), 1)
     pairs = distinct(rows.astype(np.int64) * width + items.astype(np.int64))
     user, item = pairs // width, pairs % width
