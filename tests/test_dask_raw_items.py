@@ -20,11 +20,11 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import dpquery.backends.raw as raw_module
+import dpquery.data.raw_items as raw_items
 from dpquery.backends import DaskBackend
-from dpquery.backends.raw import raw_blocks, read_on_cluster
+from dpquery.backends.raw import read_on_cluster
 from dpquery.cli import main
-from dpquery.data.raw_items import raw_layout, read_raw_lines
+from dpquery.data.raw_items import raw_blocks, raw_layout, read_raw_lines
 from dpquery.errors import DPQueryError
 
 BLOCK = 2048  # bytes: a 60 KB table in about 30 blocks
@@ -43,7 +43,7 @@ def backend() -> Iterator[DaskBackend]:
 
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(raw_module, "BLOCK_BYTES", BLOCK)
+    monkeypatch.setattr(raw_items, "BLOCK_BYTES", BLOCK)
 
 
 def _ratings(n: int = 400, seed: int = 0) -> pd.DataFrame:

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpquery.backends.raw as raw_module
 import dpquery.data.raw_items as raw_items
 from dpquery.data.raw_items import bounded_item_counts, id_hashes, read_raw_lines
 
@@ -44,7 +43,7 @@ def _whole(path: Path) -> tuple[list[str], list[str], list[str], int]:
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("gz", [False, True])
 def test_blocks_read_the_lines_of_the_whole_file(tmp_path, monkeypatch, seed, gz):
-    monkeypatch.setattr(raw_module, "BLOCK_BYTES", 97)  # about 8 lines a block
+    monkeypatch.setattr(raw_items, "BLOCK_BYTES", 97)  # about 8 lines a block
     monkeypatch.setattr(raw_items, "_READ_LINES", 7)  # a compressed file 7 lines at a time
     text = _text(seed)
     plain = tmp_path / "t.csv"

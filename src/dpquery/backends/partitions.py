@@ -37,6 +37,7 @@ from dpquery.data.encode import (
     warn_extra_columns,
 )
 from dpquery.data.items import ItemSets, _frozen_csr
+from dpquery.data.raw_items import range_bytes
 from dpquery.data.synthetic import biased_bits
 from dpquery.errors import DPQueryError
 from dpquery.queries.counts import Counter, WorkloadCounts, reads_items
@@ -136,21 +137,6 @@ class ParquetPart:
         columns = list(self.domain.names)
         table = pq.ParquetFile(self.path).read_row_groups(list(self.row_groups), columns=columns)
         return encode(table.to_pandas(), self.domain)
-
-
-def range_bytes(path: Path, start: int, stop: int) -> bytes:
-    """The lines of ``path`` that *start* in bytes ``[start, stop)`` (``start`` at least 1:
-    the header line comes first), whole."""
-    with path.open("rb") as f:
-        f.seek(start - 1)
-        f.readline()  # to the first line starting at or after `start`
-        pos = f.tell()
-        if pos >= stop:
-            return b""
-        data = f.read(stop - pos)
-        if data and not data.endswith(b"\n"):
-            data += f.readline()  # finish the last line that starts in the range
-        return data
 
 
 @dataclass(frozen=True)

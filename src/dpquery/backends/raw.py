@@ -41,11 +41,8 @@ client, on the same counts as in one process.
 
 from __future__ import annotations
 
-import io
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,101 +51,23 @@ import scipy.sparse as sp
 
 from dpquery.backends.cluster import DaskBackend
 from dpquery.backends.partitioned import PartitionedData
-from dpquery.backends.partitions import CSV_BLOCK_BYTES, HeldPart, ItemsPart, range_bytes
+from dpquery.backends.partitions import HeldPart, ItemsPart
 from dpquery.data.raw_items import (
     _GOLDEN,
+    RawBlock,
     _mix,
+    block_ids,
     bounded_item_counts,
     distinct,
     id_hashes,
-    read_options,
 )
 from dpquery.errors import DPQueryError
 
-COMPRESSED = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar")
-"""Suffixes of files read whole, as one block (pandas decompresses them by suffix)."""
-BLOCK_BYTES = CSV_BLOCK_BYTES
-"""The size of a block of an uncompressed file (read at each call: tests make it small)."""
 BUCKET_BYTES = 128 * 2**20
 """At least one bucket per this many bytes of the file, whatever the partitions asked for:
 a bucket's worker holds its users' pairs and sorts them once (about 8 M lines of a
 Netflix-like table, a few hundred MiB at the peak)."""
 _ROUTE_KEY = "dpquery-buckets!"  # the routing hash's fixed key (16 characters): not secret
-
-
-@dataclass(frozen=True)
-class RawBlock:
-    """The lines of a raw table that start in bytes ``[start, stop)`` (None: the whole
-    file, after its ``skip`` lines and its header), read as the local reader reads them."""
-
-    path: Path
-    sep: str
-    header: tuple[str, ...]
-    user: str
-    item: str
-    skip: int = 0
-    start: int | None = None
-    stop: int | None = None
-
-    def read(self) -> tuple[pd.Series, pd.Series]:
-        """Each line's user id and item id (text, surrounding spaces stripped), as pandas
-        reads them (Arrow-backed strings: no Python string a line)."""
-        columns = [self.user, self.item]
-        try:
-            if self.start is None:
-                table = pd.read_csv(self.path, skiprows=self.skip, usecols=columns,
-                                    encoding="utf-8-sig", **read_options(self.sep))  # fmt: skip
-            else:
-                assert self.stop is not None
-                data = range_bytes(self.path, self.start, self.stop)
-                if not data.strip():
-                    empty = pd.Series([], dtype=str)
-                    return empty, empty
-                table = pd.read_csv(io.BytesIO(data), header=None, names=list(self.header),
-                                    usecols=columns, **read_options(self.sep))  # fmt: skip
-        except (ValueError, OSError) as exc:
-            where = "" if self.start is None else f"bytes {self.start}-{self.stop} of "
-            raise DPQueryError(f"cannot read {where}{self.path}: {exc}") from None
-        return table[self.user].str.strip(), table[self.item].str.strip()
-
-    def reads(self, chunk_lines: int) -> Iterator[tuple[pd.Series, pd.Series]]:
-        """The block's lines as :meth:`read` gives them, in pieces: a byte range whole (it
-        is a block's size already), the whole file (a compressed one) ``chunk_lines`` lines
-        at a time, so that one piece's texts are held at once."""
-        if self.start is not None:
-            yield self.read()
-            return
-        columns = [self.user, self.item]
-        try:
-            with pd.read_csv(self.path, skiprows=self.skip, usecols=columns,
-                             encoding="utf-8-sig", chunksize=chunk_lines,
-                             **read_options(self.sep)) as chunks:  # fmt: skip
-                for table in chunks:
-                    yield table[self.user].str.strip(), table[self.item].str.strip()
-        except (ValueError, OSError) as exc:
-            raise DPQueryError(f"cannot read {self.path}: {exc}") from None
-
-
-def raw_blocks(
-    path: Path, header: Sequence[str], sep: str, skip: int, user: str, item: str,
-    block_bytes: int | None = None,
-) -> list[RawBlock]:  # fmt: skip
-    """The file at ``path`` as blocks of about ``block_bytes`` (None: :data:`BLOCK_BYTES`;
-    a compressed file whole)."""
-    block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
-    whole = RawBlock(path, sep, tuple(header), user, item, skip)
-    if path.suffix.lower() in COMPRESSED:
-        return [whole]
-    with path.open("rb") as f:
-        for _ in range(skip + 1):  # the lines before the header, and the header
-            f.readline()
-        body = f.tell()  # the records begin here
-    size = path.stat().st_size
-    if size <= body:
-        return [RawBlock(path, sep, tuple(header), user, item, skip, body, body)]
-    cuts = np.unique(np.r_[np.arange(body, size, block_bytes), size])
-    return [RawBlock(path, sep, tuple(header), user, item, skip, int(a), int(b))
-            for a, b in itertools.pairwise(cuts)]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -204,44 +123,6 @@ def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
     out[canonical] = _mix(numbers + _GOLDEN)
     out[~canonical] = id_hashes(ids[~canonical], _ROUTE_KEY)
     return (out % np.uint64(buckets)).astype(np.int64)
-
-
-@dataclass(frozen=True)
-class BlockIds:
-    """A block's lines as codes (:func:`block_ids`): line ``k`` (of the lines with a user
-    id) is user ``users[user_codes[k]]`` and item ``items[item_codes[k]]`` (the distinct
-    ids' texts, each once, by first appearance; ``items`` those of every line read, the
-    empty id among them when a line has it)."""
-
-    users: np.ndarray
-    user_codes: np.ndarray
-    items: np.ndarray
-    item_codes: np.ndarray
-    lines: int
-    unattributed: int
-
-
-def block_ids(users: pd.Series, items: pd.Series) -> BlockIds:
-    """The lines of a block (each line's user id and item id, as :meth:`RawBlock.read`
-    returns them) as two integer codes a line and the distinct ids' texts, the lines
-    without a user id dropped. Factorized where pandas holds the texts (a hash table in C),
-    so that only the distinct ids become Python strings: both the local reader
-    (:func:`~dpquery.data.raw_items.read_raw_lines`) and the cluster's blocks
-    (:func:`split_block`) read a block through here."""
-    lines = len(users)
-    user_codes, uniques = pd.factorize(users)
-    user_ids = np.asarray(uniques, dtype=object)
-    item_codes, item_uniques = pd.factorize(items)
-    item_texts = np.asarray(item_uniques, dtype=object)
-    unattributed = 0
-    if (user_ids == "").any():  # the users are renumbered without the empty id
-        attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
-        keep = user_ids != ""
-        renumber = np.cumsum(keep) - 1
-        user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
-        item_codes = item_codes[attributed]
-        unattributed = lines - int(attributed.sum())
-    return BlockIds(user_ids, user_codes, item_texts, item_codes, lines, unattributed)
 
 
 def split_block(
@@ -451,6 +332,5 @@ def read_on_cluster(
 
 
 __all__ = [
-    "BUCKET_BYTES", "BlockIds", "ClusterLines", "RawBlock", "RawUsers", "block_ids",
-    "gather_bucket", "raw_blocks", "read_on_cluster", "split_block",
+    "BUCKET_BYTES", "ClusterLines", "RawUsers", "gather_bucket", "read_on_cluster", "split_block",
 ]  # fmt: skip

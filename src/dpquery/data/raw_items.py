@@ -20,10 +20,11 @@ the real ones) and the catalogue's item ids. That file reads back through
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -246,6 +247,141 @@ class RawLines:
         return ItemSets(matrix), self.lines - kept
 
 
+COMPRESSED = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar")
+"""Suffixes of files read whole, as one block (pandas decompresses them by suffix)."""
+BLOCK_BYTES = 32 * 2**20
+"""The size of a block of an uncompressed raw table (read at each call: tests make it small),
+as the cluster's CSV blocks (:data:`~dpquery.backends.partitions.CSV_BLOCK_BYTES`)."""
+
+
+def range_bytes(path: Path, start: int, stop: int) -> bytes:
+    """The lines of ``path`` that *start* in bytes ``[start, stop)`` (``start`` at least 1:
+    the header line comes first), whole."""
+    with path.open("rb") as f:
+        f.seek(start - 1)
+        f.readline()  # to the first line starting at or after `start`
+        pos = f.tell()
+        if pos >= stop:
+            return b""
+        data = f.read(stop - pos)
+        if data and not data.endswith(b"\n"):
+            data += f.readline()  # finish the last line that starts in the range
+        return data
+
+
+@dataclass(frozen=True)
+class RawBlock:
+    """The lines of a raw table that start in bytes ``[start, stop)`` (None: the whole
+    file, after its ``skip`` lines and its header), read as the local reader reads them."""
+
+    path: Path
+    sep: str
+    header: tuple[str, ...]
+    user: str
+    item: str
+    skip: int = 0
+    start: int | None = None
+    stop: int | None = None
+
+    def read(self) -> tuple[pd.Series, pd.Series]:
+        """Each line's user id and item id (text, surrounding spaces stripped), as pandas
+        reads them (Arrow-backed strings: no Python string a line)."""
+        columns = [self.user, self.item]
+        try:
+            if self.start is None:
+                table = pd.read_csv(self.path, skiprows=self.skip, usecols=columns,
+                                    encoding="utf-8-sig", **read_options(self.sep))  # fmt: skip
+            else:
+                assert self.stop is not None
+                data = range_bytes(self.path, self.start, self.stop)
+                if not data.strip():
+                    empty = pd.Series([], dtype=str)
+                    return empty, empty
+                table = pd.read_csv(io.BytesIO(data), header=None, names=list(self.header),
+                                    usecols=columns, **read_options(self.sep))  # fmt: skip
+        except (ValueError, OSError) as exc:
+            where = "" if self.start is None else f"bytes {self.start}-{self.stop} of "
+            raise DPQueryError(f"cannot read {where}{self.path}: {exc}") from None
+        return table[self.user].str.strip(), table[self.item].str.strip()
+
+    def reads(self, chunk_lines: int) -> Iterator[tuple[pd.Series, pd.Series]]:
+        """The block's lines as :meth:`read` gives them, in pieces: a byte range whole (it
+        is a block's size already), the whole file (a compressed one) ``chunk_lines`` lines
+        at a time, so that one piece's texts are held at once."""
+        if self.start is not None:
+            yield self.read()
+            return
+        columns = [self.user, self.item]
+        try:
+            with pd.read_csv(self.path, skiprows=self.skip, usecols=columns,
+                             encoding="utf-8-sig", chunksize=chunk_lines,
+                             **read_options(self.sep)) as chunks:  # fmt: skip
+                for table in chunks:
+                    yield table[self.user].str.strip(), table[self.item].str.strip()
+        except (ValueError, OSError) as exc:
+            raise DPQueryError(f"cannot read {self.path}: {exc}") from None
+
+
+def raw_blocks(
+    path: Path, header: Sequence[str], sep: str, skip: int, user: str, item: str,
+    block_bytes: int | None = None,
+) -> list[RawBlock]:  # fmt: skip
+    """The file at ``path`` as blocks of about ``block_bytes`` (None: :data:`BLOCK_BYTES`;
+    a compressed file whole)."""
+    block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
+    whole = RawBlock(path, sep, tuple(header), user, item, skip)
+    if path.suffix.lower() in COMPRESSED:
+        return [whole]
+    with path.open("rb") as f:
+        for _ in range(skip + 1):  # the lines before the header, and the header
+            f.readline()
+        body = f.tell()  # the records begin here
+    size = path.stat().st_size
+    if size <= body:
+        return [RawBlock(path, sep, tuple(header), user, item, skip, body, body)]
+    cuts = np.unique(np.r_[np.arange(body, size, block_bytes), size])
+    return [RawBlock(path, sep, tuple(header), user, item, skip, int(a), int(b))
+            for a, b in itertools.pairwise(cuts)]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BlockIds:
+    """A block's lines as codes (:func:`block_ids`): line ``k`` (of the lines with a user
+    id) is user ``users[user_codes[k]]`` and item ``items[item_codes[k]]`` (the distinct
+    ids' texts, each once, by first appearance; ``items`` those of every line read, the
+    empty id among them when a line has it)."""
+
+    users: np.ndarray
+    user_codes: np.ndarray
+    items: np.ndarray
+    item_codes: np.ndarray
+    lines: int
+    unattributed: int
+
+
+def block_ids(users: pd.Series, items: pd.Series) -> BlockIds:
+    """The lines of a block (each line's user id and item id, as :meth:`RawBlock.read`
+    returns them) as two integer codes a line and the distinct ids' texts, the lines
+    without a user id dropped. Factorized where pandas holds the texts (a hash table in C),
+    so that only the distinct ids become Python strings: both the local reader
+    (:func:`~dpquery.data.raw_items.read_raw_lines`) and the cluster's blocks
+    (:func:`~dpquery.backends.raw.split_block`) read a block through here."""
+    lines = len(users)
+    user_codes, uniques = pd.factorize(users)
+    user_ids = np.asarray(uniques, dtype=object)
+    item_codes, item_uniques = pd.factorize(items)
+    item_texts = np.asarray(item_uniques, dtype=object)
+    unattributed = 0
+    if (user_ids == "").any():  # the users are renumbered without the empty id
+        attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
+        keep = user_ids != ""
+        renumber = np.cumsum(keep) - 1
+        user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
+        item_codes = item_codes[attributed]
+        unattributed = lines - int(attributed.sum())
+    return BlockIds(user_ids, user_codes, item_texts, item_codes, lines, unattributed)
+
+
 def read_raw_lines(
     path: str | Path, *, user_column: str | None = None, item_column: str | None = None,
     items_expected: int | None = None,
@@ -254,12 +390,10 @@ def read_raw_lines(
     its first two), every id read as text. After a first line ``# rows M items D`` (a
     release's own file) the users are ``0..M-1``, M records, and ``D`` must be
     ``items_expected`` when given. A table without a single line is an error."""
-    from dpquery.backends.raw import block_ids, raw_blocks  # the cluster's blocks, here
-
     path = Path(path)
     header, sep, skip = raw_layout(path)
     user, item = raw_columns(path, user_column, item_column, header)
-    # Block by block (the cluster's blocks, :func:`~dpquery.backends.raw.raw_blocks`): only
+    # Block by block (the cluster's blocks, :func:`raw_blocks`): only
     # a block's texts are held at once; a line keeps two integer codes, the distinct ids
     # their texts. Codes are given by first appearance over the blocks in file order, so
     # the records and the ids come in the order of a read of the whole file.
@@ -577,8 +711,9 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
 
 
 __all__ = [
-    "ItemLabels", "RawLines", "bounded_item_counts", "cut_key", "distinct", "frame_lines",
-    "id_hashes", "item_labels", "once", "raw_columns", "raw_header", "raw_layout",
+    "BLOCK_BYTES", "BlockIds", "ItemLabels", "RawBlock", "RawLines", "block_ids",
+    "bounded_item_counts", "cut_key", "distinct", "frame_lines", "id_hashes", "item_labels",
+    "once", "range_bytes", "raw_blocks", "raw_columns", "raw_header", "raw_layout",
     "read_item_list", "read_options", "read_raw_items", "read_raw_lines", "table_columns",
     "write_raw_item_sets",
 ]  # fmt: skip

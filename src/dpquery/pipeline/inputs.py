@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from dpquery import datasets
 from dpquery.backends import DaskBackend, PartitionedData, connect
 from dpquery.backends.partitions import ITEM_SUFFIXES, table_files
-from dpquery.backends.raw import BUCKET_BYTES, ClusterLines, raw_blocks, read_on_cluster
+from dpquery.backends.raw import BUCKET_BYTES, ClusterLines, read_on_cluster
 from dpquery.data.binary import _FORMAT, BinaryData, load_binary
 from dpquery.data.domain import Binary, Domain, infer_domain
 from dpquery.data.encode import (
@@ -45,6 +45,7 @@ from dpquery.data.raw_items import (
     item_labels,
     note_dropped,
     once,
+    raw_blocks,
     raw_columns,
     raw_layout,
     read_raw_items,
