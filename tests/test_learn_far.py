@@ -46,7 +46,7 @@ def test_the_far_buckets_extend_the_near_ones_to_10_to_the_16() -> None:
     """18 buckets a side, ``[10^10, 2 10^10)`` to ``[5 10^15, 10^16)``, outside the near
     buckets unchanged (at every precision); the largest bound is ``10^16``, past ``2^53``."""
     assert FAR_EXPONENT == 15 and FAR_CELLS == 18 and LARGEST_FAR == 1e16 == LARGEST_BOUND
-    assert NEAR_LIMIT == 1e10 == float(magnitude_buckets()[-1])
+    assert NEAR_LIMIT == 1e10 == float(magnitude_buckets()[-1]) and FAR_MODE_RATE == 1e-3
     assert 2.0**53 < LARGEST_FAR
     for d in (0, 2, 4):
         whole = magnitude_buckets(min_exponent=-d, max_exponent=FAR_EXPONENT)
@@ -162,8 +162,9 @@ def _far(values: np.ndarray, found: tuple[float, float] | None, seed: int) -> An
     ctx = _Context(rng, ledger, 16, 1e-10, len(values), l2=1.0, add_remove=True,
                    far_rng=np.random.default_rng([seed, 7]))  # fmt: skip
     inside = (values >= -NEAR_LIMIT) & (values < NEAR_LIMIT)
-    _, noisy = bounds_histogram(values[inside], rho=RHO, rng=rng, ledger=ledger,
-                                edges=magnitude_buckets(min_exponent=0), sensitivity=1.0)  # fmt: skip
+    edges = magnitude_buckets(min_exponent=0)
+    _, noisy = bounds_histogram(values[inside], rho=RHO, rng=rng, ledger=ledger, edges=edges,
+                                sensitivity=1.0)  # fmt: skip
     one = discrete_gaussian_sigma2(RHO, 1.0)
     ways = (partition_threshold(one, BOUND_STEP_RATE), math.inf, 1, large_skip(one))
     return far_reach(values, found, 0, noisy, RHO, ctx, ways)

@@ -101,6 +101,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
+* **numbers beyond 10^10**: the values beyond ``+-10^10`` count in far buckets to ``10^16``
+  (:data:`FAR_EXPONENT`) alone, under the bounds' charge, their noise from a stream of
+  their own; read only when the bounds reach ``+-10^10`` (grown outward) or no near bucket
+  passes (a far mode at :data:`FAR_MODE_RATE`): :func:`far_reach`.
 * **bands far from 0**: an occupied run of bounds buckets apart from the mode's (not a mode
   at 0) joins the bounds only at the stricter :data:`FAR_WINDOW_RATE`
   (:func:`far_windows`); bounds within :data:`NARROW_RATIO` of each other holding more
@@ -186,16 +190,16 @@ from dpquery.privacy.partition_selection import (
 )
 from dpquery.privacy.quantiles import (
     BOUND_SENSITIVITY,
+    bounds_histogram,
+    bucket_counts,
     bucket_threshold,
     grown_bounds,
     grown_run,
-    bounds_histogram,
-    bucket_counts,
     magnitude_buckets,
     private_bounds,
-    read_bounds,
     private_quantiles,
     quantile_epsilon,
+    read_bounds,
     signed_log_grid,
 )
 from dpquery.privacy.randomness import is_cryptographic, secure_rng
@@ -1193,7 +1197,8 @@ def _bounds(
         run = spread_run(noisy, buckets, mode, grow, window, skip)
         seen = sign_tests(rho, k, ctx.l2)
         run = other_sign(noisy, buckets, run, mode, grow, seen, skip)
-        bounds = None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]), noisy)
+        ends = None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]))
+        bounds = None if ends is None else (*ends, noisy)
     found: tuple[float, float] | None = None
     if bounds is not None:
         lo, hi = bounds[0], bounds[1]
@@ -1210,9 +1215,12 @@ def _bounds(
         found = (lo, hi)
     if found is None or max(-found[0], found[1]) >= NEAR_LIMIT:
         # the far buckets, read only now: no near bucket passed, or the bounds reach +-10^10
-        ways = (*grow, BOUND_WINDOW, skip) if grow is not None else (
-            partition_threshold(one, BOUND_STEP_RATE), math.inf, 1, large_skip(one))
-        far = far_reach(col.numbers, found, decimals, noisy, rho, ctx, ways)  # fmt: skip
+        far_ways = (
+            (*grow, BOUND_WINDOW, skip)
+            if grow is not None
+            else (partition_threshold(one, BOUND_STEP_RATE), math.inf, 1, large_skip(one))
+        )
+        far = far_reach(col.numbers, found, decimals, noisy, rho, ctx, far_ways)
         if far is not None:
             (lo, hi), buckets, noisy = far
             bounds = (lo, hi, noisy)
@@ -1236,9 +1244,10 @@ def _bounds(
 
 
 NEAR_LIMIT = 1e10
-"""The outer edge of the near magnitude buckets (:func:`~dpquery.privacy.quantiles.magnitude_buckets`'
-default, exponents up to 9): the bounds' rules read their buckets alone; the far buckets
-beyond it (:func:`far_reach`) only when those reach it or pass nowhere."""
+"""The outer edge of the near magnitude buckets (the default of
+:func:`~dpquery.privacy.quantiles.magnitude_buckets`, exponents up to 9): the bounds' rules
+read their buckets alone; the far buckets beyond it (:func:`far_reach`) only when those reach
+it or pass nowhere."""
 FAR_EXPONENT = 15
 """The far buckets: ``+-{1, 2, 5} 10^e`` for ``e`` from 10 to this, and ``+-10^16`` their
 outer edge (:data:`LARGEST_FAR`): 18 a side. A float64 holds every integer up to ``2^53``
