@@ -264,7 +264,9 @@ BOUND_FALSE_RATE = 0.01
 """A magnitude bucket is occupied when its noisy count reaches the smallest integer that an
 empty bucket's noise exceeds with probability at most this over all the buckets of a column
 (:func:`bound_threshold`): a bound far beyond the data, which would waste the bin edges'
-candidates, comes from the noise alone in at most 1% of the columns."""
+candidates, comes from the noise alone in at most 1% of the columns. The far buckets beyond
+``10^10`` (:func:`far_reach`) add their mode test's :data:`FAR_MODE_RATE`: at most 1.1% in
+all."""
 BOUND_CROSS_RATE = 1e-4
 """A bound on the side of 0 that the mode of a column's bucket counts lacks needs a bucket
 there whose noisy count reaches the threshold of this false rate over all the buckets
