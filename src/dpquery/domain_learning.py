@@ -1306,7 +1306,9 @@ def far_reach(
     far = (values < -NEAR_LIMIT) | (values >= NEAR_LIMIT)
     counts = bucket_counts(values[far], whole)
     sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
-    stream = ctx.far_rng or _own_stream(ctx.rng, FAR_STREAM)
+    if ctx.far_rng is None:  # kept on the context: one stream for every column
+        ctx.far_rng = _own_stream(ctx.rng, FAR_STREAM)
+    stream = ctx.far_rng
     cells = np.r_[np.arange(f), np.arange(whole.size - 1 - f, whole.size - 1)]
     noisy = np.zeros(whole.size - 1, dtype=np.int64)
     noisy[f:-f] = near_noisy
