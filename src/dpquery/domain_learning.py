@@ -101,6 +101,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   mechanism over the signed log grid at that precision (:mod:`dpquery.privacy.quantiles`). Values
   beyond the bounds clip into the end bins (``out_of_range="clip"``). A missing flag when
   the noisy missing count exceeds :data:`MISSING_SIGMAS` noise standard deviations.
+* **numbers beyond 10^10**: the values beyond ``+-10^10`` count in far buckets to ``10^16``
+  (:data:`FAR_EXPONENT`) alone, under the bounds' charge, their noise from a stream of
+  their own; read only when the bounds reach ``+-10^10`` (grown outward) or no near bucket
+  passes (a far mode at :data:`FAR_MODE_RATE`): :func:`far_reach`.
 * **bands far from 0**: an occupied run of bounds buckets apart from the mode's (not a mode
   at 0) joins the bounds only at the stricter :data:`FAR_WINDOW_RATE`
   (:func:`far_windows`); bounds within :data:`NARROW_RATIO` of each other holding more
@@ -186,6 +190,8 @@ from dpquery.privacy.partition_selection import (
 )
 from dpquery.privacy.quantiles import (
     BOUND_SENSITIVITY,
+    bounds_histogram,
+    bucket_counts,
     bucket_threshold,
     grown_bounds,
     grown_run,
@@ -193,6 +199,7 @@ from dpquery.privacy.quantiles import (
     private_bounds,
     private_quantiles,
     quantile_epsilon,
+    read_bounds,
     signed_log_grid,
 )
 from dpquery.privacy.randomness import is_cryptographic, secure_rng
@@ -257,7 +264,9 @@ BOUND_FALSE_RATE = 0.01
 """A magnitude bucket is occupied when its noisy count reaches the smallest integer that an
 empty bucket's noise exceeds with probability at most this over all the buckets of a column
 (:func:`bound_threshold`): a bound far beyond the data, which would waste the bin edges'
-candidates, comes from the noise alone in at most 1% of the columns."""
+candidates, comes from the noise alone in at most 1% of the columns. The far buckets beyond
+``10^10`` (:func:`far_reach`) add their mode test's :data:`FAR_MODE_RATE`: at most 1.1% in
+all."""
 BOUND_CROSS_RATE = 1e-4
 """A bound on the side of 0 that the mode of a column's bucket counts lacks needs a bucket
 there whose noisy count reaches the threshold of this false rate over all the buckets
@@ -634,6 +643,9 @@ class _Context:
     clock_rng: np.random.Generator | None = None
     # the lattice test's noise (lattice_test): a stream of its own alike
     lattice_rng: np.random.Generator | None = None
+    # the far bounds buckets' noise (far_reach): a stream of its own, so that a column whose
+    # bounds do not reach them is learned byte for byte as before
+    far_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -1175,46 +1187,151 @@ def _bounds(
     # a thin bucket crossed (small tables: a large table's growth has no window test)
     skip = partition_threshold(one * BOUND_WINDOW, BOUND_SKIP_RATE) if ctx.small else math.inf
     mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, ctx.l2)
-    bounds = private_bounds(
-        col.numbers, rho=rho, threshold=SPREAD_MODE if ctx.small else mode, rng=ctx.rng,
-        ledger=ctx.ledger, edges=buckets, window=window, grow=grow,
+    # the near buckets count the values within +-NEAR_LIMIT alone; those beyond it are the
+    # far buckets' (far_reach), one record in one cell of the whole histogram
+    near = (col.numbers >= buckets[0]) & (col.numbers < buckets[-1])
+    _, noisy = bounds_histogram(
+        col.numbers[near], rho=rho, rng=ctx.rng, ledger=ctx.ledger, edges=buckets,
         name=f"{name}: bounds (discrete Gaussian histogram)", sensitivity=ctx.l2,
     )  # fmt: skip
+    bounds = read_bounds(noisy, buckets, SPREAD_MODE if ctx.small else mode, window, grow)
     if bounds is not None and grow is not None:  # the same draws: the run read again
-        run = spread_run(bounds[2], buckets, mode, grow, window, skip)
+        run = spread_run(noisy, buckets, mode, grow, window, skip)
         seen = sign_tests(rho, k, ctx.l2)
-        run = other_sign(bounds[2], buckets, run, mode, grow, seen, skip)
-        bounds = (
-            None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]), bounds[2])
+        run = other_sign(noisy, buckets, run, mode, grow, seen, skip)
+        ends = None if run is None else (float(buckets[run[0]]), float(buckets[run[1] + 1]))
+        bounds = None if ends is None else (*ends, noisy)
+    found: tuple[float, float] | None = None
+    if bounds is not None:
+        lo, hi = bounds[0], bounds[1]
+        if not ctx.small:  # (a small table's growth from the mode has its own rule at 0)
+            lo, hi = far_windows(lo, hi, buckets, noisy, rho, ctx.l2)
+            lo, hi = grown_past(lo, hi, buckets, noisy, rho, ctx.l2)
+            strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
+            lo, hi = across_zero(lo, hi, buckets, noisy, strict)
+            if LARGE_OTHER_SIGN:  # bounds on one side of 0: the other side, as a small table's
+                run = (int(np.searchsorted(buckets, lo)), int(np.searchsorted(buckets, hi)) - 1)
+                run = other_sign(noisy, buckets, run, mode, steps, sign_tests(rho, k, ctx.l2))
+                assert run is not None
+                lo, hi = float(buckets[run[0]]), float(buckets[run[1] + 1])
+        found = (lo, hi)
+    if found is None or max(-found[0], found[1]) >= NEAR_LIMIT:
+        # the far buckets, read only now: no near bucket passed, or the bounds reach +-10^10
+        far_ways = (
+            (*grow, BOUND_WINDOW, skip)
+            if grow is not None
+            else (partition_threshold(one, BOUND_STEP_RATE), math.inf, 1, large_skip(one))
         )
+        far = far_reach(col.numbers, found, decimals, noisy, rho, ctx, far_ways)
+        if far is not None:
+            (lo, hi), buckets, noisy = far
+            bounds = (lo, hi, noisy)
     if bounds is None:
         return None, buckets, np.zeros(0, dtype=np.int64), None, None
-    lo, hi = bounds[0], bounds[1]
-    if not ctx.small:  # (a small table's growth from the mode has its own rule at 0)
-        lo, hi = far_windows(lo, hi, buckets, bounds[2], rho, ctx.l2)
-        lo, hi = grown_past(lo, hi, buckets, bounds[2], rho, ctx.l2)
-        strict = bucket_threshold(rho, k, BOUND_CROSS_RATE, ctx.l2)
-        lo, hi = across_zero(lo, hi, buckets, bounds[2], strict)
-        if LARGE_OTHER_SIGN:  # bounds on one side of 0: the other side, as a small table's
-            run = (int(np.searchsorted(buckets, lo)), int(np.searchsorted(buckets, hi)) - 1)
-            run = other_sign(bounds[2], buckets, run, mode, steps, sign_tests(rho, k, ctx.l2))
-            assert run is not None
-            lo, hi = float(buckets[run[0]]), float(buckets[run[1] + 1])
     if numbers is not None:  # a point mass at 0: the rest bounded apart from it
         ways = (*grow, skip) if grow is not None else (partition_threshold(one, BOUND_STEP_RATE),)
-        run = zero_mode_run(bounds[2], buckets, numbers, one, ways, hi)
+        run = zero_mode_run(noisy, buckets, numbers, one, ways, hi)
         if run is not None:
             lo, hi = min(lo, 0.0), max(hi, float(buckets[run[1] + 1]))
     raw = (lo, hi)  # before the rule at 0 (narrow_band reads them)
-    core = step_core(bounds[2], buckets, mode, grow, raw, one) if grow is not None else None
+    core = step_core(noisy, buckets, mode, grow, raw, one) if grow is not None else None
     if 0 < lo <= hi / BOUND_ZERO_RATIO and (
-        not ctx.small or zero_point(buckets, bounds[2], rho, ctx.l2)
+        not ctx.small or zero_point(buckets, noisy, rho, ctx.l2)
     ):
         lo = 0.0  # a positive column starting near 0: its thin low tail is kept, not clipped
     lo, hi = _outward(lo, decimals, math.floor), _outward(hi, decimals, math.ceil)
     if hi <= lo:
         hi = float(Decimal(repr(lo)) + Decimal(1).scaleb(-decimals))
-    return (lo, hi), buckets, bounds[2], raw, core
+    return (lo, hi), buckets, noisy, raw, core
+
+
+NEAR_LIMIT = 1e10
+"""The outer edge of the near magnitude buckets (the default of
+:func:`~dpquery.privacy.quantiles.magnitude_buckets`, exponents up to 9): the bounds' rules
+read their buckets alone; the far buckets beyond it (:func:`far_reach`) only when those reach
+it or pass nowhere."""
+FAR_EXPONENT = 15
+"""The far buckets: ``+-{1, 2, 5} 10^e`` for ``e`` from 10 to this, and ``+-10^16`` their
+outer edge (:data:`LARGEST_FAR`): 18 a side. A float64 holds every integer up to ``2^53``
+(about ``9.007 10^15``) exactly, so a column of integers (byte counts, 15-digit census block
+numbers) is written exactly up to there; beyond ``10^16`` a value counts in the outermost
+bucket and is clipped to ``10^16``."""
+LARGEST_FAR = float(magnitude_buckets(0, FAR_EXPONENT)[-1])
+"""The largest magnitude the bounds can reach (``10^16``): larger values are clipped to it."""
+FAR_CELLS = 3 * (FAR_EXPONENT - 9)
+"""The far buckets a side (18)."""
+FAR_STREAM = 0x66617262
+"""The spawn key of the far buckets' own stream (:func:`_own_stream`, :func:`far_reach`)."""
+FAR_MODE_RATE = 1e-3
+"""The false rate of the far buckets' mode test (:func:`far_reach`: a column no near bucket
+of which passes), by the union bound over the 36 far buckets; it adds to
+:data:`BOUND_FALSE_RATE`, the chance that a column's bounds take an empty bucket, which is
+at most ``BOUND_FALSE_RATE + FAR_MODE_RATE`` (1.1%) for every column."""
+
+
+def far_reach(
+    values: np.ndarray, found: tuple[float, float] | None, decimals: int,
+    near_noisy: np.ndarray, rho: float, ctx: _Context,
+    ways: tuple[float, float, int, float],
+) -> tuple[tuple[float, float], np.ndarray, np.ndarray] | None:  # fmt: skip
+    """The bounds ``found`` (the ends of the near buckets of a column of ``decimals``, whose
+    noisy counts are ``near_noisy``; None when none passed) reached
+    into the far buckets (:data:`FAR_EXPONENT`): the bounds, the whole histogram's buckets
+    (:func:`~dpquery.privacy.quantiles.magnitude_buckets` up to ``10^16``) and noisy counts;
+    None when they stay as they were (no near bucket passed and the far mode test fails,
+    or the far buckets next to the near ones' end do not join).
+
+    - Bounds reaching ``+-10^10`` (the near buckets' end) are grown outward into the far
+      buckets (:func:`~dpquery.privacy.quantiles.grown_run`, the growth's steps ``ways``:
+      a step's threshold, a window's, its width, a thin bucket's crossing: the table's,
+      those of :func:`grown_past` or a small table's).
+    - When no near bucket passed, the far bucket of the largest noisy count is the mode when
+      it reaches the threshold of :data:`FAR_MODE_RATE` over the far buckets (the union
+      bound), and is grown the same way (crossing 0 only by a bucket reaching that
+      threshold): a column all of whose values lie beyond ``10^10`` (15-digit codes) had no
+      near bucket but the outermost, where it was clipped.
+
+    Privacy: the far buckets count the values beyond ``+-10^10`` alone (the near buckets,
+    drawn before, those within), so one record is in one cell of the whole histogram: it
+    moves by L2 ``sqrt(2)`` under replace-one and 1 under add/remove (``ctx.l2``), and its
+    discrete Gaussian at the near buckets' noise (the sigma of ``rho`` at ``ctx.l2``) is
+    ``rho``-zCDP as a whole (Canonne, Kamath and Steinke 2020, Theorem 4): the near
+    buckets' charge, made before they drew, covers these cells. Their noise is drawn here
+    from a stream of their own (:data:`FAR_STREAM`, ``ctx.far_rng``): the near buckets'
+    noise, and every later draw of the learning, are those of a learning without them, and
+    drawing them only when read is the same as drawing them first (independent noise).
+    What is read of them is post-processing (Bun and Steinke 2016, Lemma 1.8)."""
+    f = FAR_CELLS
+    whole = magnitude_buckets(min_exponent=-decimals, max_exponent=FAR_EXPONENT)
+    far = (values < -NEAR_LIMIT) | (values >= NEAR_LIMIT)
+    counts = bucket_counts(values[far], whole)
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
+    if ctx.far_rng is None:  # kept on the context: one stream for every column
+        ctx.far_rng = _own_stream(ctx.rng, FAR_STREAM)
+    stream = ctx.far_rng
+    cells = np.r_[np.arange(f), np.arange(whole.size - 1 - f, whole.size - 1)]
+    noisy = np.zeros(whole.size - 1, dtype=np.int64)
+    noisy[f:-f] = near_noisy
+    noisy[cells] = counts[cells] + sample_discrete_gaussian(sigma2, cells.size, stream)
+    step, run, w, skip = ways
+    zero = zero_bucket(whole)
+    if found is None:
+        seed = int(cells[int(np.argmax(noisy[cells]))])  # the first of equal maxima
+        mode = bucket_threshold(rho, cells.size, FAR_MODE_RATE, ctx.l2)
+        if noisy[seed] < mode:
+            return None
+        first, last = grown_run(noisy, (seed, seed), mode, step, run, w, zero, skip)
+    else:
+        first = int(np.searchsorted(whole, found[0]))
+        last = int(np.searchsorted(whole, found[1])) - 1
+        if last == whole.size - 2 - f:  # the near buckets' top: grown upward alone
+            last += grown_run(noisy[last:], (0, 0), math.inf, step, run, w, None, skip)[1]
+        if first == f:  # their bottom: grown downward alone
+            first = grown_run(noisy[: first + 1], (first, first), math.inf, step, run, w,
+                              None, skip)[0]  # fmt: skip
+        if (float(whole[first]), float(whole[last + 1])) == found:
+            return None
+    return (float(whole[first]), float(whole[last + 1])), whole, noisy
 
 
 def step_core(
@@ -1968,8 +2085,12 @@ def quantile_candidates(
     3200, ..., 5000; a released median year of 2070). ``inner``: a finer run inside the
     bounds that fell short of their mass (:func:`_fine_run`; the bounds stay, lest they clip
     the rest), whose own fine cells are then the candidates in place of the band's.
-    ``fine=False``: the bounds and the grid alone."""
-    grid = signed_log_grid(decimals=decimals)
+    ``fine=False``: the bounds and the grid alone. The grid reaches ``9.9 10^15`` for bounds
+    beyond ``+-10^10`` (:data:`FAR_EXPONENT`), ``9.9 10^9`` else."""
+    # the grid's points beyond +-10^10 only for bounds beyond it (the far buckets'): within
+    # it they would lie outside the bounds and be dropped anyway
+    top = FAR_EXPONENT if max(-lo, hi) > NEAR_LIMIT else 9
+    grid = signed_log_grid(max_exponent=top, decimals=decimals)
     points: list[np.ndarray] = [np.array([lo, hi]), grid[(grid > lo) & (grid < hi)]]
     if fine and lattice(lo, hi, decimals):
         step = Decimal(1).scaleb(-decimals)
@@ -3262,7 +3383,8 @@ def learn_domain(
                    zone_rng=_own_stream(rng, ZONE_STREAM),
                    common_rng=_own_stream(rng, COMMON_STREAM),
                    clock_rng=_own_stream(rng, CLOCK_STREAM),
-                   lattice_rng=_own_stream(rng, LATTICE_STREAM))  # fmt: skip
+                   lattice_rng=_own_stream(rng, LATTICE_STREAM),
+                   far_rng=_own_stream(rng, FAR_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:

@@ -73,6 +73,7 @@ from dpquery.data.encode import read_table
 from dpquery.data.numbers import axis_values
 from dpquery.domain_learning import (
     LARGE_BORROW_SHARE,
+    LARGEST_FAR,
     PUBLIC_RULE,
     SECOND_SHARE,
     SMALL_BORROW_SHARE,
@@ -96,7 +97,6 @@ from dpquery.privacy.neighbours import (
     marginal_sensitivity,
 )
 from dpquery.privacy.partition_selection import PARTITION_SENSITIVITY, partition_delta
-from dpquery.privacy.quantiles import magnitude_buckets
 from dpquery.rng import child_rng, make_rng
 
 LEARNING_STAGE = "domain learning"
@@ -290,9 +290,10 @@ _L2_TEXT = {ADD_REMOVE: "1", REPLACE_ONE: "sqrt(2)"}
 """The decoding weights' L2 sensitivity as the report states it, per relation
 (:func:`~dpquery.privacy.neighbours.marginal_sensitivity`)."""
 
-LARGEST_BOUND = float(magnitude_buckets()[-1])
-"""The largest magnitude private bounds can reach (the outer edge of their public buckets,
-:func:`~dpquery.privacy.quantiles.magnitude_buckets`): values beyond it are clipped to it."""
+LARGEST_BOUND = LARGEST_FAR
+"""The largest magnitude private bounds can reach (``10^16``, the outer edge of their far
+buckets, :data:`~dpquery.domain_learning.FAR_EXPONENT`): values beyond it are clipped to
+it."""
 
 
 def small_note(report: LearnReport) -> str:

@@ -237,8 +237,28 @@ def private_bounds(
     :data:`BOUND_SENSITIVITY` under replace-one, :data:`ADD_REMOVE_BOUND_SENSITIVITY` under
     add/remove (the thresholds are the caller's: compute them at the same one). Charges
     ``ZCDP(rho)`` before it draws (module docstring)."""
-    r = _validate.positive("rho", rho)
     t = _validate.positive("threshold", threshold)
+    e, noisy = bounds_histogram(
+        values, rho=rho, rng=rng, ledger=ledger, edges=edges, name=name, sensitivity=sensitivity
+    )
+    return read_bounds(noisy, e, t, window, grow)
+
+
+def bounds_histogram(
+    values: ArrayLike,
+    *,
+    rho: float,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    edges: ArrayLike | None = None,
+    name: str = "bounds (discrete Gaussian histogram)",
+    sensitivity: float = BOUND_SENSITIVITY,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The bucket edges and the noisy counts :func:`private_bounds` reads: the discrete
+    Gaussian histogram of ``values`` over the buckets (:func:`magnitude_buckets`, or
+    ``edges``; :func:`bucket_counts`) at ``rho`` and L2 ``sensitivity``. Charges
+    ``ZCDP(rho)`` before it draws (CKS 2020, Theorem 4; module docstring)."""
+    r = _validate.positive("rho", rho)
     l2 = _validate.positive("sensitivity", sensitivity)
     e = magnitude_buckets() if edges is None else np.asarray(edges, dtype=np.float64)
     if e.ndim != 1 or e.size < 2 or not np.isfinite(e).all() or (np.diff(e) <= 0).any():
@@ -247,6 +267,19 @@ def private_bounds(
     noisy = discrete_gaussian_mechanism(
         counts, rho=r, sensitivity=l2, rng=rng, ledger=ledger, name=name
     )
+    return e, noisy
+
+
+def read_bounds(
+    noisy: NDArray[np.int64],
+    e: NDArray[np.float64],
+    t: float,
+    window: tuple[int, float] | None = None,
+    grow: tuple[float, float] | None = None,
+) -> tuple[float, float, NDArray[np.int64]] | None:
+    """:func:`private_bounds`' reading of the noisy counts ``noisy`` over the buckets of
+    edges ``e`` at the threshold ``t`` (``window``, ``grow``: as there): post-processing of
+    :func:`bounds_histogram` (Bun and Steinke 2016, Lemma 1.8), no further cost."""
     if grow is not None:
         w = BOUND_GROW_WINDOW if window is None else window[0]
         zeros = np.flatnonzero(e[:-1] == 0.0)  # the bucket starting at 0, when the edges have one
