@@ -526,6 +526,9 @@ class _Column:
     time_classes: np.ndarray = field(
         default_factory=lambda: np.zeros(len(dates.ISO_CLASSES), dtype=np.int64)
     )
+    # counts of the whole numbers written in a form of WRITTEN_FORMS (zero-padded to a width,
+    # or a YYYYMMDD date), which decimals[0] then does not count (written_form_of)
+    forms: np.ndarray = field(default_factory=lambda: np.zeros(len(WRITTEN_FORMS), dtype=np.int64))
 
 
 def _cell(v: object) -> tuple[Hashable, float | None, int]:
@@ -578,8 +581,14 @@ def _read(series: pd.Series) -> _Column:
             classes[t[1]] += 1
     if na.any():
         keys[_MISSING] = int(na.sum())
+    forms = np.zeros(len(WRITTEN_FORMS), dtype=np.int64)
+    if not pd.api.types.is_float_dtype(series.dtype):  # a float carries no written form
+        for key, count in keys.items():
+            if (f := written_form_of(key)) is not None:  # a whole number: in decimals[0]
+                forms[f] += count
+                decimals[0] -= count
     return _Column(len(series), int(na.sum()), keys, np.array(numbers, dtype=np.float64), decimals,
-                   np.array(times, dtype=np.float64), classes)  # fmt: skip
+                   np.array(times, dtype=np.float64), classes, forms)  # fmt: skip
 
 
 # --- the mechanisms of one column ---------------------------------------------------------------
@@ -634,6 +643,8 @@ class _Context:
     clock_rng: np.random.Generator | None = None
     # the lattice test's noise (lattice_test): a stream of its own alike
     lattice_rng: np.random.Generator | None = None
+    # the noise of the precision histogram's written forms (_decimals): a stream of its own
+    forms_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -1091,13 +1102,122 @@ def released_membership(sel: Selection, present: int, sigma: float) -> Membershi
     return None
 
 
-def _decimals(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, list[int]]:
+# --- written forms: codes zero-padded to a width, dates written YYYYMMDD -------------------
+MAX_LEARNED_WIDTH = 12
+"""The widest zero-padded form the precision's histogram counts (:data:`WRITTEN_FORMS`): a
+ZIP code is 5 digits, a county's FIPS code 5, a census tract 6, a provider number 6."""
+WRITTEN_FORMS: tuple[int | str, ...] = (*range(2, MAX_LEARNED_WIDTH + 1), "YYYYMMDD")
+"""The written forms of a whole number that the precision's histogram counts in cells of
+their own (:func:`written_form_of`): digits alone with a leading zero, of each width 2 to
+:data:`MAX_LEARNED_WIDTH` (``00403``: 5; ``003``: 3), and then eight digits naming a day
+from 1800 to 2199 (``20190314``, :func:`dpquery.data.dates.digits_cell`). A value is in at
+most one of them, and one in none of them is counted in the precision's class 0 as before."""
+FORMS_STREAM = 0x666F726D
+"""The spawn key of the written forms' own stream (:func:`_own_stream`, :func:`_decimals`)."""
+FORM_SIGMAS = 4.0
+"""A written form must hold this many noise sd (one cell's): a form no value is written in
+passes at about 3.2e-5 a cell (one-sided), at most 3.8e-4 a column over the 12 cells."""
+WIDTH_SHARE = 0.05
+"""... and a width this share of the column's noisy count of numbers (the profile's): the
+values below ``10^(w - 1)`` are the ones a width pads, a small part of a column of ZIP codes
+(those of New England) or tracts (a third of Chicago's); the precision's
+:data:`DECIMALS_MASS` alike."""
+DIGITS_DATE_SHARE = 0.5
+"""A column is dates written YYYYMMDD when that form holds at least this share of its noisy
+count of numbers (and :data:`FORM_SIGMAS`): a majority, so that a count column holding a few
+values such as 19870512 (a population) stays a number."""
+
+
+def written_form_of(key: Hashable) -> int | None:
+    """The index in :data:`WRITTEN_FORMS` of a value as written (a learner's key: the text,
+    or an integer), None when it is in none: eight ASCII digits naming a day in
+    :data:`~dpquery.data.dates.DIGITS_YEARS` (``20190314``; an integer so written too), else
+    digits alone with a leading zero, 2 to :data:`MAX_LEARNED_WIDTH` of them (``007``). A
+    public rule on one value; each is a whole number, counted in the precision's class 0
+    otherwise."""
+    if isinstance(key, bool | np.bool_):
+        return None
+    if isinstance(key, int | np.integer):
+        text = str(int(key))
+    elif isinstance(key, str):
+        text = key
+    else:
+        return None
+    if not (text.isascii() and text.isdigit()):
+        return None
+    if dates.digits_cell(text) is not None:
+        return len(WRITTEN_FORMS) - 1
+    if text[0] == "0" and 2 <= len(text) <= MAX_LEARNED_WIDTH:
+        return len(text) - 2
+    return None
+
+
+def written_form(forms: list[int], numbers: int, sigma: float) -> int | str | None:
+    """The written form read off the noisy counts ``forms`` of :data:`WRITTEN_FORMS` (noise sd
+    ``sigma`` each) and the column's noisy count of numbers ``numbers``: ``"YYYYMMDD"`` when
+    that cell holds :data:`FORM_SIGMAS` sd and :data:`DIGITS_DATE_SHARE` of ``numbers``;
+    else the width of the largest noisy count among the widths holding :data:`FORM_SIGMAS`
+    sd and :data:`WIDTH_SHARE` of ``numbers``; else None. Post-processing of noisy counts."""
+    date = forms[-1]
+    if date >= FORM_SIGMAS * sigma and date >= DIGITS_DATE_SHARE * numbers:
+        return "YYYYMMDD"
+    floor = max(FORM_SIGMAS * sigma, WIDTH_SHARE * numbers)
+    passing = [(c, i) for i, c in enumerate(forms[:-1]) if c >= floor]
+    if not passing:
+        return None
+    best = max(passing, key=lambda ci: (ci[0], -ci[1]))[1]  # the largest; the narrower on ties
+    width = WRITTEN_FORMS[best]
+    assert isinstance(width, int)
+    return width
+
+
+def digits_times(col: _Column) -> np.ndarray:
+    """The column's values written YYYYMMDD (:func:`written_form_of`'s last form) on the time
+    axis, seconds since the epoch, one per record."""
+    secs: list[int] = []
+    counts: list[int] = []
+    for key, count in col.keys.items():
+        if written_form_of(key) == len(WRITTEN_FORMS) - 1:
+            t = dates.digits_cell(str(key))
+            assert t is not None
+            secs.append(t)
+            counts.append(count)
+    return np.repeat(np.array(secs, dtype=np.float64), counts)
+
+
+def _decimals(
+    name: str, col: _Column, rho: float, ctx: _Context, numbers: int | None = None
+) -> tuple[int, list[int], int | str | None, list[int]]:
+    """The precision (:func:`precision_of`), the noisy decimals histogram, the written form
+    (:func:`written_form`, None for none) and its cells' noisy counts.
+
+    One discrete Gaussian histogram over the classes 0 .. :data:`MAX_LEARNED_DECIMALS` and
+    the :data:`WRITTEN_FORMS`: a whole number written in a form is counted in that form's
+    cell and not in class 0, so each record is in exactly one cell of the whole vector, which
+    moves by L2 ``ctx.l2`` (``sqrt(2)`` under replace-one, 1 under add/remove) as the five
+    classes alone did, and its discrete Gaussian at the same sigma is ``rho``-zCDP as a whole
+    (Canonne, Kamath and Steinke 2020, Theorem 4): the precision's one charge, made before
+    the first draw, covers the forms' cells. Their noise comes from a stream of their own
+    (:data:`FORMS_STREAM`), so the five classes are drawn as before; a column with no value
+    written in a form has the same class 0 and the same draws, and its precision is read off
+    the five classes as before unless a form's noise alone passes (:data:`FORM_SIGMAS`). With
+    a form found, the precision reads class 0 and the forms' cells together."""
     noisy = discrete_gaussian_mechanism(
         col.decimals, rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
     counts = [int(c) for c in noisy]
-    return precision_of(counts, _sigma(rho, ctx.l2)), counts
+    sigma = _sigma(rho, ctx.l2)
+    assert ctx.forms_rng is not None
+    noise = sample_discrete_gaussian(
+        discrete_gaussian_sigma2(rho, ctx.l2), len(WRITTEN_FORMS), ctx.forms_rng
+    )
+    forms = [int(c) for c in col.forms + noise]
+    total = numbers if numbers is not None else sum(counts) + sum(forms)
+    form = written_form(forms, total, sigma)
+    if form is None:
+        return precision_of(counts, sigma), counts, None, forms
+    return precision_of([counts[0] + sum(forms), *counts[1:]], sigma), counts, form, forms
 
 
 def precision_of(counts: list[int], sigma: float) -> int:
@@ -2443,8 +2563,16 @@ def _numeric(
     unspent. ``numbers``: the profile's noisy count of numbers (its sd is ``missing``'s),
     for the rule of a point mass at 0 (:func:`zero_mode_run`)."""
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
-    decimals, hist = _decimals(name, col, share * rho, ctx)
+    decimals, hist, form, forms = _decimals(name, col, share * rho, ctx, numbers)
     rest = (1 - share) * rho
+    if not codes:  # a declared numeric column: its kind and form are the declaration's
+        form = None
+    if form == "YYYYMMDD":  # dates written as digits: learned on the time axis (_dates)
+        dated = replace(col, times=digits_times(col))
+        attr, learned, more, spent = _dates(name, dated, rest, missing, ctx, dates.DIGITS_FORMAT)
+        more |= {"decimals_histogram": hist, "written_forms": forms, "written_form": form}
+        return attr, learned, more, share * rho + spent
+    width = form if isinstance(form, int) else None
     bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
     noisy_missing, sigma = missing
     counted = None if numbers is None else (numbers, sigma)
@@ -2501,7 +2629,9 @@ def _numeric(
                              single=found is not None)  # fmt: skip
         # whole numbers seen (the precision rule's floor), not a precision of 0 by default: a
         # life expectancy of 274 records (76.2) read as integer would put all in <other>
-        whole = hist[0] >= DECIMALS_SIGMAS * _sigma(share * rho, ctx.l2)
+        # (with a width, class 0 less the padded values: the forms' cells count them)
+        zeros = hist[0] + (sum(forms) if width is not None else 0)
+        whole = zeros >= DECIMALS_SIGMAS * _sigma(share * rho, ctx.l2)
         if (
             coded is None
             and from_zero
@@ -2519,6 +2649,9 @@ def _numeric(
             coded = (by_rule_top(coded[0], buckets), coded[1])
         if coded is not None and found is not None and ENDS_BY_RULE and raw is not None:
             coded = (by_rule_low(coded[0], raw[0], ctx.small), coded[1])
+        if coded is not None and width is not None:  # the codes written zero-padded
+            more |= {"written_forms": forms, "written_form": width}
+            coded = (replace(coded[0], width=width), f"{coded[1]}, written {width} digits wide")
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest + fine_rho
     atoms = _atoms(probe, present, decimals)
@@ -2547,13 +2680,17 @@ def _numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
         decimals=None if decimals == 0 else decimals, density=LEARNED_DENSITY,
         exact=tuple(x for x in exact.values() if edges[0] <= x < edges[-1]),
+        width=width if decimals == 0 else None,
     )  # fmt: skip
+    if attr.width is not None:
+        more |= {"written_forms": forms, "written_form": attr.width}
     # an exact value in full (its repr), the others at the precision
     shown = [repr(exact[a]) if a in exact else f"{a:g}" for a in atoms[:6]]
     learned = (
         f"{attr.n_bins} bins over [{edges[0]:g}, {edges[-1]:g}] (clipped), "
         + ("integer" if decimals == 0 else f"{decimals} decimals")
         + (f", atoms {', '.join(shown)}" if atoms else "")
+        + (f", written {attr.width} digits wide (zero-padded)" if attr.width else "")
         + (" + missing" if has_missing else "")
     )
     more |= {"atoms": atoms} | ({"exact_atoms": sorted(exact.values())} if exact else {})
@@ -3262,7 +3399,8 @@ def learn_domain(
                    zone_rng=_own_stream(rng, ZONE_STREAM),
                    common_rng=_own_stream(rng, COMMON_STREAM),
                    clock_rng=_own_stream(rng, CLOCK_STREAM),
-                   lattice_rng=_own_stream(rng, LATTICE_STREAM))  # fmt: skip
+                   lattice_rng=_own_stream(rng, LATTICE_STREAM),
+                   forms_rng=_own_stream(rng, FORMS_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -3614,6 +3752,12 @@ def _learn_column(
         name, col, numeric_rho, (noisy_missing, sigma), ctx, probe=probe, present=present,
         codes=kind is None, numbers=noisy_numbers,
     )  # fmt: skip
+    if isinstance(attr, Numeric) and attr.time is not None:  # dates written YYYYMMDD
+        rule = (f"date: written YYYYMMDD, noisy {more['written_forms'][-1]} >= "
+                f"{DIGITS_DATE_SHARE:g} x {noisy_numbers}")  # fmt: skip
+        tail = 0.0 if probe is None else ctx.delta_tail
+        return attr, ColumnReport(name, "date", False, rule, profile_rho + probe_rho + spent,
+                                  tail, learned, noisy | more)  # fmt: skip
     if kind == "numeric":
         rule = "declared"
     elif (
