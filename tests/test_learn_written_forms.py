@@ -62,8 +62,15 @@ def _table(n: int, seed: int = 0) -> pd.DataFrame:
 def _learn(df: pd.DataFrame, neighbours: str = ADD_REMOVE, seed: int = 3, rho: float = 1.0,
            **kw: object) -> tuple[Domain, object, Ledger]:  # fmt: skip
     ledger = Ledger(Budget.zcdp(rho))
-    domain, report = learn_domain(df, rho=rho, delta=1e-9, rng=np.random.default_rng(seed),
-                                  ledger=ledger, neighbours=neighbours, **kw)  # type: ignore[arg-type]
+    domain, report = learn_domain(
+        df,
+        rho=rho,
+        delta=1e-9,
+        rng=np.random.default_rng(seed),
+        ledger=ledger,
+        neighbours=neighbours,
+        **kw,
+    )  # type: ignore[arg-type]
     return domain, report, ledger
 
 
@@ -76,8 +83,26 @@ def test_the_written_form_of_a_value() -> None:
     assert written_form_of("20190314") == DATE
     assert written_form_of(20190314) == DATE  # an integer so written
     assert written_form_of("02190314") == WRITTEN_FORMS.index(8)  # year 219: padded, no date
-    for other in ("0", "7", "403", "20191399", "17991231", "22000101", "2019031", "-007",
-                  "+007", "0.5", "007.0", "0" * 13, "abc", "", 7, 3.0, True, ("<missing key>",)):
+    for other in (
+        "0",
+        "7",
+        "403",
+        "20191399",
+        "17991231",
+        "22000101",
+        "2019031",
+        "-007",
+        "+007",
+        "0.5",
+        "007.0",
+        "0" * 13,
+        "abc",
+        "",
+        7,
+        3.0,
+        True,
+        ("<missing key>",),
+    ):
         assert written_form_of(other) is None, other
     assert digits_cell("20190314") == int(dt.datetime(2019, 3, 14).timestamp()) - int(
         dt.datetime(1970, 1, 1).timestamp()
@@ -182,13 +207,17 @@ def test_the_charges_are_the_plan_on_neighbouring_tables(neighbours: str) -> Non
             assert spent[f"{col}: profile (discrete Gaussian)"] == pytest.approx(PROFILE_SHARE * c)
             assert spent[f"{col}: precision (discrete Gaussian)"] == pytest.approx(precision)
         assert spent["zip: bounds (discrete Gaussian histogram)"] == pytest.approx(
-            BOUNDS_SHARE * rest)
+            BOUNDS_SHARE * rest
+        )
         assert spent["day: bounds, years (discrete Gaussian histogram)"] == pytest.approx(
-            BOUNDS_SHARE * rest / 2)
+            BOUNDS_SHARE * rest / 2
+        )
         assert spent["day: bounds, months (discrete Gaussian histogram)"] == pytest.approx(
-            BOUNDS_SHARE * rest / 2)
+            BOUNDS_SHARE * rest / 2
+        )
         assert spent["day: quantiles (exponential mechanism)"] == pytest.approx(
-            (1 - BOUNDS_SHARE) * rest)
+            (1 - BOUNDS_SHARE) * rest
+        )
         for r in report.columns:  # type: ignore[attr-defined]
             assert r.rho <= c * (1 + 1e-12)
         assert domain["zip"].width == 5  # type: ignore[union-attr]
@@ -233,8 +262,9 @@ def test_a_table_without_forms_is_learned_as_without_their_cells(
             if patched:
                 monkeypatch.setattr(domain_learning, "_decimals", _old_decimals)
             domain, report, ledger = _learn(df.reset_index(drop=True), neighbours, seed=7)
-            runs.append((domain.to_dict(), [r.noisy for r in report.columns],  # type: ignore[attr-defined]
-                         [(e.charge.mechanism, e.charge.cost) for e in ledger.entries]))  # fmt: skip
+            noisy = [r.noisy for r in report.columns]  # type: ignore[attr-defined]
+            charges = [(e.charge.mechanism, e.charge.cost) for e in ledger.entries]
+            runs.append((domain.to_dict(), noisy, charges))
             monkeypatch.undo()
         assert runs[0] == runs[1]
 

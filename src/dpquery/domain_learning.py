@@ -2569,9 +2569,9 @@ def _numeric(
         form = None
     if form == "YYYYMMDD":  # dates written as digits: learned on the time axis (_dates)
         dated = replace(col, times=digits_times(col))
-        attr, learned, more, spent = _dates(name, dated, rest, missing, ctx, dates.DIGITS_FORMAT)
-        more |= {"decimals_histogram": hist, "written_forms": forms, "written_form": form}
-        return attr, learned, more, share * rho + spent
+        day = _dates(name, dated, rest, missing, ctx, dates.DIGITS_FORMAT)
+        day[2].update(decimals_histogram=hist, written_forms=forms, written_form=form)
+        return day[0], day[1], day[2], share * rho + day[3]
     width = form if isinstance(form, int) else None
     bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
     noisy_missing, sigma = missing

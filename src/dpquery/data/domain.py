@@ -72,8 +72,10 @@ MAX_WIDTH = 20
 def _check_width(name: str, width: object) -> None:
     if width is None:
         return
-    if isinstance(width, bool) or not isinstance(width, int | np.integer) or not (
-        2 <= int(width) <= MAX_WIDTH
+    if (
+        isinstance(width, bool)
+        or not isinstance(width, int | np.integer)
+        or not (2 <= int(width) <= MAX_WIDTH)
     ):
         raise DomainError(f"attribute {name!r}: width must be an integer from 2 to "
                           f"{MAX_WIDTH}, got {width!r}")  # fmt: skip
@@ -82,8 +84,9 @@ def _check_width(name: str, width: object) -> None:
 def padded(value: Hashable, width: int) -> Hashable:
     """``value`` written zero-padded to ``width`` digits when it is a non-negative integer
     (``3`` -> ``"003"``), else ``value`` itself (a catch-all's label, a missing category)."""
-    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_) and value >= 0:
-        return str(int(value)).zfill(width)
+    whole = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+    if whole and value >= 0:  # type: ignore[operator]
+        return str(int(value)).zfill(width)  # type: ignore[call-overload]
     return value
 
 
@@ -895,7 +898,8 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
     return {"name": a.name, "type": "binary", "values": list(a.values)}
 
 
-_DECODE = ("within", "density", "lattice", "exact", "width")  # a numeric attribute's decoding: no layout bit
+# a numeric attribute's decoding: no layout bit
+_DECODE = ("within", "density", "lattice", "exact", "width")
 
 
 def _attr_from_dict(obj: Any) -> Attribute:
