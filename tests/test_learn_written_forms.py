@@ -9,6 +9,7 @@ false-failure rate."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from pathlib import Path
 
@@ -371,3 +372,11 @@ def test_a_frame_of_integer_dates_releases_dates() -> None:
     assert len(days) > 0.98 * len(out)
     assert all(digits_cell(str(d)) is not None for d in days)
     assert pd.Series(days).astype(str).str[:4].isin(["2017", "2018", "2019", "2020"]).all()
+
+
+def test_the_plan_states_the_forms(capsys: pytest.CaptureFixture[str]) -> None:
+    """``dpquery privacy synth`` states the forms' charge and bars (public: no data read)."""
+    assert main(["privacy", "synth", "--n", "5000", "--epsilon", "1", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["written_forms"]
+    assert plan["charge"].startswith("the precision's") and plan["widths"] == list(range(2, 13))
+    assert (plan["sigmas"], plan["width_share"], plan["date_share"]) == (4.0, 0.05, 0.5)

@@ -91,7 +91,11 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   each value is written with (0 .. :data:`MAX_LEARNED_DECIMALS`), the most precise class
   holding :data:`DECIMALS_MASS` of the noisy total (and :data:`DECIMALS_SIGMAS` noise
   standard deviations) wins (0: integers, unless the fractional classes together hold
-  :data:`DECIMALS_FRACTION_MASS`, :func:`precision_of`); then the bounds
+  :data:`DECIMALS_FRACTION_MASS`, :func:`precision_of`), the histogram's further cells
+  counting the whole numbers written in a form of :data:`WRITTEN_FORMS` under the same
+  charge (:func:`_decimals`): digits with a leading zero, read as a width the column is
+  written back zero-padded to, or eight digits naming a day, read as dates written
+  ``%Y%m%d`` and learned as a date column (:func:`written_form`); then the bounds
   (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
   ``[5, 10)`` times a power of ten) whose noisy counts reach the threshold of
   :data:`BOUND_FALSE_RATE`, grown past them a bucket at a time at :data:`BOUND_STEP_RATE`
@@ -1169,6 +1173,16 @@ def written_form(forms: list[int], numbers: int, sigma: float) -> int | str | No
     width = WRITTEN_FORMS[best]
     assert isinstance(width, int)
     return width
+
+
+def forms_plan() -> dict[str, Any]:
+    """The written forms' public parameters (``dpquery privacy synth``): the charge that
+    covers them (the precision's), the widths counted and the rules' bars."""
+    return {"charge": "the precision's (no further charge)", "share_of_column": DECIMALS_SHARE,
+            "widths": [w for w in WRITTEN_FORMS if isinstance(w, int)],
+            "date_form": "YYYYMMDD", "date_years": list(dates.DIGITS_YEARS),
+            "sigmas": FORM_SIGMAS, "width_share": WIDTH_SHARE,
+            "date_share": DIGITS_DATE_SHARE}  # fmt: skip
 
 
 def digits_times(col: _Column) -> np.ndarray:
