@@ -185,8 +185,9 @@ def test_the_charges_are_the_plan_on_neighbouring_tables(neighbours: str) -> Non
     in one (replace-one: a padded ZIP code written without its zero, a day written as a
     plain number): the forms add no charge. A padded column's charges are those of a number
     column, hand-computed from its rho ``c``: profile 0.1 c, probe 0.45 c, precision 0.05 c,
-    bounds 0.2 c, quantiles 0.2 c; a YYYYMMDD column's the same up to the precision, then
-    years 0.1 c and months 0.1 c (two years' bounds) and quantiles 0.2 c."""
+    bounds 0.2 c, quantiles 0.2 c; a YYYYMMDD column's those of a declared date column's:
+    profile 0.1 c, then years 0.225 c and months 0.225 c (two years' bounds) and quantiles
+    0.45 c, no probe and no precision."""
     big = _table(3001)
     if neighbours == ADD_REMOVE:
         tables = [big.iloc[:3000].reset_index(drop=True), big]
@@ -206,18 +207,21 @@ def test_the_charges_are_the_plan_on_neighbouring_tables(neighbours: str) -> Non
         spent = _spent(ledger)
         for col in ("zip", "day"):
             assert spent[f"{col}: profile (discrete Gaussian)"] == pytest.approx(PROFILE_SHARE * c)
-            assert spent[f"{col}: precision (discrete Gaussian)"] == pytest.approx(precision)
+        assert spent["zip: precision (discrete Gaussian)"] == pytest.approx(precision)
+        assert "day: precision (discrete Gaussian)" not in spent
+        assert "day: partition selection (discrete Gaussian)" not in spent
+        dated = (1 - PROFILE_SHARE) * c
         assert spent["zip: bounds (discrete Gaussian histogram)"] == pytest.approx(
             BOUNDS_SHARE * rest
         )
         assert spent["day: bounds, years (discrete Gaussian histogram)"] == pytest.approx(
-            BOUNDS_SHARE * rest / 2
+            BOUNDS_SHARE * dated / 2
         )
         assert spent["day: bounds, months (discrete Gaussian histogram)"] == pytest.approx(
-            BOUNDS_SHARE * rest / 2
+            BOUNDS_SHARE * dated / 2
         )
         assert spent["day: quantiles (exponential mechanism)"] == pytest.approx(
-            (1 - BOUNDS_SHARE) * rest
+            (1 - BOUNDS_SHARE) * dated
         )
         for r in report.columns:  # type: ignore[attr-defined]
             assert r.rho <= c * (1 + 1e-12)
@@ -288,6 +292,16 @@ def test_what_is_learned_and_a_declared_type_wins() -> None:
     declared, _, _ = _learn(df, types={"zip": "numeric", "day": "numeric"})
     assert declared["zip"].width is None  # type: ignore[union-attr]
     assert declared["day"].time is None  # type: ignore[union-attr]
+    # 70% days, 30% other eight-digit numbers: short of the profile's rule (95%), a majority
+    # of the precision's histogram: a date column too (its other values released missing)
+    rng = np.random.default_rng(1)
+    other = [str(v) for v in rng.integers(20181301, 20181399, len(df))]
+    mixed = df.assign(day=np.where(rng.random(len(df)) < 0.7, df["day"], other))
+    both, report2, _ = _learn(mixed)
+    assert both["day"].time == DIGITS_FORMAT  # type: ignore[union-attr]
+    day_report = report2.columns[2]  # type: ignore[attr-defined]
+    assert day_report.noisy["written_form"] == "YYYYMMDD"
+    assert day_report.rule.startswith("date: written YYYYMMDD")
     dated, _, _ = _learn(df, types={"day": "date:%Y%m%d", "code": "categorical"})
     assert dated["day"].time == DIGITS_FORMAT  # type: ignore[union-attr]
     assert "003" in dated["code"].values  # type: ignore[union-attr]  # the texts as written

@@ -649,6 +649,8 @@ class _Context:
     lattice_rng: np.random.Generator | None = None
     # the noise of the precision histogram's written forms (_decimals): a stream of its own
     forms_rng: np.random.Generator | None = None
+    # the noise of the profile's cell of days written YYYYMMDD (_digits_count): its own too
+    digits_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -660,10 +662,13 @@ def _sigma(rho: float, sensitivity: float) -> float:
     return math.sqrt(float(discrete_gaussian_sigma2(rho, sensitivity)))
 
 
-def _profile(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, int, float]:
-    """Noisy (missing, numbers) and the noise's standard deviation."""
+def _profile(
+    name: str, col: _Column, rho: float, ctx: _Context, digits: int = 0
+) -> tuple[int, int, float]:
+    """Noisy (missing, numbers) and the noise's standard deviation; ``digits``: the numbers
+    written as days YYYYMMDD, a cell of their own (:func:`_digits_count`), not counted here."""
     noisy = discrete_gaussian_mechanism(
-        [col.missing, col.numbers.size], rho=rho, sensitivity=ctx.l2, rng=ctx.rng,
+        [col.missing, col.numbers.size - digits], rho=rho, sensitivity=ctx.l2, rng=ctx.rng,
         ledger=ctx.ledger, name=f"{name}: profile (discrete Gaussian)",
     )  # fmt: skip
     return int(noisy[0]), int(noisy[1]), _sigma(rho, ctx.l2)
@@ -2768,6 +2773,25 @@ def _date_count(col: _Column, rho: float, ctx: _Context) -> int:
     return int(col.times.size + sample_discrete_gaussian(sigma2, 1, ctx.times_rng)[0])
 
 
+DIGITS_STREAM = 0x64696769
+"""The spawn key of the profile's cell of days written YYYYMMDD (:func:`_digits_count`)."""
+
+
+def _digits_count(col: _Column, rho: float, ctx: _Context) -> int:
+    """The noisy number of an undeclared column's values written as days YYYYMMDD
+    (:func:`written_form_of`'s last form): a cell of the profile (:func:`_profile`), whose
+    count of numbers then leaves them out. Missing, numbers (not so written), ISO dates,
+    these days and the common formats' and vocabularies' classes (which hold no number) are
+    disjoint classes of a record's value, so the vector moves by at most L2 ``ctx.l2`` and
+    its discrete Gaussian at the profile's sigma is ``rho``-zCDP as a whole (CKS 2020,
+    Theorem 4): the profile's one charge covers this draw. Drawn from a stream of its own
+    (:data:`DIGITS_STREAM`): a column holding no such value has the profile's two counts
+    and every other draw of the learning as before."""
+    assert ctx.digits_rng is not None
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
+    return int(col.forms[-1] + sample_discrete_gaussian(sigma2, 1, ctx.digits_rng)[0])
+
+
 def _time_edges(lo: int, hi: int) -> np.ndarray:
     """The first day of each year (``lo`` and ``hi`` years) or of each month from ``lo`` to
     ``hi`` (``(year, month)`` pairs as ``12 year + month - 1``), in seconds."""
@@ -3414,7 +3438,8 @@ def learn_domain(
                    common_rng=_own_stream(rng, COMMON_STREAM),
                    clock_rng=_own_stream(rng, CLOCK_STREAM),
                    lattice_rng=_own_stream(rng, LATTICE_STREAM),
-                   forms_rng=_own_stream(rng, FORMS_STREAM))  # fmt: skip
+                   forms_rng=_own_stream(rng, FORMS_STREAM),
+                   digits_rng=_own_stream(rng, DIGITS_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -3666,12 +3691,21 @@ def _learn_column(
         return attr, ColumnReport(name, "categorical", True, "declared", rho, ctx.delta_tail,
                                   learned, counts)  # fmt: skip
     profile_rho = PROFILE_SHARE * rho
-    noisy_missing, noisy_numbers, sigma = _profile(name, col, profile_rho, ctx)
+    # an undeclared column's days written YYYYMMDD: a cell of the profile of their own
+    digits = int(col.forms[-1]) if kind is None else 0
+    noisy_missing, noisy_numbers, sigma = _profile(name, col, profile_rho, ctx, digits)
     present = max(ctx.n - max(noisy_missing, 0), 1)  # public n, or the noisy n (add/remove)
     noisy: dict[str, Any] = {"missing": noisy_missing, "numbers": noisy_numbers}
     rest = rho - profile_rho
     # numbers - 0.95 present has the noise of both counts: sd sigma sqrt(1 + 0.95^2)
     margin = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
+    days_written = False
+    if kind is None:  # the days written YYYYMMDD (a stream of their own)
+        noisy_digits = _digits_count(col, profile_rho, ctx)
+        days_written = _share_passes(noisy_digits, 1, sigma, present, ctx.n, ctx.small)
+        if days_written or noisy_digits >= FORM_SIGMAS * sigma:  # seen: numbers all the same
+            noisy_numbers += noisy_digits
+            noisy |= {"numbers": noisy_numbers, "digit_days": noisy_digits}
     few = noisy_numbers < NUMBER_SHARE * present - margin
     # about 0: within the margin of it; in a small table, where the margin can exceed half
     # the records, nearer 0 than the non-missing count (a symmetric test)
@@ -3685,7 +3719,12 @@ def _learn_column(
         # clear of half the records (n, not the non-missing count: a column all missing
         # has a non-missing count near 0, which its noise alone would pass)
         date_zero = min(margin, ctx.n / 2) if ctx.small else margin
-        if (few or noisy_numbers < zero) and not (
+        if days_written:  # a column of days written YYYYMMDD: learned as a declared one's
+            kind, fmt = "date", dates.DIGITS_FORMAT
+            col = replace(col, times=digits_times(col))
+            date_rule = (f"date: written YYYYMMDD, noisy {noisy['digit_days']} >= "
+                         f"{NUMBER_SHARE:g} x {present} - {margin:.0f}")  # fmt: skip
+        elif (few or noisy_numbers < zero) and not (
             noisy_dates < NUMBER_SHARE * present - margin or noisy_dates < date_zero
         ):
             kind = "date"

@@ -364,8 +364,8 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             how = "declared" if c.declared else "read as dates (the ISO 8601 rule)"
             if not c.declared and attr.time not in dates.ISO_CLASSES:
                 how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
-            if not c.declared and c.noisy.get("written_form") == "YYYYMMDD":
-                how = "read as dates written YYYYMMDD (the precision's count of that form)"
+            if not c.declared and attr.time == dates.DIGITS_FORMAT:
+                how = "read as dates written YYYYMMDD (the profile's count of that form)"
             if attr.time in dates.CLOCK_FORMATS:
                 how = "declared" if c.declared else "read as times of day (a common format)"
                 notes.append(f"{attr.name}: {how}; learned over the day (0:00 to 24:00, "
