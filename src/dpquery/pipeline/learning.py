@@ -365,7 +365,7 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             if not c.declared and attr.time not in dates.ISO_CLASSES:
                 how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
             if not c.declared and attr.time == dates.DIGITS_FORMAT:
-                how = "read as dates written YYYYMMDD (the profile's count of that form)"
+                how = "read as dates written YYYYMMDD (a private count of that form)"
             if attr.time in dates.CLOCK_FORMATS:
                 how = "declared" if c.declared else "read as times of day (a common format)"
                 notes.append(f"{attr.name}: {how}; learned over the day (0:00 to 24:00, "
