@@ -40,7 +40,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   missing values and of values that read as finite numbers, discrete Gaussian, L2
   sensitivity ``sqrt(2)`` under replace-one, 1 under add/remove (each count moves by at most
   1, and one at most under add/remove); its third count, of the values written as dates
-  (:func:`_date_count`), is drawn at the same noise under the same charge.
+  (:func:`_date_count`), is drawn at the same noise under the same charge, and so (for an
+  undeclared column) is a count of the numbers written as days ``YYYYMMDD``
+  (:func:`_digits_count`), which the count of numbers then leaves out: passing the number
+  rule's test below, it makes a date column written ``%Y%m%d``.
 * **kind**, when not declared in ``types``: text-like (noisy count of numbers short of
   :data:`NUMBER_SHARE` of the non-missing by more than :data:`NUMBER_SIGMAS` noise standard
   deviations) is categorical. A number-like column is probed by partition
@@ -1186,6 +1189,8 @@ def forms_plan() -> dict[str, Any]:
     return {"charge": "the precision's (no further charge)", "share_of_column": DECIMALS_SHARE,
             "widths": [w for w in WRITTEN_FORMS if isinstance(w, int)],
             "date_form": "YYYYMMDD", "date_years": list(dates.DIGITS_YEARS),
+            "date_in_profile": {"charge": "the profile's (no further charge)",
+                                "share": NUMBER_SHARE, "sigmas": NUMBER_SIGMAS},
             "sigmas": FORM_SIGMAS, "width_share": WIDTH_SHARE,
             "date_share": DIGITS_DATE_SHARE}  # fmt: skip
 

@@ -331,7 +331,10 @@ def _learning_plan(args: argparse.Namespace) -> int:
           f"{forms['date_years'][1] - 1}), one record in one cell, under the precision's "
           f"charge: a width holding {forms['width_share']:.0%} of the noisy numbers and "
           f"{forms['sigmas']:g} noise sd is written back zero-padded; the day form holding "
-          f"{forms['date_share']:.0%} of them makes a date column written %Y%m%d")  # fmt: skip
+          f"{forms['date_share']:.0%} of them makes a date column written %Y%m%d; before "
+          "that, an undeclared column's days so written are a cell of its profile (its "
+          "charge), and passing the number rule's test make it a date column as a declared "
+          "date:%Y%m%d is")  # fmt: skip
     lat = lattice_plan()
     print(f"    in a small table, an integer column whose bounds are a narrow band far from 0 "
           f"(a year) gives {lat['share_of_band']:.0%} of its band's finer histogram (from the "
