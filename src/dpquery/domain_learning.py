@@ -40,7 +40,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   missing values and of values that read as finite numbers, discrete Gaussian, L2
   sensitivity ``sqrt(2)`` under replace-one, 1 under add/remove (each count moves by at most
   1, and one at most under add/remove); its third count, of the values written as dates
-  (:func:`_date_count`), is drawn at the same noise under the same charge.
+  (:func:`_date_count`), is drawn at the same noise under the same charge, and so (for an
+  undeclared column) is a count of the numbers written as days ``YYYYMMDD``
+  (:func:`_digits_count`), which the count of numbers then leaves out: passing the number
+  rule's test below, it makes a date column written ``%Y%m%d``.
 * **kind**, when not declared in ``types``: text-like (noisy count of numbers short of
   :data:`NUMBER_SHARE` of the non-missing by more than :data:`NUMBER_SIGMAS` noise standard
   deviations) is categorical. A number-like column is probed by partition
@@ -91,7 +94,11 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   each value is written with (0 .. :data:`MAX_LEARNED_DECIMALS`), the most precise class
   holding :data:`DECIMALS_MASS` of the noisy total (and :data:`DECIMALS_SIGMAS` noise
   standard deviations) wins (0: integers, unless the fractional classes together hold
-  :data:`DECIMALS_FRACTION_MASS`, :func:`precision_of`); then the bounds
+  :data:`DECIMALS_FRACTION_MASS`, :func:`precision_of`), the histogram's further cells
+  counting the whole numbers written in a form of :data:`WRITTEN_FORMS` under the same
+  charge (:func:`_decimals`): digits with a leading zero, read as a width the column is
+  written back zero-padded to, or eight digits naming a day, read as dates written
+  ``%Y%m%d`` and learned as a date column (:func:`written_form`); then the bounds
   (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
   ``[5, 10)`` times a power of ten) whose noisy counts reach the threshold of
   :data:`BOUND_FALSE_RATE`, grown past them a bucket at a time at :data:`BOUND_STEP_RATE`
@@ -535,6 +542,9 @@ class _Column:
     time_classes: np.ndarray = field(
         default_factory=lambda: np.zeros(len(dates.ISO_CLASSES), dtype=np.int64)
     )
+    # counts of the whole numbers written in a form of WRITTEN_FORMS (zero-padded to a width,
+    # or a YYYYMMDD date), which decimals[0] then does not count (written_form_of)
+    forms: np.ndarray = field(default_factory=lambda: np.zeros(len(WRITTEN_FORMS), dtype=np.int64))
 
 
 def _cell(v: object) -> tuple[Hashable, float | None, int]:
@@ -587,8 +597,14 @@ def _read(series: pd.Series) -> _Column:
             classes[t[1]] += 1
     if na.any():
         keys[_MISSING] = int(na.sum())
+    forms = np.zeros(len(WRITTEN_FORMS), dtype=np.int64)
+    if not pd.api.types.is_float_dtype(series.dtype):  # a float carries no written form
+        for key, count in keys.items():
+            if (f := written_form_of(key)) is not None:  # a whole number: in decimals[0]
+                forms[f] += count
+                decimals[0] -= count
     return _Column(len(series), int(na.sum()), keys, np.array(numbers, dtype=np.float64), decimals,
-                   np.array(times, dtype=np.float64), classes)  # fmt: skip
+                   np.array(times, dtype=np.float64), classes, forms)  # fmt: skip
 
 
 # --- the mechanisms of one column ---------------------------------------------------------------
@@ -646,6 +662,10 @@ class _Context:
     # the far bounds buckets' noise (far_reach): a stream of its own, so that a column whose
     # bounds do not reach them is learned byte for byte as before
     far_rng: np.random.Generator | None = None
+    # the noise of the precision histogram's written forms (_decimals): a stream of its own
+    forms_rng: np.random.Generator | None = None
+    # the noise of the profile's cell of days written YYYYMMDD (_digits_count): its own too
+    digits_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -657,10 +677,13 @@ def _sigma(rho: float, sensitivity: float) -> float:
     return math.sqrt(float(discrete_gaussian_sigma2(rho, sensitivity)))
 
 
-def _profile(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, int, float]:
-    """Noisy (missing, numbers) and the noise's standard deviation."""
+def _profile(
+    name: str, col: _Column, rho: float, ctx: _Context, digits: int = 0
+) -> tuple[int, int, float]:
+    """Noisy (missing, numbers) and the noise's standard deviation; ``digits``: the numbers
+    written as days YYYYMMDD, a cell of their own (:func:`_digits_count`), not counted here."""
     noisy = discrete_gaussian_mechanism(
-        [col.missing, col.numbers.size], rho=rho, sensitivity=ctx.l2, rng=ctx.rng,
+        [col.missing, col.numbers.size - digits], rho=rho, sensitivity=ctx.l2, rng=ctx.rng,
         ledger=ctx.ledger, name=f"{name}: profile (discrete Gaussian)",
     )  # fmt: skip
     return int(noisy[0]), int(noisy[1]), _sigma(rho, ctx.l2)
@@ -1103,13 +1126,134 @@ def released_membership(sel: Selection, present: int, sigma: float) -> Membershi
     return None
 
 
-def _decimals(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[int, list[int]]:
+# --- written forms: codes zero-padded to a width, dates written YYYYMMDD -------------------
+MAX_LEARNED_WIDTH = 12
+"""The widest zero-padded form the precision's histogram counts (:data:`WRITTEN_FORMS`): a
+ZIP code is 5 digits, a county's FIPS code 5, a census tract 6, a provider number 6."""
+WRITTEN_FORMS: tuple[int | str, ...] = (*range(2, MAX_LEARNED_WIDTH + 1), "YYYYMMDD")
+"""The written forms of a whole number that the precision's histogram counts in cells of
+their own (:func:`written_form_of`): digits alone with a leading zero, of each width 2 to
+:data:`MAX_LEARNED_WIDTH` (``00403``: 5; ``003``: 3), and then eight digits naming a day
+from 1800 to 2199 (``20190314``, :func:`dpquery.data.dates.digits_cell`). A value is in at
+most one of them, and one in none of them is counted in the precision's class 0 as before."""
+FORMS_STREAM = 0x666F726D
+"""The spawn key of the written forms' own stream (:func:`_own_stream`, :func:`_decimals`)."""
+FORM_SIGMAS = 4.0
+"""A written form must hold this many noise sd (one cell's): a form no value is written in
+passes at about 3.2e-5 a cell (one-sided), at most 3.8e-4 a column over the 12 cells."""
+WIDTH_SHARE = 0.05
+"""... and a width this share of the column's noisy count of numbers (the profile's): the
+values below ``10^(w - 1)`` are the ones a width pads, a small part of a column of ZIP codes
+(those of New England) or tracts (a third of Chicago's); the precision's
+:data:`DECIMALS_MASS` alike."""
+DIGITS_DATE_SHARE = 0.5
+"""A column is dates written YYYYMMDD when that form holds at least this share of its noisy
+count of numbers (and :data:`FORM_SIGMAS`): a majority, so that a count column holding a few
+values such as 19870512 (a population) stays a number."""
+
+
+def written_form_of(key: Hashable) -> int | None:
+    """The index in :data:`WRITTEN_FORMS` of a value as written (a learner's key: the text,
+    or an integer), None when it is in none: eight ASCII digits naming a day in
+    :data:`~dpquery.data.dates.DIGITS_YEARS` (``20190314``; an integer so written too), else
+    digits alone with a leading zero, 2 to :data:`MAX_LEARNED_WIDTH` of them (``007``). A
+    public rule on one value; each is a whole number, counted in the precision's class 0
+    otherwise."""
+    if isinstance(key, bool | np.bool_):
+        return None
+    if isinstance(key, int | np.integer):
+        text = str(int(key))
+    elif isinstance(key, str):
+        text = key
+    else:
+        return None
+    if not (text.isascii() and text.isdigit()):
+        return None
+    if dates.digits_cell(text) is not None:
+        return len(WRITTEN_FORMS) - 1
+    if text[0] == "0" and 2 <= len(text) <= MAX_LEARNED_WIDTH:
+        return len(text) - 2
+    return None
+
+
+def written_form(forms: list[int], numbers: int, sigma: float) -> int | str | None:
+    """The written form read off the noisy counts ``forms`` of :data:`WRITTEN_FORMS` (noise sd
+    ``sigma`` each) and the column's noisy count of numbers ``numbers``: ``"YYYYMMDD"`` when
+    that cell holds :data:`FORM_SIGMAS` sd and :data:`DIGITS_DATE_SHARE` of ``numbers``;
+    else the width of the largest noisy count among the widths holding :data:`FORM_SIGMAS`
+    sd and :data:`WIDTH_SHARE` of ``numbers``; else None. Post-processing of noisy counts."""
+    date = forms[-1]
+    if date >= FORM_SIGMAS * sigma and date >= DIGITS_DATE_SHARE * numbers:
+        return "YYYYMMDD"
+    floor = max(FORM_SIGMAS * sigma, WIDTH_SHARE * numbers)
+    passing = [(c, i) for i, c in enumerate(forms[:-1]) if c >= floor]
+    if not passing:
+        return None
+    best = max(passing, key=lambda ci: (ci[0], -ci[1]))[1]  # the largest; the narrower on ties
+    width = WRITTEN_FORMS[best]
+    assert isinstance(width, int)
+    return width
+
+
+def forms_plan() -> dict[str, Any]:
+    """The written forms' public parameters (``dpquery privacy synth``): the charge that
+    covers them (the precision's), the widths counted and the rules' bars."""
+    return {"charge": "the precision's (no further charge)", "share_of_column": DECIMALS_SHARE,
+            "widths": [w for w in WRITTEN_FORMS if isinstance(w, int)],
+            "date_form": "YYYYMMDD", "date_years": list(dates.DIGITS_YEARS),
+            "date_in_profile": {"charge": "the profile's (no further charge)",
+                                "share": NUMBER_SHARE, "sigmas": NUMBER_SIGMAS},
+            "sigmas": FORM_SIGMAS, "width_share": WIDTH_SHARE,
+            "date_share": DIGITS_DATE_SHARE}  # fmt: skip
+
+
+def digits_times(col: _Column) -> np.ndarray:
+    """The column's values written YYYYMMDD (:func:`written_form_of`'s last form) on the time
+    axis, seconds since the epoch, one per record."""
+    secs: list[int] = []
+    counts: list[int] = []
+    for key, count in col.keys.items():
+        if written_form_of(key) == len(WRITTEN_FORMS) - 1:
+            t = dates.digits_cell(str(key))
+            assert t is not None
+            secs.append(t)
+            counts.append(count)
+    return np.repeat(np.array(secs, dtype=np.float64), counts)
+
+
+def _decimals(
+    name: str, col: _Column, rho: float, ctx: _Context, numbers: int | None = None
+) -> tuple[int, list[int], int | str | None, list[int]]:
+    """The precision (:func:`precision_of`), the noisy decimals histogram, the written form
+    (:func:`written_form`, None for none) and its cells' noisy counts.
+
+    One discrete Gaussian histogram over the classes 0 .. :data:`MAX_LEARNED_DECIMALS` and
+    the :data:`WRITTEN_FORMS`: a whole number written in a form is counted in that form's
+    cell and not in class 0, so each record is in exactly one cell of the whole vector, which
+    moves by L2 ``ctx.l2`` (``sqrt(2)`` under replace-one, 1 under add/remove) as the five
+    classes alone did, and its discrete Gaussian at the same sigma is ``rho``-zCDP as a whole
+    (Canonne, Kamath and Steinke 2020, Theorem 4): the precision's one charge, made before
+    the first draw, covers the forms' cells. Their noise comes from a stream of their own
+    (:data:`FORMS_STREAM`), so the five classes are drawn as before; a column with no value
+    written in a form has the same class 0 and the same draws, and its precision is read off
+    the five classes as before unless a form's noise alone passes (:data:`FORM_SIGMAS`). With
+    a form found, the precision reads class 0 and the forms' cells together."""
     noisy = discrete_gaussian_mechanism(
         col.decimals, rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
     counts = [int(c) for c in noisy]
-    return precision_of(counts, _sigma(rho, ctx.l2)), counts
+    sigma = _sigma(rho, ctx.l2)
+    assert ctx.forms_rng is not None
+    noise = sample_discrete_gaussian(
+        discrete_gaussian_sigma2(rho, ctx.l2), len(WRITTEN_FORMS), ctx.forms_rng
+    )
+    forms = [int(c) for c in col.forms + noise]
+    total = numbers if numbers is not None else sum(counts) + sum(forms)
+    form = written_form(forms, total, sigma)
+    if form is None:
+        return precision_of(counts, sigma), counts, None, forms
+    return precision_of([counts[0] + sum(forms), *counts[1:]], sigma), counts, form, forms
 
 
 def precision_of(counts: list[int], sigma: float) -> int:
@@ -2564,8 +2708,16 @@ def _numeric(
     unspent. ``numbers``: the profile's noisy count of numbers (its sd is ``missing``'s),
     for the rule of a point mass at 0 (:func:`zero_mode_run`)."""
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
-    decimals, hist = _decimals(name, col, share * rho, ctx)
+    decimals, hist, form, forms = _decimals(name, col, share * rho, ctx, numbers)
     rest = (1 - share) * rho
+    if not codes:  # a declared numeric column: its kind and form are the declaration's
+        form = None
+    if form == "YYYYMMDD":  # dates written as digits: learned on the time axis (_dates)
+        dated = replace(col, times=digits_times(col))
+        day = _dates(name, dated, rest, missing, ctx, dates.DIGITS_FORMAT)
+        day[2].update(decimals_histogram=hist, written_forms=forms, written_form=form)
+        return day[0], day[1], day[2], share * rho + day[3]
+    width = form if isinstance(form, int) else None
     bounds_share = SMALL_BOUNDS_SHARE if ctx.small else BOUNDS_SHARE
     noisy_missing, sigma = missing
     counted = None if numbers is None else (numbers, sigma)
@@ -2622,7 +2774,9 @@ def _numeric(
                              single=found is not None)  # fmt: skip
         # whole numbers seen (the precision rule's floor), not a precision of 0 by default: a
         # life expectancy of 274 records (76.2) read as integer would put all in <other>
-        whole = hist[0] >= DECIMALS_SIGMAS * _sigma(share * rho, ctx.l2)
+        # (with a width, class 0 less the padded values: the forms' cells count them)
+        zeros = hist[0] + (sum(forms) if width is not None else 0)
+        whole = zeros >= DECIMALS_SIGMAS * _sigma(share * rho, ctx.l2)
         if (
             coded is None
             and from_zero
@@ -2640,6 +2794,9 @@ def _numeric(
             coded = (by_rule_top(coded[0], buckets), coded[1])
         if coded is not None and found is not None and ENDS_BY_RULE and raw is not None:
             coded = (by_rule_low(coded[0], raw[0], ctx.small), coded[1])
+        if coded is not None and width is not None:  # the codes written zero-padded
+            more |= {"written_forms": forms, "written_form": width}
+            coded = (replace(coded[0], width=width), f"{coded[1]}, written {width} digits wide")
         if coded is not None:
             return coded[0], coded[1], more, share * rho + bounds_share * rest + fine_rho
     atoms = _atoms(probe, present, decimals)
@@ -2668,13 +2825,17 @@ def _numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
         decimals=None if decimals == 0 else decimals, density=LEARNED_DENSITY,
         exact=tuple(x for x in exact.values() if edges[0] <= x < edges[-1]),
+        width=width if decimals == 0 else None,
     )  # fmt: skip
+    if attr.width is not None:
+        more |= {"written_forms": forms, "written_form": attr.width}
     # an exact value in full (its repr), the others at the precision
     shown = [repr(exact[a]) if a in exact else f"{a:g}" for a in atoms[:6]]
     learned = (
         f"{attr.n_bins} bins over [{edges[0]:g}, {edges[-1]:g}] (clipped), "
         + ("integer" if decimals == 0 else f"{decimals} decimals")
         + (f", atoms {', '.join(shown)}" if atoms else "")
+        + (f", written {attr.width} digits wide (zero-padded)" if attr.width else "")
         + (" + missing" if has_missing else "")
     )
     more |= {"atoms": atoms} | ({"exact_atoms": sorted(exact.values())} if exact else {})
@@ -2736,6 +2897,25 @@ def _date_count(col: _Column, rho: float, ctx: _Context) -> int:
     assert ctx.times_rng is not None
     sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
     return int(col.times.size + sample_discrete_gaussian(sigma2, 1, ctx.times_rng)[0])
+
+
+DIGITS_STREAM = 0x64696769
+"""The spawn key of the profile's cell of days written YYYYMMDD (:func:`_digits_count`)."""
+
+
+def _digits_count(col: _Column, rho: float, ctx: _Context) -> int:
+    """The noisy number of an undeclared column's values written as days YYYYMMDD
+    (:func:`written_form_of`'s last form): a cell of the profile (:func:`_profile`), whose
+    count of numbers then leaves them out. Missing, numbers (not so written), ISO dates,
+    these days and the common formats' and vocabularies' classes (which hold no number) are
+    disjoint classes of a record's value, so the vector moves by at most L2 ``ctx.l2`` and
+    its discrete Gaussian at the profile's sigma is ``rho``-zCDP as a whole (CKS 2020,
+    Theorem 4): the profile's one charge covers this draw. Drawn from a stream of its own
+    (:data:`DIGITS_STREAM`): a column holding no such value has the profile's two counts
+    and every other draw of the learning as before."""
+    assert ctx.digits_rng is not None
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
+    return int(col.forms[-1] + sample_discrete_gaussian(sigma2, 1, ctx.digits_rng)[0])
 
 
 def _time_edges(lo: int, hi: int) -> np.ndarray:
@@ -3384,7 +3564,9 @@ def learn_domain(
                    common_rng=_own_stream(rng, COMMON_STREAM),
                    clock_rng=_own_stream(rng, CLOCK_STREAM),
                    lattice_rng=_own_stream(rng, LATTICE_STREAM),
-                   far_rng=_own_stream(rng, FAR_STREAM))  # fmt: skip
+                   far_rng=_own_stream(rng, FAR_STREAM),
+                   forms_rng=_own_stream(rng, FORMS_STREAM),
+                   digits_rng=_own_stream(rng, DIGITS_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -3636,12 +3818,21 @@ def _learn_column(
         return attr, ColumnReport(name, "categorical", True, "declared", rho, ctx.delta_tail,
                                   learned, counts)  # fmt: skip
     profile_rho = PROFILE_SHARE * rho
-    noisy_missing, noisy_numbers, sigma = _profile(name, col, profile_rho, ctx)
+    # an undeclared column's days written YYYYMMDD: a cell of the profile of their own
+    digits = int(col.forms[-1]) if kind is None else 0
+    noisy_missing, noisy_numbers, sigma = _profile(name, col, profile_rho, ctx, digits)
     present = max(ctx.n - max(noisy_missing, 0), 1)  # public n, or the noisy n (add/remove)
     noisy: dict[str, Any] = {"missing": noisy_missing, "numbers": noisy_numbers}
     rest = rho - profile_rho
     # numbers - 0.95 present has the noise of both counts: sd sigma sqrt(1 + 0.95^2)
     margin = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
+    days_written = False
+    if kind is None:  # the days written YYYYMMDD (a stream of their own)
+        noisy_digits = _digits_count(col, profile_rho, ctx)
+        days_written = _share_passes(noisy_digits, 1, sigma, present, ctx.n, ctx.small)
+        if days_written or noisy_digits >= FORM_SIGMAS * sigma:  # seen: numbers all the same
+            noisy_numbers += noisy_digits
+            noisy |= {"numbers": noisy_numbers, "digit_days": noisy_digits}
     few = noisy_numbers < NUMBER_SHARE * present - margin
     # about 0: within the margin of it; in a small table, where the margin can exceed half
     # the records, nearer 0 than the non-missing count (a symmetric test)
@@ -3655,7 +3846,12 @@ def _learn_column(
         # clear of half the records (n, not the non-missing count: a column all missing
         # has a non-missing count near 0, which its noise alone would pass)
         date_zero = min(margin, ctx.n / 2) if ctx.small else margin
-        if (few or noisy_numbers < zero) and not (
+        if days_written:  # a column of days written YYYYMMDD: learned as a declared one's
+            kind, fmt = "date", dates.DIGITS_FORMAT
+            col = replace(col, times=digits_times(col))
+            date_rule = (f"date: written YYYYMMDD, noisy {noisy['digit_days']} >= "
+                         f"{NUMBER_SHARE:g} x {present} - {margin:.0f}")  # fmt: skip
+        elif (few or noisy_numbers < zero) and not (
             noisy_dates < NUMBER_SHARE * present - margin or noisy_dates < date_zero
         ):
             kind = "date"
@@ -3736,6 +3932,12 @@ def _learn_column(
         name, col, numeric_rho, (noisy_missing, sigma), ctx, probe=probe, present=present,
         codes=kind is None, numbers=noisy_numbers,
     )  # fmt: skip
+    if isinstance(attr, Numeric) and attr.time is not None:  # dates written YYYYMMDD
+        rule = (f"date: written YYYYMMDD, noisy {more['written_forms'][-1]} >= "
+                f"{DIGITS_DATE_SHARE:g} x {noisy_numbers}")  # fmt: skip
+        tail = 0.0 if probe is None else ctx.delta_tail
+        return attr, ColumnReport(name, "date", False, rule, profile_rho + probe_rho + spent,
+                                  tail, learned, noisy | more)  # fmt: skip
     if kind == "numeric":
         rule = "declared"
     elif (

@@ -48,6 +48,7 @@ from dpquery.domain_learning import (
     SECOND_TAIL_SHARE,
     SMALL_BORROW_SHARE,
     WITHIN_SHARE,
+    forms_plan,
     lattice_plan,
     membership_plan,
     size_limits,
@@ -272,6 +273,7 @@ def _learning_plan(args: argparse.Namespace) -> int:
                           "large_table_borrow_rho": large_borrow_rho(budget),
                           "membership_test": membership_plan(),
                           "lattice_test": lattice_plan(),
+                          "written_forms": forms_plan(),
                           "table_size_by_columns": by_columns}, indent=2))  # fmt: skip
         return 0
     b = budget
@@ -322,6 +324,17 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "that vocabulary's places: no charge (post-processing of the released keys and "
           "noisy counts); the release gives no record to a listed place its 1-way "
           "measurements cannot tell from empty")  # fmt: skip
+    forms = forms_plan()
+    print(f"    a number column's precision histogram also counts its whole numbers written "
+          f"with a leading zero (widths {forms['widths'][0]} to {forms['widths'][-1]}) or as "
+          f"a day {forms['date_form']} ({forms['date_years'][0]} to "
+          f"{forms['date_years'][1] - 1}), one record in one cell, under the precision's "
+          f"charge: a width holding {forms['width_share']:.0%} of the noisy numbers and "
+          f"{forms['sigmas']:g} noise sd is written back zero-padded; the day form holding "
+          f"{forms['date_share']:.0%} of them makes a date column written %Y%m%d; before "
+          "that, an undeclared column's days so written are a cell of its profile (its "
+          "charge), and passing the number rule's test make it a date column as a declared "
+          "date:%Y%m%d is")  # fmt: skip
     lat = lattice_plan()
     print(f"    in a small table, an integer column whose bounds are a narrow band far from 0 "
           f"(a year) gives {lat['share_of_band']:.0%} of its band's finer histogram (from the "

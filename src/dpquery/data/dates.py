@@ -293,6 +293,32 @@ def _day(y: int, mo: int, d: int) -> int | None:
     return None if cell is None else cell[0]
 
 
+DIGITS_FORMAT = "%Y%m%d"
+"""Dates written as eight digits, year, month and day (``20190314``): a format no text rule
+reads (the cells are numbers), which the learner tells from a number by a count of its own
+(:func:`digits_cell`, ``dpquery.domain_learning``'s written forms)."""
+DIGITS_YEARS = (1800, 2200)
+"""The public years of :func:`digits_cell`: ``[1800, 2200)``, the learner's time axis."""
+
+
+def digits_cell(text: str) -> int | None:
+    """The seconds since the epoch of ``text`` written as :data:`DIGITS_FORMAT`: eight digits
+    and nothing else, a day that exists, a year in :data:`DIGITS_YEARS`; None for any other
+    text (``20191399``, ``+20190314``, ``2019031``). A public rule on one cell."""
+    if len(text) != 8 or not text.isdigit() or not text.isascii():
+        return None
+    y, mo, d = int(text[:4]), int(text[4:6]), int(text[6:])
+    if not DIGITS_YEARS[0] <= y < DIGITS_YEARS[1]:
+        return None
+    return _day(y, mo, d)
+
+
+def digits_format(fmt: str) -> bool:
+    """Whether ``fmt`` writes dates as digits alone (:data:`DIGITS_FORMAT`): a column of such
+    dates read as integers (pandas' dtype) is read by its text, not as seconds."""
+    return fmt == DIGITS_FORMAT
+
+
 def common_cell(text: str) -> CommonCell | None:
     """The cell ``text`` in a common format (:data:`COMMON_FORMATS`, with any separator,
     padding and time), None for any other text, a date that no order reads or a time that

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dpquery.data import dates, schema
-from dpquery.data.domain import Binary, Categorical, Domain, Numeric
+from dpquery.data.domain import Binary, Categorical, Domain, Numeric, padded
 from dpquery.data.records import Records
 from dpquery.errors import DPQueryError
 from dpquery.rng import SeedLike, make_rng
@@ -222,7 +222,19 @@ def _numeric_values(
             values[c == b] = x
     if attr.time is not None:  # whole seconds on the time axis, written in the column's format
         return dates.written(values, ~in_bin, attr.time)
+    if attr.width is not None:  # integers written zero-padded (a ZIP code's 00403)
+        return _padded(values, ~in_bin, attr.width)
     return schema.column(values, ~in_bin, attr.output_dtype)
+
+
+def _padded(values: np.ndarray, missing: np.ndarray, width: int) -> pd.Series:
+    """Integers written as text zero-padded to ``width`` digits (``Numeric.width``; one below
+    0 as it is), None where ``missing``."""
+    ints = np.where(missing, 0, np.asarray(values, dtype=np.float64)).astype(np.int64)
+    text = ints.astype(str)
+    out = np.where(ints >= 0, np.char.zfill(text, width), text).astype(object)
+    out[np.asarray(missing, dtype=bool)] = None
+    return pd.Series(out, dtype=object)
 
 
 def _sub_bins(
@@ -260,13 +272,16 @@ def _bin_masses(attr: Numeric, codes: np.ndarray, p: np.ndarray) -> np.ndarray |
 
 def _categorical_values(attr: Categorical | Binary, codes: np.ndarray) -> pd.Series:
     values = np.empty(len(attr.values), dtype=object)
-    values[:] = attr.values  # element-wise: a value may itself be a tuple
+    # element-wise: a value may itself be a tuple; a code of a width written zero-padded
+    values[:] = attr.written_values if isinstance(attr, Categorical) else attr.values
     missing = (
         codes == attr.values.index(attr.missing)
         if isinstance(attr, Categorical) and attr.decodes_missing
         else np.zeros(len(codes), dtype=bool)
     )
     present = attr.present_values if isinstance(attr, Categorical) else attr.values
+    if isinstance(attr, Categorical) and attr.width is not None:
+        present = tuple(padded(v, attr.width) for v in present)
     return schema.column(values[codes], missing, attr.output_dtype, present)
 
 

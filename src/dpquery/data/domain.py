@@ -65,6 +65,31 @@ def _check_unique(name: str, values: Sequence[Hashable]) -> None:
         seen.add(v)
 
 
+MAX_WIDTH = 20
+"""The widest zero-padded written form an attribute's ``width`` may name."""
+
+
+def _check_width(name: str, width: object) -> None:
+    if width is None:
+        return
+    if (
+        isinstance(width, bool)
+        or not isinstance(width, int | np.integer)
+        or not (2 <= int(width) <= MAX_WIDTH)
+    ):
+        raise DomainError(f"attribute {name!r}: width must be an integer from 2 to "
+                          f"{MAX_WIDTH}, got {width!r}")  # fmt: skip
+
+
+def padded(value: Hashable, width: int) -> Hashable:
+    """``value`` written zero-padded to ``width`` digits when it is a non-negative integer
+    (``3`` -> ``"003"``), else ``value`` itself (a catch-all's label, a missing category)."""
+    whole = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+    if whole and value >= 0:  # type: ignore[operator]
+        return str(int(value)).zfill(width)  # type: ignore[call-overload]
+    return value
+
+
 @dataclass(frozen=True)
 class Categorical:
     """A categorical attribute: one bit per category, in the order given.
@@ -96,6 +121,10 @@ class Categorical:
     gives no record to one its own 1-way measurements cannot tell from empty
     (:func:`~dpquery.algorithms.marginal.empty_cells.listed_cells`). None of them is in
     ``by_rule``; a codebook's domain has none, and it changes no bit of the layout.
+    ``width`` (2 to :data:`MAX_WIDTH`) writes its non-negative integer values zero-padded to
+    that many digits when decoded (a code ``3`` of a column written ``003``; ``zfill``), as
+    text; a learned domain holds the width its written forms' count found
+    (``docs/learn.md``, "Codes written with leading zeros"). It changes no bit of the layout.
     """
 
     name: str
@@ -108,9 +137,11 @@ class Categorical:
     ordered: bool = field(default=False, compare=False)
     by_rule: tuple[Hashable, ...] = field(default=(), compare=False)
     listed: tuple[Hashable, ...] = field(default=(), compare=False)
+    width: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
+        _check_width(self.name, self.width)
         object.__setattr__(self, "values", tuple(self.values))
         object.__setattr__(self, "by_rule", tuple(self.by_rule))
         object.__setattr__(self, "listed", tuple(self.listed))
@@ -182,9 +213,20 @@ class Categorical:
         return self.missing is not None and not self.keep_missing
 
     @property
+    def written_values(self) -> tuple[Hashable, ...]:
+        """The values as decoded: each non-negative integer zero-padded to :attr:`width`
+        digits (text) when the attribute has one, else the values themselves."""
+        if self.width is None:
+            return self.values
+        return tuple(padded(v, self.width) for v in self.values)
+
+    @property
     def output_dtype(self) -> str:
         """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
-        base = self.dtype or schema.values_dtype(self.present_values)
+        present = self.present_values
+        if self.width is not None:
+            present = tuple(padded(v, self.width) for v in present)
+        base = self.dtype or schema.values_dtype(present)
         return schema.nullable(base) if self.decodes_missing else base
 
     @property
@@ -240,6 +282,11 @@ class Numeric:
     quarter of the records hold, at a precision of 4 decimals). Public values, such as the
     exact text of a released key (a learned domain's atoms, ``docs/learn.md``); only for an
     attribute decoded with decimals that is not a ``time``. It changes no bit of the layout.
+    ``width`` (2 to :data:`MAX_WIDTH`) writes decoded values zero-padded to that many digits,
+    as text (a ZIP code ``403`` as ``00403``; ``zfill``, a value below 0 as it is): the
+    column's written form, which a learned domain reads off a private count
+    (``docs/learn.md``, "Codes written with leading zeros"). Only for an ``integer``
+    attribute that is not a ``time``; it changes no bit of the layout.
     """
 
     name: str
@@ -255,9 +302,16 @@ class Numeric:
     texts: Texts = field(default="error", compare=False)
     lattice: tuple[int, int] | None = field(default=None, compare=False)
     exact: tuple[float, ...] = field(default=(), compare=False)
+    width: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
+        _check_width(self.name, self.width)
+        if self.width is not None and (not self.integer or self.time is not None):
+            raise DomainError(
+                f"numeric attribute {self.name!r}: a width needs integer=True and no time "
+                f"(integer={self.integer}, time={self.time!r})"
+            )
         edges = tuple(float(e) for e in self.edges)
         object.__setattr__(self, "edges", edges)
         if len(edges) < 2 or not all(map(math.isfinite, edges)):
@@ -445,7 +499,7 @@ class Numeric:
     @property
     def output_dtype(self) -> str:
         """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
-        if self.time is not None:
+        if self.time is not None or self.width is not None:
             return "object"  # text in the column's written format
         base = self.dtype or ("int64" if self.whole else "float64")
         return schema.nullable(base) if self.missing else base
@@ -812,6 +866,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["lattice"] = list(a.lattice)
     if isinstance(a, Numeric) and a.exact:  # only when learned: older readers see the same
         out["exact"] = list(a.exact)
+    if isinstance(a, Categorical | Numeric) and a.width is not None:  # only when learned
+        out["width"] = int(a.width)
     return out
 
 
@@ -842,7 +898,8 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
     return {"name": a.name, "type": "binary", "values": list(a.values)}
 
 
-_DECODE = ("within", "density", "lattice", "exact")  # a numeric attribute's decoding: no layout bit
+# a numeric attribute's decoding: no layout bit
+_DECODE = ("within", "density", "lattice", "exact", "width")
 
 
 def _attr_from_dict(obj: Any) -> Attribute:
@@ -860,6 +917,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
             "ordered",
             "by_rule",
             "listed",
+            "width",
         },
         "numeric": {
             "edges",
@@ -899,6 +957,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("ordered", False),
                 _by_rule(name, obj.get("by_rule", [])),
                 _by_rule(name, obj.get("listed", []), "listed"),
+                obj.get("width"),
             )
         if kind == "numeric":
             return Numeric(
@@ -915,6 +974,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 obj.get("texts", "error"),
                 _lattice(name, obj.get("lattice")),
                 _exact(name, obj.get("exact", [])),
+                obj.get("width"),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]

@@ -190,7 +190,9 @@ def read_table(
             sep, skip = csv_layout(path)
             dtype: type[str] | dict[str, type[str]] | None = str if as_text else None
             if domain is not None and not as_text:
-                dtype = {a.name: str for a in domain.attributes if not isinstance(a, Numeric)}
+                # a date column as text too: one written as digits (20190314) is no number
+                dtype = {a.name: str for a in domain.attributes
+                         if not isinstance(a, Numeric) or a.time is not None}  # fmt: skip
             header = pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True,
                                  skiprows=skip).columns  # fmt: skip
             if columns is not None:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpquery.data.dates import times_of
+from dpquery.data.dates import digits_format, times_of
 from dpquery.errors import DPQueryError
 
 _FORMATTED = re.compile(
@@ -114,6 +114,9 @@ def axis_values(values: pd.Series, attr: Any) -> pd.Series:
     NaN for what is neither; a column of numbers is taken as on the axis
     already."""
     if getattr(attr, "time", None) is not None:
+        if pd.api.types.is_integer_dtype(values.dtype) and digits_format(attr.time):
+            # dates written as digits (20190314) that pandas read as integers: their text
+            return times_of(values.astype(object).map(str), attr.time)
         if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
             values.dtype
         ):  # already on the axis (a learned table's column, encodable)

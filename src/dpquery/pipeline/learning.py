@@ -68,7 +68,7 @@ import pandas as pd
 from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data import dates
-from dpquery.data.domain import Categorical, Domain, Numeric
+from dpquery.data.domain import Categorical, Domain, Numeric, padded
 from dpquery.data.encode import read_table
 from dpquery.data.numbers import axis_values
 from dpquery.domain_learning import (
@@ -338,6 +338,10 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
         c = columns.get(attr.name)
         if c is None or c.rho == 0:  # public, or declared with its categories: nothing learned
             continue
+        if isinstance(attr, Categorical | Numeric) and attr.width is not None:
+            notes.append(f"{attr.name}: written zero-padded to {attr.width} digits (read off the "
+                         "precision's noisy count of that form, no further charge): released "
+                         f"so, {padded(7, attr.width)!r} for 7")  # fmt: skip
         if isinstance(attr, Categorical) and c.noisy.get("date_order") in ("either", "both"):
             notes.append(_order_note(attr.name, c.noisy["date_order"]))
         if isinstance(attr, Categorical):
@@ -361,6 +365,8 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             how = "declared" if c.declared else "read as dates (the ISO 8601 rule)"
             if not c.declared and attr.time not in dates.ISO_CLASSES:
                 how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
+            if not c.declared and attr.time == dates.DIGITS_FORMAT:
+                how = "read as dates written YYYYMMDD (a private count of that form)"
             if attr.time in dates.CLOCK_FORMATS:
                 how = "declared" if c.declared else "read as times of day (a common format)"
                 notes.append(f"{attr.name}: {how}; learned over the day (0:00 to 24:00, "
