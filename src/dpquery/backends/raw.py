@@ -56,10 +56,10 @@ from dpquery.data.raw_items import (
     _GOLDEN,
     RawBlock,
     _mix,
-    block_ids,
     bounded_item_counts,
     distinct,
     id_hashes,
+    id_texts,
 )
 from dpquery.errors import DPQueryError
 
@@ -100,14 +100,11 @@ def _compact(ids: np.ndarray) -> np.ndarray:
     """User ids as int64 when every one is a canonical decimal integer (its text is
     ``str(value)``: a bijection, so two ids are equal exactly when their texts are), else
     as text: eight bytes an id rather than a Python string, on most real tables."""
+    if ids.dtype == np.int64:  # read as canonical integers already (arrow_ids)
+        return ids
     if ids.size and pd.Series(ids).str.fullmatch(_CANONICAL).all():
         return ids.astype(np.int64)
     return ids
-
-
-def _texts(ids: np.ndarray) -> np.ndarray:
-    """Ids as text (int64 ids written back as their canonical texts)."""
-    return ids.astype(str).astype(object) if ids.dtype == np.int64 else ids
 
 
 def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
@@ -130,16 +127,16 @@ def split_block(
 ) -> tuple[list[Piece], BlockStats]:
     """Read ``block`` and cut its lines into ``buckets`` pieces by user (step 1 of the
     module docstring)."""
-    ids = block_ids(*block.read())
+    ids = block.ids()
     user_ids, user_codes, item_codes = ids.users, ids.user_codes, ids.item_codes
     unlisted = 0
     item_ids: np.ndarray | None = None
     if catalogue is not None:  # each distinct id's column (-1: not listed)
-        columns = pd.Index(list(catalogue)).get_indexer(ids.items)
+        columns = pd.Index(list(catalogue)).get_indexer(id_texts(ids.items))
         item_codes = columns[item_codes] if len(columns) else item_codes
         unlisted = int((item_codes < 0).sum())
     else:  # the ids to be learned; an empty id is no item
-        item_ids = ids.items
+        item_ids = id_texts(ids.items)
         if (item_ids == "").any():
             item_codes = np.where(item_codes == int(np.flatnonzero(item_ids == "")[0]), -1,
                                   item_codes)  # fmt: skip
@@ -171,7 +168,7 @@ class RawUsers:
         :func:`~dpquery.data.raw_items.bounded_item_counts`, the same as in one process)."""
         m = self.matrix
         rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
-        counts = bounded_item_counts(rows, m.indices, id_hashes(_texts(self.users), key),
+        counts = bounded_item_counts(rows, m.indices, id_hashes(id_texts(self.users), key),
                                      id_hashes(self.items, key), bound)  # fmt: skip
         held = np.flatnonzero(counts)
         return self.items[held], counts[held]
@@ -202,7 +199,7 @@ def gather_bucket(d: int | None, *pieces: Piece) -> ItemsPart | RawUsers:
     if all(p.users.dtype == np.int64 for p in pieces):
         user_ids = np.concatenate([p.users for p in pieces])
     else:  # some block held a user id that is not a canonical integer: all as text
-        user_ids = np.concatenate([_texts(p.users) for p in pieces])
+        user_ids = np.concatenate([id_texts(p.users) for p in pieces])
     codes, users = pd.factorize(user_ids)
     offsets = np.cumsum([0] + [len(p.users) for p in pieces])
     rows = np.concatenate([codes[o + p.user_codes] for o, p in zip(offsets, pieces, strict=False)])
