@@ -1,7 +1,8 @@
 """A block of a raw ``user,item`` table is parsed by Arrow's CSV reader where it reads the
 block as pandas does (``arrow_ids``), by pandas elsewhere: the ids and codes are pandas'
 in every case, checked here on awkward lines one at a time and on whole files in blocks of
-a few lines (integer ids read as int64, text ids, both in one file)."""
+a few lines (integer ids read as int64, text ids, both in one file). The cut of a learned
+universe orders pairs by one sort where that is lexsort's order (checked with ties)."""
 
 from __future__ import annotations
 
@@ -167,3 +168,20 @@ def test_an_empty_block_is_pandas_empty(tmp_path):
     path.write_text("userId,movieId\n")
     with pytest.raises(raw_items.DPQueryError, match="no records"):
         read_raw_lines(path)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_cut_order_is_lexsort_with_ties_too(seed):
+    """The cut's order (one sort of a combined key, the two-key sort where a user's keys
+    tie) is ``np.lexsort((priority, user))``: on random priorities, on priorities that
+    agree in their high bits (ties of the combined key) and on equal priorities."""
+    rng = np.random.default_rng(seed)
+    user = np.sort(rng.integers(0, 500, 5_000))
+    priority = rng.integers(0, 2**63, user.size).astype(np.uint64)
+    order = raw_items._by_user_then_priority
+    assert np.array_equal(order(user, priority), np.lexsort((priority, user)))
+    high = priority & np.uint64(0xFFFF000000000000)  # only 16 high bits: many ties
+    assert np.array_equal(order(user, high), np.lexsort((high, user)))
+    same = np.zeros(user.size, np.uint64)  # every priority equal: the lines' order
+    assert np.array_equal(order(user, same), np.lexsort((same, user)))
+    assert order(user[:0], priority[:0]).size == 0

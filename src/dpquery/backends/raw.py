@@ -60,6 +60,7 @@ from dpquery.data.raw_items import (
     distinct,
     id_hashes,
     id_texts,
+    numbered_ids,
 )
 from dpquery.errors import DPQueryError
 
@@ -123,12 +124,15 @@ def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
 
 
 def split_block(
-    block: RawBlock, buckets: int, catalogue: Sequence[str] | None
-) -> tuple[list[Piece], BlockStats]:
+    block: RawBlock, buckets: int, catalogue: Sequence[str] | None, numbered: int | None = None
+) -> tuple[list[Piece], BlockStats]:  # fmt: skip
     """Read ``block`` and cut its lines into ``buckets`` pieces by user (step 1 of the
-    module docstring)."""
+    module docstring). In a release's own file (``numbered``: its first line's ``M``) a
+    user is its number ``0..M-1``, as the local reader numbers it."""
     ids = block.ids()
     user_ids, user_codes, item_codes = ids.users, ids.user_codes, ids.item_codes
+    if numbered is not None:
+        user_codes, user_ids = numbered_ids(block.path, user_ids, user_codes, numbered)
     unlisted = 0
     item_ids: np.ndarray | None = None
     if catalogue is not None:  # each distinct id's column (-1: not listed)
@@ -292,18 +296,20 @@ class ClusterLines:
 
 def read_on_cluster(
     blocks: Sequence[RawBlock], backend: DaskBackend, *, catalogue: Sequence[str] | None,
-    buckets: int, source: str, requested: int | None,
+    buckets: int, source: str, requested: int | None, numbered: int | None = None,
 ) -> ClusterLines:  # fmt: skip
     """Steps 1 and 2 of the module docstring: ``blocks`` read on the workers, their users
     gathered into ``buckets`` held there. A table of no line is refused, as the local
-    reader refuses it."""
+    reader refuses it. A release's own file (``numbered``: the ``M`` of its first line
+    ``# rows M items D``) holds ``M`` records, its users ``0..M-1`` (:func:`split_block`):
+    those without a line are empty records, held in one more bucket."""
     from distributed import wait  # optional (the dask extra)
 
     client = backend.client
     ids = None
     if catalogue is not None:
         [ids] = client.scatter([tuple(catalogue)], broadcast=True, hash=False)
-    read = [client.submit(split_block, b, buckets, ids, pure=False) for b in blocks]
+    read = [client.submit(split_block, b, buckets, ids, numbered, pure=False) for b in blocks]
     stats = [client.submit(_stats, r, pure=False) for r in read]
     d = None if catalogue is None else len(catalogue)
     held = [
@@ -322,6 +328,15 @@ def read_on_cluster(
         raise DPQueryError(f"{source} has no records (only a header): there is nothing to "
                            "release")  # fmt: skip
     sizes = client.gather([client.submit(_users, f, pure=False) for f in held])
+    if numbered is not None and numbered > sum(sizes):  # the users without a line
+        silent = numbered - sum(sizes)
+        empty = np.zeros(0, np.int64)
+        part: ItemsPart | RawUsers = (
+            RawUsers(empty, np.zeros(0, object), _records(empty, empty, silent, 0))
+            if d is None else ItemsPart(_records(empty, empty, silent, d))
+        )  # fmt: skip
+        [future] = client.scatter([part], hash=False)
+        held, sizes = [*held, future], [*sizes, silent]
     dropped = sum(s.unattributed + s.unlisted for s in read_stats)
     user, item = blocks[0].user, blocks[0].item
     return ClusterLines(backend, held, [int(s) for s in sizes], d, user, item, lines, dropped,

@@ -535,11 +535,37 @@ def read_raw_lines(
     else:  # a release's own file: its users 0..M-1, M records (those without items too)
         numbers, n = _numbered_rows(path, user_texts, int(sizes[1]))
         rows = numbers.astype(_code_type(n))[user_codes]
-        if items_expected is not None and int(sizes[2]) != items_expected:
-            raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
-                               f"holds {items_expected}")  # fmt: skip
+        if items_expected is not None:
+            check_release_items(path, (n, int(sizes[2])), items_expected)
     return RawLines(rows, item_codes, item_texts, n, user, item, lines, unattributed,
                     user_ids)  # fmt: skip
+
+
+def release_sizes(path: str | Path) -> tuple[int, int] | None:
+    """The ``(M, D)`` of a first line ``# rows M items D`` (a release's own file,
+    :func:`write_raw_item_sets`), or None; reads the first line alone."""
+    first = _lines(Path(path), 1)
+    sizes = _SIZES.match(first[0].lstrip()) if first else None
+    return None if sizes is None else (int(sizes[1]), int(sizes[2]))
+
+
+def check_release_items(path: str | Path, sizes: tuple[int, int], expected: int) -> None:
+    """A release's own file's ``D`` against the ``expected`` items of its item list."""
+    if sizes[1] != expected:
+        raise DPQueryError(f"{path}: its first line says {sizes[1]} items, the item list "
+                           f"holds {expected}")  # fmt: skip
+
+
+def numbered_ids(
+    path: str | Path, ids: np.ndarray, codes: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """A block's user ``ids`` (each line's a code into them) in a file whose first line
+    gives its ``n`` records: each id's number ``0..n-1`` (as the local reader numbers
+    them: ``7`` and ``07`` are record 7; another id is its error), the lines' codes into
+    the distinct numbers, and those numbers (int64)."""
+    numbers, _ = _numbered_rows(Path(path), id_texts(ids), n)
+    merged, uniques = pd.factorize(numbers)
+    return merged[codes], np.asarray(uniques, dtype=np.int64)
 
 
 def _code_type(count: int) -> type[np.signedinteger]:
@@ -751,11 +777,29 @@ def _cut_counts(
     user, item = pairs // width, pairs % width
     with np.errstate(over="ignore"):
         priority = _mix(user_hash[user] + _GOLDEN * item_hash[item])
-    order = np.lexsort((priority, user))  # by user, then priority
+    order = _by_user_then_priority(user, priority)
     user, item = user[order], item[order]
     starts = np.r_[0, np.flatnonzero(np.diff(user)) + 1]
     rank = np.arange(len(user)) - np.repeat(starts, np.diff(np.r_[starts, len(user)]))
     return np.bincount(item[rank < bound], minlength=len(item_hash)).astype(np.int64)
+
+
+def _by_user_then_priority(user: np.ndarray, priority: np.ndarray) -> np.ndarray:
+    """``np.lexsort((priority, user))``: the order by user, then by priority. One sort of a
+    single 64-bit key (the user's number in the high bits, the priority's high bits below
+    it) gives that order when no two of a user's keys are equal; where two are (a user's
+    two priorities agree in their high bits: rare), the two-key sort is made instead."""
+    if user.size == 0:
+        return np.zeros(0, np.intp)
+    bits = max(int(user.max()).bit_length(), 1)
+    if bits >= 32:  # too few of the priority's bits would be left to tell pairs apart
+        return np.lexsort((priority, user))
+    key = (user.astype(np.uint64) << np.uint64(64 - bits)) | (priority >> np.uint64(bits))
+    order = np.argsort(key)
+    ranked = key[order]
+    if (ranked[1:] == ranked[:-1]).any():
+        return np.lexsort((priority, user))
+    return order
 
 
 def _numbered_rows(path: Path, users: np.ndarray, n: int) -> tuple[np.ndarray, int]:
@@ -824,9 +868,9 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
 
 __all__ = [
     "BLOCK_BYTES", "BlockIds", "ItemLabels", "RawBlock", "RawLines", "arrow_ids", "block_ids",
-    "bounded_item_counts", "cut_key", "distinct", "frame_lines", "id_hashes", "id_texts",
-    "item_labels",
-    "once", "range_bytes", "raw_blocks", "raw_columns", "raw_header", "raw_layout",
-    "read_item_list", "read_options", "read_raw_items", "read_raw_lines", "table_columns",
+    "bounded_item_counts", "check_release_items", "cut_key", "distinct", "frame_lines",
+    "id_hashes", "id_texts", "item_labels", "numbered_ids", "once", "range_bytes",
+    "raw_blocks", "raw_columns", "raw_header", "raw_layout", "read_item_list", "read_options",
+    "read_raw_items", "read_raw_lines", "release_sizes", "table_columns",
     "write_raw_item_sets",
 ]  # fmt: skip
