@@ -9,8 +9,10 @@ compact arrays rather than frames of text):
 
 1. **Blocks.** The file is cut into byte ranges (the lines that *start* in a range, as
    ``dask.dataframe.read_csv`` cuts a file; a compressed file is one block). A worker reads
-   its block with the local reader's options (:func:`~dpquery.data.raw_items.read_options`:
-   every id as text, spaces stripped), drops the lines without a user id, and sends each
+   its block as the local reader does (:meth:`~dpquery.data.raw_items.RawBlock.ids`: Arrow's
+   CSV reader where it reads the block as pandas does, pandas with
+   :func:`~dpquery.data.raw_items.read_options` otherwise; every id as text, spaces
+   stripped, canonical integer ids as int64), drops the lines without a user id, and sends each
    user to one of ``B`` buckets by a fixed hash of the user id's text (routing only: two
    users whose hashes agree share a bucket and stay two users). Each block returns, per
    bucket, the distinct user ids it saw there and each line's user and item codes (the

@@ -30,6 +30,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 import scipy.sparse as sp
 from pandas.io.common import get_handle
 
@@ -403,9 +406,6 @@ def arrow_ids(
     is ``str(value)``: a bijection of texts and values) is factorized as int64 and its
     distinct ids returned as int64 (:attr:`BlockIds.users`): no Python string a distinct id.
     """
-    import pyarrow as pa  # a dependency of the package; imported where blocks are read
-    import pyarrow.csv as pcsv
-
     if any(b in data for b in _AWKWARD):
         return None
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
@@ -440,14 +440,11 @@ def arrow_ids(
     return BlockIds(user_ids, user_codes, item_ids, item_codes, lines, unattributed)
 
 
-def _arrow_factorized(column: object) -> tuple[np.ndarray, np.ndarray]:
+def _arrow_factorized(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """An Arrow string column's codes and distinct ids (stripped), by first appearance, as
     :func:`pandas.factorize` gives them of the stripped texts: int64 ids when every text
     is canonical (:func:`arrow_ids`), else the distinct texts."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    values = column.combine_chunks()  # type: ignore[attr-defined]
+    values = column.combine_chunks()
     try:
         numbers = pc.cast(values, pa.int64())
         canonical = (pc.all(pc.equal(pc.cast(numbers, pa.string()), values)).as_py()
