@@ -234,36 +234,90 @@ def test_bad_input_gives_the_local_error(
     assert errors[0] == errors[1]
 
 
-def test_a_releases_own_file_is_refused_on_the_cluster(
+def _own_file(path: Path, m: int) -> None:
+    """A release's own file of ``m`` records over the 64 listed movies: users ``0..m-1``,
+    a third of them without a line, some written ``07`` (record 7, as the local reader
+    numbers it), a line of an unlisted movie and one without a user; lines shuffled."""
+    rng = np.random.default_rng(m)
+    lines = []
+    for u in range(m):
+        if u % 3 == 0:
+            continue  # an empty record
+        user = f"0{u}" if u % 7 == 0 else str(u)
+        lines += [f"{user},m{j}" for j in rng.choice(64, size=rng.integers(1, 6), replace=False)]
+    lines += ["5,zz", ",m1"]
+    rng.shuffle(lines)
+    path.write_text(f"# rows {m} items 64\nuser,item\n" + "\n".join(lines) + "\n")
+
+
+def test_a_releases_own_file_on_the_cluster_holds_its_m_records(
+    backend: DaskBackend, tmp_path: Path
+) -> None:
+    """A release's own file (first line ``# rows M items D``) on the cluster: M records
+    (users without a line are empty records, ``07`` and ``7`` one record), the local
+    reader's, in blocks of a few lines; with the ids' texts kept, the same cut counts."""
+    own = tmp_path / "own.transactions.csv"
+    _own_file(own, 300)
+    ids = [f"m{m}" for m in range(64)]
+    header, sep, skip = raw_layout(own)
+    blocks = raw_blocks(own, header, sep, skip, "user", "item", 256)
+    assert skip == 1 and len(blocks) > 5
+    lines = read_on_cluster(blocks, backend, catalogue=ids, buckets=3, source=str(own),
+                            requested=None, numbered=300)  # fmt: skip
+    local = read_raw_lines(own, items_expected=64)
+    items, dropped = local.over(ids)
+    assert lines.n == local.n == items.n == 300
+    assert lines.lines == local.lines and lines.dropped == dropped == 2
+    assert _records(lines, ids) == _records_local(items, ids)
+    learned = read_on_cluster(blocks, backend, catalogue=None, buckets=3, source=str(own),
+                              requested=None, numbered=300)  # fmt: skip
+    assert learned.n == 300
+    assert learned.cut_counts(2, "0123456789abcdef") == local.cut_counts(2, "0123456789abcdef")
+
+
+@pytest.mark.parametrize("learn", [False, True])
+def test_a_releases_own_file_is_released_on_the_cluster_as_locally(
+    backend: DaskBackend, table: tuple[Path, Path], tmp_path: Path, learn: bool
+) -> None:
+    """A release's own file released again with ``--backend dask``: the local bytes."""
+    _, listed = table
+    own = tmp_path / "own.transactions.csv"
+    _own_file(own, 3000 if learn else 400)
+    universe = (
+        ["--learn-items", "--learn-items-bound", "4"] if learn else ["--item-list", str(listed)]
+    )
+    common = ["synth", "--data", str(own), *universe, "--epsilon", "4", "--seed", "3",
+              "--head", "4", "--pool", "2000", "--quiet"]  # fmt: skip
+    local, dask = tmp_path / "l.transactions.csv", tmp_path / "d.transactions.csv"
+    _release(common, local)
+    _release(common, dask, ["--backend", "dask", "--scheduler", backend.address])
+    assert dask.read_bytes() == local.read_bytes()
+    assert local.read_text().startswith("# rows ")
+
+
+@pytest.mark.parametrize(
+    ("first", "line", "message"),
+    [("# rows 3 items 64", "7,m1", "its first line says 3 records (users 0..2); user '7' is "
+      "not one"),
+     ("# rows 3 items 60", "1,m1", "its first line says 60 items, the item list holds 64")],
+)  # fmt: skip
+def test_a_releases_own_file_gives_the_local_errors_on_the_cluster(
     backend: DaskBackend, table: tuple[Path, Path], tmp_path: Path,
-    capsys: pytest.CaptureFixture,
+    capsys: pytest.CaptureFixture, first: str, line: str, message: str,
 ) -> None:  # fmt: skip
     _, listed = table
     own = tmp_path / "own.transactions.csv"
-    own.write_text("# rows 3 items 64\nuser,item\n0,m1\n2,m3\n")
-    out = tmp_path / "s.transactions.csv"
-    assert (
-        main(
-            [
-                "synth",
-                "--data",
-                str(own),
-                "--item-list",
-                str(listed),
-                "--epsilon",
-                "1",
-                "--out",
-                str(out),
-                "--backend",
-                "dask",
-                "--scheduler",
-                backend.address,
-            ]
-        )
-        == 2
-    )
-    assert "read it with --backend local" in capsys.readouterr().err
-    assert not out.exists()
+    own.write_text(f"{first}\nuser,item\n0,m1\n{line}\n")
+    errors = []
+    for extra in ([], ["--backend", "dask", "--scheduler", backend.address]):
+        out = tmp_path / "s.transactions.csv"
+        args = ["synth", "--data", str(own), "--item-list", str(listed), "--epsilon", "1"]
+        assert main([*args, "--out", str(out), *extra]) == 2
+        assert not out.exists()
+        err = capsys.readouterr().err
+        assert message in err
+        errors.append(err)
+    assert errors[0] == errors[1]
 
 
 def test_a_block_that_cannot_be_read_is_an_error(backend: DaskBackend, tmp_path: Path) -> None:

@@ -9,8 +9,10 @@ compact arrays rather than frames of text):
 
 1. **Blocks.** The file is cut into byte ranges (the lines that *start* in a range, as
    ``dask.dataframe.read_csv`` cuts a file; a compressed file is one block). A worker reads
-   its block with the local reader's options (:func:`~dpquery.data.raw_items.read_options`:
-   every id as text, spaces stripped), drops the lines without a user id, and sends each
+   its block as the local reader does (:meth:`~dpquery.data.raw_items.RawBlock.ids`: Arrow's
+   CSV reader where it reads the block as pandas does, pandas with
+   :func:`~dpquery.data.raw_items.read_options` otherwise; every id as text, spaces
+   stripped, canonical integer ids as int64), drops the lines without a user id, and sends each
    user to one of ``B`` buckets by a fixed hash of the user id's text (routing only: two
    users whose hashes agree share a bucket and stay two users). Each block returns, per
    bucket, the distinct user ids it saw there and each line's user and item codes (the
@@ -56,10 +58,11 @@ from dpquery.data.raw_items import (
     _GOLDEN,
     RawBlock,
     _mix,
-    block_ids,
     bounded_item_counts,
     distinct,
     id_hashes,
+    id_texts,
+    numbered_ids,
 )
 from dpquery.errors import DPQueryError
 
@@ -100,14 +103,11 @@ def _compact(ids: np.ndarray) -> np.ndarray:
     """User ids as int64 when every one is a canonical decimal integer (its text is
     ``str(value)``: a bijection, so two ids are equal exactly when their texts are), else
     as text: eight bytes an id rather than a Python string, on most real tables."""
+    if ids.dtype == np.int64:  # read as canonical integers already (arrow_ids)
+        return ids
     if ids.size and pd.Series(ids).str.fullmatch(_CANONICAL).all():
         return ids.astype(np.int64)
     return ids
-
-
-def _texts(ids: np.ndarray) -> np.ndarray:
-    """Ids as text (int64 ids written back as their canonical texts)."""
-    return ids.astype(str).astype(object) if ids.dtype == np.int64 else ids
 
 
 def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
@@ -126,20 +126,23 @@ def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
 
 
 def split_block(
-    block: RawBlock, buckets: int, catalogue: Sequence[str] | None
-) -> tuple[list[Piece], BlockStats]:
+    block: RawBlock, buckets: int, catalogue: Sequence[str] | None, numbered: int | None = None
+) -> tuple[list[Piece], BlockStats]:  # fmt: skip
     """Read ``block`` and cut its lines into ``buckets`` pieces by user (step 1 of the
-    module docstring)."""
-    ids = block_ids(*block.read())
+    module docstring). In a release's own file (``numbered``: its first line's ``M``) a
+    user is its number ``0..M-1``, as the local reader numbers it."""
+    ids = block.ids()
     user_ids, user_codes, item_codes = ids.users, ids.user_codes, ids.item_codes
+    if numbered is not None:
+        user_codes, user_ids = numbered_ids(block.path, user_ids, user_codes, numbered)
     unlisted = 0
     item_ids: np.ndarray | None = None
     if catalogue is not None:  # each distinct id's column (-1: not listed)
-        columns = pd.Index(list(catalogue)).get_indexer(ids.items)
+        columns = pd.Index(list(catalogue)).get_indexer(id_texts(ids.items))
         item_codes = columns[item_codes] if len(columns) else item_codes
         unlisted = int((item_codes < 0).sum())
     else:  # the ids to be learned; an empty id is no item
-        item_ids = ids.items
+        item_ids = id_texts(ids.items)
         if (item_ids == "").any():
             item_codes = np.where(item_codes == int(np.flatnonzero(item_ids == "")[0]), -1,
                                   item_codes)  # fmt: skip
@@ -171,7 +174,7 @@ class RawUsers:
         :func:`~dpquery.data.raw_items.bounded_item_counts`, the same as in one process)."""
         m = self.matrix
         rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
-        counts = bounded_item_counts(rows, m.indices, id_hashes(_texts(self.users), key),
+        counts = bounded_item_counts(rows, m.indices, id_hashes(id_texts(self.users), key),
                                      id_hashes(self.items, key), bound)  # fmt: skip
         held = np.flatnonzero(counts)
         return self.items[held], counts[held]
@@ -202,7 +205,7 @@ def gather_bucket(d: int | None, *pieces: Piece) -> ItemsPart | RawUsers:
     if all(p.users.dtype == np.int64 for p in pieces):
         user_ids = np.concatenate([p.users for p in pieces])
     else:  # some block held a user id that is not a canonical integer: all as text
-        user_ids = np.concatenate([_texts(p.users) for p in pieces])
+        user_ids = np.concatenate([id_texts(p.users) for p in pieces])
     codes, users = pd.factorize(user_ids)
     offsets = np.cumsum([0] + [len(p.users) for p in pieces])
     rows = np.concatenate([codes[o + p.user_codes] for o, p in zip(offsets, pieces, strict=False)])
@@ -295,18 +298,20 @@ class ClusterLines:
 
 def read_on_cluster(
     blocks: Sequence[RawBlock], backend: DaskBackend, *, catalogue: Sequence[str] | None,
-    buckets: int, source: str, requested: int | None,
+    buckets: int, source: str, requested: int | None, numbered: int | None = None,
 ) -> ClusterLines:  # fmt: skip
     """Steps 1 and 2 of the module docstring: ``blocks`` read on the workers, their users
     gathered into ``buckets`` held there. A table of no line is refused, as the local
-    reader refuses it."""
+    reader refuses it. A release's own file (``numbered``: the ``M`` of its first line
+    ``# rows M items D``) holds ``M`` records, its users ``0..M-1`` (:func:`split_block`):
+    those without a line are empty records, held in one more bucket."""
     from distributed import wait  # optional (the dask extra)
 
     client = backend.client
     ids = None
     if catalogue is not None:
         [ids] = client.scatter([tuple(catalogue)], broadcast=True, hash=False)
-    read = [client.submit(split_block, b, buckets, ids, pure=False) for b in blocks]
+    read = [client.submit(split_block, b, buckets, ids, numbered, pure=False) for b in blocks]
     stats = [client.submit(_stats, r, pure=False) for r in read]
     d = None if catalogue is None else len(catalogue)
     held = [
@@ -325,6 +330,15 @@ def read_on_cluster(
         raise DPQueryError(f"{source} has no records (only a header): there is nothing to "
                            "release")  # fmt: skip
     sizes = client.gather([client.submit(_users, f, pure=False) for f in held])
+    if numbered is not None and numbered > sum(sizes):  # the users without a line
+        silent = numbered - sum(sizes)
+        empty = np.zeros(0, np.int64)
+        part: ItemsPart | RawUsers = (
+            RawUsers(empty, np.zeros(0, object), _records(empty, empty, silent, 0))
+            if d is None else ItemsPart(_records(empty, empty, silent, d))
+        )  # fmt: skip
+        [future] = client.scatter([part], hash=False)
+        held, sizes = [*held, future], [*sizes, silent]
     dropped = sum(s.unattributed + s.unlisted for s in read_stats)
     user, item = blocks[0].user, blocks[0].item
     return ClusterLines(backend, held, [int(s) for s in sizes], d, user, item, lines, dropped,

@@ -30,6 +30,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 import scipy.sparse as sp
 from pandas.io.common import get_handle
 
@@ -304,6 +307,28 @@ class RawBlock:
             raise DPQueryError(f"cannot read {where}{self.path}: {exc}") from None
         return table[self.user].str.strip(), table[self.item].str.strip()
 
+    def ids(self) -> BlockIds:
+        """The block's lines as codes (:func:`block_ids` of :meth:`read`). A byte range is
+        parsed by Arrow's CSV reader where it reads the range as pandas does
+        (:func:`arrow_ids`: no quote, every line of the header's width, valid UTF-8), by
+        pandas otherwise: the same ids either way, and pandas' errors on a malformed range."""
+        if self.start is not None:
+            assert self.stop is not None
+            data = range_bytes(self.path, self.start, self.stop)
+            fast = arrow_ids(data, self.header, self.sep, self.user, self.item)
+            if fast is not None:
+                return fast
+        return block_ids(*self.read())
+
+    def pieces(self, chunk_lines: int) -> Iterator[BlockIds]:
+        """The block's lines as codes: a byte range at once (:meth:`ids`), the whole file
+        (a compressed one) ``chunk_lines`` lines at a time (:meth:`reads`)."""
+        if self.start is not None:
+            yield self.ids()
+            return
+        for users, items in self.reads(chunk_lines):
+            yield block_ids(users, items)
+
     def reads(self, chunk_lines: int) -> Iterator[tuple[pd.Series, pd.Series]]:
         """The block's lines as :meth:`read` gives them, in pieces: a byte range whole (it
         is a block's size already), the whole file (a compressed one) ``chunk_lines`` lines
@@ -348,8 +373,10 @@ def raw_blocks(
 class BlockIds:
     """A block's lines as codes (:func:`block_ids`): line ``k`` (of the lines with a user
     id) is user ``users[user_codes[k]]`` and item ``items[item_codes[k]]`` (the distinct
-    ids' texts, each once, by first appearance; ``items`` those of every line read, the
-    empty id among them when a line has it)."""
+    ids, each once, by first appearance; ``items`` those of every line read, the empty id
+    among them when a line has it). The ids are texts, or int64 when every id of the
+    column is a canonical decimal integer (:func:`arrow_ids`; :func:`id_texts` gives their
+    texts)."""
 
     users: np.ndarray
     user_codes: np.ndarray
@@ -357,6 +384,89 @@ class BlockIds:
     item_codes: np.ndarray
     lines: int
     unattributed: int
+
+
+_CANONICAL_TOP = 10**18  # canonical ids are the texts of 0..10**18-1 (int64, 18 digits)
+_AWKWARD = (b'"', b"\x00")  # bytes after which pandas' and Arrow's readings may differ
+
+
+def arrow_ids(
+    data: bytes, header: Sequence[str], sep: str, user: str, item: str
+) -> BlockIds | None:  # fmt: skip
+    """:func:`block_ids` of the lines ``data`` (a block's bytes, after the header), parsed
+    by Arrow's CSV reader, or None where pandas' reading (:func:`read_options`) could differ
+    from Arrow's and pandas must read them: a quote character or a NUL byte in the bytes,
+    a carriage return outside a ``\r\n`` line end, a line that is not the header's width
+    (pandas fills or trims it), a byte sequence that is not UTF-8 (pandas says so). Without
+    quotes, Arrow and pandas cut the same fields at the same separators and skip the same
+    blank lines; the fields' surrounding spaces are stripped here as :meth:`RawBlock.read`
+    strips them (Python's :meth:`str.strip`, on each distinct text once).
+
+    A column whose every value is a canonical decimal integer below ``10**18`` (its text
+    is ``str(value)``: a bijection of texts and values) is factorized as int64 and its
+    distinct ids returned as int64 (:attr:`BlockIds.users`): no Python string a distinct id.
+    """
+    if any(b in data for b in _AWKWARD):
+        return None
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    if not data or data.isspace():
+        return None  # no line: pandas' reading says so
+    try:
+        table = pcsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pcsv.ReadOptions(column_names=list(header), use_threads=False,
+                                          block_size=len(data) + 1),
+            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char=False,
+                                            double_quote=False, escape_char=False),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=[user, item], column_types={user: pa.string(), item: pa.string()},
+                strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )  # fmt: skip
+    except (pa.ArrowInvalid, ValueError):
+        return None
+    lines = table.num_rows
+    user_codes, user_ids = _arrow_factorized(table.column(user))
+    item_codes, item_ids = _arrow_factorized(table.column(item))
+    del table
+    unattributed = 0
+    if user_ids.dtype == object and (user_ids == "").any():  # renumbered without the empty id
+        attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
+        keep = user_ids != ""
+        renumber = np.cumsum(keep) - 1
+        user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
+        item_codes = item_codes[attributed]
+        unattributed = lines - int(attributed.sum())
+    return BlockIds(user_ids, user_codes, item_ids, item_codes, lines, unattributed)
+
+
+def _arrow_factorized(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """An Arrow string column's codes and distinct ids (stripped), by first appearance, as
+    :func:`pandas.factorize` gives them of the stripped texts: int64 ids when every text
+    is canonical (:func:`arrow_ids`), else the distinct texts."""
+    values = column.combine_chunks()
+    try:
+        numbers = pc.cast(values, pa.int64())
+        canonical = (pc.all(pc.equal(pc.cast(numbers, pa.string()), values)).as_py()
+                     and pc.min(numbers).as_py() >= 0
+                     and pc.max(numbers).as_py() < _CANONICAL_TOP)  # fmt: skip
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        canonical = False
+    if canonical and len(values):
+        codes, uniques = pd.factorize(numbers.to_numpy())
+        return codes, np.asarray(uniques, dtype=np.int64)
+    encoded = pc.dictionary_encode(values)
+    raw = encoded.dictionary.to_numpy(zero_copy_only=False)
+    # two texts that differ only in surrounding spaces are one id: the distinct texts are
+    # stripped, then merged (first appearance kept: the dictionary is in that order)
+    merged, uniques = pd.factorize(np.array([t.strip() for t in raw.tolist()], dtype=object))
+    return merged[encoded.indices.to_numpy()], np.asarray(uniques, dtype=object)
+
+
+def id_texts(ids: np.ndarray) -> np.ndarray:
+    """Ids as text: int64 ids (canonical decimal integers, :func:`arrow_ids`) written back
+    as their texts, text ids unchanged."""
+    return ids.astype(str).astype(object) if ids.dtype == np.int64 else ids
 
 
 def block_ids(users: pd.Series, items: pd.Series) -> BlockIds:
@@ -403,12 +513,11 @@ def read_raw_lines(
     item_parts: list[np.ndarray] = []
     lines = unattributed = 0
     for block in raw_blocks(path, header, sep, skip, user, item):
-        for users, ids in block.reads(_READ_LINES):
-            codes = block_ids(users, ids)
-            del users, ids
-            user_parts.append(_coded(user_index, codes.users, codes.user_codes))
-            item_parts.append(_coded(item_index, codes.items, codes.item_codes))
+        for codes in block.pieces(_READ_LINES):
+            user_parts.append(_coded(user_index, id_texts(codes.users), codes.user_codes))
+            item_parts.append(_coded(item_index, id_texts(codes.items), codes.item_codes))
             lines, unattributed = lines + codes.lines, unattributed + codes.unattributed
+            del codes
     if lines == 0:
         raise DPQueryError(f"{path} has no records (only a header): there is nothing to "
                            "release")  # fmt: skip
@@ -423,11 +532,37 @@ def read_raw_lines(
     else:  # a release's own file: its users 0..M-1, M records (those without items too)
         numbers, n = _numbered_rows(path, user_texts, int(sizes[1]))
         rows = numbers.astype(_code_type(n))[user_codes]
-        if items_expected is not None and int(sizes[2]) != items_expected:
-            raise DPQueryError(f"{path}: its first line says {sizes[2]} items, the item list "
-                               f"holds {items_expected}")  # fmt: skip
+        if items_expected is not None:
+            check_release_items(path, (n, int(sizes[2])), items_expected)
     return RawLines(rows, item_codes, item_texts, n, user, item, lines, unattributed,
                     user_ids)  # fmt: skip
+
+
+def release_sizes(path: str | Path) -> tuple[int, int] | None:
+    """The ``(M, D)`` of a first line ``# rows M items D`` (a release's own file,
+    :func:`write_raw_item_sets`), or None; reads the first line alone."""
+    first = _lines(Path(path), 1)
+    sizes = _SIZES.match(first[0].lstrip()) if first else None
+    return None if sizes is None else (int(sizes[1]), int(sizes[2]))
+
+
+def check_release_items(path: str | Path, sizes: tuple[int, int], expected: int) -> None:
+    """A release's own file's ``D`` against the ``expected`` items of its item list."""
+    if sizes[1] != expected:
+        raise DPQueryError(f"{path}: its first line says {sizes[1]} items, the item list "
+                           f"holds {expected}")  # fmt: skip
+
+
+def numbered_ids(
+    path: str | Path, ids: np.ndarray, codes: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """A block's user ``ids`` (each line's a code into them) in a file whose first line
+    gives its ``n`` records: each id's number ``0..n-1`` (as the local reader numbers
+    them: ``7`` and ``07`` are record 7; another id is its error), the lines' codes into
+    the distinct numbers, and those numbers (int64)."""
+    numbers, _ = _numbered_rows(Path(path), id_texts(ids), n)
+    merged, uniques = pd.factorize(numbers)
+    return merged[codes], np.asarray(uniques, dtype=np.int64)
 
 
 def _code_type(count: int) -> type[np.signedinteger]:
@@ -639,11 +774,29 @@ def _cut_counts(
     user, item = pairs // width, pairs % width
     with np.errstate(over="ignore"):
         priority = _mix(user_hash[user] + _GOLDEN * item_hash[item])
-    order = np.lexsort((priority, user))  # by user, then priority
+    order = _by_user_then_priority(user, priority)
     user, item = user[order], item[order]
     starts = np.r_[0, np.flatnonzero(np.diff(user)) + 1]
     rank = np.arange(len(user)) - np.repeat(starts, np.diff(np.r_[starts, len(user)]))
     return np.bincount(item[rank < bound], minlength=len(item_hash)).astype(np.int64)
+
+
+def _by_user_then_priority(user: np.ndarray, priority: np.ndarray) -> np.ndarray:
+    """``np.lexsort((priority, user))``: the order by user, then by priority. One sort of a
+    single 64-bit key (the user's number in the high bits, the priority's high bits below
+    it) gives that order when no two of a user's keys are equal; where two are (a user's
+    two priorities agree in their high bits: rare), the two-key sort is made instead."""
+    if user.size == 0:
+        return np.zeros(0, np.intp)
+    bits = max(int(user.max()).bit_length(), 1)
+    if bits >= 32:  # too few of the priority's bits would be left to tell pairs apart
+        return np.lexsort((priority, user))
+    key = (user.astype(np.uint64) << np.uint64(64 - bits)) | (priority >> np.uint64(bits))
+    order = np.argsort(key)
+    ranked = key[order]
+    if (ranked[1:] == ranked[:-1]).any():
+        return np.lexsort((priority, user))
+    return order
 
 
 def _numbered_rows(path: Path, users: np.ndarray, n: int) -> tuple[np.ndarray, int]:
@@ -711,9 +864,10 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
 
 
 __all__ = [
-    "BLOCK_BYTES", "BlockIds", "ItemLabels", "RawBlock", "RawLines", "block_ids",
-    "bounded_item_counts", "cut_key", "distinct", "frame_lines", "id_hashes", "item_labels",
-    "once", "range_bytes", "raw_blocks", "raw_columns", "raw_header", "raw_layout",
-    "read_item_list", "read_options", "read_raw_items", "read_raw_lines", "table_columns",
+    "BLOCK_BYTES", "BlockIds", "ItemLabels", "RawBlock", "RawLines", "arrow_ids", "block_ids",
+    "bounded_item_counts", "check_release_items", "cut_key", "distinct", "frame_lines",
+    "id_hashes", "id_texts", "item_labels", "numbered_ids", "once", "range_bytes",
+    "raw_blocks", "raw_columns", "raw_header", "raw_layout", "read_item_list", "read_options",
+    "read_raw_items", "read_raw_lines", "release_sizes", "table_columns",
     "write_raw_item_sets",
 ]  # fmt: skip

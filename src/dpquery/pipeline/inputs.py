@@ -41,6 +41,7 @@ from dpquery.data.items import ItemSets, read_item_sets
 from dpquery.data.raw_items import (
     ItemLabels,
     RawLines,
+    check_release_items,
     frame_lines,
     item_labels,
     note_dropped,
@@ -50,6 +51,7 @@ from dpquery.data.raw_items import (
     raw_layout,
     read_raw_items,
     read_raw_lines,
+    release_sizes,
     table_columns,
 )
 from dpquery.data.records import Records
@@ -243,16 +245,11 @@ def check_items(source: ItemSource, backend: Backend, options: Mapping[str, Any]
             "and its items the item_list's, so it takes no sizes n and d (those are a "
             "0-based 'row item' file's)"
         )
-    if backend.name == "dask":  # its lines are read on the workers, after the first line
-        _, _, skip = raw_layout(source.path)
-        if skip:
-            raise DPQueryError(
-                f"{source.path} begins with '# rows M items D': a release's own file, its "
-                "users numbered 0..M-1; read it with --backend local (or write it as 'row "
-                "item' files for dask)"
-            )
     if source.learn is None:
-        labels_of(source)  # the header's columns and the catalogue, checked before the fit
+        labels = labels_of(source)  # the header's columns and the catalogue, before the fit
+        sizes = release_sizes(source.path)  # a release's own file: its D the list's
+        if sizes is not None and labels is not None:
+            check_release_items(source.path, sizes, len(labels.items))
     else:
         raw_columns(source.path, source.user_column, source.item_column)
 
@@ -424,7 +421,9 @@ def open_raw(source: ItemFile, backend: Backend) -> Iterator[ClusterLines]:
     with connect(backend.scheduler) as cluster:
         asked = backend.partitions or cluster.workers()
         buckets = max(asked, -(-source.path.stat().st_size // BUCKET_BYTES))
+        sizes = release_sizes(source.path) if skip else None
         yield read_on_cluster(
             blocks, cluster, catalogue=None if labels is None else labels.items,
             buckets=buckets, source=str(source.path), requested=asked,
+            numbered=None if sizes is None else sizes[0],
         )  # fmt: skip
