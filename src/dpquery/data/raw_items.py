@@ -429,15 +429,24 @@ def arrow_ids(
     user_codes, user_ids = _arrow_factorized(table.column(user))
     item_codes, item_ids = _arrow_factorized(table.column(item))
     del table
+    return _attributed(user_ids, user_codes, item_ids, item_codes, lines)
+
+
+def _attributed(
+    user_ids: np.ndarray, user_codes: np.ndarray, items: np.ndarray, item_codes: np.ndarray,
+    lines: int,
+) -> BlockIds:  # fmt: skip
+    """A block's codes without the lines whose user id is empty (counted as unattributed),
+    the users renumbered without the empty id (int64 ids hold none)."""
     unattributed = 0
-    if user_ids.dtype == object and (user_ids == "").any():  # renumbered without the empty id
+    if user_ids.dtype == object and (user_ids == "").any():
         attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
         keep = user_ids != ""
         renumber = np.cumsum(keep) - 1
         user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
         item_codes = item_codes[attributed]
         unattributed = lines - int(attributed.sum())
-    return BlockIds(user_ids, user_codes, item_ids, item_codes, lines, unattributed)
+    return BlockIds(user_ids, user_codes, items, item_codes, lines, unattributed)
 
 
 def _arrow_factorized(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -481,15 +490,7 @@ def block_ids(users: pd.Series, items: pd.Series) -> BlockIds:
     user_ids = np.asarray(uniques, dtype=object)
     item_codes, item_uniques = pd.factorize(items)
     item_texts = np.asarray(item_uniques, dtype=object)
-    unattributed = 0
-    if (user_ids == "").any():  # the users are renumbered without the empty id
-        attributed = user_codes != int(np.flatnonzero(user_ids == "")[0])
-        keep = user_ids != ""
-        renumber = np.cumsum(keep) - 1
-        user_codes, user_ids = renumber[user_codes[attributed]], user_ids[keep]
-        item_codes = item_codes[attributed]
-        unattributed = lines - int(attributed.sum())
-    return BlockIds(user_ids, user_codes, item_texts, item_codes, lines, unattributed)
+    return _attributed(user_ids, user_codes, item_texts, item_codes, lines)
 
 
 def read_raw_lines(
