@@ -286,9 +286,10 @@ class RawBlock:
     start: int | None = None
     stop: int | None = None
 
-    def read(self) -> tuple[pd.Series, pd.Series]:
+    def read(self, data: bytes | None = None) -> tuple[pd.Series, pd.Series]:
         """Each line's user id and item id (text, surrounding spaces stripped), as pandas
-        reads them (Arrow-backed strings: no Python string a line)."""
+        reads them (Arrow-backed strings: no Python string a line); ``data``: a byte
+        range's bytes when already read."""
         columns = [self.user, self.item]
         try:
             if self.start is None:
@@ -296,7 +297,8 @@ class RawBlock:
                                     encoding="utf-8-sig", **read_options(self.sep))  # fmt: skip
             else:
                 assert self.stop is not None
-                data = range_bytes(self.path, self.start, self.stop)
+                if data is None:
+                    data = range_bytes(self.path, self.start, self.stop)
                 if not data.strip():
                     empty = pd.Series([], dtype=str)
                     return empty, empty
@@ -312,29 +314,19 @@ class RawBlock:
         parsed by Arrow's CSV reader where it reads the range as pandas does
         (:func:`arrow_ids`: no quote, every line of the header's width, valid UTF-8), by
         pandas otherwise: the same ids either way, and pandas' errors on a malformed range."""
-        if self.start is not None:
-            assert self.stop is not None
-            data = range_bytes(self.path, self.start, self.stop)
-            fast = arrow_ids(data, self.header, self.sep, self.user, self.item)
-            if fast is not None:
-                return fast
-        return block_ids(*self.read())
+        if self.start is None:
+            return block_ids(*self.read())
+        assert self.stop is not None
+        data = range_bytes(self.path, self.start, self.stop)
+        fast = arrow_ids(data, self.header, self.sep, self.user, self.item)
+        return block_ids(*self.read(data)) if fast is None else fast
 
     def pieces(self, chunk_lines: int) -> Iterator[BlockIds]:
-        """The block's lines as codes: a byte range at once (:meth:`ids`), the whole file
-        (a compressed one) ``chunk_lines`` lines at a time (:meth:`reads`)."""
+        """The block's lines as codes: a byte range at once (:meth:`ids`, a block's size
+        already), the whole file (a compressed one) ``chunk_lines`` lines at a time, so that
+        one piece's texts are held at once."""
         if self.start is not None:
             yield self.ids()
-            return
-        for users, items in self.reads(chunk_lines):
-            yield block_ids(users, items)
-
-    def reads(self, chunk_lines: int) -> Iterator[tuple[pd.Series, pd.Series]]:
-        """The block's lines as :meth:`read` gives them, in pieces: a byte range whole (it
-        is a block's size already), the whole file (a compressed one) ``chunk_lines`` lines
-        at a time, so that one piece's texts are held at once."""
-        if self.start is not None:
-            yield self.read()
             return
         columns = [self.user, self.item]
         try:
@@ -342,7 +334,7 @@ class RawBlock:
                              encoding="utf-8-sig", chunksize=chunk_lines,
                              **read_options(self.sep)) as chunks:  # fmt: skip
                 for table in chunks:
-                    yield table[self.user].str.strip(), table[self.item].str.strip()
+                    yield block_ids(table[self.user].str.strip(), table[self.item].str.strip())
         except (ValueError, OSError) as exc:
             raise DPQueryError(f"cannot read {self.path}: {exc}") from None
 
