@@ -146,6 +146,7 @@ the band, the rest of the band a bin a side (:func:`short_run`).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
@@ -545,6 +546,11 @@ class _Column:
     # counts of the whole numbers written in a form of WRITTEN_FORMS (zero-padded to a width,
     # or a YYYYMMDD date), which decimals[0] then does not count (written_form_of)
     forms: np.ndarray = field(default_factory=lambda: np.zeros(len(WRITTEN_FORMS), dtype=np.int64))
+    # counts of the numbers written with an exponent (4.070e-04), by their mantissa's decimals
+    # 0 .. MAX_MANTISSA_DECIMALS (scientific_of), which their decimals class then does not count
+    scientific: np.ndarray = field(
+        default_factory=lambda: np.zeros(MAX_MANTISSA_DECIMALS + 1, dtype=np.int64)
+    )
 
 
 def _cell(v: object) -> tuple[Hashable, float | None, int]:
@@ -603,8 +609,13 @@ def _read(series: pd.Series) -> _Column:
             if (f := written_form_of(key)) is not None:  # a whole number: in decimals[0]
                 forms[f] += count
                 decimals[0] -= count
+    scientific = np.zeros(MAX_MANTISSA_DECIMALS + 1, dtype=np.int64)
+    for key, count in keys.items():  # a text written with an exponent: in its own cell
+        if (m := scientific_of(key)) is not None:
+            scientific[m] += count
+            decimals[_cell(key)[2]] -= count
     return _Column(len(series), int(na.sum()), keys, np.array(numbers, dtype=np.float64), decimals,
-                   np.array(times, dtype=np.float64), classes, forms)  # fmt: skip
+                   np.array(times, dtype=np.float64), classes, forms, scientific)  # fmt: skip
 
 
 # --- the mechanisms of one column ---------------------------------------------------------------
@@ -666,6 +677,9 @@ class _Context:
     forms_rng: np.random.Generator | None = None
     # the noise of the profile's cell of days written YYYYMMDD (_digits_count): its own too
     digits_rng: np.random.Generator | None = None
+    # the noise of the precision histogram's cells of numbers written with an exponent
+    # (_scientific): a stream of its own too
+    scientific_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -1204,7 +1218,11 @@ def forms_plan() -> dict[str, Any]:
             "date_in_profile": {"charge": "the profile's (no further charge)",
                                 "share": NUMBER_SHARE, "sigmas": NUMBER_SIGMAS},
             "sigmas": FORM_SIGMAS, "width_share": WIDTH_SHARE,
-            "date_share": DIGITS_DATE_SHARE}  # fmt: skip
+            "date_share": DIGITS_DATE_SHARE,
+            "scientific": {"charge": "the precision's (no further charge)",
+                           "mantissa_decimals": MAX_MANTISSA_DECIMALS,
+                           "sigmas": FORM_SIGMAS, "share": SCIENTIFIC_SHARE,
+                           "learned_to": 10.0**-SCIENTIFIC_DECIMALS}}  # fmt: skip
 
 
 def digits_times(col: _Column) -> np.ndarray:
@@ -1290,6 +1308,96 @@ def precision_of(counts: list[int], sigma: float) -> int:
     floor = max(DECIMALS_MASS * mass, DECIMALS_SIGMAS * sigma)
     passing = [k for k, c in enumerate(fractional, start=1) if c >= floor]
     return max(passing) if passing else 1 + int(np.argmax(fractional))
+
+
+# --- numbers written in scientific notation (4.070e-04) -------------------------------------
+MAX_MANTISSA_DECIMALS = 6
+"""The most decimals of a mantissa the precision's histogram tells apart (:func:`scientific_of`):
+a mantissa written with more (pandas writes a float's shortest repr, ``3.0517578125e-05``)
+counts as this many, and a column so written is released with 7 significant digits."""
+SCIENTIFIC_STREAM = 0x73636965
+"""The spawn key of the scientific cells' own stream (:func:`_own_stream`, :func:`_scientific`)."""
+SCIENTIFIC_SHARE = 0.05
+"""A column is written in scientific notation when its numbers written with an exponent hold
+this share of its noisy count of numbers (and :data:`FORM_SIGMAS` sd of their sum's noise):
+a share, not a majority, as a width's (:data:`WIDTH_SHARE`): pandas and R write a float with
+an exponent only where it is small or large (``1e-05`` beside ``0.00123``), and those are
+the values that plain decimals lose."""
+SCIENTIFIC_DECIMALS = 14
+"""The step a scientific column is learned at (``10^-14``): its magnitude buckets start there
+(:func:`_bounds`) and the quantiles' log grid at ``10^-12`` (two digits of mantissa at 14
+decimals, :func:`quantile_candidates`), where a column of plain decimals stops at
+``10^-MAX_LEARNED_DECIMALS``. Smaller values count in the bucket ``[0, 10^-14)``."""
+_SCIENTIFIC = re.compile(r"[-+]?(?:\d+(?:\.(\d*))?|\.(\d+))[eE][-+]?\d+")
+
+
+def scientific_of(key: Hashable) -> int | None:
+    """The decimals of the mantissa (0 .. :data:`MAX_MANTISSA_DECIMALS`) of a value written
+    with an exponent (a learner's key: the text as written; ``4.070e-04``: 3, ``1E5``: 0),
+    None for any other value (a number typed by pandas carries no written form). A public
+    rule on one value: each such value is a finite number, counted in a decimals class
+    otherwise."""
+    if not isinstance(key, str) or "e" not in key.lower():
+        return None
+    if (m := _SCIENTIFIC.fullmatch(key)) is None:
+        return None
+    if not math.isfinite(float(key)):
+        return None
+    return min(MAX_MANTISSA_DECIMALS, len(m[1] or m[2] or ""))
+
+
+def scientific_form(cells: list[int], numbers: int, sigma: float) -> int | None:
+    """The significant digits of a column written in scientific notation, read off the noisy
+    counts ``cells`` of its numbers written with an exponent (by the mantissa's decimals,
+    noise sd ``sigma`` each) and its noisy count of numbers ``numbers``; None unless a cell
+    holds :data:`FORM_SIGMAS` sd (as a width's: a column with no value so written passes at
+    most ``7 x 3.2e-5`` a column) and their sum :data:`SCIENTIFIC_SHARE` of ``numbers`` (a
+    test of the sum at 4 sd of its noise, ``sigma sqrt(7)``, missed pandas' 12% of small
+    values in 5,000). The digits: one more than the most precise
+    mantissa class holding :data:`DECIMALS_MASS` of the cells' mass and
+    :data:`DECIMALS_SIGMAS` sd, the precision's rule (:func:`precision_of`; the largest cell
+    holds both once the form passes). Post-processing of noisy counts."""
+    total = sum(cells)
+    if max(cells) < FORM_SIGMAS * sigma or total < SCIENTIFIC_SHARE * numbers:
+        return None
+    mass = sum(max(c, 0) for c in cells)
+    floor = max(DECIMALS_MASS * mass, DECIMALS_SIGMAS * sigma)
+    passing = [k for k, c in enumerate(cells) if c >= floor]
+    return 1 + max(passing)
+
+
+def _scientific(
+    name: str,
+    col: _Column,
+    rho: float,
+    ctx: _Context,
+    numbers: int | None,
+    counts: list[int],
+    forms: list[int],
+) -> tuple[int | None, list[int]]:
+    """The significant digits of a column written in scientific notation
+    (:func:`scientific_form`, None for none) and its cells' noisy counts.
+
+    The cells are further cells of the precision's histogram (:func:`_decimals`): a number
+    written with an exponent is counted in its mantissa's cell and not in its decimals class,
+    so each record is still in exactly one cell of the whole vector (a decimals class, a
+    written form, a scientific cell or none), which moves by L2 ``ctx.l2`` as before; the
+    discrete Gaussian at the precision's sigma over the whole vector is ``rho``-zCDP
+    (Canonne, Kamath and Steinke 2020, Theorem 4): the precision's one charge, made before
+    its first draw, covers these cells. Their noise comes from a stream of their own
+    (:data:`SCIENTIFIC_STREAM`), so the other cells are drawn as before: a column with no
+    value so written has the same classes and draws, and the same domain unless a cell's
+    noise alone passes :data:`FORM_SIGMAS` sd (at most 2.2e-4 a column) and their sum
+    :data:`SCIENTIFIC_SHARE` of its numbers. ``counts``, ``forms``: the other cells' noisy
+    counts, whose sum with these stands for the numbers when ``numbers`` is None."""
+    if ctx.scientific_rng is None:  # kept on the context: one stream for every column
+        ctx.scientific_rng = _own_stream(ctx.rng, SCIENTIFIC_STREAM)
+    noise = sample_discrete_gaussian(
+        discrete_gaussian_sigma2(rho, ctx.l2), col.scientific.size, ctx.scientific_rng
+    )
+    cells = [int(c) for c in col.scientific + noise]
+    total = numbers if numbers is not None else sum(counts) + sum(forms) + sum(cells)
+    return scientific_form(cells, total, _sigma(rho, ctx.l2)), cells
 
 
 def _outward(x: float, decimals: int, rounding: Any) -> float:
@@ -2234,7 +2342,9 @@ def quantile_candidates(
     # the grid's points beyond +-10^10 only for bounds beyond it (the far buckets'): within
     # it they would lie outside the bounds and be dropped anyway
     top = FAR_EXPONENT if max(-lo, hi) > NEAR_LIMIT else 9
-    grid = signed_log_grid(max_exponent=top, decimals=decimals)
+    # a scientific column's grid reaches 10^-12 (SCIENTIFIC_DECIMALS); any other's 10^-4
+    low = -4 if decimals <= MAX_LEARNED_DECIMALS else 2 - decimals
+    grid = signed_log_grid(min_exponent=low, max_exponent=top, decimals=decimals)
     points: list[np.ndarray] = [np.array([lo, hi]), grid[(grid > lo) & (grid < hi)]]
     if fine and lattice(lo, hi, decimals):
         step = Decimal(1).scaleb(-decimals)
@@ -2709,9 +2819,12 @@ def _numeric(
     for the rule of a point mass at 0 (:func:`zero_mode_run`)."""
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
     decimals, hist, form, forms = _decimals(name, col, share * rho, ctx, numbers)
+    significant, sci_cells = _scientific(name, col, share * rho, ctx, numbers, hist, forms)
     rest = (1 - share) * rho
     if not codes:  # a declared numeric column: its kind and form are the declaration's
         form = None
+    if significant is not None and form != "YYYYMMDD":  # numbers written with an exponent:
+        decimals, form = SCIENTIFIC_DECIMALS, None  # learned down to 10^-14, no width
     if form == "YYYYMMDD":  # dates written as digits: learned on the time axis (_dates)
         dated = replace(col, times=digits_times(col))
         day = _dates(name, dated, rest, missing, ctx, dates.DIGITS_FORMAT)
@@ -2723,12 +2836,14 @@ def _numeric(
     counted = None if numbers is None else (numbers, sigma)
     bounds_rho = bounds_share * rest
     halves: tuple[int, int, float] | None = None
-    if ctx.small and codes and half_seen(hist, _sigma(share * rho, ctx.l2)):
+    if ctx.small and codes and significant is None and half_seen(hist, _sigma(share * rho, ctx.l2)):
         halves = half_steps(name, col, HALF_SHARE * bounds_rho, ctx)  # charged, then drawn
         bounds_rho -= HALF_SHARE * bounds_rho
     found, buckets, bucket_noisy, raw, core = _bounds(name, col, bounds_rho, decimals, ctx, counted)
     has_missing = noisy_missing > MISSING_SIGMAS * sigma
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
+    if significant is not None:
+        more |= {"scientific_cells": sci_cells, "significant": significant}
     if found is None and probe is not None and codes and probe.released:
         # too few numbers to bound: the values the probe released are all that is known
         cat, learned = _categorical(name, probe)
@@ -2818,14 +2933,15 @@ def _numeric(
         spent = share * rho + bounds_share * rest
     else:
         quantile_rho = (1 - bounds_share) * rest - fine_rho
-        exact = exact_atoms(probe, atoms, decimals)
+        exact = exact_atoms(probe, atoms, decimals) if significant is None else {}
         edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner, exact)
         spent = rho
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
-        decimals=None if decimals == 0 else decimals, density=LEARNED_DENSITY,
+        decimals=None if decimals == 0 or significant is not None else decimals,
+        density=LEARNED_DENSITY,
         exact=tuple(x for x in exact.values() if edges[0] <= x < edges[-1]),
-        width=width if decimals == 0 else None,
+        width=width if decimals == 0 else None, significant=significant,
     )  # fmt: skip
     if attr.width is not None:
         more |= {"written_forms": forms, "written_form": attr.width}
@@ -2833,7 +2949,13 @@ def _numeric(
     shown = [repr(exact[a]) if a in exact else f"{a:g}" for a in atoms[:6]]
     learned = (
         f"{attr.n_bins} bins over [{edges[0]:g}, {edges[-1]:g}] (clipped), "
-        + ("integer" if decimals == 0 else f"{decimals} decimals")
+        + (
+            "integer"
+            if decimals == 0
+            else f"{decimals} decimals"
+            if significant is None
+            else f"written in scientific notation, {significant} significant digits"
+        )
         + (f", atoms {', '.join(shown)}" if atoms else "")
         + (f", written {attr.width} digits wide (zero-padded)" if attr.width else "")
         + (" + missing" if has_missing else "")
@@ -3566,7 +3688,8 @@ def learn_domain(
                    lattice_rng=_own_stream(rng, LATTICE_STREAM),
                    far_rng=_own_stream(rng, FAR_STREAM),
                    forms_rng=_own_stream(rng, FORMS_STREAM),
-                   digits_rng=_own_stream(rng, DIGITS_STREAM))  # fmt: skip
+                   digits_rng=_own_stream(rng, DIGITS_STREAM),
+                   scientific_rng=_own_stream(rng, SCIENTIFIC_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:

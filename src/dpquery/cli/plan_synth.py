@@ -335,6 +335,13 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "that, an undeclared column's days so written are a cell of its profile (its "
           "charge), and passing the number rule's test make it a date column as a declared "
           "date:%Y%m%d is")  # fmt: skip
+    sci = forms["scientific"]
+    print(f"    and its numbers written with an exponent (4.070e-04), by the mantissa's "
+          f"decimals (0 to {sci['mantissa_decimals']}), under the same charge: a cell holding "
+          f"{sci['sigmas']:g} noise sd and all {sci['share']:.0%} of the noisy numbers make "
+          f"the column learned down to {sci['learned_to']:g} and written back in scientific "
+          "notation, its significant digits those of the most precise mantissa holding "
+          "5%")  # fmt: skip
     lat = lattice_plan()
     print(f"    in a small table, an integer column whose bounds are a narrow band far from 0 "
           f"(a year) gives {lat['share_of_band']:.0%} of its band's finer histogram (from the "

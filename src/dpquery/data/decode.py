@@ -224,6 +224,11 @@ def _numeric_values(
         return dates.written(values, ~in_bin, attr.time)
     if attr.width is not None:  # integers written zero-padded (a ZIP code's 00403)
         return _padded(values, ~in_bin, attr.width)
+    if attr.significant is not None:  # written in scientific notation (4.070e-04)
+        out = np.full(len(values), None, dtype=object)
+        keep = np.asarray(in_bin, dtype=bool)
+        out[keep] = [f"{x:.{attr.significant - 1}e}" for x in np.asarray(values)[keep]]
+        return pd.Series(out, dtype=object)
     return schema.column(values, ~in_bin, attr.output_dtype)
 
 

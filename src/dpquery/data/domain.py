@@ -67,6 +67,9 @@ def _check_unique(name: str, values: Sequence[Hashable]) -> None:
 
 MAX_WIDTH = 20
 """The widest zero-padded written form an attribute's ``width`` may name."""
+MAX_SIGNIFICANT = 17
+"""The most significant digits a numeric attribute's ``significant`` may name (a float64's
+17 write it exactly)."""
 
 
 def _check_width(name: str, width: object) -> None:
@@ -287,6 +290,13 @@ class Numeric:
     column's written form, which a learned domain reads off a private count
     (``docs/learn.md``, "Codes written with leading zeros"). Only for an ``integer``
     attribute that is not a ``time``; it changes no bit of the layout.
+    ``significant`` (1 to :data:`MAX_SIGNIFICANT`) writes decoded values as text in
+    scientific notation with that many significant digits (``4.070e-04`` at 4), unrounded to
+    any decimals before: a column written so (p-values, concentrations), whose small values
+    decimals would round to 0 (``docs/learn.md``, "Numbers written in scientific
+    notation"). Only for an attribute that is not ``integer``, a ``time``, of a ``width``,
+    ``lattice`` or ``exact`` values, nor of declared ``decimals``; it changes no bit of the
+    layout.
     """
 
     name: str
@@ -303,10 +313,12 @@ class Numeric:
     lattice: tuple[int, int] | None = field(default=None, compare=False)
     exact: tuple[float, ...] = field(default=(), compare=False)
     width: int | None = field(default=None, compare=False)
+    significant: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
         _check_width(self.name, self.width)
+        self._check_significant()
         if self.width is not None and (not self.integer or self.time is not None):
             raise DomainError(
                 f"numeric attribute {self.name!r}: a width needs integer=True and no time "
@@ -347,6 +359,25 @@ class Numeric:
         if self.exact:
             object.__setattr__(self, "exact", self._check_exact(self.exact, edges))
         schema.check_dtype(self.name, self.dtype, None, whole=self.whole)
+
+    def _check_significant(self) -> None:
+        s = self.significant
+        if s is None:
+            return
+        if (
+            isinstance(s, bool)
+            or not isinstance(s, int | np.integer)
+            or not (1 <= int(s) <= MAX_SIGNIFICANT)
+        ):
+            raise DomainError(f"numeric attribute {self.name!r}: significant must be an "
+                              f"integer from 1 to {MAX_SIGNIFICANT}, got {s!r}")  # fmt: skip
+        others = {"integer": self.integer, "time": self.time, "width": self.width,
+                  "lattice": self.lattice, "exact": self.exact or None,
+                  "decimals": self.decimals}  # fmt: skip
+        if given := [k for k, v in others.items() if v not in (None, False)]:
+            raise DomainError(f"numeric attribute {self.name!r}: significant digits take no "
+                              f"{', '.join(given)}")  # fmt: skip
+        object.__setattr__(self, "significant", int(s))
 
     def _check_lattice(self, lattice: Any, edges: tuple[float, ...]) -> tuple[int, int]:
         """``(step, offset)`` as two ints, checked against the attribute and its edges."""
@@ -468,6 +499,8 @@ class Numeric:
         ``decimals``, else the edges' (None: not rounded)."""
         if self.integer:
             return 0
+        if self.significant is not None:  # significant digits, at any magnitude
+            return None
         return self.decimals if self.decimals is not None else schema.edge_decimals(self.edges)
 
     @property
@@ -499,7 +532,7 @@ class Numeric:
     @property
     def output_dtype(self) -> str:
         """The dtype of the decoded column (:mod:`dpquery.data.schema`)."""
-        if self.time is not None or self.width is not None:
+        if self.time is not None or self.width is not None or self.significant is not None:
             return "object"  # text in the column's written format
         base = self.dtype or ("int64" if self.whole else "float64")
         return schema.nullable(base) if self.missing else base
@@ -868,6 +901,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["exact"] = list(a.exact)
     if isinstance(a, Categorical | Numeric) and a.width is not None:  # only when learned
         out["width"] = int(a.width)
+    if isinstance(a, Numeric) and a.significant is not None:  # only when learned
+        out["significant"] = int(a.significant)
     return out
 
 
@@ -899,7 +934,7 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
 
 
 # a numeric attribute's decoding: no layout bit
-_DECODE = ("within", "density", "lattice", "exact", "width")
+_DECODE = ("within", "density", "lattice", "exact", "width", "significant")
 
 
 def _attr_from_dict(obj: Any) -> Attribute:
@@ -975,6 +1010,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 _lattice(name, obj.get("lattice")),
                 _exact(name, obj.get("exact", [])),
                 obj.get("width"),
+                obj.get("significant"),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]

@@ -342,6 +342,12 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             notes.append(f"{attr.name}: written zero-padded to {attr.width} digits (read off the "
                          "precision's noisy count of that form, no further charge): released "
                          f"so, {padded(7, attr.width)!r} for 7")  # fmt: skip
+        if isinstance(attr, Numeric) and attr.significant is not None:
+            k = attr.significant - 1
+            notes.append(f"{attr.name}: written in scientific notation with {attr.significant} "
+                         "significant digits (read off the precision's noisy counts of that "
+                         f"form, no further charge): released so, {0.000407:.{k}e} for "
+                         "0.000407")  # fmt: skip
         if isinstance(attr, Categorical) and c.noisy.get("date_order") in ("either", "both"):
             notes.append(_order_note(attr.name, c.noisy["date_order"]))
         if isinstance(attr, Categorical):
