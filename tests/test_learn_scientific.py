@@ -117,14 +117,13 @@ def _noisy(true: dict[int, int], sigma: float, rng: np.random.Generator) -> list
 
 
 def test_seeded_rates_of_the_rule() -> None:
-    """At sd 20 a cell. 300 of 1,000 numbers written %.3e: 4 significant digits every time
-    in 200 draws (11 sd above the cell's bar of 80; the digits' floor of 80 is 11 sd below
-    the cell and 4 sd above an empty one: a false failure below 1e-4 a draw, 2e-2 over the
-    200... by the union bound over the 6 other cells at 3.2e-5 each, 2e-4 a draw, 4% over
-    200: so the digits are checked to be at least 4, and exactly 4 in at least 190). No
-    value so written in 10,000 numbers: None every time (the share's bar, 500, is 25 sd, a
-    pass below 1e-100 a draw); in 1,000 (the cells' bar, 4 sd: at most 2.2e-4 a draw) at
-    most 5 passes in 2,000 draws (0.44 expected; 6 or more at about 1e-6)."""
+    """At sd 20 a cell. 300 of 1,000 numbers written %.3e: the form every time in 200 draws
+    with at least 4 digits (the cell 11 sd above its bar of 80: a failure below 1e-20 a
+    draw); exactly 4 in at least 190 of them (a more precise empty class passes the digits'
+    floor of 80, 4 sd, at 3.2e-5 each, about 1e-4 a draw: 11 such draws of 200 below 1e-20).
+    No value so written in 10,000 numbers: None every time (the share's bar, 500, is 25 sd:
+    below 1e-100 a draw); in 1,000 (the cells' bar, 4 sd: at most 2.2e-4 a draw) at most 5
+    passes in 2,000 draws (0.44 expected; 6 or more about 1e-6)."""
     rng = np.random.default_rng(5)
     sigma = 20.0
     digits = [scientific_form(_noisy({3: 300}, sigma, rng), 1000, sigma) for _ in range(200)]

@@ -98,7 +98,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   counting the whole numbers written in a form of :data:`WRITTEN_FORMS` under the same
   charge (:func:`_decimals`): digits with a leading zero, read as a width the column is
   written back zero-padded to, or eight digits naming a day, read as dates written
-  ``%Y%m%d`` and learned as a date column (:func:`written_form`); then the bounds
+  ``%Y%m%d`` and learned as a date column (:func:`written_form`), and the numbers written
+  with an exponent by their mantissa's decimals (:func:`_scientific`): a column so written
+  is learned at a step of ``10^-14`` (:data:`SCIENTIFIC_DECIMALS`) and released in
+  scientific notation with its significant digits (:func:`scientific_form`); then the bounds
   (:data:`BOUNDS_SHARE` of the rest): the outermost magnitude buckets (``[1, 2)``, ``[2, 5)``,
   ``[5, 10)`` times a power of ten) whose noisy counts reach the threshold of
   :data:`BOUND_FALSE_RATE`, grown past them a bucket at a time at :data:`BOUND_STEP_RATE`
