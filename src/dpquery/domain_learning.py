@@ -683,6 +683,8 @@ class _Context:
     # the noise of the precision histogram's cells of numbers written with an exponent
     # (_scientific): a stream of its own too
     scientific_rng: np.random.Generator | None = None
+    # the noise of the profile's cells of dates written with a month's name (_named_test)
+    named_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -3043,6 +3045,79 @@ def _digits_count(col: _Column, rho: float, ctx: _Context) -> int:
     return int(col.forms[-1] + sample_discrete_gaussian(sigma2, 1, ctx.digits_rng)[0])
 
 
+NAMED_STREAM = 0x6E616D65
+"""The spawn key of the profile's cells of dates written with a month's name
+(:func:`_named_test`)."""
+
+
+NAMED_CELLS = 2 * len(dates.NAMED_STYLES)
+"""The profile's cells of dates written with a month's name: two layouts (the day or the
+month first) by three styles (abbreviated, in full, ``May``: either)."""
+
+
+def named_times(col: _Column, fmt: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The column's values written as dates with a month's name
+    (:func:`~dpquery.data.dates.named_cell`): their counts by class (:data:`NAMED_CELLS`),
+    and the seconds since the epoch of those ``NAMED_FORMATS[fmt]`` reads (its layout, its
+    style or ``May``; all when None), one per record."""
+    counts = np.zeros(NAMED_CELLS, dtype=np.int64)
+    secs: list[int] = []
+    reps: list[int] = []
+    styles = len(dates.NAMED_STYLES)
+    read = None if fmt is None else {styles * (fmt // 2) + fmt % 2, styles * (fmt // 2) + 2}
+    for key, count in col.keys.items():
+        if isinstance(key, str) and (cell := dates.named_cell(key)) is not None:
+            counts[cell[1]] += count
+            if read is None or cell[1] in read:
+                secs.append(cell[0])
+                reps.append(count)
+    return counts, np.repeat(np.array(secs, dtype=np.float64), reps)
+
+
+def _named_test(col: _Column, rho: float, ctx: _Context) -> list[int]:
+    """The noisy numbers of a text-like column's values written as dates with a month's name,
+    by class (:data:`NAMED_CELLS`): cells of the profile
+    (:func:`_profile`). Missing, numbers, ISO dates, days written YYYYMMDD, these four
+    classes and the common formats' and vocabularies' classes (whose cells hold no letter
+    nor a month's name) are disjoint classes of a record's value, so the vector moves
+    by at most L2 ``ctx.l2`` and its discrete Gaussian at the profile's sigma is
+    ``rho``-zCDP as a whole (CKS 2020, Theorem 4): the profile's one charge covers this
+    draw. Drawn from a stream of its own (:data:`NAMED_STREAM`): a column holding no such
+    value has every other draw of the learning as before, and its kind unless this noise
+    alone passes the number rule's test (95% of its non-missing count, less 4 sd)."""
+    if ctx.named_rng is None:  # kept on the context: one stream for every column
+        ctx.named_rng = _own_stream(ctx.rng, NAMED_STREAM)
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
+    counts, _ = named_times(col)
+    return [int(c) for c in counts + sample_discrete_gaussian(sigma2, counts.size, ctx.named_rng)]
+
+
+def _named_passes(
+    name: str, col: _Column, rho: float, present: int, margin: float, zero: float,
+    ctx: _Context,
+) -> tuple[str, _Column, list[int]] | None:  # fmt: skip
+    """A text-like column's dates written with a month's name (:func:`_named_test`): the
+    format (:data:`~dpquery.data.dates.NAMED_FORMATS`) whose noisy count, its class's and
+    ``May``'s of its layout, passes the number rule's test (at least :data:`NUMBER_SHARE` of
+    the non-missing count less ``margin``, and ``zero``, the ISO test's bars; ``margin``
+    widened for the two cells' noise, ``sqrt(2 + 0.95^2)`` in place of ``sqrt(1 +
+    0.95^2)``; ``zero`` raised to :data:`NUMBER_SIGMAS` sd of that noise: a false pass at
+    most ``4 x 3.2e-5`` a column), the column with those values on the time axis, and the
+    noisy counts; None when none passes. Post-processing of the noisy counts."""
+    counts = _named_test(col, rho, ctx)
+    styles = len(dates.NAMED_STYLES)
+    sums = [counts[styles * (f // 2) + f % 2] + counts[styles * (f // 2) + 2]
+            for f in range(len(dates.NAMED_FORMATS))]  # fmt: skip
+    best = int(np.argmax(sums))  # the first of equal maxima
+    wider = margin * math.sqrt((2 + NUMBER_SHARE**2) / (1 + NUMBER_SHARE**2))
+    # clear of 0 by NUMBER_SIGMAS sd of the two cells' noise too: a small table's bar (half
+    # its records, about 3 sd of one cell) let a column of Yes and No pass on noise alone
+    clear = max(zero, NUMBER_SIGMAS * math.sqrt(2) * _sigma(rho, ctx.l2))
+    if sums[best] < NUMBER_SHARE * present - wider or sums[best] < clear:
+        return None
+    return dates.NAMED_FORMATS[best], replace(col, times=named_times(col, best)[1]), counts
+
+
 def _time_edges(lo: int, hi: int) -> np.ndarray:
     """The first day of each year (``lo`` and ``hi`` years) or of each month from ``lo`` to
     ``hi`` (``(year, month)`` pairs as ``12 year + month - 1``), in seconds."""
@@ -3983,6 +4058,12 @@ def _learn_column(
             kind = "date"
             date_rule = (f"date: noisy dates {noisy_dates} >= {NUMBER_SHARE:g} x {present} - "
                          f"{margin:.0f}")  # fmt: skip
+        elif (few or noisy_numbers < zero) and (
+            named := _named_passes(name, col, profile_rho, present, margin, date_zero, ctx)
+        ) is not None:  # dates written with a month's name: learned as a declared one's
+            kind, fmt, col = "date", named[0], named[1]
+            noisy["named_dates"] = named[2]
+            date_rule = f"date: written {fmt}, noisy {named[2]} (a month's name)"
         elif few or noisy_numbers < zero:  # text-like: a date in a common format?
             common = _common_test(col, profile_rho, present, ctx)
             if common.order is not None or common.reason:

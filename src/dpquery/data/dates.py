@@ -313,6 +313,49 @@ def digits_cell(text: str) -> int | None:
     return _day(y, mo, d)
 
 
+NAMED_FORMATS = ("%d %b %Y", "%d %B %Y", "%b %d, %Y", "%B %d, %Y")
+"""The public formats of a date written with its month's English name, by class
+(:func:`named_cell`): the day first (``01 Nov 2020``, ``1 November 2020``) or the month
+first (``Nov 1, 2020``, ``November 1, 2020``), the month abbreviated (``%b``) or in full
+(``%B``). Read with or without the day's leading zero; written back with it (``strftime``'s
+``%d``), in English month names."""
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
+               "September", "October", "November", "December")  # fmt: skip
+_MONTH_CLASS = (
+    {m: (i + 1, 1) for i, m in enumerate(MONTH_NAMES)}
+    | {m[:3]: (i + 1, 0) for i, m in enumerate(MONTH_NAMES)}
+    | {"May": (5, 2)}
+)  # a month written: its number, abbreviated (0), in full (1), or either (2: "May")
+NAMED_STYLES = ("abbreviated", "full", "either")
+"""The styles of a month's name in :func:`named_cell`'s classes: ``Nov``, ``November``, and
+``May``, which is either."""
+_NAMED_DAY_FIRST = re.compile(r"(\d{1,2}) ([A-Z][a-z]{2,8}) (\d{4})")
+_NAMED_MONTH_FIRST = re.compile(r"([A-Z][a-z]{2,8}) (\d{1,2}), (\d{4})")
+
+
+def named_cell(text: str) -> tuple[int, int] | None:
+    """The seconds since the epoch and the class of ``text`` written as a date with its
+    month's English name, a day that exists in :data:`DIGITS_YEARS`; None for any other
+    text (``31 Nov 2020``, ``Nov 2020``, ``1 nov 2020``, ``1 Sept 2020``). The class is
+    ``3 layout + style``: the layout 0 for the day first, 1 for the month first, the style
+    an index of :data:`NAMED_STYLES` (``01 Nov 2020``: 0; ``November 1, 2020``: 4; ``May 1,
+    2020``: 5). The format of ``layout`` and style ``s`` (0 or 1) is ``NAMED_FORMATS[2
+    layout + s]``. A public rule on one cell."""
+    m = _NAMED_DAY_FIRST.fullmatch(text)
+    first = 0
+    if m is not None:
+        d, word, y = m[1], m[2], m[3]
+    elif (m := _NAMED_MONTH_FIRST.fullmatch(text)) is not None:
+        word, d, y, first = m[1], m[2], m[3], 3
+    else:
+        return None
+    month = _MONTH_CLASS.get(word)
+    if month is None or not DIGITS_YEARS[0] <= int(y) < DIGITS_YEARS[1]:
+        return None
+    day = _day(int(y), month[0], int(d))
+    return None if day is None else (day, first + month[1])
+
+
 def digits_format(fmt: str) -> bool:
     """Whether ``fmt`` writes dates as digits alone (:data:`DIGITS_FORMAT`): a column of such
     dates read as integers (pandas' dtype) is read by its text, not as seconds."""

@@ -373,6 +373,9 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
                 how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
             if not c.declared and attr.time == dates.DIGITS_FORMAT:
                 how = "read as dates written YYYYMMDD (a private count of that form)"
+            if not c.declared and attr.time in dates.NAMED_FORMATS:
+                how = (f"read as dates written {attr.time} (a private count of that form; "
+                       "written back in English, the day with its leading zero)")  # fmt: skip
             if attr.time in dates.CLOCK_FORMATS:
                 how = "declared" if c.declared else "read as times of day (a common format)"
                 notes.append(f"{attr.name}: {how}; learned over the day (0:00 to 24:00, "
