@@ -211,3 +211,15 @@ def test_a_release_from_the_raw_csv_writes_the_dates(
                  str(out.with_suffix(".domain.json"))]) == 0  # fmt: skip
     twice = pd.read_csv(again, dtype=str)
     assert times_of(twice["when"], "%B %d, %Y").notna().mean() > 0.98
+
+
+def test_the_plan_states_the_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    """``dpquery privacy synth`` states the named formats' charge and bar."""
+    import json
+
+    assert main(["privacy", "synth", "--n", "5000", "--epsilon", "1", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["written_forms"]["named_dates"]
+    assert plan["charge"].startswith("the profile's")
+    assert plan["formats"] == list(NAMED_FORMATS) and plan["share"] == 0.95
+    assert main(["privacy", "synth", "--n", "5000", "--epsilon", "1"]) == 0
+    assert "a month's English name (%d %b %Y" in capsys.readouterr().out

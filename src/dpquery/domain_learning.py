@@ -1227,7 +1227,10 @@ def forms_plan() -> dict[str, Any]:
             "scientific": {"charge": "the precision's (no further charge)",
                            "mantissa_decimals": MAX_MANTISSA_DECIMALS,
                            "sigmas": FORM_SIGMAS, "share": SCIENTIFIC_SHARE,
-                           "learned_to": 10.0**-SCIENTIFIC_DECIMALS}}  # fmt: skip
+                           "learned_to": 10.0**-SCIENTIFIC_DECIMALS},
+            "named_dates": {"charge": "the profile's (no further charge)",
+                            "formats": list(dates.NAMED_FORMATS), "share": NUMBER_SHARE,
+                            "sigmas": NUMBER_SIGMAS}}  # fmt: skip
 
 
 def digits_times(col: _Column) -> np.ndarray:
