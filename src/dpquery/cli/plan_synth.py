@@ -338,7 +338,8 @@ def _learning_plan(args: argparse.Namespace) -> int:
     sci = forms["scientific"]
     print(f"    and its numbers written with an exponent (4.070e-04), by the mantissa's "
           f"decimals (0 to {sci['mantissa_decimals']}), under the same charge: a cell holding "
-          f"{sci['sigmas']:g} noise sd and all {sci['share']:.0%} of the noisy numbers make "
+          f"{sci['sigmas']:g} noise sd, the cells together {sci['share']:.0%} of the noisy "
+          "numbers, make "
           f"the column learned down to {sci['learned_to']:g} and written back in scientific "
           "notation, its significant digits those of the most precise mantissa holding "
           "5%")  # fmt: skip
