@@ -378,6 +378,11 @@ def test_types_on_the_command_line_take_public_categories():
         "DVET": "categorical:1|2|3", "age": "numeric"}  # fmt: skip
     with pytest.raises(DPQueryError, match=r"--types x: kind must be .*categorical:V1\|V2"):
         parse_types(["x=text"])
+    # a date format's comma stays in it; an entry after it still starts at its own comma
+    assert parse_types(["shipped=date:%b %d, %Y,n=numeric", "a=numeric,,b=categorical"]) == {
+        "shipped": "date:%b %d, %Y", "n": "numeric", "a": "numeric", "b": "categorical"}  # fmt: skip
+    with pytest.raises(DPQueryError, match=r"--types entry 'x' is not COLUMN=KIND"):
+        parse_types(["x"])
 
 
 # --- the decoding weights' share, unusable in a small table, goes to the release ------------

@@ -72,10 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def parse_types(items: list[str]) -> dict[str, str]:
-    """``["a=numeric,b=categorical", ...]`` as a dict; a bad entry names itself."""
+    """``["a=numeric,b=categorical", ...]`` as a dict; a bad entry names itself. A comma
+    starts a new entry only where an ``=`` follows before the next one, so a date format
+    may hold commas (``day=date:%b %d, %Y``)."""
     out: dict[str, str] = {}
     for item in items:
-        for entry in filter(None, (e.strip() for e in item.split(","))):
+        for entry in filter(None, (e.strip() for e in _entries(item))):
             col, eq, kind = entry.rpartition("=")
             if not eq or not col:
                 raise DPQueryError(f"--types entry {entry!r} is not COLUMN=KIND")
@@ -92,6 +94,17 @@ def parse_types(items: list[str]) -> dict[str, str]:
                 )
             out[col] = kind
     return out
+
+
+def _entries(item: str) -> list[str]:
+    """``item`` cut at its commas, a piece without ``=`` joined back to the entry before."""
+    entries: list[str] = []
+    for piece in item.split(","):
+        if entries and piece.strip() and "=" not in piece:
+            entries[-1] += "," + piece
+        else:
+            entries.append(piece)
+    return entries
 
 
 def _check_outputs(args: argparse.Namespace) -> list[Path]:
