@@ -379,8 +379,9 @@ def test_types_on_the_command_line_take_public_categories():
     with pytest.raises(DPQueryError, match=r"--types x: kind must be .*categorical:V1\|V2"):
         parse_types(["x=text"])
     # a date format's comma stays in it; an entry after it still starts at its own comma
-    assert parse_types(["shipped=date:%b %d, %Y,n=numeric", "a=numeric,,b=categorical"]) == {
-        "shipped": "date:%b %d, %Y", "n": "numeric", "a": "numeric", "b": "categorical"}  # fmt: skip
+    types = parse_types(["shipped=date:%b %d, %Y,n=numeric", "a=numeric,,b=categorical"])
+    assert types == {"shipped": "date:%b %d, %Y", "n": "numeric", "a": "numeric",
+                     "b": "categorical"}  # fmt: skip
     with pytest.raises(DPQueryError, match=r"--types entry 'x' is not COLUMN=KIND"):
         parse_types(["x"])
 
