@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_learn_written_forms import _learn
 
 from dpquery import domain_learning
 from dpquery.cli import main
@@ -23,9 +24,7 @@ from dpquery.domain_learning import (
     BOUNDS_SHARE,
     LEARNING_NOISY_N_SHARE,
     PROFILE_SHARE,
-    learn_domain,
 )
-from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
 NOV1 = int(dt.datetime(2020, 11, 1, tzinfo=dt.UTC).timestamp())
@@ -41,21 +40,6 @@ def _table(n: int, seed: int = 0) -> pd.DataFrame:
         "amount": [f"{x:.2f}" for x in rng.lognormal(5, 1, n)],
         "group": rng.choice(["a", "b", "c"], n),
     })  # fmt: skip
-
-
-def _learn(df: pd.DataFrame, neighbours: str = ADD_REMOVE, seed: int = 3, rho: float = 1.0,
-           **kw: object) -> tuple[Domain, object, Ledger]:  # fmt: skip
-    ledger = Ledger(Budget.zcdp(rho))
-    domain, report = learn_domain(
-        df,
-        rho=rho,
-        delta=1e-9,
-        rng=np.random.default_rng(seed),
-        ledger=ledger,
-        neighbours=neighbours,
-        **kw,
-    )  # type: ignore[arg-type]
-    return domain, report, ledger
 
 
 def test_the_named_form_of_a_value() -> None:

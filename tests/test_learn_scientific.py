@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_learn_written_forms import _learn, _spent
 
 from dpquery import domain_learning
 from dpquery.cli import main
@@ -31,13 +32,11 @@ from dpquery.domain_learning import (
     PROBE_SHARE,
     PROFILE_SHARE,
     SCIENTIFIC_DECIMALS,
-    learn_domain,
     quantile_candidates,
     scientific_form,
     scientific_of,
 )
 from dpquery.errors import DomainError
-from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.discrete import sample_discrete_gaussian
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 
@@ -55,21 +54,6 @@ def _table(n: int, seed: int = 0) -> pd.DataFrame:
         "amount": [f"{x:.2f}" for x in rng.lognormal(5, 1, n)],
         "group": rng.choice(["a", "b", "c"], n),
     })  # fmt: skip
-
-
-def _learn(df: pd.DataFrame, neighbours: str = ADD_REMOVE, seed: int = 3, rho: float = 1.0,
-           **kw: object) -> tuple[Domain, object, Ledger]:  # fmt: skip
-    ledger = Ledger(Budget.zcdp(rho))
-    domain, report = learn_domain(
-        df,
-        rho=rho,
-        delta=1e-9,
-        rng=np.random.default_rng(seed),
-        ledger=ledger,
-        neighbours=neighbours,
-        **kw,
-    )  # type: ignore[arg-type]
-    return domain, report, ledger
 
 
 # --- the form of one value -----------------------------------------------------------------
@@ -145,13 +129,6 @@ def test_seeded_rates_of_the_rule() -> None:
 
 
 # --- the charges -----------------------------------------------------------------------------
-def _spent(ledger: Ledger) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for e in ledger.entries:
-        cost = e.charge.cost
-        rho = e.charge.count * (cost.rho if hasattr(cost, "rho") else cost.epsilon**2 / 8)
-        out[e.charge.mechanism] = out.get(e.charge.mechanism, 0.0) + rho
-    return out
 
 
 @pytest.mark.parametrize("neighbours", [ADD_REMOVE, REPLACE_ONE])
