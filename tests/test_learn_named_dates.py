@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_learn_written_forms import _learn
+from tests.test_learn_written_forms import _learn, learned_alike
 
 from dpquery import domain_learning
 from dpquery.cli import main
@@ -147,17 +147,7 @@ def test_a_table_without_named_dates_is_learned_as_without_their_cells(
         "us": [f"{m}/{d}/2019" for m, d in zip(rng.integers(1, 13, n), rng.integers(13, 29, n),
                                                strict=True)],
     })  # fmt: skip
-    for df in (big, big.iloc[:400]):
-        runs = []
-        for patched in (False, True):
-            if patched:
-                monkeypatch.setattr(domain_learning, "_named_passes", lambda *a, **k: None)
-            domain, report, ledger = _learn(df.reset_index(drop=True), neighbours, seed=7)
-            noisy = [r.noisy for r in report.columns]  # type: ignore[attr-defined]
-            charges = [(e.charge.mechanism, e.charge.cost) for e in ledger.entries]
-            runs.append((domain.to_dict(), noisy, charges))
-            monkeypatch.undo()
-        assert runs[0] == runs[1]
+    learned_alike(monkeypatch, big, neighbours, "_named_passes", lambda *a, **k: None)
 
 
 def test_a_declared_type_wins_and_mixed_formats_stay_text() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_learn_written_forms import _learn, _spent
+from tests.test_learn_written_forms import _learn, _spent, learned_alike
 
 from dpquery import domain_learning
 from dpquery.cli import main
@@ -193,17 +193,7 @@ def test_a_table_without_the_form_is_learned_as_without_its_cells(
         "income": [str(v) for v in rng.lognormal(10, 1, n).astype(int)],
         "when": [f"2019-01-{d:02d}" for d in rng.integers(1, 29, n)],
     })  # fmt: skip
-    for df in (big, big.iloc[:400]):
-        runs = []
-        for patched in (False, True):
-            if patched:
-                monkeypatch.setattr(domain_learning, "_scientific", lambda *a, **k: (None, []))
-            domain, report, ledger = _learn(df.reset_index(drop=True), neighbours, seed=7)
-            noisy = [r.noisy for r in report.columns]  # type: ignore[attr-defined]
-            charges = [(e.charge.mechanism, e.charge.cost) for e in ledger.entries]
-            runs.append((domain.to_dict(), noisy, charges))
-            monkeypatch.undo()
-        assert runs[0] == runs[1]
+    learned_alike(monkeypatch, big, neighbours, "_scientific", lambda *a, **k: (None, []))
 
 
 # --- what is learned ---------------------------------------------------------------------------

@@ -75,6 +75,24 @@ def _learn(df: pd.DataFrame, neighbours: str = ADD_REMOVE, seed: int = 3, rho: f
     return domain, report, ledger
 
 
+def learned_alike(monkeypatch: pytest.MonkeyPatch, df: pd.DataFrame, neighbours: str,
+                  name: str, replacement: object) -> None:  # fmt: skip
+    """``df`` and its first 400 records learn the same domain, report and ledger with
+    ``domain_learning.<name>`` replaced: a form's cells, drawn from a stream of their own,
+    change nothing of a table without that form."""
+    for part in (df, df.iloc[:400]):
+        runs = []
+        for patched in (False, True):
+            if patched:
+                monkeypatch.setattr(domain_learning, name, replacement)
+            domain, report, ledger = _learn(part.reset_index(drop=True), neighbours, seed=7)
+            noisy = [r.noisy for r in report.columns]  # type: ignore[attr-defined]
+            charges = [(e.charge.mechanism, e.charge.cost) for e in ledger.entries]
+            runs.append((domain.to_dict(), noisy, charges))
+            monkeypatch.undo()
+        assert runs[0] == runs[1]
+
+
 # --- the forms of one value ------------------------------------------------------------------
 def test_the_written_form_of_a_value() -> None:
     assert written_form_of("00403") == WRITTEN_FORMS.index(5)
@@ -261,17 +279,7 @@ def test_a_table_without_forms_is_learned_as_without_their_cells(
         "income": [str(v) for v in rng.lognormal(10, 1, n).astype(int)],
         "when": [str(dt.date(2019, 1, 1) + dt.timedelta(int(d))) for d in rng.integers(0, 99, n)],
     })  # fmt: skip
-    for df in (big, big.iloc[:400]):
-        runs = []
-        for patched in (False, True):
-            if patched:
-                monkeypatch.setattr(domain_learning, "_decimals", _old_decimals)
-            domain, report, ledger = _learn(df.reset_index(drop=True), neighbours, seed=7)
-            noisy = [r.noisy for r in report.columns]  # type: ignore[attr-defined]
-            charges = [(e.charge.mechanism, e.charge.cost) for e in ledger.entries]
-            runs.append((domain.to_dict(), noisy, charges))
-            monkeypatch.undo()
-        assert runs[0] == runs[1]
+    learned_alike(monkeypatch, big, neighbours, "_decimals", _old_decimals)
 
 
 # --- what is learned ---------------------------------------------------------------------------
