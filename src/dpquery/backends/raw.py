@@ -50,6 +50,7 @@ client, on the same counts as in one process.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, replace
@@ -61,7 +62,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpquery.backends.cluster import DaskBackend
-from dpquery.backends.partitioned import PartitionedData
+from dpquery.backends.partitioned import MAX_RESENDS, PartitionedData
 from dpquery.backends.partitions import HeldPart, ItemsPart
 from dpquery.data.raw_items import (
     _GOLDEN,
@@ -276,6 +277,22 @@ def _silent(users: int, d: int | None) -> ItemsPart | RawUsers:
     return ItemsPart(_records(empty, empty, users, d))
 
 
+def _one_copy(client: Any, ids: tuple[str, ...]) -> Any:
+    """A future of ``ids`` (a catalogue) held by one worker, which the others fetch once
+    when a task needs it. Not broadcast to every worker: a worker killed while a broadcast
+    copied to it was seen to leave the scheduler retrying the copy to the dead address
+    every 30 s, and the read waiting on it for good. A worker that dies while it receives
+    the copy is a closed connection here: another is tried, at most :data:`MAX_RESENDS`
+    times."""
+    for attempt in itertools.count():
+        try:
+            [future] = client.scatter([ids], hash=False)
+            return future
+        except OSError:  # distributed's CommClosedError among them
+            if attempt >= MAX_RESENDS:
+                raise
+
+
 def _futures(data: PartitionedData) -> list[Any]:
     """The futures of ``data``'s held partitions as they are now (made again where a worker
     was lost in its passes)."""
@@ -375,7 +392,7 @@ class BucketRecipe:
         if read:
             ids = None
             if self.catalogue is not None:
-                [ids] = client.scatter([self.catalogue], broadcast=True, hash=False)
+                ids = _one_copy(client, self.catalogue)
             _, held = _made(client, self.blocks, self.buckets, ids, d, self.numbered,
                             self.digests, read)  # fmt: skip
             made = dict(zip(read, held, strict=True))
@@ -385,7 +402,7 @@ class BucketRecipe:
                 [made[b]] = client.scatter([_silent(self.silent, d)], hash=False)
             out.append(made[b])
         if self.over is not None:
-            [kept] = client.scatter([self.over], broadcast=True, hash=False)
+            kept = _one_copy(client, self.over)
             out = [client.submit(_over, f, kept, pure=False) for f in out]
         return out
 
@@ -432,7 +449,7 @@ class ClusterLines:
     def over(self, catalogue: Sequence[str]) -> PartitionedData:
         """The users as records over ``catalogue`` on the cluster (the ids' texts dropped)."""
         client = self.backend.client
-        [ids] = client.scatter([tuple(catalogue)], broadcast=True, hash=False)
+        ids = _one_copy(client, tuple(catalogue))
         held = [client.submit(_over, b, ids, pure=False) for b in self.buckets]
         self.buckets = held  # the ids' buckets are let go once their records are made
         self.recipe = replace(self.recipe, over=tuple(catalogue))
@@ -469,17 +486,25 @@ def read_on_cluster(
     stamp = FileStamp.of(blocks[0].path)
     ids = None
     if catalogue is not None:
-        [ids] = client.scatter([tuple(catalogue)], broadcast=True, hash=False)
+        ids = _one_copy(client, tuple(catalogue))
     d = None if catalogue is None else len(catalogue)
-    read, held = _made(client, blocks, buckets, ids, d, numbered, [None] * len(blocks),
-                       range(buckets))  # fmt: skip
-    stats = [client.submit(_stats, r, pure=False) for r in read]
-    del read  # the blocks' pieces are freed by the scheduler once gathered
-    try:  # raises a block's error (a block that cannot be read)
-        read_stats: list[BlockStats] = client.gather(stats)
-    except (CancelledError, KilledWorker):
-        raise DPQueryError(f"a worker was lost while {source} was being read (nothing was "
-                           "charged): run again") from None  # fmt: skip
+    for attempt in itertools.count():
+        read, held = _made(client, blocks, buckets, ids, d, numbered, [None] * len(blocks),
+                           range(buckets))  # fmt: skip
+        stats = [client.submit(_stats, r, pure=False) for r in read]
+        del read  # the blocks' pieces are freed by the scheduler once gathered
+        try:  # raises a block's error (a block that cannot be read)
+            read_stats: list[BlockStats] = client.gather(stats)
+            break
+        except (CancelledError, KilledWorker):
+            # A worker lost with what a block read, its task forgotten (the read has no
+            # recipe yet): the file is read again, as nothing has been charged.
+            if attempt >= MAX_RESENDS:
+                raise DPQueryError(f"a worker was lost {attempt + 1} times while {source} was "
+                                   "being read (nothing was charged); is the cluster "
+                                   "failing?") from None  # fmt: skip
+            if ids is not None and ids.status != "finished":
+                ids = _one_copy(client, tuple(catalogue or ()))
     lines = sum(s.lines for s in read_stats)
     if lines == 0:
         raise DPQueryError(f"{source} has no records (only a header): there is nothing to "
