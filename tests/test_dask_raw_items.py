@@ -548,3 +548,31 @@ def test_buckets_lost_again_and_again_fail_after_max_resends(
                        "times; is the cluster failing"):  # fmt: skip
         data.count(AllItemCounts(64))
     assert data.remade == partitioned.MAX_RESENDS
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "lost"),
+    [("cancelled", None, True), ("error", "killed", True), ("error", "cancelled", True),
+     ("error", "own", False), ("finished", None, False)],
+)  # fmt: skip
+def test_what_a_task_reports_as_lost(status: str, error: str | None, lost: bool) -> None:
+    """A task whose input went with a worker reports it as cancelled, or fails with
+    ``KilledWorker`` or ``FutureCancelledError``: those are made again; the task's own
+    error is raised, and a finished task is taken."""
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker
+
+    from dpquery.backends.partitioned import _lost
+
+    exceptions = {"killed": KilledWorker("task", None, 3), "cancelled": CancelledError(),
+                  "own": DPQueryError("cannot read bytes")}  # fmt: skip
+
+    class Task:
+        def __init__(self) -> None:
+            self.status = status
+
+        def exception(self) -> BaseException | None:
+            return None if error is None else exceptions[error]
+
+    assert _lost(Task()) is lost

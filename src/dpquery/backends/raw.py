@@ -253,6 +253,8 @@ def _users(bucket: ItemsPart | RawUsers) -> int:
 def _cut_counts(
     bucket: RawUsers, payload: tuple[int, str], d: int = 0, kernel_threads: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """A bucket's cut counts (``payload``: the bound and the key), as a pass's task (``d``
+    and ``kernel_threads``, which every pass gives its tasks, are not read)."""
     return bucket.cut_counts(*payload)
 
 
