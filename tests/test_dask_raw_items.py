@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,7 @@ pytest.importorskip("distributed")
 
 import dpquery.data.raw_items as raw_items
 from dpquery.backends import DaskBackend
+from dpquery.backends.partitions import HeldPart
 from dpquery.backends.raw import read_on_cluster
 from dpquery.cli import main
 from dpquery.data.raw_items import raw_blocks, raw_layout, read_raw_lines
@@ -352,3 +356,223 @@ def test_integer_and_text_user_ids_meet_in_one_record(backend: DaskBackend, tmp_
                               requested=None)  # fmt: skip
     key = "00112233445566ff"
     assert learned.cut_counts(2, key) == read_raw_lines(path).cut_counts(2, key)
+
+
+# -- a worker lost after the read: its buckets are made again from the file -----------------
+@pytest.fixture(scope="module")
+def healing() -> Iterator[DaskBackend]:
+    """A 2-worker cluster of its own for the tests that kill a worker (each worker under a
+    nanny, which starts another in its place)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    )  # fmt: skip
+    with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
+        yield b
+
+
+def _bits(part: Any) -> tuple[Any, ...]:
+    """A held partition's records as they are stored: the CSR arrays with their dtypes."""
+    m = part.matrix
+    return (m.shape, m.indptr.dtype, m.indices.dtype, m.data.dtype, m.indptr.tobytes(),
+            m.indices.tobytes(), m.data.tobytes())  # fmt: skip
+
+
+@pytest.mark.parametrize("form", ["catalogue", "learned", "own file"])
+def test_a_bucket_made_again_is_the_same_records_bit_for_bit(
+    healing: DaskBackend, table: tuple[Path, Path], tmp_path: Path, form: str
+) -> None:
+    """The recipe makes every bucket again (the silent users' bucket of a release's own file
+    too; after a learned universe, over the released ids): the same CSR arrays, bit for
+    bit, as the read made them."""
+    path, _ = table
+    ids = [f"m{m}" for m in range(64)]
+    numbered = None
+    if form == "own file":
+        path, numbered = tmp_path / "own.transactions.csv", 300
+        _own_file(path, numbered)
+    header, sep, skip = raw_layout(path)
+    user, item = header[0], header[1]
+    blocks = raw_blocks(path, header, sep, skip, user, item)
+    lines = read_on_cluster(blocks, healing, catalogue=None if form == "learned" else ids,
+                            buckets=3, source=str(path), requested=None,
+                            numbered=numbered)  # fmt: skip
+    data = lines.over(ids[::-1][:40]) if form == "learned" else lines.data()
+    assert len(data.partitions) == (4 if form == "own file" else 3)
+    before = [_bits(p.future.result()) for p in data.partitions]  # type: ignore[attr-defined]
+    again = lines.recipe.remake(healing, list(range(len(data.partitions))))
+    assert [_bits(f.result()) for f in again] == before
+
+
+class _LostWorker:
+    """Kills (SIGKILL) a worker holding some of a raw table's buckets once, right after the
+    release's first pass over them, when that pass's counts have been charged and drawn on:
+    a machine failing between passes. ``edit`` changes the file first. Only the failure is
+    injected: the release itself runs unchanged."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, edit: Any = None) -> None:
+        from dpquery.backends.partitioned import PartitionedData
+
+        self.edit, self.data = edit, None
+        log = PartitionedData._log
+
+        def logged(data: PartitionedData, record: dict, start: float) -> None:
+            log(data, record, start)
+            if self.data is None and any(isinstance(p, HeldPart) for p in data.partitions):
+                self.data = data
+                self.kill(data)
+
+        monkeypatch.setattr(PartitionedData, "_log", logged)
+
+    def kill(self, data: Any) -> None:
+        client = data.backend.client
+        held = [p.future for p in data.partitions]
+        holders = list(client.who_has(held).values())
+        # a worker holding some bucket alone (a bucket copied to both workers survives
+        # either); both when every bucket is on both
+        alone = sorted({ws[0] for ws in holders if len(ws) == 1})
+        workers = alone[:1] or sorted({w for ws in holders for w in ws})
+        pids = client.run(os.getpid, workers=workers)
+        if self.edit is not None:
+            self.edit()
+        for pid in pids.values():
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while all(f.status == "finished" for f in held):  # the scheduler hears of the loss
+            assert time.monotonic() < deadline, "no bucket was lost"
+            time.sleep(0.05)
+        client.wait_for_workers(2, timeout=60)  # its nanny's new worker (an empty one)
+
+
+def _universe(learn: bool, listed: Path) -> list[str]:
+    return ["--learn-items", "--learn-items-bound", "4"] if learn else ["--item-list", str(listed)]
+
+
+@pytest.mark.parametrize("relation", ["add-remove", "replace-one"])
+@pytest.mark.parametrize("learn", [False, True])
+def test_a_worker_lost_between_passes_changes_no_byte(
+    healing: DaskBackend, table: tuple[Path, Path], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, learn: bool, relation: str,
+) -> None:  # fmt: skip
+    """A worker holding buckets killed after the first pass: its buckets are made again
+    from the file and the release goes on. The output, the learned ids and the report (the
+    ledger's charges in order, the passes) are those of the undisturbed run with the same
+    seed, byte for byte, under both relations, with a catalogue and with the universe
+    learned."""
+    path, listed = table
+    common = ["synth", "--data", str(path), *_universe(learn, listed), "--epsilon", "4",
+              "--seed", "3", "--neighbours", relation, "--head", "4", "--pool", "2000",
+              "--quiet", "--backend", "dask", "--scheduler", healing.address]  # fmt: skip
+    calm, hurt = tmp_path / "c.transactions.csv", tmp_path / "h.transactions.csv"
+    a = _release(common, calm)
+    lost = _LostWorker(monkeypatch)
+    b = _release(common, hurt)
+    assert lost.data is not None and lost.data.remade >= 1  # a bucket was made again
+    assert hurt.read_bytes() == calm.read_bytes()
+    if learn:
+        assert (tmp_path / "h.items.txt").read_bytes() == (tmp_path / "c.items.txt").read_bytes()
+    for r in (a, b):
+        r["release"].pop("timings")
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _appended(path: Path) -> None:
+    with path.open("a") as f:
+        f.write("u9999,m1,5\n")
+
+
+def _same_size_and_time(path: Path) -> None:
+    """One movie id changed for another of the same length, the file's modification time
+    put back: only the blocks' fingerprints tell."""
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    at = data.index(b",m1,")
+    data[at + 2 : at + 3] = b"2"
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [(_appended, "bytes when read"), (_same_size_and_time, "are not those read")],
+)  # fmt: skip
+def test_a_file_changed_before_the_rebuild_is_refused(
+    healing: DaskBackend, table: tuple[Path, Path], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, edit: Any, why: str,
+) -> None:  # fmt: skip
+    """The file changed, then a worker lost: the buckets cannot be made as they were, so
+    the release stops with the one-line error (exit 2, no output file), by the client's
+    stamp (size, modification time) or by a block's fingerprint on the workers."""
+    path, listed = table
+    _LostWorker(monkeypatch, lambda: edit(path))
+    out = tmp_path / "s.transactions.csv"
+    args = ["synth", "--data", str(path), "--item-list", str(listed), "--epsilon", "4",
+            "--seed", "3", "--head", "4", "--pool", "2000", "--quiet", "--out", str(out),
+            "--backend", "dask", "--scheduler", healing.address]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{path} changed since it was read" in err and why in err
+    assert "charged so far is spent" in err
+    assert not out.exists()
+
+
+def test_buckets_lost_again_and_again_fail_after_max_resends(
+    healing: DaskBackend, table: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Buckets lost every time they are made (injected: each remake's futures cancelled at
+    once) are made again ``MAX_RESENDS`` times in a pass, then the pass fails with the
+    resends' message."""
+    from dpquery.algorithms.wide.counts import AllItemCounts
+    from dpquery.backends import partitioned
+    from dpquery.backends.raw import BucketRecipe
+
+    path, _ = table
+    ids = [f"m{m}" for m in range(64)]
+    header, sep, skip = raw_layout(path)
+    blocks = raw_blocks(path, header, sep, skip, "userId", "movieId")
+    lines = read_on_cluster(blocks, healing, catalogue=ids, buckets=2, source=str(path),
+                            requested=None)  # fmt: skip
+    data = lines.data()
+    remake = BucketRecipe.remake
+
+    def lost_again(recipe: BucketRecipe, backend: Any, buckets: list[int]) -> list[Any]:
+        made = remake(recipe, backend, buckets)
+        healing.client.cancel(made)
+        return made
+
+    monkeypatch.setattr(BucketRecipe, "remake", lost_again)
+    healing.client.cancel([lines.buckets[0]])
+    with pytest.raises(DPQueryError, match=f"lost with its worker {partitioned.MAX_RESENDS} "
+                       "times; is the cluster failing"):  # fmt: skip
+        data.count(AllItemCounts(64))
+    assert data.remade == partitioned.MAX_RESENDS
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "lost"),
+    [("cancelled", None, True), ("error", "killed", True), ("error", "cancelled", True),
+     ("error", "own", False), ("finished", None, False)],
+)  # fmt: skip
+def test_what_a_task_reports_as_lost(status: str, error: str | None, lost: bool) -> None:
+    """A task whose input went with a worker reports it as cancelled, or fails with
+    ``KilledWorker`` or ``FutureCancelledError``: those are made again; the task's own
+    error is raised, and a finished task is taken."""
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker
+
+    from dpquery.backends.partitioned import _lost
+
+    exceptions = {"killed": KilledWorker("task", None, 3), "cancelled": CancelledError(),
+                  "own": DPQueryError("cannot read bytes")}  # fmt: skip
+
+    class Task:
+        def __init__(self) -> None:
+            self.status = status
+
+        def exception(self) -> BaseException | None:
+            return None if error is None else exceptions[error]
+
+    assert _lost(Task()) is lost

@@ -9,15 +9,17 @@ once: :func:`dpquery.queries.evaluate.answers_from_counts`), so the results are 
 those of the local backend, whatever the partitioning or the order tasks finish in.
 
 A worker that dies mid-pass is replaced (by its nanny) and its tasks are run again by Dask;
-a partition held in the dead worker's memory is sent again from the client. Each partition's
-counts are added exactly once, so a pass that completes is the same pass.
+a partition held in the dead worker's memory is sent again from the client, and one made on
+the cluster (a raw table's bucket of users) is made again there by its recipe, the same
+records bit for bit. Each partition's counts are added exactly once, so a pass that
+completes is the same pass.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +98,9 @@ class PartitionedData:
     # (keyed by identity, the workload kept beside its answers).
     _pending: list[Workload] = field(default_factory=list)
     _answers: dict[int, tuple[Workload, np.ndarray]] = field(default_factory=dict)
+    # Held partitions made again after their worker was lost (for the curator and tests;
+    # never in describe(): the report is the same with and without a lost worker).
+    remade: int = 0
 
     def __post_init__(self) -> None:
         if not self.partitions:
@@ -270,43 +275,71 @@ class PartitionedData:
 
     def _map(self, fn: Callable[..., Any], payload: Any = None) -> Iterator[tuple[int, Any]]:
         """``fn(partition, payload, ...)`` on every partition, each result yielded once, as
-        it arrives. A task whose in-memory partition (or payload) was lost with a worker is
-        submitted again with a fresh copy; a task's own error is raised here."""
+        it arrives. A task whose input was lost with a worker (cancelled, or the worker
+        killed under it) is submitted again: with a fresh copy of an in-memory partition
+        (or payload), or, for a partition made on the cluster, after it is made again from
+        its recipe (:meth:`_remake`). Each partition at most :data:`MAX_RESENDS` times a
+        pass; a task's own error is raised here."""
         from distributed import as_completed  # optional (the dask extra)
 
         client = self.backend.client
         job: list[Any] = [None]
+        # each task's partition, and its input as submitted (a held one: made again only
+        # if it is still the one the lost task read)
+        index: dict[Any, tuple[int, Partition]] = {}
 
         def submit(i: int) -> Any:
             if payload is not None and (job[0] is None or job[0].status != "finished"):
                 # every worker gets the payload (its key unique to the pass)
                 [job[0]] = client.scatter([payload], broadcast=True, hash=False)
             extra = {} if payload is None else {"payload": job[0], **self._task_options()}
-            return client.submit(fn, self._input(i), **extra, pure=False)
+            task = client.submit(fn, self._input(i), **extra, pure=False)
+            index[task.key] = (i, self.partitions[i])
+            return task
 
         futures = [submit(i) for i in range(len(self.partitions))]
-        index = {f.key: i for i, f in enumerate(futures)}
         resent = [0] * len(self.partitions)
         pending = as_completed(futures, with_results=True, raise_errors=False)
         for future, result in pending:
-            i = index.pop(future.key)
-            if future.status == "cancelled":  # its input died with a worker: send it again
-                if isinstance(self.partitions[i], HeldPart):  # made there, not here
+            i, read = index.pop(future.key)
+            if _lost(future):  # its input died with a worker: send or make it again
+                part = self.partitions[i]
+                if isinstance(part, HeldPart) and part.recipe is None:  # made there, not here
                     raise DPQueryError(f"partition {i} was lost with its worker (it was made "
                                        "on the cluster, from the file): run again")  # fmt: skip
                 resent[i] += 1
                 if resent[i] > MAX_RESENDS:
                     raise DPQueryError(f"partition {i} was lost with its worker "
                                        f"{MAX_RESENDS} times; is the cluster failing?")  # fmt: skip
-                self._sent.pop(i, None)
-                again = submit(i)
-                index[again.key] = i
-                pending.add(again)
+                if isinstance(part, HeldPart):
+                    if part is read:  # not made again since the lost task was submitted
+                        self._remake(i)
+                else:
+                    self._sent.pop(i, None)
+                pending.add(submit(i))
                 continue
             if future.status == "error":
                 future.result()  # raises the task's exception
             future.release()  # results leave the workers as soon as they are taken
             yield i, result
+
+    def _remake(self, i: int) -> None:
+        """Held partition ``i`` made again on the cluster by its recipe, with every other
+        held partition of that recipe lost by then (a raw table's buckets: one more read of
+        the file for all of them). The records are those made before, bit for bit, or the
+        recipe refuses (the file changed since it was read): no count, and so no draw or
+        charge, depends on whether a partition was made again."""
+        part = self.partitions[i]
+        assert isinstance(part, HeldPart) and part.recipe is not None
+        held = {j: p for j, p in enumerate(self.partitions)
+                if isinstance(p, HeldPart) and p.recipe is part.recipe}  # fmt: skip
+        lost = [j for j, p in held.items() if j == i or _status(p.future) in ("cancelled", "lost")]
+        made = part.recipe.remake(self.backend, [held[j].bucket for j in lost])
+        parts = list(self.partitions)
+        for j, future in zip(lost, made, strict=True):
+            parts[j] = replace(held[j], future=future)
+        self.partitions = tuple(parts)
+        self.remade += len(lost)
 
     def _task_options(self) -> dict[str, Any]:
         return {"d": self.d, "kernel_threads": self.backend.kernel_threads}
@@ -391,6 +424,25 @@ class _Together:
 
     def count(self, data: BinaryData) -> list[np.ndarray]:
         return [*self.first.count(data), *self.second.count(data)]
+
+
+def _status(future: object) -> str | None:
+    return getattr(future, "status", None)
+
+
+def _lost(future: Any) -> bool:
+    """Whether a finished task's input was lost with a worker: the task cancelled (its
+    input's key gone), or it failed with the worker killed under it (``KilledWorker``) or a
+    cancelled input (``FutureCancelledError``)."""
+    if future.status == "cancelled":
+        return True
+    if future.status != "error":
+        return False
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker  # optional (the dask extra)
+
+    return isinstance(future.exception(), KilledWorker | CancelledError)
 
 
 def _count(

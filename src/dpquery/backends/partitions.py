@@ -524,14 +524,30 @@ def zero_record_counts(counter: Counter, d: int) -> list[np.ndarray]:
     return [np.asarray(c, dtype=np.int64) for c in counter.count(zero)]
 
 
+class Recipe(Protocol):
+    """How partitions held on a cluster were made, so that lost ones can be made again there,
+    the same records bit for bit (:class:`~dpquery.backends.raw.BucketRecipe`: a raw table's
+    buckets read again from the file)."""
+
+    def remake(self, backend: object, buckets: Sequence[int]) -> list[object]:
+        """Futures of the held partitions numbered ``buckets``, made again (one future
+        each, in that order); an error when they can no longer be made as they were."""
+        ...
+
+
 @dataclass(frozen=True, eq=False)
 class HeldPart:
     """A partition made on the cluster and held there: ``future`` (a Dask future) resolves,
     on a worker, to the partition a task reads (an :class:`ItemsPart`: a raw table's users
-    gathered by :mod:`dpquery.backends.raw`); ``rows_`` is its number of records."""
+    gathered by :mod:`dpquery.backends.raw`); ``rows_`` is its number of records.
+
+    ``recipe`` (None: none kept) makes it again, as partition ``bucket`` of the recipe's,
+    when its worker is lost (:meth:`~dpquery.backends.partitioned.PartitionedData._map`)."""
 
     future: object
     rows_: int
+    recipe: Recipe | None = None
+    bucket: int = 0
 
     def rows(self) -> int:
         return self.rows_

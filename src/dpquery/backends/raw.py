@@ -36,6 +36,13 @@ the key alone, so a user's cut is the one the local reader makes), summed exactl
 client; the released ids are then sent to the buckets, which keep their users' items among
 them (:meth:`ClusterLines.over`).
 
+A worker lost after the read loses the buckets it held. The client keeps how they were made
+(:class:`BucketRecipe`: the blocks, the number of buckets, the catalogue, the file's size and
+modification time, and each block's fingerprint taken at the read), and the pass that finds
+a bucket lost makes it again on the cluster (every bucket lost by then together): the blocks
+are read again, each checked against its fingerprint, and the bucket's users gathered as
+before, the same records bit for bit. A file that changed since the read is refused.
+
 The client holds only the counts, the users' number and the lines' (for the curator's note
 and the empty table's error). Nothing here is private accounting: the mechanisms run in the
 client, on the same counts as in one process.
@@ -43,8 +50,11 @@ client, on the same counts as in one process.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import CancelledError
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -52,7 +62,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpquery.backends.cluster import DaskBackend
-from dpquery.backends.partitioned import PartitionedData
+from dpquery.backends.partitioned import MAX_RESENDS, PartitionedData
 from dpquery.backends.partitions import HeldPart, ItemsPart
 from dpquery.data.raw_items import (
     _GOLDEN,
@@ -89,11 +99,14 @@ class Piece:
 @dataclass(frozen=True)
 class BlockStats:
     """What a block read: its lines, those without a user id, and (with a catalogue) those
-    whose item is not listed. For the curator's note and the empty table's error."""
+    whose item is not listed, for the curator's note and the empty table's error; and the
+    fingerprint of its bytes (:meth:`~dpquery.data.raw_items.RawBlock.digest`), which a
+    bucket made again checks (:class:`BucketRecipe`)."""
 
     lines: int
     unattributed: int
     unlisted: int
+    digest: str = ""
 
 
 _CANONICAL = r"0|[1-9][0-9]{0,17}"  # a decimal integer's own text, within int64
@@ -126,12 +139,20 @@ def _route(ids: np.ndarray, buckets: int) -> np.ndarray:
 
 
 def split_block(
-    block: RawBlock, buckets: int, catalogue: Sequence[str] | None, numbered: int | None = None
+    block: RawBlock, buckets: int, catalogue: Sequence[str] | None, numbered: int | None = None,
+    digest: str | None = None,
 ) -> tuple[list[Piece], BlockStats]:  # fmt: skip
     """Read ``block`` and cut its lines into ``buckets`` pieces by user (step 1 of the
     module docstring). In a release's own file (``numbered``: its first line's ``M``) a
-    user is its number ``0..M-1``, as the local reader numbers it."""
-    ids = block.ids()
+    user is its number ``0..M-1``, as the local reader numbers it. With ``digest`` (the
+    block's fingerprint at an earlier read) the block must read the same bytes again, or
+    it is refused: the records made from it would not be those read before."""
+    data = block.data()
+    seen = block.digest(data)
+    if digest is not None and seen != digest:
+        where = "" if block.start is None else f" (bytes {block.start}-{block.stop})"
+        raise DPQueryError(changed(block.path, f"its lines{where} are not those read"))
+    ids = block.ids(data)
     user_ids, user_codes, item_codes = ids.users, ids.user_codes, ids.item_codes
     if numbered is not None:
         user_codes, user_ids = numbered_ids(block.path, user_ids, user_codes, numbered)
@@ -156,7 +177,7 @@ def split_block(
         at = line_route == b
         pieces.append(Piece(user_ids[mine], renumber[user_codes[at]].astype(np.int32),
                             item_codes[at].astype(np.int32), item_ids))  # fmt: skip
-    stats = BlockStats(ids.lines, ids.unattributed, unlisted)
+    stats = BlockStats(ids.lines, ids.unattributed, unlisted, seen)
     return pieces, stats
 
 
@@ -229,8 +250,12 @@ def _users(bucket: ItemsPart | RawUsers) -> int:
     return int(bucket.matrix.shape[0])
 
 
-def _cut_counts(bucket: RawUsers, bound: int, key: str) -> tuple[np.ndarray, np.ndarray]:
-    return bucket.cut_counts(bound, key)
+def _cut_counts(
+    bucket: RawUsers, payload: tuple[int, str], d: int = 0, kernel_threads: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """A bucket's cut counts (``payload``: the bound and the key), as a pass's task (``d``
+    and ``kernel_threads``, which every pass gives its tasks, are not read)."""
+    return bucket.cut_counts(*payload)
 
 
 def _over(bucket: RawUsers, catalogue: Sequence[str]) -> ItemsPart:
@@ -245,13 +270,154 @@ def _stats(result: tuple[list[Piece], BlockStats]) -> BlockStats:
     return result[1]
 
 
+def _silent(users: int, d: int | None) -> ItemsPart | RawUsers:
+    """``users`` empty records (a release's own file's users without a line): over ``d``
+    items, or with no id yet (``d`` None)."""
+    empty = np.zeros(0, np.int64)
+    if d is None:
+        return RawUsers(empty, np.zeros(0, object), _records(empty, empty, users, 0))
+    return ItemsPart(_records(empty, empty, users, d))
+
+
+def _one_copy(client: Any, ids: tuple[str, ...]) -> Any:
+    """A future of ``ids`` (a catalogue) held by one worker, which the others fetch once
+    when a task needs it. Not broadcast to every worker: a worker killed while a broadcast
+    copied to it was seen to leave the scheduler retrying the copy to the dead address
+    every 30 s, and the read waiting on it for good. A worker that dies while it receives
+    the copy is a closed connection here: another is tried, at most :data:`MAX_RESENDS`
+    times."""
+    for attempt in itertools.count():
+        try:
+            [future] = client.scatter([ids], hash=False)
+            return future
+        except OSError:  # distributed's CommClosedError among them
+            if attempt >= MAX_RESENDS:
+                raise
+
+
+def _futures(data: PartitionedData) -> list[Any]:
+    """The futures of ``data``'s held partitions as they are now (made again where a worker
+    was lost in its passes)."""
+    return [p.future for p in data.partitions if isinstance(p, HeldPart)]
+
+
+def changed(path: object, why: str) -> str:
+    """The error of a raw table that changed after it was read, when some of its buckets
+    must be made again (a worker holding them was lost)."""
+    return (f"{path} changed since it was read ({why}): a worker holding some of its users "
+            "was lost and their records cannot be read again as they were; the privacy "
+            "budget charged so far is spent. Release again from the file as it is now")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """A file's size and modification time (in nanoseconds) when it was read."""
+
+    path: Path
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileStamp:
+        st = path.stat()
+        return cls(path, st.st_size, st.st_mtime_ns)
+
+    def check(self) -> None:
+        """Refuse (the error of :func:`changed`) a file whose size or modification time
+        is no longer the one stamped."""
+        try:
+            now = FileStamp.of(self.path)
+        except OSError as exc:
+            raise DPQueryError(changed(self.path, f"it cannot be read: {exc}")) from None
+        if now.size != self.size:
+            raise DPQueryError(changed(self.path, f"{self.size} bytes when read, {now.size} "
+                                       "now"))  # fmt: skip
+        if now.mtime_ns != self.mtime_ns:
+            raise DPQueryError(changed(self.path, "it was modified after it was read"))
+
+
+def _made(
+    client: Any, blocks: Sequence[RawBlock], buckets: int, catalogue: Any, d: int | None,
+    numbered: int | None, digests: Sequence[str | None], which: Sequence[int],
+) -> tuple[list[Any], list[Any]]:  # fmt: skip
+    """Steps 1 and 2 of the module docstring as tasks: each block read and split into
+    ``buckets`` pieces by user (against ``catalogue``, a future of the ids, of ``d`` items;
+    each block checked against its digest, when given), and the buckets ``which`` gathered
+    from them. Returns the blocks' futures and the buckets'."""
+    read = [client.submit(split_block, b, buckets, catalogue, numbered, digest, pure=False)
+            for b, digest in zip(blocks, digests, strict=True)]  # fmt: skip
+    held = [
+        client.submit(gather_bucket, d, *[client.submit(_piece, r, b, pure=False) for r in read],
+                      pure=False)
+        for b in which
+    ]  # fmt: skip
+    return read, held
+
+
+@dataclass(frozen=True, eq=False)
+class BucketRecipe:
+    """How :func:`read_on_cluster` made a raw table's buckets, kept in the client so that
+    buckets lost with a worker are made again on the cluster (:meth:`remake`), the same
+    records bit for bit: the file's blocks, read again; the routing of users to
+    ``buckets`` buckets; the catalogue the blocks were read against (None: the ids' texts
+    kept, for the item universe's selection) and, after the selection, the released ids
+    the buckets were then kept over (``over``); a release's own file's ``numbered``
+    users and its ``silent`` ones (users without a line: bucket number ``buckets``).
+
+    Every step is a function of the blocks' bytes and these public inputs alone (the
+    users' order in a bucket is their order of first appearance over the blocks in file
+    order, their items the catalogue's columns): the client holds the catalogue, so no id
+    is learned again. The bytes are checked against what was read: the file's size and
+    modification time in the client (``stamp``), each block's fingerprint (``digests``,
+    :meth:`~dpquery.data.raw_items.RawBlock.digest`, taken at the read) on the workers. A
+    file that changed is refused: its records could differ from those the charges so far
+    were made on."""
+
+    blocks: tuple[RawBlock, ...]
+    buckets: int
+    catalogue: tuple[str, ...] | None
+    numbered: int | None
+    stamp: FileStamp
+    digests: tuple[str, ...]
+    silent: int = 0
+    over: tuple[str, ...] | None = None
+
+    def remake(self, backend: object, buckets: Sequence[int]) -> list[Any]:
+        """Futures of the buckets numbered ``buckets`` made again: one more read of the
+        blocks for all of them (a bucket takes lines from every block)."""
+        assert isinstance(backend, DaskBackend)
+        self.stamp.check()  # before any task: a file that changed is refused at once
+        client = backend.client
+        d = None if self.catalogue is None else len(self.catalogue)
+        read = [b for b in buckets if b < self.buckets]
+        made: dict[int, Any] = {}
+        if read:
+            ids = None
+            if self.catalogue is not None:
+                ids = _one_copy(client, self.catalogue)
+            _, held = _made(client, self.blocks, self.buckets, ids, d, self.numbered,
+                            self.digests, read)  # fmt: skip
+            made = dict(zip(read, held, strict=True))
+        out = []
+        for b in buckets:
+            if b not in made:  # the silent users' bucket, made in the client
+                [made[b]] = client.scatter([_silent(self.silent, d)], hash=False)
+            out.append(made[b])
+        if self.over is not None:
+            kept = _one_copy(client, self.over)
+            out = [client.submit(_over, f, kept, pure=False) for f in out]
+        return out
+
+
 @dataclass(eq=False)
 class ClusterLines:
     """The lines of a raw table held on a cluster, grouped into buckets of users (the
     module docstring): ``n`` users, ``lines`` lines read, ``dropped`` of them without a
     user id or (with a catalogue) with an unlisted item. Stands in for
     :class:`~dpquery.data.raw_items.RawLines` where the item universe's selection reads
-    them (``n``, the columns, :meth:`cut_counts`)."""
+    them (``n``, the columns, :meth:`cut_counts`). ``recipe`` makes lost buckets again;
+    every pass over the buckets (:class:`~dpquery.backends.partitioned.PartitionedData`)
+    uses it when a worker is lost."""
 
     backend: DaskBackend
     buckets: list[Any]  # futures of ItemsPart (a catalogue) or RawUsers (ids to learn)
@@ -263,18 +429,21 @@ class ClusterLines:
     dropped: int
     source: str
     requested: int | None
+    recipe: BucketRecipe
 
     @property
     def n(self) -> int:
         return int(sum(self.sizes))
 
     def cut_counts(self, bound: int, key: str) -> dict[str, int]:
-        """The selection's counts, summed exactly over the buckets (each user in one)."""
-        client = self.backend.client
-        futures = [client.submit(_cut_counts, b, bound, key, pure=False) for b in self.buckets]
+        """The selection's counts, summed exactly over the buckets (each user in one), in
+        the buckets' order."""
+        held = self._held(0)
+        results = dict(held._map(_cut_counts, (bound, key)))
+        self.buckets = _futures(held)
         out: dict[str, int] = {}
-        for future in futures:
-            ids, counts = future.result()
+        for b in range(len(self.buckets)):
+            ids, counts = results[b]
             for i, c in zip(ids.tolist(), counts.tolist(), strict=True):
                 out[str(i)] = out.get(str(i), 0) + int(c)
         return out
@@ -282,17 +451,23 @@ class ClusterLines:
     def over(self, catalogue: Sequence[str]) -> PartitionedData:
         """The users as records over ``catalogue`` on the cluster (the ids' texts dropped)."""
         client = self.backend.client
-        [ids] = client.scatter([tuple(catalogue)], broadcast=True, hash=False)
+        ids = _one_copy(client, tuple(catalogue))
         held = [client.submit(_over, b, ids, pure=False) for b in self.buckets]
         self.buckets = held  # the ids' buckets are let go once their records are made
+        self.recipe = replace(self.recipe, over=tuple(catalogue))
         return self.data(len(catalogue))
 
     def data(self, d: int | None = None) -> PartitionedData:
         """The buckets as partitioned item data over ``d`` items (a catalogue's)."""
         width = self.d if d is None else d
         assert width is not None
-        parts = tuple(HeldPart(f, s) for f, s in zip(self.buckets, self.sizes, strict=True))
-        return PartitionedData(parts, self.backend, width, declared_n=self.n, source=self.source,
+        return self._held(width, self.n)
+
+    def _held(self, d: int, n: int | None = None) -> PartitionedData:
+        """The buckets as held partitions, each made again by the recipe when lost."""
+        pairs = enumerate(zip(self.buckets, self.sizes, strict=True))
+        parts = tuple(HeldPart(f, s, self.recipe, b) for b, (f, s) in pairs)
+        return PartitionedData(parts, self.backend, d, declared_n=n, source=self.source,
                                requested=self.requested)  # fmt: skip
 
 
@@ -301,50 +476,59 @@ def read_on_cluster(
     buckets: int, source: str, requested: int | None, numbered: int | None = None,
 ) -> ClusterLines:  # fmt: skip
     """Steps 1 and 2 of the module docstring: ``blocks`` read on the workers, their users
-    gathered into ``buckets`` held there. A table of no line is refused, as the local
-    reader refuses it. A release's own file (``numbered``: the ``M`` of its first line
+    gathered into ``buckets`` held there, with the recipe that makes a lost bucket again
+    (:class:`BucketRecipe`: the file's stamp taken before the read, each block's
+    fingerprint at the read). A table of no line is refused, as the local reader refuses
+    it. A release's own file (``numbered``: the ``M`` of its first line
     ``# rows M items D``) holds ``M`` records, its users ``0..M-1`` (:func:`split_block`):
     those without a line are empty records, held in one more bucket."""
-    from distributed import wait  # optional (the dask extra)
+    from distributed import KilledWorker  # optional (the dask extra)
 
     client = backend.client
+    stamp = FileStamp.of(blocks[0].path)
     ids = None
     if catalogue is not None:
-        [ids] = client.scatter([tuple(catalogue)], broadcast=True, hash=False)
-    read = [client.submit(split_block, b, buckets, ids, numbered, pure=False) for b in blocks]
-    stats = [client.submit(_stats, r, pure=False) for r in read]
+        ids = _one_copy(client, tuple(catalogue))
     d = None if catalogue is None else len(catalogue)
-    held = [
-        client.submit(gather_bucket, d, *[client.submit(_piece, r, b, pure=False) for r in read],
-                      pure=False)
-        for b in range(buckets)
-    ]  # fmt: skip
-    del read  # the blocks' pieces are freed by the scheduler once gathered
-    wait(held)
-    for future in held:
-        if future.status == "error":
-            future.result()  # raises the task's exception (a block that cannot be read)
-    read_stats: list[BlockStats] = client.gather(stats)
+    for attempt in itertools.count():
+        read, held = _made(client, blocks, buckets, ids, d, numbered, [None] * len(blocks),
+                           range(buckets))  # fmt: skip
+        stats = [client.submit(_stats, r, pure=False) for r in read]
+        del read  # the blocks' pieces are freed by the scheduler once gathered
+        try:  # raises a block's error (a block that cannot be read)
+            read_stats: list[BlockStats] = client.gather(stats)
+            break
+        except (CancelledError, KilledWorker):
+            # A worker lost with what a block read, its task forgotten (the read has no
+            # recipe yet): the file is read again, as nothing has been charged.
+            if attempt >= MAX_RESENDS:
+                raise DPQueryError(f"a worker was lost {attempt + 1} times while {source} was "
+                                   "being read (nothing was charged); is the cluster "
+                                   "failing?") from None  # fmt: skip
+            if ids is not None and ids.status != "finished":
+                ids = _one_copy(client, tuple(catalogue or ()))
     lines = sum(s.lines for s in read_stats)
     if lines == 0:
         raise DPQueryError(f"{source} has no records (only a header): there is nothing to "
                            "release")  # fmt: skip
-    sizes = client.gather([client.submit(_users, f, pure=False) for f in held])
-    if numbered is not None and numbered > sum(sizes):  # the users without a line
-        silent = numbered - sum(sizes)
-        empty = np.zeros(0, np.int64)
-        part: ItemsPart | RawUsers = (
-            RawUsers(empty, np.zeros(0, object), _records(empty, empty, silent, 0))
-            if d is None else ItemsPart(_records(empty, empty, silent, d))
-        )  # fmt: skip
-        [future] = client.scatter([part], hash=False)
-        held, sizes = [*held, future], [*sizes, silent]
+    recipe = BucketRecipe(tuple(blocks), buckets, None if catalogue is None else tuple(catalogue),
+                          numbered, stamp, tuple(s.digest for s in read_stats))  # fmt: skip
     dropped = sum(s.unattributed + s.unlisted for s in read_stats)
     user, item = blocks[0].user, blocks[0].item
-    return ClusterLines(backend, held, [int(s) for s in sizes], d, user, item, lines, dropped,
-                        source, requested)  # fmt: skip
+    out = ClusterLines(backend, held, [0] * buckets, d, user, item, lines, dropped, source,
+                       requested, recipe)  # fmt: skip
+    sized = out._held(0)  # a lost bucket is made again here too
+    sizes = dict(sized._map(_users))
+    out.buckets, out.sizes = _futures(sized), [int(sizes[b]) for b in range(buckets)]
+    if numbered is not None and numbered > out.n:  # the users without a line
+        silent = numbered - out.n
+        [future] = client.scatter([_silent(silent, d)], hash=False)
+        out.buckets, out.sizes = [*out.buckets, future], [*out.sizes, silent]
+        out.recipe = replace(recipe, silent=silent)
+    return out
 
 
 __all__ = [
-    "BUCKET_BYTES", "ClusterLines", "RawUsers", "gather_bucket", "read_on_cluster", "split_block",
+    "BUCKET_BYTES", "BucketRecipe", "ClusterLines", "FileStamp", "RawUsers", "gather_bucket",
+    "read_on_cluster", "split_block",
 ]  # fmt: skip

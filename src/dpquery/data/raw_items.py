@@ -20,6 +20,7 @@ the real ones) and the catalogue's item ids. That file reads back through
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import itertools
 import re
@@ -309,17 +310,43 @@ class RawBlock:
             raise DPQueryError(f"cannot read {where}{self.path}: {exc}") from None
         return table[self.user].str.strip(), table[self.item].str.strip()
 
-    def ids(self) -> BlockIds:
+    def ids(self, data: bytes | None = None) -> BlockIds:
         """The block's lines as codes (:func:`block_ids` of :meth:`read`). A byte range is
         parsed by Arrow's CSV reader where it reads the range as pandas does
         (:func:`arrow_ids`: no quote, every line of the header's width, valid UTF-8), by
-        pandas otherwise: the same ids either way, and pandas' errors on a malformed range."""
+        pandas otherwise: the same ids either way, and pandas' errors on a malformed range.
+        ``data``: a byte range's bytes when already read (:meth:`data`)."""
         if self.start is None:
             return block_ids(*self.read())
         assert self.stop is not None
-        data = range_bytes(self.path, self.start, self.stop)
+        if data is None:
+            data = range_bytes(self.path, self.start, self.stop)
         fast = arrow_ids(data, self.header, self.sep, self.user, self.item)
         return block_ids(*self.read(data)) if fast is None else fast
+
+    def data(self) -> bytes | None:
+        """A byte range's lines as bytes (:func:`range_bytes`); None for the whole file."""
+        if self.start is None:
+            return None
+        assert self.stop is not None
+        return range_bytes(self.path, self.start, self.stop)
+
+    def digest(self, data: bytes | None = None) -> str:
+        """A fingerprint of what the block reads (SHA-256): a byte range's lines (``data``,
+        when already read), or every byte of the whole file. Two reads of the block with
+        the same fingerprint read the same lines, so the same records."""
+        if self.start is not None:
+            read = self.data() if data is None else data
+            assert read is not None
+            return hashlib.sha256(read).hexdigest()
+        digest = hashlib.sha256()
+        try:
+            with self.path.open("rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(chunk)
+        except OSError as exc:
+            raise DPQueryError(f"cannot read {self.path}: {exc}") from None
+        return digest.hexdigest()
 
     def pieces(self, chunk_lines: int) -> Iterator[BlockIds]:
         """The block's lines as codes: a byte range at once (:meth:`ids`, a block's size
