@@ -54,7 +54,7 @@ from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import attach_ledger, refuse_after_failed_spend
 from dpquery.algorithms.wide.release import as_item_sets
-from dpquery.data.domain import Domain
+from dpquery.data.domain import Domain, Numeric
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import check_rows
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
@@ -343,7 +343,28 @@ class DPSynthesizer:
         if self.domain_ is None:  # item data: sparse records
             return item_rows(self._fitted, output).matrix
         table, _ = table_rows(self._fitted, self.domain_, output)
-        return table[self.columns_]
+        return as_numbers(table[self.columns_], self.domain_, self.dtypes)
+
+
+def as_numbers(
+    table: pd.DataFrame, domain: Domain, dtypes: Mapping[str, Any] | None
+) -> pd.DataFrame:
+    """``table`` with each column written in scientific notation (``Numeric.significant``,
+    decoded as text such as ``4.070e-04``) as the numbers that text holds: ``float64``, a
+    missing value NaN, or the dtype ``dtypes`` declares for it. A DataFrame's numbers are
+    numbers: the CLI writes the text, the API gives the same values, rounded to the
+    column's significant digits. Post-processing of the decoded rows (no draw, no cost)."""
+    declared = dict(dtypes or {})
+    written = [
+        a for a in domain.attributes
+        if isinstance(a, Numeric) and a.significant is not None and a.name in table
+    ]  # fmt: skip
+    if written:
+        table = table.copy()  # a selection of the decoded table's columns: its own frame
+    for a in written:
+        numbers = pd.to_numeric(table[a.name], errors="raise").astype("float64")
+        table[a.name] = numbers.astype(declared[a.name]) if a.name in declared else numbers
+    return table
 
 
 def synthesize(
