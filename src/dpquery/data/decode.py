@@ -179,6 +179,10 @@ def linear_quantile(u: np.ndarray, beta: np.ndarray) -> np.ndarray:
     return np.where(den > 0, 2.0 * u / np.where(den > 0, den, 1.0), 0.0)
 
 
+LOG_RATIO = 1.0
+"""TUNING"""
+
+
 def log_uniform(lo: np.ndarray, hi: np.ndarray, u: np.ndarray, linear: np.ndarray) -> np.ndarray:
     """A value log-uniform in each (sub-)bin ``[lo, hi)`` whose ends are both positive or
     both negative, at the uniform ``u``: ``sign |lo|^(1-u) |hi|^u`` (``lo`` at 0, ``hi`` at
@@ -188,7 +192,8 @@ def log_uniform(lo: np.ndarray, hi: np.ndarray, u: np.ndarray, linear: np.ndarra
     ``[10^-8, 10^-6)`` of p-values), and a linear draw puts 99% of a bin's values in its
     top decade where the data are spread over both. A public rule on the released bins:
     post-processing, no draw of its own (the one uniform of each value), no charge."""
-    same = (lo * hi > 0) & (lo != hi)
+    big, small = np.maximum(np.abs(lo), np.abs(hi)), np.minimum(np.abs(lo), np.abs(hi))
+    same = (lo * hi > 0) & (lo != hi) & (big >= LOG_RATIO * small)
     if not same.any():
         return linear
     a = np.abs(np.where(same, lo, 1.0))
