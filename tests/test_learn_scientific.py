@@ -22,7 +22,7 @@ from tests.test_learn_written_forms import _learn, _spent, learned_alike
 from dpquery import domain_learning
 from dpquery.cli import main
 from dpquery.data import Domain, Numeric
-from dpquery.data.decode import decode, log_uniform
+from dpquery.data.decode import decode
 from dpquery.data.encode import encode
 from dpquery.data.records import Records
 from dpquery.domain_learning import (
@@ -360,34 +360,3 @@ def test_the_api_gives_floats_back(recwarn: pytest.WarningsRecorder) -> None:
     # a declared dtype is kept
     typed, _ = dpquery.synthesize(df, epsilon=1, seed=4, dtypes={"conc": "Float64"})
     assert str(typed["conc"].dtype) == "Float64"
-
-
-# --- decoding across decades ---------------------------------------------------------------
-def test_log_uniform_by_hand() -> None:
-    lo = np.array([1e-8, -1e-6, 0.0, -1.0, 2.0])
-    hi = np.array([1e-6, -1e-8, 1e-6, 1.0, 2.0])
-    u = np.array([0.5, 0.5, 0.5, 0.5, 0.5])
-    linear = lo + u * (hi - lo)
-    out = log_uniform(lo, hi, u, linear)
-    assert out[0] == pytest.approx(1e-7, rel=1e-12) and out[1] == pytest.approx(-1e-7, rel=1e-12)
-    assert out[2] == linear[2] and out[3] == linear[3] and out[4] == linear[4]
-    ends = log_uniform(lo[:2], hi[:2], np.array([0.0, 0.0]), linear[:2])
-    assert list(ends) == [1e-8, -1e-6]
-
-
-def test_a_scientific_bin_decodes_log_uniform() -> None:
-    """A bin [1e-8, 1e-6) of a scientific column: half its values below 1e-7 (10,000 draws,
-    sd 0.005; the bar 0.03 is 6 sd, a false failure below 1e-8); a linear draw would put 4.5%
-    there. A column of plain decimals keeps its linear decoding."""
-    attr = Numeric("p", (1e-8, 1e-6), out_of_range="clip", significant=4)
-    domain = Domain((attr,))
-    table = pd.DataFrame({"p": ["5.000e-08"] * 10_000})
-    data = encode(table, domain)
-    out, _ = decode(Records(data.to_dense().astype(np.uint8), None, domain), seed=1)
-    x = out["p"].astype(float).to_numpy()
-    assert ((x >= 1e-8) & (x <= 1e-6)).all()
-    assert abs((x < 1e-7).mean() - 0.5) < 0.03
-    plain = Domain((Numeric("q", (1.0, 100.0), out_of_range="clip"),))
-    out2, _ = decode(Records(encode(pd.DataFrame({"q": ["5"] * 10_000}), plain)
-                             .to_dense().astype(np.uint8), None, plain), seed=1)  # fmt: skip
-    assert abs((out2["q"].to_numpy() < 10).mean() - 9 / 99) < 0.03

@@ -179,31 +179,6 @@ def linear_quantile(u: np.ndarray, beta: np.ndarray) -> np.ndarray:
     return np.where(den > 0, 2.0 * u / np.where(den > 0, den, 1.0), 0.0)
 
 
-LOG_RATIO = 1.0
-"""TUNING"""
-
-
-def log_uniform(lo: np.ndarray, hi: np.ndarray, u: np.ndarray, linear: np.ndarray) -> np.ndarray:
-    """A value log-uniform in each (sub-)bin ``[lo, hi)`` whose ends are both positive or
-    both negative, at the uniform ``u``: ``sign |lo|^(1-u) |hi|^u`` (``lo`` at 0, ``hi`` at
-    1; as many values a decade of the bin), and ``linear`` (the value decoded linearly)
-    where an end is 0 or the ends differ in sign. The decoding of a column written in
-    scientific notation (``Numeric.significant``): its bins span decades (a quantile bin
-    ``[10^-8, 10^-6)`` of p-values), and a linear draw puts 99% of a bin's values in its
-    top decade where the data are spread over both. A public rule on the released bins:
-    post-processing, no draw of its own (the one uniform of each value), no charge."""
-    big, small = np.maximum(np.abs(lo), np.abs(hi)), np.minimum(np.abs(lo), np.abs(hi))
-    same = (lo * hi > 0) & (lo != hi) & (big >= LOG_RATIO * small)
-    if not same.any():
-        return linear
-    a = np.abs(np.where(same, lo, 1.0))
-    b = np.abs(np.where(same, hi, 1.0))
-    logged = np.sign(np.where(same, lo, 1.0)) * np.exp(np.log(a) + u * (np.log(b) - np.log(a)))
-    # the ends kept inside: exp(log(x)) may miss x by an ulp
-    inside = np.clip(logged, np.minimum(lo, hi), np.maximum(lo, hi))
-    return np.where(same, inside, linear)
-
-
 def _numeric_values(
     attr: Numeric,
     codes: np.ndarray,
@@ -224,15 +199,12 @@ def _numeric_values(
         bins = (lo, hi, last)
         lo, hi, last = _sub_bins(attr.within, c, lo, hi, last, rng.random(len(c)))
     u = rng.random(len(c))
-    uniform = u
     if attr.within is None and attr.density == "linear" and masses is not None:
         beta = LINEAR_BLEND * linear_slopes(masses, *bin_supports(attr))
         u = np.minimum(linear_quantile(u, beta[c]), _BELOW_ONE)  # float rounding stays in
     decimals = attr.precision
     if decimals is None:
         values = lo + u * (hi - lo)
-        if attr.significant is not None:  # across decades: log-uniform (log_uniform)
-            values = log_uniform(lo, hi, uniform, values)
     else:
         # the multiples of the precision's step in the bin, or the points of its lattice
         # (Numeric.lattice: offset + step j), the bin's own when a sub-bin holds none
