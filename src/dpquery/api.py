@@ -14,7 +14,12 @@ noisy ``n`` the release drew; ``"replace-one"``: ``n`` public, as many rows as t
 input's columns and the output dtypes of the public domain (:mod:`dpquery.data.schema`), or
 those declared by ``dtypes=``: never the input's dtypes, which pandas infers from the values
 (one age of 37.5 makes an integer column ``float64``), so copying them would tell neighbouring
-tables apart.
+tables apart. A column the domain writes in scientific notation (``Numeric.significant``,
+text such as ``4.070e-04`` in a CSV) comes back as ``float64`` numbers (:func:`as_numbers`),
+or in the dtype ``dtypes=`` declares for it. A float in the input is read as Python's
+``repr`` writes it, as ``DataFrame.to_csv`` does (with an exponent below ``10^-4`` and from
+``10^16``; :func:`dpquery.domain_learning.scientific_of`): a float64 column of p-values is
+learned as the CSV pandas writes of it, and its small values come back.
 
 A scipy sparse matrix (records x items, its entries 0 and 1; ``binarize=True`` counts every
 non-zero as a one, e.g. of ratings) is item data: it needs no domain (its ``d`` items and
@@ -400,7 +405,7 @@ def synthesize(
     private; ``"replace-one"``: ``n`` public; :mod:`dpquery.privacy.neighbours`).
     ``workload`` defaults to all ``k``-way marginals; ``rows`` to the noisy ``n`` under
     add/remove, ``len(df)`` under replace-one; ``dtypes`` declares output dtypes (default:
-    the domain's, never ``df``'s);
+    the domain's, never ``df``'s; a column written in scientific notation ``float64``);
     ``binarize=True`` counts every non-zero entry of a sparse matrix as a one (otherwise an
     entry other than 0 and 1 is an error); ``options`` are the algorithm's own (e.g.
     ``T=50``). See :class:`DPSynthesizer`.

@@ -607,7 +607,8 @@ def _read(series: pd.Series) -> _Column:
     if na.any():
         keys[_MISSING] = int(na.sum())
     forms = np.zeros(len(WRITTEN_FORMS), dtype=np.int64)
-    if not pd.api.types.is_float_dtype(series.dtype):  # a float carries no written form
+    # a float carries no width (its repr may carry an exponent: scientific_of)
+    if not pd.api.types.is_float_dtype(series.dtype):
         for key, count in keys.items():
             if (f := written_form_of(key)) is not None:  # a whole number: in decimals[0]
                 forms[f] += count
