@@ -509,8 +509,9 @@ def score(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[dict[str, Any], list
     shapes = _shapes(real, synth, kinds, per_col)
     row = {
         "shapes": shapes,
-        "pairs_mean": float(np.mean(pairs)),
-        "pairs_min": float(np.min(pairs)),
+        # a table of one column has no pair
+        "pairs_mean": float(np.mean(pairs)) if pairs else None,
+        "pairs_min": float(np.min(pairs)) if pairs else None,
         "ks_mean": float(np.mean(ks)) if ks else None,
         "ks_max": float(np.max(ks)) if ks else None,
     }

@@ -9,6 +9,7 @@ false-failure rate."""
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from pathlib import Path
@@ -65,8 +66,14 @@ def test_the_scientific_form_of_a_value() -> None:
     assert scientific_of("3.0517578125e-05") == MAX_MANTISSA_DECIMALS  # capped
     assert scientific_of("7.e2") == 0
     for other in ("0.0004", "400", "1e400", "e5", "1e", "1.5e-3.2", "abc", "", "inf",
-                  "Infinity", "1e5 kg", 4.07e-4, 100000, True, ("<missing key>",)):  # fmt: skip
+                  "Infinity", "1e5 kg", 4.07e-4, 1e-4, 123.5, 100000, True, math.inf, math.nan,
+                  ("<missing key>",)):  # fmt: skip
         assert scientific_of(other) is None, other
+    # a float is written as its repr: with an exponent below 1e-4 and from 1e16
+    assert scientific_of(3.35e-08) == 2 and repr(3.35e-08) == "3.35e-08"
+    assert scientific_of(3.3524949385538154e-08) == MAX_MANTISSA_DECIMALS
+    assert scientific_of(1e-05) == 0 and scientific_of(9.99e-05) == 2
+    assert scientific_of(1.5e16) == 1 and scientific_of(-2.5e-300) == 1
 
 
 def _cells(value: object) -> np.ndarray:
@@ -80,7 +87,7 @@ def test_each_value_is_in_one_cell_so_the_histogram_moves_by_its_sensitivity() -
     replacing a record moves the whole vector by L2 at most sqrt(2), adding or removing one by
     at most 1."""
     values = [None, "4.070e-04", "1E5", "-2.5e+03", "0.000407", "7", "007", "20190314",
-              "3.5", "abc", "1e400", 12.0, 4.07e-4]  # fmt: skip
+              "3.5", "abc", "1e400", 12.0, 4.07e-4, 3.35e-08, 1e20, -1e-9]  # fmt: skip
     vecs = [_cells(v) for v in values]
     assert all(v.sum() <= 1 and v.min() >= 0 for v in vecs)
     for a in vecs:
@@ -88,8 +95,10 @@ def test_each_value_is_in_one_cell_so_the_histogram_moves_by_its_sensitivity() -
         for b in vecs:
             assert np.linalg.norm(a - b) <= math.sqrt(2) + 1e-12
     assert _cells("4.070e-04")[-(MAX_MANTISSA_DECIMALS + 1) + 3] == 1
-    col = domain_learning._read(pd.Series([4.07e-4, 1e-7]))  # floats: no written form
-    assert col.scientific.sum() == 0
+    # floats: their repr's form; a whole float (1e20) is an integer, never so written
+    col = domain_learning._read(pd.Series([4.07e-4, 1e-7, 3.35e-08, 1e20, 0.5]))
+    assert list(col.scientific) == [1, 0, 1, 0, 0, 0, 0]
+    assert list(col.decimals) == [1, 1, 0, 0, 1]  # 1e20 (0), 0.5 (1), 4.07e-4 (4)
 
 
 # --- the rule ------------------------------------------------------------------------------
@@ -290,3 +299,64 @@ def test_the_plan_states_the_form(capsys: pytest.CaptureFixture[str]) -> None:
     plan = json.loads(capsys.readouterr().out)["written_forms"]["scientific"]
     assert plan["charge"].startswith("the precision's")
     assert (plan["sigmas"], plan["share"], plan["mantissa_decimals"]) == (4.0, 0.05, 6)
+
+
+# --- a DataFrame's floats ----------------------------------------------------------------------
+def _floats(n: int, seed: int = 0) -> pd.DataFrame:
+    """``_table``'s columns as a DataFrame types them: p-values and concentrations float64
+    (no written form but their repr), the amount float64, the group text."""
+    df = _table(n, seed)
+    return df.assign(p=df["p"].astype(float), conc=df["conc"].astype(float),
+                     amount=df["amount"].astype(float))  # fmt: skip
+
+
+def test_a_float_column_is_learned_as_its_csv_is_read() -> None:
+    """A float64 column's values carry their repr's written form: the frame learns the same
+    domain as the CSV pandas writes of it (``to_csv``, floats as their repr) read as text."""
+    df = _floats(3000)
+    text = pd.read_csv(io.StringIO(df.to_csv(index=False)), dtype=str, keep_default_na=False)
+    framed, _, _ = _learn(df)
+    read, _, _ = _learn(text)
+    assert framed == read and framed.to_dict() == read.to_dict()
+    assert framed["p"].significant == 4  # type: ignore[union-attr]  # repr of 4.070e-05: 4.07e-05
+    assert framed["conc"].significant == 3  # type: ignore[union-attr]  # 1.23e-06
+    assert framed["amount"].significant is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("neighbours", [ADD_REMOVE, REPLACE_ONE])
+def test_a_float_frame_without_the_form_is_learned_as_without_its_cells(
+    monkeypatch: pytest.MonkeyPatch, neighbours: str
+) -> None:
+    """Floats all in [1e-4, 1e16) (their repr plain: decimals, whole floats, a missing
+    value) learn the same domain, report and ledger as with the scientific cells not drawn."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    x = rng.normal(size=n)
+    x[::50] = np.nan
+    df = pd.DataFrame({
+        "x": x,
+        "small": np.round(rng.lognormal(-6, 0.5, n), 6) + 1e-4,
+        "whole": rng.poisson(40, n).astype(float),
+        "big": rng.lognormal(20, 3, n).round(),
+        "color": rng.choice(["red", "green"], n),
+    })  # fmt: skip
+    assert df["small"].min() >= 1e-4
+    learned_alike(monkeypatch, df, neighbours, "_scientific", lambda *a, **k: (None, []))
+
+
+def test_the_api_gives_floats_back(recwarn: pytest.WarningsRecorder) -> None:
+    """``synthesize(df)`` with a float64 column of p-values: float64 back, the values at the
+    learned digits, no 0.0, the share below 1e-5 near the data's (seeded; at this epsilon
+    the share's error is about 0.02, its bar 0.1)."""
+    import dpquery
+
+    df = _floats(4000, seed=5)
+    out, _ = dpquery.synthesize(df, epsilon=1, seed=4)
+    assert out["p"].dtype == np.float64 and out["conc"].dtype == np.float64
+    p = out["p"].dropna().to_numpy()
+    assert len(p) > 0.9 * len(df) and (p > 0).all()  # the bounds are public: may pass 1
+    assert abs((p < 1e-5).mean() - (df["p"] < 1e-5).mean()) < 0.1
+    assert all(float(f"{v:.6e}") == v for v in p[:200])  # 7 significant digits
+    # a declared dtype is kept
+    typed, _ = dpquery.synthesize(df, epsilon=1, seed=4, dtypes={"conc": "Float64"})
+    assert str(typed["conc"].dtype) == "Float64"

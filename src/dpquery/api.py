@@ -14,7 +14,12 @@ noisy ``n`` the release drew; ``"replace-one"``: ``n`` public, as many rows as t
 input's columns and the output dtypes of the public domain (:mod:`dpquery.data.schema`), or
 those declared by ``dtypes=``: never the input's dtypes, which pandas infers from the values
 (one age of 37.5 makes an integer column ``float64``), so copying them would tell neighbouring
-tables apart.
+tables apart. A column the domain writes in scientific notation (``Numeric.significant``,
+text such as ``4.070e-04`` in a CSV) comes back as ``float64`` numbers (:func:`as_numbers`),
+or in the dtype ``dtypes=`` declares for it. A float in the input is read as Python's
+``repr`` writes it, as ``DataFrame.to_csv`` does (with an exponent below ``10^-4`` and from
+``10^16``; :func:`dpquery.domain_learning.scientific_of`): a float64 column of p-values is
+learned as the CSV pandas writes of it, and its small values come back.
 
 A scipy sparse matrix (records x items, its entries 0 and 1; ``binarize=True`` counts every
 non-zero as a one, e.g. of ratings) is item data: it needs no domain (its ``d`` items and
@@ -54,7 +59,7 @@ from dpquery.algorithms import registry
 from dpquery.algorithms.release import Release
 from dpquery.algorithms.synthesizer import attach_ledger, refuse_after_failed_spend
 from dpquery.algorithms.wide.release import as_item_sets
-from dpquery.data.domain import Domain
+from dpquery.data.domain import Domain, Numeric
 from dpquery.data.items import ItemSets
 from dpquery.data.sample import check_rows
 from dpquery.domain_learning import DEFAULT_DOMAIN_SHARE
@@ -343,7 +348,28 @@ class DPSynthesizer:
         if self.domain_ is None:  # item data: sparse records
             return item_rows(self._fitted, output).matrix
         table, _ = table_rows(self._fitted, self.domain_, output)
-        return table[self.columns_]
+        return as_numbers(table[self.columns_], self.domain_, self.dtypes)
+
+
+def as_numbers(
+    table: pd.DataFrame, domain: Domain, dtypes: Mapping[str, Any] | None
+) -> pd.DataFrame:
+    """``table`` with each column written in scientific notation (``Numeric.significant``,
+    decoded as text such as ``4.070e-04``) as the numbers that text holds: ``float64``, a
+    missing value NaN, or the dtype ``dtypes`` declares for it. A DataFrame's numbers are
+    numbers: the CLI writes the text, the API gives the same values, rounded to the
+    column's significant digits. Post-processing of the decoded rows (no draw, no cost)."""
+    declared = dict(dtypes or {})
+    written = [
+        a for a in domain.attributes
+        if isinstance(a, Numeric) and a.significant is not None and a.name in table
+    ]  # fmt: skip
+    if written:
+        table = table.copy()  # a selection of the decoded table's columns: its own frame
+    for a in written:
+        numbers = pd.to_numeric(table[a.name], errors="raise").astype("float64")
+        table[a.name] = numbers.astype(declared[a.name]) if a.name in declared else numbers
+    return table
 
 
 def synthesize(
@@ -379,7 +405,7 @@ def synthesize(
     private; ``"replace-one"``: ``n`` public; :mod:`dpquery.privacy.neighbours`).
     ``workload`` defaults to all ``k``-way marginals; ``rows`` to the noisy ``n`` under
     add/remove, ``len(df)`` under replace-one; ``dtypes`` declares output dtypes (default:
-    the domain's, never ``df``'s);
+    the domain's, never ``df``'s; a column written in scientific notation ``float64``);
     ``binarize=True`` counts every non-zero entry of a sparse matrix as a one (otherwise an
     entry other than 0 and 1 is an error); ``options`` are the algorithm's own (e.g.
     ``T=50``). See :class:`DPSynthesizer`.

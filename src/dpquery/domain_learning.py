@@ -608,7 +608,8 @@ def _read(series: pd.Series) -> _Column:
     if na.any():
         keys[_MISSING] = int(na.sum())
     forms = np.zeros(len(WRITTEN_FORMS), dtype=np.int64)
-    if not pd.api.types.is_float_dtype(series.dtype):  # a float carries no written form
+    # a float carries no width (its repr may carry an exponent: scientific_of)
+    if not pd.api.types.is_float_dtype(series.dtype):
         for key, count in keys.items():
             if (f := written_form_of(key)) is not None:  # a whole number: in decimals[0]
                 forms[f] += count
@@ -1343,9 +1344,15 @@ _SCIENTIFIC = re.compile(r"[-+]?(?:\d+(?:\.(\d*))?|\.(\d+))[eE][-+]?\d+")
 def scientific_of(key: Hashable) -> int | None:
     """The decimals of the mantissa (0 .. :data:`MAX_MANTISSA_DECIMALS`) of a value written
     with an exponent (a learner's key: the text as written; ``4.070e-04``: 3, ``1E5``: 0),
-    None for any other value (a number typed by pandas carries no written form). A public
+    None for any other value. A float (a number typed by pandas, as a DataFrame's float64
+    column holds it) is written as Python's ``repr`` writes it, as pandas' ``to_csv`` does:
+    with an exponent below ``10^-4`` and from ``10^16`` (``3.35e-08``: 2,
+    ``3.3524949385538154e-08``: 6), plain otherwise (``0.000407``: None); a float holding a
+    whole number is the learner's integer key (:func:`_cell`), never so written. A public
     rule on one value: each such value is a finite number, counted in a decimals class
     otherwise."""
+    if isinstance(key, float):
+        key = repr(key)
     if not isinstance(key, str) or "e" not in key.lower():
         return None
     if (m := _SCIENTIFIC.fullmatch(key)) is None:
