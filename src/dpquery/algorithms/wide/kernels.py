@@ -65,10 +65,23 @@ def _cut_item_counts(indptr, indices, key, digest_key, s, d):
             for p in range(lo, hi):
                 counts[indices[p]] += 1
             continue
+        # The s entries of smallest hash, ties by position (a stable sort's first s),
+        # found by a selection of the s-th smallest hash rather than a sort of them all:
+        # the set is all that is counted, and the selection is linear in the record.
+        L = hi - lo
         _row_hashes(indices, lo, hi, key, digest_key, h)
-        order = np.argsort(h[: hi - lo], kind="mergesort")  # stable: ties by position
-        for r in range(s):
-            counts[indices[lo + order[r]]] += 1
+        t = np.partition(h[:L], s - 1)[s - 1]
+        below = 0
+        for r in range(L):
+            if h[r] < t:
+                below += 1
+        ties = s - below  # entries of hash t kept, the first ones by position
+        for r in range(L):
+            if h[r] < t:
+                counts[indices[lo + r]] += 1
+            elif h[r] == t and ties > 0:
+                counts[indices[lo + r]] += 1
+                ties -= 1
     return counts
 
 
