@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -617,6 +618,61 @@ def test_wide_counters_on_the_cluster_equal_local(backend: DaskBackend, tmp_path
     ]  # fmt: skip
 
 
+def test_counters_together_are_each_counter_alone(backend: DaskBackend) -> None:
+    """Counters whose inputs are known together (the head's counts and the top-up's length
+    ranks; the picks' sizes and pairs) counted in one pass give each counter's own vectors,
+    in one process and on the cluster."""
+    from dpquery.algorithms.wide.counts import LengthCounts, PickedPairs, Together
+
+    items = _item_table(500, 40)
+    data = PartitionedData.from_items(items, backend, 3)
+    picked = np.arange(0, 40, 5)
+    for parts in [
+        (HeadCounts(99, 6, 4, np.arange(0, 40, 3)), LengthCounts(np.array([0, 1, 4, 6, 40]))),
+        (PickedSizes(picked, 5), PickedPairs(picked)),
+    ]:
+        want = [v for c in parts for v in c.count(items)]
+        together = Together(parts)
+        for got in (together.count(items), data.count(together)):
+            assert len(got) == len(want)
+            assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    assert [p["counter"] for p in data.passes] == [
+        "HeadCounts+LengthCounts", "PickedSizes+PickedPairs"
+    ]  # fmt: skip
+
+
+def test_a_pass_payload_is_one_copy_sent_again_when_lost(
+    backend: DaskBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass's counter is scattered as one copy (never broadcast: a worker killed during a
+    broadcast's copy left the scheduler retrying it). Injected failures: the first scatter
+    fails as a connection closed by a dying worker (tried again), and the copy made is then
+    lost (cancelled at once, as when its one holder dies); the pass sends it again and its
+    counts are the whole table's."""
+    items = _item_table(300, 30, seed=2)
+    data = PartitionedData.from_items(items, backend, 3)
+    data.count(AllItemCounts(30))  # the partitions sent before the failures are injected
+    client = backend.client
+    plain = client.scatter
+    calls: list[dict[str, Any]] = []
+
+    def failing(values: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise OSError("connection closed")  # a worker died while it received the copy
+        futures = plain(values, **kwargs)
+        if len(calls) == 2:
+            client.cancel(futures)  # the one copy lost with its holder
+        return futures
+
+    monkeypatch.setattr(client, "scatter", failing)
+    counter = ItemCounts(key=5, s=4, d=30)
+    got = data.count(counter)
+    assert np.array_equal(got[0], counter.count(items)[0])
+    assert len(calls) >= 3  # tried again, then sent again once lost
+    assert not any(kw.get("broadcast") for kw in calls)
+
+
 @pytest.mark.realdata
 def test_wide_release_on_the_cluster_is_the_local_release(
     backend: DaskBackend, tmp_path: Path, real_data_dir: Path
@@ -643,8 +699,9 @@ def test_wide_release_on_the_cluster_is_the_local_release(
     assert local["backend"] == {"name": "local", "partitions": 1}
     assert dask["backend"]["partitions"] == 3
     assert [(p["pass"], p["counter"], p["cells"]) for p in dask["backend"]["passes"]] == [
-        ("counts", "ItemCounts", 500), ("counts", "HeadCounts", 33 * 33 + 40 * 39 // 2),
-        ("counts", "LengthCounts", 19),  # the top-up's lengths (add/remove): 0, 1, ..., 384, 500
+        ("counts", "ItemCounts", 500),
+        # the top-up's lengths (add/remove: 0, 1, ..., 384, 500) ride on the head's pass
+        ("counts", "HeadCounts+LengthCounts", 33 * 33 + 40 * 39 // 2 + 19),
     ]  # fmt: skip
     assert "computed on the cluster" in dask["release"]["parameters"]["auto"]["reason"]
     for r in (local, dask):

@@ -17,6 +17,7 @@ completes is the same pass.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -220,8 +221,9 @@ class PartitionedData:
         each worker counts its partitions, the client adds the vectors exactly. Refused
         before the pass when the vectors would not fit the client
         (:data:`~dpquery.queries.counts.MAX_COUNT_CELLS`)."""
-        cells = check_cells(counter, f"counting {type(counter).__name__}")
-        record = {"pass": "counts", "counter": type(counter).__name__,
+        name = getattr(counter, "name", type(counter).__name__)  # counters together: A+B
+        cells = check_cells(counter, f"counting {name}")
+        record = {"pass": "counts", "counter": name,
                   "vectors": len(counter.cells()), "cells": cells}  # fmt: skip
         return self._pass(counter, record).counts
 
@@ -290,8 +292,9 @@ class PartitionedData:
 
         def submit(i: int) -> Any:
             if payload is not None and (job[0] is None or job[0].status != "finished"):
-                # every worker gets the payload (its key unique to the pass)
-                [job[0]] = client.scatter([payload], broadcast=True, hash=False)
+                # one copy (its key unique to the pass), fetched by the other workers when
+                # their first task needs it; sent again when lost with its worker
+                job[0] = one_copy(client, payload)
             extra = {} if payload is None else {"payload": job[0], **self._task_options()}
             task = client.submit(fn, self._input(i), **extra, pure=False)
             index[task.key] = (i, self.partitions[i])
@@ -424,6 +427,24 @@ class _Together:
 
     def count(self, data: BinaryData) -> list[np.ndarray]:
         return [*self.first.count(data), *self.second.count(data)]
+
+
+def one_copy(client: Any, value: Any) -> Any:
+    """A future of ``value`` (a catalogue, a pass's counter) held by one worker, which the
+    others fetch once when a task needs it. Not broadcast to every worker: a worker killed
+    while a broadcast copied to it was seen to leave the scheduler retrying the copy to the
+    dead address every 30 s, and the tasks waiting on it for good. A worker that dies while
+    it receives the copy is a closed connection here: another is tried, at most
+    :data:`MAX_RESENDS` times; a copy lost later with its worker is a lost input of the
+    tasks that read it (:meth:`PartitionedData._map` sends it again)."""
+    for attempt in itertools.count():
+        try:
+            [future] = client.scatter([value], hash=False)
+            return future
+        except OSError:  # distributed's CommClosedError among them
+            if attempt >= MAX_RESENDS:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
 def _status(future: object) -> str | None:

@@ -62,7 +62,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpquery.backends.cluster import DaskBackend
-from dpquery.backends.partitioned import MAX_RESENDS, PartitionedData
+from dpquery.backends.partitioned import MAX_RESENDS, PartitionedData, one_copy
 from dpquery.backends.partitions import HeldPart, ItemsPart
 from dpquery.data.raw_items import (
     _GOLDEN,
@@ -279,22 +279,6 @@ def _silent(users: int, d: int | None) -> ItemsPart | RawUsers:
     return ItemsPart(_records(empty, empty, users, d))
 
 
-def _one_copy(client: Any, ids: tuple[str, ...]) -> Any:
-    """A future of ``ids`` (a catalogue) held by one worker, which the others fetch once
-    when a task needs it. Not broadcast to every worker: a worker killed while a broadcast
-    copied to it was seen to leave the scheduler retrying the copy to the dead address
-    every 30 s, and the read waiting on it for good. A worker that dies while it receives
-    the copy is a closed connection here: another is tried, at most :data:`MAX_RESENDS`
-    times."""
-    for attempt in itertools.count():
-        try:
-            [future] = client.scatter([ids], hash=False)
-            return future
-        except OSError:  # distributed's CommClosedError among them
-            if attempt >= MAX_RESENDS:
-                raise
-
-
 def _futures(data: PartitionedData) -> list[Any]:
     """The futures of ``data``'s held partitions as they are now (made again where a worker
     was lost in its passes)."""
@@ -394,7 +378,7 @@ class BucketRecipe:
         if read:
             ids = None
             if self.catalogue is not None:
-                ids = _one_copy(client, self.catalogue)
+                ids = one_copy(client, self.catalogue)
             _, held = _made(client, self.blocks, self.buckets, ids, d, self.numbered,
                             self.digests, read)  # fmt: skip
             made = dict(zip(read, held, strict=True))
@@ -404,7 +388,7 @@ class BucketRecipe:
                 [made[b]] = client.scatter([_silent(self.silent, d)], hash=False)
             out.append(made[b])
         if self.over is not None:
-            kept = _one_copy(client, self.over)
+            kept = one_copy(client, self.over)
             out = [client.submit(_over, f, kept, pure=False) for f in out]
         return out
 
@@ -451,7 +435,7 @@ class ClusterLines:
     def over(self, catalogue: Sequence[str]) -> PartitionedData:
         """The users as records over ``catalogue`` on the cluster (the ids' texts dropped)."""
         client = self.backend.client
-        ids = _one_copy(client, tuple(catalogue))
+        ids = one_copy(client, tuple(catalogue))
         held = [client.submit(_over, b, ids, pure=False) for b in self.buckets]
         self.buckets = held  # the ids' buckets are let go once their records are made
         self.recipe = replace(self.recipe, over=tuple(catalogue))
@@ -488,7 +472,7 @@ def read_on_cluster(
     stamp = FileStamp.of(blocks[0].path)
     ids = None
     if catalogue is not None:
-        ids = _one_copy(client, tuple(catalogue))
+        ids = one_copy(client, tuple(catalogue))
     d = None if catalogue is None else len(catalogue)
     for attempt in itertools.count():
         read, held = _made(client, blocks, buckets, ids, d, numbered, [None] * len(blocks),
@@ -506,7 +490,7 @@ def read_on_cluster(
                                    "being read (nothing was charged); is the cluster "
                                    "failing?") from None  # fmt: skip
             if ids is not None and ids.status != "finished":
-                ids = _one_copy(client, tuple(catalogue or ()))
+                ids = one_copy(client, tuple(catalogue or ()))
     lines = sum(s.lines for s in read_stats)
     if lines == 0:
         raise DPQueryError(f"{source} has no records (only a header): there is nothing to "

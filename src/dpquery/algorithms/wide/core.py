@@ -25,6 +25,7 @@ from dpquery.algorithms.wide.counts import (
     LengthCounts,
     PickedPairs,
     PickedSizes,
+    Together,
 )
 from dpquery.algorithms.wide.kernels import assemble_records
 from dpquery.algorithms.wide.shrink import shrink
@@ -627,14 +628,21 @@ def release_sparse(
     y = measure.item_counts(item_cells, s, r_items, rng, ledger, nb).astype(np.float64)
     K = min(params.K, d)
     head = np.sort(np.argsort(-y, kind="stable")[:K])  # public: chosen from noisy counts
-    # 2. (head, tail) sizes, 3. head pairs: counted given the head, a noisy output's function
-    size_cells, pair_cells = count_records(data, HeadCounts(key, s, s2, head))
+    # 2. (head, tail) sizes, 3. head pairs: counted given the head, a noisy output's function;
+    # 4. the whole records' lengths (no cut), for the top-up, at edges given s: in the same
+    # pass (their counts exact, each charged and drawn in the order below)
+    r_lengths = params.lengths_rho()
+    counter = HeadCounts(key, s, s2, head)
+    if r_lengths > 0:
+        edges = topup.length_edges(d, s)
+        size_cells, pair_cells, below = count_records(
+            data, Together((counter, LengthCounts(edges)))
+        )
+    else:
+        size_cells, pair_cells = count_records(data, counter)
     hist = measure.size_histogram(size_cells, s, r_sizes, rng, ledger, nb).astype(np.float64)
     pairs = measure.pair_counts(pair_cells, K, s2, r_pairs, rng, ledger, nb).astype(np.float64)
-    r_lengths = params.lengths_rho()
-    if r_lengths > 0:  # 4. the whole records' lengths (no cut), for the top-up
-        edges = topup.length_edges(d, s)
-        [below] = count_records(data, LengthCounts(edges))
+    if r_lengths > 0:
         cells = np.diff(np.concatenate([[0], below]))
         lengths = measure.record_lengths(cells, r_lengths, rng, ledger, nb).astype(np.float64)
     if hasattr(data, "forget"):  # the data's last read: the workers free their partitions
@@ -772,15 +780,25 @@ def release_head(
     y = measure.head_counts(exact[picked], r_counts, rng, ledger).astype(np.float64)
     r_tail = params.tail_rho()
     bound = TAIL_BOUND if r_tail > 0 else 0
-    size_cells, *tail_cells = count_records(data, PickedSizes(picked, bound))
+    r_pairs = params.head_pairs_rho()
+    # Without a cut the picks' pairs need no key: their counter is known with the sizes'
+    # and rides on their pass (each vector the one its counter makes alone)
+    together = r_pairs > 0 and HEAD_PAIR_BOUND == 0
+    if together:
+        *sized, pair_cells = count_records(
+            data, Together((PickedSizes(picked, bound), PickedPairs(picked, 0, 0)))
+        )
+        size_cells, *tail_cells = sized
+    else:
+        size_cells, *tail_cells = count_records(data, PickedSizes(picked, bound))
     hist = measure.head_sizes(size_cells, r_sizes, rng, ledger, params.neighbours)
     hist = hist.astype(np.float64)
     tail = measure.tail_total(tail_cells[0], bound, r_tail, rng, ledger) if bound else 0.0
-    r_pairs = params.head_pairs_rho()
     if r_pairs > 0:  # the picks' pairs (measure.head_pairs)
-        # the cut's hash key, drawn only where the pairs are measured (pinned bytes)
-        key = int(rng.integers(2**63)) if HEAD_PAIR_BOUND > 0 else 0
-        [pair_cells] = count_records(data, PickedPairs(picked, HEAD_PAIR_BOUND, key))
+        if not together:
+            # the cut's hash key, drawn only where the pairs are measured (pinned bytes)
+            key = int(rng.integers(2**63))
+            [pair_cells] = count_records(data, PickedPairs(picked, HEAD_PAIR_BOUND, key))
         noisy_pairs = measure.head_pairs(pair_cells, k, HEAD_PAIR_BOUND, r_pairs, rng, ledger)
 
     # post-processing from here on

@@ -13,15 +13,18 @@ items by the keyed hash (:mod:`dpquery.algorithms.wide.bound`), in two requests:
    (``docs/wide.md``, Privacy).
 
 Before them, when no bound is given, :class:`LengthCounts`: the number of records of at most
-``g`` items for each ``g`` of a public grid (the private choice of ``s``; no cut); after
-them, under add/remove where the top-up is planned, :class:`LengthCounts` again at the
-length histogram's bin edges (``topup.length_edges``). In the head
+``g`` items for each ``g`` of a public grid (the private choice of ``s``; no cut); with
+the second, under add/remove where the top-up is planned, :class:`LengthCounts` again at the
+length histogram's bin edges (``topup.length_edges``, given ``s``), in the same pass
+(:class:`Together`). In the head
 mode (``core.release_head``) two others, with no cut:
 
 3. :class:`AllItemCounts`: every item's exact count (``d`` cells), before anything is charged;
 4. :class:`PickedSizes`: given the picked items (post-processing of the picks), the histogram
    of the number of picked items per record (``k + 1`` cells) and, under add/remove, the
-   records' unpicked items, each record's cut at a public bound (one cell).
+   records' unpicked items, each record's cut at a public bound (one cell); with it,
+   in the same pass, :class:`PickedPairs` where the picks' pairs are measured (no cut: no
+   key to draw first).
 
 Each counter carries the run's hash key (drawn from the run's generator, public to the
 counter as in one process) and reads only :class:`~dpquery.data.items.ItemSets`: a record's
@@ -44,6 +47,7 @@ import scipy.sparse as sp
 from dpquery.algorithms.wide.bound import hash_order, keep_entries, truncate
 from dpquery.algorithms.wide.kernels import cut_head_counts, cut_item_counts
 from dpquery.data.items import ItemSets
+from dpquery.queries.counts import Counter
 
 
 def cut_records(data: ItemSets, s: int, key: int) -> tuple[sp.csr_array, np.ndarray]:
@@ -229,6 +233,29 @@ class LengthCounts:
         return [np.searchsorted(lengths, self.grid, side="right").astype(np.int64)]
 
 
+@dataclass(frozen=True, eq=False)
+class Together:
+    """Several item counters' vectors from one pass over the records, each counter's in
+    turn: the requests whose inputs are known at the same time (the head's counts and the
+    top-up's length ranks, both given the bound ``s`` and the noisy head; in the head mode
+    the picks' sizes and pairs, both given the picks) read the data once rather than once
+    each. Each vector is the one its counter makes alone."""
+
+    reads: ClassVar[str] = "items"
+    counters: tuple[Counter, ...]
+
+    @property
+    def name(self) -> str:
+        """The pass's name in reports: its counters' names joined by ``+``."""
+        return "+".join(type(c).__name__ for c in self.counters)
+
+    def cells(self) -> list[int]:
+        return [cells for c in self.counters for cells in c.cells()]
+
+    def count(self, data: ItemSets) -> list[np.ndarray]:
+        return [vector for c in self.counters for vector in c.count(data)]
+
+
 __all__ = [
     "AllItemCounts",
     "HeadCounts",
@@ -236,6 +263,7 @@ __all__ = [
     "LengthCounts",
     "PickedPairs",
     "PickedSizes",
+    "Together",
     "cut_records",
     "pair_cells",
     "size_cells",

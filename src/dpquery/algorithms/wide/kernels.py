@@ -65,11 +65,59 @@ def _cut_item_counts(indptr, indices, key, digest_key, s, d):
             for p in range(lo, hi):
                 counts[indices[p]] += 1
             continue
+        # The s entries of smallest hash, ties by position (a stable sort's first s),
+        # found by a selection of the s-th smallest hash rather than a sort of them all:
+        # the set is all that is counted, and the selection is linear in the record.
+        L = hi - lo
         _row_hashes(indices, lo, hi, key, digest_key, h)
-        order = np.argsort(h[: hi - lo], kind="mergesort")  # stable: ties by position
-        for r in range(s):
-            counts[indices[lo + order[r]]] += 1
+        t = np.partition(h[:L], s - 1)[s - 1]
+        below = 0
+        for r in range(L):
+            if h[r] < t:
+                below += 1
+        ties = s - below  # entries of hash t kept, the first ones by position
+        for r in range(L):
+            if h[r] < t:
+                counts[indices[lo + r]] += 1
+            elif h[r] == t and ties > 0:
+                counts[indices[lo + r]] += 1
+                ties -= 1
     return counts
+
+
+@numba.njit(cache=True)
+def _smallest(h, take, m, out):
+    """Marks in ``out[:L]`` the ``m`` entries of smallest hash among those with ``take``
+    (all of them when fewer), ties by position: a stable sort's first ``m``."""
+    L = h.size
+    count = 0
+    for r in range(L):
+        out[r] = take[r]
+        if take[r]:
+            count += 1
+    if count <= m:
+        return
+    chosen = np.empty(count, dtype=np.uint64)
+    c = 0
+    for r in range(L):
+        if take[r]:
+            chosen[c] = h[r]
+            c += 1
+    t = np.partition(chosen, m - 1)[m - 1]
+    below = 0
+    for x in chosen:
+        if x < t:
+            below += 1
+    ties = m - below
+    for r in range(L):
+        if take[r]:
+            if h[r] < t:
+                out[r] = True
+            elif h[r] == t and ties > 0:
+                out[r] = True
+                ties -= 1
+            else:
+                out[r] = False
 
 
 @numba.njit(cache=True)
@@ -81,44 +129,45 @@ def _cut_head_counts(indptr, indices, key, digest_key, s, s2, position, K):
     for i in range(n):
         longest = max(longest, indptr[i + 1] - indptr[i])
     h = np.empty(max(longest, 1), dtype=np.uint64)
-    kept = np.empty(max(longest, 1), dtype=np.int64)  # positions in the row, by hash rank
+    every = np.ones(max(longest, 1), dtype=np.bool_)
+    kept = np.empty(max(longest, 1), dtype=np.bool_)  # the cut: the s of smallest hash
+    head = np.empty(max(longest, 1), dtype=np.bool_)  # kept head entries
+    paired = np.empty(max(longest, 1), dtype=np.bool_)  # their s2 of smallest hash
     heads = np.empty(max(s2, 1), dtype=np.int64)
     for i in range(n):
         lo, hi = indptr[i], indptr[i + 1]
         L = hi - lo
         hashed = False
+        # Which entries are kept and paired is all that is counted: found by selections
+        # of the s-th (s2-th) smallest hash, ties by position, as a stable sort ranks them.
         if L > s:
             _row_hashes(indices, lo, hi, key, digest_key, h)
-            order = np.argsort(h[:L], kind="mergesort")
+            _smallest(h[:L], every[:L], s, kept)
             m = s
-            for r in range(s):
-                kept[r] = order[r]
             hashed = True
         else:
+            kept[:L] = True
             m = L
-            for r in range(L):
-                kept[r] = r
         a = 0
-        for r in range(m):
-            if position[indices[lo + kept[r]]] >= 0:
+        for r in range(L):
+            head[r] = kept[r] and position[indices[lo + r]] >= 0
+            if head[r]:
                 a += 1
         sizes[a * (s + 1) + (m - a)] += 1
-        if a < 2:
+        if a < 2 or s2 < 2:  # no pair
             continue
         # the s2 head items of smallest hash among the kept ones
-        if a > s2 and not hashed:  # kept in position order: rank them by hash now
-            _row_hashes(indices, lo, hi, key, digest_key, h)
-            order = np.argsort(h[:L], kind="mergesort")
-            for r in range(m):
-                kept[r] = order[r]
+        if a > s2:
+            if not hashed:
+                _row_hashes(indices, lo, hi, key, digest_key, h)
+            _smallest(h[:L], head[:L], s2, paired)
+        else:
+            paired[:L] = head[:L]
         t = 0
-        for r in range(m):
-            j = position[indices[lo + kept[r]]]
-            if j >= 0:
-                heads[t] = j
+        for r in range(L):
+            if paired[r]:
+                heads[t] = position[indices[lo + r]]
                 t += 1
-                if t == s2:
-                    break
         for u in range(t):
             for v in range(u + 1, t):
                 x, y = heads[u], heads[v]
