@@ -475,6 +475,9 @@ def test_a_worker_lost_between_passes_changes_no_byte(
         assert (tmp_path / "h.items.txt").read_bytes() == (tmp_path / "c.items.txt").read_bytes()
     for r in (a, b):
         r["release"].pop("timings")
+        # the workers connected when the report was written: the cluster's state (the
+        # killed worker's replacement may still be starting), not the release's
+        assert r["backend"].pop("workers") in (1, 2)
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
