@@ -25,6 +25,7 @@ Quick mode (``make bench``, ``DPQUERY_BENCH_QUICK=1``, or ``--quick``): the ``sm
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -38,7 +39,7 @@ import psutil
 import scipy.sparse as sp
 
 from dpquery.data.items import put_decimal
-from dpquery.datasets.shapes import SHAPES, generate
+from dpquery.datasets.shapes import SHAPES, Shape, generate
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results" / "wide"
 
@@ -57,7 +58,7 @@ def _format(indptr, indices, ratings, first, last, out):  # pragma: no cover - j
     return at
 
 
-def write_raw(path: Path, shape: str, data_seed: int) -> tuple[int, int, int]:
+def write_raw(path: Path, shape: str | Shape, data_seed: int) -> tuple[int, int, int]:
     """The shape's table as a raw CSV at ``path`` (module docstring); its n, d and lines."""
     items = generate(shape, data_seed)
     csc = sp.csc_array(items.matrix)
@@ -128,6 +129,21 @@ def _rss(p: psutil.Process) -> int:
         return int(p.memory_info().rss)
     except psutil.Error:
         return 0
+
+
+def scaled_table(name: str, users: int | None, data_seed: int) -> tuple[Path, Shape]:
+    """The raw CSV of shape ``name`` (its users scaled to ``users``, when given) in the
+    benchmarks' temporary folder, written when absent, and its shape."""
+    shape = SHAPES[name]
+    if users is not None:
+        shape = dataclasses.replace(shape, name=f"{shape.name}-{users}", n=users)
+    folder = Path(tempfile.gettempdir()) / "dpquery-bench-raw"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{shape.name}-{data_seed}.ratings.csv"
+    if not path.exists():
+        n, d, ones = write_raw(path, shape, data_seed)
+        print(f"wrote {path}: {n:,} users x {d:,} movies, {ones:,} lines", flush=True)
+    return path, shape
 
 
 def main(argv: list[str] | None = None) -> None:

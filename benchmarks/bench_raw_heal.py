@@ -19,17 +19,14 @@ The file is written once under the system's temporary folder and kept for later 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import signal
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-from bench_raw_dask import write_raw
+from bench_raw_dask import scaled_table
 from dpquery.algorithms.wide.counts import AllItemCounts
 from dpquery.backends.cluster import connect
 from dpquery.backends.raw import BUCKET_BYTES, read_on_cluster
@@ -56,15 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--users", type=int, help="the shape's users scaled to this many")
     p.add_argument("--data-seed", type=int, default=0)
     args = p.parse_args([] if argv is None else argv)
-    shape = SHAPES[args.shape]
-    if args.users is not None:
-        shape = dataclasses.replace(shape, name=f"{shape.name}-{args.users}", n=args.users)
-    folder = Path(tempfile.gettempdir()) / "dpquery-bench-raw"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{shape.name}-{args.data_seed}.ratings.csv"
-    if not path.exists():
-        n, d, ones = write_raw(path, shape, args.data_seed)  # type: ignore[arg-type]
-        print(f"wrote {path}: {n:,} users x {d:,} movies, {ones:,} lines", flush=True)
+    path, shape = scaled_table(args.shape, args.users, args.data_seed)
     header, sep, skip = raw_layout(path)
     blocks = raw_blocks(path, header, sep, skip, "userId", "movieId")
     catalogue = [str(j) for j in range(1, shape.d + 1)]

@@ -18,17 +18,14 @@ written once under the system's temporary folder, as ``bench_raw_heal.py`` write
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import pickle
 import resource
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-from bench_raw_dask import write_raw
+from bench_raw_dask import scaled_table
 from dpquery.backends import partitioned
 from dpquery.cli import main as dpquery
 from dpquery.datasets.shapes import SHAPES
@@ -101,15 +98,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=10)
     args = p.parse_args([] if argv is None else argv)
-    shape = SHAPES[args.shape]
-    if args.users is not None:
-        shape = dataclasses.replace(shape, name=f"{shape.name}-{args.users}", n=args.users)
-    folder = Path(tempfile.gettempdir()) / "dpquery-bench-raw"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{shape.name}-{args.data_seed}.ratings.csv"
-    if not path.exists():
-        n, d, ones = write_raw(path, shape, args.data_seed)  # type: ignore[arg-type]
-        print(f"wrote {path}: {n:,} users x {d:,} movies, {ones:,} lines", flush=True)
+    path, shape = scaled_table(args.shape, args.users, args.data_seed)
+    folder = path.parent
     listed = folder / f"{shape.name}-{args.data_seed}.passes.items.txt"
     listed.write_text("".join(f"{j}\n" for j in range(1, shape.d + 1)))
     passes = _profiled()

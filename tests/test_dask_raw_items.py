@@ -34,8 +34,8 @@ from dpquery.errors import DPQueryError
 BLOCK = 2048  # bytes: a 60 KB table in about 30 blocks
 
 
-@pytest.fixture(scope="module")
-def backend() -> Iterator[DaskBackend]:
+def _cluster() -> Iterator[DaskBackend]:
+    """A local cluster of 2 worker processes, each under a nanny."""
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -43,6 +43,11 @@ def backend() -> Iterator[DaskBackend]:
     )  # fmt: skip
     with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
         yield b
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[DaskBackend]:
+    yield from _cluster()
 
 
 @pytest.fixture(autouse=True)
@@ -364,13 +369,7 @@ def healing() -> Iterator[DaskBackend]:
     """A 2-worker cluster of its own for each test that kills a worker (each worker under a
     nanny, which starts another in its place, in its own time: on a loaded machine more than
     a minute, so no test waits for it or shares a cluster a kill left short)."""
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    )  # fmt: skip
-    with DaskBackend(distributed.Client(cluster), True, 1, cluster) as b:
-        yield b
+    yield from _cluster()
 
 
 def _bits(part: Any) -> tuple[Any, ...]:
