@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -622,7 +623,8 @@ def test_counters_together_are_each_counter_alone(backend: DaskBackend) -> None:
     """Counters whose inputs are known together (the head's counts and the top-up's length
     ranks; the picks' sizes and pairs) counted in one pass give each counter's own vectors,
     in one process and on the cluster."""
-    from dpquery.algorithms.wide.counts import LengthCounts, PickedPairs, Together
+    from dpquery.algorithms.wide.counts import LengthCounts, PickedPairs
+    from dpquery.queries.counts import Together
 
     items = _item_table(500, 40)
     data = PartitionedData.from_items(items, backend, 3)
@@ -639,6 +641,8 @@ def test_counters_together_are_each_counter_alone(backend: DaskBackend) -> None:
     assert [p["counter"] for p in data.passes] == [
         "HeadCounts+LengthCounts", "PickedSizes+PickedPairs"
     ]  # fmt: skip
+    with pytest.raises(ValueError, match="same kind of records"):  # items beside bits
+        Together((PickedSizes(picked, 5), SimpleNamespace(cells=list, count=list)))
 
 
 def test_a_pass_payload_is_one_copy_sent_again_when_lost(

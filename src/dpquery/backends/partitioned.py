@@ -47,7 +47,7 @@ from dpquery.data.binary import BinaryData
 from dpquery.data.domain import Domain
 from dpquery.data.items import ItemSets
 from dpquery.errors import DPQueryError
-from dpquery.queries.counts import Counter, WorkloadCounts, check_cells, reads_items
+from dpquery.queries.counts import Counter, Together, WorkloadCounts, check_cells, reads_items
 from dpquery.queries.evaluate import answers_from_counts
 from dpquery.queries.workload import Workload
 
@@ -356,7 +356,7 @@ class PartitionedData:
         riders: tuple[Workload, ...] = ()
         if self._pending and not reads_items(counter):
             riders, self._pending = tuple(self._pending), []
-            counter = _Together(counter, WorkloadCounts(riders))
+            counter = Together((counter, WorkloadCounts(riders)))
             record = {**record, "queries": sum(len(w) for w in riders)}
         totals = self._count_all(counter, record)
         if riders:
@@ -413,20 +413,6 @@ def describe_partitions(info: dict[str, Any]) -> str:
     requested = info["partitions"]
     asked = "default partitions" if requested is None else f"{requested} partitions requested"
     return f"{asked} on {info['workers']} workers"
-
-
-@dataclass(frozen=True, eq=False)
-class _Together:
-    """Two counters' vectors in one pass: ``first``'s, then ``second``'s."""
-
-    first: Counter
-    second: Counter
-
-    def cells(self) -> list[int]:
-        return [*self.first.cells(), *self.second.cells()]
-
-    def count(self, data: BinaryData) -> list[np.ndarray]:
-        return [*self.first.count(data), *self.second.count(data)]
 
 
 def one_copy(client: Any, value: Any) -> Any:

@@ -63,6 +63,36 @@ def reads_items(counter: Counter) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
+class Together:
+    """Several counters' vectors from one pass over the records, each counter's in turn and
+    each the one it makes alone: requests whose inputs are known at the same time read the
+    data once rather than once each (a workload's answers riding on a pass; the wide
+    release's head counts and the top-up's length ranks). The counters read the same kind
+    of records (:func:`reads_items`)."""
+
+    counters: tuple[Counter, ...]
+
+    def __post_init__(self) -> None:
+        if len({reads_items(c) for c in self.counters}) != 1:
+            raise ValueError("counters together must read the same kind of records")
+
+    @property
+    def reads(self) -> str:
+        return "items" if reads_items(self.counters[0]) else "bits"
+
+    @property
+    def name(self) -> str:
+        """The pass's name in reports: its counters' names joined by ``+``."""
+        return "+".join(getattr(c, "name", type(c).__name__) for c in self.counters)
+
+    def cells(self) -> list[int]:
+        return [cells for c in self.counters for cells in c.cells()]
+
+    def count(self, data: Any) -> list[np.ndarray]:
+        return [vector for c in self.counters for vector in c.count(data)]
+
+
+@dataclass(frozen=True, eq=False)
 class MarginalCounts:
     """The cell counts of each marginal (attributes of ``layout``), cells row-major as
     :func:`~dpquery.queries.marginals.marginal_counts` numbers them."""
@@ -158,6 +188,7 @@ __all__ = [
     "MAX_COUNT_CELLS",
     "Counter",
     "MarginalCounts",
+    "Together",
     "WorkloadCounts",
     "check_cells",
     "codes_counts",

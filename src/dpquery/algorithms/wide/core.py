@@ -25,7 +25,6 @@ from dpquery.algorithms.wide.counts import (
     LengthCounts,
     PickedPairs,
     PickedSizes,
-    Together,
 )
 from dpquery.algorithms.wide.kernels import assemble_records
 from dpquery.algorithms.wide.shrink import shrink
@@ -34,7 +33,7 @@ from dpquery.data.items import ItemSets
 from dpquery.data.sample import systematic_counts
 from dpquery.privacy import ZCDP, Charge, Ledger, PureDP
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
-from dpquery.queries.counts import count_records
+from dpquery.queries.counts import Together, count_records
 
 # How loosely the fit follows each estimate: its noise variance times this (fractions of
 # records). The noisy estimates are jointly infeasible (no distribution over the pool meets

@@ -16,7 +16,7 @@ Before them, when no bound is given, :class:`LengthCounts`: the number of record
 ``g`` items for each ``g`` of a public grid (the private choice of ``s``; no cut); with
 the second, under add/remove where the top-up is planned, :class:`LengthCounts` again at the
 length histogram's bin edges (``topup.length_edges``, given ``s``), in the same pass
-(:class:`Together`). In the head
+(:class:`~dpquery.queries.counts.Together`). In the head
 mode (``core.release_head``) two others, with no cut:
 
 3. :class:`AllItemCounts`: every item's exact count (``d`` cells), before anything is charged;
@@ -47,7 +47,6 @@ import scipy.sparse as sp
 from dpquery.algorithms.wide.bound import hash_order, keep_entries, truncate
 from dpquery.algorithms.wide.kernels import cut_head_counts, cut_item_counts
 from dpquery.data.items import ItemSets
-from dpquery.queries.counts import Counter
 
 
 def cut_records(data: ItemSets, s: int, key: int) -> tuple[sp.csr_array, np.ndarray]:
@@ -233,29 +232,6 @@ class LengthCounts:
         return [np.searchsorted(lengths, self.grid, side="right").astype(np.int64)]
 
 
-@dataclass(frozen=True, eq=False)
-class Together:
-    """Several item counters' vectors from one pass over the records, each counter's in
-    turn: the requests whose inputs are known at the same time (the head's counts and the
-    top-up's length ranks, both given the bound ``s`` and the noisy head; in the head mode
-    the picks' sizes and pairs, both given the picks) read the data once rather than once
-    each. Each vector is the one its counter makes alone."""
-
-    reads: ClassVar[str] = "items"
-    counters: tuple[Counter, ...]
-
-    @property
-    def name(self) -> str:
-        """The pass's name in reports: its counters' names joined by ``+``."""
-        return "+".join(type(c).__name__ for c in self.counters)
-
-    def cells(self) -> list[int]:
-        return [cells for c in self.counters for cells in c.cells()]
-
-    def count(self, data: ItemSets) -> list[np.ndarray]:
-        return [vector for c in self.counters for vector in c.count(data)]
-
-
 __all__ = [
     "AllItemCounts",
     "HeadCounts",
@@ -263,7 +239,6 @@ __all__ = [
     "LengthCounts",
     "PickedPairs",
     "PickedSizes",
-    "Together",
     "cut_records",
     "pair_cells",
     "size_cells",
