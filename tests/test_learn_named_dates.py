@@ -50,7 +50,8 @@ def test_the_named_form_of_a_value() -> None:
     assert named_cell("November 01, 2020") == (NOV1, 4)
     assert named_cell("3 May 2019") is not None and named_cell("3 May 2019")[1] == 2  # type: ignore[index]
     assert named_cell("May 3, 2019") is not None and named_cell("May 3, 2019")[1] == 5  # type: ignore[index]
-    for other in ("31 Nov 2020", "29 Feb 2019", "1 nov 2020", "1 Sept 2020", "Nov 2020",
+    assert named_cell("1 Sept 2020") == (NOV1 - 61 * 86400, 0)  # Sept: September abbreviated
+    for other in ("31 Nov 2020", "29 Feb 2019", "1 nov 2020", "1 Jan. 2020", "Nov 2020",
                   "1 Nov 20", "1 Nov 1799", "1 Nov 2200", "Nov 1 2020", "2020-11-01",
                   "11/01/2020", "20201101", "1.5", ""):  # fmt: skip
         assert named_cell(other) is None, other

@@ -687,6 +687,8 @@ class _Context:
     scientific_rng: np.random.Generator | None = None
     # the noise of the profile's cells of dates written with a month's name (_named_test)
     named_rng: np.random.Generator | None = None
+    # the noise of the profile's further cells of other spellings (_spelled_test)
+    spelled_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
     # replace-one, 1 under add/remove (marginal_sensitivity of the learning's relation)
     l2: float = PARTITION_SENSITIVITY
@@ -1229,9 +1231,13 @@ def forms_plan() -> dict[str, Any]:
             "scientific": {"charge": "the precision's (no further charge)",
                            "mantissa_decimals": MAX_MANTISSA_DECIMALS,
                            "sigmas": FORM_SIGMAS, "share": SCIENTIFIC_SHARE,
-                           "learned_to": 10.0**-SCIENTIFIC_DECIMALS},
+                           "learned_to": 10.0**-SCIENTIFIC_DECIMALS,
+                           "every_value": {"share": NUMBER_SHARE, "sigmas": NUMBER_SIGMAS},
+                           "otherwise": "shorter"},
             "named_dates": {"charge": "the profile's (no further charge)",
                             "formats": list(dates.NAMED_FORMATS), "share": NUMBER_SHARE,
+                            "spellings": list(dates.NAMED_SPELLINGS),
+                            "spellings_sigmas": SPELLED_SIGMAS,
                             "sigmas": NUMBER_SIGMAS}}  # fmt: skip
 
 
@@ -1380,6 +1386,72 @@ def scientific_form(cells: list[int], numbers: int, sigma: float) -> int | None:
     floor = max(DECIMALS_MASS * mass, DECIMALS_SIGMAS * sigma)
     passing = [k for k, c in enumerate(cells) if c >= floor]
     return 1 + max(passing)
+
+
+def every_value_scientific(
+    cells: list[int], numbers: int, sigma: float, numbers_sigma: float
+) -> bool:
+    """Whether a column written in scientific notation (:func:`scientific_form`) writes every
+    value so, read off the same noisy counts: the cells' sum passes the number rule's test on
+    them (at least :data:`NUMBER_SHARE` of the noisy numbers less :data:`NUMBER_SIGMAS` sd of
+    the difference's noise, ``sqrt(7 sigma^2 + 0.95^2 numbers_sigma^2)``); otherwise the
+    column mixes the forms (R, Python and JavaScript write an exponent only at some
+    magnitudes), and :func:`scientific_threshold` says where. Post-processing of the
+    precision's and the profile's noisy counts (no further charge)."""
+    noise = math.sqrt(len(cells) * sigma**2 + (NUMBER_SHARE * numbers_sigma) ** 2)
+    return sum(cells) >= NUMBER_SHARE * numbers - NUMBER_SIGMAS * noise
+
+
+NOTATION_BELOW = (-12, -1)
+"""The magnitudes ``10^e`` (``e`` from -12 to -1) below which a mixed column may write its
+values with an exponent (:func:`scientific_threshold`): R's, Python's ``repr`` and C's
+``%g`` write small values so (``1.2e-05``) from ``10^-4`` or ``10^-5`` down, a writer of
+one-digit exponents (``1.2e-5``) from ``10^-3``; none writes ``0.5`` as ``5e-01``."""
+NOTATION_FROM = (5, 16)
+"""The magnitudes ``10^e`` (``e`` from 5 to 16) from which a mixed column may write its
+values with an exponent: R's round ``1e+05``, a spreadsheet's ``1.5E+10`` (from ``10^11``
+in Excel's General format), Python's ``repr`` from ``10^16``."""
+NOTATION_SIGMAS = 2.0
+"""A bucket's noisy count counts in :func:`scientific_threshold`'s shares only from this many
+sd of its noise up: the empty buckets near 0 (three a decade down to ``10^-14``) would
+otherwise add their noise by the dozen to the share below a magnitude."""
+
+
+def scientific_threshold(
+    buckets: np.ndarray, noisy: np.ndarray, bounds: tuple[float, float], share: float,
+    sigma: float,
+) -> tuple[str, float]:  # fmt: skip
+    """Where a column mixing the forms writes an exponent (``Numeric.notation``): below
+    ``10^e`` (``("below", t)``: p-values, ``1.2e-05`` beside ``0.0123``;
+    :data:`NOTATION_BELOW`) or from ``10^e`` up (``("from", t)``, :data:`NOTATION_FROM`),
+    the side and power of ten at which the share of the column's mass in the bounds' noisy
+    magnitude buckets (those within ``bounds`` holding :data:`NOTATION_SIGMAS` sd of their
+    noise, ``sigma``) comes nearest ``share``, the noisy share of its numbers written with an
+    exponent (below before from at equal distances; of equally near powers, which lie in a
+    gap of the data's magnitudes, the middle one).
+    ``("below", 1e-4)`` when those buckets hold no mass (R's and Python's rule). R's
+    ``write.csv`` and Python's ``repr`` write an exponent below ``10^-4``; a writer of
+    one-digit exponents (``1.2e-5``) below ``10^-3``. Post-processing of the bounds' and the
+    precision's noisy counts (no further charge)."""
+    lo, hi = bounds
+    a, b = buckets[:-1], buckets[1:]
+    counts = np.asarray(noisy, dtype=np.float64)
+    inside = (a >= lo) & (b <= hi) & (counts >= NOTATION_SIGMAS * sigma)
+    mass = counts[inside]
+    outer = np.maximum(np.abs(a), np.abs(b))[inside]
+    total = float(mass.sum())
+    if total <= 0:
+        return "below", 1e-4
+    fits: list[tuple[float, str, int]] = []
+    for side, (first, last) in (("below", NOTATION_BELOW), ("from", NOTATION_FROM)):
+        for e in range(first, last + 1):
+            below = float(mass[outer <= 10.0**e * (1 + 1e-9)].sum()) / total
+            fits.append((abs((below if side == "below" else 1 - below) - share), side, e))
+    nearest = min(f[0] for f in fits)
+    side = next(f[1] for f in fits if f[0] == nearest)
+    # equally near: powers of ten in a gap of the data's magnitudes; the middle of them
+    tied = [f[2] for f in fits if f[0] == nearest and f[1] == side]
+    return side, 10.0 ** tied[(len(tied) - 1) // 2]
 
 
 def _scientific(
@@ -2913,6 +2985,14 @@ def _numeric(
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
     decimals, hist, form, forms = _decimals(name, col, share * rho, ctx, numbers)
     significant, sci_cells = _scientific(name, col, share * rho, ctx, numbers, hist, forms)
+    every = True
+    if significant is not None:  # every value so written, or mixed (post-processing)
+        total, total_sigma = (
+            (numbers, missing[1]) if numbers is not None
+            else (sum(hist) + sum(forms) + sum(sci_cells), _sigma(share * rho, ctx.l2)
+                  * math.sqrt(len(hist) + len(forms) + len(sci_cells)))
+        )  # fmt: skip
+        every = every_value_scientific(sci_cells, total, _sigma(share * rho, ctx.l2), total_sigma)
     rest = (1 - share) * rho
     if not codes:  # a declared numeric column: its kind and form are the declaration's
         form = None
@@ -2937,6 +3017,12 @@ def _numeric(
     more: dict[str, Any] = {"decimals_histogram": hist, "bounds": found}
     if significant is not None:
         more |= {"scientific_cells": sci_cells, "significant": significant}
+    notation: tuple[str, float] | None = None
+    if significant is not None and not every and found is not None:  # where the forms mix
+        written_share = min(max(sum(sci_cells) / max(total, 1), 0.0), 1.0)
+        notation = scientific_threshold(buckets, bucket_noisy, found, written_share,
+                                        _sigma(bounds_rho, ctx.l2))  # fmt: skip
+        more["notation"] = list(notation)
     if found is None and probe is not None and codes and probe.released:
         # too few numbers to bound: the values the probe released are all that is known
         cat, learned = _categorical(name, probe)
@@ -3034,7 +3120,7 @@ def _numeric(
         decimals=None if decimals == 0 or significant is not None else decimals,
         density=LEARNED_DENSITY,
         exact=tuple(x for x in exact.values() if edges[0] <= x < edges[-1]),
-        width=width if decimals == 0 else None, significant=significant,
+        width=width if decimals == 0 else None, significant=significant, notation=notation,
     )  # fmt: skip
     if attr.width is not None:
         more |= {"written_forms": forms, "written_form": attr.width}
@@ -3048,6 +3134,7 @@ def _numeric(
             else f"{decimals} decimals"
             if significant is None
             else f"written in scientific notation, {significant} significant digits"
+            + ("" if notation is None else f" {notation[0]} {notation[1]:g}, plain elsewhere")
         )
         + (f", atoms {', '.join(shown)}" if atoms else "")
         + (f", written {attr.width} digits wide (zero-padded)" if attr.width else "")
@@ -3180,6 +3267,58 @@ def _named_test(col: _Column, rho: float, ctx: _Context) -> list[int]:
     return [int(c) for c in counts + sample_discrete_gaussian(sigma2, counts.size, ctx.named_rng)]
 
 
+SPELLED_STREAM = 0x7370656C
+"""The spawn key of the profile's cells of the other spellings of a month's name
+(:func:`_spelled_test`)."""
+SPELLED_SIGMAS = 5.0
+"""How far clear of 0, in sd of a spelling's count's noise, the other spellings
+(:data:`~dpquery.data.dates.NAMED_SPELLINGS` beyond :data:`~dpquery.data.dates.NAMED_FORMATS`:
+56 formats) must be: ``P(Z > 5) = 2.9e-7``, 56 of them about ``1.6e-5`` a column, below one
+of the four formats' ``3.2e-5`` at 4 sd."""
+
+
+def spelled_times(col: _Column, fmt: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The column's values written as dates with a month's name in any spelling
+    (:func:`~dpquery.data.dates.spelled_cell`): their counts by class
+    (:data:`~dpquery.data.dates.SPELLING_CELLS`), and the seconds since the epoch of those
+    the spelling ``fmt`` reads (its cells; all when None), one per record."""
+    counts = np.zeros(dates.SPELLING_CELLS, dtype=np.int64)
+    secs: list[int] = []
+    reps: list[int] = []
+    read = None if fmt is None else set(dates.SPELLING_FORMAT_CELLS[fmt])
+    for key, count in col.keys.items():
+        if isinstance(key, str) and (cell := dates.spelled_cell(key)) is not None:
+            counts[cell[1]] += count
+            if read is None or cell[1] in read:
+                secs.append(cell[0])
+                reps.append(count)
+    return counts, np.repeat(np.array(secs, dtype=np.float64), reps)
+
+
+def _spelled_test(col: _Column, rho: float, ctx: _Context, named: list[int]) -> list[int]:
+    """The noisy numbers of a text-like column's values written as dates with a month's name
+    by class (:data:`~dpquery.data.dates.SPELLING_CELLS`): the classes of
+    :func:`_named_test` (``named``, its noisy counts, in their cells
+    :data:`~dpquery.data.dates.NAMED_CLASSES`) and 72 further cells of the profile (lower
+    and upper case, a dotted month, a weekday, hyphens). Each record's value is in at most
+    one cell of the 78, which are disjoint from the profile's other classes (whose cells hold
+    no month's name), so the whole vector moves by at most L2 ``ctx.l2`` and its discrete
+    Gaussian at the profile's sigma is ``rho``-zCDP as a whole (CKS 2020, Theorem 4): the
+    profile's one charge covers these draws. Drawn from a stream of their own
+    (:data:`SPELLED_STREAM`): :func:`_named_test`'s draws, and every other, are as
+    before."""
+    if ctx.spelled_rng is None:  # kept on the context: one stream for every column
+        ctx.spelled_rng = _own_stream(ctx.rng, SPELLED_STREAM)
+    counts, _ = spelled_times(col)
+    further = [c for c in range(dates.SPELLING_CELLS) if c not in dates.NAMED_CLASSES]
+    noise = sample_discrete_gaussian(discrete_gaussian_sigma2(rho, ctx.l2), len(further),
+                                     ctx.spelled_rng)  # fmt: skip
+    noisy = counts.copy()
+    noisy[further] += noise
+    noisy[list(dates.NAMED_CLASSES)] = named
+    return [int(c) for c in noisy]
+
+
 def _named_passes(
     name: str, col: _Column, rho: float, present: int, margin: float, zero: float,
     ctx: _Context,
@@ -3191,8 +3330,14 @@ def _named_passes(
     widened for the two cells' noise, ``sqrt(2 + 0.95^2)`` in place of ``sqrt(1 +
     0.95^2)``; ``zero`` raised to :data:`NUMBER_SIGMAS` sd of that noise: a false pass at
     most ``4 x 3.2e-5`` a column), the column with those values on the time axis, and the
-    noisy counts; None when none passes. Post-processing of the noisy counts."""
+    noisy counts; when none passes, the other spellings
+    (:data:`~dpquery.data.dates.NAMED_SPELLINGS`, :func:`_spelled_test`) alike, each sum of
+    ``k`` cells against bars widened for its noise (``sqrt(k + 0.95^2)``) and clear of 0 by
+    :data:`SPELLED_SIGMAS` sd of it, a dotted month's own cell :data:`FORM_SIGMAS` sd; the
+    largest passing wins, its noisy counts those of its cells. None when none passes.
+    Post-processing of the noisy counts."""
     counts = _named_test(col, rho, ctx)
+    spelled = _spelled_test(col, rho, ctx, counts)
     styles = len(dates.NAMED_STYLES)
     sums = [counts[styles * (f // 2) + f % 2] + counts[styles * (f // 2) + 2]
             for f in range(len(dates.NAMED_FORMATS))]  # fmt: skip
@@ -3201,9 +3346,31 @@ def _named_passes(
     # clear of 0 by NUMBER_SIGMAS sd of the two cells' noise too: a small table's bar (half
     # its records, about 3 sd of one cell) let a column of Yes and No pass on noise alone
     clear = max(zero, NUMBER_SIGMAS * math.sqrt(2) * _sigma(rho, ctx.l2))
-    if sums[best] < NUMBER_SHARE * present - wider or sums[best] < clear:
+    if sums[best] >= NUMBER_SHARE * present - wider and sums[best] >= clear:
+        return dates.NAMED_FORMATS[best], replace(col, times=named_times(col, best)[1]), counts
+    # the other spellings: each format's cells summed, its bars widened for their noise
+    # (k cells: sqrt(k + 0.95^2)); a dotted month's (AP's, whose cells hold the full names
+    # too) only when its own cell stands out, else a column of full names would be read so
+    passing: list[tuple[int, str]] = []
+    for f in dates.NAMED_SPELLINGS:
+        cells = dates.SPELLING_FORMAT_CELLS[f]
+        if f in dates.NAMED_FORMATS:
+            continue
+        total = sum(spelled[c] for c in cells)
+        k = len(cells)
+        bar = NUMBER_SHARE * present - margin * math.sqrt(
+            (k + NUMBER_SHARE**2) / (1 + NUMBER_SHARE**2)
+        )
+        if total < bar or total < max(zero, SPELLED_SIGMAS * math.sqrt(k) * _sigma(rho, ctx.l2)):
+            continue
+        if len(cells) > 2 and spelled[cells[0]] < FORM_SIGMAS * _sigma(rho, ctx.l2):
+            continue
+        passing.append((total, f))
+    if not passing:
         return None
-    return dates.NAMED_FORMATS[best], replace(col, times=named_times(col, best)[1]), counts
+    fmt = max(passing, key=lambda p: p[0])[1]  # the first of equal maxima
+    chosen = [spelled[c] for c in dates.SPELLING_FORMAT_CELLS[fmt]]
+    return fmt, replace(col, times=spelled_times(col, fmt)[1]), chosen
 
 
 def _time_edges(lo: int, hi: int) -> np.ndarray:

@@ -342,12 +342,17 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "numbers, make "
           f"the column learned down to {sci['learned_to']:g} and written back in scientific "
           "notation, its significant digits those of the most precise mantissa holding "
-          "5%")  # fmt: skip
+          f"5%: every value so when the cells hold {sci['every_value']['share']:.0%} of the "
+          f"numbers less {sci['every_value']['sigmas']:g} sd, otherwise only where shorter "
+          "than plain decimals (R's write.csv)")  # fmt: skip
     named = forms["named_dates"]
     print(f"    a text column the ISO test did not take counts its dates written with a month's "
           f"English name ({', '.join(named['formats'])}) in cells of its profile (its charge): "
           f"a format holding {named['share']:.0%} of the noisy non-missing values less "
-          f"{named['sigmas']:g} sd makes a date column in it")  # fmt: skip
+          f"{named['sigmas']:g} sd makes a date column in it; failing those, "
+          f"{len(named['spellings']) - len(named['formats'])} other spellings (lower and upper "
+          "case, Jan., a weekday first, 03-Jan-2020, 3-JAN-20) in further cells alike, clear "
+          f"of 0 by {named['spellings_sigmas']:g} sd")  # fmt: skip
     lat = lattice_plan()
     print(f"    in a small table, an integer column whose bounds are a narrow band far from 0 "
           f"(a year) gives {lat['share_of_band']:.0%} of its band's finer histogram (from the "

@@ -20,6 +20,7 @@ which is never guessed (the learning takes an order only on evidence of it,
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -121,6 +122,8 @@ def check_format(fmt: object) -> str:
     as it reads it; a ``ValueError`` naming it otherwise."""
     if fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS or fmt in ZONE_FORMATS:  # own rules
         return fmt  # (a time of day alone has no %Y: it is a day's seconds, 1970-01-01)
+    if fmt in NAMED_SPELLINGS and fmt not in NAMED_FORMATS:  # this module's reader and writer
+        return fmt  # (%y and the case flags: strftime's differ by platform)
     if not isinstance(fmt, str) or "%Y" not in fmt:
         raise ValueError(f"a date format must be a strftime format with %Y, got {fmt!r}")
     probe = pd.Timestamp("2001-02-03 04:05:06")
@@ -152,12 +155,17 @@ def times_of(values: pd.Series, fmt: str) -> pd.Series:
     elif (order := common_order(fmt)) is not None:  # the order's dates, whatever the layout
         codes, texts = pd.factorize(pd.Series([str(v).strip() for v in cells[present]]))
         out[present] = np.append(_common_seconds(list(texts), order), np.nan)[codes]
+    elif fmt in NAMED_SPELLINGS and fmt not in NAMED_FORMATS:  # a spelling: its own reader
+        codes, texts = pd.factorize(pd.Series([str(v).strip() for v in cells[present]]))
+        out[present] = np.append(_spelled_seconds(list(texts), fmt), np.nan)[codes]
     elif present.any():
         texts = pd.Series([str(v).strip() for v in cells[present]], dtype=object)
         parsed = pd.to_datetime(texts, format=fmt, errors="coerce")
         ok = parsed.notna().to_numpy()
         secs = np.full(len(texts), np.nan)
         secs[ok] = parsed[ok].to_numpy(dtype="datetime64[s]").astype(np.int64).astype(float)
+        if fmt in NAMED_FORMATS and not ok.all():  # Sept, which strptime does not read
+            secs[~ok] = _spelled_seconds(list(texts[~ok]), fmt)
         out[present] = secs
     return pd.Series(out, index=values.index, name=values.name)
 
@@ -176,6 +184,8 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
         out = np.char.add(text, zone).astype(object)
     elif fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS:
         out = _written_common(stamps, fmt)
+    elif fmt in NAMED_SPELLINGS and fmt not in NAMED_FORMATS:
+        out = _written_spelled(stamps, fmt)
     else:
         out = pd.DatetimeIndex(stamps).strftime(fmt).to_numpy(dtype=object)
     out[np.asarray(missing, dtype=bool)] = None
@@ -321,39 +331,201 @@ first (``Nov 1, 2020``, ``November 1, 2020``), the month abbreviated (``%b``) or
 ``%d``), in English month names."""
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
                "September", "October", "November", "December")  # fmt: skip
-_MONTH_CLASS = (
-    {m: (i + 1, 1) for i, m in enumerate(MONTH_NAMES)}
-    | {m[:3]: (i + 1, 0) for i, m in enumerate(MONTH_NAMES)}
-    | {"May": (5, 2)}
-)  # a month written: its number, abbreviated (0), in full (1), or either (2: "May")
 NAMED_STYLES = ("abbreviated", "full", "either")
 """The styles of a month's name in :func:`named_cell`'s classes: ``Nov``, ``November``, and
 ``May``, which is either."""
-_NAMED_DAY_FIRST = re.compile(r"(\d{1,2}) ([A-Z][a-z]{2,8}) (\d{4})")
-_NAMED_MONTH_FIRST = re.compile(r"([A-Z][a-z]{2,8}) (\d{1,2}), (\d{4})")
+WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTH_WORDS = (
+    {m: (i + 1, 1) for i, m in enumerate(MONTH_NAMES)}
+    | {m[:3]: (i + 1, 0) for i, m in enumerate(MONTH_NAMES)}
+    | {"May": (5, 3), "Sept": (9, 0)}
+)  # a month's word (title case): its number and style, abbreviated (0), in full (1), or
+# either (3: "May"); "Sept" is September abbreviated
+_WEEKDAY_WORDS = {w: (i, 1) for i, w in enumerate(WEEKDAY_NAMES)} | {
+    w[:3]: (i, 0) for i, w in enumerate(WEEKDAY_NAMES)
+}  # a weekday's word (title case): Monday 0, abbreviated (0) or in full (1)
+
+SPELLING_LAYOUTS = ("%d {m} %Y", "{m} %d, %Y", "%d-{m}-%Y", "%d-{m}-%y")
+"""The layouts of a date written with its month's name (:func:`spelled_cell`): the day
+first (``3 Jan 2020``), the month first (``Jan 3, 2020``), and hyphens with a four- or
+two-digit year (``03-Jan-2020``, ``3-JAN-20``: SAS's and Oracle's ``DD-MON-YY``; a two-digit
+year ``00`` to ``68`` is 2000 to 2068, ``69`` to ``99`` 1969 to 1999, as POSIX ``strptime``
+reads ``%y``). The first two may follow a weekday (``Mon, 03 Jan 2020``, ``Monday, January
+3, 2020``: e-mail's RFC 2822 dates without their time); the hyphens' month is abbreviated."""
+SPELLING_CASES = ("", "^", "~")
+"""The case of a spelling's names, as a flag of its tokens: title case (``%b``: ``Jan``),
+upper case (``%^b``: ``JAN``, glibc's flag) and lower case (``%~b``: ``jan``, a flag of
+this module's own writer)."""
+SPELLING_WEEKDAYS = ("", "%{c}a, ", "%{c}A, ")
+"""A spelling's weekday: none, abbreviated (``Mon, ``) or in full (``Monday, ``), in the
+month's case; released as the weekday of the released date."""
+SPELLING_MONTHS = ("%{c}b", "%{c}B", "%{c}b.")
+"""A spelling's month: abbreviated (``Jan``, ``Sep``), in full (``January``), or as the AP
+style writes it, abbreviated with a dot where the name is long (``Jan.``, ``Feb.``, ``Aug.``,
+``Sept.``, ``Oct.``, ``Nov.``, ``Dec.``) and in full otherwise (``March`` to ``July``).
+``Sept`` reads as September abbreviated (written back ``Sep``); any month abbreviated with a
+dot (``Mar.``, ``Sep.``) reads in the dotted class (written back in AP's spelling)."""
+AP_MONTHS = ("Jan.", "Feb.", "March", "April", "May", "June", "July", "Aug.", "Sept.", "Oct.",
+             "Nov.", "Dec.")  # fmt: skip
+"""The month names of the dotted spelling (AP style), January to December."""
+
+
+def _spellings() -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each spelling's format and the cells (:func:`spelled_cell`) its count sums."""
+    out = []
+    for layout, pattern in enumerate(SPELLING_LAYOUTS):
+        if layout < 2:
+            for w, weekday in enumerate(SPELLING_WEEKDAYS):
+                for c, case in enumerate(SPELLING_CASES):
+                    for m, month in enumerate(SPELLING_MONTHS):
+                        base = 36 * layout + 12 * w + 4 * c
+                        fmt = weekday.format(c=case) + pattern.format(m=month.format(c=case))
+                        # the dotted month is AP's: March to July in full, read as full
+                        cells = (base + m, base + 3) + ((base + 1,) if m == 2 else ())
+                        out.append((fmt, cells))
+        else:
+            for c, case in enumerate(SPELLING_CASES):
+                fmt = pattern.format(m=SPELLING_MONTHS[0].format(c=case))
+                out.append((fmt, (72 + 3 * (layout - 2) + c,)))
+    return tuple(out)
+
+
+_SPELLINGS = _spellings()
+NAMED_SPELLINGS = tuple(f for f, _ in _SPELLINGS)
+"""Every public format of a date written with its month's name (60): by layout
+(:data:`SPELLING_LAYOUTS`), weekday (:data:`SPELLING_WEEKDAYS`), case
+(:data:`SPELLING_CASES`) and month (:data:`SPELLING_MONTHS`), the hyphens' without a weekday
+and with the month abbreviated. :data:`NAMED_FORMATS` are four of them (title case, no
+weekday, the day or the month first, ``%b`` or ``%B``)."""
+SPELLING_CELLS = 78
+"""The classes of :func:`spelled_cell`: the day first and the month first (36 each: three
+weekdays by three cases by four month styles, abbreviated, in full, with a dot and
+``May``, which is each), then the hyphens' (3 each: by case)."""
+SPELLING_FORMAT_CELLS = {f: cells for f, cells in _SPELLINGS}
+"""Each spelling's cells: its month style's and ``May``'s, the dotted style's the full
+names' too (AP writes ``March`` to ``July`` in full); the hyphens' its one."""
+NAMED_CLASSES = tuple(36 * layout + style for layout in (0, 1) for style in (0, 1, 3))
+"""The cells of :data:`NAMED_FORMATS`' classes (:func:`named_cell`), in its order."""
+_SPELLED = re.compile(
+    r"(?:([A-Za-z]+), )?(?:(\d{1,2}) ([A-Za-z]+)(\.?) (\d{4})|([A-Za-z]+)(\.?) (\d{1,2}), "
+    r"(\d{4})|(\d{1,2})-([A-Za-z]+)-(\d{4}|\d{2}))"
+)
+
+
+def _case(word: str) -> int | None:
+    """The index in :data:`SPELLING_CASES` of ``word``'s case, None for mixed case."""
+    if word.isupper():
+        return 1
+    if word.islower():
+        return 2
+    return 0 if word[:1].isupper() and word[1:].islower() else None
+
+
+def spelled_cell(text: str) -> tuple[int, int] | None:
+    """The seconds since the epoch and the class (of :data:`SPELLING_CELLS`) of ``text``
+    written as a date with its month's English name in one of :data:`NAMED_SPELLINGS`, a day
+    that exists in :data:`DIGITS_YEARS` (its weekday, when written, that day's and in the
+    month's case); None for any other text (``31 Nov 2020``, ``Tue, 01 Nov 2020``,
+    ``nOv 1, 2020``, ``01-November-2020``). The class: the day first or the month first,
+    ``36 layout + 12 weekday + 4 case + style`` (style 0 abbreviated, 1 in full, 2 with a
+    dot, 3 ``May``); the hyphens', ``72 + 3 (0 for a four-digit year, 1 for two) + case``.
+    A public rule on one cell."""
+    m = _SPELLED.fullmatch(text)
+    if m is None:
+        return None
+    if m[2] is not None:
+        layout, d, word, dot, y = 0, m[2], m[3], m[4], m[5]
+    elif m[6] is not None:
+        layout, d, word, dot, y = 1, m[8], m[6], m[7], m[9]
+    else:
+        d, word, dot, y = m[10], m[11], "", m[12]
+        layout = 2 if len(y) == 4 else 3
+    case = _case(word)
+    month = _MONTH_WORDS.get(word.title())
+    if case is None or month is None:
+        return None
+    style = month[1]
+    if dot:  # an abbreviation's dot: not after a whole name
+        if style != 0:
+            return None
+        style = 2
+    year = int(y) if len(y) == 4 else int(y) + (2000 if int(y) < 69 else 1900)
+    if not DIGITS_YEARS[0] <= year < DIGITS_YEARS[1]:
+        return None
+    day = _day(year, month[0], int(d))
+    if day is None:
+        return None
+    if layout >= 2:
+        if style == 1 or m[1] is not None:  # the hyphens': abbreviated, no weekday
+            return None
+        return day, 72 + 3 * (layout - 2) + case
+    weekday = 0
+    if m[1] is not None:
+        named = _WEEKDAY_WORDS.get(m[1].title())
+        if named is None or _case(m[1]) != case or named[0] != (day // DAY + 3) % 7:
+            return None  # 1970-01-01 was a Thursday (3)
+        weekday = 1 + named[1]
+    return day, 36 * layout + 12 * weekday + 4 * case + style
 
 
 def named_cell(text: str) -> tuple[int, int] | None:
     """The seconds since the epoch and the class of ``text`` written as a date with its
-    month's English name, a day that exists in :data:`DIGITS_YEARS`; None for any other
-    text (``31 Nov 2020``, ``Nov 2020``, ``1 nov 2020``, ``1 Sept 2020``). The class is
-    ``3 layout + style``: the layout 0 for the day first, 1 for the month first, the style
-    an index of :data:`NAMED_STYLES` (``01 Nov 2020``: 0; ``November 1, 2020``: 4; ``May 1,
-    2020``: 5). The format of ``layout`` and style ``s`` (0 or 1) is ``NAMED_FORMATS[2
-    layout + s]``. A public rule on one cell."""
-    m = _NAMED_DAY_FIRST.fullmatch(text)
-    first = 0
-    if m is not None:
-        d, word, y = m[1], m[2], m[3]
-    elif (m := _NAMED_MONTH_FIRST.fullmatch(text)) is not None:
-        word, d, y, first = m[1], m[2], m[3], 3
-    else:
+    month's English name in title case, without a weekday, in one of :data:`NAMED_FORMATS`'
+    layouts (:func:`spelled_cell`'s cells :data:`NAMED_CLASSES`; ``Sept`` abbreviated), a
+    day that exists in :data:`DIGITS_YEARS`; None for any other text (``31 Nov 2020``,
+    ``Nov 2020``, ``1 nov 2020``, ``1 Jan. 2020``). The class is ``3 layout + style``: the
+    layout 0 for the day first, 1 for the month first, the style an index of
+    :data:`NAMED_STYLES` (``01 Nov 2020``: 0; ``November 1, 2020``: 4; ``May 1, 2020``: 5).
+    The format of ``layout`` and style ``s`` (0 or 1) is ``NAMED_FORMATS[2 layout + s]``. A
+    public rule on one cell."""
+    cell = spelled_cell(text)
+    if cell is None or cell[1] not in NAMED_CLASSES:
         return None
-    month = _MONTH_CLASS.get(word)
-    if month is None or not DIGITS_YEARS[0] <= int(y) < DIGITS_YEARS[1]:
-        return None
-    day = _day(int(y), month[0], int(d))
-    return None if day is None else (day, first + month[1])
+    return cell[0], NAMED_CLASSES.index(cell[1])
+
+
+def _spelled_seconds(texts: list[str], fmt: str) -> np.ndarray:
+    """Each text's seconds when it is a date written in the spelling ``fmt`` (its cells),
+    NaN otherwise."""
+    cells = set(SPELLING_FORMAT_CELLS[fmt])
+    out = np.full(len(texts), np.nan)
+    for i, t in enumerate(texts):
+        cell = spelled_cell(t)
+        if cell is not None and cell[1] in cells:
+            out[i] = cell[0]
+    return out
+
+
+def _written_spelled(stamps: np.ndarray, fmt: str) -> np.ndarray:
+    """``stamps`` (datetime64[s]) written in the spelling ``fmt`` (this module's writer:
+    English names in any locale, the case flags, the dotted month, the weekday of each
+    day)."""
+    days = stamps.astype("datetime64[D]")
+    months = days.astype("datetime64[M]")
+    year = days.astype("datetime64[Y]").astype(np.int64) + 1970
+    month = months.astype(np.int64) % 12
+    day = (days - months).astype(np.int64) + 1
+    weekday = (days.astype(np.int64) + 3) % 7
+    cased: dict[str, Callable[[str], str]] = {"": str.title, "^": str.upper, "~": str.lower}
+    abbreviated = [m[:3] for m in MONTH_NAMES]
+    tables = {"b": abbreviated, "B": list(MONTH_NAMES), "a": [w[:3] for w in WEEKDAY_NAMES],
+              "A": list(WEEKDAY_NAMES)}  # fmt: skip
+    out = np.full(stamps.shape, "", dtype=object)
+    for part in re.split(r"(%[\^~]?[bBaA]\.?|%[dYy])", fmt):
+        if not part.startswith("%"):
+            out = out + part
+        elif part[-1] in "dYy":
+            values = {"d": day, "Y": year, "y": year % 100}[part[-1]]
+            width = 4 if part[-1] == "Y" else 2
+            out = out + np.array([str(v).zfill(width) for v in values.tolist()], dtype=object)
+        else:
+            dot = part.endswith(".")
+            letter = part[-2] if dot else part[-1]
+            names = list(AP_MONTHS) if dot else tables[letter]
+            which = weekday if letter in "aA" else month
+            case = cased[part[1] if part[1] in "^~" else ""]
+            out = out + np.array([case(names[i]) for i in which.tolist()], dtype=object)
+    return out
 
 
 def digits_format(fmt: str) -> bool:

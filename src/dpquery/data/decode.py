@@ -227,9 +227,30 @@ def _numeric_values(
     if attr.significant is not None:  # written in scientific notation (4.070e-04)
         out = np.full(len(values), None, dtype=object)
         keep = np.asarray(in_bin, dtype=bool)
-        out[keep] = [f"{x:.{attr.significant - 1}e}" for x in np.asarray(values)[keep]]
+        out[keep] = [scientific_text(x, attr.significant, attr.notation)
+                     for x in np.asarray(values)[keep].tolist()]  # fmt: skip
         return pd.Series(out, dtype=object)
     return schema.column(values, ~in_bin, attr.output_dtype)
+
+
+def scientific_text(x: float, significant: int, notation: tuple[str, float] | None = None) -> str:
+    """``x`` written at ``significant`` digits in scientific notation (``f"{x:.3e}"`` at 4,
+    ``4.070e-04``), or with a ``notation`` (``("below", t)``, ``("from", t)``,
+    :data:`~dpquery.data.domain.NOTATIONS`) so only where its magnitude is below ``t`` (at
+    or above it), plain decimals elsewhere: the number rounded to those digits, trailing
+    zeros dropped in both forms, as R's ``write.csv`` and Python's ``repr`` write a mixed
+    column (``1.2e-05`` beside ``0.0123``). Public: a rule on one decoded value."""
+    sci = f"{x:.{significant - 1}e}"
+    if notation is None:
+        return sci
+    rounded = float(sci)
+    side, t = notation
+    if (0 < abs(rounded) < t) if side == "below" else abs(rounded) >= t:
+        mantissa, exponent = sci.split("e")
+        if "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}e{exponent}"
+    return str(np.format_float_positional(rounded, trim="-"))
 
 
 def _padded(values: np.ndarray, missing: np.ndarray, width: int) -> pd.Series:

@@ -70,6 +70,10 @@ MAX_WIDTH = 20
 MAX_SIGNIFICANT = 17
 """The most significant digits a numeric attribute's ``significant`` may name (a float64's
 17 write it exactly)."""
+NOTATIONS = ("below", "from")
+"""The sides of an attribute's ``notation`` (a column written in scientific notation at some
+magnitudes only): an exponent below a magnitude, or from it up
+(:func:`dpquery.data.decode.scientific_text`)."""
 
 
 def _check_width(name: str, width: object) -> None:
@@ -296,7 +300,12 @@ class Numeric:
     decimals would round to 0 (``docs/learn.md``, "Numbers written in scientific
     notation"). Only for an attribute that is not ``integer``, a ``time``, of a ``width``,
     ``lattice`` or ``exact`` values, nor of declared ``decimals``; it changes no bit of the
-    layout.
+    layout. ``notation`` (with ``significant`` only): None writes every value so;
+    ``("below", t)`` writes a value with an exponent only where its magnitude is below ``t``
+    (``1.2e-05`` beside ``0.0123`` at ``t = 10^-4``: R's ``write.csv`` and Python's ``repr``),
+    ``("from", t)`` only at ``t`` and above (a spreadsheet's ``1.5e+10`` beside ``123``),
+    each value otherwise written as plain decimals; both at the significant digits, trailing
+    zeros dropped, as those writers drop them (:data:`NOTATIONS`).
     """
 
     name: str
@@ -314,11 +323,13 @@ class Numeric:
     exact: tuple[float, ...] = field(default=(), compare=False)
     width: int | None = field(default=None, compare=False)
     significant: int | None = field(default=None, compare=False)
+    notation: tuple[str, float] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
         _check_width(self.name, self.width)
         self._check_significant()
+        self._check_notation()
         if self.width is not None and (not self.integer or self.time is not None):
             raise DomainError(
                 f"numeric attribute {self.name!r}: a width needs integer=True and no time "
@@ -378,6 +389,22 @@ class Numeric:
             raise DomainError(f"numeric attribute {self.name!r}: significant digits take no "
                               f"{', '.join(given)}")  # fmt: skip
         object.__setattr__(self, "significant", int(s))
+
+    def _check_notation(self) -> None:
+        n = self.notation
+        if n is None:
+            return
+        ok = (isinstance(n, tuple | list) and len(n) == 2 and n[0] in NOTATIONS
+              and isinstance(n[1], int | float) and not isinstance(n[1], bool)
+              and math.isfinite(n[1]) and n[1] > 0)  # fmt: skip
+        if not ok:
+            raise DomainError(f"numeric attribute {self.name!r}: notation must be [side, t] "
+                              f"with side one of {', '.join(map(repr, NOTATIONS))} and t > 0, "
+                              f"got {n!r}")  # fmt: skip
+        if self.significant is None:
+            raise DomainError(f"numeric attribute {self.name!r}: a notation needs significant "
+                              "digits")  # fmt: skip
+        object.__setattr__(self, "notation", (str(n[0]), float(n[1])))
 
     def _check_lattice(self, lattice: Any, edges: tuple[float, ...]) -> tuple[int, int]:
         """``(step, offset)`` as two ints, checked against the attribute and its edges."""
@@ -903,6 +930,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["width"] = int(a.width)
     if isinstance(a, Numeric) and a.significant is not None:  # only when learned
         out["significant"] = int(a.significant)
+    if isinstance(a, Numeric) and a.notation is not None:  # only when learned
+        out["notation"] = [a.notation[0], a.notation[1]]
     return out
 
 
@@ -934,7 +963,7 @@ def _layout_to_dict(a: Attribute) -> dict[str, Any]:
 
 
 # a numeric attribute's decoding: no layout bit
-_DECODE = ("within", "density", "lattice", "exact", "width", "significant")
+_DECODE = ("within", "density", "lattice", "exact", "width", "significant", "notation")
 
 
 def _attr_from_dict(obj: Any) -> Attribute:
@@ -1011,6 +1040,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 _exact(name, obj.get("exact", [])),
                 obj.get("width"),
                 obj.get("significant"),
+                obj.get("notation"),
             )
         values = tuple(_hashable(v) for v in obj.get("values", (0, 1)))
         return Binary(name, values, obj.get("dtype"))  # type: ignore[arg-type]

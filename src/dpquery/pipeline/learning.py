@@ -68,6 +68,7 @@ import pandas as pd
 from dpquery.algorithms.release import OutsideLedger, Release
 from dpquery.algorithms.synthesizer import attach_ledger
 from dpquery.data import dates
+from dpquery.data.decode import scientific_text
 from dpquery.data.domain import Categorical, Domain, Numeric, padded
 from dpquery.data.encode import read_table
 from dpquery.data.numbers import axis_values
@@ -344,10 +345,23 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
                          f"so, {padded(7, attr.width)!r} for 7")  # fmt: skip
         if isinstance(attr, Numeric) and attr.significant is not None:
             k = attr.significant - 1
-            notes.append(f"{attr.name}: written in scientific notation with {attr.significant} "
-                         "significant digits (read off the precision's noisy counts of that "
-                         f"form, no further charge): released so, {0.000407:.{k}e} for "
-                         "0.000407")  # fmt: skip
+            if attr.notation is None:
+                notes.append(f"{attr.name}: written in scientific notation with "
+                             f"{attr.significant} significant digits (read off the precision's "
+                             "noisy counts of that form, no further charge): released so, "
+                             f"{0.000407:.{k}e} for 0.000407")  # fmt: skip
+            else:
+                side, t = attr.notation
+                near = (t / 2, 2 * t) if side == "below" else (2 * t, t / 2)
+                shown = ", ".join(scientific_text(x, attr.significant, attr.notation)
+                                  for x in near)  # fmt: skip
+                where = "below" if side == "below" else "from"
+                notes.append(f"{attr.name}: written in scientific notation {where} {t:g} and as "
+                             f"plain decimals {'above' if side == 'below' else 'below'}, at "
+                             f"{attr.significant} significant digits (the form and its "
+                             "magnitude read off the precision's and the bounds' noisy counts, "
+                             f"no further charge): released so, {shown} for "
+                             f"{near[0]:g}, {near[1]:g}")  # fmt: skip
         if isinstance(attr, Categorical) and c.noisy.get("date_order") in ("either", "both"):
             notes.append(_order_note(attr.name, c.noisy["date_order"]))
         if isinstance(attr, Categorical):
@@ -373,9 +387,10 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
                 how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
             if not c.declared and attr.time == dates.DIGITS_FORMAT:
                 how = "read as dates written YYYYMMDD (a private count of that form)"
-            if not c.declared and attr.time in dates.NAMED_FORMATS:
+            if not c.declared and attr.time in dates.NAMED_SPELLINGS:
                 how = (f"read as dates written {attr.time} (a private count of that form; "
-                       "written back in English, the day with its leading zero)")  # fmt: skip
+                       "written back in English, in the case read, the day with its leading "
+                       "zero, a weekday the released day's)")  # fmt: skip
             if attr.time in dates.CLOCK_FORMATS:
                 how = "declared" if c.declared else "read as times of day (a common format)"
                 notes.append(f"{attr.name}: {how}; learned over the day (0:00 to 24:00, "

@@ -55,7 +55,7 @@ invocations of ``PureDP(epsilon, bounded_range=True)``, before it draws;
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -104,7 +104,10 @@ def signed_log_grid(
     grid = np.array(sorted({0.0, *mags, *(-x for x in mags)}), dtype=np.float64)
     if decimals is not None:
         k = _validate.integer("decimals", decimals, minimum=0)
-        grid = np.unique(np.array([float(round(Decimal(repr(float(x))), k)) for x in grid]))
+        # digits enough for the largest point at k decimals (the default context's 28 are
+        # not, for a column learned at 14 decimals beyond 10^14)
+        with localcontext(prec=max(28, hi + k + 4)):
+            grid = np.unique(np.array([float(round(Decimal(repr(float(x))), k)) for x in grid]))
     return grid
 
 
