@@ -177,3 +177,17 @@ def test_a_release_writes_each_value_in_the_data_form(
         assert ((x < t) & (x > 0) == written).mean() >= 0.99, col
         assert 0.02 < written.mean() < 0.5
     assert released["fixed"].str.fullmatch(r"-?\d\.\d{3}e[-+]\d{2}").all()
+
+
+def test_the_plan_states_the_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    """``dpquery privacy synth`` states the every-value test and the threshold's candidates,
+    at no further charge."""
+    import json
+
+    assert main(["privacy", "synth", "--n", "5000", "--epsilon", "1", "--json"]) == 0
+    sci = json.loads(capsys.readouterr().out)["written_forms"]["scientific"]
+    assert sci["every_value"] == {"share": 0.95, "sigmas": 4.0}
+    assert sci["otherwise"]["below"][0] == 1e-12 and sci["otherwise"]["below"][-1] == 0.1
+    assert sci["otherwise"]["from"][0] == 1e5 and sci["otherwise"]["from"][-1] == 1e16
+    assert main(["privacy", "synth", "--n", "5000", "--epsilon", "1"]) == 0
+    assert "otherwise only below (or from) the power of ten" in capsys.readouterr().out

@@ -1233,7 +1233,11 @@ def forms_plan() -> dict[str, Any]:
                            "sigmas": FORM_SIGMAS, "share": SCIENTIFIC_SHARE,
                            "learned_to": 10.0**-SCIENTIFIC_DECIMALS,
                            "every_value": {"share": NUMBER_SHARE, "sigmas": NUMBER_SIGMAS},
-                           "otherwise": "shorter"},
+                           "otherwise": {"below": [10.0**e for e in range(
+                               NOTATION_BELOW[0], NOTATION_BELOW[1] + 1)],
+                               "from": [10.0**e for e in range(NOTATION_FROM[0],
+                                                               NOTATION_FROM[1] + 1)],
+                               "bucket_sigmas": NOTATION_SIGMAS}},
             "named_dates": {"charge": "the profile's (no further charge)",
                             "formats": list(dates.NAMED_FORMATS), "share": NUMBER_SHARE,
                             "spellings": list(dates.NAMED_SPELLINGS),

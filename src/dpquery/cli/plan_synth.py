@@ -343,8 +343,9 @@ def _learning_plan(args: argparse.Namespace) -> int:
           f"the column learned down to {sci['learned_to']:g} and written back in scientific "
           "notation, its significant digits those of the most precise mantissa holding "
           f"5%: every value so when the cells hold {sci['every_value']['share']:.0%} of the "
-          f"numbers less {sci['every_value']['sigmas']:g} sd, otherwise only where shorter "
-          "than plain decimals (R's write.csv)")  # fmt: skip
+          f"numbers less {sci['every_value']['sigmas']:g} sd, otherwise only below (or from) "
+          "the power of ten where the bounds' noisy buckets hold the share so written (no "
+          "further charge)")  # fmt: skip
     named = forms["named_dates"]
     print(f"    a text column the ISO test did not take counts its dates written with a month's "
           f"English name ({', '.join(named['formats'])}) in cells of its profile (its charge): "
