@@ -62,8 +62,8 @@ def test_every_value_or_mixed() -> None:
 def test_the_threshold_by_hand() -> None:
     """Buckets +-{1, 2, 5} 10^e from 10^-14: the mass below 10^-3 is 160 of 1000, below
     10^-4 50: a share of 0.16 is read below 10^-3, 0.05 below 10^-4; buckets under 2 sd
-    (here 20) count nothing; a large share on the large side, from 10^11; equally near
-    powers (a gap of the data's magnitudes): the middle one."""
+    (here 20) count nothing; a large share on the large side, from 10^11; of equally near
+    powers (no counted mass between), the one nearest the counted mass."""
     b = magnitude_buckets(min_exponent=-14)
     noisy = np.zeros(b.size - 1)
 
@@ -78,8 +78,15 @@ def test_the_threshold_by_hand() -> None:
     bounds = (0.0, 1.0)
     assert scientific_threshold(b, noisy, bounds, 0.16, 10) == ("below", 1e-3)
     assert scientific_threshold(b, noisy, bounds, 0.05, 10) == ("below", 1e-4)
-    # no mass from 10^-12 to 5 10^-5: 0.0 is as near at each of those 8 powers (the middle)
-    assert scientific_threshold(b, noisy, bounds, 0.0, 10) == ("below", 1e-9)
+    # no mass from 10^-12 to 5 10^-5: 0.0 is as near at each of those 8 powers (the largest)
+    assert scientific_threshold(b, noisy, bounds, 0.0, 10) == ("below", 1e-5)
+    # a thin tail (its buckets under 2 sd, not counted): 0.12 is as near 0 at every power to
+    # 10^-4 and farther from 0.38 at 10^-3: the largest, 10^-4
+    thin = np.zeros(b.size - 1)
+    thin[int(np.searchsorted(b, 1e-5))] = 15
+    thin[int(np.searchsorted(b, 5e-4))] = 380
+    thin[int(np.searchsorted(b, 0.1))] = 620
+    assert scientific_threshold(b, thin, bounds, 0.12, 10) == ("below", 1e-4)
     assert scientific_threshold(b, np.zeros(b.size - 1), bounds, 0.3, 10) == ("below", 1e-4)
     large = magnitude_buckets(min_exponent=-2, max_exponent=14)
     mass = np.zeros(large.size - 1)
@@ -87,8 +94,8 @@ def test_the_threshold_by_hand() -> None:
     mass[int(np.searchsorted(large, 5e10))] = 100  # [5e10, 1e11): written plain
     mass[int(np.searchsorted(large, 2e11))] = 300
     assert scientific_threshold(large, mass, (0, 1e15), 0.3, 10) == ("from", 1e11)
-    # equally near from 10^5 to 10^10 (no mass between): the middle, 10^7
-    assert scientific_threshold(large, mass, (0, 1e15), 0.4, 10) == ("from", 1e7)
+    # equally near from 10^5 to 10^10 (no mass between): the smallest
+    assert scientific_threshold(large, mass, (0, 1e15), 0.4, 10) == ("from", 1e5)
 
 
 def test_the_notation_in_a_domain() -> None:

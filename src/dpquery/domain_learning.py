@@ -1431,8 +1431,9 @@ def scientific_threshold(
     the side and power of ten at which the share of the column's mass in the bounds' noisy
     magnitude buckets (those within ``bounds`` holding :data:`NOTATION_SIGMAS` sd of their
     noise, ``sigma``) comes nearest ``share``, the noisy share of its numbers written with an
-    exponent (below before from at equal distances; of equally near powers, which lie in a
-    gap of the data's magnitudes, the middle one).
+    exponent (below before from at equal distances; of equally near powers, between which
+    the counted buckets hold no mass, the one nearest that mass: the largest below, the
+    smallest from).
     ``("below", 1e-4)`` when those buckets hold no mass (R's and Python's rule). R's
     ``write.csv`` and Python's ``repr`` write an exponent below ``10^-4``; a writer of
     one-digit exponents (``1.2e-5``) below ``10^-3``. Post-processing of the bounds' and the
@@ -1453,9 +1454,12 @@ def scientific_threshold(
             fits.append((abs((below if side == "below" else 1 - below) - share), side, e))
     nearest = min(f[0] for f in fits)
     side = next(f[1] for f in fits if f[0] == nearest)
-    # equally near: powers of ten in a gap of the data's magnitudes; the middle of them
+    # equally near: powers of ten where the counted buckets hold no mass between (a gap of
+    # the data's, or a thin tail's buckets each under the bar): the one nearest the mass
+    # counted, the largest below, the smallest from; within a true gap the choice writes
+    # few released values either way
     tied = [f[2] for f in fits if f[0] == nearest and f[1] == side]
-    return side, 10.0 ** tied[(len(tied) - 1) // 2]
+    return side, 10.0 ** (max(tied) if side == "below" else min(tied))
 
 
 def _scientific(
