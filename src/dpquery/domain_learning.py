@@ -3691,7 +3691,7 @@ def _finest(counts: list[int], sd: float) -> int:
 
 
 def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Context
-                   ) -> tuple[str, list[int]]:  # fmt: skip
+                   ) -> tuple[str | None, list[int]]:  # fmt: skip
     """The common format of a date column in ``order``: the counts of its values by
     separator (3), time form (:data:`~dpquery.data.dates.TIME_FORMS`, 6) and leading zeros
     (none below 10, one written without, with: 3), one discrete Gaussian over the three
@@ -3702,7 +3702,10 @@ def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Contex
     largest sum, then its finest precision holding :data:`DECIMALS_MASS` of it
     (:func:`_finest`); the leading zeros when the values written with them outnumber those
     written without. Three histograms of one cell per value each, rather than one of 54 cells,
-    so that no decision reads a sum of many cells' noise."""
+    so that no decision reads a sum of many cells' noise. A time of day alone (``order``
+    ``"clock"``) whose largest sum is of the values written with no time is refuted: the
+    format is ``None`` (a small table's text column can pass the time of day test on its
+    noise alone; its values are in no time class, and a time of day has no date to write)."""
     seps = np.zeros(len(dates.SEPARATORS), dtype=np.int64)
     times = np.zeros(len(dates.TIME_FORMS), dtype=np.int64)
     pads = np.zeros(3, dtype=np.int64)
@@ -3722,6 +3725,8 @@ def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Contex
     sep = max(allowed, key=lambda i: s[i])
     one = _sigma(rho, sensitivity)
     form = int(np.argmax([t[0], t[1] + t[2], sum(t[3:])]))
+    if order == "clock" and form == 0:
+        return None, h
     time = (0, 1 + _finest(t[1:3], one), 3 + _finest(t[3:], one))[form]
     padded = p[2] > p[1]
     return dates.common_format(order, dates.SEPARATORS[sep], time, padded), h
@@ -3730,21 +3735,25 @@ def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Contex
 def _dates(
     name: str, col: _Column, rho: float, missing: tuple[int, float], ctx: _Context,
     fmt: str | None = None, order: str | None = None,
-) -> tuple[Numeric, str, dict[str, Any], float]:  # fmt: skip
+) -> tuple[Numeric | None, str, dict[str, Any], float]:  # fmt: skip
     """A date column learned from ``rho`` as a quantity on the time axis: its format (a
     declared one, or :func:`_time_format`'s), bounds (:func:`_time_bounds`), ``bins - 1``
     quantiles by the exponential mechanism over :func:`_time_grid` (a small table: the
     bounds' buckets inside them, post-processing) and a missing flag as a number's; and the
-    rho spent. ``order``: a common format's (:func:`_common_format`), undeclared."""
+    rho spent. ``order``: a common format's (:func:`_common_format`), undeclared. Where that
+    refutes a time of day, ``None`` in place of the attribute, with the rho spent."""
     share = DECIMALS_SHARE / (1 - PROFILE_SHARE)
     more: dict[str, Any] = {}
     spent = 0.0
     if fmt is None:
-        fmt, more["format_histogram"] = (
+        learned_fmt, more["format_histogram"] = (
             _time_format(name, col, share * rho, ctx) if order is None  # ISO 8601
             else _common_format(name, col, order, share * rho, ctx)
         )  # fmt: skip
         spent += share * rho
+        if learned_fmt is None:  # a time of day its format's counts refute
+            return None, "", more, spent
+        fmt = learned_fmt
         rest = (1 - share) * rho
     else:
         rest = rho
@@ -4344,10 +4353,14 @@ def _learn_column(
                     date_rule = (f"time of day: noisy {noisy_clock} >= {NUMBER_SHARE:g} x "
                                  f"{present} - {clock_bar:.0f}")  # fmt: skip
     if kind == "date":  # no selection: its rest buys the format, bounds and edges
-        attr, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt,
-                                            order)  # fmt: skip
-        return attr, ColumnReport(name, "date", date_rule == "declared", date_rule,
-                                  profile_rho + spent, 0.0, learned, noisy | more)  # fmt: skip
+        dated, learned, more, spent = _dates(name, col, rest, (noisy_missing, sigma), ctx, fmt,
+                                             order)  # fmt: skip
+        if dated is not None:
+            return dated, ColumnReport(name, "date", date_rule == "declared", date_rule,
+                                       profile_rho + spent, 0.0, learned, noisy | more)  # fmt: skip
+        # a time of day refuted by its format's counts: text, selected with what is left
+        noisy |= more
+        kind, rest = None, rest - spent
     if kind != "numeric" and (few or noisy_numbers < zero):  # short of the share, or ~0
         sel = _select_categories(name, col, rest, ctx)
         found = membership_test(col, sel, present, profile_rho, ctx)
@@ -4358,6 +4371,8 @@ def _learn_column(
                                            found.vocabulary in CODE_VOCABULARIES))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
+        if date_rule.startswith("time of day"):  # refuted by its format's counts
+            rule += f"; not a time of day: {date_rule[len('time of day: '):]}, no time form"
         if found is not None:
             noisy |= found.noisy
         if found is not None and found.vocabulary is not None:
