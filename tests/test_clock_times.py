@@ -265,6 +265,7 @@ def test_a_release_writes_the_times_back_in_their_format(
 
 def _text_table(n: int = 244) -> pd.DataFrame:
     """A small table of one number and four text columns (tips' counts), no time of day."""
+
     def col(counts: dict[str, int]) -> np.ndarray:
         return np.repeat(list(counts), list(counts.values()))
 

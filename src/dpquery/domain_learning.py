@@ -4372,7 +4372,7 @@ def _learn_column(
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
         if date_rule.startswith("time of day"):  # refuted by its format's counts
-            rule += f"; not a time of day: {date_rule[len('time of day: '):]}, no time form"
+            rule += f"; not a {date_rule}, no time form"
         if found is not None:
             noisy |= found.noisy
         if found is not None and found.vocabulary is not None:
