@@ -3009,6 +3009,7 @@ def _numeric(
     if form == "YYYYMMDD":  # dates written as digits: learned on the time axis (_dates)
         dated = replace(col, times=digits_times(col))
         day = _dates(name, dated, rest, missing, ctx, dates.DIGITS_FORMAT)
+        assert day[0] is not None  # a declared format is never refuted
         day[2].update(decimals_histogram=hist, written_forms=forms, written_form=form)
         return day[0], day[1], day[2], share * rho + day[3]
     width = form if isinstance(form, int) else None
