@@ -101,7 +101,8 @@ def test_a_run_stopped_at_january_keeps_the_years_bound(monkeypatch, stopped):
     homicides15's seed 0, where the run grown from January's mode stopped at once: the
     other eleven months' noisy sum (1,509) is far above its threshold, so the bounds are
     the year's; with those months' noise pulled down to nothing (a run truly alone, the
-    months beyond holding less than a tenth of January's noisy count) they stay January. The ledger's charges are the same either way (post-processing)."""
+    months beyond holding less than a tenth of January's noisy count) they stay January.
+    The ledger's charges are the same either way (post-processing)."""
     noise = np.array([348, -36, 88, 121, 260, 21, 166, 223, 167, 298, -3, 204])
     if stopped:
         noise[1:] = np.minimum(noise[1:], 0)

@@ -3299,7 +3299,9 @@ def wide_time_run(
         if w > k:
             continue
         sums = np.convolve(noisy, np.ones(w, dtype=np.int64), "valid")
-        passing = np.flatnonzero(sums >= partition_threshold(one * w, BOUND_FALSE_RATE / (k - w + 1)))
+        passing = np.flatnonzero(
+            sums >= partition_threshold(one * w, BOUND_FALSE_RATE / (k - w + 1))
+        )
         if passing.size:
             return float(edges[passing[0]]), float(edges[passing[-1] + w]), noisy
     return None
