@@ -80,11 +80,11 @@ def test_a_side_is_cut_only_when_its_months_hold_a_small_share():
     noisy[0] = -50  # a run of negative noisy mass counts as 0
     noisy[5] = 0
     assert months_beyond(noisy, MONTHS, run, 1) == (False, False)
-    # the first rule at variance 10,000 (t11 near 1,234) fails the Gestation-like side, 765
-    # records after a January of 200; the second keeps it
-    noisy = np.zeros(12, dtype=np.int64)
-    noisy[0], noisy[1:] = 200, [70] * 11
-    assert months_beyond(noisy, MONTHS, run, 10_000) == (False, True)
+    # Gestation's seed 1 (a month's variance 14,003): January 1965 read as 425, the eleven
+    # months after it as 690 in all, below the first rule's 1,461; the second keeps them
+    noisy = np.array([425, 124, 0, 25, 190, 110, 115, -41, 121, 105, -53, -6])
+    assert partition_threshold(14_003 * 11, FAR_WINDOW_RATE) > noisy[1:].sum() == 690
+    assert months_beyond(noisy, MONTHS, run, 14_003) == (False, True)
 
 
 def _times(n: int, seed: int) -> pd.DataFrame:

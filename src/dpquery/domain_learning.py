@@ -3356,9 +3356,10 @@ def months_beyond(
     A side also keeps it unless its months' noisy sum is within :data:`MONTHS_CLIP_SHARE` of
     the run's noisy mass: where the run holds about as much as its noise, the first test's
     failure is no sign that the months beyond hold little (Gestation's 1,236 births of
-    September 1964 to September 1965, at 23 columns a month's sd near 100: on one seed the
-    run stopped at January 1965, whose eleven months after, 765 records, summed below the
-    test's 1,228, and the dates were released in one month, KS 0.62). An empty side passes
+    September 1964 to September 1965, at 23 columns a month's sd near 120: on one seed the
+    run stopped at January 1965, 95 records read as 425, and the eleven months after it, 765
+    records read as 690, fell below the test's 1,461, so the dates were released in one
+    month, KS 0.62). An empty side passes
     the cut unless its noise's sum exceeds a tenth of the run's mass (at 4,000 dates of one
     month and a month's sd near 50, nine months beyond: about 2.6 sd, 0.5%).
     Post-processing of the months' noisy counts and public thresholds: no charge."""
