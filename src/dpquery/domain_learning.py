@@ -3277,7 +3277,7 @@ TIME_WIDE_WINDOWS = (10, 40)
 threshold, sliding windows of this many years are read on the same noisy counts, the narrower
 first (:func:`wide_time_run`): a small table's dates spread over a few years hold about as
 many records a year as a year's noise sd (838 murders of 2006 to 2011, 94 to 172 a year,
-against a year's sd near 50 and its threshold near 220), and were released in one bin over
+against a year's sd near 55 and its threshold near 220), and were released in one bin over
 the whole axis, ``[1800, 2200)`` (KS 0.5). Post-processing of the years' noisy counts."""
 
 
@@ -3291,8 +3291,8 @@ def wide_time_run(
     width; None when no window of any width passes. An empty axis passes a width with
     probability at most :data:`BOUND_FALSE_RATE`, so at most ``len(TIME_WIDE_WINDOWS)``
     times it in all. A window that passes holds records somewhere in it, not at both of its
-    ends: the bounds may be up to ``w - 1`` buckets wider on each side than the data (the
-    release's bins inside them are the years', so the empty ones hold little). Reads only the
+    ends: the bounds may be up to ``w - 1`` buckets wider on each side than the data (a
+    small table's bins inside them are the years', a larger one's the quantiles'). Reads only the
     noisy counts and public thresholds: post-processing, no charge."""
     k = edges.size - 1
     for w in TIME_WIDE_WINDOWS:
@@ -3359,9 +3359,10 @@ def months_beyond(
     September 1964 to September 1965, at 23 columns a month's sd near 120: on one seed the
     run stopped at January 1965, 95 records read as 425, and the eleven months after it, 765
     records read as 690, fell below the test's 1,461, so the dates were released in one
-    month, KS 0.62). An empty side passes
-    the cut unless its noise's sum exceeds a tenth of the run's mass (at 4,000 dates of one
-    month and a month's sd near 50, nine months beyond: about 2.6 sd, 0.5%).
+    month, KS 0.62; and ``pp``'s dates of July 2012 to July 2014, under replace-one, were cut
+    to December 2012 to October 2013, 36% of them clipped). An empty side is still cut unless
+    its noise's sum exceeds a tenth of the run's mass (at 4,000 dates of one month and a
+    month's sd near 50, nine months beyond: about 2.6 sd, 0.5%).
     Post-processing of the months' noisy counts and public thresholds: no charge."""
     a = int(np.searchsorted(months, run[0]))
     b = int(np.searchsorted(months, run[1]))
