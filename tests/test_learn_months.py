@@ -10,7 +10,12 @@ import pytest
 from dpquery import domain_learning as learning
 from dpquery.data import Numeric
 from dpquery.data.dates import iso_cell
-from dpquery.domain_learning import FAR_WINDOW_RATE, learn_domain, months_beyond
+from dpquery.domain_learning import (
+    FAR_WINDOW_RATE,
+    MONTHS_CLIP_SHARE,
+    learn_domain,
+    months_beyond,
+)
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.partition_selection import partition_threshold
 
@@ -27,11 +32,13 @@ MONTHS = np.array([_month(m) for m in range(1, 14)])  # 2015's 12 month buckets
 def test_months_beyond_by_hand():
     """Noise variance 1 a month: a side of ``m`` months holds data when its noisy sum
     reaches the threshold an empty run's sum (variance ``m``) reaches with at most
-    FAR_WINDOW_RATE (1e-4: about 3.7 sd)."""
+    FAR_WINDOW_RATE (1e-4: about 3.7 sd). January's noisy count is made large here (10,000),
+    so that the cut's second rule (below) cuts every side that the first does not keep."""
     t1, t11 = partition_threshold(1, FAR_WINDOW_RATE), partition_threshold(11, FAR_WINDOW_RATE)
     assert 4 <= t1 <= 5 and 3.7 * 11**0.5 <= t11 <= 3.8 * 11**0.5 + 1
     run = (MONTHS[0], MONTHS[1])  # January alone
     noisy = np.zeros(12, dtype=np.int64)
+    noisy[0] = 10_000
     assert months_beyond(noisy, MONTHS, run, 1) == (False, False)
     noisy[1:] = [t11 // 11 + 1] * 11  # eleven months above: their sum reaches t11
     assert sum(noisy[1:]) >= t11
@@ -41,6 +48,7 @@ def test_months_beyond_by_hand():
     assert months_beyond(noisy, MONTHS, run, 1) == (False, False)
     run = (MONTHS[2], MONTHS[12])  # March to December: two months below
     noisy = np.zeros(12, dtype=np.int64)
+    noisy[2] = 10_000
     t2 = partition_threshold(2, FAR_WINDOW_RATE)
     noisy[0], noisy[1] = t2, 0
     assert months_beyond(noisy, MONTHS, run, 1) == (True, False)
@@ -49,10 +57,34 @@ def test_months_beyond_by_hand():
     # the variance scales the threshold: eleven months summing to t11 hold data at variance
     # 1, not at variance 4 (the threshold about twice t11)
     noisy = np.zeros(12, dtype=np.int64)
-    noisy[11] = t11
+    noisy[0], noisy[11] = 10_000, t11
     assert months_beyond(noisy, MONTHS, (MONTHS[0], MONTHS[1]), 1) == (False, True)
     assert months_beyond(noisy, MONTHS, (MONTHS[0], MONTHS[1]), 4) == (False, False)
     assert months_beyond(np.full(12, 10), MONTHS, (MONTHS[0], MONTHS[12]), 1) == (False, False)
+
+
+def test_a_side_is_cut_only_when_its_months_hold_a_small_share():
+    """The second rule: a side that fails the first is cut only when its months' noisy sum
+    is within MONTHS_CLIP_SHARE (10%) of the run's noisy mass; the noise's variance plays no
+    part in it."""
+    assert MONTHS_CLIP_SHARE == 0.1
+    run = (MONTHS[0], MONTHS[1])
+    noisy = np.zeros(12, dtype=np.int64)
+    assert months_beyond(noisy, MONTHS, run, 1) == (False, False)  # 0 within 10% of 0
+    noisy[5] = 1
+    assert months_beyond(noisy, MONTHS, run, 1) == (False, True)  # 1 above 10% of 0: kept
+    noisy[0] = 10
+    assert months_beyond(noisy, MONTHS, run, 1) == (False, False)  # 1 within 10% of 10: cut
+    noisy[0], noisy[5] = 90, 10  # 10 above 9 (10 alone is below the first rule's t11)
+    assert months_beyond(noisy, MONTHS, run, 1) == (False, True)
+    noisy[0] = -50  # a run of negative noisy mass counts as 0
+    noisy[5] = 0
+    assert months_beyond(noisy, MONTHS, run, 1) == (False, False)
+    # Gestation's seed 1 (a month's variance 14,003): January 1965 read as 425, the eleven
+    # months after it as 690 in all, below the first rule's 1,461; the second keeps them
+    noisy = np.array([425, 124, 0, 25, 190, 110, 115, -41, 121, 105, -53, -6])
+    assert partition_threshold(14_003 * 11, FAR_WINDOW_RATE) > noisy[1:].sum() == 690
+    assert months_beyond(noisy, MONTHS, run, 14_003) == (False, True)
 
 
 def _times(n: int, seed: int) -> pd.DataFrame:
@@ -68,22 +100,23 @@ def test_a_run_stopped_at_january_keeps_the_years_bound(monkeypatch, stopped):
     """The months' histogram of a small table (2,000 times of 2015) with the noise of
     homicides15's seed 0, where the run grown from January's mode stopped at once: the
     other eleven months' noisy sum (1,509) is far above its threshold, so the bounds are
-    the year's; with those months' noise pulled down to nothing (a run truly alone) they
-    stay January. The ledger's charges are the same either way (post-processing)."""
+    the year's; with those months' noise pulled down to nothing (a run truly alone, the
+    months beyond holding less than a tenth of January's noisy count) they stay January.
+    The ledger's charges are the same either way (post-processing)."""
     noise = np.array([348, -36, 88, 121, 260, 21, 166, 223, 167, 298, -3, 204])
     if stopped:
         noise[1:] = np.minimum(noise[1:], 0)
-    bounds = learning.private_bounds
+    read = learning.read_bounds
 
-    def drawn(values, **kw):  # type: ignore[no-untyped-def]
-        out = bounds(values, **kw)
-        if out is None or "months" not in kw["name"]:
+    def drawn(noisy, e, t, window, grow):  # type: ignore[no-untyped-def]
+        out = read(noisy, e, t, window, grow)
+        if out is None or not np.array_equal(e, MONTHS):  # the months' histogram only
             return out
-        run = learning.grown_bounds(noise, kw["threshold"], *kw["grow"], kw["window"][0])
+        run = learning.grown_bounds(noise, t, *grow, window[0])
         assert run == (0, 0)  # January alone, as on homicides15
         return float(MONTHS[0]), float(MONTHS[1]), noise
 
-    monkeypatch.setattr(learning, "private_bounds", drawn)
+    monkeypatch.setattr(learning, "read_bounds", drawn)
     ledger = Ledger(Budget.zcdp(1.0))
     dom, report = learn_domain(_times(2000, 0), rho=0.0008, delta=1e-9,
                                rng=np.random.default_rng(0), ledger=ledger,
