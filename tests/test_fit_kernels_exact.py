@@ -213,6 +213,7 @@ def test_raw_writer_writes_pandas_bytes(tmp_path, monkeypatch, labels, suffix) -
     item_labels = ItemLabels(tuple(labels), "user", "item")
     assert (raw_items._plain_labels(labels) is None) == any('"' in x for x in labels)
     monkeypatch.setattr(raw_items, "_WRITE_LINES", 97)  # many blocks
+    monkeypatch.setattr(raw_items, "_PLAIN_LINES", 89)
     ours, theirs = tmp_path / f"ours{suffix}", tmp_path / f"theirs{suffix}"
     write_raw_item_sets(ours, items, item_labels)
     monkeypatch.setattr(raw_items, "_plain_labels", lambda labels: None)  # pandas formats

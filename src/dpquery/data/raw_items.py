@@ -48,6 +48,7 @@ _READ_LINES = 1 << 21  # lines of a compressed file read at once (its one block)
 _LOOKAHEAD = 50  # lines read to find the first data line of a file (comments skipped)
 _CUT_LINES = 1 << 23  # lines whose users are cut at once (bounded_item_counts)
 _WRITE_LINES = 1 << 21  # lines formatted at once by the writer of a release
+_PLAIN_LINES = 1 << 18  # the same, formatted by _plain_block (three copies of its bytes)
 
 
 @dataclass(frozen=True)
@@ -871,7 +872,7 @@ def _plain_block(
     out = np.empty(size, dtype=np.uint8)
     indptr = np.asarray(matrix.indptr[first : last + 1], dtype=np.int64) - lo
     at = _format_raw_lines(indptr, indices, first, text, starts, out)
-    return out[:at].tobytes().decode("utf-8")
+    return str(out[:at].data, "utf-8")  # decoded from the buffer, not a copy of it
 
 
 @numba.njit(cache=True)
@@ -918,8 +919,9 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
             # a block of records at a time: the bytes of one frame of every line, without
             # its whole-table columns (a Python reference a line) and their formatting
             first = 0
+            lines = _WRITE_LINES if plain is None else _PLAIN_LINES
             while first < items.n:
-                last = int(np.searchsorted(matrix.indptr, matrix.indptr[first] + _WRITE_LINES,
+                last = int(np.searchsorted(matrix.indptr, matrix.indptr[first] + lines,
                                            side="right")) - 1  # fmt: skip
                 last = min(max(last, first + 1), items.n)
                 if plain is not None:
