@@ -95,8 +95,10 @@ def pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover -
     """``a[lo:lo + n].sum()`` added in numpy's order (its ``pairwise_sum`` of a contiguous
     float64 reduction): fewer than 8 terms one by one; up to 128 in 8 running sums combined
     as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, the rest added after; beyond,
-    the two halves (the first a multiple of 8) summed so and added. numpy recurses; this
-    walks the same tree with a stack (numba's cache does not load a recursive function)."""
+    the two halves (the first a multiple of 8) summed so and added (numpy's order since 1.9;
+    ``tests/test_fit_kernels_exact.py`` checks it against the installed numpy). numpy
+    recurses; this walks the same tree with a stack (numba's cache does not load a recursive
+    function)."""
     if n <= 128:
         return _block_sum(a, lo, n)
     return _tree_sum(a, lo, n, np.empty((2, 128), dtype=np.int64), np.empty(128))
@@ -107,7 +109,7 @@ def _tree_sum(
     a: np.ndarray, lo: int, n: int, todo: np.ndarray, values: np.ndarray
 ) -> float:  # pragma: no cover - jit
     """:func:`pairwise_sum` beyond 128 terms, on scratch stacks ``todo`` (``2 x 128``
-    integers) and ``values`` (128 floats): 128 levels hold any length."""
+    integers) and ``values`` (128 floats), enough for any length (two entries a level)."""
     # pending work: (lo, n) to sum, or n = -1: add the two sums on top of the value stack
     todo_lo, todo_n = todo[0], todo[1]
     top, held = 1, 0
