@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numba
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -38,7 +39,7 @@ import scipy.sparse as sp
 from pandas.io.common import get_handle
 
 from dpquery.data.encode import _SIZES, SEPARATORS, check_header
-from dpquery.data.items import ItemSets
+from dpquery.data.items import ItemSets, put_decimal
 from dpquery.errors import DPQueryError
 from dpquery.io import atomic_write
 
@@ -47,6 +48,7 @@ _READ_LINES = 1 << 21  # lines of a compressed file read at once (its one block)
 _LOOKAHEAD = 50  # lines read to find the first data line of a file (comments skipped)
 _CUT_LINES = 1 << 23  # lines whose users are cut at once (bounded_item_counts)
 _WRITE_LINES = 1 << 21  # lines formatted at once by the writer of a release
+_PLAIN_LINES = 1 << 18  # the same, formatted by _plain_block (three copies of its bytes)
 
 
 @dataclass(frozen=True)
@@ -843,6 +845,53 @@ def note_dropped(path: str | Path, count: int) -> None:
         )
 
 
+def _plain_labels(labels: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The labels' UTF-8 bytes, each followed by a newline (concatenated), and where each
+    starts (``d + 1`` offsets), when every label is a non-empty string that the CSV writer
+    writes as it is (no delimiter, quote or line break: ``csv.QUOTE_MINIMAL`` quotes nothing
+    else); None otherwise (pandas then formats the lines)."""
+    if not all(type(x) is str and x and not _QUOTED.search(x) for x in labels):
+        return None
+    encoded = [x.encode("utf-8") + b"\n" for x in labels]
+    starts = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=starts[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), starts
+
+
+_QUOTED = re.compile(r'[,"\r\n]')
+
+
+def _plain_block(
+    matrix: sp.csr_array, first: int, last: int, text: np.ndarray, starts: np.ndarray
+) -> str:
+    """The lines ``row,label`` of records ``first..last-1`` (:func:`_plain_labels`' labels),
+    the text pandas' ``to_csv`` writes for them, formatted by :func:`_format_raw_lines`."""
+    lo, hi = int(matrix.indptr[first]), int(matrix.indptr[last])
+    indices = np.asarray(matrix.indices[lo:hi], dtype=np.int64)
+    size = 21 * (hi - lo) + int((starts[indices + 1] - starts[indices]).sum())
+    out = np.empty(size, dtype=np.uint8)
+    indptr = np.asarray(matrix.indptr[first : last + 1], dtype=np.int64) - lo
+    at = _format_raw_lines(indptr, indices, first, text, starts, out)
+    return str(out[:at].data, "utf-8")  # decoded from the buffer, not a copy of it
+
+
+@numba.njit(cache=True)
+def _format_raw_lines(indptr, indices, first, text, starts, out):  # pragma: no cover - jit
+    """Record ``first + i``'s lines ``row,label`` (labels ``text[starts[j]:starts[j + 1]]``,
+    newline included) for the entries ``indptr[i]..indptr[i + 1]`` of ``indices``, into
+    ``out``; returns the bytes written."""
+    at = 0
+    digits = np.empty(20, dtype=np.uint8)
+    for i in range(indptr.size - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            at = put_decimal(np.int64(first + i), 44, out, at, digits)  # comma
+            j = indices[p]
+            for b in range(starts[j], starts[j + 1]):
+                out[at] = text[b]
+                at += 1
+    return at
+
+
 def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -> None:
     """Write ``# rows M items D``, the header ``user,item`` (``labels``' column names), then
     one line per one: the record's synthetic id ``0..M-1`` and the item's id from
@@ -859,6 +908,7 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
     names = np.asarray(labels.items, dtype=object)
     matrix = items.matrix
     columns = [labels.user_column, labels.item_column]
+    plain = _plain_labels(labels.items)
 
     def write(tmp: Path) -> None:
         compression = "gzip" if path.suffix.lower() == ".gz" else None
@@ -869,10 +919,15 @@ def write_raw_item_sets(path: str | Path, items: ItemSets, labels: ItemLabels) -
             # a block of records at a time: the bytes of one frame of every line, without
             # its whole-table columns (a Python reference a line) and their formatting
             first = 0
+            lines = _WRITE_LINES if plain is None else _PLAIN_LINES
             while first < items.n:
-                last = int(np.searchsorted(matrix.indptr, matrix.indptr[first] + _WRITE_LINES,
+                last = int(np.searchsorted(matrix.indptr, matrix.indptr[first] + lines,
                                            side="right")) - 1  # fmt: skip
                 last = min(max(last, first + 1), items.n)
+                if plain is not None:
+                    handles.handle.write(_plain_block(matrix, first, last, *plain))
+                    first = last
+                    continue
                 lo, hi = int(matrix.indptr[first]), int(matrix.indptr[last])
                 rows = np.repeat(np.arange(first, last, dtype=np.int64),
                                  np.diff(matrix.indptr[first : last + 1]))  # fmt: skip

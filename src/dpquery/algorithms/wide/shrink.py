@@ -15,6 +15,7 @@ the estimate, never in the privacy guarantee.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 # Beyond this many standard deviations a count is kept as measured: the prior cannot move it.
@@ -56,11 +57,117 @@ def npmle_prior(
     # indistinguishable) stays at 0, the sparse guess, instead of spreading over the grid.
     pi = np.full(grid.size, _SLAB / grid.size)
     pi[np.argmin(np.abs(grid))] += 1 - _SLAB
-    for _ in range(steps):
-        mix = (like * pi[None, :]).sum(axis=1)  # no BLAS threads (fit.py's _dot)
-        mix = np.maximum(mix, 1e-300)
-        pi = pi * ((counts / mix)[:, None] * like).sum(axis=0) / counts.sum()
+    pi = em_steps(like, counts.astype(np.float64), pi, steps, float(counts.sum()))
     return pi / pi.sum()
+
+
+@numba.njit(cache=True)
+def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - jit
+    """:func:`pairwise_sum` of at most 128 terms."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    end = n - n % 8
+    while i < end:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@numba.njit(cache=True)
+def pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - jit
+    """``a[lo:lo + n].sum()`` added in numpy's order (its ``pairwise_sum`` of a contiguous
+    float64 reduction): fewer than 8 terms one by one; up to 128 in 8 running sums combined
+    as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, the rest added after; beyond,
+    the two halves (the first a multiple of 8) summed so and added (numpy's order since 1.9;
+    ``tests/test_fit_kernels_exact.py`` checks it against the installed numpy). numpy
+    recurses; this walks the same tree with a stack (numba's cache does not load a recursive
+    function)."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    return _tree_sum(a, lo, n, np.empty((2, 128), dtype=np.int64), np.empty(128))
+
+
+@numba.njit(cache=True)
+def _tree_sum(
+    a: np.ndarray, lo: int, n: int, todo: np.ndarray, values: np.ndarray
+) -> float:  # pragma: no cover - jit
+    """:func:`pairwise_sum` beyond 128 terms, on scratch stacks ``todo`` (``2 x 128``
+    integers) and ``values`` (128 floats), enough for any length (two entries a level)."""
+    # pending work: (lo, n) to sum, or n = -1: add the two sums on top of the value stack
+    todo_lo, todo_n = todo[0], todo[1]
+    top, held = 1, 0
+    todo_lo[0], todo_n[0] = lo, n
+    while top > 0:
+        top -= 1
+        at, m = todo_lo[top], todo_n[top]
+        if m < 0:
+            held -= 1
+            values[held - 1] = values[held - 1] + values[held]
+        elif m <= 128:
+            values[held] = _block_sum(a, at, m)
+            held += 1
+        else:
+            half = m // 2
+            half -= half % 8
+            todo_lo[top], todo_n[top] = 0, -1  # after both halves: their sum
+            todo_lo[top + 1], todo_n[top + 1] = at + half, m - half
+            todo_lo[top + 2], todo_n[top + 2] = at, half  # the first half first
+            top += 3
+    return values[0]
+
+
+@numba.njit(cache=True)
+def em_steps(
+    like: np.ndarray, counts: np.ndarray, pi: np.ndarray, steps: int, total: float
+) -> np.ndarray:  # pragma: no cover - jit
+    """``steps`` EM updates of the mixing weights ``pi`` (in place), each the numpy
+    expressions ``mix = maximum((like * pi).sum(axis=1), 1e-300)`` and ``pi = pi * ((counts
+    / mix)[:, None] * like).sum(axis=0) / total`` with every product and sum made in numpy's
+    order (a row's sum :func:`pairwise_sum`'s, a column's from the first row down), so the
+    weights are theirs to the last bit; one pass over ``like`` a step, where numpy writes and
+    reads two temporaries of its size. A step that leaves ``pi`` unchanged, bit for bit, is
+    a fixed point: the steps left would repeat it, and are skipped."""
+    V, G = like.shape
+    row = np.empty(G)
+    acc = np.empty(G)
+    todo, values = np.empty((2, 128), dtype=np.int64), np.empty(128)
+    for _ in range(steps):
+        acc[:] = 0.0
+        for i in range(V):
+            for j in range(G):
+                row[j] = like[i, j] * pi[j]
+            mix = _block_sum(row, 0, G) if G <= 128 else _tree_sum(row, 0, G, todo, values)
+            if mix < 1e-300:  # np.maximum's (a NaN stays NaN)
+                mix = 1e-300
+            r = counts[i] / mix
+            for j in range(G):
+                acc[j] += r * like[i, j]
+        fixed = True
+        for j in range(G):
+            new = pi[j] * acc[j] / total
+            if new != pi[j]:
+                fixed = False
+            pi[j] = new
+        if fixed:
+            break
+    return pi
 
 
 def posterior_median(
