@@ -3596,13 +3596,25 @@ def _midnight(counts: list[int], sd: float) -> bool:
     return _finest(counts, sd) == 0
 
 
+def iso_format_counts(col: _Column) -> np.ndarray:
+    """The exact counts :func:`_time_format` measures: the column's ISO values by format
+    class (:data:`~dpquery.data.dates.ISO_CLASSES`, 13; the four classes with a time and no
+    zone without their values at midnight), then those values at midnight by class
+    (:data:`~dpquery.data.dates.ISO_MIDNIGHT_FORMATS`, 4). Each value is in one cell of the
+    17, so the vector moves by L2 at most 1 when a record is added or removed and
+    ``sqrt(2)`` when one is replaced."""
+    own = col.time_classes.copy()
+    own[1 : len(dates.ISO_FORMATS)] -= col.midnight  # a value at midnight: its own cell only
+    return np.concatenate([own, col.midnight])
+
+
 def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[str, list[int]]:
     """The ISO format of an undeclared date column: a discrete Gaussian histogram of its
     values' format classes (:data:`~dpquery.data.dates.ISO_CLASSES`, L2 sensitivity
     ``ctx.l2``: ``sqrt(2)`` under replace-one, 1 under add/remove), read as the decimals'
-    (:func:`precision_of` on day, minute and second, each summing two classes: their noise
-    sd is ``sqrt(2)`` times one's, whatever the relation), the time after a ``T`` when those
-    classes' noisy sum exceeds the space's.
+    (:func:`precision_of` on day, minute and second, the last two each summing two classes,
+    four cells with their midnight cells below: their noise sd is twice one's, whatever the
+    relation), the time after a ``T`` when those classes' noisy sum exceeds the space's.
 
     The classes with a zone (:data:`~dpquery.data.dates.ZONE_FORMATS`, ``Z`` then an offset)
     are cells of the same histogram: one value is in one class of the 13, so the vector moves
@@ -3624,20 +3636,20 @@ def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[st
     whether the time is always midnight (:func:`_midnight`): if so, the format is
     :data:`~dpquery.data.dates.ISO_MIDNIGHT_FORMATS`' (a date's, written ``T00:00:00``).
     Post-processing of the noisy histogram."""
-    base = len(dates.ISO_FORMATS)
-    mid = col.midnight
-    own = col.time_classes[:base].copy()
-    own[1:] -= mid  # a value at midnight is in its midnight cell only
+    base, zoned = len(dates.ISO_FORMATS), len(dates.ISO_CLASSES)
+    exact = iso_format_counts(col)
     noisy = discrete_gaussian_mechanism(
-        own, rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
+        exact[:base], rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
     assert ctx.zone_rng is not None and ctx.midnight_rng is not None
     sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
-    zones = col.time_classes[base:] + sample_discrete_gaussian(
+    zones = exact[base:zoned] + sample_discrete_gaussian(
         sigma2, len(dates.ZONE_FORMATS), ctx.zone_rng
     )
-    mids = mid + sample_discrete_gaussian(sigma2, mid.size, ctx.midnight_rng)
+    mids = exact[zoned:] + sample_discrete_gaussian(
+        sigma2, len(dates.ISO_MIDNIGHT_FORMATS), ctx.midnight_rng
+    )
     o = [int(x) for x in noisy]
     z = [int(x) for x in zones]
     m = [int(x) for x in mids]
@@ -3799,6 +3811,29 @@ def _finest(counts: list[int], sd: float) -> int:
     return max(passing) if passing else len(counts) - 1
 
 
+def common_format_counts(col: _Column, order: str) -> np.ndarray:
+    """The exact counts :func:`_common_format` measures, of the column's values read in
+    ``order``: by separator (3), time form (:data:`~dpquery.data.dates.TIME_FORMS`, 6: its
+    classes to the hour without the values at midnight), leading zeros (3), then the time
+    forms' values at midnight (``0:00``, ``0:00:00``: 2; none for a time of day, ``order``
+    ``"clock"``, whose ``0:00`` stays in its class). Each value is in one cell of each of the
+    three histograms (the time forms' of 8), so the vector moves by L2 at most ``sqrt(3)``
+    when a record is added or removed and ``sqrt(6)`` when one is replaced."""
+    seps = np.zeros(len(dates.SEPARATORS), dtype=np.int64)
+    times = np.zeros(len(dates.TIME_FORMS), dtype=np.int64)
+    pads = np.zeros(3, dtype=np.int64)
+    mids = np.zeros(len(dates.MIDNIGHT_FORMS), dtype=np.int64)
+    for cell, count in _common_cells(col):
+        if order in cell.seconds:
+            seps[cell.sep] += count
+            pads[cell.pad] += count
+            if order != "clock" and cell.time in (1, 3) and cell.seconds[order] % dates.DAY == 0:
+                mids[cell.time // 2] += count  # 0:00 (H:00) or 0:00:00 (H:00:00)
+            else:
+                times[cell.time] += count
+    return np.concatenate([seps, times, pads, mids])
+
+
 def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Context
                    ) -> tuple[str | None, list[int]]:  # fmt: skip
     """The common format of a date column in ``order``: the counts of its values by
@@ -3825,29 +3860,19 @@ def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Contex
     and its precision the finest of midnight, the hour, the minute (and the second) holding
     :data:`DECIMALS_MASS` of it (:func:`_finest`): midnight when only its values do, the
     format then a date's written at midnight (``M/D/YYYY 0:00:00``)."""
-    seps = np.zeros(len(dates.SEPARATORS), dtype=np.int64)
-    times = np.zeros(len(dates.TIME_FORMS), dtype=np.int64)
-    pads = np.zeros(3, dtype=np.int64)
-    mids = np.zeros(len(dates.MIDNIGHT_FORMS), dtype=np.int64)
     split = order != "clock"  # a time of day at midnight is a time of day
-    for cell, count in _common_cells(col):
-        if order in cell.seconds:
-            seps[cell.sep] += count
-            pads[cell.pad] += count
-            if split and cell.time in (1, 3) and cell.seconds[order] % dates.DAY == 0:
-                mids[cell.time // 2] += count  # 0:00 (H:00) or 0:00:00 (H:00:00)
-            else:
-                times[cell.time] += count
+    exact = common_format_counts(col, order)
     sensitivity = math.sqrt(3) * ctx.l2
     noisy = discrete_gaussian_mechanism(
-        np.concatenate([seps, times, pads]), rho=rho, sensitivity=sensitivity, rng=ctx.rng,
-        ledger=ctx.ledger, name=f"{name}: date format (discrete Gaussian)",
+        exact[:12], rho=rho, sensitivity=sensitivity, rng=ctx.rng, ledger=ctx.ledger,
+        name=f"{name}: date format (discrete Gaussian)",
     )  # fmt: skip
     h = [int(x) for x in noisy]
     if split:
         assert ctx.midnight_rng is not None
         sigma2 = discrete_gaussian_sigma2(rho, sensitivity)
-        h += [int(x) for x in mids + sample_discrete_gaussian(sigma2, mids.size, ctx.midnight_rng)]
+        mids = exact[12:] + sample_discrete_gaussian(sigma2, 2, ctx.midnight_rng)
+        h += [int(x) for x in mids]
     s, t, p = h[:3], h[3:9], h[9:12]
     m = h[12:] if split else [0, 0]
     allowed = [i for i in range(3) if not (order == "ymd" and dates.SEPARATORS[i] == "-")]
