@@ -311,23 +311,27 @@ date's format (a day), read as any ISO cell and written with ``00:00`` or ``00:0
 a space or a ``T``."""
 MIDNIGHT_FORMATS = COMMON_MIDNIGHT_FORMATS + ISO_MIDNIGHT_FORMATS
 """Every format of a date written with a time that is always midnight (36)."""
-_COMMON_SPEC = {
-    common_format(o, s, t, p): (o, s, t, p)
-    for o in ORDERS
-    for s in SEPARATORS
-    for t in range(len(TIME_FORMS))
-    for p in (False, True)
-} | {
-    common_format("clock", "", t, p): ("clock", "", t, p)
-    for t in range(1, len(TIME_FORMS))
-    for p in (False, True)
-} | {
-    common_format(o, s, MIDNIGHT + j, p): (o, s, MIDNIGHT + j, p)
-    for o in ORDERS
-    for s in SEPARATORS
-    for j in range(len(MIDNIGHT_FORMS))
-    for p in (False, True)
-}
+_COMMON_SPEC = (
+    {
+        common_format(o, s, t, p): (o, s, t, p)
+        for o in ORDERS
+        for s in SEPARATORS
+        for t in range(len(TIME_FORMS))
+        for p in (False, True)
+    }
+    | {
+        common_format("clock", "", t, p): ("clock", "", t, p)
+        for t in range(1, len(TIME_FORMS))
+        for p in (False, True)
+    }
+    | {
+        common_format(o, s, MIDNIGHT + j, p): (o, s, MIDNIGHT + j, p)
+        for o in ORDERS
+        for s in SEPARATORS
+        for j in range(len(MIDNIGHT_FORMS))
+        for p in (False, True)
+    }
+)
 
 
 @dataclass(frozen=True)
