@@ -13,8 +13,10 @@ optionally ``HH:MM`` or ``HH:MM:SS`` after a space or a ``T``) and names a real 
 :data:`COMMON_FORMATS` (``M/D/YYYY``, ``D.M.YYYY``, ``YYYY/MM/DD``, ... with or without a time)
 is read by :func:`common_cell` in each order that names a real day: ``03/04/2019`` in both,
 which is never guessed (the learning takes an order only on evidence of it,
-``dpquery.domain_learning.common_rule``). Any other format is read only when declared
-(``types={"day": "date:%d %b %Y"}``), with pandas' exact-format parser.
+``dpquery.domain_learning.common_rule``). A column whose times are all midnight
+(``9/30/1990 0:00:00``, ``2020-01-03T00:00:00``) is learned in one of
+:data:`MIDNIGHT_FORMATS`: a date's, its time written as text. Any other format is read only
+when declared (``types={"day": "date:%d %b %Y"}``), with pandas' exact-format parser.
 """
 
 from __future__ import annotations
