@@ -61,7 +61,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   further counts of its values' order classes, :func:`_common_test`, :func:`common_rule`),
   its layout then learned by :func:`_common_format`; one no order took, for a time of day
   alone (:data:`~dpquery.data.dates.CLOCK_FORMATS`: one more count of the profile,
-  :func:`_clock_test`), learned over the day, its public bounds ``[0, 86400)``.
+  :func:`_clock_test`), learned over the day, its public bounds ``[0, 86400)``. A date
+  whose time is always midnight (its format histogram's own cells, :func:`_midnight`) is
+  learned over days and written at midnight
+  (:data:`~dpquery.data.dates.MIDNIGHT_FORMATS`).
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
