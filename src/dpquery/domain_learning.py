@@ -61,7 +61,10 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   further counts of its values' order classes, :func:`_common_test`, :func:`common_rule`),
   its layout then learned by :func:`_common_format`; one no order took, for a time of day
   alone (:data:`~dpquery.data.dates.CLOCK_FORMATS`: one more count of the profile,
-  :func:`_clock_test`), learned over the day, its public bounds ``[0, 86400)``.
+  :func:`_clock_test`), learned over the day, its public bounds ``[0, 86400)``. A date
+  whose time is always midnight (its format histogram's own cells, :func:`_midnight`) is
+  learned over days and written at midnight
+  (:data:`~dpquery.data.dates.MIDNIGHT_FORMATS`).
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
@@ -547,6 +550,11 @@ class _Column:
     time_classes: np.ndarray = field(
         default_factory=lambda: np.zeros(len(dates.ISO_CLASSES), dtype=np.int64)
     )
+    # of those, the values of the classes with a time and no zone (ISO_FORMATS[1:]) whose
+    # time is midnight, by class (dates.ISO_MIDNIGHT_FORMATS): _time_format's own cells
+    midnight: np.ndarray = field(
+        default_factory=lambda: np.zeros(len(dates.ISO_MIDNIGHT_FORMATS), dtype=np.int64)
+    )
     # counts of the whole numbers written in a form of WRITTEN_FORMS (zero-padded to a width,
     # or a YYYYMMDD date), which decimals[0] then does not count (written_form_of)
     forms: np.ndarray = field(default_factory=lambda: np.zeros(len(WRITTEN_FORMS), dtype=np.int64))
@@ -596,6 +604,7 @@ def _read(series: pd.Series) -> _Column:
     decimals = np.zeros(MAX_LEARNED_DECIMALS + 1, dtype=np.int64)
     times: list[int] = []
     classes = np.zeros(len(dates.ISO_CLASSES), dtype=np.int64)
+    midnight = np.zeros(len(dates.ISO_MIDNIGHT_FORMATS), dtype=np.int64)
     for v in series.to_numpy(dtype=object)[~na]:
         key, x, k = _cell(v)
         keys[key] = keys.get(key, 0) + 1
@@ -605,6 +614,8 @@ def _read(series: pd.Series) -> _Column:
         elif isinstance(key, str) and (t := dates.iso_cell(key)) is not None:
             times.append(t[0])
             classes[t[1]] += 1
+            if 0 < t[1] < len(dates.ISO_FORMATS) and t[0] % dates.DAY == 0:
+                midnight[t[1] - 1] += 1
     if na.any():
         keys[_MISSING] = int(na.sum())
     forms = np.zeros(len(WRITTEN_FORMS), dtype=np.int64)
@@ -620,7 +631,8 @@ def _read(series: pd.Series) -> _Column:
             scientific[m] += count
             decimals[_cell(key)[2]] -= count
     return _Column(len(series), int(na.sum()), keys, np.array(numbers, dtype=np.float64), decimals,
-                   np.array(times, dtype=np.float64), classes, forms, scientific)  # fmt: skip
+                   np.array(times, dtype=np.float64), classes, midnight, forms,
+                   scientific)  # fmt: skip
 
 
 # --- the mechanisms of one column ---------------------------------------------------------------
@@ -687,6 +699,9 @@ class _Context:
     scientific_rng: np.random.Generator | None = None
     # the noise of the profile's cells of dates written with a month's name (_named_test)
     named_rng: np.random.Generator | None = None
+    # the noise of the format histograms' cells of times always at midnight (_time_format,
+    # _common_format): a stream of their own, so that every other cell is drawn as before
+    midnight_rng: np.random.Generator | None = None
     # the noise of the profile's further cells of other spellings (_spelled_test)
     spelled_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
@@ -3569,15 +3584,40 @@ def _time_grid(lo: float, hi: float, unit: int) -> np.ndarray:
 
 ZONE_STREAM = 0x7A6F6E65
 """The spawn key of the zone classes' own stream (:func:`_own_stream`, :func:`_time_format`)."""
+MIDNIGHT_STREAM = 0x6D69646E
+"""The spawn key of the midnight cells' own stream (:func:`_own_stream`): the format
+histograms' cells of times always midnight (:func:`_time_format`, :func:`_common_format`)."""
+
+
+def _midnight(counts: list[int], sd: float) -> bool:
+    """Whether a time form's values are read as always midnight: ``counts`` are the noisy
+    counts of its values at midnight, then of its other values (coarse to fine, as
+    :func:`_finest`'s), each of noise sd ``sd``; midnight when it is the finest class holding
+    :data:`DECIMALS_MASS` of their noisy total and :data:`DECIMALS_SIGMAS` sd, that is, when
+    the midnight values do and no other class does. When none does (a small table), not: a
+    time of day is never cut to midnight by noise alone. Post-processing."""
+    return _finest(counts, sd) == 0
+
+
+def iso_format_counts(col: _Column) -> np.ndarray:
+    """The exact counts :func:`_time_format` measures: the column's ISO values by format
+    class (:data:`~dpquery.data.dates.ISO_CLASSES`, 13; the four classes with a time and no
+    zone without their values at midnight), then those values at midnight by class
+    (:data:`~dpquery.data.dates.ISO_MIDNIGHT_FORMATS`, 4). Each value is in one cell of the
+    17, so the vector moves by L2 at most 1 when a record is added or removed and
+    ``sqrt(2)`` when one is replaced."""
+    own = col.time_classes.copy()
+    own[1 : len(dates.ISO_FORMATS)] -= col.midnight  # a value at midnight: its own cell only
+    return np.concatenate([own, col.midnight])
 
 
 def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[str, list[int]]:
     """The ISO format of an undeclared date column: a discrete Gaussian histogram of its
     values' format classes (:data:`~dpquery.data.dates.ISO_CLASSES`, L2 sensitivity
     ``ctx.l2``: ``sqrt(2)`` under replace-one, 1 under add/remove), read as the decimals'
-    (:func:`precision_of` on day, minute and second, each summing two classes: their noise
-    sd is ``sqrt(2)`` times one's, whatever the relation), the time after a ``T`` when those
-    classes' noisy sum exceeds the space's.
+    (:func:`precision_of` on day, minute and second, the last two each summing two classes,
+    four cells with their midnight cells below: their noise sd is twice one's, whatever the
+    relation), the time after a ``T`` when those classes' noisy sum exceeds the space's.
 
     The classes with a zone (:data:`~dpquery.data.dates.ZONE_FORMATS`, ``Z`` then an offset)
     are cells of the same histogram: one value is in one class of the 13, so the vector moves
@@ -3587,26 +3627,50 @@ def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[st
     of their own (``ctx.zone_rng``), so the five classes are drawn as before. When the zone
     classes' noisy sum exceeds the five's, the column's format is the zone's (``Z`` or the
     offset, whichever sum is larger) read from its four classes alike, to the minute at
-    least; otherwise the five decide, as before. Post-processing of the noisy histogram."""
-    base = len(dates.ISO_FORMATS)
+    least; otherwise the five decide, as before.
+
+    The values of the four classes with a time and no zone whose time is midnight
+    (``00:00``, ``00:00:00``) are four cells of their own (:data:`_Column.midnight
+    <_Column>`, after the zones'), which the four classes then do not count: a value is
+    still in one cell of the 17, so the same sensitivity and the same one charge cover them,
+    their noise drawn from a stream of their own (``ctx.midnight_rng``). Each class is read as
+    the sum of its two cells (the precision's classes sum four cells, sd ``2 sigma``); the
+    chosen precision's midnight cells and its other cells (both separators) then decide
+    whether the time is always midnight (:func:`_midnight`): if so, the format is
+    :data:`~dpquery.data.dates.ISO_MIDNIGHT_FORMATS`' (a date's, written ``T00:00:00``).
+    Post-processing of the noisy histogram."""
+    base, zoned = len(dates.ISO_FORMATS), len(dates.ISO_CLASSES)
+    exact = iso_format_counts(col)
     noisy = discrete_gaussian_mechanism(
-        col.time_classes[:base], rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
+        exact[:base], rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
-    assert ctx.zone_rng is not None
-    zones = col.time_classes[base:] + sample_discrete_gaussian(
-        discrete_gaussian_sigma2(rho, ctx.l2), len(dates.ZONE_FORMATS), ctx.zone_rng
+    assert ctx.zone_rng is not None and ctx.midnight_rng is not None
+    sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
+    zones = exact[base:zoned] + sample_discrete_gaussian(
+        sigma2, len(dates.ZONE_FORMATS), ctx.zone_rng
     )
-    c = [int(x) for x in noisy]
+    mids = exact[zoned:] + sample_discrete_gaussian(
+        sigma2, len(dates.ISO_MIDNIGHT_FORMATS), ctx.midnight_rng
+    )
+    o = [int(x) for x in noisy]
     z = [int(x) for x in zones]
-    sigma = math.sqrt(2) * _sigma(rho, ctx.l2)
+    m = [int(x) for x in mids]
+    c = [o[0], *(o[k] + m[k - 1] for k in range(1, base))]  # each class, midnight or not
+    one = _sigma(rho, ctx.l2)
     if sum(z) <= sum(c):
-        precision = precision_of([c[0], c[1] + c[3], c[2] + c[4]], sigma)
-        return dates.iso_format(precision, c[3] + c[4] > c[1] + c[2]), c + z
+        precision = precision_of([c[0], c[1] + c[3], c[2] + c[4]], 2 * one)
+        with_t = c[3] + c[4] > c[1] + c[2]
+        at = [precision, precision + 2]  # the precision's classes, a space's and a T's
+        always = precision > 0 and _midnight(
+            [sum(m[k - 1] for k in at), sum(o[k] for k in at)], math.sqrt(2) * one
+        )
+        return dates.iso_format(precision, with_t, midnight=always), o + z + m
+    sigma = math.sqrt(2) * one
     k = 0 if sum(z[:4]) >= sum(z[4:]) else 4  # Z or an offset
     t = z[k : k + 4]  # as classes 1 to 4 without a zone
     precision = max(1, precision_of([0, t[0] + t[2], t[1] + t[3]], sigma))
-    return dates.iso_format(precision, t[2] + t[3] > t[0] + t[1], dates.ZONES[k // 4]), c + z
+    return dates.iso_format(precision, t[2] + t[3] > t[0] + t[1], dates.ZONES[k // 4]), o + z + m
 
 
 # --- dates in a common format other than ISO 8601 (dates.COMMON_FORMATS) -----------------
@@ -3750,6 +3814,29 @@ def _finest(counts: list[int], sd: float) -> int:
     return max(passing) if passing else len(counts) - 1
 
 
+def common_format_counts(col: _Column, order: str) -> np.ndarray:
+    """The exact counts :func:`_common_format` measures, of the column's values read in
+    ``order``: by separator (3), time form (:data:`~dpquery.data.dates.TIME_FORMS`, 6: its
+    classes to the hour without the values at midnight), leading zeros (3), then the time
+    forms' values at midnight (``0:00``, ``0:00:00``: 2; none for a time of day, ``order``
+    ``"clock"``, whose ``0:00`` stays in its class). Each value is in one cell of each of the
+    three histograms (the time forms' of 8), so the vector moves by L2 at most ``sqrt(3)``
+    when a record is added or removed and ``sqrt(6)`` when one is replaced."""
+    seps = np.zeros(len(dates.SEPARATORS), dtype=np.int64)
+    times = np.zeros(len(dates.TIME_FORMS), dtype=np.int64)
+    pads = np.zeros(3, dtype=np.int64)
+    mids = np.zeros(len(dates.MIDNIGHT_FORMS), dtype=np.int64)
+    for cell, count in _common_cells(col):
+        if order in cell.seconds:
+            seps[cell.sep] += count
+            pads[cell.pad] += count
+            if order != "clock" and cell.time in (1, 3) and cell.seconds[order] % dates.DAY == 0:
+                mids[cell.time // 2] += count  # 0:00 (H:00) or 0:00:00 (H:00:00)
+            else:
+                times[cell.time] += count
+    return np.concatenate([seps, times, pads, mids])
+
+
 def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Context
                    ) -> tuple[str | None, list[int]]:  # fmt: skip
     """The common format of a date column in ``order``: the counts of its values by
@@ -3765,29 +3852,43 @@ def _common_format(name: str, col: _Column, order: str, rho: float, ctx: _Contex
     so that no decision reads a sum of many cells' noise. A time of day alone (``order``
     ``"clock"``) whose largest sum is of the values written with no time is refuted: the
     format is ``None`` (a small table's text column can pass the time of day test on its
-    noise alone; its values are in no time class, and a time of day has no date to write)."""
-    seps = np.zeros(len(dates.SEPARATORS), dtype=np.int64)
-    times = np.zeros(len(dates.TIME_FORMS), dtype=np.int64)
-    pads = np.zeros(3, dtype=np.int64)
-    for cell, count in _common_cells(col):
-        if order in cell.seconds:
-            seps[cell.sep] += count
-            times[cell.time] += count
-            pads[cell.pad] += count
+    noise alone; its values are in no time class, and a time of day has no date to write).
+
+    A date's time form has two more cells, its values at midnight (``0:00``, written
+    ``H:MM``; ``0:00:00``, written ``H:MM:SS``: :data:`~dpquery.data.dates.MIDNIGHT_FORMS`),
+    which its classes to the hour then do not count: a value is still in one cell of the
+    time forms' histogram, now of 8, so the same sensitivity and the same one charge cover
+    them, their noise drawn from a stream of their own (``ctx.midnight_rng``, appended after
+    the 12 cells). The time written is then that of the largest sum with its midnight cell,
+    and its precision the finest of midnight, the hour, the minute (and the second) holding
+    :data:`DECIMALS_MASS` of it (:func:`_finest`): midnight when only its values do, the
+    format then a date's written at midnight (``M/D/YYYY 0:00:00``)."""
+    split = order != "clock"  # a time of day at midnight is a time of day
+    exact = common_format_counts(col, order)
     sensitivity = math.sqrt(3) * ctx.l2
     noisy = discrete_gaussian_mechanism(
-        np.concatenate([seps, times, pads]), rho=rho, sensitivity=sensitivity, rng=ctx.rng,
-        ledger=ctx.ledger, name=f"{name}: date format (discrete Gaussian)",
+        exact[:12], rho=rho, sensitivity=sensitivity, rng=ctx.rng, ledger=ctx.ledger,
+        name=f"{name}: date format (discrete Gaussian)",
     )  # fmt: skip
     h = [int(x) for x in noisy]
-    s, t, p = h[:3], h[3:9], h[9:]
+    if split:
+        assert ctx.midnight_rng is not None
+        sigma2 = discrete_gaussian_sigma2(rho, sensitivity)
+        mids = exact[12:] + sample_discrete_gaussian(sigma2, 2, ctx.midnight_rng)
+        h += [int(x) for x in mids]
+    s, t, p = h[:3], h[3:9], h[9:12]
+    m = h[12:] if split else [0, 0]
     allowed = [i for i in range(3) if not (order == "ymd" and dates.SEPARATORS[i] == "-")]
     sep = max(allowed, key=lambda i: s[i])
     one = _sigma(rho, sensitivity)
-    form = int(np.argmax([t[0], t[1] + t[2], sum(t[3:])]))
+    form = int(np.argmax([t[0], m[0] + t[1] + t[2], m[1] + sum(t[3:])]))
     if order == "clock" and form == 0:
         return None, h
-    time = (0, 1 + _finest(t[1:3], one), 3 + _finest(t[3:], one))[form]
+    time = 0
+    if form:
+        first, classes = ((1, [m[0], *t[1:3]]), (3, [m[1], *t[3:]]))[form - 1]
+        k = _finest(classes if split else classes[1:], one) + (0 if split else 1)
+        time = dates.MIDNIGHT + form - 1 if k == 0 else first + k - 1
     padded = p[2] > p[1]
     return dates.common_format(order, dates.SEPARATORS[sep], time, padded), h
 
@@ -4099,7 +4200,8 @@ def learn_domain(
                    far_rng=_own_stream(rng, FAR_STREAM),
                    forms_rng=_own_stream(rng, FORMS_STREAM),
                    digits_rng=_own_stream(rng, DIGITS_STREAM),
-                   scientific_rng=_own_stream(rng, SCIENTIFIC_STREAM))  # fmt: skip
+                   scientific_rng=_own_stream(rng, SCIENTIFIC_STREAM),
+                   midnight_rng=_own_stream(rng, MIDNIGHT_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:

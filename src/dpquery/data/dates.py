@@ -13,8 +13,10 @@ optionally ``HH:MM`` or ``HH:MM:SS`` after a space or a ``T``) and names a real 
 :data:`COMMON_FORMATS` (``M/D/YYYY``, ``D.M.YYYY``, ``YYYY/MM/DD``, ... with or without a time)
 is read by :func:`common_cell` in each order that names a real day: ``03/04/2019`` in both,
 which is never guessed (the learning takes an order only on evidence of it,
-``dpquery.domain_learning.common_rule``). Any other format is read only when declared
-(``types={"day": "date:%d %b %Y"}``), with pandas' exact-format parser.
+``dpquery.domain_learning.common_rule``). A column whose times are all midnight
+(``9/30/1990 0:00:00``, ``2020-01-03T00:00:00``) is learned in one of
+:data:`MIDNIGHT_FORMATS`: a date's, its time written as text. Any other format is read only
+when declared (``types={"day": "date:%d %b %Y"}``), with pandas' exact-format parser.
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ def format_unit(fmt: str) -> int:
 def check_format(fmt: object) -> str:
     """``fmt`` if it is a ``strftime`` format naming a year (``%Y``) that writes a date back
     as it reads it; a ``ValueError`` naming it otherwise."""
-    if fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS or fmt in ZONE_FORMATS:  # own rules
+    if (fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS or fmt in ZONE_FORMATS
+            or fmt in MIDNIGHT_FORMATS):  # own rules  # fmt: skip
         return fmt  # (a time of day alone has no %Y: it is a day's seconds, 1970-01-01)
     if fmt in NAMED_SPELLINGS and fmt not in NAMED_FORMATS:  # this module's reader and writer
         return fmt  # (%y and the case flags: strftime's differ by platform)
@@ -140,13 +143,14 @@ def check_format(fmt: object) -> str:
 def times_of(values: pd.Series, fmt: str) -> pd.Series:
     """``values`` on the time axis (seconds since the epoch, float), NaN for a missing value
     or one that is not a date written in ``fmt``: any format of the ISO family when ``fmt``
-    is one of :data:`ISO_CLASSES` (a date written to the second in a column of dates reads;
-    its day is released; a time with a zone, its instant), otherwise exactly ``fmt`` (pandas'
+    is one of :data:`ISO_CLASSES` or :data:`ISO_MIDNIGHT_FORMATS` (a date written to the
+    second in a column of dates reads; its day is released; a time with a zone, its
+    instant), any date of a common format's order alike, otherwise exactly ``fmt`` (pandas'
     parser, cell by cell)."""
     out = np.full(len(values), np.nan)
     present = values.notna().to_numpy()
     cells = values.to_numpy(dtype=object)
-    if fmt in ISO_CLASSES:
+    if fmt in ISO_CLASSES or fmt in ISO_MIDNIGHT_FORMATS:
         # each distinct text read once: a column of timestamps repeats few of them
         codes, texts = pd.factorize(pd.Series([str(v).strip() for v in cells[present]]))
         reads = [iso_cell(t) for t in texts]
@@ -182,7 +186,10 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
             text = np.char.replace(text, "T", " ")
         zone = next((z for z in ZONES if fmt.endswith(z)), "")  # the axis is UTC's then
         out = np.char.add(text, zone).astype(object)
-    elif fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS:
+    elif fmt in ISO_MIDNIGHT_FORMATS:  # the day, then its midnight as text
+        text = np.datetime_as_string(stamps.astype("datetime64[D]"), unit="D")
+        out = np.char.add(text, fmt[len(ISO_FORMATS[0]) :]).astype(object)
+    elif fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS or fmt in COMMON_MIDNIGHT_FORMATS:
         out = _written_common(stamps, fmt)
     elif fmt in NAMED_SPELLINGS and fmt not in NAMED_FORMATS:
         out = _written_spelled(stamps, fmt)
@@ -192,11 +199,15 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
     return pd.Series(out, dtype=object)
 
 
-def iso_format(precision: int, with_t: bool, zone: str = "") -> str:
+def iso_format(precision: int, with_t: bool, zone: str = "", midnight: bool = False) -> str:
     """The ISO format of precision 0 (a day), 1 (a minute) or 2 (a second), its time after
     a ``T`` (``with_t``) or a space, and ``zone`` (one of :data:`ZONES`, a time's only)
-    after it."""
-    fmt = ISO_FORMATS[precision + (2 if with_t and precision else 0)]
+    after it; with ``midnight`` (a time without a zone), that time always midnight
+    (:data:`ISO_MIDNIGHT_FORMATS`)."""
+    k = precision + (2 if with_t and precision else 0)
+    if midnight and precision and not zone:
+        return ISO_MIDNIGHT_FORMATS[k - 1]
+    fmt = ISO_FORMATS[k]
     return fmt + zone if precision else fmt
 
 
@@ -218,6 +229,11 @@ TIME_FORMS = (
 """A common format's time, by class: none (a date), ``H:MM`` to the hour (every minute 0)
 or to the minute, ``H:MM:SS`` to the hour, the minute or the second. A ``:00`` written as it
 is: the precision (:func:`format_unit`) is the finest field read."""
+MIDNIGHT_FORMS = (" 0:00", " 0:00:00")
+"""A common format's time that is always midnight, by class after :data:`TIME_FORMS`
+(``common_format``'s ``time`` 6 and 7): ``H:MM`` and ``H:MM:SS`` written as text, ``0:00``
+and ``0:00:00`` (``00:00``, ``00:00:00`` with the leading zeros). A format of one is a date's
+(:func:`format_unit`: a day): its values are days, each written at midnight."""
 ORDER_CLASSES = ("month first only", "day first only", "either order", "year first")
 """The disjoint classes of a cell in a common format's date (:func:`common_cell`): month
 first only (``10/13/2016``: 13 is no month), day first only (``13/10/2016``), either order
@@ -240,12 +256,16 @@ _DATE_PARTS: dict[str, tuple[str, ...]] = {
 
 def common_format(order: str, sep: str, time: int, padded: bool) -> str:
     """The ``strftime``-like format of a common date: ``order`` (:data:`ORDERS`), ``sep``
-    (:data:`SEPARATORS`), ``time`` (a class of :data:`TIME_FORMS`), the month, day and hour
+    (:data:`SEPARATORS`), ``time`` (a class of :data:`TIME_FORMS`, or 6 and 7 for
+    :data:`MIDNIGHT_FORMS`, a date order's only), the month, day and hour
     written with their leading zeros (``padded``) or without (``%-m``, glibc's flag:
     ``10/3/2016 0:00``). The order ``"clock"`` has no date: its format is the time alone
     (``%-H:%M``), ``sep`` unused."""
     flag = "%" if padded else "%-"
     date = sep.join(("%Y" if p == "Y" else flag + p) for p in _DATE_PARTS[order])
+    if time >= len(TIME_FORMS):  # always midnight: the time written as text
+        clock = MIDNIGHT_FORMS[time - len(TIME_FORMS)]
+        return date + (clock.replace(" 0:", " 00:") if padded else clock)
     return (date + TIME_FORMS[time].replace("%H", flag + "H")).strip()
 
 
@@ -270,17 +290,50 @@ CLOCK_FORMATS = tuple(
 :data:`TIME_FORMS` but none, the hour with or without its leading zero (``%-H:%M`` reads
 ``7:05``, ``%H:%M`` ``07:05``, ``%H:%M:%S`` ``07:05:10``): 10 formats, read as seconds since
 midnight, ``[0, 86400)``."""
-_COMMON_SPEC = {
-    common_format(o, s, t, p): (o, s, t, p)
-    for o in ORDERS
-    for s in SEPARATORS
-    for t in range(len(TIME_FORMS))
-    for p in (False, True)
-} | {
-    common_format("clock", "", t, p): ("clock", "", t, p)
-    for t in range(1, len(TIME_FORMS))
-    for p in (False, True)
-}
+MIDNIGHT = len(TIME_FORMS)
+"""``common_format``'s ``time`` of the first of :data:`MIDNIGHT_FORMS` (``H:MM`` always
+``0:00``); ``MIDNIGHT + 1``: ``H:MM:SS`` always ``0:00:00``."""
+COMMON_MIDNIGHT_FORMATS = tuple(
+    common_format(order, sep, MIDNIGHT + j, padded)
+    for order in ORDERS
+    for sep in SEPARATORS
+    if not (order == "ymd" and sep == "-")
+    for padded in (False, True)
+    for j in range(len(MIDNIGHT_FORMS))
+)
+"""The common formats' dates with a time that is always midnight (``M/D/YYYY 0:00:00``,
+``DD.MM.YYYY 00:00``): each of the 8 dates of :data:`COMMON_FORMATS`, with or without
+leading zeros, by :data:`MIDNIGHT_FORMS`: 32 formats, read as any date of their order (a
+time that is not midnight reads as written) and written at midnight."""
+ISO_MIDNIGHT_FORMATS = ("%Y-%m-%d 00:00", "%Y-%m-%d 00:00:00", "%Y-%m-%dT00:00",
+                        "%Y-%m-%dT00:00:00")  # fmt: skip
+"""The ISO 8601 family's times that are always midnight, by class after the date of
+:data:`ISO_FORMATS` (``ISO_MIDNIGHT_FORMATS[k - 1]`` is ``ISO_FORMATS[k]`` at midnight): a
+date's format (a day), read as any ISO cell and written with ``00:00`` or ``00:00:00`` after
+a space or a ``T``."""
+MIDNIGHT_FORMATS = COMMON_MIDNIGHT_FORMATS + ISO_MIDNIGHT_FORMATS
+"""Every format of a date written with a time that is always midnight (36)."""
+_COMMON_SPEC = (
+    {
+        common_format(o, s, t, p): (o, s, t, p)
+        for o in ORDERS
+        for s in SEPARATORS
+        for t in range(len(TIME_FORMS))
+        for p in (False, True)
+    }
+    | {
+        common_format("clock", "", t, p): ("clock", "", t, p)
+        for t in range(1, len(TIME_FORMS))
+        for p in (False, True)
+    }
+    | {
+        common_format(o, s, MIDNIGHT + j, p): (o, s, MIDNIGHT + j, p)
+        for o in ORDERS
+        for s in SEPARATORS
+        for j in range(len(MIDNIGHT_FORMS))
+        for p in (False, True)
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -602,9 +655,10 @@ def _clock_of(hours: str, minutes: str, seconds: str | None) -> tuple[int, int] 
 
 def common_order(fmt: str) -> str | None:
     """The order of ``fmt`` (``"clock"`` for a time of day) when it is one of
-    :data:`COMMON_FORMATS` or :data:`CLOCK_FORMATS`, else None."""
+    :data:`COMMON_FORMATS`, :data:`CLOCK_FORMATS` or :data:`COMMON_MIDNIGHT_FORMATS`, else
+    None."""
     spec = _COMMON_SPEC.get(fmt)
-    known = fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS
+    known = fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS or fmt in COMMON_MIDNIGHT_FORMATS
     return None if spec is None or not known else spec[0]
 
 
