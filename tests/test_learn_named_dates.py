@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_learn_written_forms import _learn, learned_alike
+from tests.test_learn_written_forms import _learn, _spent, learned_alike
 
 from dpquery import domain_learning
 from dpquery.cli import main
@@ -104,11 +104,7 @@ def test_the_charges_are_the_plan_on_neighbouring_tables(neighbours: str) -> Non
     runs = []
     for df in tables:
         domain, report, ledger = _learn(df, neighbours)
-        spent: dict[str, float] = {}
-        for e in ledger.entries:
-            cost = e.charge.cost
-            rho = e.charge.count * (cost.rho if hasattr(cost, "rho") else cost.epsilon**2 / 8)
-            spent[e.charge.mechanism] = spent.get(e.charge.mechanism, 0.0) + rho
+        spent = _spent(ledger)
         for col in ("day", "when"):
             assert spent[f"{col}: profile (discrete Gaussian)"] == pytest.approx(0.1 * c)
             assert spent[f"{col}: bounds, years (discrete Gaussian histogram)"] == pytest.approx(

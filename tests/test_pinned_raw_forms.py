@@ -11,6 +11,7 @@ Regenerate (only for a deliberate change of outputs): ``python -m tests.test_pin
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -41,10 +42,11 @@ def table(n: int = 1500, seed: int = 5) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def digest(folder: Path, neighbours: str) -> str:
+def digest(folder: Path, neighbours: str, make: Callable[[], pd.DataFrame] = table) -> str:
+    """The SHA-256 of a release of ``make()``'s table and its learned domain."""
     data, out = folder / "T.csv", folder / f"{neighbours}.csv"
     if not data.exists():
-        table().to_csv(data, index=False)
+        make().to_csv(data, index=False)
     assert main(["synth", "--data", str(data), "--epsilon", "2", "--seed", "11",
                  "--neighbours", neighbours, "--quiet", "--out", str(out)]) == 0  # fmt: skip
     h = hashlib.sha256(out.read_bytes())

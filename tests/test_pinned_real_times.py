@@ -11,14 +11,12 @@ Regenerate (only for a deliberate change of outputs): ``python -m tests.test_pin
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from dpquery.cli import main
+from tests import test_pinned_raw_forms as raw_forms
 
 PINNED = {
     "add-remove": "b0772439190204727fecdf3f23d2fdc9930c2905c87410a78f4692623b9495d4",
@@ -47,14 +45,7 @@ def table(n: int = 2000, seed: int = 7) -> pd.DataFrame:
 
 
 def digest(folder: Path, neighbours: str) -> str:
-    data, out = folder / "T.csv", folder / f"{neighbours}.csv"
-    if not data.exists():
-        table().to_csv(data, index=False)
-    assert main(["synth", "--data", str(data), "--epsilon", "2", "--seed", "11",
-                 "--neighbours", neighbours, "--quiet", "--out", str(out)]) == 0  # fmt: skip
-    h = hashlib.sha256(out.read_bytes())
-    h.update(out.with_suffix(".domain.json").read_bytes())
-    return h.hexdigest()
+    return raw_forms.digest(folder, neighbours, table)
 
 
 @pytest.mark.parametrize("neighbours", sorted(PINNED))

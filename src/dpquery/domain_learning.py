@@ -153,7 +153,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from fractions import Fraction
@@ -3259,13 +3259,23 @@ def named_times(col: _Column, fmt: int | None = None) -> tuple[np.ndarray, np.nd
     (:func:`~dpquery.data.dates.named_cell`): their counts by class (:data:`NAMED_CELLS`),
     and the seconds since the epoch of those ``NAMED_FORMATS[fmt]`` reads (its layout, its
     style or ``May``; all when None), one per record."""
-    counts = np.zeros(NAMED_CELLS, dtype=np.int64)
-    secs: list[int] = []
-    reps: list[int] = []
     styles = len(dates.NAMED_STYLES)
     read = None if fmt is None else {styles * (fmt // 2) + fmt % 2, styles * (fmt // 2) + 2}
+    return _cells_and_times(col, dates.named_cell, NAMED_CELLS, read)
+
+
+def _cells_and_times(
+    col: _Column, cell_of: Callable[[str], tuple[int, int] | None], cells: int,
+    read: set[int] | None,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The counts of the column's texts by the class ``cell_of`` gives them (``(seconds,
+    class)``, or None), and the seconds of those in the classes ``read`` (all when None),
+    one per record."""
+    counts = np.zeros(cells, dtype=np.int64)
+    secs: list[int] = []
+    reps: list[int] = []
     for key, count in col.keys.items():
-        if isinstance(key, str) and (cell := dates.named_cell(key)) is not None:
+        if isinstance(key, str) and (cell := cell_of(key)) is not None:
             counts[cell[1]] += count
             if read is None or cell[1] in read:
                 secs.append(cell[0])
@@ -3306,17 +3316,8 @@ def spelled_times(col: _Column, fmt: str | None = None) -> tuple[np.ndarray, np.
     (:func:`~dpquery.data.dates.spelled_cell`): their counts by class
     (:data:`~dpquery.data.dates.SPELLING_CELLS`), and the seconds since the epoch of those
     the spelling ``fmt`` reads (its cells; all when None), one per record."""
-    counts = np.zeros(dates.SPELLING_CELLS, dtype=np.int64)
-    secs: list[int] = []
-    reps: list[int] = []
     read = None if fmt is None else set(dates.SPELLING_FORMAT_CELLS[fmt])
-    for key, count in col.keys.items():
-        if isinstance(key, str) and (cell := dates.spelled_cell(key)) is not None:
-            counts[cell[1]] += count
-            if read is None or cell[1] in read:
-                secs.append(cell[0])
-                reps.append(count)
-    return counts, np.repeat(np.array(secs, dtype=np.float64), reps)
+    return _cells_and_times(col, dates.spelled_cell, dates.SPELLING_CELLS, read)
 
 
 def _spelled_test(col: _Column, rho: float, ctx: _Context, named: list[int]) -> list[int]:
