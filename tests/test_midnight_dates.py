@@ -39,7 +39,7 @@ from dpquery.data.dates import (
     written,
 )
 from dpquery.domain_learning import (
-    _midnight,
+    _finest,
     _read,
     common_format_counts,
     iso_format_counts,
@@ -151,18 +151,18 @@ def test_the_common_counts_by_hand_on_neighbours() -> None:
 
 
 def test_the_iso_counts_by_hand_on_neighbours() -> None:
-    """The 17 counts by hand, and a value moving cell: ``sqrt(2)`` replaced (to a time of
-    day, to a zone), 1 added or removed."""
+    """The 23 counts by hand (17 and the six cells of whole hours and minutes), and a value
+    moving cell: ``sqrt(2)`` replaced (to a time of day, to a zone), 1 added or removed."""
     values = ["2020-01-03T00:00:00"] * 4 + ["2020-01-04 00:00"] * 2 + ["2020-01-05"]
 
     def counts(vals: list[str]) -> np.ndarray:
         return iso_format_counts(_read(pd.Series(vals, dtype=object)))
 
     h = counts(values)
-    assert h.size == len(ISO_CLASSES) + len(ISO_MIDNIGHT_FORMATS) == 17
-    assert h.tolist() == [1, 0, 0, 0, 0] + [0] * 8 + [2, 0, 0, 4]
-    for other, cell in (("2020-01-03T10:00:00", 4), ("2020-01-03T00:00:00Z", 8),
-                        ("2020-01-03", 0)):  # fmt: skip
+    assert h.size == len(ISO_CLASSES) + len(ISO_MIDNIGHT_FORMATS) + 6 == 23
+    assert h.tolist() == [1, 0, 0, 0, 0] + [0] * 8 + [2, 0, 0, 4] + [0] * 6
+    for other, cell in (("2020-01-03T10:00:17", 4), ("2020-01-03T10:00:00", 20),
+                        ("2020-01-03T00:00:00Z", 8), ("2020-01-03", 0)):  # fmt: skip
         moved = counts([other, *values[1:]]) - h
         assert moved[16] == -1 and moved[cell] == 1
         assert np.linalg.norm(moved) == pytest.approx(math.sqrt(2))
@@ -189,18 +189,20 @@ def test_midnight_is_learned_at_the_same_charges(written_as: str, neighbours: st
         assert _charges(ledger_mid) == _charges(ledger_hours)
         expected = "%-m/%-d/%Y 0:00:00" if written_as == "us" else "%Y-%m-%dT00:00:00"
         assert mid.time == expected
-        assert hours.time == ("%-m/%-d/%Y %-H:00:00" if written_as == "us" else written_as)
+        # whole hours: to the hour, in either family
+        assert hours.time == ("%-m/%-d/%Y %-H:00:00" if written_as == "us" else
+                              "%Y-%m-%dT%H:00:00")  # fmt: skip
 
 
 # --- the rule ---------------------------------------------------------------------------------
 def test_the_rule_by_hand() -> None:
     """Midnight when its cell holds DECIMALS_MASS (5%) of the noisy mass and 4 sd, and no
     other class does; never when none does."""
-    assert _midnight([1000, 30], 10.0)  # floor max(51.5, 40): the others below
-    assert not _midnight([1000, 60], 10.0)  # 60 >= 53: times of day
-    assert not _midnight([1000, 0, 0, 60], 10.0)  # seconds
-    assert not _midnight([30, 20], 10.0)  # none reaches 40: the finest (a time of day)
-    assert _midnight([900, -50, 45], 10.0)  # a negative count adds nothing to the mass
+    assert _finest([1000, 30], 10.0) == 0  # floor max(51.5, 40): the others below
+    assert _finest([1000, 60], 10.0) != 0  # 60 >= 53: times of day
+    assert _finest([1000, 0, 0, 60], 10.0) != 0  # seconds
+    assert _finest([30, 20], 10.0) != 0  # none reaches 40: the finest (a time of day)
+    assert _finest([900, -50, 45], 10.0) == 0  # a negative count adds nothing to the mass
 
 
 @pytest.mark.parametrize(
@@ -214,7 +216,7 @@ def test_a_column_always_at_midnight_is_learned_over_days(written_as: str, fmt: 
     when, _, noisy = _learn(_table(3000, written_as))
     assert when.time == fmt and format_unit(fmt) == DAY
     assert all(e % DAY == 0 for e in when.edges)  # the bounds and quantiles: days
-    assert len(noisy["format_histogram"]) in (14, 17)  # type: ignore[arg-type]
+    assert len(noisy["format_histogram"]) in (14, 23)  # type: ignore[arg-type]
 
 
 def test_a_tenth_of_real_times_keeps_the_times_of_day() -> None:
@@ -223,7 +225,7 @@ def test_a_tenth_of_real_times_keeps_the_times_of_day() -> None:
     assert _learn(df)[0].time == "%-m/%-d/%Y %-H:00:00"
     df = _table(3000, "%Y-%m-%dT%H:%M:%S")
     df.loc[:299, "when"] = _table(300, "%Y-%m-%dT%H:%M:%S", seed=1, hours=True)["when"]
-    assert _learn(df)[0].time == "%Y-%m-%dT%H:%M:%S"
+    assert _learn(df)[0].time == "%Y-%m-%dT%H:00:00"  # whole hours, as the common format's
 
 
 def test_a_column_with_real_times_draws_as_before_whatever_the_midnight_stream(

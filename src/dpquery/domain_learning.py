@@ -62,9 +62,11 @@ Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
   its layout then learned by :func:`_common_format`; one no order took, for a time of day
   alone (:data:`~dpquery.data.dates.CLOCK_FORMATS`: one more count of the profile,
   :func:`_clock_test`), learned over the day, its public bounds ``[0, 86400)``. A date
-  whose time is always midnight (its format histogram's own cells, :func:`_midnight`) is
+  whose time is always midnight (its format histogram's own cells, :func:`_finest`) is
   learned over days and written at midnight
-  (:data:`~dpquery.data.dates.MIDNIGHT_FORMATS`).
+  (:data:`~dpquery.data.dates.MIDNIGHT_FORMATS`); an ISO one always at whole minutes or
+  hours, though written with seconds, to the minute or the hour, written with those zeros
+  (:data:`~dpquery.data.dates.ISO_ZERO_FORMATS`).
 * **categorical**: partition selection over the values (missing values one more key); the
   released keys, sorted, then :data:`OTHER_LABEL` for every other value (never echoed), and
   :data:`~dpquery.data.domain.MISSING_LABEL` if missing values were released as a key. With
@@ -555,6 +557,12 @@ class _Column:
     midnight: np.ndarray = field(
         default_factory=lambda: np.zeros(len(dates.ISO_MIDNIGHT_FORMATS), dtype=np.int64)
     )
+    # of those, the values not at midnight that are whole hours, by class (ISO_FORMATS[1:],
+    # 4), then the values written with seconds that are whole minutes but not hours, by class
+    # (ISO_FORMATS[2] and [4], 2): _time_format's own cells (dates.ISO_ZERO_FORMATS)
+    whole: np.ndarray = field(
+        default_factory=lambda: np.zeros(len(dates.ISO_ZERO_FORMATS), dtype=np.int64)
+    )
     # counts of the whole numbers written in a form of WRITTEN_FORMS (zero-padded to a width,
     # or a YYYYMMDD date), which decimals[0] then does not count (written_form_of)
     forms: np.ndarray = field(default_factory=lambda: np.zeros(len(WRITTEN_FORMS), dtype=np.int64))
@@ -605,6 +613,7 @@ def _read(series: pd.Series) -> _Column:
     times: list[int] = []
     classes = np.zeros(len(dates.ISO_CLASSES), dtype=np.int64)
     midnight = np.zeros(len(dates.ISO_MIDNIGHT_FORMATS), dtype=np.int64)
+    whole = np.zeros(len(dates.ISO_ZERO_FORMATS), dtype=np.int64)
     for v in series.to_numpy(dtype=object)[~na]:
         key, x, k = _cell(v)
         keys[key] = keys.get(key, 0) + 1
@@ -614,8 +623,13 @@ def _read(series: pd.Series) -> _Column:
         elif isinstance(key, str) and (t := dates.iso_cell(key)) is not None:
             times.append(t[0])
             classes[t[1]] += 1
-            if 0 < t[1] < len(dates.ISO_FORMATS) and t[0] % dates.DAY == 0:
-                midnight[t[1] - 1] += 1
+            if 0 < t[1] < len(dates.ISO_FORMATS):
+                if t[0] % dates.DAY == 0:
+                    midnight[t[1] - 1] += 1
+                elif t[0] % 3600 == 0:
+                    whole[t[1] - 1] += 1
+                elif t[1] % 2 == 0 and t[0] % 60 == 0:  # written with seconds, all 0
+                    whole[len(dates.ISO_HOUR_FORMATS) + t[1] // 2 - 1] += 1
     if na.any():
         keys[_MISSING] = int(na.sum())
     forms = np.zeros(len(WRITTEN_FORMS), dtype=np.int64)
@@ -631,7 +645,7 @@ def _read(series: pd.Series) -> _Column:
             scientific[m] += count
             decimals[_cell(key)[2]] -= count
     return _Column(len(series), int(na.sum()), keys, np.array(numbers, dtype=np.float64), decimals,
-                   np.array(times, dtype=np.float64), classes, midnight, forms,
+                   np.array(times, dtype=np.float64), classes, midnight, whole, forms,
                    scientific)  # fmt: skip
 
 
@@ -702,6 +716,9 @@ class _Context:
     # the noise of the format histograms' cells of times always at midnight (_time_format,
     # _common_format): a stream of their own, so that every other cell is drawn as before
     midnight_rng: np.random.Generator | None = None
+    # the noise of the ISO histogram's cells of whole hours and minutes (_time_format): a
+    # stream of its own alike
+    zeros_rng: np.random.Generator | None = None
     # the noise of the profile's further cells of other spellings (_spelled_test)
     spelled_rng: np.random.Generator | None = None
     # the L2 sensitivity of every count vector below (one record in one cell): sqrt(2) under
@@ -3588,28 +3605,26 @@ ZONE_STREAM = 0x7A6F6E65
 MIDNIGHT_STREAM = 0x6D69646E
 """The spawn key of the midnight cells' own stream (:func:`_own_stream`): the format
 histograms' cells of times always midnight (:func:`_time_format`, :func:`_common_format`)."""
-
-
-def _midnight(counts: list[int], sd: float) -> bool:
-    """Whether a time form's values are read as always midnight: ``counts`` are the noisy
-    counts of its values at midnight, then of its other values (coarse to fine, as
-    :func:`_finest`'s), each of noise sd ``sd``; midnight when it is the finest class holding
-    :data:`DECIMALS_MASS` of their noisy total and :data:`DECIMALS_SIGMAS` sd, that is, when
-    the midnight values do and no other class does. When none does (a small table), not: a
-    time of day is never cut to midnight by noise alone. Post-processing."""
-    return _finest(counts, sd) == 0
+ZEROS_STREAM = 0x7A65726F
+"""The spawn key of the ISO histogram's cells of whole hours and whole minutes' own stream
+(:func:`_own_stream`, :func:`_time_format`)."""
 
 
 def iso_format_counts(col: _Column) -> np.ndarray:
     """The exact counts :func:`_time_format` measures: the column's ISO values by format
     class (:data:`~dpquery.data.dates.ISO_CLASSES`, 13; the four classes with a time and no
-    zone without their values at midnight), then those values at midnight by class
-    (:data:`~dpquery.data.dates.ISO_MIDNIGHT_FORMATS`, 4). Each value is in one cell of the
-    17, so the vector moves by L2 at most 1 when a record is added or removed and
-    ``sqrt(2)`` when one is replaced."""
+    zone without their values at midnight, whole hours and, written with seconds, whole
+    minutes), then those values at midnight by class
+    (:data:`~dpquery.data.dates.ISO_MIDNIGHT_FORMATS`, 4), then the others at whole hours by
+    class (:data:`~dpquery.data.dates.ISO_HOUR_FORMATS`, 4), then the others written with
+    seconds at whole minutes (:data:`~dpquery.data.dates.ISO_MINUTE_FORMATS`, 2). Each value
+    is in one cell of the 23, so the vector moves by L2 at most 1 when a record is added or
+    removed and ``sqrt(2)`` when one is replaced."""
     own = col.time_classes.copy()
-    own[1 : len(dates.ISO_FORMATS)] -= col.midnight  # a value at midnight: its own cell only
-    return np.concatenate([own, col.midnight])
+    base, hours = len(dates.ISO_FORMATS), len(dates.ISO_HOUR_FORMATS)
+    own[1:base] -= col.midnight + col.whole[:hours]  # a value in a cell of zeros: there only
+    own[2:base:2] -= col.whole[hours:]  # whole minutes, written with seconds
+    return np.concatenate([own, col.midnight, col.whole])
 
 
 def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[str, list[int]]:
@@ -3617,8 +3632,7 @@ def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[st
     values' format classes (:data:`~dpquery.data.dates.ISO_CLASSES`, L2 sensitivity
     ``ctx.l2``: ``sqrt(2)`` under replace-one, 1 under add/remove), read as the decimals'
     (:func:`precision_of` on day, minute and second, the last two each summing two classes,
-    four cells with their midnight cells below: their noise sd is twice one's, whatever the
-    relation), the time after a ``T`` when those classes' noisy sum exceeds the space's.
+    with the cells below), the time after a ``T`` when those classes' noisy sum exceeds the space's.
 
     The classes with a zone (:data:`~dpquery.data.dates.ZONE_FORMATS`, ``Z`` then an offset)
     are cells of the same histogram: one value is in one class of the 13, so the vector moves
@@ -3632,46 +3646,66 @@ def _time_format(name: str, col: _Column, rho: float, ctx: _Context) -> tuple[st
 
     The values of the four classes with a time and no zone whose time is midnight
     (``00:00``, ``00:00:00``) are four cells of their own (:data:`_Column.midnight
-    <_Column>`, after the zones'), which the four classes then do not count: a value is
-    still in one cell of the 17, so the same sensitivity and the same one charge cover them,
-    their noise drawn from a stream of their own (``ctx.midnight_rng``). Each class is read as
-    the sum of its two cells (the precision's classes sum four cells, sd ``2 sigma``); the
-    chosen precision's midnight cells and its other cells (both separators) then decide
-    whether the time is always midnight (:func:`_midnight`): if so, the format is
-    :data:`~dpquery.data.dates.ISO_MIDNIGHT_FORMATS`' (a date's, written ``T00:00:00``).
-    Post-processing of the noisy histogram."""
+    <_Column>`, after the zones', noise from ``ctx.midnight_rng``); those at other whole
+    hours four more, and those written with seconds at whole minutes (not hours) two more
+    (:data:`_Column.whole <_Column>`, noise from ``ctx.zeros_rng``). The classes then do not
+    count them: a value is still in one cell of the 23, so the same sensitivity and the same
+    one charge cover them, and the streams of their own leave every other cell's draw as it
+    was. Each class is read as the sum of its cells (the seconds' two classes sum eight:
+    :func:`precision_of` is given their sd, ``sqrt(8) sigma``); the chosen precision's cells,
+    both separators summed (sd ``sqrt(2) sigma`` each), coarse to fine (midnight, whole
+    hours, with seconds written whole minutes, the others) then give the time's precision by
+    :func:`_finest`, the common formats' rule: at midnight, the format is
+    :data:`~dpquery.data.dates.ISO_MIDNIGHT_FORMATS`' (a date's, written ``T00:00:00``); at
+    whole hours :data:`~dpquery.data.dates.ISO_HOUR_FORMATS`' (``%Y-%m-%d %H:00:00``); at
+    whole minutes :data:`~dpquery.data.dates.ISO_MINUTE_FORMATS`' (``%Y-%m-%d %H:%M:00``,
+    pandas' datetime to the minute). Post-processing of the noisy histogram."""
     base, zoned = len(dates.ISO_FORMATS), len(dates.ISO_CLASSES)
+    mids_end, hours = zoned + len(dates.ISO_MIDNIGHT_FORMATS), len(dates.ISO_HOUR_FORMATS)
     exact = iso_format_counts(col)
     noisy = discrete_gaussian_mechanism(
         exact[:base], rho=rho, sensitivity=ctx.l2, rng=ctx.rng, ledger=ctx.ledger,
         name=f"{name}: precision (discrete Gaussian)",
     )  # fmt: skip
     assert ctx.zone_rng is not None and ctx.midnight_rng is not None
+    assert ctx.zeros_rng is not None
     sigma2 = discrete_gaussian_sigma2(rho, ctx.l2)
     zones = exact[base:zoned] + sample_discrete_gaussian(
         sigma2, len(dates.ZONE_FORMATS), ctx.zone_rng
     )
-    mids = exact[zoned:] + sample_discrete_gaussian(
+    mids = exact[zoned:mids_end] + sample_discrete_gaussian(
         sigma2, len(dates.ISO_MIDNIGHT_FORMATS), ctx.midnight_rng
+    )
+    wholes = exact[mids_end:] + sample_discrete_gaussian(
+        sigma2, len(dates.ISO_ZERO_FORMATS), ctx.zeros_rng
     )
     o = [int(x) for x in noisy]
     z = [int(x) for x in zones]
     m = [int(x) for x in mids]
-    c = [o[0], *(o[k] + m[k - 1] for k in range(1, base))]  # each class, midnight or not
+    w = [int(x) for x in wholes]
+    h = [0, *w[:hours]]  # by class: whole hours, then whole minutes (written with seconds)
+    n = [0, 0, w[hours], 0, w[hours + 1]]
+    c = [o[0], *(o[k] + m[k - 1] + h[k] + n[k] for k in range(1, base))]  # each class's sum
     one = _sigma(rho, ctx.l2)
     if sum(z) <= sum(c):
-        precision = precision_of([c[0], c[1] + c[3], c[2] + c[4]], 2 * one)
+        precision = precision_of([c[0], c[1] + c[3], c[2] + c[4]], math.sqrt(8) * one)
         with_t = c[3] + c[4] > c[1] + c[2]
         at = [precision, precision + 2]  # the precision's classes, a space's and a T's
-        always = precision > 0 and _midnight(
-            [sum(m[k - 1] for k in at), sum(o[k] for k in at)], math.sqrt(2) * one
-        )
-        return dates.iso_format(precision, with_t, midnight=always), o + z + m
+        finest = 0
+        if precision > 0:  # midnight, whole hours, (whole minutes,) the others
+            levels = [sum(m[k - 1] for k in at), sum(h[k] for k in at)]
+            levels += [sum(n[k] for k in at)] if precision == 2 else []
+            finest = _finest([*levels, sum(o[k] for k in at)], math.sqrt(2) * one)
+        last = precision + 1  # the class itself: its own precision
+        fmt = dates.iso_format(precision, with_t, midnight=precision > 0 and finest == 0,
+                               whole=finest if 0 < finest < last else 0)  # fmt: skip
+        return fmt, o + z + m + w
     sigma = math.sqrt(2) * one
     k = 0 if sum(z[:4]) >= sum(z[4:]) else 4  # Z or an offset
     t = z[k : k + 4]  # as classes 1 to 4 without a zone
     precision = max(1, precision_of([0, t[0] + t[2], t[1] + t[3]], sigma))
-    return dates.iso_format(precision, t[2] + t[3] > t[0] + t[1], dates.ZONES[k // 4]), o + z + m
+    fmt = dates.iso_format(precision, t[2] + t[3] > t[0] + t[1], dates.ZONES[k // 4])
+    return fmt, o + z + m + w
 
 
 # --- dates in a common format other than ISO 8601 (dates.COMMON_FORMATS) -----------------
@@ -4202,7 +4236,8 @@ def learn_domain(
                    forms_rng=_own_stream(rng, FORMS_STREAM),
                    digits_rng=_own_stream(rng, DIGITS_STREAM),
                    scientific_rng=_own_stream(rng, SCIENTIFIC_STREAM),
-                   midnight_rng=_own_stream(rng, MIDNIGHT_STREAM))  # fmt: skip
+                   midnight_rng=_own_stream(rng, MIDNIGHT_STREAM),
+                   zeros_rng=_own_stream(rng, ZEROS_STREAM))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:

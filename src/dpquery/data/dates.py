@@ -123,7 +123,7 @@ def check_format(fmt: object) -> str:
     """``fmt`` if it is a ``strftime`` format naming a year (``%Y``) that writes a date back
     as it reads it; a ``ValueError`` naming it otherwise."""
     if (fmt in COMMON_FORMATS or fmt in CLOCK_FORMATS or fmt in ZONE_FORMATS
-            or fmt in MIDNIGHT_FORMATS):  # own rules  # fmt: skip
+            or fmt in MIDNIGHT_FORMATS or fmt in ISO_ZERO_FORMATS):  # own rules  # fmt: skip
         return fmt  # (a time of day alone has no %Y: it is a day's seconds, 1970-01-01)
     if fmt in NAMED_SPELLINGS and fmt not in NAMED_FORMATS:  # this module's reader and writer
         return fmt  # (%y and the case flags: strftime's differ by platform)
@@ -143,14 +143,15 @@ def check_format(fmt: object) -> str:
 def times_of(values: pd.Series, fmt: str) -> pd.Series:
     """``values`` on the time axis (seconds since the epoch, float), NaN for a missing value
     or one that is not a date written in ``fmt``: any format of the ISO family when ``fmt``
-    is one of :data:`ISO_CLASSES` or :data:`ISO_MIDNIGHT_FORMATS` (a date written to the
-    second in a column of dates reads; its day is released; a time with a zone, its
+    is one of :data:`ISO_CLASSES`, :data:`ISO_MIDNIGHT_FORMATS` or :data:`ISO_ZERO_FORMATS`
+    (a date written to the second in a column of dates reads, as does ``10:30:15`` in a
+    column written ``%H:%M:00``; its day is released; a time with a zone, its
     instant), any date of a common format's order alike, otherwise exactly ``fmt`` (pandas'
     parser, cell by cell)."""
     out = np.full(len(values), np.nan)
     present = values.notna().to_numpy()
     cells = values.to_numpy(dtype=object)
-    if fmt in ISO_CLASSES or fmt in ISO_MIDNIGHT_FORMATS:
+    if fmt in ISO_CLASSES or fmt in ISO_MIDNIGHT_FORMATS or fmt in ISO_ZERO_FORMATS:
         # each distinct text read once: a column of timestamps repeats few of them
         codes, texts = pd.factorize(pd.Series([str(v).strip() for v in cells[present]]))
         reads = [iso_cell(t) for t in texts]
@@ -186,6 +187,13 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
             text = np.char.replace(text, "T", " ")
         zone = next((z for z in ZONES if fmt.endswith(z)), "")  # the axis is UTC's then
         out = np.char.add(text, zone).astype(object)
+    elif fmt in ISO_ZERO_FORMATS:  # to the hour or the minute, then its zeros as text
+        field = "%H" if fmt in ISO_HOUR_FORMATS else "%M"
+        unit = "h" if field == "%H" else "m"
+        text = np.datetime_as_string(stamps.astype(f"datetime64[{unit}]"), unit=unit)
+        if "T" not in fmt:
+            text = np.char.replace(text, "T", " ")
+        out = np.char.add(text, fmt[fmt.index(field) + 2 :]).astype(object)
     elif fmt in ISO_MIDNIGHT_FORMATS:  # the day, then its midnight as text
         text = np.datetime_as_string(stamps.astype("datetime64[D]"), unit="D")
         out = np.char.add(text, fmt[len(ISO_FORMATS[0]) :]).astype(object)
@@ -199,14 +207,22 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
     return pd.Series(out, dtype=object)
 
 
-def iso_format(precision: int, with_t: bool, zone: str = "", midnight: bool = False) -> str:
+def iso_format(
+    precision: int, with_t: bool, zone: str = "", midnight: bool = False, whole: int = 0
+) -> str:
     """The ISO format of precision 0 (a day), 1 (a minute) or 2 (a second), its time after
     a ``T`` (``with_t``) or a space, and ``zone`` (one of :data:`ZONES`, a time's only)
     after it; with ``midnight`` (a time without a zone), that time always midnight
-    (:data:`ISO_MIDNIGHT_FORMATS`)."""
+    (:data:`ISO_MIDNIGHT_FORMATS`); with ``whole`` (a time without a zone), its values
+    whole hours (1: :data:`ISO_HOUR_FORMATS`) or, written with seconds, whole minutes (2:
+    :data:`ISO_MINUTE_FORMATS`)."""
     k = precision + (2 if with_t and precision else 0)
     if midnight and precision and not zone:
         return ISO_MIDNIGHT_FORMATS[k - 1]
+    if whole == 1 and precision and not zone:
+        return ISO_HOUR_FORMATS[k - 1]
+    if whole == 2 and precision == 2 and not zone:
+        return ISO_MINUTE_FORMATS[k // 2 - 1]
     fmt = ISO_FORMATS[k]
     return fmt + zone if precision else fmt
 
@@ -313,6 +329,18 @@ date's format (a day), read as any ISO cell and written with ``00:00`` or ``00:0
 a space or a ``T``."""
 MIDNIGHT_FORMATS = COMMON_MIDNIGHT_FORMATS + ISO_MIDNIGHT_FORMATS
 """Every format of a date written with a time that is always midnight (36)."""
+ISO_HOUR_FORMATS = ("%Y-%m-%d %H:00", "%Y-%m-%d %H:00:00", "%Y-%m-%dT%H:00",
+                    "%Y-%m-%dT%H:00:00")  # fmt: skip
+"""The ISO 8601 family's times that are always whole hours, by class after the date of
+:data:`ISO_FORMATS` (``ISO_HOUR_FORMATS[k - 1]`` is ``ISO_FORMATS[k]`` with its minutes and
+seconds ``00``): to the hour (:func:`format_unit`), read as any ISO cell (``10:30:15``
+reads as written) and written with ``:00`` or ``:00:00`` after the hour."""
+ISO_MINUTE_FORMATS = ("%Y-%m-%d %H:%M:00", "%Y-%m-%dT%H:%M:00")
+"""The ISO 8601 family's times written with seconds that are always 0 (pandas writes a
+datetime to the minute ``2020-01-03 10:30:00``), after a space or a ``T``: to the minute,
+read as any ISO cell and written with ``:00`` after the minute."""
+ISO_ZERO_FORMATS = ISO_HOUR_FORMATS + ISO_MINUTE_FORMATS
+"""Every ISO format whose time ends in fields written as zeros (6)."""
 _COMMON_SPEC = (
     {
         common_format(o, s, t, p): (o, s, t, p)

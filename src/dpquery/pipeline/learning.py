@@ -383,11 +383,16 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             ends = dates.written(np.array(attr.edges[::attr.n_bins]), np.zeros(2, dtype=bool),
                                  attr.time)  # fmt: skip
             how = "declared" if c.declared else "read as dates (the ISO 8601 rule)"
-            iso = attr.time in dates.ISO_CLASSES or attr.time in dates.ISO_MIDNIGHT_FORMATS
+            iso = (attr.time in dates.ISO_CLASSES or attr.time in dates.ISO_MIDNIGHT_FORMATS
+                   or attr.time in dates.ISO_ZERO_FORMATS)  # fmt: skip
             if not c.declared and not iso:
                 how = f"read as dates (a common format, {c.noisy.get('date_order')} order)"
             if not c.declared and attr.time in dates.MIDNIGHT_FORMATS:
                 how += ", every time written at midnight (learned over days, released so)"
+            if not c.declared and attr.time in dates.ISO_ZERO_FORMATS:
+                unit = "hours" if attr.time in dates.ISO_HOUR_FORMATS else "minutes"
+                how += (f", every time a whole {unit[:-1]} (learned over {unit}, released "
+                        "with its zeros)")  # fmt: skip
             if not c.declared and attr.time == dates.DIGITS_FORMAT:
                 how = "read as dates written YYYYMMDD (a private count of that form)"
             if not c.declared and attr.time in dates.NAMED_SPELLINGS:
