@@ -189,8 +189,8 @@ def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
         out = np.char.add(text, zone).astype(object)
     elif fmt in ISO_ZERO_FORMATS:  # to the hour or the minute, then its zeros as text
         field = "%H" if fmt in ISO_HOUR_FORMATS else "%M"
-        unit = "h" if field == "%H" else "m"
-        text = np.datetime_as_string(stamps.astype(f"datetime64[{unit}]"), unit=unit)
+        step: Literal["h", "m"] = "h" if field == "%H" else "m"
+        text = np.datetime_as_string(stamps.astype(f"datetime64[{step}]"), unit=step)
         if "T" not in fmt:
             text = np.char.replace(text, "T", " ")
         out = np.char.add(text, fmt[fmt.index(field) + 2 :]).astype(object)
