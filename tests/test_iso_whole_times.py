@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_midnight_dates import _charges, _learn
 
 from dpquery import domain_learning
 from dpquery.cli import main
-from dpquery.data import Numeric
 from dpquery.data.dates import (
     ISO_CLASSES,
     ISO_HOUR_FORMATS,
@@ -50,16 +50,6 @@ def _table(n: int, unit: int, fmt: str = "%Y-%m-%d %H:%M:%S", seed: int = 0) -> 
     steps = rng.integers(0, 2 * 365 * 86400 // unit, n)
     when = [(START + dt.timedelta(seconds=int(s) * unit)).strftime(fmt) for s in steps]
     return pd.DataFrame({"when": when, "x": [f"{v:.1f}" for v in rng.normal(20, 5, n)]})
-
-
-def _learn(df: pd.DataFrame, seed: int = 4, neighbours: str = ADD_REMOVE
-           ) -> tuple[Numeric, Ledger, dict[str, object]]:  # fmt: skip
-    ledger = Ledger(Budget.zcdp(1.0))
-    domain, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(seed),
-                                  ledger=ledger, neighbours=neighbours)  # fmt: skip
-    when = domain["when"]
-    assert isinstance(when, Numeric) and report.columns[0].kind == "date"
-    return when, ledger, report.columns[0].noisy
 
 
 # --- the public formats ---------------------------------------------------------------------
@@ -121,10 +111,6 @@ def test_the_counts_by_hand_on_neighbours() -> None:
     for neighbour in (values[1:], [*values, "2020-01-04 11:12:00"], [*values, "2020-01-04 11:00"]):
         assert np.linalg.norm(counts(neighbour) - h) == pytest.approx(1.0)
     assert np.linalg.norm(counts([*values, "n/a"]) - h) == 0
-
-
-def _charges(ledger: Ledger) -> list[tuple[str, int, object]]:
-    return [(e.charge.mechanism, e.charge.count, e.charge.cost) for e in ledger.entries]
 
 
 @pytest.mark.parametrize("neighbours", [ADD_REMOVE, REPLACE_ONE])
