@@ -30,10 +30,12 @@ The style of largest ``Z`` among those that pass is the column's (none: the firs
 spellings, as before, and the release is the one without this step). In a column of that
 style each place's spelling is the style's (:func:`restyled`): it takes the first
 spelling's part in the listed members' test
-(:func:`~dpquery.algorithms.marginal.empty_cells.doubted_listed`), the first spelling is
-tested by rule like any other spelling, and a spelling of a place the release keeps that
-fails its test gives its records to the place's spelling (a place a released key names:
-that key) instead of having them redrawn: the place's records, on the style's spelling.
+(:func:`~dpquery.algorithms.marginal.empty_cells.doubted_listed`), a plain value that gets
+its share of the release's measurements, and the first spelling is tested by rule like any
+other spelling (2.5 sd on its own); a spelling that fails its test has its records redrawn
+from the others, as before. Giving those records to the place's own spelling instead
+(:data:`MOVE_FAILED`) was measured and not kept: a place the table lacks gathers the noise
+of its every spelling.
 
 Privacy: a function of the release's 1-way measurements, already charged, their public noise
 scale and public lists, applied to the fitted records: post-processing (Dwork and Roth 2014,
@@ -54,11 +56,12 @@ from dpquery.data.place_names import COUNTRY_NAMES, COUNTRY_STYLES
 STYLE_SIGMAS = 3.0
 """A style whose :func:`style_scores` is at least this is the column's (the largest such): a
 column that writes none of its spellings passes with probability at most 0.13% a style."""
-MOVE_FAILED = True
+MOVE_FAILED = False
 """In a column of a style (not the first spellings), a spelling of a place the release keeps
-that fails its own test gives its records to the place's own spelling (True) or has them
-redrawn from the records holding no doubted cell, as before (False): measured in
-``docs/learn.md``, "Country names written in one style"."""
+that fails its own test gives its records to the place's own spelling (True: its released
+key, else the style's) or has them redrawn from the records holding no doubted cell, as
+before (False, kept): measured in ``docs/learn.md``, "Country names written in one
+style"."""
 FIRST_STYLE = "first spellings"
 """The default style: each place by its first spelling (the usual short name)."""
 CASES = ("upper", "lower", "title")  # dpquery.domain_learning.CASES, in its order
@@ -175,9 +178,10 @@ def restyled(
 ) -> tuple[tuple[int, ...], tuple[int, ...], dict[int, int]]:
     """An attribute's listed cells and cells by rule (the learned domain's) in ``style``: each
     place's first spelling in ``listed`` replaced by its spelling in the style, which leaves
-    ``vocab`` (the cells tested one by one) as the first spelling joins it; and the map from
-    each spelling of a place to the place's own (its released key, else the style's), for
-    the spellings that fail their test. The first spellings' style: as given, no map."""
+    ``vocab`` (the cells tested one by one) as the first spelling joins it; and, with
+    :data:`MOVE_FAILED`, the map from each spelling of a place to the place's own (its
+    released key, else the style's), for the spellings that fail their test (else empty).
+    The first spellings' style: as given, no map."""
     if style == FIRST_STYLE:
         return tuple(listed), tuple(vocab), {}
     home = dict(zip(column.styles[FIRST_STYLE], column.styles[style], strict=True))
