@@ -817,8 +817,9 @@ def _styled(
     1-way ``estimates`` read (:func:`~dpquery.algorithms.marginal.spelling_style.restyled`),
     and per such attribute the map of its places' spellings to their own; each style other
     than the first spellings noted in ``rounds``. Post-processing of charged measurements."""
-    new_listed = [tuple(c) for c in listed] if listed is not None else [() for _ in places]
-    new_vocab = [tuple(c) for c in vocab] if vocab is not None else [() for _ in places]
+    none: list[tuple[int, ...]] = [() for _ in places]
+    new_listed = [tuple(c) for c in listed] if listed is not None else list(none)
+    new_vocab = [tuple(c) for c in vocab] if vocab is not None else list(none)
     moves: dict[int, dict[int, int]] = {}
     for a, column in enumerate(places):
         if column is None:
