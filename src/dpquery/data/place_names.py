@@ -9,8 +9,11 @@ with the common alternative spellings of each (the short form in use, "South Kor
 and the states dissolved since 1990, "USSR", "Yugoslavia", "Czechoslovakia", "West
 Germany"), and the four countries of the United Kingdom, "England", "Scotland", "Wales" and
 "Northern Ireland" (ISO 3166-2:GB; census tables write them as countries of birth). Each
-slot is one place with its spellings, ``|``-separated; the first is the one
-written as the place's name.
+slot is one place with its spellings, ``|``-separated (a line starting with ``+``
+continues the slot above); the first is the one written as the place's name. The names of
+the UN's M49 list, of ISO 3166-1's list form and of the World Bank's are among each place's
+spellings, labelled by style in :data:`COUNTRY_STYLES` (a column written in one of them is
+released in it: :mod:`dpquery.algorithms.marginal.spelling_style`).
 
 Last, the country codes of ISO 3166-1 (alpha-2 and alpha-3, with Kosovo's user-assigned
 ``XK`` and ``XKX``), one code a slot, written in capitals.
@@ -71,7 +74,7 @@ Belize
 Benin|Dahomey
 Bermuda
 Bhutan
-Bolivia|Bolivia (Plurinational State of)
+Bolivia|Bolivia (Plurinational State of)|Bolivia, Plurinational State of
 Bonaire, Sint Eustatius and Saba|Caribbean Netherlands
 Bosnia and Herzegovina|Bosnia & Herzegovina|Bosnia-Herzegovina
 Botswana
@@ -97,6 +100,7 @@ Colombia
 Comoros
 Congo|Republic of the Congo|Congo-Brazzaville|Congo, Rep.
 Democratic Republic of the Congo|DR Congo|DRC|Congo-Kinshasa|Congo, Dem. Rep.|Zaire
++Congo, The Democratic Republic of the
 Cook Islands
 Costa Rica
 Côte d'Ivoire|Cote d'Ivoire|Ivory Coast
@@ -110,7 +114,7 @@ Djibouti
 Dominica
 Dominican Republic
 Ecuador
-Egypt
+Egypt|Egypt, Arab Rep.
 El Salvador
 Equatorial Guinea
 Eritrea
@@ -143,14 +147,14 @@ Guinea-Bissau
 Guyana
 Haiti
 Heard Island and McDonald Islands
-Holy See|Vatican City|Vatican
+Holy See|Vatican City|Vatican|Holy See (Vatican City State)
 Honduras
-Hong Kong
+Hong Kong|China, Hong Kong Special Administrative Region|Hong Kong SAR, China
 Hungary
 Iceland
 India
 Indonesia
-Iran|Iran (Islamic Republic of)|Iran, Islamic Rep.
+Iran|Iran (Islamic Republic of)|Iran, Islamic Rep.|Iran, Islamic Republic of
 Iraq
 Ireland
 Isle of Man
@@ -164,6 +168,7 @@ Kazakhstan
 Kenya
 Kiribati
 North Korea|Korea (Democratic People's Republic of)|Korea, Dem. People's Rep.|DPRK
++Democratic People's Republic of Korea|Korea, Democratic People's Republic of
 South Korea|Korea, Republic of|Republic of Korea|Korea (Republic of)|Korea, Rep.|Korea
 Kuwait
 Kyrgyzstan|Kyrgyz Republic
@@ -176,7 +181,7 @@ Libya
 Liechtenstein
 Lithuania
 Luxembourg
-Macao|Macau
+Macao|Macau|China, Macao Special Administrative Region|Macao SAR, China
 Madagascar
 Malawi
 Malaysia
@@ -190,6 +195,7 @@ Mauritius
 Mayotte
 Mexico
 Micronesia|Micronesia (Federated States of)|Federated States of Micronesia
++Micronesia, Federated States of|Micronesia, Fed. Sts.
 Moldova|Moldova, Republic of|Republic of Moldova
 Monaco
 Mongolia
@@ -215,7 +221,7 @@ Norway
 Oman
 Pakistan
 Palau
-Palestine|Palestine, State of|State of Palestine
+Palestine|Palestine, State of|State of Palestine|West Bank and Gaza
 Panama
 Papua New Guinea
 Paraguay
@@ -234,7 +240,7 @@ Saint Barthélemy|Saint Barthelemy
 Saint Helena, Ascension and Tristan da Cunha|Saint Helena
 Saint Kitts and Nevis|St. Kitts and Nevis
 Saint Lucia|St. Lucia
-Saint Martin
+Saint Martin|Saint Martin (French part)|Saint Martin (French Part)|St. Martin (French part)
 Saint Pierre and Miquelon
 Saint Vincent and the Grenadines|St. Vincent and the Grenadines
 Samoa|Western Samoa
@@ -246,7 +252,7 @@ Serbia
 Seychelles
 Sierra Leone
 Singapore
-Sint Maarten
+Sint Maarten|Sint Maarten (Dutch part)
 Slovakia|Slovak Republic
 Slovenia
 Solomon Islands
@@ -285,13 +291,14 @@ United States Minor Outlying Islands
 Uruguay
 Uzbekistan
 Vanuatu
-Venezuela|Venezuela (Bolivarian Republic of)|Venezuela, RB
+Venezuela|Venezuela (Bolivarian Republic of)|Venezuela, RB|Venezuela, Bolivarian Republic of
 Vietnam|Viet Nam
-British Virgin Islands|Virgin Islands (British)
-U.S. Virgin Islands|Virgin Islands (U.S.)|US Virgin Islands
-Wallis and Futuna
+British Virgin Islands|Virgin Islands (British)|Virgin Islands, British
+U.S. Virgin Islands|Virgin Islands (U.S.)|US Virgin Islands|United States Virgin Islands
++Virgin Islands, U.S.
+Wallis and Futuna|Wallis and Futuna Islands
 Western Sahara
-Yemen
+Yemen|Yemen, Rep.
 Zambia
 Zimbabwe|Rhodesia
 Soviet Union|USSR|U.S.S.R.
@@ -304,9 +311,21 @@ Scotland
 Wales
 Northern Ireland
 """
-COUNTRY_NAMES: tuple[tuple[str, ...], ...] = tuple(
-    tuple(line.split("|")) for line in _COUNTRIES.strip().splitlines()
-)
+
+
+def _slots_of(text: str) -> tuple[tuple[str, ...], ...]:
+    """Slots of ``|``-separated spellings, one line a slot; a line starting with ``+``
+    continues the slot above (a line of at most 100 characters)."""
+    slots: list[list[str]] = []
+    for line in text.strip().splitlines():
+        if line.startswith("+"):
+            slots[-1] += line[1:].split("|")
+        else:
+            slots.append(line.split("|"))
+    return tuple(tuple(slot) for slot in slots)
+
+
+COUNTRY_NAMES: tuple[tuple[str, ...], ...] = _slots_of(_COUNTRIES)
 """The ISO 3166-1 short names with their common alternatives, five former states, and the
 four countries of the United Kingdom (written as a country of birth in census tables)."""
 
@@ -349,3 +368,106 @@ COUNTRY_CODES_3: tuple[tuple[str, ...], ...] = tuple(
 )
 """The ISO 3166-1 alpha-3 country codes (``AUT``, ``NAM``) and Kosovo's ``XKX``, in the
 order of :data:`COUNTRY_CODES_2`."""
+
+
+def _style(pairs: str) -> dict[str, str]:
+    """A style's names from ``first spelling = the style's name`` lines."""
+    return dict(tuple(p.strip() for p in line.split(" = ")) for line in pairs.strip().splitlines())  # type: ignore[misc]
+
+
+# The names three public lists write where they differ from a place's first spelling; a
+# place not named here is written by its first spelling in that style (one spelling: every
+# style). Each name is a spelling of its place's slot in :data:`COUNTRY_NAMES`.
+COUNTRY_STYLES: dict[str, dict[str, str]] = {
+    # the UN Statistics Division's M49 list ("Standard country or area codes for statistical
+    # use", English names; as datasets/country-codes copies it, UNSD-en.csv)
+    "UN M49": _style("""
+        Bolivia = Bolivia (Plurinational State of)
+        Brunei = Brunei Darussalam
+        Hong Kong = China, Hong Kong Special Administrative Region
+        Macao = China, Macao Special Administrative Region
+        North Korea = Democratic People's Republic of Korea
+        South Korea = Republic of Korea
+        Falkland Islands = Falkland Islands (Malvinas)
+        Iran = Iran (Islamic Republic of)
+        Laos = Lao People's Democratic Republic
+        Micronesia = Micronesia (Federated States of)
+        Moldova = Republic of Moldova
+        Palestine = State of Palestine
+        Russia = Russian Federation
+        Saint Helena, Ascension and Tristan da Cunha = Saint Helena
+        Saint Martin = Saint Martin (French Part)
+        Sint Maarten = Sint Maarten (Dutch part)
+        Syria = Syrian Arab Republic
+        Tanzania = United Republic of Tanzania
+        Turkey = Türkiye
+        United Kingdom = United Kingdom of Great Britain and Northern Ireland
+        United States = United States of America
+        U.S. Virgin Islands = United States Virgin Islands
+        Venezuela = Venezuela (Bolivarian Republic of)
+        Vietnam = Viet Nam
+        Wallis and Futuna = Wallis and Futuna Islands
+    """),
+    # ISO 3166-1's English short names in their list form (the ISO 3166 Maintenance Agency's,
+    # as Debian's iso-codes and pycountry write them: "Korea, Republic of")
+    "ISO 3166-1": _style("""
+        Bolivia = Bolivia, Plurinational State of
+        Brunei = Brunei Darussalam
+        Democratic Republic of the Congo = Congo, The Democratic Republic of the
+        Holy See = Holy See (Vatican City State)
+        Iran = Iran, Islamic Republic of
+        North Korea = Korea, Democratic People's Republic of
+        South Korea = Korea, Republic of
+        Laos = Lao People's Democratic Republic
+        Micronesia = Micronesia, Federated States of
+        Moldova = Moldova, Republic of
+        Palestine = Palestine, State of
+        Russia = Russian Federation
+        Saint Martin = Saint Martin (French part)
+        Sint Maarten = Sint Maarten (Dutch part)
+        Syria = Syrian Arab Republic
+        Taiwan = Taiwan, Province of China
+        Tanzania = Tanzania, United Republic of
+        Turkey = Türkiye
+        Venezuela = Venezuela, Bolivarian Republic of
+        Vietnam = Viet Nam
+        British Virgin Islands = Virgin Islands, British
+        U.S. Virgin Islands = Virgin Islands, U.S.
+        Falkland Islands = Falkland Islands (Malvinas)
+    """),
+    # the World Bank's World Development Indicators (its country names, WDI's Country table)
+    "World Bank": _style("""
+        Bahamas = Bahamas, The
+        Brunei = Brunei Darussalam
+        Democratic Republic of the Congo = Congo, Dem. Rep.
+        Congo = Congo, Rep.
+        Côte d'Ivoire = Cote d'Ivoire
+        Curaçao = Curacao
+        Egypt = Egypt, Arab Rep.
+        Gambia = Gambia, The
+        Hong Kong = Hong Kong SAR, China
+        Iran = Iran, Islamic Rep.
+        North Korea = Korea, Dem. People's Rep.
+        South Korea = Korea, Rep.
+        Kyrgyzstan = Kyrgyz Republic
+        Laos = Lao PDR
+        Macao = Macao SAR, China
+        Micronesia = Micronesia, Fed. Sts.
+        Russia = Russian Federation
+        Saint Kitts and Nevis = St. Kitts and Nevis
+        Saint Lucia = St. Lucia
+        Saint Martin = St. Martin (French part)
+        Saint Vincent and the Grenadines = St. Vincent and the Grenadines
+        Sint Maarten = Sint Maarten (Dutch part)
+        Slovakia = Slovak Republic
+        Syria = Syrian Arab Republic
+        Turkey = Turkiye
+        Venezuela = Venezuela, RB
+        U.S. Virgin Islands = Virgin Islands (U.S.)
+        Palestine = West Bank and Gaza
+        Yemen = Yemen, Rep.
+    """),
+}
+"""The country names' writing styles (``docs/learn.md``, "Country names written in one
+style"): style -> {a place's first spelling: the style's name of it}, from the public lists
+named above. The usual short names (each place's first spelling) are the default style."""

@@ -122,6 +122,15 @@ from dpquery.algorithms.marginal.shrinkage import (
     shrink_estimates,
     stein_factor,
 )
+from dpquery.algorithms.marginal.spelling_style import (
+    FIRST_STYLE,
+    PlaceColumn,
+    column_style,
+    place_columns,
+    relabel,
+    restyled,
+    style_scores,
+)
 from dpquery.algorithms.marginal.unlinked import unlink
 from dpquery.algorithms.marginal.within_bins import WITHIN_BINS_SWEEPS, interpolate_within_bins
 from dpquery.algorithms.parameters import NO_BUDGET, positive, positive_int
@@ -204,6 +213,11 @@ ADD_REMOVE_PARTIAL_REFINE = False
 # second time at its first's scale, within the cap (one_way.py; docs/learn.md, The budget
 # split at the noise floor); off under replace-one, whose releases are pinned.
 ADD_REMOVE_REFINE_SHRUNK = True
+# ... and a column of country names written in one style (the UN's names, the World Bank's)
+# released in that style, the style read off the column's 1-way counts (spelling_style.py;
+# docs/learn.md, Country names written in one style); off under replace-one, whose releases
+# are pinned.
+ADD_REMOVE_SPELLING_STYLE = True
 # The projection: sweeps after each measurement and at the end (docs/utility.md).
 DEFAULT_SWEEPS = 2
 DEFAULT_FINAL_SWEEPS = 30
@@ -551,6 +565,7 @@ def adaptive_marginals(
     max_final: bool = False, max_scale: float = 1.0, ranks: bool = False,
     shrink: Sequence[Sequence[int]] | None = None, shrink_how: Shrink = "js",
     refine_partial: bool = False, refine_shrunk: Sequence[Sequence[int]] | None = None,
+    places: Sequence[PlaceColumn | None] | None = None,
 ) -> tuple[np.ndarray, list[dict[str, Any]]]:  # fmt: skip
     """Algorithm 1 of AIM with the record-set estimator: the ``(m, g)`` codes of the fitted
     records and per-round statistics (selected marginal, scales, sweeps). ``pairs`` adds
@@ -620,7 +635,15 @@ def adaptive_marginals(
     vocabulary's members a learned domain listed without a selection:
     :func:`~dpquery.algorithms.marginal.empty_cells.listed_cells`) that
     :func:`~dpquery.algorithms.marginal.empty_cells.doubted_listed` takes as empty
-    (``listed_sigmas``: its fixed threshold, None its empirical-Bayes rule).
+    (``listed_sigmas``: its fixed threshold, None its empirical-Bayes rule). ``places`` (per
+    attribute, its country names by place,
+    :func:`~dpquery.algorithms.marginal.spelling_style.place_columns`; None: off) decides
+    each such column's writing style from its 1-way counts first
+    (:func:`~dpquery.algorithms.marginal.spelling_style.column_style`): in a style other
+    than the first spellings, each place's spelling in it takes the first spelling's part
+    among the ``listed`` cells, and a spelling that fails its test gives its records to its
+    place's spelling rather than have them redrawn
+    (:func:`~dpquery.algorithms.marginal.spelling_style.restyled`; post-processing).
 
     ``shrink`` (per attribute, the codes whose combined noisy 1-way counts are shrunk
     together, :func:`~dpquery.algorithms.marginal.shrinkage.shrink_cells`; None: off) makes
@@ -756,6 +779,9 @@ def adaptive_marginals(
     ruled_any = ruled_any or (listed is not None and any(listed))
     if empty is not None and (any(empty) or ruled_any):
         estimates = one_way_estimates(measured, len(sizes))
+        moves: dict[int, dict[int, int]] = {}
+        if places is not None and any(p is not None for p in places):
+            listed, vocab, moves = _styled(estimates, places, listed, vocab, rounds)
         doubted = doubted_cells(estimates, empty, empty_sigmas)
         if ruled is not None and any(ruled):  # the codes past the data: the highest ones
             run = doubted_run(estimates, ruled, ruled_sigmas)
@@ -769,11 +795,44 @@ def adaptive_marginals(
         if listed is not None and any(listed):  # together: their empty share estimated
             each = doubted_listed(estimates, listed, listed_sigmas)
             doubted = [(*c, *v) for c, v in zip(doubted, each, strict=True)]
+        for a, target in moves.items():  # a kept place's failed spellings: to its own
+            out = set(doubted[a])
+            mine = {c: t for c, t in target.items() if c in out and t not in out}
+            X, moved = relabel(X, a, mine)
+            doubted[a] = tuple(c for c in doubted[a] if c not in mine)
+            rounds.append({"round": "spelling style", "attribute": a, "values_moved": moved})
         X, k = condition_records(X, doubted, rng)
         if k:
             rounds.append({"round": "empty catch-all cells", "values_redrawn": k,
                            "cells": {a: list(c) for a, c in enumerate(doubted) if c}})  # fmt: skip
     return X, rounds
+
+
+def _styled(
+    estimates: Sequence[tuple[np.ndarray, float]], places: Sequence[PlaceColumn | None],
+    listed: Sequence[Sequence[int]] | None, vocab: Sequence[Sequence[int]] | None,
+    rounds: list[dict[str, Any]],
+) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], dict[int, dict[int, int]]]:  # fmt: skip
+    """The ``listed`` and ``vocab`` cells of each column of country names in the style its
+    1-way ``estimates`` read (:func:`~dpquery.algorithms.marginal.spelling_style.restyled`),
+    and per such attribute the map of its places' spellings to their own; each style other
+    than the first spellings noted in ``rounds``. Post-processing of charged measurements."""
+    none: list[tuple[int, ...]] = [() for _ in places]
+    new_listed = [tuple(c) for c in listed] if listed is not None else list(none)
+    new_vocab = [tuple(c) for c in vocab] if vocab is not None else list(none)
+    moves: dict[int, dict[int, int]] = {}
+    for a, column in enumerate(places):
+        if column is None:
+            continue
+        y, sigma = estimates[a]
+        style = column_style(y, float(sigma), column)
+        if style == FIRST_STYLE:
+            continue
+        new_listed[a], new_vocab[a], moves[a] = restyled(column, style, new_listed[a],
+                                                         new_vocab[a])  # fmt: skip
+        z = style_scores(y, float(sigma), column)[style]
+        rounds.append({"round": "spelling style", "attribute": a, "style": style, "z": float(z)})
+    return new_listed, new_vocab, moves
 
 
 def listed_shrink_cells(
@@ -970,6 +1029,7 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
     shrinkage: Shrink | Literal[False] | None = None
     refine_partial: bool | None = None
     refine_shrunk: bool | None = None
+    spelling_style: bool | None = None
     anneal: float | None = None
     neighbours: str = ADD_REMOVE
     seed: SeedLike = None
@@ -1035,6 +1095,13 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
         if self.refine_shrunk is not None:
             return bool(self.refine_shrunk)
         return ADD_REMOVE_REFINE_SHRUNK if self.neighbours == ADD_REMOVE else False
+
+    def spelling_style_on(self) -> bool:
+        """``spelling_style`` as given, or its default :data:`ADD_REMOVE_SPELLING_STYLE`
+        under add/remove, off under replace-one (whose releases stay as they were)."""
+        if self.spelling_style is not None:
+            return bool(self.spelling_style)
+        return ADD_REMOVE_SPELLING_STYLE if self.neighbours == ADD_REMOVE else False
 
     def pair_weight_of(self) -> float:
         """``pair_weight`` as given, or its default: :data:`ADD_REMOVE_PAIR_WEIGHT` under
@@ -1127,6 +1194,8 @@ class AdaptiveProjection(ZCDPBudget, Synthesizer):
                 else None,
                 listed=listed_cells(run.data.domain, layout.sizes) if self.empty_cells
                 else None,
+                places=place_columns(run.data.domain, layout.sizes)
+                if self.empty_cells and self.spelling_style_on() else None,
                 unlinked=self.unlinked, pair_weight=self.pair_weight_of(),
                 max_share=self.max_share, max_final=self.max_final, max_scale=self.max_scale,
                 ranks=self.ranks_on(),
