@@ -2,7 +2,7 @@
 (:mod:`dpquery.algorithms.marginal.spelling_style`): the style labels (each a spelling of its
 place), a column's places read off its domain (by hand), the style test's statistic and
 threshold (by hand), its rates on simulated columns (seeded, rates stated), the restyled
-cells and the relabelling (by hand), and a release: the same charges with the step as
+cells (by hand), and a release: the same charges with the step as
 without it (post-processing), and a column in the UN's names released in them.
 
 Statistical checks are seeded (deterministic); each states its false-failure rate.
@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpquery.algorithms.marginal import spelling_style
 from dpquery.algorithms.marginal.adaptive_projection import AdaptiveProjection
 from dpquery.algorithms.marginal.spelling_style import (
     FIRST_STYLE,
@@ -25,7 +24,6 @@ from dpquery.algorithms.marginal.spelling_style import (
     PlaceColumn,
     column_style,
     place_column,
-    relabel,
     restyled,
     style_scores,
 )
@@ -83,26 +81,12 @@ def test_a_column_of_country_names_by_place() -> None:
     assert attr.values[col.styles["World Bank"][p]] == "Syrian Arab Republic"
     q = next(i for i, c in enumerate(col.cells) if attr.values[c[0]] == "Canada")
     assert len({col.styles[s][q] for s in col.styles}) == 1
-    assert set(col.keys) == {-1}
     upper = place_column(_countries("upper"))
     assert upper is not None and len(upper.cells) == len(COUNTRY_NAMES)
     states = Categorical("state", ("Ohio", "Texas", "<other>"), other="<other>",
                          listed=("Ohio", "Texas"))  # fmt: skip
     assert place_column(states) is None
     assert place_column(_countries(listed_all=False)) is None
-
-
-def test_a_released_key_is_its_places_own_spelling() -> None:
-    """``United States`` released (neither listed nor by rule): its place's key."""
-    attr = _countries()
-    listed = tuple(v for v in attr.listed if v != "United States")
-    keyed = Categorical("country", attr.values, other="<other>", by_rule=attr.by_rule,
-                        listed=listed)  # fmt: skip
-    col = place_column(keyed)
-    assert col is not None
-    us = attr.values.index("United States")
-    p = next(i for i, c in enumerate(col.cells) if us in c)
-    assert col.keys[p] == us and sum(k >= 0 for k in col.keys) == 1
 
 
 # == the test, by hand ============================================================================
@@ -114,7 +98,7 @@ def _toy() -> PlaceColumn:
     first, un = (0, 1, 2), (3, 4, 2)
     return PlaceColumn(cells=((0, 3), (1, 4), (2,)),
                        styles={FIRST_STYLE: first, "UN M49": un, "ISO 3166-1": first,
-                               "World Bank": first}, keys=(-1, -1, -1))  # fmt: skip
+                               "World Bank": first})  # fmt: skip
 
 
 def test_the_statistic_by_hand() -> None:
@@ -143,25 +127,11 @@ def test_the_first_spellings_written_give_a_negative_score() -> None:
     assert column_style(y, 5.0, _toy()) == FIRST_STYLE
 
 
-def test_restyled_cells_and_moves_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_restyled_cells_by_hand() -> None:
     """In the UN's style the listed cells 0 and 1 become 3 and 4 (2 stays), 0 and 1 join the
-    cells by rule in place of 3 and 4; no map by default (a failed spelling's records are
-    redrawn), and with ``MOVE_FAILED`` each place's other spelling maps to its own (a
-    released key: that key); the first spellings' style changes nothing."""
-    assert restyled(_toy(), "UN M49", (0, 1, 2), (3, 4)) == ((3, 4, 2), (0, 1), {})
-    monkeypatch.setattr(spelling_style, "MOVE_FAILED", True)
-    listed, vocab, moves = restyled(_toy(), "UN M49", (0, 1, 2), (3, 4))
-    assert listed == (3, 4, 2) and vocab == (0, 1) and moves == {0: 3, 1: 4}
-    assert restyled(_toy(), FIRST_STYLE, (0, 1, 2), (3, 4)) == ((0, 1, 2), (3, 4), {})
-    keyed = PlaceColumn(_toy().cells, _toy().styles, keys=(0, -1, -1))  # place 0 released
-    assert restyled(keyed, "UN M49", (1, 2), (3, 4))[2] == {3: 0, 1: 4}
-
-
-def test_relabel_by_hand() -> None:
-    X = np.array([[0, 5], [1, 3], [3, 0], [2, 1]])
-    out, k = relabel(X, 0, {0: 3, 1: 4})
-    assert k == 2 and out[:, 0].tolist() == [3, 4, 3, 2] and out[:, 1].tolist() == [5, 3, 0, 1]
-    assert relabel(X, 0, {})[0] is X
+    cells by rule in place of 3 and 4; the first spellings' style changes nothing."""
+    assert restyled(_toy(), "UN M49", (0, 1, 2), (3, 4)) == ((3, 4, 2), (0, 1))
+    assert restyled(_toy(), FIRST_STYLE, (0, 1, 2), (3, 4)) == ((0, 1, 2), (3, 4))
 
 
 # == rates on simulated columns (seeded) ==========================================================

@@ -127,7 +127,6 @@ from dpquery.algorithms.marginal.spelling_style import (
     PlaceColumn,
     column_style,
     place_columns,
-    relabel,
     restyled,
     style_scores,
 )
@@ -641,8 +640,7 @@ def adaptive_marginals(
     each such column's writing style from its 1-way counts first
     (:func:`~dpquery.algorithms.marginal.spelling_style.column_style`): in a style other
     than the first spellings, each place's spelling in it takes the first spelling's part
-    among the ``listed`` cells, and a spelling that fails its test gives its records to its
-    place's spelling rather than have them redrawn
+    among the ``listed`` cells
     (:func:`~dpquery.algorithms.marginal.spelling_style.restyled`; post-processing).
 
     ``shrink`` (per attribute, the codes whose combined noisy 1-way counts are shrunk
@@ -779,9 +777,8 @@ def adaptive_marginals(
     ruled_any = ruled_any or (listed is not None and any(listed))
     if empty is not None and (any(empty) or ruled_any):
         estimates = one_way_estimates(measured, len(sizes))
-        moves: dict[int, dict[int, int]] = {}
         if places is not None and any(p is not None for p in places):
-            listed, vocab, moves = _styled(estimates, places, listed, vocab, rounds)
+            listed, vocab = _styled(estimates, places, listed, vocab, rounds)
         doubted = doubted_cells(estimates, empty, empty_sigmas)
         if ruled is not None and any(ruled):  # the codes past the data: the highest ones
             run = doubted_run(estimates, ruled, ruled_sigmas)
@@ -795,12 +792,6 @@ def adaptive_marginals(
         if listed is not None and any(listed):  # together: their empty share estimated
             each = doubted_listed(estimates, listed, listed_sigmas)
             doubted = [(*c, *v) for c, v in zip(doubted, each, strict=True)]
-        for a, target in moves.items():  # a kept place's failed spellings: to its own
-            out = set(doubted[a])
-            mine = {c: t for c, t in target.items() if c in out and t not in out}
-            X, moved = relabel(X, a, mine)
-            doubted[a] = tuple(c for c in doubted[a] if c not in mine)
-            rounds.append({"round": "spelling style", "attribute": a, "values_moved": moved})
         X, k = condition_records(X, doubted, rng)
         if k:
             rounds.append({"round": "empty catch-all cells", "values_redrawn": k,
@@ -812,15 +803,14 @@ def _styled(
     estimates: Sequence[tuple[np.ndarray, float]], places: Sequence[PlaceColumn | None],
     listed: Sequence[Sequence[int]] | None, vocab: Sequence[Sequence[int]] | None,
     rounds: list[dict[str, Any]],
-) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], dict[int, dict[int, int]]]:  # fmt: skip
+) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:  # fmt: skip
     """The ``listed`` and ``vocab`` cells of each column of country names in the style its
-    1-way ``estimates`` read (:func:`~dpquery.algorithms.marginal.spelling_style.restyled`),
-    and per such attribute the map of its places' spellings to their own; each style other
-    than the first spellings noted in ``rounds``. Post-processing of charged measurements."""
+    1-way ``estimates`` read (:func:`~dpquery.algorithms.marginal.spelling_style.restyled`);
+    each style other than the first spellings noted in ``rounds``. Post-processing of
+    charged measurements."""
     none: list[tuple[int, ...]] = [() for _ in places]
     new_listed = [tuple(c) for c in listed] if listed is not None else list(none)
     new_vocab = [tuple(c) for c in vocab] if vocab is not None else list(none)
-    moves: dict[int, dict[int, int]] = {}
     for a, column in enumerate(places):
         if column is None:
             continue
@@ -828,11 +818,10 @@ def _styled(
         style = column_style(y, float(sigma), column)
         if style == FIRST_STYLE:
             continue
-        new_listed[a], new_vocab[a], moves[a] = restyled(column, style, new_listed[a],
-                                                         new_vocab[a])  # fmt: skip
+        new_listed[a], new_vocab[a] = restyled(column, style, new_listed[a], new_vocab[a])
         z = style_scores(y, float(sigma), column)[style]
         rounds.append({"round": "spelling style", "attribute": a, "style": style, "z": float(z)})
-    return new_listed, new_vocab, moves
+    return new_listed, new_vocab
 
 
 def listed_shrink_cells(

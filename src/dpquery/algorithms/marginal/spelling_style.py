@@ -33,9 +33,8 @@ spelling's part in the listed members' test
 (:func:`~dpquery.algorithms.marginal.empty_cells.doubted_listed`), a plain value that gets
 its share of the release's measurements, and the first spelling is tested by rule like any
 other spelling (2.5 sd on its own); a spelling that fails its test has its records redrawn
-from the others, as before. Giving those records to the place's own spelling instead
-(:data:`MOVE_FAILED`) was measured and not kept: a place the table lacks gathers the noise
-of its every spelling.
+from the others, as before. Giving those records to the place's own spelling instead was
+measured and not kept: a place the table lacks gathers the noise of its every spelling.
 
 Privacy: a function of the release's 1-way measurements, already charged, their public noise
 scale and public lists, applied to the fitted records: post-processing (Dwork and Roth 2014,
@@ -56,12 +55,6 @@ from dpquery.data.place_names import COUNTRY_NAMES, COUNTRY_STYLES
 STYLE_SIGMAS = 3.0
 """A style whose :func:`style_scores` is at least this is the column's (the largest such): a
 column that writes none of its spellings passes with probability at most 0.13% a style."""
-MOVE_FAILED = False
-"""In a column of a style (not the first spellings), a spelling of a place the release keeps
-that fails its own test gives its records to the place's own spelling (True: its released
-key, else the style's) or has them redrawn from the records holding no doubted cell, as
-before (False, kept): measured in ``docs/learn.md``, "Country names written in one
-style"."""
 FIRST_STYLE = "first spellings"
 """The default style: each place by its first spelling (the usual short name)."""
 CASES = ("upper", "lower", "title")  # dpquery.domain_learning.CASES, in its order
@@ -79,13 +72,10 @@ def _written(word: str, case: str, sep: str) -> str:
 class PlaceColumn:
     """A categorical attribute's country names, by place: ``cells[p]`` the codes of place
     ``p``'s spellings in the attribute, ``styles[s][p]`` the code of its spelling in style
-    ``s`` (:data:`FIRST_STYLE` first), ``keys[p]`` the code of a released key naming it (a
-    value neither listed nor added by rule: the selection released it) or -1. Public: the
-    domain and public lists alone."""
+    ``s`` (:data:`FIRST_STYLE` first). Public: the domain and public lists alone."""
 
     cells: tuple[tuple[int, ...], ...]
     styles: Mapping[str, tuple[int, ...]]
-    keys: tuple[int, ...]
 
 
 def place_column(attr: Categorical) -> PlaceColumn | None:
@@ -107,25 +97,23 @@ def place_column(attr: Categorical) -> PlaceColumn | None:
 
 def _by_place(attr: Categorical, index: Mapping[str, int], case: str, sep: str) -> PlaceColumn:
     code = {v: c for c, v in enumerate(attr.values) if isinstance(v, str)}
-    tested = {*attr.listed, *attr.by_rule}
     slots: dict[int, list[int]] = {}
     for v, c in code.items():
         if v in index and v not in (attr.other, attr.missing):
             slots.setdefault(index[v], []).append(c)
     order = sorted(slots)
-    cells, keys = [], []
+    cells = []
     styles: dict[str, list[int]] = {FIRST_STYLE: [], **{s: [] for s in COUNTRY_STYLES}}
     for i in order:
         first = COUNTRY_NAMES[i][0]
         mine = tuple(sorted(slots[i]))
         home = code.get(_written(first, case, sep), mine[0])
         cells.append(mine)
-        keys.append(next((c for c in mine if attr.values[c] not in tested), -1))
         styles[FIRST_STYLE].append(home)
         for s, names in COUNTRY_STYLES.items():
             name = names.get(first)
             styles[s].append(code.get(_written(name, case, sep), home) if name else home)
-    return PlaceColumn(tuple(cells), {s: tuple(v) for s, v in styles.items()}, tuple(keys))
+    return PlaceColumn(tuple(cells), {s: tuple(v) for s, v in styles.items()})
 
 
 def place_columns(domain: Domain | None, sizes: Sequence[int] | np.ndarray
@@ -175,45 +163,18 @@ def column_style(y: np.ndarray, sigma: float, column: PlaceColumn,
 
 def restyled(
     column: PlaceColumn, style: str, listed: Sequence[int], vocab: Sequence[int]
-) -> tuple[tuple[int, ...], tuple[int, ...], dict[int, int]]:
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """An attribute's listed cells and cells by rule (the learned domain's) in ``style``: each
     place's first spelling in ``listed`` replaced by its spelling in the style, which leaves
-    ``vocab`` (the cells tested one by one) as the first spelling joins it; and, with
-    :data:`MOVE_FAILED`, the map from each spelling of a place to the place's own (its
-    released key, else the style's), for the spellings that fail their test (else empty).
-    The first spellings' style: as given, no map."""
+    ``vocab`` (the cells tested one by one) as the first spelling joins it. The first
+    spellings' style: as given."""
     if style == FIRST_STYLE:
-        return tuple(listed), tuple(vocab), {}
+        return tuple(listed), tuple(vocab)
     home = dict(zip(column.styles[FIRST_STYLE], column.styles[style], strict=True))
     new_listed = tuple(home.get(c, c) for c in listed)
     moved = {c for c in listed if home.get(c, c) != c}
     now = set(new_listed)
-    new_vocab = tuple(sorted({*(c for c in vocab if c not in now), *moved}))
-    target: dict[int, int] = {}
-    if not MOVE_FAILED:
-        return new_listed, new_vocab, target
-    for cells, mine, key in zip(column.cells, column.styles[style], column.keys, strict=True):
-        own = key if key >= 0 else mine
-        target.update({c: own for c in cells if c != own})
-    return new_listed, new_vocab, target
-
-
-def relabel(X: np.ndarray, a: int, moves: Mapping[int, int]) -> tuple[np.ndarray, int]:
-    """Records ``X`` with attribute ``a``'s codes in ``moves`` replaced by their targets
-    (a place's failed spellings to its own); the records and how many values moved."""
-    if not moves:
-        return X, 0
-    col = X[:, a]
-    lut = np.arange(int(max(int(col.max()), *moves)) + 1)
-    for c, t in moves.items():
-        lut[c] = t
-    new = lut[col]
-    k = int((new != col).sum())
-    if not k:
-        return X, 0
-    out = X.copy()
-    out[:, a] = new
-    return out, k
+    return new_listed, tuple(sorted({*(c for c in vocab if c not in now), *moved}))
 
 
 __all__ = [
@@ -223,7 +184,6 @@ __all__ = [
     "column_style",
     "place_column",
     "place_columns",
-    "relabel",
     "restyled",
     "style_scores",
 ]
