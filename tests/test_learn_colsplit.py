@@ -167,8 +167,9 @@ def test_a_pressure_band_of_a_small_table_gets_finer_edges_on_neighbours(seed):
     a noise sd of its noisy mass (about 8 x 1,000 / 45: cells of 10 hPa), so its run, the
     four cells of ``[1000, 1040]`` holding about 250 records each (5 sd), is kept and the
     pressures are cut inside it (cells of 5 hPa where the noisy mass is larger); charged the
-    same pool share as before on tables of ``n`` and ``n + 1`` records. False failures: three false steps past the data (1.25e-4 a learning, 1.3e-3 over the
-    ten), or a run short of its mass at noise of several sd."""
+    same pool share as before on tables of ``n`` and ``n + 1`` records. False failures: three
+    false steps past the data (1.25e-4 a learning, 1.3e-3 over the ten), or a run short of
+    its mass at noise of several sd."""
     rng = np.random.default_rng(100 + seed)
     df = pd.DataFrame({f"x{i}": rng.integers(0, 3, 1001).astype(str) for i in range(11)})
     df["pressure"] = np.round(rng.uniform(1001.0, 1038.0, 1001), 1).astype(str)
