@@ -44,18 +44,18 @@ def _tail(sigma2: float, t: int) -> float:
 
 # --- the finer histogram's cells, from the band's noisy mass ------------------------------
 def test_mass_cells_hand_values():
-    """rho 0.0002 at L2 1: sigma^2 = 1 / (2 rho) = 2,500, a cell's sd 50. FINE_FILL (8) cells
-    a sd: a band of noisy mass 1,000 takes at most 8 x 1,000 / 50 = 160 cells, of 149 23
-    (8 x 2.98 = 23.84, floored), of 5 none but one (0.8), of a negative mass (noise alone)
-    one, of 10^6 the cap, FINE_CELLS."""
-    assert FINE_FILL == 8.0
-    assert mass_cells(1000.0, 0.0002, 1.0) == 160
-    assert mass_cells(149.0, 0.0002, 1.0) == 23
-    assert mass_cells(5.0, 0.0002, 1.0) == 1
+    """rho 0.0002 at L2 1: sigma^2 = 1 / (2 rho) = 2,500, a cell's sd 50. FINE_FILL (16)
+    cells a sd: a band of noisy mass 1,000 takes at most 16 x 1,000 / 50 = 320 cells, of 149
+    47 (16 x 2.98 = 47.68, floored), of 3 none but one (0.96), of a negative mass (noise
+    alone) one, of 10^6 the cap, FINE_CELLS."""
+    assert FINE_FILL == 16.0
+    assert mass_cells(1000.0, 0.0002, 1.0) == 320
+    assert mass_cells(149.0, 0.0002, 1.0) == 47
+    assert mass_cells(3.0, 0.0002, 1.0) == 1
     assert mass_cells(-5.0, 0.0002, 1.0) == 1
     assert mass_cells(1e6, 0.0002, 1.0) == FINE_CELLS
-    # at L2 sqrt(2) the sd is sqrt(2) times larger: 8 x 1,000 / 70.71 = 113.1
-    assert mass_cells(1000.0, 0.0002, math.sqrt(2)) == 113
+    # at L2 sqrt(2) the sd is sqrt(2) times larger: 16 x 1,000 / 70.71 = 226.3
+    assert mass_cells(1000.0, 0.0002, math.sqrt(2)) == 226
 
 
 def test_fine_cells_take_the_most_cells_given():
@@ -163,13 +163,13 @@ def test_a_table_a_category_cannot_serve_is_learned_on_neighbours():
 @pytest.mark.parametrize("seed", range(5))
 def test_a_pressure_band_of_a_small_table_gets_finer_edges_on_neighbours(seed):
     """Pressures of 1,001 to 1,038 hPa in a small table (1,000 records, 12 columns: the
-    bounds ``[1000, 2000]``). Under add/remove the finer histogram takes at most 8 cells
-    a noise sd of its noisy mass (about 8 x 1,000 / 45: cells of 10 hPa), so its run, the
-    four cells of ``[1000, 1040]`` holding about 250 records each (5 sd), is kept and the
-    pressures are cut inside it (cells of 5 hPa where the noisy mass is larger); charged the
-    same pool share as before on tables of ``n`` and ``n + 1`` records. False failures: three
-    false steps past the data (1.25e-4 a learning, 1.3e-3 over the ten), or a run short of
-    its mass at noise of several sd."""
+    bounds ``[1000, 2000]``). Under add/remove the finer histogram takes at most 16 cells
+    a noise sd of its noisy mass (about 16 x 1,000 / 45: cells of 5 hPa), so its run, the
+    eight cells of ``[1000, 1040]`` holding about 125 records each, is kept and the
+    pressures are cut inside it; charged the
+    same pool share as before on tables of ``n`` and ``n + 1`` records. False failures: six
+    false steps past the data (1.6e-8 a learning), or a run short of its mass at noise of
+    several sd."""
     rng = np.random.default_rng(100 + seed)
     df = pd.DataFrame({f"x{i}": rng.integers(0, 3, 1001).astype(str) for i in range(11)})
     df["pressure"] = np.round(rng.uniform(1001.0, 1038.0, 1001), 1).astype(str)
@@ -178,7 +178,7 @@ def test_a_pressure_band_of_a_small_table_gets_finer_edges_on_neighbours(seed):
         col = next(c for c in report.columns if c.name == "pressure")
         assert report.small and "fine_rho" in col.noisy
         fine = col.noisy["fine_bounds"]
-        # (past 1070: three false steps of cells of 10 hPa at 5% each, 1.25e-4 a learning)
+        # (past 1070: six false steps of cells of 5 hPa at 5% each, 1.6e-8 a learning)
         # (cells of 5 or 10 hPa; an end cell of a quarter of the records may fall short)
         assert fine is not None and 1000.0 <= fine[0] <= 1010.0 and 1030.0 <= fine[1] <= 1070.0
         edges = domain["pressure"].edges  # (the bounds' 8 equal widths: 1000, 1125, ...)
