@@ -144,7 +144,8 @@ def test_generated_bands_get_bins_inside():
     the first fails with probability 0.043 (binomial) and the others 0.006 each; the first
     kind's rate before the rule (0.75) reaches 14 of 16 with probability 0.20. With the
     cells from the band's noisy mass (``mass_cells``, ``FINE_FILL`` 16) the test's seeds
-    resolve 15 of 16, 7 of 8 and 8 of 8 (at ``FINE_FILL`` 8: 16, 7 and 5)."""
+    resolve 16 of 16, 7 of 8 and 8 of 8 (at ``FINE_FILL`` 8, with cells that could be
+    finer than FINE_CELLS': 16, 7 and 5)."""
     kinds = [((1500, 54, 30000, 100, 0.06, 10), 16, 14),
              ((1500, 100, 500000, 1000, 0.06, 10), 8, 6),
              ((500, 20, 30000, 100, 0.0, 4), 8, 6)]  # fmt: skip
