@@ -7,6 +7,7 @@ rules against hand values, the charges on neighbouring tables under add/remove."
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -152,6 +153,9 @@ def test_a_table_a_category_cannot_serve_is_learned_on_neighbours():
         domain, report, ledger, rho = _learn(df, ADD_REMOVE, seed=5, epsilon=0.5)
         assert report.small
         assert domain["name"].values == ("<other>",)
+        rule = next(c.rule for c in report.columns if c.name == "name")
+        # (its selection spends 90% of the column's rho, after the profile: above 711)
+        assert re.search(r"every value <other>: a value needs [\d,]+ records, over half", rule)
         for c in ("x0", "x21"):
             assert domain[c].edges[0] <= 500 and domain[c].edges[-1] >= 999
         first = [e.charge.cost.rho for e in ledger.entries  # (the pool's draws apart)

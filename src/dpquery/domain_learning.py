@@ -4670,6 +4670,9 @@ def _learn_column(
                     f"{MEMBERSHIP_TAIL_SHARE:g} x {present}"
                 )
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
+        if sel.tau > MIN_SMALL_SHARE * present and not any(k != _MISSING for k in sel.released):
+            # a table a number's bounds serve but a category does not (check_learnable)
+            rule += f"; every value {OTHER_LABEL}: a value needs {sel.tau:,} records, over half"
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip
     # a number-like or declared numeric column: its frequent values, to tell a code from a
