@@ -1,8 +1,9 @@
 """The learning's budget at many columns (``docs/learn.md``, "Tables of many columns or few
 rows"): a small table's finer histogram of a narrow band takes its cell count from the
-band's noisy mass (:func:`mass_cells`), and a table is refused only when neither a category
-nor a numeric column's bounds could pass at half of its records (:func:`bounds_need`). The
-rules against hand values, the charges on neighbouring tables under add/remove."""
+band's noisy mass (:func:`mass_cells`), and (tried, off) a table refused only when neither a
+category nor a numeric column's bounds could pass at half of its records (:func:`bounds_need`). The
+rules against hand values, the charges on neighbouring tables under add/remove. The refusal
+on a number's bounds is off by default (``REFUSE_ON_BOUNDS``); its tests turn it on."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpquery.domain_learning as dl
 from dpquery.domain_learning import (
     FINE_CELLS,
     FINE_FILL,
@@ -85,6 +87,21 @@ def test_bounds_need_hand_values():
     assert bounds_need(0.0095, 1.0) == 30
 
 
+@pytest.fixture
+def on_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusal on a number's bounds too (``REFUSE_ON_BOUNDS``, off by default)."""
+    monkeypatch.setattr(dl, "REFUSE_ON_BOUNDS", True)
+
+
+def test_the_default_refuses_on_a_categorys_threshold():
+    """``REFUSE_ON_BOUNDS`` off (measured, docs/learn.md): the limits of before, 70 and 98
+    records (test_learn_small's hand values)."""
+    assert dl.REFUSE_ON_BOUNDS is False
+    assert size_limits(0.06, 6e-6, 6, add_remove=True) == (350, 70)
+    assert size_limits(0.06, 6e-6, 6, add_remove=False) == (490, 98)
+
+
+@pytest.mark.usefixtures("on_bounds")
 def test_size_limits_and_check_learnable_refuse_on_what_nothing_passes():
     """rho 0.06 over 6 columns, tail 1e-6 a column (the hand values of test_learn_small):
     add/remove, rho_c 0.0095: a category needs tau = 35, a number's bounds 30 (above): small
@@ -137,6 +154,7 @@ def _wide(n: int, seed: int = 0) -> pd.DataFrame:
     return df
 
 
+@pytest.mark.usefixtures("on_bounds")
 def test_a_table_a_category_cannot_serve_is_learned_on_neighbours():
     """At epsilon 0.5 over 24 columns (add/remove) a category needs 711 records and a
     number's bounds 424: tables of 1,135 and 1,134 records (half of them 567), refused on

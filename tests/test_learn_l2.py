@@ -260,6 +260,5 @@ def test_partition_threshold_matches_the_size_limits_rule():
     size_limits agree (one rule, two readers)."""
     per = dl.column_rho(0.06, 6, True)
     tau = partition_threshold(discrete_gaussian_sigma2(per, 1.0), 1e-6)
-    need = min(tau, dl.bounds_need(per, 1.0))  # a category's, or a number's bounds'
-    small, refused = math.ceil(tau / dl.MIN_CATEGORY_SHARE), math.ceil(need / dl.MIN_SMALL_SHARE)
-    assert dl.size_limits(0.06, 6e-6, 6, True) == (small, refused)
+    assert dl.size_limits(0.06, 6e-6, 6, True) == (math.ceil(tau / dl.MIN_CATEGORY_SHARE),
+                                                   math.ceil(tau / dl.MIN_SMALL_SHARE))  # fmt: skip

@@ -175,30 +175,26 @@ def test_size_limits_against_hand_computed_thresholds():
     """rho 0.06 over 6 columns (replace-one): rho_c = 0.01 (less 1e-9 of it), sigma^2 =
     1 / rho_c = 100 (sensitivity sqrt(2)); the tail delta 6e-6 / 6 = 1e-6 per column. Summed
     by hand from exp(-k^2 / 200): P(Z >= 48) = 1.007e-6 > 1e-6 >= P(Z >= 49) = 6.11e-7,
-    so tau = 49: small below 49 / 0.1 = 490 records, refused below 41 / 0.5 = 82 (a
-    number's bounds need 41 records in a bucket, fewer than a category's 49)."""
+    so tau = 49: small below 49 / 0.1 = 490 records, refused below 49 / 0.5 = 98."""
     w = [math.exp(-k * k / 200) for k in range(-400, 401)]
     tail = [sum(w[400 + t :]) / sum(w) for t in (48, 49)]
     assert tail[0] > 1e-6 >= tail[1]
-    # refused where a number's bounds cannot pass either: they need 41 records in a bucket
-    # here and 30 under add/remove (test_learn_colsplit's hand values)
-    assert size_limits(0.06, 6e-6, 6, add_remove=False) == (490, 82)
+    assert size_limits(0.06, 6e-6, 6, add_remove=False) == (490, 98)
     # under add/remove the columns share 95% of rho (rho_c = 0.0095) at L2 sensitivity 1:
     # sigma^2 = 1 / (2 rho_c) = 52.63; P(Z >= 34) = 1.91e-6 > 1e-6 >= P(Z >= 35) = 9.72e-7,
-    # so tau = 35: small below 350, refused below 60 (the bounds' 30; at sqrt(2), tau would
-    # be above 49)
+    # so tau = 35: small below 350, refused below 70 (at sqrt(2), tau would be above 49)
     s2 = 1 / (2 * 0.0095)
     w = [math.exp(-k * k / (2 * s2)) for k in range(-400, 401)]
     tail = [sum(w[400 + t :]) / sum(w) for t in (34, 35)]
     assert tail[0] > 1e-6 >= tail[1]
-    assert size_limits(0.06, 6e-6, 6, add_remove=True) == (350, 60)
+    assert size_limits(0.06, 6e-6, 6, add_remove=True) == (350, 70)
     assert check_learnable(350, 0.0095 * (1 - 1e-9), 1e-6, sensitivity=1.0) is False
     assert check_learnable(349, 0.0095 * (1 - 1e-9), 1e-6, sensitivity=1.0) is True
     assert check_learnable(490, 0.01 * (1 - 1e-9), 1e-6) is False
     assert check_learnable(489, 0.01 * (1 - 1e-9), 1e-6) is True
-    assert check_learnable(82, 0.01 * (1 - 1e-9), 1e-6) is True
-    with pytest.raises(DPQueryError, match=r"81 records are too few.*at least 82 records"):
-        check_learnable(81, 0.01 * (1 - 1e-9), 1e-6)
+    assert check_learnable(98, 0.01 * (1 - 1e-9), 1e-6) is True
+    with pytest.raises(DPQueryError, match=r"97 records are too few.*at least 98 records"):
+        check_learnable(97, 0.01 * (1 - 1e-9), 1e-6)
 
 
 def test_a_small_table_charges_each_column_its_shares_and_no_selection():
@@ -341,9 +337,8 @@ def test_the_cli_releases_a_small_table_and_the_plan_states_the_limits(tmp_path,
     assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1"]) == 0
     plan = capsys.readouterr().out
     # add/remove (the default): the selections' L2 sensitivity is 1, their threshold
-    # 1/sqrt(2) of replace-one's (2,530 at sqrt(2)); refused where a number's bounds need
-    # half of the records too (110 in a bucket; test_learn_colsplit)
-    assert "6 columns: below 1,790, refused below 220" in plan and "grown from the mode" in plan
+    # 1/sqrt(2) of replace-one's (2,530 and 506 at sqrt(2))
+    assert "6 columns: below 1,790, refused below 358" in plan and "grown from the mode" in plan
     # the small table's loan from the release: 40% of its 60% of rho = 0.0144076 (by hand)
     assert "borrow 40% of the release's rho besides (rho=0.00345782)" in plan
     assert main(["privacy", "synth", "--n", "1000", "--epsilon", "1", "--json"]) == 0

@@ -271,8 +271,7 @@ def test_the_planner_names_the_relation(capsys: pytest.CaptureFixture[str]) -> N
 
 def test_a_learned_domain_refuses_add_remove_before_reading(tmp_path: Path) -> None:
     # 20 records: the learning's noisy n (sd about 41 at epsilon 1) is far below the smallest
-    # table one column can be learned from (90, a number's bounds; 142, a category's), so
-    # the table is refused; seeded, so
+    # table one column can be learned from (142), so the table is refused; seeded, so
     # the draw is the same on every run
     csv = tmp_path / "raw.csv"
     pd.DataFrame({"a": ["x", "y"] * 10}).to_csv(csv, index=False)

@@ -379,8 +379,8 @@ def _learning_plan(args: argparse.Namespace) -> int:
                       limits.items())  # fmt: skip
     print(f"    small tables ({n_kind} where a category needs more than "
           f"{MIN_CATEGORY_SHARE:.0%} of the records): no probe, bounds grown from the mode, "
-          f"integer codes from 0 (from 1 when the 0's noisy count is low); refused where a "
-          f"category and a number's bounds both need more than {MIN_SMALL_SHARE:.0%}. "
+          f"integer codes from 0 (from 1 when the 0's noisy count is low); refused where it "
+          f"needs more than {MIN_SMALL_SHARE:.0%}. "
           f"By the table's columns: {sizes} (docs/learn.md)")  # fmt: skip
     print(f"  release: the rest, rho={b.release_rho:.6g} ({1 - b.share:.0%} of rho), on the "
           "same ledger; its charges depend on the learned domain: plan them with --domain "
