@@ -2225,6 +2225,13 @@ BAND_SHARE = 0.5
 narrow band's finer histogram (:func:`_fine_run`) before its quantiles."""
 
 
+BAND_CAP = 1.0
+"""A small table's band's finer histogram takes at most this many times what its column
+spent first (under add/remove; replace-one 1). 4 was tried: weather_perth's pressures gained
+(KS worst 0.50 to 0.26, seeds 0 to 3), Gestation's pairs lost what the release paid (0.678
+to 0.661; "Tables of many columns or few rows")."""
+
+
 def narrow_band(lo: float, hi: float, decimals: int, below: bool = False) -> bool:
     """Whether bounds ``[lo, hi]`` (a small table's: the ends of its buckets, before the rule
     at 0; or a large table's bounds, or its quantiles' bounds) are a band far from 0 that
@@ -2246,17 +2253,59 @@ def narrow_band(lo: float, hi: float, decimals: int, below: bool = False) -> boo
     return (positive or negative) and not lattice(lo, hi, decimals)
 
 
-def fine_cells(lo: float, hi: float, decimals: int) -> np.ndarray:
+def fine_cells(lo: float, hi: float, decimals: int, most: int = FINE_CELLS) -> np.ndarray:
     """The equal-width cells of a narrow band's finer histogram: the precision's step times
-    the smallest power of 10 that cuts ``[lo, hi]`` into at most :data:`FINE_CELLS` cells
-    (the years' 4,000 whole numbers of ``[1000, 5000]`` are cells of 1), aligned on it.
+    the smallest power of 10 that cuts ``[lo, hi]`` into at most ``most`` cells (by default
+    :data:`FINE_CELLS`; the years' 4,000 whole numbers of ``[1000, 5000]`` are cells of 1),
+    aligned on it. With ``most`` below it (a small table's band, :func:`mass_cells`), the
+    cells are the coarser of those and of the step times 1, 2 or 5 times a power of 10 that
+    gives at most ``most`` cells (a factor of 10 between two widths was one of a band's
+    noise), never finer than the default's: medpar's hospital codes in ``[20000, 50000]``
+    keep their cells of 100, where 50 kept a run that clipped the 6% of codes at 32,000.
     Public: read off the private bounds and precision."""
-    width = Decimal(1).scaleb(-decimals)
+    step = Decimal(1).scaleb(-decimals)
     a, b = Decimal(repr(lo)), Decimal(repr(hi))
+    width = step
     while (b - a) / width > FINE_CELLS:
         width *= 10
+    if most < FINE_CELLS:  # coarser where the mass asks, never finer than FINE_CELLS' cells
+        fewer, i = step, 0
+        while (b - a) / fewer > most:
+            fewer *= (Decimal(2), Decimal("2.5"), Decimal(2))[i % 3]
+            i += 1
+        width = max(width, fewer)
     first, last = math.floor(a / width), math.ceil(b / width)
     return np.array([float(Decimal(u) * width) for u in range(first, last + 1)])
+
+
+FINE_FILL = 16.0
+"""A small table's band is cut into at most this many cells per noise sd of its noisy mass
+(:func:`mass_cells`): a band whose records fill at most ``1 / (2 FINE_FILL)`` of it (a
+32nd) then has cells holding on average the :data:`FINE_SIGMAS` (2) noise sd its finer
+run's test asks. Tuned on seeds 0 to 3 ("Tables of many columns or few rows"; 1, 4 and 8
+tried): at 1, election years of 1932 to 2020 in ``[1000, 2000]`` got cells of 200 years; at
+8, codes of ``[30000, 30100)`` in ``[20000, 50000]`` (500 records) kept a bin of more than
+half of them on 3 of 8 seeds (1 of 40 before), and weather_perth's pressures scored a KS
+worst of 0.50 against 0.38."""
+MASS_CELLS = True
+"""Whether a small table's finer histogram of a band takes its cell count from the band's
+noisy mass (:func:`mass_cells`) under add/remove, in place of :data:`FINE_CELLS` whatever
+the mass (replace-one keeps it: its releases stay as they were)."""
+
+
+def mass_cells(mass: float, rho: float, sensitivity: float) -> int:
+    """The most cells a small table's finer histogram of a band (drawn at ``rho`` and L2
+    ``sensitivity``) cuts it into: :data:`FINE_FILL` cells per noise sd of the band's noisy
+    ``mass`` (its count in the bounds' histogram, negative as 0), at least 1 and at most
+    :data:`FINE_CELLS`. At 1,000 cells a cell's noise sd near 50 (a table of 1,000 records
+    and 21 columns) exceeds what most cells of a band hold (pressures of 1,001 to 1,038 hPa
+    in cells of 1 hPa: 26 records a cell), so no run passed and the bounds' equal widths
+    stood; 1,000 records at sd 50 take at most 320 cells (of 5 hPa over ``[1000, 2000]``,
+    :func:`fine_cells`), and the run, eight cells of about 125 records (2.5 sd), holds the
+    band. Public: a noisy count already charged (the bounds' histogram) and the histogram's
+    ``rho``: post-processing."""
+    sd = math.sqrt(float(discrete_gaussian_sigma2(rho, sensitivity)))
+    return int(min(FINE_CELLS, max(1, math.floor(FINE_FILL * max(mass, 0.0) / sd))))
 
 
 def band_mass(
@@ -2337,6 +2386,7 @@ def far_windows(
 def _fine_run(
     name: str, values: np.ndarray, rho: float, decimals: int, bounds: tuple[float, float],
     band: tuple[float, float], ctx: _Context, outer: tuple[float, float] | None = None,
+    most: int = FINE_CELLS,
 ) -> tuple[tuple[float, float], np.ndarray, np.ndarray, bool] | None:  # fmt: skip
     """A narrow band's run of finer cells (:func:`fine_cells`) at ``rho``: the bounds'
     discrete Gaussian histogram (:func:`private_bounds`, charged before it draws) on those
@@ -2354,8 +2404,9 @@ def _fine_run(
     ``outer``: the column's bounds when ``bounds`` is their core (:func:`step_core`): their
     parts outside the core are a cell each, so that the values there count in them, not in
     the core's end cells (a run of one end cell holding every fare above 10 passed the mass
-    test); a run reaching either is not kept (the bounds and their edges stay)."""
-    cells = fine_cells(*bounds, decimals)
+    test); a run reaching either is not kept (the bounds and their edges stay). ``most``:
+    the most cells over ``bounds`` (:func:`fine_cells`)."""
+    cells = fine_cells(*bounds, decimals, most)
     lower = outer is not None and outer[0] < cells[0]
     upper = outer is not None and outer[1] > cells[-1]
     if outer is not None:
@@ -2418,7 +2469,7 @@ def short_run(
 def _fine_edges(
     name: str, values: np.ndarray, rho: float, decimals: int, bounds: tuple[float, float],
     band: tuple[float, float], ctx: _Context, outer: tuple[float, float] | None = None,
-    held: float | None = None,
+    held: float | None = None, most: int = FINE_CELLS,
 ) -> tuple[tuple[float, float], list[float], bool] | None:  # fmt: skip
     """A small table's narrow band's bounds and edges from a finer histogram at ``rho``: the
     run of :func:`_fine_run` (None when it finds none: the bounds and edges stay as they
@@ -2426,8 +2477,8 @@ def _fine_edges(
     whether the run is the bounds. A run not kept that is a short run (:func:`short_run`,
     with ``held`` the band's noisy mass in the bounds' histogram; :data:`SHORT_RUN`) gives
     its edges and the band's ``bounds`` as the outer edges (False), the rest of the band a
-    bin a side."""
-    run = _fine_run(name, values, rho, decimals, bounds, band, ctx, outer)
+    bin a side. ``most``: the most cells over ``bounds`` (:func:`mass_cells`)."""
+    run = _fine_run(name, values, rho, decimals, bounds, band, ctx, outer, most)
     if run is None:
         return None
     fine, cells, noisy, kept = run
@@ -4367,7 +4418,8 @@ def _second_selection(
     index = {a.name: i for i, a in enumerate(attrs)}
     # a band takes at most what its column spent first: when its cells turn out too thin
     # (_fine_edges), the release loses no more than that
-    fine_rho = {c: min(rho2, reports[index[c]].rho) for c in narrow}
+    cap = BAND_CAP if ctx.add_remove else 1.0
+    fine_rho = {c: min(rho2, cap * reports[index[c]].rho) for c in narrow}
     # an integer band's lattice test (lattice_test) takes LATTICE_SHARE of its band's rho
     tested = {c: LATTICE_SHARE * r if ctx.narrow[c][1] == 0 else 0.0 for c, r in fine_rho.items()}
     charges = [Charge(f"{c}: second partition selection", ZCDP(rho2)) for c in chosen]
@@ -4399,7 +4451,14 @@ def _second_selection(
             lattice_more = {"lattice_counts": [int(c) for c in cells], "lattice": grid}
         band_rho = fine_rho[name] - tested[name]
         outer = None if whole == bounds else whole  # a core's band: the rest a cell a side
-        fine = _fine_edges(name, values, band_rho, decimals, bounds, band, ctx, outer, own)
+        # the cells from the band's noisy mass (charged with the bounds): as many as its
+        # noise lets a run of them pass
+        # (add/remove alone: a replace-one release stays as it was, byte for byte)
+        most = FINE_CELLS
+        if MASS_CELLS and ctx.add_remove:
+            most = mass_cells(own, band_rho, ctx.l2)
+        fine = _fine_edges(name, values, band_rho, decimals, bounds, band, ctx, outer, own,
+                           most)  # fmt: skip
         i = index[name]
         old = reports[i]
         learned = old.learned
@@ -4433,6 +4492,18 @@ def column_rho(rho: float, columns: int, add_remove: bool) -> float:
     return (rho - n_rho) * _SAFETY / columns
 
 
+def bounds_need(rho: float, sensitivity: float = PARTITION_SENSITIVITY) -> int:
+    """The fewest records a small table's numeric column needs for bounds at a column's
+    ``rho``: the threshold its bounds' mode bucket must reach (:func:`_bounds`: the union
+    bound of :data:`BOUND_FALSE_RATE` over the integers' magnitude buckets, the fewest of any
+    precision), at the share of ``rho`` its bounds get (all but its profile and precision,
+    :data:`SMALL_BOUNDS_SHARE` of that). All of them in one bucket: fewer pass no bucket and
+    no run. Public: the budget alone."""
+    share = (1 - PROFILE_SHARE - DECIMALS_SHARE) * SMALL_BOUNDS_SHARE
+    k = magnitude_buckets(min_exponent=0).size - 1
+    return bucket_threshold(share * rho, k, BOUND_FALSE_RATE, sensitivity)
+
+
 def size_limits(rho: float, delta: float, columns: int, add_remove: bool) -> tuple[int, int]:
     """``(small, refused)``: a learning at ``rho`` and tail ``delta`` over ``columns``
     columns uses the small-table rules below ``small`` records and refuses below ``refused``
@@ -4441,7 +4512,17 @@ def size_limits(rho: float, delta: float, columns: int, add_remove: bool) -> tup
     per = column_rho(rho, columns, add_remove)
     l2 = marginal_sensitivity(ADD_REMOVE if add_remove else REPLACE_ONE)
     tau = partition_threshold(discrete_gaussian_sigma2(per, l2), delta / columns)
-    return math.ceil(tau / MIN_CATEGORY_SHARE), math.ceil(tau / MIN_SMALL_SHARE)
+    need = min(tau, bounds_need(per, l2)) if REFUSE_ON_BOUNDS else tau
+    return math.ceil(tau / MIN_CATEGORY_SHARE), math.ceil(need / MIN_SMALL_SHARE)
+
+
+REFUSE_ON_BOUNDS = False
+"""Whether a table is refused only when neither a category nor a numeric column's bounds
+can pass at half of its records (:func:`check_learnable`, :func:`bounds_need`), in place of
+the category's threshold alone. Off: measured ("Tables of many columns or few rows"), the
+tables it let in (250 to 470 records) had their columns' kinds decided where half of the
+records is 1.3 to 2 profile sd (healthexp's countries and life expectancies learned as
+dates written YYYYMMDD, cabinet_turnover's numbers unbounded on one seed of two)."""
 
 
 def check_learnable(
@@ -4453,27 +4534,34 @@ def check_learnable(
     spending a whole column's ``rho`` (the most any column spends on one). Small: ``tau`` is
     above :data:`MIN_CATEGORY_SHARE` of ``n`` (no category rarer than that can be released;
     the small-table rules apply, :func:`_learn_column`). Refused: ``tau`` is above
-    :data:`MIN_SMALL_SHARE` of ``n`` (a category, or a bounds bucket, would need about half
-    of the records). Public: ``n``, the budget and the tail probability only (under
-    add/remove, ``n`` is the noisy ``n``: ``noisy``, and the message says so). The message
-    names the smallest ``n`` this budget serves. ``sensitivity``: the selection's L2
-    sensitivity (1 under add/remove)."""
+    :data:`MIN_SMALL_SHARE` of ``n`` (a category would need about half of the records; with
+    :data:`REFUSE_ON_BOUNDS`, and so is what a numeric column's bounds need,
+    :func:`bounds_need`: then between the two its numeric columns are bounded and its text
+    columns' selections release at most a value held by more than half of the records,
+    every other one :data:`OTHER_LABEL`, which the column's rule says). Public: ``n``, the
+    budget and the tail probability only (under add/remove, ``n`` is the noisy ``n``:
+    ``noisy``, and the message says so). The message names the smallest ``n`` this budget
+    serves. ``sensitivity``: the selection's L2 sensitivity (1 under add/remove)."""
     tau = partition_threshold(discrete_gaussian_sigma2(rho, sensitivity), delta_tail)
     if tau <= MIN_CATEGORY_SHARE * n:
         return False
-    if tau <= MIN_SMALL_SHARE * n:
+    least = min(tau, bounds_need(rho, sensitivity)) if REFUSE_ON_BOUNDS else tau
+    if least <= MIN_SMALL_SHARE * n:
         return True
-    need = math.ceil(tau / MIN_SMALL_SHARE)
+    need = math.ceil(least / MIN_SMALL_SHARE)
     raise DPQueryError(
         ("about " if noisy else "")
         + f"{n:,} records"
         + (" (a noisy count)" if noisy else "")
         + f" are too few to learn a domain with rho={rho:.3g} per column: a "
         f"category is released only when its noisy count reaches {tau:,} ({tau / n:.0%} of the "
-        f"records), so nearly every value would fall into {OTHER_LABEL}. This budget learns a "
-        f"domain from at least {need:,} records (a category needs {MIN_SMALL_SHARE:.0%} of "
-        f"them); give the table's codebook (--domain), or a larger --epsilon or --domain-share, "
-        f"or fewer columns"
+        f"records), so nearly every value would fall into {OTHER_LABEL}"
+        + (f", and a number's bounds need {least:,} of them in one bucket" if least < tau else "")
+        + f". This budget learns a "
+        f"domain from at least {need:,} records ("
+        + ("a category or a bounds bucket needs " if least < tau else "a category needs ")
+        + f"{MIN_SMALL_SHARE:.0%} of them); give the table's codebook (--domain), or a larger "
+        f"--epsilon or --domain-share, or fewer columns"
     )
 
 
@@ -4587,6 +4675,9 @@ def _learn_column(
                     f"{MEMBERSHIP_TAIL_SHARE:g} x {present}"
                 )
         noisy |= {"released": len(sel.released), "threshold": sel.tau}
+        if sel.tau > MIN_SMALL_SHARE * present and not any(k != _MISSING for k in sel.released):
+            # a table a number's bounds serve but a category does not (check_learnable)
+            rule += f"; every value {OTHER_LABEL}: a value needs {sel.tau:,} records, over half"
         return attr, ColumnReport(name, "categorical", False, rule, rho, ctx.delta_tail,
                                   learned, noisy)  # fmt: skip
     # a number-like or declared numeric column: its frequent values, to tell a code from a
