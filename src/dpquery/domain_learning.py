@@ -2767,6 +2767,38 @@ def _clear_of_zero(numbers: int | None, sigma: float) -> bool:
     return numbers is not None and numbers >= NUMBER_SIGMAS * sigma
 
 
+NUMBERS_OTHER_MISSING = True
+"""Whether an undeclared column of numbers learned as codes (:func:`numbers_codes`) writes its
+catch-all as a missing value rather than the text ``<other>``."""
+
+
+def numbers_codes(attr: Attribute, learned: str) -> tuple[Attribute, str]:
+    """An undeclared column the profile read as numbers (its noisy count of numbers near its
+    non-missing count) but learned as codes (the probe's keys, the integers of its bounds, or
+    nothing at all: :func:`unknown_values`): its catch-all stands for numbers the codes do not
+    list (a count's tail beyond its bounds, values no noisy count could place), and decodes
+    to a missing value (``Categorical.other_missing``) instead of the text ``<other>``, which
+    turned a column of counts into text. Public: a function of the rule's outcome (no data
+    read, no budget)."""
+    if not NUMBERS_OTHER_MISSING or not isinstance(attr, Categorical) or attr.other is None:
+        return attr, learned
+    return replace(attr, other_missing=True), f"{learned}; {OTHER_LABEL} written as missing"
+
+
+def too_few(attr: Categorical, learned: str) -> tuple[Categorical, str]:
+    """A column the number rule called text only because its noisy count of numbers is near
+    0 while its noisy non-missing count is too small for the share's test (a column mostly
+    missing: at 39 columns, 566 temperatures of 1,683 records read as 318 numbers of 724
+    values), and whose selection released no value but the missing one: whether its few
+    values are numbers or text is the noise's call, and the text ``<other>`` wrote a
+    catch-all into a column of numbers. Its catch-all decodes to a missing value
+    (``Categorical.other_missing``): the column is released as missing. Public: a function
+    of the rule's outcome and the released keys (post-processing, no budget)."""
+    if not NUMBERS_OTHER_MISSING or attr.other is None:
+        return attr, learned
+    return replace(attr, other_missing=True), f"{learned}; too few values: released as missing"
+
+
 def unknown_values(name: str, has_missing: bool) -> tuple[Categorical, str]:
     """An undeclared column whose bounds are not found, whose probe released no value and
     whose noisy count of numbers does not stand clear of 0 (:func:`_clear_of_zero`): every
@@ -4569,6 +4601,11 @@ def _learn_column(
                                            found.vocabulary in CODE_VOCABULARIES))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
+        if not few and not [v for v in attr.values if v not in (attr.other, attr.missing)]:
+            # text on the count of numbers near 0 alone (too few non-missing values for the
+            # share's test) and no value released: nothing tells its values from noise
+            attr, learned = too_few(attr, learned)
+            rule += "; too few values to tell numbers from text"
         if date_rule.startswith("time of day"):  # refuted by its format's counts
             rule += f"; not a {date_rule}, no time form"
         if found is not None:
@@ -4607,6 +4644,7 @@ def _learn_column(
         attr, learned = _categorical(name, probe)
         if KEYS_BELOW:
             attr, learned = codes_below(attr, learned, probe, present, sigma)
+        attr, learned = numbers_codes(attr, learned)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
         return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
                                   ctx.delta_tail, learned, noisy)  # fmt: skip
@@ -4621,6 +4659,8 @@ def _learn_column(
         tail = 0.0 if probe is None else ctx.delta_tail
         return attr, ColumnReport(name, "date", False, rule, profile_rho + probe_rho + spent,
                                   tail, learned, noisy | more)  # fmt: skip
+    if kind is None:  # a column of numbers learned as codes: its catch-all, missing
+        attr, learned = numbers_codes(attr, learned)
     if kind == "numeric":
         rule = "declared"
     elif (
