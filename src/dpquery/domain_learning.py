@@ -2787,11 +2787,13 @@ def numbers_codes(attr: Attribute, learned: str) -> tuple[Attribute, str]:
 
 def too_few(attr: Categorical, learned: str) -> tuple[Categorical, str]:
     """A column the number rule called text only because its noisy count of numbers is near
-    0 while its noisy non-missing count is too small for the share's test (a column mostly
-    missing: at 39 columns, 566 temperatures of 1,683 records read as 318 numbers of 724
-    values), and whose selection released no value but the missing one: whether its few
-    values are numbers or text is the noise's call, and the text ``<other>`` wrote a
-    catch-all into a column of numbers. Its catch-all decodes to a missing value
+    0 while its noisy non-missing count is too small for the share's test, whose noisy
+    count of values that are not numbers (the non-missing count less the numbers') is
+    within :data:`NUMBER_SIGMAS` sds of its noise of 0 too (a column mostly missing: at 39
+    columns, 566 temperatures of 1,683 records read as 318 numbers of 724 values, 406 texts
+    against a bar of 673), and whose selection released no value but the missing one:
+    whether its few values are numbers or text is the noise's call, and the text
+    ``<other>`` wrote a catch-all into a column of numbers. Its catch-all decodes to a missing value
     (``Categorical.other_missing``): the column is released as missing. Public: a function
     of the rule's outcome and the released keys (post-processing, no budget)."""
     if not NUMBERS_OTHER_MISSING or attr.other is None:
@@ -4601,11 +4603,17 @@ def _learn_column(
                                            found.vocabulary in CODE_VOCABULARIES))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
-        if not few and not [v for v in attr.values if v not in (attr.other, attr.missing)]:
+        texts = present - noisy_numbers  # the noisy count of values that are not numbers
+        if (
+            not few
+            and texts < NUMBER_SIGMAS * sigma * math.sqrt(2)
+            and not [v for v in attr.values if v not in (attr.other, attr.missing)]
+        ):
             # text on the count of numbers near 0 alone (too few non-missing values for the
-            # share's test) and no value released: nothing tells its values from noise
+            # share's test), its texts' count within the noise of 0 too (two counts' noise),
+            # and no value released: nothing tells its values from noise
             attr, learned = too_few(attr, learned)
-            rule += "; too few values to tell numbers from text"
+            rule += f"; too few values: noisy texts {texts} < {NUMBER_SIGMAS * sigma * 2**0.5:.0f}"
         if date_rule.startswith("time of day"):  # refuted by its format's counts
             rule += f"; not a {date_rule}, no time form"
         if found is not None:
