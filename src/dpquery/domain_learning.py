@@ -4417,6 +4417,13 @@ def _second_selection(
         both = replace(sel, released={**sel.released, **again.released})
         attr, learned = _categorical(name, both)
         i = index[name]
+        first = attrs[i]
+        if (
+            isinstance(first, Categorical)
+            and first.other_missing
+            and set(again.released) <= {_MISSING}
+        ):  # too few values (too_few), and still no value released: released as missing
+            attr, learned = too_few(attr, learned)
         old = reports[i]
         noisy = old.noisy | {"second_rho": rho2, "second_released": len(again.released),
                              "second_threshold": again.tau, "other": others[name][0]}  # fmt: skip
