@@ -2818,6 +2818,40 @@ def _clear_of_zero(numbers: int | None, sigma: float) -> bool:
     return numbers is not None and numbers >= NUMBER_SIGMAS * sigma
 
 
+NUMBERS_OTHER_MISSING = True
+"""Whether an undeclared column of numbers learned as codes (:func:`numbers_codes`) writes its
+catch-all as a missing value rather than the text ``<other>``."""
+
+
+def numbers_codes(attr: Attribute, learned: str) -> tuple[Attribute, str]:
+    """An undeclared column the profile read as numbers (its noisy count of numbers near its
+    non-missing count) but learned as codes (the probe's keys, the integers of its bounds, or
+    nothing at all: :func:`unknown_values`): its catch-all stands for numbers the codes do not
+    list (a count's tail beyond its bounds, values no noisy count could place), and decodes
+    to a missing value (``Categorical.other_missing``) instead of the text ``<other>``, which
+    turned a column of counts into text. Public: a function of the rule's outcome (no data
+    read, no budget)."""
+    if not NUMBERS_OTHER_MISSING or not isinstance(attr, Categorical) or attr.other is None:
+        return attr, learned
+    return replace(attr, other_missing=True), f"{learned}; {OTHER_LABEL} written as missing"
+
+
+def too_few(attr: Categorical, learned: str) -> tuple[Categorical, str]:
+    """A column the number rule called text only because its noisy count of numbers is near
+    0 while its noisy non-missing count is too small for the share's test, whose noisy
+    count of values that are not numbers (the non-missing count less the numbers') is
+    within :data:`NUMBER_SIGMAS` sds of its noise of 0 too (a column mostly missing: at 39
+    columns, 566 temperatures of 1,683 records read as 318 numbers of 724 values, 406 texts
+    against a bar of 673), and whose selection released no value but the missing one:
+    whether its few values are numbers or text is the noise's call, and the text
+    ``<other>`` wrote a catch-all into a column of numbers. Its catch-all decodes to a missing value
+    (``Categorical.other_missing``): the column is released as missing. Public: a function
+    of the rule's outcome and the released keys (post-processing, no budget)."""
+    if not NUMBERS_OTHER_MISSING or attr.other is None:
+        return attr, learned
+    return replace(attr, other_missing=True), f"{learned}; too few values: released as missing"
+
+
 def unknown_values(name: str, has_missing: bool) -> tuple[Categorical, str]:
     """An undeclared column whose bounds are not found, whose probe released no value and
     whose noisy count of numbers does not stand clear of 0 (:func:`_clear_of_zero`): every
@@ -4435,6 +4469,13 @@ def _second_selection(
         both = replace(sel, released={**sel.released, **again.released})
         attr, learned = _categorical(name, both)
         i = index[name]
+        first = attrs[i]
+        if (
+            isinstance(first, Categorical)
+            and first.other_missing
+            and set(again.released) <= {_MISSING}
+        ):  # too few values (too_few), and still no value released: released as missing
+            attr, learned = too_few(attr, learned)
         old = reports[i]
         noisy = old.noisy | {"second_rho": rho2, "second_released": len(again.released),
                              "second_threshold": again.tau, "other": others[name][0]}  # fmt: skip
@@ -4657,6 +4698,17 @@ def _learn_column(
                                            found.vocabulary in CODE_VOCABULARIES))  # fmt: skip
         bar = f"{NUMBER_SHARE:g} x {present} - {margin:.0f}" if few else f"{zero:.0f}"
         rule = f"text: noisy numbers {noisy_numbers} < {bar}"
+        texts = present - noisy_numbers  # the noisy count of values that are not numbers
+        if (
+            not few
+            and texts < NUMBER_SIGMAS * sigma * math.sqrt(2)
+            and not [v for v in attr.values if v not in (attr.other, attr.missing)]
+        ):
+            # text on the count of numbers near 0 alone (too few non-missing values for the
+            # share's test), its texts' count within the noise of 0 too (two counts' noise),
+            # and no value released: nothing tells its values from noise
+            attr, learned = too_few(attr, learned)
+            rule += f"; too few values: noisy texts {texts} < {NUMBER_SIGMAS * sigma * 2**0.5:.0f}"
         if date_rule.startswith("time of day"):  # refuted by its format's counts
             rule += f"; not a {date_rule}, no time form"
         if found is not None:
@@ -4698,6 +4750,7 @@ def _learn_column(
         attr, learned = _categorical(name, probe)
         if KEYS_BELOW:
             attr, learned = codes_below(attr, learned, probe, present, sigma)
+        attr, learned = numbers_codes(attr, learned)
         rule = f"code: {len(codes)} keys hold noisy {mass} >= {CODE_MASS:g} x {present}"
         return attr, ColumnReport(name, "categorical", False, rule, profile_rho + probe_rho,
                                   ctx.delta_tail, learned, noisy)  # fmt: skip
@@ -4712,6 +4765,8 @@ def _learn_column(
         tail = 0.0 if probe is None else ctx.delta_tail
         return attr, ColumnReport(name, "date", False, rule, profile_rho + probe_rho + spent,
                                   tail, learned, noisy | more)  # fmt: skip
+    if kind is None:  # a column of numbers learned as codes: its catch-all, missing
+        attr, learned = numbers_codes(attr, learned)
     if kind == "numeric":
         rule = "declared"
     elif (

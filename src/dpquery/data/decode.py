@@ -302,9 +302,11 @@ def _categorical_values(attr: Categorical | Binary, codes: np.ndarray) -> pd.Ser
     values[:] = attr.written_values if isinstance(attr, Categorical) else attr.values
     missing = (
         codes == attr.values.index(attr.missing)
-        if isinstance(attr, Categorical) and attr.decodes_missing
+        if isinstance(attr, Categorical) and attr.missing is not None and not attr.keep_missing
         else np.zeros(len(codes), dtype=bool)
     )
+    if isinstance(attr, Categorical) and attr.other_missing:  # numbers the codes do not list
+        missing |= codes == attr.values.index(attr.other)
     present = attr.present_values if isinstance(attr, Categorical) else attr.values
     if isinstance(attr, Categorical) and attr.width is not None:
         present = tuple(padded(v, attr.width) for v in present)

@@ -132,6 +132,11 @@ class Categorical:
     that many digits when decoded (a code ``3`` of a column written ``003``; ``zfill``), as
     text; a learned domain holds the width its written forms' count found
     (``docs/learn.md``, "Codes written with leading zeros"). It changes no bit of the layout.
+    ``other_missing`` decodes the catch-all category to a missing value instead of to its
+    text: a learned column of numbers read as codes, whose catch-all stands for numbers the
+    codes do not list (``docs/learn.md``, "Columns mostly missing"), comes back as numbers
+    or missing, never as the text ``<other>``. It needs ``other``; it changes no bit of the
+    layout, only the decoded column (and its dtype, read off the other values).
     """
 
     name: str
@@ -145,6 +150,7 @@ class Categorical:
     by_rule: tuple[Hashable, ...] = field(default=(), compare=False)
     listed: tuple[Hashable, ...] = field(default=(), compare=False)
     width: int | None = field(default=None, compare=False)
+    other_missing: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -179,6 +185,12 @@ class Categorical:
                               f"got {self.keep_missing!r}")  # fmt: skip
         if self.keep_missing and self.missing is None:
             raise DomainError(f"attribute {self.name!r}: keep_missing needs a missing category")
+        if not isinstance(self.other_missing, bool):
+            raise DomainError(f"attribute {self.name!r}: other_missing must be true or false, "
+                              f"got {self.other_missing!r}")  # fmt: skip
+        if self.other_missing and self.other is None:
+            raise DomainError(f"attribute {self.name!r}: other_missing needs a catch-all "
+                              "category")  # fmt: skip
         if not isinstance(self.ordered, bool):
             raise DomainError(f"attribute {self.name!r}: ordered must be true or false, "
                               f"got {self.ordered!r}")  # fmt: skip
@@ -209,15 +221,17 @@ class Categorical:
     @property
     def present_values(self) -> tuple[Hashable, ...]:
         """The values that decode to themselves (all but the missing category, unless
-        ``keep_missing``)."""
-        if self.missing is None or self.keep_missing:
-            return self.values
-        return tuple(v for v in self.values if v != self.missing)
+        ``keep_missing``, and but the catch-all with ``other_missing``)."""
+        gone = {self.missing} if self.missing is not None and not self.keep_missing else set()
+        if self.other_missing:
+            gone.add(self.other)
+        return tuple(v for v in self.values if v not in gone) if gone else self.values
 
     @property
     def decodes_missing(self) -> bool:
-        """Whether the missing category decodes to a missing value."""
-        return self.missing is not None and not self.keep_missing
+        """Whether a category (the missing one, or the catch-all with ``other_missing``)
+        decodes to a missing value."""
+        return (self.missing is not None and not self.keep_missing) or self.other_missing
 
     @property
     def written_values(self) -> tuple[Hashable, ...]:
@@ -910,6 +924,8 @@ def _attr_to_dict(a: Attribute) -> dict[str, Any]:
         out["dtype"] = a.dtype
     if isinstance(a, Categorical) and a.keep_missing:
         out["keep_missing"] = True
+    if isinstance(a, Categorical) and a.other_missing:  # only when learned: the same before
+        out["other_missing"] = True
     if isinstance(a, Categorical) and a.ordered:
         out["ordered"] = True
     if isinstance(a, Categorical) and a.by_rule:  # only when learned: older readers see the same
@@ -982,6 +998,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
             "by_rule",
             "listed",
             "width",
+            "other_missing",
         },
         "numeric": {
             "edges",
@@ -1022,6 +1039,7 @@ def _attr_from_dict(obj: Any) -> Attribute:
                 _by_rule(name, obj.get("by_rule", [])),
                 _by_rule(name, obj.get("listed", []), "listed"),
                 obj.get("width"),
+                obj.get("other_missing", False),
             )
         if kind == "numeric":
             return Numeric(

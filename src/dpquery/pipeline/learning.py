@@ -366,7 +366,13 @@ def column_notes(domain: Domain, report: LearnReport) -> list[str]:
             notes.append(_order_note(attr.name, c.noisy["date_order"]))
         if isinstance(attr, Categorical):
             kept = [v for v in attr.values if v not in (attr.other, attr.missing)]
-            if not kept and c.noisy.get("bounds", ()) is None:  # read as numbers, unbounded
+            if not kept and attr.other_missing:  # too few values: all missing
+                why = ("too few numbers for private bounds and no value released"
+                       if c.noisy.get("bounds", ()) is None else
+                       "too few values to tell numbers from text (its noisy counts of both "
+                       "are within their noise of 0) and no value released")  # fmt: skip
+                notes.append(f"{attr.name}: {why}; released as missing")
+            elif not kept and c.noisy.get("bounds", ()) is None:  # read as numbers, unbounded
                 notes.append(f"{attr.name}: too few numbers for private bounds and no value "
                              f"released; every value is released as {attr.other}"
                              + (" or missing" if attr.missing else ""))  # fmt: skip
