@@ -68,7 +68,11 @@ def test_numbers_codes_flags_a_categorical_with_a_catch_all_only() -> None:
     assert numbers_codes(num, "x") == (num, "x")
 
 
-def test_too_few_releases_the_column_as_missing() -> None:
+def test_too_few_releases_the_column_as_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off by default (a sparse text column keeps its ``<other>``); on, the column is
+    released as missing."""
+    assert not too_few(_codes(False), "x")[0].other_missing
+    monkeypatch.setattr(dl, "SPARSE_TEXT_MISSING", True)
     attr, learned = too_few(_codes(False), "0 categories () + <other> + missing")
     assert attr.other_missing and attr.present_values == (0, 1)
     assert learned.endswith("too few values: released as missing")
@@ -148,11 +152,15 @@ def test_the_rule_charges_nothing_and_changes_no_layout(
         assert [(e.charge.mechanism, e.charge.cost) for e in ledger_n1.entries] == charges
 
 
-def test_a_column_too_sparse_to_tell_is_released_as_missing() -> None:
+def test_a_column_too_sparse_to_tell_is_released_as_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A small table of many columns where a temperature is present in 5% of 1,000 records:
     its profile reads its numbers near 0 and its non-missing count within the share test's
     margin; when the rule of numbers near 0 calls it text and no value is released, it is
-    released as missing (never ``<other>``). Fixed seeds: no false failures."""
+    released as missing (never ``<other>``) with the rule on (``SPARSE_TEXT_MISSING``; off by
+    default, when its catch-all stays text). Fixed seeds: no false failures."""
+    monkeypatch.setattr(dl, "SPARSE_TEXT_MISSING", True)
     rng = np.random.default_rng(0)
     df = pd.DataFrame({f"c{j}": rng.choice(["a", "b"], 1000) for j in range(20)})
     temp = rng.integers(200, 400, 1000).astype(float)

@@ -2836,6 +2836,13 @@ def numbers_codes(attr: Attribute, learned: str) -> tuple[Attribute, str]:
     return replace(attr, other_missing=True), f"{learned}; {OTHER_LABEL} written as missing"
 
 
+SPARSE_TEXT_MISSING = False
+"""Whether a column too sparse to tell numbers from text (:func:`too_few`) is released as
+missing (True) or keeps its catch-all as the text ``<other>`` (False, kept: the rule cannot
+tell a sparse column of numbers from a sparse column of texts, and ``<other>`` keeps which
+records hold a value; ``docs/learn.md``, "Columns mostly missing")."""
+
+
 def too_few(attr: Categorical, learned: str) -> tuple[Categorical, str]:
     """A column the number rule called text only because its noisy count of numbers is near
     0 while its noisy non-missing count is too small for the share's test, whose noisy
@@ -2847,7 +2854,7 @@ def too_few(attr: Categorical, learned: str) -> tuple[Categorical, str]:
     ``<other>`` wrote a catch-all into a column of numbers. Its catch-all decodes to a missing value
     (``Categorical.other_missing``): the column is released as missing. Public: a function
     of the rule's outcome and the released keys (post-processing, no budget)."""
-    if not NUMBERS_OTHER_MISSING or attr.other is None:
+    if not (NUMBERS_OTHER_MISSING and SPARSE_TEXT_MISSING) or attr.other is None:
         return attr, learned
     return replace(attr, other_missing=True), f"{learned}; too few values: released as missing"
 
@@ -4708,7 +4715,8 @@ def _learn_column(
             # share's test), its texts' count within the noise of 0 too (two counts' noise),
             # and no value released: nothing tells its values from noise
             attr, learned = too_few(attr, learned)
-            rule += f"; too few values: noisy texts {texts} < {NUMBER_SIGMAS * sigma * 2**0.5:.0f}"
+            if attr.other_missing:
+                rule += f"; too few values: noisy texts {texts} < {NUMBER_SIGMAS * sigma * 2**0.5:.0f}"
         if date_rule.startswith("time of day"):  # refuted by its format's counts
             rule += f"; not a {date_rule}, no time form"
         if found is not None:
