@@ -4716,7 +4716,8 @@ def _learn_column(
             # and no value released: nothing tells its values from noise
             attr, learned = too_few(attr, learned)
             if attr.other_missing:
-                rule += f"; too few values: noisy texts {texts} < {NUMBER_SIGMAS * sigma * 2**0.5:.0f}"
+                floor = NUMBER_SIGMAS * sigma * math.sqrt(2)
+                rule += f"; too few values: noisy texts {texts} < {floor:.0f}"
         if date_rule.startswith("time of day"):  # refuted by its format's counts
             rule += f"; not a {date_rule}, no time form"
         if found is not None:
