@@ -13,25 +13,23 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_learn_smalltab import _learn
 
 import dpquery.domain_learning as dl
 from dpquery.domain_learning import (
     FINE_CELLS,
     FINE_FILL,
     MIN_SMALL_SHARE,
-    SECOND_SHARE,
     WITHIN_SHARE,
     bounds_need,
     check_learnable,
     column_rho,
     fine_cells,
     learn_budget,
-    learn_domain,
     mass_cells,
     size_limits,
 )
 from dpquery.errors import DPQueryError
-from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 from dpquery.privacy.partition_selection import partition_threshold
 from dpquery.privacy.quantiles import magnitude_buckets
@@ -129,22 +127,6 @@ def test_size_limits_and_check_learnable_refuse_on_what_nothing_passes():
     )
 
 
-def _learn(df: pd.DataFrame, relation: str, seed: int, epsilon: float = 1.0):
-    b = learn_budget(epsilon, 1e-9)
-    learn = 0.4 * b.rho  # as a release's learning splits the default share
-    rho, second, small = (
-        (1 - WITHIN_SHARE) * learn,
-        SECOND_SHARE * learn,
-        (WITHIN_SHARE - SECOND_SHARE) * learn,
-    )
-    ledger = Ledger(Budget.zcdp(learn))
-    domain, report = learn_domain(
-        df, rho=rho, delta=b.delta_tail, rng=np.random.default_rng(seed), ledger=ledger,
-        neighbours=relation, second_rho=second, small_rho=small,
-    )  # fmt: skip
-    return domain, report, ledger, rho
-
-
 def _wide(n: int, seed: int = 0) -> pd.DataFrame:
     """A table of 22 numeric columns (500 to 999) and two text columns of names."""
     rng = np.random.default_rng(seed)
@@ -168,7 +150,7 @@ def test_a_table_a_category_cannot_serve_is_learned_on_neighbours():
     assert bounds_need(per, 1.0) == 424
     base = _wide(1135)
     for df in (base, base.iloc[1:]):
-        domain, report, ledger, rho = _learn(df, ADD_REMOVE, seed=5, epsilon=0.5)
+        domain, report, ledger, (rho, *_) = _learn(df, ADD_REMOVE, seed=5, epsilon=0.5)
         assert report.small
         assert domain["name"].values == ("<other>",)
         rule = next(c.rule for c in report.columns if c.name == "name")
@@ -196,7 +178,7 @@ def test_a_pressure_band_of_a_small_table_gets_finer_edges_on_neighbours(seed):
     df = pd.DataFrame({f"x{i}": rng.integers(0, 3, 1001).astype(str) for i in range(11)})
     df["pressure"] = np.round(rng.uniform(1001.0, 1038.0, 1001), 1).astype(str)
     for table in (df.iloc[1:], df):
-        domain, report, ledger, rho = _learn(table, ADD_REMOVE, seed)
+        domain, report, ledger, (rho, *_) = _learn(table, ADD_REMOVE, seed)
         col = next(c for c in report.columns if c.name == "pressure")
         assert report.small and "fine_rho" in col.noisy
         fine = col.noisy["fine_bounds"]

@@ -92,8 +92,8 @@ def _table(n: int, seed: int = 0) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def _learn(df: pd.DataFrame, relation: str, seed: int = 3):
-    b = learn_budget(1.0, 1e-9)
+def _learn(df: pd.DataFrame, relation: str, seed: int = 3, epsilon: float = 1.0):
+    b = learn_budget(epsilon, 1e-9)
     learn = 0.4 * b.rho  # as a release's learning splits the default share
     rho, second, small = (
         (1 - WITHIN_SHARE) * learn,
