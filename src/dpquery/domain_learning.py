@@ -36,7 +36,9 @@ mechanism is calibrated to the relation's (``_Context.add_remove``,
 
 Per column (``n`` public under replace-one, the noisy ``n`` under add/remove):
 
-* **profile** (:data:`PROFILE_SHARE`, unless declared categorical): the noisy numbers of
+* **profile** (:data:`PROFILE_SHARE`, unless declared categorical; a small table of many
+  columns could give it more, :func:`profile_share`, :func:`wide_profile_rho`, both off):
+  the noisy numbers of
   missing values and of values that read as finite numbers, discrete Gaussian, L2
   sensitivity ``sqrt(2)`` under replace-one, 1 under add/remove (each count moves by at most
   1, and one at most under add/remove); its third count, of the values written as dates
@@ -726,6 +728,10 @@ class _Context:
     l2: float = PARTITION_SENSITIVITY
     # the quantiles' score sensitivity: max(alpha, 1 - alpha) under add/remove, else 1
     add_remove: bool = False
+    # the share of a column's rho its profile spends (profile_share)
+    profile_share: float = PROFILE_SHARE
+    # the rho a column's profile takes from a small table's pool besides (wide_profile_rho)
+    profile_extra: float = 0.0
 
 
 def _sigma(rho: float, sensitivity: float) -> float:
@@ -3114,7 +3120,8 @@ def _numeric(
     bounds is categorical over them (:func:`_range_codes`) and the edges' share is left
     unspent. ``numbers``: the profile's noisy count of numbers (its sd is ``missing``'s),
     for the rule of a point mass at 0 (:func:`zero_mode_run`)."""
-    share = DECIMALS_SHARE / (1 - PROFILE_SHARE)  # of what a numeric column has after its profile
+    # of what a numeric column has after its profile: the precision's share of the column
+    share = DECIMALS_SHARE / (1 - ctx.profile_share)
     decimals, hist, form, forms = _decimals(name, col, share * rho, ctx, numbers)
     significant, sci_cells = _scientific(name, col, share * rho, ctx, numbers, hist, forms)
     every = True
@@ -4030,7 +4037,7 @@ def _dates(
     bounds' buckets inside them, post-processing) and a missing flag as a number's; and the
     rho spent. ``order``: a common format's (:func:`_common_format`), undeclared. Where that
     refutes a time of day, ``None`` in place of the attribute, with the rho spent."""
-    share = DECIMALS_SHARE / (1 - PROFILE_SHARE)
+    share = DECIMALS_SHARE / (1 - ctx.profile_share)
     more: dict[str, Any] = {}
     spent = 0.0
     if fmt is None:
@@ -4312,6 +4319,8 @@ def learn_domain(
     pool_tail = SECOND_TAIL_SHARE * float(delta) if second and not small else 0.0
     if second and not small:
         tail = (float(delta) - pool_tail) / len(selecting)
+    extra = wide_profile_rho(pool_rho, len(selecting), small, add_remove)
+    pool_rho -= extra
     # a large table's finer bins under add/remove, where the release's rank candidates measure
     # a key-like column's pair at them (replace-one's release has none: it stays as it was)
     ctx = _Context(rng, ledger, large_bins(bins, n) if add_remove else bins, tail, n, small,
@@ -4329,7 +4338,9 @@ def learn_domain(
                    digits_rng=_own_stream(rng, DIGITS_STREAM),
                    scientific_rng=_own_stream(rng, SCIENTIFIC_STREAM),
                    midnight_rng=_own_stream(rng, MIDNIGHT_STREAM),
-                   zeros_rng=_own_stream(rng, ZEROS_STREAM))  # fmt: skip
+                   zeros_rng=_own_stream(rng, ZEROS_STREAM),
+                   profile_share=profile_share(len(selecting), small, add_remove),
+                   profile_extra=extra / len(selecting))  # fmt: skip
     attrs: list[Attribute] = []
     reports: list[ColumnReport] = []
     for name in names:
@@ -4359,7 +4370,8 @@ def learn_domain(
     total_tail = math.fsum(r.delta_tail for r in reports)
     spent = math.fsum([n_rho, *(r.rho for r in reports)])
     relation = ADD_REMOVE if add_remove else REPLACE_ONE
-    pool_spent = math.fsum(r.noisy.get(k, 0.0) for r in reports for k in ("second_rho", "fine_rho"))
+    pooled = ("second_rho", "fine_rho", "profile_pool_rho")  # what the pool paid for
+    pool_spent = math.fsum(r.noisy.get(k, 0.0) for r in reports for k in pooled)
     return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho,
                                float(second_rho), pool_spent, small, lent)  # fmt: skip
 
@@ -4564,6 +4576,51 @@ def size_limits(rho: float, delta: float, columns: int, add_remove: bool) -> tup
     return math.ceil(tau / MIN_CATEGORY_SHARE), math.ceil(need / MIN_SMALL_SHARE)
 
 
+WIDE_PROFILE_SLOPE = 0.0
+"""How much a small table's profile share (:func:`profile_share`) grows per column beyond
+:data:`WIDE_PROFILE_FROM`, taken from the rest of each column's rho (its bounds, or its
+selection). Off (0): measured at 0.01 and 0.02 ("The profile's share at many columns"),
+`weather_perth` lost at 0.01 and `reactions` at 0.02."""
+WIDE_PROFILE_FROM = 15
+"""The column count up to which every table's profile keeps :data:`PROFILE_SHARE` (the
+tuned and held-out raw tables had at most 15 columns)."""
+WIDE_PROFILE_MOST = 0.5
+"""The largest share of a column's rho :func:`profile_share` gives its profile."""
+
+
+WIDE_POOL_SHARE = 0.0
+"""The share of a small table's pool (``second_rho`` and the loan, :func:`_second_selection`)
+its columns' profiles take besides their own share, split equally, in a table of more than
+:data:`WIDE_PROFILE_FROM` columns under add/remove (:func:`wide_profile_rho`). Off (0):
+measured at 0.2 and 0.4 ("Tables of many columns or few rows", "The profile's share at many
+columns"), `reactions` (39 columns) gained 0.007 to 0.028 in shapes and `Gestation` lost
+(0.841 to 0.811 on the report seeds at 0.2)."""
+
+
+def wide_profile_rho(pool_rho: float, columns: int, small: bool, add_remove: bool) -> float:
+    """The rho a small table's profiles take from its pool before the pool is split (the
+    column count, the small-table rule's outcome on the noisy ``n`` already charged, and
+    public shares: post-processing), split equally over its ``columns``; 0 under
+    replace-one, in a table that is not small or of at most :data:`WIDE_PROFILE_FROM`
+    columns. The pool's spending counts it (``LearnReport.second_spent_rho``), so the
+    release gets what is left."""
+    if not (small and add_remove) or columns <= WIDE_PROFILE_FROM:
+        return 0.0
+    return WIDE_POOL_SHARE * pool_rho
+
+
+def profile_share(columns: int, small: bool, add_remove: bool) -> float:
+    """The share of a column's rho spent on its profile (:func:`_profile`):
+    :data:`PROFILE_SHARE`, and in a small table under add/remove (``small``, the rule's
+    outcome on the noisy ``n`` already charged) :data:`WIDE_PROFILE_SLOPE` more per public
+    column beyond :data:`WIDE_PROFILE_FROM`, at most :data:`WIDE_PROFILE_MOST`. The
+    precision keeps its share of the column; the rest pays. Public: reads no data."""
+    if not (small and add_remove):
+        return PROFILE_SHARE
+    extra = WIDE_PROFILE_SLOPE * max(0, columns - WIDE_PROFILE_FROM)
+    return min(WIDE_PROFILE_MOST, PROFILE_SHARE + extra)
+
+
 REFUSE_ON_BOUNDS = False
 """Whether a table is refused only when neither a category nor a numeric column's bounds
 can pass at half of its records (:func:`check_learnable`, :func:`bounds_need`), in place of
@@ -4624,13 +4681,16 @@ def _learn_column(
         counts = {"released": len(sel.released), "threshold": sel.tau}
         return attr, ColumnReport(name, "categorical", True, "declared", rho, ctx.delta_tail,
                                   learned, counts)  # fmt: skip
-    profile_rho = PROFILE_SHARE * rho
+    profile_rho = ctx.profile_share * rho + ctx.profile_extra
     # an undeclared column's days written YYYYMMDD: a cell of the profile of their own
     digits = int(col.forms[-1]) if kind is None else 0
     noisy_missing, noisy_numbers, sigma = _profile(name, col, profile_rho, ctx, digits)
     present = max(ctx.n - max(noisy_missing, 0), 1)  # public n, or the noisy n (add/remove)
     noisy: dict[str, Any] = {"missing": noisy_missing, "numbers": noisy_numbers}
-    rest = rho - profile_rho
+    rest = rho - (profile_rho - ctx.profile_extra)
+    if ctx.profile_extra:
+        noisy["profile_pool_rho"] = ctx.profile_extra
+        rho += ctx.profile_extra  # the column's whole spending, its profile's part of the pool too
     # numbers - 0.95 present has the noise of both counts: sd sigma sqrt(1 + 0.95^2)
     margin = NUMBER_SIGMAS * sigma * math.sqrt(1 + NUMBER_SHARE**2)
     days_written = False
