@@ -27,6 +27,7 @@ from dpquery.algorithms.marginal.spelling_style import (
     restyled,
     style_scores,
 )
+from dpquery.cli import main
 from dpquery.data.domain import Categorical, Domain
 from dpquery.data.encode import encode
 from dpquery.data.place_names import COUNTRY_NAMES, COUNTRY_STYLES
@@ -310,3 +311,14 @@ def test_the_step_is_off_under_replace_one_by_default() -> None:
     assert not AdaptiveProjection(epsilon=1.0, neighbours="replace-one").spelling_style_on()
     assert AdaptiveProjection(epsilon=1.0, neighbours="replace-one",
                               spelling_style=True).spelling_style_on()  # fmt: skip
+
+
+def test_the_plan_states_the_step_under_add_remove_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``dpquery privacy synth`` names the style step where it runs (add/remove), not under
+    replace-one, where it is off."""
+    for relation, named in (("add-remove", True), ("replace-one", False)):
+        assert main(["privacy", "synth", "--n", "5000", "--epsilon", "1",
+                     "--neighbours", relation]) == 0  # fmt: skip
+        assert ("UN M49, ISO 3166-1 or the World Bank's names" in capsys.readouterr().out) is named

@@ -324,9 +324,10 @@ def _learning_plan(args: argparse.Namespace) -> int:
           f"{keys['left_out_share']:.0%} of it and {keys['left_out_sigmas']:g} sd, lists "
           "that vocabulary's places: no charge (post-processing of the released keys and "
           "noisy counts); the release gives no record to a listed place its 1-way "
-          "measurements cannot tell from empty, and writes a column of country names in the "
-          "style (UN M49, ISO 3166-1 or the World Bank's names) those measurements read at "
-          f"{STYLE_SIGMAS:g} sd: no charge (post-processing)")  # fmt: skip
+          "measurements cannot tell from empty"
+          + (", and writes a column of country names in the style (UN M49, ISO 3166-1 or "
+             f"the World Bank's names) those measurements read at {STYLE_SIGMAS:g} sd: no "
+             "charge (post-processing)" if add_remove else ""))  # fmt: skip
     forms = forms_plan()
     print(f"    a number column's precision histogram also counts its whole numbers written "
           f"with a leading zero (widths {forms['widths'][0]} to {forms['widths'][-1]}) or as "
