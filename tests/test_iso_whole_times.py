@@ -17,10 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.test_midnight_dates import _charges, _learn
+from tests.test_midnight_dates import (
+    _charges,
+    _domain_and_histograms,
+    _learn,
+    _released_twice,
+)
 
 from dpquery import domain_learning
-from dpquery.cli import main
 from dpquery.data.dates import (
     ISO_CLASSES,
     ISO_HOUR_FORMATS,
@@ -159,15 +163,9 @@ def test_real_seconds_draw_as_before_whatever_the_zeros_stream(
     other cell and no domain of columns with real seconds (about 1/60 at whole minutes)."""
     df = pd.DataFrame({"sec": _table(3000, 1)["when"],
                        "t": _table(3000, 1, "%Y-%m-%dT%H:%M:%S", seed=1)["when"]})  # fmt: skip
-
-    def learn() -> tuple[dict[str, object], list[list[int]]]:
-        domain, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(5),
-                                      ledger=Ledger(Budget.zcdp(1.0)))  # fmt: skip
-        return domain.to_dict(), [c.noisy["format_histogram"] for c in report.columns]
-
-    first, h1 = learn()
+    first, h1 = _domain_and_histograms(df)
     monkeypatch.setattr(domain_learning, "ZEROS_STREAM", 12345)
-    second, h2 = learn()
+    second, h2 = _domain_and_histograms(df)
     assert first == second
     for a, b in zip(h1, h2, strict=True):
         assert a[:17] == b[:17] and a[17:] != b[17:]
@@ -182,23 +180,10 @@ def test_real_seconds_draw_as_before_whatever_the_zeros_stream(
 def test_a_release_writes_only_zero_seconds(
     unit: int, pattern: str, fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data, out = tmp_path / "T.csv", tmp_path / "s.csv"
+    data = tmp_path / "T.csv"
     _table(3000, unit).to_csv(data, index=False)
-    assert main(["synth", "--data", str(data), "--epsilon", "1", "--seed", "0", "--out",
-                 str(out)]) == 0  # fmt: skip
-    assert "every time a whole" in "".join(capsys.readouterr())
-    released = pd.read_csv(out, dtype=str, keep_default_na=False)["when"]
-    present = released[released != ""]
-    assert len(present) > 0.98 * len(released)
-    assert present.str.fullmatch(pattern).all()
+    present = _released_twice(data, pattern, fmt, "every time a whole", capsys)
     assert present.nunique() > 100  # times over the day, not one
-    again = tmp_path / "again.csv"  # the learned domain given back: the same format
-    given = str(out.with_suffix(".domain.json"))
-    assert main(["synth", "--data", str(data), "--epsilon", "1", "--seed", "1", "--out",
-                 str(again), "--quiet", "--domain", given]) == 0  # fmt: skip
-    twice = pd.read_csv(again, dtype=str, keep_default_na=False)["when"]
-    assert twice[twice != ""].str.fullmatch(pattern).all()
-    assert times_of(twice.replace("", None), fmt).notna().sum() > 0.98 * len(twice)
 
 
 def test_the_note_says_whole_minutes() -> None:

@@ -228,6 +228,13 @@ def test_a_tenth_of_real_times_keeps_the_times_of_day() -> None:
     assert _learn(df)[0].time == "%Y-%m-%dT%H:00:00"  # whole hours, as the common format's
 
 
+def _domain_and_histograms(df: pd.DataFrame) -> tuple[dict[str, object], list[list[int]]]:
+    """``df``'s learned domain (seed 5, rho 1) and each column's noisy format histogram."""
+    domain, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(5),
+                                  ledger=Ledger(Budget.zcdp(1.0)))  # fmt: skip
+    return domain.to_dict(), [c.noisy["format_histogram"] for c in report.columns]
+
+
 def test_a_column_with_real_times_draws_as_before_whatever_the_midnight_stream(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -236,15 +243,9 @@ def test_a_column_with_real_times_draws_as_before_whatever_the_midnight_stream(
     times of day (about 1/24 of their values at midnight)."""
     df = pd.DataFrame({"us": _table(3000, "us", hours=True)["when"],
                        "iso": _table(3000, "%Y-%m-%d %H:%M", hours=True)["when"]})  # fmt: skip
-
-    def learn() -> tuple[dict[str, object], list[list[int]]]:
-        domain, report = learn_domain(df, rho=1.0, delta=1e-9, rng=np.random.default_rng(5),
-                                      ledger=Ledger(Budget.zcdp(1.0)))  # fmt: skip
-        return domain.to_dict(), [c.noisy["format_histogram"] for c in report.columns]
-
-    first, h1 = learn()
+    first, h1 = _domain_and_histograms(df)
     monkeypatch.setattr(domain_learning, "MIDNIGHT_STREAM", 12345)
-    second, h2 = learn()
+    second, h2 = _domain_and_histograms(df)
     assert first == second
     assert h1[0][:12] == h2[0][:12] and h1[0][12:] != h2[0][12:]
     assert h1[1][:13] == h2[1][:13] and h1[1][13:] != h2[1][13:]
@@ -259,22 +260,32 @@ def test_a_column_with_real_times_draws_as_before_whatever_the_midnight_stream(
 def test_a_release_writes_only_midnight(
     written_as: str, pattern: str, fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data, out = tmp_path / "T.csv", tmp_path / "s.csv"
+    data = tmp_path / "T.csv"
     _table(3000, written_as).to_csv(data, index=False)
+    _released_twice(data, pattern, fmt, "every time written at midnight", capsys)
+
+
+def _released_twice(
+    data: Path, pattern: str, fmt: str, note: str, capsys: pytest.CaptureFixture[str]
+) -> pd.Series:
+    """``dpquery synth`` of ``data`` (seed 0): the console says ``note``, 98% of the released
+    ``when`` present, every one matching ``pattern``; then again (seed 1) with the learned
+    domain given back: the same format, 98% read by ``fmt``. The first release's column."""
+    out, again = data.with_name("s.csv"), data.with_name("again.csv")
     assert main(["synth", "--data", str(data), "--epsilon", "1", "--seed", "0", "--out",
                  str(out)]) == 0  # fmt: skip
-    assert "every time written at midnight" in "".join(capsys.readouterr())
+    assert note in "".join(capsys.readouterr())
     released = pd.read_csv(out, dtype=str, keep_default_na=False)["when"]
     present = released[released != ""]
     assert len(present) > 0.98 * len(released)
     assert present.str.fullmatch(pattern).all()
-    again = tmp_path / "again.csv"  # the learned domain given back: the same format
     given = str(out.with_suffix(".domain.json"))
     assert main(["synth", "--data", str(data), "--epsilon", "1", "--seed", "1", "--out",
                  str(again), "--quiet", "--domain", given]) == 0  # fmt: skip
     twice = pd.read_csv(again, dtype=str, keep_default_na=False)["when"]
     assert twice[twice != ""].str.fullmatch(pattern).all()
     assert times_of(twice.replace("", None), fmt).notna().sum() > 0.98 * len(twice)
+    return present
 
 
 def test_the_note_says_midnight() -> None:
