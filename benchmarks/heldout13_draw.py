@@ -84,14 +84,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("gitdir")
     ap.add_argument("--first", type=int, default=40, help="positions to print")
-    ap.add_argument("--write", metavar="DIR", help="write the PATHs given as DIR/<file name>")
-    ap.add_argument("paths", nargs="*")
+    ap.add_argument("--write", nargs="+", metavar="DIR PATH", help="DIR, then the PATHs to write")
     a = ap.parse_args()
     head = git(a.gitdir, "rev-parse", "HEAD").stdout.decode().strip()
     if a.write:
-        out = Path(a.write)
+        out = Path(a.write[0])
         out.mkdir(parents=True, exist_ok=True)
-        for p in a.paths:
+        for p in a.write[1:]:
             data = git(a.gitdir, "show", f"{head}:{p}").stdout
             (out / Path(p).name).write_bytes(data)
             print(hashlib.sha256(data).hexdigest(), Path(p).name)
