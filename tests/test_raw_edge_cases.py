@@ -214,7 +214,8 @@ def test_a_row_index_is_left_out_and_said(
     for data in (plain, indexed):
         out = tmp_path / f"given-{data.stem}.csv"
         argv = ["synth", "--data", str(data), "--domain", str(domain), "--epsilon", "1",
-                "--seed", "1", "--neighbours", "replace-one", "--out", str(out), "--quiet"]  # fmt: skip
+                "--seed", "1", "--neighbours", "replace-one", "--out", str(out),
+                "--quiet"]  # fmt: skip
         assert main(argv) == 0
         outs.append(_digest(out))
     err = capsys.readouterr().err
