@@ -73,6 +73,14 @@ def _times(col: pd.Series, dayfirst: bool) -> np.ndarray:
     return (ts.dropna() - pd.Timestamp("1970-01-01", tz="UTC")).dt.total_seconds().to_numpy()
 
 
+def _without_index(table: pd.DataFrame) -> pd.DataFrame:
+    """The table without a row index (a first column with no name, which pandas calls
+    ``Unnamed: 0``): the release leaves it out (docs/learn.md, "Messy tables")."""
+    if len(table.columns) > 1 and str(table.columns[0]) == "Unnamed: 0":
+        return table.iloc[:, 1:]
+    return table
+
+
 def learned_kind(attr: dict[str, Any] | None) -> str:
     if attr is None:
         return "absent"
@@ -93,7 +101,7 @@ def check_table(data: Path, runs: Path, name: str) -> dict[str, Any]:
     ]
     out: dict[str, Any] = {"table": name, "rc": rc, "seconds": secs, "mib": kib / 1024,
                            "stderr": err}  # fmt: skip
-    real = pd.read_csv(data / f"{name}.csv", dtype=str, keep_default_na=True)
+    real = _without_index(pd.read_csv(data / f"{name}.csv", dtype=str, keep_default_na=True))
     out["shape"] = list(real.shape)
     notes = [ln.strip() for ln in (runs / f"{name}.stdout").read_text().splitlines()
              if ln.strip().startswith("note:")]  # fmt: skip
@@ -107,7 +115,8 @@ def check_table(data: Path, runs: Path, name: str) -> dict[str, Any]:
     attrs = {a["name"]: a for a in dom["attributes"]}
     # sdmetrics' shapes and KS, as the bench scores them (pandas' own reading of both)
     try:
-        row, per = score(pd.read_csv(data / f"{name}.csv"), pd.read_csv(synth_path))
+        real_read = _without_index(pd.read_csv(data / f"{name}.csv"))
+        row, per = score(real_read, pd.read_csv(synth_path))
         bench = {p["column"]: p for p in per}
         out["bench"] = row
     except Exception as exc:  # a diagnostic: note it, go on

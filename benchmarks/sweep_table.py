@@ -1,7 +1,10 @@
 """The breadth sweep's table and causes from ``sweep_check.py``'s JSON (docs/learn.md, "A
 breadth sweep of unseen CSVs").
 
-    python benchmarks/sweep_table.py CHECK.json > table.md
+    python benchmarks/sweep_table.py CHECK.json [BEFORE.json] > table.md
+
+With ``BEFORE.json`` (another version's check of the same tables and seed), each row also
+gives that version's exit code and count of failing columns.
 """
 
 from __future__ import annotations
@@ -36,18 +39,20 @@ def cause(table: dict[str, Any], col: dict[str, Any], failure: str) -> str:
             return "numbers: signed around 0"
         if lo * hi > 0 and (hi - lo) < 0.5 * max(abs(lo), abs(hi)):
             return "numbers: a narrow band far from 0 (few atoms, coarse or wide bounds)"
-        return "numbers: a long tail clipped"
+        return "numbers: other (a tail beyond the bounds, codes over a wide range)"
     return "other"
 
 
-def main(path: str) -> None:
+def main(path: str, before_path: str | None = None) -> None:
     tables = json.load(open(path))
+    before = {t["table"]: t for t in json.load(open(before_path))} if before_path else {}
     causes: dict[str, set[str]] = defaultdict(set)
     cols_per: dict[str, set[tuple[str, str]]] = defaultdict(set)
     examples: dict[str, list[str]] = defaultdict(list)
+    extra = " before: exit, failing columns |" if before else ""
     print("| table | rows x cols | exit | s | MiB | learned: numeric / time / categorical / "
-          "`<other>` only | failures (columns) |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+          f"`<other>` only | failures (columns) |{extra}")  # fmt: skip
+    print("|---|---|---|---|---|---|---|" + ("---|" if before else ""))
     for t in tables:
         fails: list[str] = []
         if t["rc"] != 0:
@@ -80,4 +85,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)

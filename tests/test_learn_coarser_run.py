@@ -1,8 +1,9 @@
 """A small table's band whose values sit on a few points with empty cells between them: the
 finer run looked for again on coarser cells, the finer histogram's noisy counts summed
-(:func:`~dpquery.domain_learning.coarser_cells`, :data:`~dpquery.domain_learning.COARSER_RUNS`):
-the sums by hand, no charge of their own, and seeded rates on generated tables of points
-in a band far from 0 (hospitals' latitudes); docs/learn.md, "A breadth sweep of unseen CSVs"."""
+(:func:`~dpquery.domain_learning.coarser_cells`, :data:`~dpquery.domain_learning.COARSER_RUNS`,
+off by default): the sums by hand, no charge of their own, and seeded rates on generated
+tables of points in a band far from 0 (hospitals' latitudes); docs/learn.md, "A breadth
+sweep of unseen CSVs"."""
 
 from __future__ import annotations
 
@@ -82,13 +83,13 @@ def _largest_bin(edges: tuple[float, ...], v: np.ndarray) -> float:
 
 def _both(df: pd.DataFrame, seed: int, neighbours: Neighbours = ADD_REMOVE
           ) -> tuple[tuple[tuple[float, ...], Ledger, bool], ...]:  # fmt: skip
+    """The learning with the rule on (off by default), then off."""
     try:
-        on = _learn(df, seed, neighbours)
-        dl.COARSER_RUNS = False
-        off = _learn(df, seed, neighbours)
-    finally:
         dl.COARSER_RUNS = True
-    return on, off
+        on = _learn(df, seed, neighbours)
+    finally:
+        dl.COARSER_RUNS = False
+    return on, _learn(df, seed, neighbours)
 
 
 def test_the_rule_spends_nothing():
@@ -118,11 +119,24 @@ def test_generated_points_in_a_band_get_bins_inside():
     40.4)``, 16 of 16 with the rule, 0 of 16 without; 40 points in ``[30, 36)``, 12 of 16
     and 1 of 16. The test asks at least 10 of 12 seeds of the first kind: at a rate of 0.95
     it fails with probability 0.02 (binomial); without the rule (a rate near 0) it cannot
-    pass."""
+    pass. The rule is off by default (:data:`~dpquery.domain_learning.COARSER_RUNS`): the
+    test turns it on."""
     resolved = 0
-    for s in range(12):
-        df, v = atom_table(np.random.default_rng(2000 + s))
-        edges, _, small = _learn(df, s)
-        assert small
-        resolved += _largest_bin(edges, v) <= 0.5
+    try:
+        dl.COARSER_RUNS = True
+        for s in range(12):
+            df, v = atom_table(np.random.default_rng(2000 + s))
+            edges, _, small = _learn(df, s)
+            assert small
+            resolved += _largest_bin(edges, v) <= 0.5
+    finally:
+        dl.COARSER_RUNS = False
     assert resolved >= 10, resolved
+
+
+def test_off_by_default():
+    """Off by default: the default learning of a table where the rule would fire keeps the
+    band's equal widths (one bin holds more than half of the values)."""
+    assert dl.COARSER_RUNS is False
+    df, v = atom_table(np.random.default_rng(2000))
+    assert _largest_bin(_learn(df, 0)[0], v) > 0.5

@@ -2444,7 +2444,7 @@ def coarser_run(
     return None
 
 
-COARSER_RUNS = True
+COARSER_RUNS = False
 """Whether a small table's finer run that is neither kept nor a short run is looked for
 again on coarser cells, the finer histogram's noisy counts summed ``f`` cells at a time
 (:func:`coarser_cells`, for ``f`` in :data:`COARSER_FACTORS`; add/remove alone, so that
@@ -2452,7 +2452,10 @@ replace-one releases stay as they were): a band whose values sit on a few points
 empty cells between them (hospitals' latitudes, 22 values in ``[37.3, 40.42]`` of ``[20,
 50]``, cells of 0.1) breaks the run from the mode at the first empty cell, and the band's
 buckets cut in equal widths put every value in one or two bins (KS 0.34); summed to cells
-of 1 the run holds the band."""
+of 1 the run holds the band. Off by default: on a signed column whose small-table bounds
+stop short of 0 (a band ``[20, 100]`` of values from -17 to 76) a coarser run inside the
+band passes the band's mass test and clips the rest to it (docs/learn.md, "A breadth sweep
+of unseen CSVs": measured, not kept)."""
 COARSER_FACTORS = (2, 5, 10, 20, 50, 100)
 """The numbers of finer cells summed into one, tried in this order (:data:`COARSER_RUNS`)."""
 COARSER_MIN_CELLS = 8
