@@ -197,7 +197,8 @@ def read_table(
                          if not isinstance(a, Numeric) or a.time is not None}  # fmt: skip
             header = pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True,
                                  skiprows=skip).columns  # fmt: skip
-            named, usecols = header, columns
+            named = header
+            usecols: Sequence[str] | Sequence[int] | None = columns
             if _row_index(path):
                 # a row index (pandas' to_csv, R's write.csv): left out, never read; the
                 # header alone says so (the schema: public)
