@@ -186,7 +186,7 @@ def read_table(
         if suffixes and suffixes[-1] in (".parquet", ".pq"):
             import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
-            header = pd.Index(pq.read_schema(path).names)
+            header = named = pd.Index(pq.read_schema(path).names)
             table = pd.read_parquet(path, columns=columns)
         elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
             sep, skip = csv_layout(path, row_index=True)
