@@ -71,7 +71,9 @@ def _digest(path: Path) -> str:
         ("age,age,wage\n1,2,3\n", ["names column 'age' twice", "columns 1 and 2"]),
         ("age, age,wage\n1,2,3\n", ["names column 'age' twice"]),  # as pandas reads it
         ("age,,wage\n1,red,3\n", ["column 2 of the header", "has no name; name every"]),
-        (",age\n0,1\n1,2\n", ["column 1 of the header", "a row index"]),
+        # a blank first name is a row index only beside names for all the others
+        (",age,\n0,1,2\n1,2,3\n", ["column 1 of the header", "has no name; name every"]),
+        (",age,age\n0,1,2\n", ["names column 'age' twice", "columns 2 and 3"]),
         ("age;;wage\n1;red;3\n", ["column 2 of the header (separated by ';')", "has no name"]),
         ("a,b\n1,2,5\n3,4,6\n", ["more fields than the header's 2 column(s)", "','"]),
     ],
@@ -167,6 +169,9 @@ def test_separators_bom_line_endings_and_gzip_give_the_same_release(tmp_path: Pa
         "bom.csv": lambda p: table.to_csv(p, index=False, encoding="utf-8-sig"),
         "crlf.csv": lambda p: table.to_csv(p, index=False, lineterminator="\r\n"),
         "gzip.csv.gz": lambda p: table.to_csv(p, index=False, compression="gzip"),
+        # a row index, as pandas' to_csv and R's write.csv write one: left out, never read
+        "index.csv": lambda p: table.to_csv(p),
+        "rindex.csv": lambda p: _r_write_csv(table, p),
     }
     digests = {}
     for name, write in writers.items():
@@ -177,6 +182,50 @@ def test_separators_bom_line_endings_and_gzip_give_the_same_release(tmp_path: Pa
         assert list(pd.read_csv(out).columns) == ["age", "color", "wage"]
         digests[name] = (_digest(out), _digest(out.with_suffix(".domain.json")))
     assert len(set(digests.values())) == 1, digests
+
+
+def _r_write_csv(table: pd.DataFrame, path: Path) -> None:
+    """As R's ``write.csv`` writes a data frame: a quoted blank name over row numbers from 1,
+    text quoted."""
+    lines = ['"",' + ",".join(f'"{c}"' for c in table.columns)]
+    for i, row in enumerate(table.itertuples(index=False), start=1):
+        cells = [f'"{v}"' if isinstance(v, str) else repr(v) for v in row]
+        lines.append(f'"{i}",' + ",".join(cells))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_row_index_is_left_out_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first column with no name is a row index: the header alone says so (public). It is
+    never read, the console says it was left out, and a domain given reads the file as it
+    reads the file without it (the same release, byte for byte). ``--backend dask`` still
+    refuses it (its partitions read the header as it is)."""
+    table = _base(300)
+    plain, indexed = tmp_path / "plain.csv", tmp_path / "indexed.csv"
+    table.to_csv(plain, index=False)
+    table.to_csv(indexed)
+    assert main([*_synth(indexed, tmp_path / "s.csv"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "indexed.csv: column 1 of the header has no name: read as a row index" in err
+    assert list(pd.read_csv(tmp_path / "s.csv").columns) == ["age", "color", "wage"]
+    domain = tmp_path / "s.domain.json"
+    outs = []
+    for data in (plain, indexed):
+        out = tmp_path / f"given-{data.stem}.csv"
+        argv = ["synth", "--data", str(data), "--domain", str(domain), "--epsilon", "1",
+                "--seed", "1", "--neighbours", "replace-one", "--out", str(out),
+                "--quiet"]  # fmt: skip
+        assert main(argv) == 0
+        outs.append(_digest(out))
+    err = capsys.readouterr().err
+    assert err.count("read as a row index") == 1 and "not in the domain" not in err, err
+    assert outs[0] == outs[1]
+    with pytest.warns(UserWarning, match="read as a row index"):
+        assert list(read_table(indexed).columns) == ["age", "color", "wage"]
+    parsed = Domain.load(domain)
+    with pytest.raises(DPQueryError, match="a row index"):
+        table_partitions(indexed, parsed, 2)
 
 
 def test_names_are_kept_as_written(tmp_path: Path) -> None:

@@ -171,6 +171,8 @@ def read_table(
     With a domain, only its attributes are read, categorical and binary columns as text
     (values are matched to the domain by text), numeric columns as numbers; the file's other
     columns are dropped, with a warning naming them (column names are the schema, public). A
+    CSV whose first column has no name (a row index, as pandas' ``to_csv`` and R's
+    ``write.csv`` write one by default) is read without it, with a warning saying so. A
     file with a header and no record is an error naming the file. ``as_text`` reads every CSV
     cell as text (no dtype inferred from the values: the raw table a domain is learned from),
     and ``na_values`` are texts read as missing besides pandas' own.
@@ -184,10 +186,10 @@ def read_table(
         if suffixes and suffixes[-1] in (".parquet", ".pq"):
             import pyarrow.parquet as pq  # heavy: loaded only for a parquet file
 
-            header = pd.Index(pq.read_schema(path).names)
+            header = named = pd.Index(pq.read_schema(path).names)
             table = pd.read_parquet(path, columns=columns)
         elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
-            sep, skip = csv_layout(path)
+            sep, skip = csv_layout(path, row_index=True)
             dtype: type[str] | dict[str, type[str]] | None = str if as_text else None
             if domain is not None and not as_text:
                 # a date column as text too: one written as digits (20190314) is no number
@@ -195,16 +197,25 @@ def read_table(
                          if not isinstance(a, Numeric) or a.time is not None}  # fmt: skip
             header = pd.read_csv(path, sep=sep, nrows=0, skipinitialspace=True,
                                  skiprows=skip).columns  # fmt: skip
+            named = header
+            usecols: Sequence[str] | Sequence[int] | None = columns
+            if _row_index(path):
+                # a row index (pandas' to_csv, R's write.csv): left out, never read; the
+                # header alone says so (the schema: public)
+                warnings.warn(ROW_INDEX_NOTE.format(path=path), stacklevel=2)
+                named = header[1:]
+                if columns is None:
+                    usecols = list(range(1, len(header)))
             if columns is not None:
-                absent = [c for c in columns if c not in header]
+                absent = [c for c in columns if c not in named]
                 if absent:
                     raise DomainError(
                         f"{path}: no column(s) {absent[:10]} for domain attributes; the file "
-                        f"has {list(header)[:20]}"
+                        f"has {list(named)[:20]}"
                     )
             with warnings.catch_warnings():  # a record longer than the header: refused
                 warnings.simplefilter("error", pd.errors.ParserWarning)
-                table = pd.read_csv(path, sep=sep, usecols=columns, dtype=dtype,
+                table = pd.read_csv(path, sep=sep, usecols=usecols, dtype=dtype,
                                     na_values=na_values or None, skipinitialspace=True,
                                     index_col=False, skiprows=skip)  # fmt: skip
             if sep in DECIMAL_COMMA_SEPARATORS:  # "12,5" is 12.5 (docs/learn.md)
@@ -226,7 +237,7 @@ def read_table(
     if len(table) == 0:
         raise DPQueryError(f"{path} has no records (only a header): there is nothing to release")
     if columns is not None:
-        warn_extra_columns(str(path), header, columns)
+        warn_extra_columns(str(path), named, columns)
     return table
 
 
@@ -237,13 +248,39 @@ SEPARATORS = (",", "\t", ";")
 _HINT = re.compile(r"sep=(.)")  # a spreadsheet's first line naming the separator
 
 
-def csv_layout(path: Path) -> tuple[str, int]:
+ROW_INDEX_NOTE = (
+    "{path}: column 1 of the header has no name: read as a row index (as pandas' to_csv "
+    "and R's write.csv write one) and left out, not read and not released; name it to "
+    "release it"
+)
+"""The warning when a CSV's first column is left out as a row index (:func:`read_table`)."""
+
+
+def csv_layout(path: Path, *, row_index: bool = False) -> tuple[str, int]:
     """The separator of a CSV (``.csv``, ``.tsv``, ``.txt``, optionally compressed), read
     off its header line alone (the column names are the schema: public; no record is read):
     the first of :data:`SEPARATORS` the header holds, a tab for a ``.tsv`` file, a comma for
     a header of one name, or the one a first line ``sep=;`` names (as spreadsheets write it);
     and the lines before the header (1 after a ``sep=`` line). The header's names are
-    checked (:func:`check_header`); an empty file is an error naming it."""
+    checked (:func:`check_header`; ``row_index``: a blank first name is a row index, the
+    reader's to leave out); an empty file is an error naming it."""
+    sep, skip, names = _layout(path)
+    check_header(path, names, sep, row_index=row_index)
+    return sep, skip
+
+
+def _row_index(path: Path) -> bool:
+    """Whether the file's first column is a row index: its header name blank, every other
+    named (:func:`check_header`'s rule; the header alone is read)."""
+    return _is_row_index(_layout(path)[2])
+
+
+def _is_row_index(names: Sequence[str]) -> bool:
+    return len(names) > 1 and not names[0].strip() and all(n.strip() for n in names[1:])
+
+
+def _layout(path: Path) -> tuple[str, int, list[str]]:
+    """The separator, the lines before the header and the header's names (unchecked)."""
     line, second = _header_lines(path)
     hint = _HINT.fullmatch(line)
     skip = 0 if hint is None else 1
@@ -259,8 +296,7 @@ def csv_layout(path: Path) -> tuple[str, int]:
     else:
         bare = re.sub(r'"[^"]*"', "", line)  # a quoted name may hold any character
         sep = next((s for s in SEPARATORS if s in bare), ",")
-    check_header(path, next(csv.reader([line], delimiter=sep)), sep)
-    return sep, skip
+    return sep, skip, next(csv.reader([line], delimiter=sep))
 
 
 def _header_lines(path: Path) -> tuple[str, str]:
@@ -277,17 +313,22 @@ def _header_lines(path: Path) -> tuple[str, str]:
                            f"{exc.start})") from None  # fmt: skip
 
 
-def check_header(path: Path, names: Sequence[str], sep: str) -> None:
+def check_header(path: Path, names: Sequence[str], sep: str, *, row_index: bool = False) -> None:
     """Every column named, each name once: pandas would call a blank name ``Unnamed: 1``
     and a repeated ``age`` ``age.1``, names the user never wrote (a domain given back, or a
-    second release, would not match their table)."""
-    blank = [i + 1 for i, n in enumerate(names) if not n.strip()]
+    second release, would not match their table). With ``row_index``, a blank first name
+    beside named others is allowed: a row index, as pandas' ``to_csv`` and R's ``write.csv``
+    write one by default, which :func:`read_table` leaves out."""
+    start = 1 if row_index and _is_row_index(names) else 0  # the row index: no name to check
+    blank = [i + 1 for i, n in enumerate(names) if i >= start and not n.strip()]
     if blank and len(names) > 1:
         index = " (a row index, as pandas' to_csv writes by default? drop it)" * (blank == [1])
         raise DPQueryError(f"{path}: column {blank[0]} of the header (separated by {sep!r}) "
                            f"has no name{index}; name every column")  # fmt: skip
     seen: dict[str, int] = {}
     for i, name in enumerate(n.lstrip() for n in names):  # as read (skipinitialspace)
+        if i < start:
+            continue
         if name in seen:
             raise DPQueryError(f"{path}: the header names column {name!r} twice (columns "
                                f"{seen[name] + 1} and {i + 1}); give each column its own "
