@@ -2412,7 +2412,7 @@ def _fine_run(
     if outer is not None:
         cells = np.concatenate([[outer[0]] if lower else [], cells, [outer[1]] if upper else []])
     k = cells.size - 1
-    _, window, grow = _run_tests(rho, k, ctx.l2)
+    one, window, grow = _run_tests(rho, k, ctx.l2)
     drawn = private_bounds(
         values, rho=rho, threshold=SPREAD_MODE, rng=ctx.rng, ledger=ctx.ledger, edges=cells,
         window=window, grow=grow, name=f"{name}: finer bounds (discrete Gaussian histogram)",
@@ -2420,94 +2420,16 @@ def _fine_run(
     )  # fmt: skip
     if drawn is None:
         return None
-    found = _run_kept(drawn[2], cells, rho, ctx.l2, band, lower, upper)
-    if found is None:
-        return None
-    return found[0], cells, drawn[2], found[1]
-
-
-def coarser_run(
-    cells: np.ndarray, noisy: np.ndarray, rho: float, sensitivity: float,
-    band: tuple[float, float], lower: bool, upper: bool,
-) -> tuple[tuple[float, float], np.ndarray, np.ndarray] | None:  # fmt: skip
-    """The first run kept (:func:`_fine_run`'s tests) on the finer histogram's cells summed
-    ``f`` at a time, ``f`` in :data:`COARSER_FACTORS` (:func:`coarser_cells`; the sums'
-    tests read at ``rho / f``): its ends, the summed cells and counts; None when none is
-    kept. Post-processing of the finer histogram's noisy counts: no further cost."""
-    for factor in COARSER_FACTORS:
-        merged = coarser_cells(cells, noisy, factor, lower, upper)
-        if merged is None:
-            return None
-        wide = _run_kept(merged[1], merged[0], rho / factor, sensitivity, band, lower, upper)
-        if wide is not None and wide[1]:
-            return wide[0], merged[0], merged[1]
-    return None
-
-
-COARSER_RUNS = False
-"""Whether a small table's finer run that is neither kept nor a short run is looked for
-again on coarser cells, the finer histogram's noisy counts summed ``f`` cells at a time
-(:func:`coarser_cells`, for ``f`` in :data:`COARSER_FACTORS`; add/remove alone, so that
-replace-one releases stay as they were): a band whose values sit on a few points with
-empty cells between them (hospitals' latitudes, 22 values in ``[37.3, 40.42]`` of ``[20,
-50]``, cells of 0.1) breaks the run from the mode at the first empty cell, and the band's
-buckets cut in equal widths put every value in one or two bins (KS 0.34); summed to cells
-of 1 the run holds the band. Off by default: on a signed column whose small-table bounds
-stop short of 0 (a band ``[20, 100]`` of values from -17 to 76) a coarser run inside the
-band passes the band's mass test and clips the rest to it (docs/learn.md, "A breadth sweep
-of unseen CSVs": measured, not kept)."""
-COARSER_FACTORS = (2, 5, 10, 20, 50, 100)
-"""The numbers of finer cells summed into one, tried in this order (:data:`COARSER_RUNS`)."""
-COARSER_MIN_CELLS = 8
-"""The fewest summed cells a band is looked at in (:func:`coarser_cells`): a small table's
-bins (:func:`small_bins` of the default 16)."""
-
-
-def coarser_cells(
-    cells: np.ndarray, noisy: np.ndarray, factor: int, lower: bool, upper: bool
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """The finer histogram's cells and noisy counts with ``factor`` neighbouring cells summed
-    into one, from the band's lower end (the last may sum fewer); a core's outer cells
-    (``lower``, ``upper``) stay cells of their own. None when fewer than
-    :data:`COARSER_MIN_CELLS` summed cells would remain: no run of them could cut the band
-    finer than its bins. A sum of noisy counts already drawn: post-processing (Bun and
-    Steinke 2016, Lemma 1.8), no further cost; each sum's noise variance is ``factor``
-    times a cell's, that of a histogram at ``rho / factor`` (the run's tests are read at
-    that rho)."""
-    last = len(noisy) - int(upper)
-    inner = noisy[int(lower) : last]
-    if -(-inner.size // factor) < COARSER_MIN_CELLS:
-        return None
-    starts = np.arange(0, inner.size, factor)
-    sums = np.add.reduceat(inner, starts)
-    edges = cells[int(lower) : last + 1]
-    inner_edges = np.concatenate([edges[starts], edges[-1:]])
-    out_cells = np.concatenate(
-        [cells[:1] if lower else [], inner_edges, cells[-1:] if upper else []]
-    )
-    out_noisy = np.concatenate([noisy[:1] if lower else [], sums, noisy[-1:] if upper else []])
-    return out_cells, out_noisy.astype(noisy.dtype)
-
-
-def _run_kept(
-    noisy: np.ndarray, cells: np.ndarray, rho: float, sensitivity: float,
-    band: tuple[float, float], lower: bool, upper: bool,
-) -> tuple[tuple[float, float], bool] | None:  # fmt: skip
-    """The run grown from the mode of a histogram at ``rho`` on ``cells`` (:func:`spread_run`)
-    and whether :func:`_fine_run` keeps it; None when no cell passes the mode's test.
-    Post-processing of the noisy counts."""
-    k = cells.size - 1
-    one, window, grow = _run_tests(rho, k, sensitivity)
-    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, sensitivity)
-    run = spread_run(noisy, cells, mode, grow, window)
+    mode = bucket_threshold(rho, k, BOUND_FALSE_RATE, ctx.l2)
+    run = spread_run(drawn[2], cells, mode, grow, window)
     if run is None:
         return None
-    mass = float(noisy[run[0] : run[1] + 1].sum())
+    mass = float(drawn[2][run[0] : run[1] + 1].sum())
     width = run[1] - run[0] + 1
     sd = math.sqrt(width * float(one) + band[1] ** 2)
     kept = not (mass < band[0] - FINE_SIGMAS * sd or mass < width * FINE_SIGMAS * math.sqrt(one))
     kept = kept and not ((lower and run[0] == 0) or (upper and run[1] == k - 1))
-    return (float(cells[run[0]]), float(cells[run[1] + 1])), kept
+    return (float(cells[run[0]]), float(cells[run[1] + 1])), cells, drawn[2], kept
 
 
 SHORT_RUN = True
@@ -2555,9 +2477,7 @@ def _fine_edges(
     whether the run is the bounds. A run not kept that is a short run (:func:`short_run`,
     with ``held`` the band's noisy mass in the bounds' histogram; :data:`SHORT_RUN`) gives
     its edges and the band's ``bounds`` as the outer edges (False), the rest of the band a
-    bin a side. One that is neither is looked for again on coarser cells under add/remove
-    (:func:`coarser_run`, :data:`COARSER_RUNS`): a run kept there is the bounds. ``most``:
-    the most cells over ``bounds`` (:func:`mass_cells`)."""
+    bin a side. ``most``: the most cells over ``bounds`` (:func:`mass_cells`)."""
     run = _fine_run(name, values, rho, decimals, bounds, band, ctx, outer, most)
     if run is None:
         return None
@@ -2565,18 +2485,12 @@ def _fine_edges(
     bins = small_bins(ctx.bins)
     if kept:
         return fine, _small_edges(fine, cells, noisy, decimals, bins), True
-    if SHORT_RUN and held is not None and short_run(fine, cells, noisy, bounds, held, rho,
-                                                     ctx.l2, bins):  # fmt: skip
-        inner = _small_edges(fine, cells, noisy, decimals, bins)
-        return fine, sorted({bounds[0], *inner, bounds[1]}), False
-    if COARSER_RUNS and ctx.add_remove:  # replace-one's releases stay as they were
-        first = fine_cells(*bounds, decimals, most)
-        lower = outer is not None and outer[0] < first[0]
-        upper = outer is not None and outer[1] > first[-1]
-        wide = coarser_run(cells, noisy, rho, ctx.l2, band, lower, upper)
-        if wide is not None:
-            return wide[0], _small_edges(wide[0], wide[1], wide[2], decimals, bins), True
-    return None
+    if not SHORT_RUN or held is None:
+        return None
+    if not short_run(fine, cells, noisy, bounds, held, rho, ctx.l2, bins):
+        return None
+    inner = _small_edges(fine, cells, noisy, decimals, bins)
+    return fine, sorted({bounds[0], *inner, bounds[1]}), False
 
 
 def _round(x: float, decimals: int) -> float:
