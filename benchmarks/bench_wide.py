@@ -239,6 +239,9 @@ def one(real: ItemSets, measures: WideMeasures, data: Path, folder: Path, candid
 
 
 # -- PipelineDP ----------------------------------------------------------------------------
+PDP_HEAD = 200  # the items whose pairs PipelineDP counts (the pairs measure's top 200)
+
+
 def pipelinedp(real: ItemSets, measures: WideMeasures, items: Path, folder: Path,
                epsilon: float, bound: str, run_no: int, args: argparse.Namespace,
                dataset: str) -> dict[str, Any]:  # fmt: skip
@@ -262,14 +265,18 @@ def pipelinedp(real: ItemSets, measures: WideMeasures, items: Path, folder: Path
         share, l0 = 0.9, str(json.loads(stdout)["chosen_max_partitions_contributed"])
     out = folder / "pdp.npz"
     cmd = [python, str(where / "pdp_run.py"), str(items), "--eps", repr(share * epsilon),
-           "--noise", args.pdp_noise, "--l0", l0, "--out", str(out)]  # fmt: skip
+           "--noise", args.pdp_noise, "--l0", l0, "--out", str(out),
+           "--head", str(min(PDP_HEAD, real.d))]  # fmt: skip  # its DP head: at most d items
     cmd += ["--oneway-only"] if args.pdp_oneway_only else []
     code, seconds, peak, stdout, stderr = run(cmd, args.timeout)
     row.update(seconds=row["seconds"] + seconds, peak_gib=max(row["peak_gib"], peak), bound=l0)
     if code != 0:
         row["failure"] = f"exit {code}: {stderr.strip().splitlines()[-1:]}"
         return row
-    for m, s in pipelinedp_scores(measures, np.load(out)).items():
+    answers = dict(np.load(out))
+    if args.pdp_oneway_only:  # no pair was counted: its (zero) pair table is not an answer
+        answers["head"] = np.zeros(0, dtype=np.int64)
+    for m, s in pipelinedp_scores(measures, answers).items():
         row[f"{m}_max"], row[f"{m}_mean"] = s["max"], s["mean"]
     return row
 
@@ -505,7 +512,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data-seed", type=int, default=0, help="the generated shape's seed")
     p.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     p.add_argument("--seeds", nargs="+", type=int)
-    p.add_argument("--candidates", nargs="+", default=list(CANDIDATES))
+    p.add_argument(
+        "--candidates",
+        nargs="*",
+        default=list(CANDIDATES),
+        help="none given (--candidates alone): PipelineDP and the references only",
+    )
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per synth command")
     p.add_argument("--out", help="results name under docs/results/wide (default quick/full)")
     p.add_argument("--report", metavar="NAME", help="print the table of NAME.csv and exit")

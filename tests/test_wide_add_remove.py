@@ -297,22 +297,63 @@ class _Shape:
 
 def test_add_remove_plans_the_longer_bounds_where_the_noise_is_small():
     """npm_words' shape (n = 196,708, d cut to 80 here): under add/remove at epsilon 1 the
-    0.99-quantile on the finer grid (cut to d) and s2 = 10; at epsilon 0.1, and under
-    replace-one, replace-one's grid, 0.9-quantile and s2 = 8. A given bound or s2 is kept."""
+    0.99-quantile on the finer grid (cut to d, then d itself, the bound that cuts nothing)
+    and s2 = 10; at epsilon 0.1 replace-one's grid (and d), 0.9-quantile and s2 = 8; under
+    replace-one its grid cut to d alone. A given bound or s2 is kept."""
     shape, delta = _Shape(196_708, 80), 1 / 196_708**2
 
     def plan(**options):
         return WideRelease(delta=delta, head_mode="off", **options).plan(shape).parameters
 
     ar = plan(epsilon=1.0, neighbours="add-remove")
-    assert ar.grid == (8, 12, 16, 20, 24, 32, 48, 64)  # d = 80
+    assert ar.grid == (8, 12, 16, 20, 24, 32, 48, 64, 80)  # d = 80
     assert ar.quantile == ADD_REMOVE_BOUND_QUANTILE == 0.99
     assert ar.s2 == ADD_REMOVE_PAIR_BOUND == 10
-    for p in (plan(epsilon=0.1, neighbours="add-remove"), plan(epsilon=1.0)):
-        assert p.grid == (8, 16, 32, 64) == BOUND_GRID[:4]
+    low = plan(epsilon=0.1, neighbours="add-remove")
+    assert low.grid == (*BOUND_GRID[:4], 80) == (8, 16, 32, 64, 80)
+    assert plan(epsilon=1.0).grid == (8, 16, 32, 64) == BOUND_GRID[:4]
+    for p in (low, plan(epsilon=1.0)):
         assert (p.quantile, p.s2) == (BOUND_QUANTILE, 8) == (0.9, 8)
     given = plan(epsilon=1.0, neighbours="add-remove", bound=10, pair_bound=3)
     assert (given.s2, given.grid) == (3, ())
+
+
+def test_add_remove_grid_ends_at_d_only_below_its_largest_bound():
+    """Under add/remove the grid gains d (no cut) where d lies strictly between the largest
+    grid point under d and the grid's last (128); at d = 128 or above, or d on the grid,
+    or d under the first point, the grid is as before; replace-one's never changes."""
+    delta = 1e-9
+
+    def grid(d: int, neighbours: str = "add-remove") -> tuple[int, ...]:
+        release = WideRelease(epsilon=1.0, delta=delta, head_mode="off", neighbours=neighbours)
+        return release.plan(_Shape(1000, d)).parameters.grid
+
+    assert grid(100) == (8, 16, 32, 64, 100)
+    assert grid(127) == (8, 16, 32, 64, 127)
+    assert grid(64) == (8, 16, 32, 64)
+    assert grid(128) == grid(5000) == BOUND_GRID
+    assert grid(5) == (5,)
+    assert grid(100, "replace-one") == (8, 16, 32, 64)
+
+
+@pytest.mark.parametrize("n", [20, 57])
+def test_the_bound_d_cuts_nothing_and_moves_the_counts_by_at_most_sqrt_d(n):
+    """With s = d every record keeps all its items (identical full records included), so
+    the cut counts are the exact counts, and adding or removing one record moves them by
+    its indicator vector: L2 at most sqrt(d) = count_sensitivity(d) under add/remove (5 at
+    d = 25), on random neighbours of n and n + 1 records (deterministic: no false failure)."""
+    rng = np.random.default_rng(n)
+    d = 25
+    for _ in range(20):
+        dense = rng.random((n, d)) < rng.uniform(0.3, 0.9)
+        dense[: n // 3] = True  # a third of the records hold every item (Jester's shape)
+        key = int(rng.integers(2**63))
+        [exact] = ItemCounts(key, d, d).count(ItemSets(sp.csr_array(dense.astype(np.uint8))))
+        assert np.array_equal(exact, dense.sum(axis=0))
+        a, b = (ItemSets(m) for m in _add_or_remove(sp.csr_array(dense.astype(np.uint8)), rng, d))
+        [ca], [cb] = ItemCounts(key, d, d).count(a), ItemCounts(key, d, d).count(b)
+        assert abs(a.n - b.n) == 1
+        assert np.linalg.norm(ca - cb) <= count_sensitivity(d, ADD_REMOVE) == 5.0
 
 
 def test_long_bounds_is_the_hand_computed_noise_rule():
