@@ -21,6 +21,7 @@ from dpquery.domain_learning import (
     WITHIN_SHARE,
     atom_run,
     cap_bucket,
+    cap_mass,
     capped_edges,
     learn_budget,
     learn_domain,
@@ -55,6 +56,13 @@ def test_atom_run_by_hand():
     assert atom_run(buckets, (0.0, 150.0), [100.0]) is None  # the bound not a bucket's end
     assert atom_run(buckets, (100.0, 200.0), [100.0]) is None  # at the lower bound
     assert atom_run(buckets, (0.0, 200.0), [0.0]) is None  # 0 is the rule at 0's
+
+
+def test_cap_mass_by_hand():
+    noisy = np.array([-5.0, 300.0, 500.0, 100.0, 105.0])  # mass 1,005: 25% is 251.25
+    assert cap_mass(noisy, 3, 100.0)  # 100 >= 2 sd (20), <= 251
+    assert not cap_mass(noisy, 1, 100.0)  # 300 > 251: the body of the column
+    assert not cap_mass(noisy, 3, 2601.0)  # 100 < 2 sd (102)
 
 
 def test_on_edge_by_hand():

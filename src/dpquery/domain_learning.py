@@ -2632,6 +2632,23 @@ def atom_run(
     return j, top
 
 
+CAP_MASS = 0.25
+"""A small table's top bucket is counted at its cap only when its noisy count holds at most
+this share of the bounds' noisy mass (:func:`cap_mass`): a maximum on a cap holds a spike
+(a percentage's 100, 3 to 15% of its values); a top bucket holding more is the body of the
+column (temperatures in ``[20, 50)``, returns in ``[1, 2)``), whose count at its edge would
+spend the pool for nothing."""
+
+
+def cap_mass(noisy: np.ndarray, j: int, sigma2: float) -> bool:
+    """Whether bucket ``j``'s noisy count holds :data:`CAP_SIGMAS` noise sd (``sigma2`` a
+    bucket's noise variance) and at most :data:`CAP_MASS` of the noisy mass (counts clipped at
+    0). Post-processing of the bounds' noisy counts."""
+    top = float(noisy[j])
+    total = float(np.clip(noisy, 0, None).sum())
+    return top >= CAP_SIGMAS * math.sqrt(sigma2) and top <= CAP_MASS * total
+
+
 def on_edge(top: float, top_sigma2: float, at: float, at_sigma2: float) -> bool:
     """Whether a top bucket's mass sits on its lower edge: the noisy count of the values at
     the edge (``at``, noise variance ``at_sigma2``) holds :data:`CAP_SIGMAS` noise sd, and the
@@ -3349,7 +3366,10 @@ def _numeric(
             if cut != raw:
                 more["band_core"] = cut
         j = None if found is None else cap_bucket(buckets, found[1], found[0], CAP_VALUES)
-        if ctx.second and significant is None and decimals > 0 and j is not None:
+        if (
+            ctx.second and significant is None and decimals > 0 and j is not None
+            and cap_mass(bucket_noisy, j, float(discrete_gaussian_sigma2(bounds_rho, ctx.l2)))
+        ):  # fmt: skip
             # a public cap's bucket on top: a count at the cap later, from the pool (_cap_count)
             top_sigma2 = float(discrete_gaussian_sigma2(bounds_rho, ctx.l2))
             ctx.caps[name] = (col.numbers, decimals, float(buckets[j]),
