@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dpquery.domain_learning as dl
+
 from dpquery.data.decode import _numeric_values
 from dpquery.domain_learning import (
     _SAFETY,
@@ -158,6 +160,22 @@ def test_the_cap_decodes_as_itself():
     assert (below.to_numpy(dtype=float) < 100.0).all()
 
 
+@pytest.fixture
+def small_cap(monkeypatch):
+    """The small table's count at a cap on (:data:`SMALL_CAP`, off by default)."""
+    monkeypatch.setattr(dl, "SMALL_CAP", True)
+
+
+def test_small_cap_off_by_default():
+    """By default a small table's release draws no count at a cap: its charges are those of
+    before."""
+    assert dl.SMALL_CAP is False
+    _, report, ledger, _ = _learn(_small(0), ADD_REMOVE, 0)
+    assert report.small
+    assert not [e for e in ledger.entries if "at the cap" in e.charge.mechanism]
+    assert not [c for c in report.columns if "cap_rho" in c.noisy]
+
+
 def _small(seed: int, n: int = 1500, share: float = 0.15) -> pd.DataFrame:
     """A small table at epsilon 1 (16 columns): a percentage, a 0-10 score and a 0-1 share,
     each with ``share`` at its cap, a column spread over [0, ~300) and twelve of text."""
@@ -172,7 +190,7 @@ def _small(seed: int, n: int = 1500, share: float = 0.15) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("relation", RELATIONS)
-def test_small_table_counts_at_the_cap(relation):
+def test_small_table_counts_at_the_cap(relation, small_cap):
     """1,500 records, 16 columns (small), 16 seeds. Each capped column with 15% at its cap
     that is counted at that cap (its bounds' top bucket the cap's: on some seeds a false
     growth step takes a score's bounds to [20, 50), whose edge 20 holds nothing) ends at the
@@ -200,7 +218,7 @@ def test_small_table_counts_at_the_cap(relation):
     assert min(tested.values()) >= 12 and max(missed.values()) <= 2, (tested, missed)
 
 
-def test_small_table_counts_are_drawn_independently():
+def test_small_table_counts_are_drawn_independently(small_cap):
     """Two columns of the same values draw two noises, not one (a shared draw would publish
     their difference exactly): equal noisy counts on 2 seeds of 2 would have probability
     about (1 / (2 sqrt(pi) sigma))^2, 5e-5 at sigma 38."""
@@ -216,7 +234,7 @@ def test_small_table_counts_are_drawn_independently():
 
 
 @pytest.mark.parametrize("relation", RELATIONS)
-def test_small_table_cap_charges_by_hand_on_neighbours(relation):
+def test_small_table_cap_charges_by_hand_on_neighbours(relation, small_cap):
     """The count at a cap is charged :data:`CAP_SHARE` of its column's rho (hand-computed:
     the learning's rho less the noisy n's share under add/remove, over the 16 columns),
     before its draw, the same on neighbouring tables (``n`` and ``n + 1`` records, the one
@@ -245,7 +263,7 @@ def test_small_table_cap_charges_by_hand_on_neighbours(relation):
     assert seen[0] == seen[1]
 
 
-def test_no_pool_no_count():
+def test_no_pool_no_count(small_cap):
     """A small table learned alone (``dpquery domain learn``: no pool) draws no count at a
     cap: its charges are those of before."""
     _, report, ledger, _ = _learn(_small(0), ADD_REMOVE, 0, release=False)

@@ -2578,6 +2578,13 @@ CAP_VALUES = (1.0, 5.0, 10.0, 20.0, 100.0)
 (``[1, 2)``, ``[5, 10)``, ``[10, 20)``, ``[20, 50)``, ``[100, 200)``), so a column capped there
 has bounds a bucket above its values (docs/learn.md, "A maximum on a bucket's edge")."""
 
+SMALL_CAP = False
+"""Whether a small table counts its values at a public cap from the pool (:func:`_cap_count`,
+:func:`_at_caps`). Off: measured (docs/learn.md, "A maximum on a bucket's edge"), the count
+ran on 27 columns of 14 tuning tables at seed 3 and capped none of them, and the pool it
+spent cost those releases (Smarket's shapes 0.935 to 0.923 and weather_perth's 0.747 to
+0.732 on seeds 10-11). A table that is not small reads its probe's atom (free) either way."""
+
 CAP_SHARE = 0.5
 """A small table's count at a cap (:func:`_cap_count`) costs this share of its column's rho,
 from the pool (``learn_domain(..., small_rho=...)``)."""
@@ -2597,7 +2604,7 @@ def cap_plan() -> dict[str, Any]:
     return {"columns": "a small table's numeric columns with decimals whose upper bound is the "
             "end of a bucket starting at a public cap", "caps": list(CAP_VALUES),
             "share_of_column": CAP_SHARE, "charge": "its own, from the pool, sensitivity 1",
-            "sigmas": CAP_SIGMAS}  # fmt: skip
+            "sigmas": CAP_SIGMAS, "small_tables": SMALL_CAP}  # fmt: skip
 
 
 def cap_bucket(buckets: np.ndarray, hi: float, lo: float, caps: tuple[float, ...] | None = None
@@ -3367,7 +3374,7 @@ def _numeric(
                 more["band_core"] = cut
         j = None if found is None else cap_bucket(buckets, found[1], found[0], CAP_VALUES)
         if (
-            ctx.second and significant is None and decimals > 0 and j is not None
+            SMALL_CAP and ctx.second and significant is None and decimals > 0 and j is not None
             and cap_mass(bucket_noisy, j, float(discrete_gaussian_sigma2(bounds_rho, ctx.l2)))
         ):  # fmt: skip
             # a public cap's bucket on top: a count at the cap later, from the pool (_cap_count)

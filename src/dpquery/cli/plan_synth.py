@@ -373,16 +373,17 @@ def _learning_plan(args: argparse.Namespace) -> int:
     print(f"    a number column's maximum on a bucket's edge: in a table that is not small, an "
           "atom on the lower edge of the top bucket holding that bucket's noisy mass (within "
           f"{cap['sigmas']:g} sd) ends the bounds at the atom's bin, no charge (post-processing "
-          "of the probe and the bounds); in a small table, a column with decimals whose top "
-          f"bucket starts at a public cap ({', '.join(f'{c:g}' for c in cap['caps'])}) draws a "
-          f"count of the values at the cap from the pool ({cap['share_of_column']:.0%} of "
-          "the column's share, sensitivity 1, charged before it draws), read the same "
-          "way")  # fmt: skip
+          "of the probe and the bounds)"
+          + ("; in a small table, a column with decimals whose top bucket starts at a public "
+             f"cap ({', '.join(f'{c:g}' for c in cap['caps'])}) draws a count of the values "
+             f"at the cap from the pool ({cap['share_of_column']:.0%} of the column's share, "
+             "sensitivity 1, charged before it draws), read the same way"
+             if cap["small_tables"] else "; a small table draws no count for it"))  # fmt: skip
     borrow = SMALL_BORROW_SHARE * b.release_rho
     print(f"    a small table draws no decoding weights: their part joins the pool, and the "
           f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "
           f"(rho={borrow:.6g}), spent only on the columns its second step takes (a second "
-          "selection, a narrow band's finer histogram, a count at a cap); the release gets what the pool "
+          "selection, a narrow band's finer histogram); the release gets what the pool "
           "left")  # fmt: skip
     print(f"    a table that is not small: when a column's first selection released a key "
           f"and left out at least {LARGE_OTHER_SHARE:.0%} of the (noisy) records, the pool "
