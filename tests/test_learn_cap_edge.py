@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 import dpquery.domain_learning as dl
-
 from dpquery.data.decode import _numeric_values
 from dpquery.domain_learning import (
     _SAFETY,
