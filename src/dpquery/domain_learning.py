@@ -3385,12 +3385,16 @@ def _numeric(
     else:
         quantile_rho = (1 - bounds_share) * rest - fine_rho
         exact = exact_atoms(probe, atoms, decimals) if significant is None else {}
-        run = None
+        on_atoms: tuple[int, int] | None = None
         if found is not None and probe is not None and significant is None and decimals > 0:
-            run = atom_run(buckets, found, atoms)
-        at = None if run is None else _released_count(probe, float(buckets[run[0]]), decimals)
-        if run is not None and at is not None and probe is not None:
-            j, top = run
+            on_atoms = atom_run(buckets, found, atoms)
+        at = (
+            None
+            if on_atoms is None
+            else _released_count(probe, float(buckets[on_atoms[0]]), decimals)
+        )
+        if on_atoms is not None and at is not None and probe is not None:
+            j, top = on_atoms
             # the buckets from the atom's up to the bound's, their noise variances summed
             rest_sigma2 = (top - j + 1) * float(discrete_gaussian_sigma2(bounds_rho, ctx.l2))
             mass = float(np.sum(bucket_noisy[j : top + 1]))
