@@ -3394,10 +3394,10 @@ def _numeric(
             else _released_count(probe, float(buckets[on_atoms[0]]), decimals)
         )
         if on_atoms is not None and at is not None and probe is not None:
-            j, top = on_atoms
+            j, last = on_atoms
             # the buckets from the atom's up to the bound's, their noise variances summed
-            rest_sigma2 = (top - j + 1) * float(discrete_gaussian_sigma2(bounds_rho, ctx.l2))
-            mass = float(np.sum(bucket_noisy[j : top + 1]))
+            rest_sigma2 = (last - j + 1) * float(discrete_gaussian_sigma2(bounds_rho, ctx.l2))
+            mass = float(np.sum(bucket_noisy[j : last + 1]))
             if on_edge(mass, rest_sigma2, at, float(probe.sigma2)):
                 # the mass from the atom up is the atom on its bucket's lower edge
                 # (post-processing of the bounds' and the probe's counts): the bounds end at
