@@ -3390,7 +3390,7 @@ def _numeric(
             on_atoms = atom_run(buckets, found, atoms)
         at = (
             None
-            if on_atoms is None
+            if on_atoms is None or probe is None
             else _released_count(probe, float(buckets[on_atoms[0]]), decimals)
         )
         if on_atoms is not None and at is not None and probe is not None:
