@@ -268,3 +268,19 @@ def test_no_pool_no_count(small_cap):
     _, report, ledger, _ = _learn(_small(0), ADD_REMOVE, 0, release=False)
     assert report.small
     assert not [e for e in ledger.entries if "at the cap" in e.charge.mechanism]
+
+
+def test_the_plan_states_the_rule(capsys):
+    """``dpquery privacy synth`` states the rule: its caps, share, charge and that a small
+    table draws no count by default (``--json``'s ``count_at_cap``, and the text)."""
+    import json
+
+    from dpquery.cli import main
+
+    assert main(["privacy", "synth", "--n", "2000", "--epsilon", "1", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["count_at_cap"]
+    assert plan["caps"] == [1.0, 5.0, 10.0, 20.0, 100.0] and plan["share_of_column"] == CAP_SHARE
+    assert plan["small_tables"] is False and plan["charge"].startswith("its own")
+    assert main(["privacy", "synth", "--n", "2000", "--epsilon", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "maximum on a bucket's edge" in text and "a small table draws no count" in text
