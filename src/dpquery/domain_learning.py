@@ -679,10 +679,6 @@ class _Context:
             float,
         ],
     ] = field(default_factory=dict)
-    # a small table's numeric columns whose upper bound is the end of a bucket starting at a
-    # public cap (CAP_VALUES), held for a count of the values at the cap from the pool: the
-    # values, the precision, the cap, the top bucket's noisy count and its noise variance
-    caps: dict[str, tuple[np.ndarray, int, float, float, float]] = field(default_factory=dict)
     # the noise of the date test's count (_date_count): a stream of its own, derived from
     # rng's seed, so that the draws of every other mechanism are those of a learning
     # without the test (a table with no date column is learned byte for byte as before)
@@ -2572,53 +2568,10 @@ def atom_cell(x: float, decimals: int) -> float:
     return float(Decimal(repr(x)).quantize(step, rounding=ROUND_FLOOR))
 
 
-CAP_VALUES = (1.0, 5.0, 10.0, 20.0, 100.0)
-"""The public caps a small table's top bucket is tested at (:func:`cap_bucket`): a share's
-1.0, a score's 5, 10 or 20, a percentage's 100. Each is the lower edge of a magnitude bucket
-(``[1, 2)``, ``[5, 10)``, ``[10, 20)``, ``[20, 50)``, ``[100, 200)``), so a column capped there
-has bounds a bucket above its values (docs/learn.md, "A maximum on a bucket's edge")."""
-
-SMALL_CAP = False
-"""Whether a small table counts its values at a public cap from the pool (:func:`_cap_count`,
-:func:`_at_caps`). Off: measured (docs/learn.md, "A maximum on a bucket's edge"), the count
-ran on 27 columns of 14 tuning tables at seed 3 and capped none of them, and the pool it
-spent cost those releases (Smarket's shapes 0.935 to 0.923 and weather_perth's 0.747 to
-0.732 on seeds 10-11). A table that is not small reads its probe's atom (free) either way."""
-
-CAP_SHARE = 0.5
-"""A small table's count at a cap (:func:`_cap_count`) costs this share of its column's rho,
-from the pool (``learn_domain(..., small_rho=...)``)."""
-
 CAP_SIGMAS = 2.0
-"""The count at a cap must hold this many noise sd, and the top bucket's rest (its noisy
-count less the count at the cap) at most this many sd of their difference's noise
-(:func:`on_edge`)."""
-
-CAP_STREAM = 0x63617073
-"""The spawn key of a small table's counts at a cap (:func:`_own_stream`)."""
-
-
-def cap_plan() -> dict[str, Any]:
-    """The count at a cap's public parameters (``dpquery privacy synth``): which columns draw
-    it, its charge and rule."""
-    return {"columns": "a small table's numeric columns with decimals whose upper bound is the "
-            "end of a bucket starting at a public cap", "caps": list(CAP_VALUES),
-            "share_of_column": CAP_SHARE, "charge": "its own, from the pool, sensitivity 1",
-            "sigmas": CAP_SIGMAS, "small_tables": SMALL_CAP}  # fmt: skip
-
-
-def cap_bucket(buckets: np.ndarray, hi: float, lo: float, caps: tuple[float, ...] | None = None
-               ) -> int | None:  # fmt: skip
-    """The index ``j`` of the top bucket of bounds ``[lo, hi]`` when ``hi`` is its end and its
-    lower edge ``buckets[j]`` lies above ``lo`` and above 0 (and, with ``caps``, is one of
-    them); None otherwise. Public: the buckets and the bounds alone."""
-    j = int(np.searchsorted(buckets, hi)) - 1
-    if j < 0 or j + 1 >= buckets.size or float(buckets[j + 1]) != hi:
-        return None
-    b = float(buckets[j])
-    if not (b > 0.0 and b > lo) or (caps is not None and b not in caps):
-        return None
-    return j
+"""An atom on the top bucket's lower edge ends the bounds when its noisy count holds this many
+noise sd and the buckets' rest (their noisy count less the atom's) at most this many sd of
+their difference's noise (:func:`on_edge`; docs/learn.md, "A maximum on a bucket's edge")."""
 
 
 def atom_run(
@@ -2637,23 +2590,6 @@ def atom_run(
         return None
     j = int(np.searchsorted(buckets, max(on)))
     return j, top
-
-
-CAP_MASS = 0.25
-"""A small table's top bucket is counted at its cap only when its noisy count holds at most
-this share of the bounds' noisy mass (:func:`cap_mass`): a maximum on a cap holds a spike
-(a percentage's 100, 3 to 15% of its values); a top bucket holding more is the body of the
-column (temperatures in ``[20, 50)``, returns in ``[1, 2)``), whose count at its edge would
-spend the pool for nothing."""
-
-
-def cap_mass(noisy: np.ndarray, j: int, sigma2: float) -> bool:
-    """Whether bucket ``j``'s noisy count holds :data:`CAP_SIGMAS` noise sd (``sigma2`` a
-    bucket's noise variance) and at most :data:`CAP_MASS` of the noisy mass (counts clipped at
-    0). Post-processing of the bounds' noisy counts."""
-    top = float(noisy[j])
-    total = float(np.clip(noisy, 0, None).sum())
-    return top >= CAP_SIGMAS * math.sqrt(sigma2) and top <= CAP_MASS * total
 
 
 def on_edge(top: float, top_sigma2: float, at: float, at_sigma2: float) -> bool:
@@ -2682,20 +2618,6 @@ def _released_count(sel: Selection, value: float, decimals: int) -> int | None:
               and (x := _cell(key)[1]) is not None
               and round(Decimal(repr(x)).scaleb(decimals)) == units]  # fmt: skip
     return sum(counts) if counts else None
-
-
-def _cap_count(
-    name: str, values: np.ndarray, cap: float, rho: float, ctx: _Context,
-    rng: np.random.Generator,
-) -> int:  # fmt: skip
-    """The noisy count of the values equal to ``cap``: a discrete Gaussian of sensitivity 1
-    (one record changes it by at most 1, under either relation) at ``rho`` (CKS 2020,
-    Theorem 4), charged on the ledger, then drawn from ``rng``: the learning's one stream of
-    these counts (:data:`CAP_STREAM`), each column's noise a fresh draw of it."""
-    sigma2 = discrete_gaussian_sigma2(rho, 1.0)
-    ctx.ledger.charge(f"{name}: count at the cap {cap:g} (discrete Gaussian)", ZCDP(rho))
-    count = int(np.count_nonzero(values == cap))
-    return count + int(sample_discrete_gaussian(sigma2, 1, rng)[0])
 
 
 MAX_LATTICE = 1000
@@ -3372,15 +3294,6 @@ def _numeric(
             ctx.narrow[name] = (col.numbers, decimals, cut, band, raw, held)
             if cut != raw:
                 more["band_core"] = cut
-        j = None if found is None else cap_bucket(buckets, found[1], found[0], CAP_VALUES)
-        if (
-            SMALL_CAP and ctx.second and significant is None and decimals > 0 and j is not None
-            and cap_mass(bucket_noisy, j, float(discrete_gaussian_sigma2(bounds_rho, ctx.l2)))
-        ):  # fmt: skip
-            # a public cap's bucket on top: a count at the cap later, from the pool (_cap_count)
-            top_sigma2 = float(discrete_gaussian_sigma2(bounds_rho, ctx.l2))
-            ctx.caps[name] = (col.numbers, decimals, float(buckets[j]),
-                              float(bucket_noisy[j]), top_sigma2)  # fmt: skip
         spent = share * rho + bounds_share * rest
     else:
         quantile_rho = (1 - bounds_share) * rest - fine_rho
@@ -4526,9 +4439,7 @@ def learn_domain(
     total_tail = math.fsum(r.delta_tail for r in reports)
     spent = math.fsum([n_rho, *(r.rho for r in reports)])
     relation = ADD_REMOVE if add_remove else REPLACE_ONE
-    pool_spent = math.fsum(
-        r.noisy.get(k, 0.0) for r in reports for k in ("second_rho", "fine_rho", "cap_rho")
-    )
+    pool_spent = math.fsum(r.noisy.get(k, 0.0) for r in reports for k in ("second_rho", "fine_rho"))
     return domain, LearnReport(n, spent, total_tail, tuple(reports), relation, n_rho,
                                float(second_rho), pool_spent, small, lent)  # fmt: skip
 
@@ -4618,22 +4529,14 @@ def _second_selection(
     released = {name: len(sel.released) for name, (sel, _, _) in ctx.held.items()}
     taken = loan if loan > 0 and large_loan(others, released, ctx.n) else 0.0
     pool_rho += taken
-    index = {a.name: i for i, a in enumerate(attrs)}
-    # a small table's counts at a cap (_cap_count): CAP_SHARE of the column's rho each, taken
-    # from the pool first (none when the pool cannot pay them all)
-    capped = [a.name for a in attrs if a.name in ctx.caps and isinstance(a, Numeric)]
-    cap_rho = {c: CAP_SHARE * reports[index[c]].rho for c in capped}
-    if math.fsum(cap_rho.values()) >= pool_rho:
-        cap_rho = {}
-    pool_rho -= math.fsum(cap_rho.values())
     narrow = [a.name for a in attrs if a.name in ctx.narrow]  # the table's column order
     chosen = (second_plan(others, pool_rho, pool_tail, ctx.l2, len(narrow), prefix=ctx.small)
               if pool_tail > 0 else [])  # fmt: skip
     if not chosen and not narrow:
-        _at_caps(attrs, reports, cap_rho, ctx)
         return taken
     rho2 = pool_rho * _SAFETY / (len(chosen) + len(narrow))
     tail2 = pool_tail / max(1, len(chosen))
+    index = {a.name: i for i, a in enumerate(attrs)}
     # a band takes at most what its column spent first: when its cells turn out too thin
     # (_fine_edges), the release loses no more than that
     cap = BAND_CAP if ctx.add_remove else 1.0
@@ -4708,44 +4611,7 @@ def _second_selection(
         noisy = old.noisy | lattice_more | short | {"fine_rho": fine_rho[name],
                              "fine_bounds": kept}  # fmt: skip
         reports[i] = replace(old, rho=old.rho + fine_rho[name], learned=learned, noisy=noisy)
-    _at_caps(attrs, reports, cap_rho, ctx)
     return taken
-
-
-def _at_caps(
-    attrs: list[Attribute], reports: list[ColumnReport], cap_rho: Mapping[str, float],
-    ctx: _Context,
-) -> None:  # fmt: skip
-    """A small table's counts at a cap (:func:`_cap_count`, each charged before it draws, at
-    ``cap_rho`` of its column), read with the top bucket's noisy count (:func:`on_edge`):
-    where the bucket's mass sits on the cap, the edges end at the cap's own bin
-    (:func:`capped_edges`), decoded as the cap exactly (``Numeric.exact``). ``attrs`` and
-    ``reports`` updated in place."""
-    index = {a.name: i for i, a in enumerate(attrs)}
-    # one stream for all the counts (independent draws in the table's column order), apart
-    # from rng's: the other mechanisms draw as in a learning without them
-    stream = _own_stream(ctx.rng, CAP_STREAM) if cap_rho else ctx.rng
-    for name in [a.name for a in attrs if a.name in cap_rho]:  # the table's column order
-        values, decimals, cap, top, top_sigma2 = ctx.caps[name]
-        rho = cap_rho[name]
-        at = _cap_count(name, values, cap, rho, ctx, stream)
-        i = index[name]
-        old = reports[i]
-        numeric = attrs[i]
-        assert isinstance(numeric, Numeric)
-        learned = old.learned
-        held = on_edge(top, top_sigma2, at, float(discrete_gaussian_sigma2(rho, 1.0)))
-        if held and numeric.edges[0] < cap < numeric.edges[-1]:
-            edges = capped_edges(list(numeric.edges), cap, decimals)
-            attrs[i] = replace(numeric, edges=tuple(edges),
-                               exact=tuple(sorted({*numeric.exact, cap})))  # fmt: skip
-            learned += (
-                f"; the maximum {cap:g} on a bucket's edge, its mass the bucket's: "
-                f"{len(edges) - 1} bins over [{edges[0]:g}, {edges[-1]:g}]"
-            )
-        noisy = old.noisy | {"cap_rho": rho, "cap_count": at, "cap_at": cap,
-                             "cap": cap if held else None}  # fmt: skip
-        reports[i] = replace(old, rho=old.rho + rho, learned=learned, noisy=noisy)
 
 
 def column_rho(rho: float, columns: int, add_remove: bool) -> float:

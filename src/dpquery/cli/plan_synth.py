@@ -38,6 +38,7 @@ from dpquery.data.domain import Domain
 from dpquery.data.raw_items import read_item_list
 from dpquery.data.shape import PublicShape
 from dpquery.domain_learning import (
+    CAP_SIGMAS,
     DEFAULT_DOMAIN_SHARE,
     LARGE_BORROW_SHARE,
     LARGE_OTHER_SHARE,
@@ -49,7 +50,6 @@ from dpquery.domain_learning import (
     SECOND_TAIL_SHARE,
     SMALL_BORROW_SHARE,
     WITHIN_SHARE,
-    cap_plan,
     forms_plan,
     lattice_plan,
     membership_plan,
@@ -275,7 +275,6 @@ def _learning_plan(args: argparse.Namespace) -> int:
                           "large_table_borrow_rho": large_borrow_rho(budget),
                           "membership_test": membership_plan(),
                           "lattice_test": lattice_plan(),
-                          "count_at_cap": cap_plan(),
                           "written_forms": forms_plan(),
                           "table_size_by_columns": by_columns}, indent=2))  # fmt: skip
         return 0
@@ -369,16 +368,10 @@ def _learning_plan(args: argparse.Namespace) -> int:
           f"sd at most {lat['off_ratio']:.0%} of it, puts the column on a lattice "
           "(elections every 4 years: 1932, 1936, ...), its values decoded to its "
           "points")  # fmt: skip
-    cap = cap_plan()
-    print(f"    a number column's maximum on a bucket's edge: in a table that is not small, an "
-          "atom on the lower edge of the top bucket holding that bucket's noisy mass (within "
-          f"{cap['sigmas']:g} sd) ends the bounds at the atom's bin, no charge (post-processing "
-          "of the probe and the bounds)"
-          + ("; in a small table, a column with decimals whose top bucket starts at a public "
-             f"cap ({', '.join(f'{c:g}' for c in cap['caps'])}) draws a count of the values "
-             f"at the cap from the pool ({cap['share_of_column']:.0%} of the column's share, "
-             "sensitivity 1, charged before it draws), read the same way"
-             if cap["small_tables"] else "; a small table draws no count for it"))  # fmt: skip
+    print("    a number column's maximum on a bucket's edge: in a table that is not small, an "
+          "atom on the lower edge of the top bucket holding the noisy mass from there up "
+          f"(within {CAP_SIGMAS:g} sd) ends the bounds at the atom's bin, no charge "
+          "(post-processing of the probe and the bounds)")  # fmt: skip
     borrow = SMALL_BORROW_SHARE * b.release_rho
     print(f"    a small table draws no decoding weights: their part joins the pool, and the "
           f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "
