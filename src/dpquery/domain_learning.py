@@ -2568,6 +2568,58 @@ def atom_cell(x: float, decimals: int) -> float:
     return float(Decimal(repr(x)).quantize(step, rounding=ROUND_FLOOR))
 
 
+CAP_SIGMAS = 2.0
+"""An atom on the top bucket's lower edge ends the bounds when its noisy count holds this many
+noise sd and the buckets' rest (their noisy count less the atom's) at most this many sd of
+their difference's noise (:func:`on_edge`; docs/learn.md, "A maximum on a bucket's edge")."""
+
+
+def atom_run(
+    buckets: np.ndarray, bounds: tuple[float, float], atoms: list[float]
+) -> tuple[int, int] | None:
+    """The buckets ``j..top`` from the largest atom on a bucket's lower edge (above the lower
+    bound and 0) up to the upper bound, the end of bucket ``top``; None when no atom is on an
+    edge or the bound is not a bucket's end. Public: the buckets, the bounds and the atoms
+    (post-processing of the probe)."""
+    lo, hi = bounds
+    top = int(np.searchsorted(buckets, hi)) - 1
+    if top < 0 or top + 1 >= buckets.size or float(buckets[top + 1]) != hi:
+        return None
+    on = [a for a in atoms if a > max(lo, 0.0) and a < hi and a in set(buckets.tolist())]
+    if not on:
+        return None
+    j = int(np.searchsorted(buckets, max(on)))
+    return j, top
+
+
+def on_edge(top: float, top_sigma2: float, at: float, at_sigma2: float) -> bool:
+    """Whether a top bucket's mass sits on its lower edge: the noisy count of the values at
+    the edge (``at``, noise variance ``at_sigma2``) holds :data:`CAP_SIGMAS` noise sd, and the
+    bucket's noisy count less it (``top``, variance ``top_sigma2``) holds at most
+    :data:`CAP_SIGMAS` sd of the difference's noise. Post-processing of the two counts."""
+    if at < CAP_SIGMAS * math.sqrt(at_sigma2):
+        return False
+    return top - at <= CAP_SIGMAS * math.sqrt(top_sigma2 + at_sigma2)
+
+
+def capped_edges(edges: list[float], cap: float, decimals: int) -> list[float]:
+    """Edges ending at a cap: those below it, then the cap's own bin ``[cap, cap + step]``
+    (the last bin; decoded as the cap exactly, ``Numeric.exact``)."""
+    step = Decimal(1).scaleb(-decimals)
+    top = float(Decimal(repr(cap)) + step)
+    return sorted({*(e for e in edges if e < cap), cap, top})
+
+
+def _released_count(sel: Selection, value: float, decimals: int) -> int | None:
+    """The probe's noisy count of the numbers rounding to ``value`` at the precision (its
+    released keys only; None when none was released). Post-processing of the probe."""
+    units = round(Decimal(repr(value)).scaleb(decimals))
+    counts = [c for key, c in sel.released.items() if key != _MISSING
+              and (x := _cell(key)[1]) is not None
+              and round(Decimal(repr(x)).scaleb(decimals)) == units]  # fmt: skip
+    return sum(counts) if counts else None
+
+
 MAX_LATTICE = 1000
 """Bounds holding at most this many values of the column's precision take every one of them
 as a quantile candidate (:func:`quantile_candidates`)."""
@@ -3246,6 +3298,28 @@ def _numeric(
     else:
         quantile_rho = (1 - bounds_share) * rest - fine_rho
         exact = exact_atoms(probe, atoms, decimals) if significant is None else {}
+        on_atoms: tuple[int, int] | None = None
+        if found is not None and probe is not None and significant is None and decimals > 0:
+            on_atoms = atom_run(buckets, found, atoms)
+        at = (
+            None
+            if on_atoms is None or probe is None
+            else _released_count(probe, float(buckets[on_atoms[0]]), decimals)
+        )
+        if on_atoms is not None and at is not None and probe is not None:
+            j, last = on_atoms
+            # the buckets from the atom's up to the bound's, their noise variances summed
+            rest_sigma2 = (last - j + 1) * float(discrete_gaussian_sigma2(bounds_rho, ctx.l2))
+            mass = float(np.sum(bucket_noisy[j : last + 1]))
+            if on_edge(mass, rest_sigma2, at, float(probe.sigma2)):
+                # the mass from the atom up is the atom on its bucket's lower edge
+                # (post-processing of the bounds' and the probe's counts): the bounds end at
+                # the atom's own bin
+                cap = float(buckets[j])
+                bounds = (bounds[0], capped_edges([], cap, decimals)[-1])
+                atoms = [a for a in atoms if a <= cap]
+                exact = {a: x for a, x in exact.items() if a < cap} | {cap: cap}
+                more["cap"] = cap
         edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner, exact)
         spent = rho
     attr = Numeric(
@@ -3261,6 +3335,12 @@ def _numeric(
     shown = [repr(exact[a]) if a in exact else f"{a:g}" for a in atoms[:6]]
     learned = (
         f"{attr.n_bins} bins over [{edges[0]:g}, {edges[-1]:g}] (clipped), "
+        + (
+            f"the maximum {more['cap']:g} on a bucket's edge, "
+            "its mass the bucket's (the bounds end there), "
+            if "cap" in more
+            else ""
+        )
         + (
             "integer"
             if decimals == 0

@@ -38,6 +38,7 @@ from dpquery.data.domain import Domain
 from dpquery.data.raw_items import read_item_list
 from dpquery.data.shape import PublicShape
 from dpquery.domain_learning import (
+    CAP_SIGMAS,
     DEFAULT_DOMAIN_SHARE,
     LARGE_BORROW_SHARE,
     LARGE_OTHER_SHARE,
@@ -367,6 +368,10 @@ def _learning_plan(args: argparse.Namespace) -> int:
           f"sd at most {lat['off_ratio']:.0%} of it, puts the column on a lattice "
           "(elections every 4 years: 1932, 1936, ...), its values decoded to its "
           "points")  # fmt: skip
+    print("    a number column's maximum on a bucket's edge: in a table that is not small, an "
+          "atom on the lower edge of the top bucket holding the noisy mass from there up "
+          f"(within {CAP_SIGMAS:g} sd) ends the bounds at the atom's bin, no charge "
+          "(post-processing of the probe and the bounds)")  # fmt: skip
     borrow = SMALL_BORROW_SHARE * b.release_rho
     print(f"    a small table draws no decoding weights: their part joins the pool, and the "
           f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "
