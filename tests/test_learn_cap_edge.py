@@ -1,7 +1,7 @@
 """A maximum written exactly on a bucket's edge (docs/learn.md, "A maximum on a bucket's
 edge"): a percentage capped at 100, a score at 10, a share at 1.0, whose maximum is the lower
 edge of the magnitude bucket above its values (``[100, 200)``). The rule by hand
-(:func:`atom_run`, :func:`on_edge`, :func:`capped_edges`), a table that is not small (the
+(:func:`atom_run`, :func:`on_edge`, :func:`cap_end`), a table that is not small (the
 probe's atom read again: no charge), a column whose maximum is not on an edge, the decoding
 of the cap's bin as the cap exactly, and the plan's statement of the rule."""
 
@@ -15,7 +15,7 @@ from dpquery.data.decode import _numeric_values
 from dpquery.domain_learning import (
     WITHIN_SHARE,
     atom_run,
-    capped_edges,
+    cap_end,
     learn_budget,
     learn_domain,
     on_edge,
@@ -47,10 +47,10 @@ def test_on_edge_by_hand():
     assert on_edge(20.0, 300.0, 20.0, 100.0)
 
 
-def test_capped_edges_by_hand():
-    assert capped_edges([0.0, 50.0, 97.5, 150.0, 200.0], 100.0, 1) == [0.0, 50.0, 97.5, 100.0,
-                                                                      100.1]  # fmt: skip
-    assert capped_edges([0.0, 0.5, 1.0, 2.0], 1.0, 2) == [0.0, 0.5, 1.0, 1.01]
+def test_cap_end_by_hand():
+    assert cap_end(100.0, 1) == 100.1
+    assert cap_end(1.0, 2) == 1.01
+    assert cap_end(10.0, 1) == 10.1
 
 
 def _pct(rng: np.random.Generator, n: int, share: float) -> np.ndarray:

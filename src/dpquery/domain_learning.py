@@ -2602,12 +2602,30 @@ def on_edge(top: float, top_sigma2: float, at: float, at_sigma2: float) -> bool:
     return top - at <= CAP_SIGMAS * math.sqrt(top_sigma2 + at_sigma2)
 
 
-def capped_edges(edges: list[float], cap: float, decimals: int) -> list[float]:
-    """Edges ending at a cap: those below it, then the cap's own bin ``[cap, cap + step]``
-    (the last bin; decoded as the cap exactly, ``Numeric.exact``)."""
-    step = Decimal(1).scaleb(-decimals)
-    top = float(Decimal(repr(cap)) + step)
-    return sorted({*(e for e in edges if e < cap), cap, top})
+def cap_end(cap: float, decimals: int) -> float:
+    """The end of a cap's own bin ``[cap, cap + step]`` at the precision: the bounds' end when
+    the maximum is on a bucket's edge (the last bin; decoded as the cap exactly,
+    ``Numeric.exact``)."""
+    return float(Decimal(repr(cap)) + Decimal(1).scaleb(-decimals))
+
+
+def _edge_cap(
+    probe: Selection, buckets: np.ndarray, noisy: np.ndarray, bounds: tuple[float, float],
+    atoms: list[float], decimals: int, bucket_sigma2: float,
+) -> float | None:  # fmt: skip
+    """The atom on a bucket's lower edge that holds the noisy mass of the buckets from its
+    own up to the bound (:func:`atom_run`, :func:`on_edge`; ``bucket_sigma2`` a bucket's noise
+    variance), or None. Post-processing of the bounds' and the probe's noisy counts."""
+    run = atom_run(buckets, bounds, atoms)
+    if run is None:
+        return None
+    j, last = run
+    at = _released_count(probe, float(buckets[j]), decimals)
+    if at is None:
+        return None
+    mass = float(np.sum(noisy[j : last + 1]))
+    held = on_edge(mass, (last - j + 1) * bucket_sigma2, at, float(probe.sigma2))
+    return float(buckets[j]) if held else None
 
 
 def _released_count(sel: Selection, value: float, decimals: int) -> int | None:
@@ -3298,28 +3316,17 @@ def _numeric(
     else:
         quantile_rho = (1 - bounds_share) * rest - fine_rho
         exact = exact_atoms(probe, atoms, decimals) if significant is None else {}
-        on_atoms: tuple[int, int] | None = None
+        cap = None
         if found is not None and probe is not None and significant is None and decimals > 0:
-            on_atoms = atom_run(buckets, found, atoms)
-        at = (
-            None
-            if on_atoms is None or probe is None
-            else _released_count(probe, float(buckets[on_atoms[0]]), decimals)
-        )
-        if on_atoms is not None and at is not None and probe is not None:
-            j, last = on_atoms
-            # the buckets from the atom's up to the bound's, their noise variances summed
-            rest_sigma2 = (last - j + 1) * float(discrete_gaussian_sigma2(bounds_rho, ctx.l2))
-            mass = float(np.sum(bucket_noisy[j : last + 1]))
-            if on_edge(mass, rest_sigma2, at, float(probe.sigma2)):
-                # the mass from the atom up is the atom on its bucket's lower edge
-                # (post-processing of the bounds' and the probe's counts): the bounds end at
-                # the atom's own bin
-                cap = float(buckets[j])
-                bounds = (bounds[0], capped_edges([], cap, decimals)[-1])
-                atoms = [a for a in atoms if a <= cap]
-                exact = {a: x for a, x in exact.items() if a < cap} | {cap: cap}
-                more["cap"] = cap
+            sigma2 = float(discrete_gaussian_sigma2(bounds_rho, ctx.l2))
+            cap = _edge_cap(probe, buckets, bucket_noisy, found, atoms, decimals, sigma2)
+        if cap is not None:
+            # the mass from the atom up is the atom on its bucket's lower edge: the bounds
+            # end at the atom's own bin
+            bounds = (bounds[0], cap_end(cap, decimals))
+            atoms = [a for a in atoms if a <= cap]
+            exact = {a: x for a, x in exact.items() if a < cap} | {cap: cap}
+            more["cap"] = cap
         edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner, exact)
         spent = rho
     attr = Numeric(

@@ -189,7 +189,8 @@ def read_table(
             header = named = pd.Index(pq.read_schema(path).names)
             table = pd.read_parquet(path, columns=columns)
         elif any(s in (".csv", ".tsv", ".txt") for s in suffixes):
-            sep, skip = csv_layout(path, row_index=True)
+            sep, skip, names = _layout(path)
+            check_header(path, names, sep, row_index=True)
             dtype: type[str] | dict[str, type[str]] | None = str if as_text else None
             if domain is not None and not as_text:
                 # a date column as text too: one written as digits (20190314) is no number
@@ -199,7 +200,7 @@ def read_table(
                                  skiprows=skip).columns  # fmt: skip
             named = header
             usecols: Sequence[str] | Sequence[int] | None = columns
-            if _row_index(path):
+            if _is_row_index(names):
                 # a row index (pandas' to_csv, R's write.csv): left out, never read; the
                 # header alone says so (the schema: public)
                 warnings.warn(ROW_INDEX_NOTE.format(path=path), stacklevel=2)
@@ -256,26 +257,21 @@ ROW_INDEX_NOTE = (
 """The warning when a CSV's first column is left out as a row index (:func:`read_table`)."""
 
 
-def csv_layout(path: Path, *, row_index: bool = False) -> tuple[str, int]:
+def csv_layout(path: Path) -> tuple[str, int]:
     """The separator of a CSV (``.csv``, ``.tsv``, ``.txt``, optionally compressed), read
     off its header line alone (the column names are the schema: public; no record is read):
     the first of :data:`SEPARATORS` the header holds, a tab for a ``.tsv`` file, a comma for
     a header of one name, or the one a first line ``sep=;`` names (as spreadsheets write it);
     and the lines before the header (1 after a ``sep=`` line). The header's names are
-    checked (:func:`check_header`; ``row_index``: a blank first name is a row index, the
-    reader's to leave out); an empty file is an error naming it."""
+    checked (:func:`check_header`); an empty file is an error naming it."""
     sep, skip, names = _layout(path)
-    check_header(path, names, sep, row_index=row_index)
+    check_header(path, names, sep)
     return sep, skip
 
 
-def _row_index(path: Path) -> bool:
-    """Whether the file's first column is a row index: its header name blank, every other
-    named (:func:`check_header`'s rule; the header alone is read)."""
-    return _is_row_index(_layout(path)[2])
-
-
 def _is_row_index(names: Sequence[str]) -> bool:
+    """Whether a header's first column is a row index: its name blank, every other named (the
+    header alone is read: the schema, public)."""
     return len(names) > 1 and not names[0].strip() and all(n.strip() for n in names[1:])
 
 
