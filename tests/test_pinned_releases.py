@@ -13,7 +13,12 @@ records once more when its discrete Laplace noise moved to the one exact sampler
 command line's tables (not the releases) were recorded again when ``dpquery synth`` began
 writing ``n`` rows sampled from the release, in the domain's output dtypes, instead of the
 released records, and again when the rows were ordered by the largest attributes before
-the systematic comb (:mod:`dpquery.data.sample`; the releases unchanged). The default
+the systematic comb (:mod:`dpquery.data.sample`; the releases unchanged). The releases
+that draw from :func:`~dpquery.privacy.sampling.sample_from_log_weights` were recorded again
+when its proposal's exp became the C library's (``math.exp``) rather than numpy's, whose
+AVX-512 path rounds some values otherwise: the integer proposal weights read exp's last
+bits, so the same seed drew other (equally exact) samples on CPUs with and without AVX-512;
+the charges unchanged. The default
 release (``adaptive-projection``, and ``dpquery synth`` with no ``--algorithm``) was first
 pinned when its measurements moved from float Gaussian noise to the exact discrete Gaussian
 of :mod:`dpquery.privacy.integer_mechanisms` (same rho; with the float noise these two cases
@@ -105,23 +110,23 @@ PINNED: dict[str, tuple[str, str]] = {
         "999ef5f2f3acaab3b67a00d9b68da2498f08e268fe370e075b9637bc2a79562c",
     ),
     "dqrs": (
-        "5dedc08544dedf7a94fb675ebeedc6ed705a0adcc23a9086f660634c131c20f7",
+        "5b485e5f2c16f8441a29161cd2d873bc4de93c85b9b9610c1487afc547d300e5",
         "b27885381ed7581848acd23870e44f587cb4be6866393ccea5ee033ea62b767a",
     ),
     "dqrs-budget": (
-        "2a4d71d5e9f9bdef203e6e2de425740fcff0cd33b2a0e17e7d9d01a025a9a236",
+        "5c2e15b7119c69d02178ff57f7d3fe9186a396dc522cf2e4b5ebe7a9b977650a",
         "246ca2ebbf336d3f38a46d3476ea25f027d9643d4cb2b68bd18f52af4047d3ab",
     ),
     "dualquery-budget-density": (
-        "15fc8f596babb9e125c5f34ec861fe8ef65648516d549dc0896466761569d0d0",
+        "020d7f5a1c23b8ae84d8aecc53a4cfa0fad3e3674215227d05f199d4b5949e8f",
         "3e3fe076e184278db5f80ef469f018589f8ee1e9965e34a79d0c48b3a8f155b7",
     ),
     "dualquery-explicit": (
-        "1aa5d8b668a2e63fb6263da4093ab0c19392f3ac77eb091268c9dd7f1c54a6c1",
+        "d976b1e04d445ab1596a01165e017c2265974d30bc63e5a0a4b35da28efb9423",
         "a2920a69649554c5b13ace68608c0bae8240c57d9a09f3f2a26919d9d7512c08",
     ),
     "dualquery-uniform-free": (
-        "c72362c729001ac22a8fb79374f5f4ab9421c957d6bf7605570d6e7e8da8c804",
+        "63f2350d37d5dd84f911a9bf9da126dde38158cad6bb2b3371dc13df356048c1",
         "3e3ccfbd71d7422c3ddf5f2b09e7c19a5ad64b4414b1977feec6a8216801a525",
     ),
     "fem": (
@@ -145,7 +150,7 @@ PINNED: dict[str, tuple[str, str]] = {
         "a95c959e162319671e4edae55c2b18647ac1694bebddae5f97ddeca922fdaa4a",
     ),
     "reweighted-fem-scaled": (
-        "30b79b52e1b4d9e28beb4bf03c3dca37c39a735404aca7f2007c811dda3865cf",
+        "71937d0ca091fe2b12d5ee28cf97d7e14123792c9d2aa20121c503186d97fca5",
         "dfc3bc9213c00e6152e26f5ba70879bbb5792edeb6dc3157e965bd7ea50bbee2",
     ),
     "reweighted-sepfem-rho": (
@@ -159,7 +164,7 @@ PINNED: dict[str, tuple[str, str]] = {
 }
 CLI_PINNED: dict[str, str] = {
     "auto": "9338c6efa2d6a2d6d9842af821c8b2d5895f17311fabed65fc33f79c43c1b8e3",
-    "dualquery": "81d7a786a5afc8d0c873718c65b7507e58fdc2a4e8e137b167359bfefc4c4507",
+    "dualquery": "f36ffc135f15d01023af05641adcb2552cdff7db00247440a6a2d7f3d93ef6b8",
     "fem": "654399bbd4ce9da09f864891ea96d358efe71a2cdab2f051989f4a9966881330",
     "fem-reweight": "6a700bc5b7560d19fa8aa6f207cb7c6a0028f9bf3a6141f5abe30bca21087252",
 }
