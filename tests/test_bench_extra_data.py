@@ -6,27 +6,19 @@ is a tiny repository made here."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
 RAW = b'rownames,name,note\n1,a,"x, y"\n2,b,plain\n'
 DROPPED = b'name,note\na,"x, y"\nb,plain\n'  # the first field of each line removed
 
 
 @pytest.fixture()
 def extra(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    path = ROOT / "benchmarks" / "extra_data.py"
-    spec = importlib.util.spec_from_file_location("extra_data", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "extra_data", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("extra_data", monkeypatch)
 
 
 def _git(*args: str, cwd: Path | None = None) -> str:
