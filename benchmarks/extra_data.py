@@ -20,7 +20,8 @@ nothing behind). A folder whose every file is in place gets an empty ``READY-<fo
 beside it. Two tables of ``items2/`` are R ``.rda`` files read with the ``rdata`` package,
 which dpquery does not depend on: make a venv of its own (``python -m venv V &&
 V/bin/pip install rdata==1.1.0 numpy``) and pass ``--rdata-python V/bin/python``; without
-it those two files are skipped with a note and the rest is written.
+it those two files are reported as not restored (the message says how) and the rest is
+written.
 """
 
 # ruff: noqa: E501  (the manifest's rows: paths and hashes, one file a line)
@@ -812,7 +813,11 @@ def make(entry: Entry, data: bytes, rdata_python: str | None) -> bytes:
     if entry.transform not in RDA:
         return TRANSFORMS[entry.transform](data)
     if rdata_python is None:
-        raise ExtraDataError(f"{entry.folder}/{entry.name} needs --rdata-python (module docstring)")
+        raise ExtraDataError(
+            f"{entry.folder}/{entry.name} is read from an .rda file: make a venv with rdata "
+            "(python -m venv V && V/bin/pip install rdata==1.1.0 numpy) and pass "
+            "--rdata-python V/bin/python"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "in.rda", Path(tmp) / "out.csv"
         src.write_bytes(data)
