@@ -8,9 +8,12 @@ which skip with a message saying what is missing.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -21,6 +24,17 @@ from dpquery.errors import DPQueryError
 from dpquery.oracles import BestResponse, OracleResult
 
 DATA_DIR_ENV = "DPQUERY_DATA_DIR"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """``benchmarks/<name>.py`` imported as module ``name`` for one test (undone after it)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _data_dir_or_skip() -> Path:

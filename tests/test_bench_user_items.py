@@ -11,19 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
 def user_items(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    path = ROOT / "benchmarks" / "user_items.py"
-    spec = importlib.util.spec_from_file_location("user_items", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "user_items", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("user_items", monkeypatch)
 
 
 def dense(items) -> np.ndarray:  # type: ignore[no-untyped-def]
