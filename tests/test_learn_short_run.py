@@ -122,10 +122,10 @@ def test_the_rule_spends_nothing():
         try:
             dl.MASS_CELLS = False
             on = _learn(table, 7)
-            dl.SHORT_RUN = False
+            dl.SHORT_RUN = dl.GAPPED_RUNS = False  # the rule alone (the gapped run after it)
             off = _learn(table, 7)
         finally:
-            dl.SHORT_RUN = True
+            dl.SHORT_RUN = dl.GAPPED_RUNS = True
             dl.MASS_CELLS = True
         assert [e.charge for e in on[1].entries] == [e.charge for e in off[1].entries]
         assert any("finer bounds" in e.charge.mechanism for e in on[1].entries)
