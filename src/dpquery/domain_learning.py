@@ -2506,6 +2506,14 @@ inside it, the band's parts outside it a bin a side (as a short run's), so that 
 the run left out (a life expectancy's ends) is kept, not clipped."""
 COARSER_FACTORS = (2, 5, 10, 20, 50, 100)
 """The numbers of finer cells summed into one, tried in this order (:data:`GAPPED_RUNS`)."""
+GAPPED_REST = 0.25
+"""A gapped run (:func:`coarser_run`) leaves at most this share of the band's noisy mass to
+the band's parts outside it (a bin a side). The run test's 2 sd grow with the sums' noise
+(a sum of 20 cells has sd 185 records in a table of 2,261): a stock's daily highs, 90 to
+270 in ``[50, 500]``, kept a run ``[190, 270]`` holding 1,565 of the band's 2,307 noisy
+records, and the bin below it held 57% of the values (KS 0.10 to 0.17 on the bins alone).
+A quarter (2 of a small table's 8 bins) keeps a state's hospitals' latitudes (1,196 of
+1,459 noisy records in ``[37, 40]``)."""
 COARSER_MIN_CELLS = 8
 """The fewest summed cells a band is looked at in (:func:`coarser_cells`): a small table's
 bins (:func:`small_bins` of the default 16)."""
@@ -2564,14 +2572,18 @@ def coarser_run(
 ) -> tuple[tuple[float, float], np.ndarray, np.ndarray] | None:  # fmt: skip
     """The first run kept (:func:`_run_kept`) on the finer histogram's cells summed ``f`` at
     a time, ``f`` in :data:`COARSER_FACTORS` (:func:`coarser_cells`; the sums' tests read at
-    ``rho / f``): its ends, the summed cells and counts; None when none is kept.
+    ``rho / f``) whose noisy mass falls short of the band's (``band[0]``) by at most
+    :data:`GAPPED_REST` of it: its ends, the summed cells and counts; None when none is.
     Post-processing of the finer histogram's noisy counts: no further cost."""
     for factor in COARSER_FACTORS:
         merged = coarser_cells(cells, noisy, factor, lower, upper)
         if merged is None:
             return None
         wide = _run_kept(merged[1], merged[0], rho / factor, sensitivity, band, lower, upper)
-        if wide is not None and wide[1]:
+        if wide is None or not wide[1]:
+            continue
+        inside = (merged[0][:-1] >= wide[0][0]) & (merged[0][1:] <= wide[0][1])
+        if band[0] - float(merged[1][inside].sum()) <= GAPPED_REST * band[0]:
             return wide[0], merged[0], merged[1]
     return None
 
