@@ -111,10 +111,10 @@ def test_a_gapped_band_by_hand(sign: float):
     assert run is not None
     assert run[0] == ((37.0, 40.0) if sign > 0 else (-40.0, -37.0))
     assert run[1][1] - run[1][0] == pytest.approx(1.0)  # cells of 1: 10 summed
-    # the band's noisy mass at 1,700: the run's 1,196 leave 504 of it, more than a quarter
-    # (GAPPED_REST: 425), and no coarser run holds more: none
+    # the band's noisy mass at 1,800: the run's 1,196 leave 604 of it, more than a quarter
+    # (GAPPED_REST: 450), and the sums of 20 (1,292 in [36, 40]) leave 508: none
     assert dl.GAPPED_REST == 0.25
-    assert coarser_run(cells, noisy, RHO, 1.0, (1700.0, band[1]), False, False) is None
+    assert coarser_run(cells, noisy, RHO, 1.0, (1800.0, band[1]), False, False) is None
     # a band that is not held (a signed column's bounds short of 0): no gapped run is read
     assert not whole_band(band, (2 * float(sum(COUNTS)), sd))
 
