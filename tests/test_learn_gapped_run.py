@@ -14,21 +14,19 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from tests.test_learn_short_run import _largest_bin
+from tests.test_learn_short_run import _learn as learn_column
 
 import dpquery.domain_learning as dl
 from dpquery.domain_learning import (
     COARSER_MIN_CELLS,
     FINE_SIGMAS,
-    SECOND_SHARE,
-    WITHIN_SHARE,
     coarser_cells,
     coarser_run,
     fine_cells,
-    learn_budget,
-    learn_domain,
     whole_band,
 )
-from dpquery.privacy import Budget, Ledger
+from dpquery.privacy import Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE, Neighbours
 from dpquery.privacy.quantiles import discrete_gaussian_sigma2
 
@@ -138,24 +136,8 @@ def atom_table(rng: np.random.Generator, n: int = 1500, points: int = 22, lo: fl
 def _learn(df: pd.DataFrame, seed: int, neighbours: Neighbours = ADD_REMOVE
            ) -> tuple[tuple[float, ...], Ledger, bool]:  # fmt: skip
     """``lat``'s edges, the ledger and whether the table is small, from a release's learning
-    at epsilon 1 (its pool: the weights' part and the release's loan)."""
-    b = learn_budget(1.0, 1e-9)
-    learn = 0.4 * b.rho
-    lend = (WITHIN_SHARE - SECOND_SHARE) * learn + 0.4 * 0.6 * b.rho
-    ledger = Ledger(Budget.zcdp(learn + lend))
-    domain, report = learn_domain(
-        df, rho=(1 - WITHIN_SHARE) * learn, delta=b.delta_tail,
-        rng=np.random.default_rng(seed), ledger=ledger, neighbours=neighbours,
-        second_rho=SECOND_SHARE * learn, small_rho=lend,
-    )  # fmt: skip
-    return domain["lat"].edges, ledger, report.small  # type: ignore[union-attr]
-
-
-def _largest_bin(edges: tuple[float, ...], v: np.ndarray) -> float:
-    """The largest share of the values in one learned bin (clipped values in the end bins)."""
-    e = np.asarray(edges)
-    b = np.clip(np.searchsorted(e, v, side="right") - 1, 0, e.size - 2)
-    return float(np.bincount(b).max() / v.size)
+    at epsilon 1 (the short run's tests' learning)."""
+    return learn_column(df, seed, neighbours, "lat")
 
 
 def _both(df: pd.DataFrame, seed: int, flag: str, neighbours: Neighbours = ADD_REMOVE
