@@ -3,13 +3,16 @@
 
 Every ``.csv`` whose blob is present, read with the ``csv`` module alone; 1,000 to 200,000
 data rows and 3 to 60 columns; sorted by path, shuffled with a fixed seed, the first 40
-taken, skipping a file whose header and row count match one already taken.
+taken, skipping a file whose header and row count match one already taken. ``--offset K``
+takes positions ``K`` to ``K + 39`` of that order instead (the same skipping, counted over
+the whole order), named by their position (``p40_...`` for ``--offset 40``).
 
-    python benchmarks/sweep_sample.py GIT_DIR OUT_DIR > sample.md
+    python benchmarks/sweep_sample.py GIT_DIR OUT_DIR [--offset 40] > sample.md
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import hashlib
 import io
@@ -32,7 +35,7 @@ def _blob(git_dir: str, sha: str) -> bytes | None:
     return out.stdout
 
 
-def main(git_dir: str, out_dir: str) -> None:
+def main(git_dir: str, out_dir: str, offset: int = 0) -> None:
     listing = subprocess.run(
         ["git", "--git-dir", git_dir, "ls-tree", "-r", "-l", "HEAD"], capture_output=True, text=True
     ).stdout
@@ -70,13 +73,14 @@ def main(git_dir: str, out_dir: str) -> None:
             continue
         seen.add(key)
         taken.append(path)
-        if len(taken) == TAKE:
+        if len(taken) == offset + TAKE:
             break
+    taken = taken[offset:]
     print(f"{len(paths)} csv; {len(eligible)} eligible", file=sys.stderr)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     listing_rows = []
-    for i, path in enumerate(taken):
+    for i, path in enumerate(taken, start=offset):
         header, n, digest, raw = info[path]
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         name = "".join(c if c.isalnum() or c in "_-" else "_" for c in f"p{i:02d}_{stem}")[:40]
@@ -89,4 +93,11 @@ def main(git_dir: str, out_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("git_dir")
+    parser.add_argument("out_dir")
+    parser.add_argument("--offset", type=int, default=0, help="the first position taken")
+    args = parser.parse_args()
+    if args.offset < 0:
+        parser.error(f"--offset must be 0 or more, got {args.offset}")
+    main(args.git_dir, args.out_dir, args.offset)

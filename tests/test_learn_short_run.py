@@ -22,7 +22,7 @@ from dpquery.domain_learning import (
     short_run,
 )
 from dpquery.privacy import Budget, Ledger
-from dpquery.privacy.neighbours import ADD_REMOVE
+from dpquery.privacy.neighbours import ADD_REMOVE, Neighbours
 from dpquery.privacy.quantiles import discrete_gaussian_sigma2
 
 RHO = 3.08e-4  # medpar's band's finer histogram at epsilon 1 under add/remove: sd 40.3
@@ -87,19 +87,20 @@ def band_table(rng: np.random.Generator, n: int, codes: int, offset: int, width:
     return pd.DataFrame(df), v
 
 
-def _learn(df: pd.DataFrame, seed: int) -> tuple[tuple[float, ...], Ledger, bool]:
-    """The code's edges, the ledger and whether the table is small, from a release's learning
-    at epsilon 1 under add/remove (its pool: the weights' part and the release's loan)."""
+def _learn(df: pd.DataFrame, seed: int, neighbours: Neighbours = ADD_REMOVE, column: str = "code"
+           ) -> tuple[tuple[float, ...], Ledger, bool]:  # fmt: skip
+    """``column``'s edges, the ledger and whether the table is small, from a release's learning
+    at epsilon 1 under ``neighbours`` (its pool: the weights' part and the release's loan)."""
     b = learn_budget(1.0, 1e-9)
     learn = 0.4 * b.rho
     lend = (WITHIN_SHARE - SECOND_SHARE) * learn + 0.4 * 0.6 * b.rho
     ledger = Ledger(Budget.zcdp(learn + lend))
     domain, report = learn_domain(
         df, rho=(1 - WITHIN_SHARE) * learn, delta=b.delta_tail,
-        rng=np.random.default_rng(seed), ledger=ledger, neighbours=ADD_REMOVE,
+        rng=np.random.default_rng(seed), ledger=ledger, neighbours=neighbours,
         second_rho=SECOND_SHARE * learn, small_rho=lend,
     )  # fmt: skip
-    return domain["code"].edges, ledger, report.small  # type: ignore[union-attr]
+    return domain[column].edges, ledger, report.small  # type: ignore[union-attr]
 
 
 def _largest_bin(edges: tuple[float, ...], v: np.ndarray) -> float:
@@ -122,10 +123,10 @@ def test_the_rule_spends_nothing():
         try:
             dl.MASS_CELLS = False
             on = _learn(table, 7)
-            dl.SHORT_RUN = False
+            dl.SHORT_RUN = dl.GAPPED_RUNS = False  # the rule alone (the gapped run after it)
             off = _learn(table, 7)
         finally:
-            dl.SHORT_RUN = True
+            dl.SHORT_RUN = dl.GAPPED_RUNS = True
             dl.MASS_CELLS = True
         assert [e.charge for e in on[1].entries] == [e.charge for e in off[1].entries]
         assert any("finer bounds" in e.charge.mechanism for e in on[1].entries)

@@ -368,6 +368,11 @@ def _learning_plan(args: argparse.Namespace) -> int:
           f"sd at most {lat['off_ratio']:.0%} of it, puts the column on a lattice "
           "(elections every 4 years: 1932, 1936, ...), its values decoded to its "
           "points")  # fmt: skip
+    print("    in a small table under add/remove, a band that holds its column's noisy count of "
+          "numbers (within 2 sd): a band below 0 (a longitude) draws a finer histogram from "
+          "the pool as one above 0 does, and a finer run broken by empty cells (points with "
+          "gaps: hospitals' latitudes) is looked for again on its noisy counts summed 2 to "
+          "100 cells at a time, its edges inside the band (no further charge)")  # fmt: skip
     print("    a number column's maximum on a bucket's edge: in a table that is not small, an "
           "atom on the lower edge of the top bucket holding the noisy mass from there up "
           f"(within {CAP_SIGMAS:g} sd) ends the bounds at the atom's bin, no charge "
