@@ -2493,6 +2493,23 @@ def _fine_edges(
     return fine, sorted({bounds[0], *inner, bounds[1]}), False
 
 
+def one_cell(
+    run: tuple[float, float], bounds: tuple[float, float], decimals: int, most: int
+) -> float | None:
+    """The value a small table's band's kept finer run of one cell is released as, or None
+    for a run of several: the cell's middle at the precision (a constant column, 4.761904762
+    in every record, whose run is the cell ``[4.76, 4.77)``: released as 4.765, the value
+    known to the cell's half width). The cells are :func:`fine_cells`' over the band's
+    ``bounds`` (``most`` of them at most), public; the run kept is post-processing of the
+    finer histogram (:func:`_fine_edges`)."""
+    lo, hi = run
+    cells = fine_cells(*bounds, decimals, most)
+    if decimals == 0 or np.any((cells > lo) & (cells < hi)):
+        return None
+    middle = (Decimal(repr(lo)) + Decimal(repr(hi))) / 2
+    return float(middle.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR))
+
+
 def _round(x: float, decimals: int) -> float:
     return float(round(Decimal(repr(x)), decimals))
 
@@ -2626,6 +2643,23 @@ def _edge_cap(
     mass = float(np.sum(noisy[j : last + 1]))
     held = on_edge(mass, (last - j + 1) * bucket_sigma2, at, float(probe.sigma2))
     return float(buckets[j]) if held else None
+
+
+def _sole_atom(
+    probe: Selection, atoms: list[float], decimals: int, numbers: float, numbers_sigma2: float
+) -> float | None:
+    """The atom holding all of a column's numbers, or None: the largest atom's noisy count in
+    the probe holds :data:`CAP_SIGMAS` of its noise sd, and the profile's noisy count of
+    numbers (``numbers``, noise variance ``numbers_sigma2``) less it at most
+    :data:`CAP_SIGMAS` sd of the difference's noise (:func:`on_edge`, the same test): a
+    constant column (a gross margin of 4.761904762 in every record). Post-processing of the
+    probe's and the profile's noisy counts."""
+    counts = {a: _released_count(probe, a, decimals) for a in atoms}
+    held = {a: c for a, c in counts.items() if c is not None}
+    if not held:
+        return None
+    a = max(held, key=lambda k: (held[k], -k))
+    return a if on_edge(numbers, numbers_sigma2, held[a], float(probe.sigma2)) else None
 
 
 def _released_count(sel: Selection, value: float, decimals: int) -> int | None:
@@ -3329,6 +3363,16 @@ def _numeric(
             more["cap"] = cap
         edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner, exact)
         spent = rho
+        whole = None if cap is not None or numbers is None or probe is None or decimals == 0 \
+            else _sole_atom(probe, atoms, decimals, numbers, missing[1] ** 2)  # fmt: skip
+        if whole is not None and significant is None:
+            # one atom holds the column's numbers: its bin alone (the quantiles' draws,
+            # charged as ever, are set aside), decoded as its value
+            value = exact.get(whole, whole)
+            cell = atom_cell(value, decimals)
+            edges, atoms = [cell, cap_end(cell, decimals)], [whole]
+            exact = {whole: value}
+            more["sole_atom"] = value
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
         decimals=None if decimals == 0 or significant is not None else decimals,
@@ -3348,6 +3392,7 @@ def _numeric(
             if "cap" in more
             else ""
         )
+        + ("every number one atom's (its bin alone), " if "sole_atom" in more else "")
         + (
             "integer"
             if decimals == 0
@@ -4599,7 +4644,12 @@ def _second_selection(
         learned = old.learned
         numeric = attrs[i]
         assert isinstance(numeric, Numeric)
-        if fine is not None and fine[2]:
+        point = None if fine is None or not fine[2] else one_cell(fine[0], bounds, decimals, most)
+        if point is not None:  # the run one cell: its values one, at the cells' precision
+            attrs[i] = numeric = replace(numeric, edges=(point, cap_end(point, decimals)),
+                                         exact=(point,))  # fmt: skip
+            learned += f"; finer: one cell [{fine[0][0]:g}, {fine[0][1]:g}], released as {point:g}"  # type: ignore[index]
+        elif fine is not None and fine[2]:
             attrs[i] = numeric = replace(numeric, edges=tuple(fine[1]))
             learned += f"; finer: {numeric.n_bins} bins over [{fine[1][0]:g}, {fine[1][-1]:g}]"
         elif fine is not None:  # a short run: its edges inside the band, the rest a bin a side
