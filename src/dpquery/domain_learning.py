@@ -2504,7 +2504,7 @@ def one_cell(
     finer histogram (:func:`_fine_edges`)."""
     lo, hi = run
     cells = fine_cells(*bounds, decimals, most)
-    if decimals == 0 or np.any((cells > lo) & (cells < hi)):
+    if not ONE_CELL or decimals == 0 or np.any((cells > lo) & (cells < hi)):
         return None
     middle = (Decimal(repr(lo)) + Decimal(repr(hi))) / 2
     return float(middle.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR))
@@ -2645,6 +2645,14 @@ def _edge_cap(
     return float(buckets[j]) if held else None
 
 
+SOLE_ATOM = True
+"""Whether a column whose numbers one atom holds is learned as that atom's bin alone
+(:func:`_sole_atom`; a table that is not small)."""
+ONE_CELL = True
+"""Whether a small table's band whose kept finer run is one cell is released as the cell's
+middle (:func:`one_cell`)."""
+
+
 def _sole_atom(
     probe: Selection, atoms: list[float], decimals: int, numbers: float, numbers_sigma2: float
 ) -> float | None:
@@ -2654,6 +2662,8 @@ def _sole_atom(
     :data:`CAP_SIGMAS` sd of the difference's noise (:func:`on_edge`, the same test): a
     constant column (a gross margin of 4.761904762 in every record). Post-processing of the
     probe's and the profile's noisy counts."""
+    if not SOLE_ATOM:
+        return None
     counts = {a: _released_count(probe, a, decimals) for a in atoms}
     held = {a: c for a, c in counts.items() if c is not None}
     if not held:
