@@ -8,6 +8,7 @@ of ``n - 1`` records."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,19 +77,15 @@ def _learn(df: pd.DataFrame, seed: int, release: bool = False) -> tuple[Numeric,
     finer bounds) as ``synth`` gives it."""
     b = learn_budget(1.0, 1e-9)
     learn = 0.4 * b.rho
-    if not release:
-        ledger = Ledger(Budget.zcdp(learn))
-        domain, _ = learn_domain(df, rho=learn, delta=b.delta_tail,
-                                 rng=np.random.default_rng(seed), ledger=ledger,
-                                 neighbours=ADD_REMOVE)  # fmt: skip
-    else:
-        lend = (WITHIN_SHARE - SECOND_SHARE) * learn + 0.4 * 0.6 * b.rho
-        ledger = Ledger(Budget.zcdp(learn + lend))
-        domain, _ = learn_domain(
-            df, rho=(1 - WITHIN_SHARE) * learn, delta=b.delta_tail,
-            rng=np.random.default_rng(seed), ledger=ledger, neighbours=ADD_REMOVE,
-            second_rho=SECOND_SHARE * learn, small_rho=lend,
-        )  # fmt: skip
+    # a release's pool: the weights' part, the release's loan and the second selection's
+    lend = (WITHIN_SHARE - SECOND_SHARE) * learn + 0.4 * 0.6 * b.rho if release else 0.0
+    pool: dict[str, Any] = {}
+    if release:
+        pool = {"second_rho": SECOND_SHARE * learn, "small_rho": lend}
+    ledger = Ledger(Budget.zcdp(learn + lend))
+    domain, _ = learn_domain(df, rho=(1 - WITHIN_SHARE) * learn if release else learn,
+                             delta=b.delta_tail, rng=np.random.default_rng(seed), ledger=ledger,
+                             neighbours=ADD_REMOVE, **pool)  # fmt: skip
     attr = domain["margin"]
     assert isinstance(attr, Numeric)
     return attr, ledger

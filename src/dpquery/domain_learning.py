@@ -3373,15 +3373,15 @@ def _numeric(
             more["cap"] = cap
         edges = _edges(name, col, quantile_rho, bounds, decimals, atoms, ctx, inner, exact)
         spent = rho
-        whole = None if cap is not None or numbers is None or probe is None or decimals == 0 \
+        sole = None if cap is not None or numbers is None or probe is None or decimals == 0 \
             else _sole_atom(probe, atoms, decimals, numbers, missing[1] ** 2)  # fmt: skip
-        if whole is not None and significant is None:
+        if sole is not None and significant is None:
             # one atom holds the column's numbers: its bin alone (the quantiles' draws,
             # charged as ever, are set aside), decoded as its value
-            value = exact.get(whole, whole)
+            value = exact.get(sole, sole)
             cell = atom_cell(value, decimals)
-            edges, atoms = [cell, cap_end(cell, decimals)], [whole]
-            exact = {whole: value}
+            edges, atoms = [cell, cap_end(cell, decimals)], [sole]
+            exact = {sole: value}
             more["sole_atom"] = value
     attr = Numeric(
         name, tuple(edges), out_of_range="clip", missing=has_missing, integer=decimals == 0,
