@@ -1,44 +1,26 @@
 """A constant decimal column (``docs/learn.md``, "A constant column"): one atom holding every
 number is its bin alone in a table that is not small (:func:`~dpquery.domain_learning.
-_sole_atom`), and a small table's band whose finer run is one cell is released as the cell's
-middle (:func:`~dpquery.domain_learning.one_cell`). Both post-processing: the rules by hand,
-seeded rates, and the charges equal with each rule on and off on a table and its neighbour
-of ``n - 1`` records."""
+_sole_atom`). Post-processing: the rule by hand, seeded rates, and the charges equal with
+the rule on and off on a table and its neighbour of ``n - 1`` records."""
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import dpquery.domain_learning as dl
 from dpquery.data import Numeric
 from dpquery.domain_learning import (
-    FINE_CELLS,
-    SECOND_SHARE,
-    WITHIN_SHARE,
     learn_budget,
     learn_domain,
-    one_cell,
 )
 from dpquery.privacy import Budget, Ledger
 from dpquery.privacy.neighbours import ADD_REMOVE
 from dpquery.privacy.partition_selection import Selection
 
 MARGIN = "4.761904762"  # a supermarket's gross margin percentage, in every record
-
-
-def test_one_cell_by_hand() -> None:
-    """Bounds ``[2, 5]`` at 4 decimals: cells of 0.01 (300 of them, at most FINE_CELLS); a
-    run ``[4.76, 4.77]`` is one cell, released as 4.765; two cells, or integers, are not."""
-    assert one_cell((4.76, 4.77), (2.0, 5.0), 4, FINE_CELLS) == 4.765
-    assert one_cell((4.76, 4.78), (2.0, 5.0), 4, FINE_CELLS) is None
-    assert one_cell((37.0, 38.0), (20.0, 50.0), 0, FINE_CELLS) is None
-    # coarser cells where the band's mass asks fewer (mass_cells): 0.05 at most 60 cells
-    assert one_cell((4.75, 4.8), (2.0, 5.0), 4, 60) == 4.775
 
 
 def _probe(count: int, sd: float = 20.0) -> Selection:
@@ -71,21 +53,14 @@ def _table(n: int, seed: int, constant: float = 1.0) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def _learn(df: pd.DataFrame, seed: int, release: bool = False) -> tuple[Numeric, Ledger]:
-    """``margin``'s attribute and the ledger: ``learn_domain`` at epsilon 1 under add/remove,
-    or (``release``) a release's learning, its pool (the second selection, a small table's
-    finer bounds) as ``synth`` gives it."""
+def _learn(df: pd.DataFrame, seed: int) -> tuple[Numeric, Ledger]:
+    """``margin``'s attribute and the ledger: ``learn_domain`` at epsilon 1's learning share
+    under add/remove."""
     b = learn_budget(1.0, 1e-9)
-    learn = 0.4 * b.rho
-    # a release's pool: the weights' part, the release's loan and the second selection's
-    lend = (WITHIN_SHARE - SECOND_SHARE) * learn + 0.4 * 0.6 * b.rho if release else 0.0
-    pool: dict[str, Any] = {}
-    if release:
-        pool = {"second_rho": SECOND_SHARE * learn, "small_rho": lend}
-    ledger = Ledger(Budget.zcdp(learn + lend))
-    domain, _ = learn_domain(df, rho=(1 - WITHIN_SHARE) * learn if release else learn,
-                             delta=b.delta_tail, rng=np.random.default_rng(seed), ledger=ledger,
-                             neighbours=ADD_REMOVE, **pool)  # fmt: skip
+    ledger = Ledger(Budget.zcdp(0.4 * b.rho))
+    domain, _ = learn_domain(df, rho=0.4 * b.rho, delta=b.delta_tail,
+                             rng=np.random.default_rng(seed), ledger=ledger,
+                             neighbours=ADD_REMOVE)  # fmt: skip
     attr = domain["margin"]
     assert isinstance(attr, Numeric)
     return attr, ledger
@@ -117,33 +92,5 @@ def test_the_sole_atom_spends_nothing() -> None:
             off = _learn(table, 3)
         finally:
             dl.SOLE_ATOM = True
-        assert on[0].n_bins == 1 and off[0].n_bins > 1
-        assert [e.charge for e in on[1].entries] == [e.charge for e in off[1].entries]
-
-
-def test_a_constant_column_of_a_small_table_is_one_value() -> None:
-    """A release's learning of 1,000 records (a small table): ``margin``'s band is one cell
-    of its finer histogram on at least 7 of 10 seeds (measured 9 of 10), released as one value
-    within 0.01 of 4.761904762; the other seeds keep bins (the bounds' noise may reach past
-    the band)."""
-    hits = 0
-    for seed in range(10):
-        attr, _ = _learn(_table(1000, seed), seed, release=True)
-        if attr.n_bins == 1:
-            hits += 1
-            assert attr.exact and abs(attr.exact[0] - 4.761904762) < 0.01, attr
-    assert hits >= 7
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_the_one_cell_rule_spends_nothing(seed: int) -> None:
-    df = _table(1000, seed)
-    for table in (df, df.iloc[1:]):
-        on = _learn(table, seed, release=True)
-        try:
-            dl.ONE_CELL = False
-            off = _learn(table, seed, release=True)
-        finally:
-            dl.ONE_CELL = True
         assert on[0].n_bins == 1 and off[0].n_bins > 1
         assert [e.charge for e in on[1].entries] == [e.charge for e in off[1].entries]

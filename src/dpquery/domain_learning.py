@@ -2493,23 +2493,6 @@ def _fine_edges(
     return fine, sorted({bounds[0], *inner, bounds[1]}), False
 
 
-def one_cell(
-    run: tuple[float, float], bounds: tuple[float, float], decimals: int, most: int
-) -> float | None:
-    """The value a small table's band's kept finer run of one cell is released as, or None
-    for a run of several: the cell's middle at the precision (a constant column, 4.761904762
-    in every record, whose run is the cell ``[4.76, 4.77)``: released as 4.765, the value
-    known to the cell's half width). The cells are :func:`fine_cells`' over the band's
-    ``bounds`` (``most`` of them at most), public; the run kept is post-processing of the
-    finer histogram (:func:`_fine_edges`)."""
-    lo, hi = run
-    cells = fine_cells(*bounds, decimals, most)
-    if not ONE_CELL or decimals == 0 or np.any((cells > lo) & (cells < hi)):
-        return None
-    middle = (Decimal(repr(lo)) + Decimal(repr(hi))) / 2
-    return float(middle.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR))
-
-
 def _round(x: float, decimals: int) -> float:
     return float(round(Decimal(repr(x)), decimals))
 
@@ -2648,9 +2631,6 @@ def _edge_cap(
 SOLE_ATOM = True
 """Whether a column whose numbers one atom holds is learned as that atom's bin alone
 (:func:`_sole_atom`; a table that is not small)."""
-ONE_CELL = True
-"""Whether a small table's band whose kept finer run is one cell is released as the cell's
-middle (:func:`one_cell`)."""
 
 
 def _sole_atom(
@@ -4654,12 +4634,7 @@ def _second_selection(
         learned = old.learned
         numeric = attrs[i]
         assert isinstance(numeric, Numeric)
-        point = None if fine is None or not fine[2] else one_cell(fine[0], bounds, decimals, most)
-        if point is not None:  # the run one cell: its values one, at the cells' precision
-            attrs[i] = numeric = replace(numeric, edges=(point, cap_end(point, decimals)),
-                                         exact=(point,))  # fmt: skip
-            learned += f"; finer: one cell [{fine[0][0]:g}, {fine[0][1]:g}], released as {point:g}"  # type: ignore[index]
-        elif fine is not None and fine[2]:
+        if fine is not None and fine[2]:
             attrs[i] = numeric = replace(numeric, edges=tuple(fine[1]))
             learned += f"; finer: {numeric.n_bins} bins over [{fine[1][0]:g}, {fine[1][-1]:g}]"
         elif fine is not None:  # a short run: its edges inside the band, the rest a bin a side
