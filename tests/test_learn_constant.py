@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import dpquery.domain_learning as dl
 from dpquery.data import Numeric
@@ -94,3 +95,12 @@ def test_the_sole_atom_spends_nothing() -> None:
             dl.SOLE_ATOM = True
         assert on[0].n_bins == 1 and off[0].n_bins > 1
         assert [e.charge for e in on[1].entries] == [e.charge for e in off[1].entries]
+
+
+def test_the_plan_states_the_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    """``dpquery privacy synth`` states the rule and its test's width."""
+    from dpquery.cli import main
+
+    assert main(["privacy", "synth", "--n", "5000", "--epsilon", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "a number column one atom holds" in text and "within 2 sd" in text
