@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
                    help="declare columns numeric, categorical or date (public knowledge; no "
                    "budget is spent deciding them; date: YYYY-MM-DD[ HH:MM[:SS]], "
-                   "date:%%d.%%m.%%Y another strftime format), or categorical:V1|V2|... with "
+                   "date:%%d.%%m.%%Y another strftime format, date:%%m/%%d/%%y@1950 two-digit "
+                   "years and the first year of their hundred), or categorical:V1|V2|... with "
                    "their public categories (nothing is learned on them); may be "
                    "repeated")  # fmt: skip
     p.add_argument("--domain", type=Path, metavar="PARTIAL.json",

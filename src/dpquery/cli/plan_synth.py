@@ -377,6 +377,10 @@ def _learning_plan(args: argparse.Namespace) -> int:
           "atom on the lower edge of the top bucket holding the noisy mass from there up "
           f"(within {CAP_SIGMAS:g} sd) ends the bounds at the atom's bin, no charge "
           "(post-processing of the probe and the bounds)")  # fmt: skip
+    print("    a number column one atom holds: in a table that is not small, an atom whose "
+          f"noisy count holds the column's noisy count of numbers (within {CAP_SIGMAS:g} sd) "
+          "is the column's one bin, decoded as its value, no charge (post-processing of the "
+          "probe and the profile)")  # fmt: skip
     borrow = SMALL_BORROW_SHARE * b.release_rho
     print(f"    a small table draws no decoding weights: their part joins the pool, and the "
           f"pool may borrow {SMALL_BORROW_SHARE:.0%} of the release's rho besides "

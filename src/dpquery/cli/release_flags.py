@@ -53,7 +53,8 @@ def add_learning_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--types", action="append", default=[], metavar="COL=KIND[,...]",
                    help="declare columns numeric, categorical or date (public knowledge; no "
                    "budget is spent deciding them; date: YYYY-MM-DD[ HH:MM[:SS]], "
-                   "date:%%d.%%m.%%Y another strftime format), or categorical:V1|V2|... with "
+                   "date:%%d.%%m.%%Y another strftime format, date:%%m/%%d/%%y@1950 two-digit "
+                   "years and the first year of their hundred), or categorical:V1|V2|... with "
                    "their public categories (nothing is learned on them); may be "
                    "repeated")  # fmt: skip
     g.add_argument("--learn-rest", action="store_true",

@@ -16,7 +16,10 @@ which is never guessed (the learning takes an order only on evidence of it,
 ``dpquery.domain_learning.common_rule``). A column whose times are all midnight
 (``9/30/1990 0:00:00``, ``2020-01-03T00:00:00``) is learned in one of
 :data:`MIDNIGHT_FORMATS`: a date's, its time written as text. Any other format is read only
-when declared (``types={"day": "date:%d %b %Y"}``), with pandas' exact-format parser.
+when declared (``types={"day": "date:%d %b %Y"}``), with pandas' exact-format parser; a
+two-digit year (``%y``) with its century window, the first year of the hundred it reads
+(``"date:%m/%d/%y@1950"``: ``7/1/62`` is 1962-07-01, ``3/9/05`` 2005-03-09;
+:data:`WINDOW_MARK`).
 """
 
 from __future__ import annotations
@@ -127,12 +130,31 @@ def check_format(fmt: object) -> str:
         return fmt  # (a time of day alone has no %Y: it is a day's seconds, 1970-01-01)
     if fmt in NAMED_SPELLINGS and fmt not in NAMED_FORMATS:  # this module's reader and writer
         return fmt  # (%y and the case flags: strftime's differ by platform)
-    if not isinstance(fmt, str) or "%Y" not in fmt:
+    if not isinstance(fmt, str):
         raise ValueError(f"a date format must be a strftime format with %Y, got {fmt!r}")
+    base, first = split_window(fmt)
+    if first is None and "%y" in base.replace("%-", "%"):
+        raise ValueError(
+            f"the two-digit year (%y) of {fmt!r} needs its century window: the first year of "
+            f"the hundred its years fall in, after {WINDOW_MARK} ({base}{WINDOW_MARK}1950 "
+            "reads 50-99 as 1950-1999 and 00-49 as 2000-2049)"
+        )
+    if first is not None and ("%y" not in base.replace("%-", "%") or "%Y" in base):
+        raise ValueError(
+            f"a century window ({WINDOW_MARK}{first}) is for a two-digit year (%y) alone; "
+            f"{fmt!r} has {'%Y' if '%Y' in base else 'no %y'}"
+        )
+    if first is None and "%Y" not in base:
+        raise ValueError(
+            f"a date format must be a strftime format with %Y (or %y and its century "
+            f"window, %d/%m/%y{WINDOW_MARK}1950), got {fmt!r}"
+        )
     probe = pd.Timestamp("2001-02-03 04:05:06")
+    if first is not None:  # read as times_of reads it: the %- flag (no leading zero) as %
+        base = base.replace("%-", "%")
     try:
-        text = probe.strftime(fmt)
-        back = pd.to_datetime(pd.Series([text]), format=fmt, errors="raise")
+        text = probe.strftime(base)
+        back = pd.to_datetime(pd.Series([text]), format=base, errors="raise")
     except (ValueError, TypeError) as exc:
         raise ValueError(f"the date format {fmt!r} cannot be read back: {exc}") from None
     if back.isna().any():
@@ -148,6 +170,10 @@ def times_of(values: pd.Series, fmt: str) -> pd.Series:
     column written ``%H:%M:00``; its day is released; a time with a zone, its
     instant), any date of a common format's order alike, otherwise exactly ``fmt`` (pandas'
     parser, cell by cell)."""
+    base, first = split_window(fmt)
+    if first is not None:  # read with Python's %y, then moved to the window's century
+        read = times_of(values, base.replace("%-", "%")).to_numpy()  # strptime reads 7 as %m
+        return pd.Series(_windowed(read, first), index=values.index, name=values.name)
     out = np.full(len(values), np.nan)
     present = values.notna().to_numpy()
     cells = values.to_numpy(dtype=object)
@@ -177,7 +203,18 @@ def times_of(values: pd.Series, fmt: str) -> pd.Series:
 
 def written(seconds: np.ndarray, missing: np.ndarray, fmt: str) -> pd.Series:
     """Times on the axis written as text in ``fmt`` (truncated to its precision); None
-    where ``missing``."""
+    where ``missing``. A format with a century window (:data:`WINDOW_MARK`) writes a time
+    outside its hundred years as the window's nearest end (two digits name no other)."""
+    base, first = split_window(fmt)
+    if first is not None:
+        start, end = _window_bounds(first)
+        inside = np.clip(np.asarray(seconds, dtype=np.float64), start, end)
+        if _DIGIT_FIELDS.fullmatch(base):  # digits alone: this module's writer (%-m too)
+            secs = np.where(missing, 0, np.floor(inside)).astype(np.int64)
+            out = _written_common(secs.astype("datetime64[s]"), base)
+            out[np.asarray(missing, dtype=bool)] = None
+            return pd.Series(out, dtype=object)
+        return written(inside, missing, base)
     secs = np.where(missing, 0, np.floor(np.asarray(seconds, dtype=np.float64))).astype(np.int64)
     stamps = secs.astype("datetime64[s]")
     if fmt in ISO_CLASSES:
@@ -390,6 +427,60 @@ reads (the cells are numbers), which the learner tells from a number by a count 
 (:func:`digits_cell`, ``dpquery.domain_learning``'s written forms)."""
 DIGITS_YEARS = (1800, 2200)
 """The public years of :func:`digits_cell`: ``[1800, 2200)``, the learner's time axis."""
+
+WINDOW_MARK = "@"
+"""What joins a format with a two-digit year (``%y``) to its century window, the first year
+of the hundred its years fall in: ``%m/%d/%y@1950`` reads ``7/1/62`` as 1962-07-01 and
+``3/9/05`` as 2005-03-09, and writes 1962 back as ``62``. A public input, as the format is
+(Python's own ``%y`` reads 00-68 as 2000-2068: a window of 1969, fixed)."""
+WINDOW_YEARS = (DIGITS_YEARS[0], DIGITS_YEARS[1] - 100)
+"""The first years a century window may start at, both included: its hundred years inside
+the learner's time axis :data:`DIGITS_YEARS`."""
+_WINDOW = re.compile(r"(.*)" + WINDOW_MARK + r"([^%]*)", re.DOTALL)
+_DIGIT_FIELDS = re.compile(r"(?:[^%]|%-?[YmdHMSy])*")  # a format of digits' fields alone
+
+
+def split_window(fmt: str) -> tuple[str, int | None]:
+    """``fmt``'s ``strftime`` format and its century window's first year (None without one:
+    no :data:`WINDOW_MARK` after its last directive); a ``ValueError`` naming a window that
+    is not a four-digit year in :data:`WINDOW_YEARS`."""
+    m = _WINDOW.fullmatch(fmt)
+    if m is None or "%" not in m[1]:
+        return fmt, None
+    lo, hi = WINDOW_YEARS
+    if not (re.fullmatch(r"\d{4}", m[2]) and lo <= int(m[2]) <= hi):
+        raise ValueError(
+            f"the century window of {fmt!r} must be the four-digit first year of its hundred, "
+            f"{lo} to {hi}, after {WINDOW_MARK} (e.g. %m/%d/%y{WINDOW_MARK}1950), got "
+            f"{m[2]!r}"
+        )
+    return m[1], int(m[2])
+
+
+def _windowed(secs: np.ndarray, first: int) -> np.ndarray:
+    """Times read with Python's ``%y`` (00-68 as 2000-2068) moved to the century window
+    starting at ``first``: the same two digits, month, day and time of day; NaN for a day
+    the window's year does not have (29 February 1900)."""
+    out = np.full(len(secs), np.nan)
+    ok = ~np.isnan(secs)
+    s = secs[ok].astype(np.int64)
+    days = (s // DAY).astype("datetime64[D]")
+    months = days.astype("datetime64[M]")
+    year = months.astype(np.int64) // 12 + 1970
+    shift = (first + (year - first) % 100 - year) * 12
+    moved = months + shift.astype("timedelta64[M]")
+    day = moved + (days - months)
+    valid = day.astype("datetime64[M]") == moved  # not a 29 February moved to a common year
+    out[ok] = np.where(valid, day.astype(np.int64) * DAY + s % DAY, np.nan)
+    return out
+
+
+def _window_bounds(first: int) -> tuple[int, int]:
+    """The first and the last second of the century window starting at ``first``."""
+    start = _day(first, 1, 1)
+    end = _day(first + 100, 1, 1)
+    assert start is not None and end is not None
+    return start, end - 1
 
 
 def digits_cell(text: str) -> int | None:
@@ -703,7 +794,8 @@ def _common_seconds(texts: list[str], order: str) -> np.ndarray:
 
 def _written_common(stamps: np.ndarray, fmt: str) -> np.ndarray:
     """``stamps`` (datetime64[s]) written in the common format ``fmt`` (its own writer: the
-    ``%-`` flag is not every platform's ``strftime``)."""
+    ``%-`` flag is not every platform's ``strftime``), or in a format of digits' fields with
+    a two-digit year (``%y``, a century window's)."""
     days = stamps.astype("datetime64[D]")
     months = days.astype("datetime64[M]")
     fields = {
@@ -711,9 +803,10 @@ def _written_common(stamps: np.ndarray, fmt: str) -> np.ndarray:
         "m": months.astype(np.int64) % 12 + 1,
         "d": (days - months).astype(np.int64) + 1,
     }
+    fields["y"] = fields["Y"] % 100  # a century window's two digits
     clock = (stamps - days).astype(np.int64)
     fields |= {"H": clock // 3600, "M": clock // 60 % 60, "S": clock % 60}
-    parts = re.split(r"(%-?[YmdHMS])", fmt)
+    parts = re.split(r"(%-?[YmdHMSy])", fmt)
     out = np.full(stamps.shape, "", dtype=object)
     for part in parts:
         if not part.startswith("%"):
