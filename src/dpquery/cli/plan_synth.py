@@ -229,7 +229,7 @@ def _items_plan(args: argparse.Namespace) -> int:
                   f"total rho={m.invocations * each**2 / 8:.6g}")  # fmt: skip
     if p.mode == BOUND_FIRST:  # the other branch, the same rho after the bound
         print("  or, where the bound drawn takes the head mode, after it instead:")
-        eps0 = pick_epsilon(p.after_bound(p.switch[0]).rhos()[0], p.picks)
+        eps0 = pick_epsilon(p.head_branch().rhos()[0], p.picks)
         print(f"    {measure.PICKS}: {p.picks} x epsilon={eps0:.6g} (bounded range), total "
               f"rho={p.picks * eps0**2 / 8:.6g}")  # fmt: skip
         for c in plan.head_charges():
