@@ -50,7 +50,8 @@ def test_the_keep_levels_against_hand_computed_values():
     )
     # their ratio reads no rho and no n: 0.15785 sqrt(s) on CiteULike's d
     for s, ratio in ((32, 0.8929), (64, 1.2628), (128, 1.7859)):
-        got = sparse_keep_level(0.3, 16_980, s, AR) / head_keep_level(0.3, 35, ADD_REMOVE_HEAD_SHARES)
+        head = head_keep_level(0.3, 35, ADD_REMOVE_HEAD_SHARES)
+        got = sparse_keep_level(0.3, 16_980, s, AR) / head
         assert got == pytest.approx(ratio, abs=2e-4)
         assert family_threshold(16_980) == pytest.approx(f_d)
 
@@ -103,7 +104,8 @@ def test_the_order_count_is_charged_before_its_draw():
     assert got == 7  # the 2nd largest; noise sd 0.0007 at rho = 1e6
     [entry] = ledger.entries
     assert entry.charge.mechanism == measure.PROBE and entry.charge.cost.rho == pytest.approx(1e6)
-    assert measure.order_count(counts, 6, 1e6, np.random.default_rng(0), Ledger(Budget.zcdp(1e7))) == 0
+    past = measure.order_count(counts, 6, 1e6, np.random.default_rng(0), Ledger(Budget.zcdp(1e7)))
+    assert past == 0  # past d: 0
 
 
 def no_head_table(seed: int, n: int = 5_000, d: int = 16_000) -> ItemSets:
@@ -146,7 +148,7 @@ def test_a_table_with_no_head_is_released_by_the_probed_head_mode():
         assert ZCDPAccountant().rho(Composition(charged).totals()) == pytest.approx(
             _rho(1.0), rel=1e-6
         )
-        probe_rho = [c.cost.rho for c in charged if c.mechanism == measure.PROBE][0]
+        probe_rho = next(c.cost.rho for c in charged if c.mechanism == measure.PROBE)
         assert probe_rho == pytest.approx(PROBE_SHARE * 0.98 * (1 - 0.02) * _rho(1.0), rel=1e-6)
         got = np.bincount(release.records.matrix.indices, minlength=data.d) / release.records.n
         below += bool(np.abs(got - true).max() < true.max())

@@ -374,7 +374,6 @@ class SparseParameters:
                            probe=())  # fmt: skip
         return replace(self, mode="sparse", s=s, s2=min(self.s2, s), switch=(), probe=())
 
-
     def probe_rho(self) -> float:
         """The probe's ``rho`` where the drawn bound is one of ``probe`` (0 without one)."""
         if self.mode != BOUND_FIRST or not self.probe:

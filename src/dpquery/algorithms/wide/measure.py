@@ -84,8 +84,9 @@ def record_count(n: int, rho: float, rng: np.random.Generator, ledger: Ledger) -
     return max(int(noisy), 1)
 
 
-def order_count(counts: np.ndarray, rank: int, rho: float, rng: np.random.Generator,
-                ledger: Ledger) -> int:
+def order_count(
+    counts: np.ndarray, rank: int, rho: float, rng: np.random.Generator, ledger: Ledger
+) -> int:
     """The ``rank``-th largest of the exact whole item ``counts`` (0 past ``d``), noisy. Adding
     or removing one record moves every count by at most 1, so every order statistic of the
     counts by at most 1 (sensitivity 1, whatever the records' lengths): ``rho``-zCDP."""

@@ -31,10 +31,10 @@ from dpquery.algorithms.wide.core import (
     MEASURABLE_SHARE,
     PROBE_SHARE,
     TOPUP_SHARES,
+    HeadShares,
     Shares,
     SparseParameters,
     bound_grid,
-    HeadShares,
     bound_quantile,
     family_threshold,
     head_keep_level,
@@ -302,8 +302,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     def remode(self, plan: WidePlan, n: int, d: int, rho: float, count_rho: float) -> WidePlan:
         """``plan`` with ``rho`` for its parameters and the mode chosen on ``n`` records."""
         K = min(DEFAULT_HEAD, d) if self.head is None else int(self.head)
-        sparse = replace(plan.parameters, rho=rho, K=K, mode="sparse", grid=(), switch=(),
-                         probe=())
+        sparse = replace(plan.parameters, rho=rho, K=K, mode="sparse", grid=(), switch=(), probe=())
         return WidePlan(plan.budget, self.with_mode(sparse, n, d), count_rho)
 
     def reads_answers(self, plan: WidePlan) -> bool:
