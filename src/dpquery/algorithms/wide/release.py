@@ -404,7 +404,7 @@ def head_mode_rule(plan: WidePlan, n: int) -> str:
         )  # fmt: skip
         probe = (
             f"; if it is one of {list(p.probe)} (the sparse mode's keep level above the head "
-            f"mode's), the {p.picks + 1}-th largest item count is measured first "
+            f"mode's), the (k + 1)-th largest item count (k = {p.picks}) is measured first "
             f"({PROBE_SHARE:.0%} of rho) and the head mode taken where it is below the sparse "
             "mode's keep level"
         ) if p.probe else ""  # fmt: skip
