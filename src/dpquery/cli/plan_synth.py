@@ -204,8 +204,8 @@ def _items_plan(args: argparse.Namespace) -> int:
         print(f"  contribution bound s chosen from {list(p.grid)} as the record lengths' "
               f"{p.quantile:g}-quantile by the exponential mechanism, first (rank utility, "
               f"sensitivity 1; {p.bound_rho() / p.rho:.0%} of rho); {'; '.join(where)}; else "
-              f"the sparse mode at s (count sensitivity {cut}; pairs among the K={p.K} "
-              f"largest noisy counts, s2=min({p.s2}, s) of them per record)")  # fmt: skip
+              f"the sparse mode at s (count sensitivity {cut}), pairs among the K={p.K} "
+              f"largest noisy counts, s2=min({p.s2}, s) of them per record")  # fmt: skip
     elif p.grid:
         print(f"  contribution bound s chosen from {list(p.grid)} as the record lengths' "
               f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "
