@@ -130,7 +130,7 @@ def test_a_table_with_no_head_is_released_by_the_probed_head_mode():
     # Statistical (seeded): the sparse mode's cut counts reach its keep level on no seed
     # (every such release is the all-zeros table); the probe takes the head mode, whose
     # level (about 5.7% of n) the top item (6.5%) clears with chance about 0.75 a seed (7 of
-    # 9 on seeds 0-8 before this test was written). At least 2 of 6 seeds below zeros' 1-way
+    # 9 on seeds 0-8). At least 2 of 6 seeds below zeros' 1-way
     # max: false failure P(Binomial(6, 0.75) <= 1) = 0.5%.
     data = no_head_table(0)
     true = np.bincount(data.matrix.indices, minlength=data.d) / data.n

@@ -230,7 +230,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
         """The sparse mode's ``sparse`` parameters with the mode chosen on ``n`` records
         (``head_mode``; "auto" reads ``n``, the budget and the bounds only): the head mode
         (``picks`` items), the sparse mode, or "bound first" (the bound drawn first, the head
-        mode where the drawn bound leaves the sparse mode's counts swamped). Under add/remove,
+        mode where the drawn bound leaves the sparse mode's counts swamped or, under
+        add/remove, where the probe after it says so: :func:`probe_bounds`). Under add/remove,
         where the noise is small against ``n`` (:func:`long_bounds`), the bound's grid and
         quantile and the default ``s2`` are the longer ones."""
         rho, relation = sparse.rho, sparse.neighbours
