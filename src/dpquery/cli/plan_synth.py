@@ -28,7 +28,7 @@ from dpquery.algorithms.columns import ColumnsPlan, column_sources
 from dpquery.algorithms.marginal.adaptive_projection import AdaptivePlan
 from dpquery.algorithms.marginal.spelling_style import STYLE_SIGMAS
 from dpquery.algorithms.wide import measure
-from dpquery.algorithms.wide.core import BOUND_FIRST, HEAD_PAIR_BOUND, TAIL_BOUND
+from dpquery.algorithms.wide.core import BOUND_FIRST, HEAD_PAIR_BOUND, PROBE_SHARE, TAIL_BOUND
 from dpquery.algorithms.wide.measure import pick_epsilon
 from dpquery.algorithms.wide.release import head_mode_rule, head_threshold_share, noise_warning
 from dpquery.cli import synth
@@ -195,12 +195,17 @@ def _items_plan(args: argparse.Namespace) -> int:
               f"whole (sensitivity sqrt(k)); the number of picked items per record (sqrt 2); "
               f"{kept}")  # fmt: skip
     elif p.mode == BOUND_FIRST:
-        print(f"  contribution bound s chosen first from {list(p.grid)} as the record lengths' "
-              f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "
-              f"sensitivity 1; {p.bound_rho() / p.rho:.0%} of rho); if s is one of "
-              f"{list(p.switch)}, the head mode on the rest (k={p.picks} items picked, "
-              f"counted whole), else the sparse mode at s (pairs among the K={p.K} largest "
-              f"noisy counts, s2=min({p.s2}, s) of them per record)")  # fmt: skip
+        head = f"the head mode on the rest (k={p.picks} items picked, counted whole)"
+        where = [f"if s is one of {list(p.switch)}, {head}"] * bool(p.switch) + [
+            f"if s is one of {list(p.probe)}, the (k + 1)-th largest whole item count "
+            f"(k = {p.picks}) first (sensitivity 1, {PROBE_SHARE:.0%} of the rho after the "
+            f"bound), then {head} where it is below the sparse mode's keep level at s"
+        ] * bool(p.probe)
+        print(f"  contribution bound s chosen from {list(p.grid)} as the record lengths' "
+              f"{p.quantile:g}-quantile by the exponential mechanism, first (rank utility, "
+              f"sensitivity 1; {p.bound_rho() / p.rho:.0%} of rho); {'; '.join(where)}; else "
+              f"the sparse mode at s (count sensitivity {cut}), pairs among the K={p.K} "
+              f"largest noisy counts, s2=min({p.s2}, s) of them per record")  # fmt: skip
     elif p.grid:
         print(f"  contribution bound s chosen from {list(p.grid)} as the record lengths' "
               f"{p.quantile:g}-quantile by the exponential mechanism (rank utility, "
@@ -229,11 +234,14 @@ def _items_plan(args: argparse.Namespace) -> int:
                   f"total rho={m.invocations * each**2 / 8:.6g}")  # fmt: skip
     if p.mode == BOUND_FIRST:  # the other branch, the same rho after the bound
         print("  or, where the bound drawn takes the head mode, after it instead:")
-        eps0 = pick_epsilon(p.after_bound(p.switch[0]).rhos()[0], p.picks)
+        for c in plan.head_charges():
+            if c.mechanism == measure.PROBE:  # the probe, before the head mode's charges
+                print(f"    {c.mechanism}: 1 x, rho={c.cost.rho:.6g}")
+        eps0 = pick_epsilon(p.head_branch().rhos()[0], p.picks)
         print(f"    {measure.PICKS}: {p.picks} x epsilon={eps0:.6g} (bounded range), total "
               f"rho={p.picks * eps0**2 / 8:.6g}")  # fmt: skip
         for c in plan.head_charges():
-            if c.mechanism != measure.PICKS:
+            if c.mechanism not in (measure.PICKS, measure.PROBE):
                 print(f"    {c.mechanism}: 1 x, rho={c.cost.rho:.6g}")
     for g in report.guarantees:
         print(f"  {g.describe()}")

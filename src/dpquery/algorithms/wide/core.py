@@ -276,6 +276,26 @@ HEAD_PAIR_PENALTY = 1.0
 # Whether the fit follows the pairs only where spiked_denoise keeps some direction of them
 # (else the pairs' estimates are the independent law's, and the fit is the default's).
 HEAD_PAIRS_GATED = False
+# The probe (add/remove, the bound drawn first; release.WideRelease.with_mode): the share of
+# the rho left after the bound that measures the (picks + 1)-th largest whole item count
+# (sensitivity 1), where the drawn bound puts the sparse mode's keep level above the head
+# mode's. At epsilon 1 (delta 1e-9) its noise sd is 42 records, whatever n.
+PROBE_SHARE = 0.02
+
+
+def sparse_keep_level(rho: float, d: int, s: int, neighbours: str) -> float:
+    """The sparse mode's keep level at the bound ``s``, in records: :func:`family_threshold`
+    of ``d`` noise deviations of its cut item counts (``rho``: its share after the bound).
+    Where no cut count reaches it the release keeps no item (:func:`measurable`)."""
+    sigma = measure.noise_sigma(Shares().items * rho, count_sensitivity(s, neighbours))
+    return family_threshold(d) * sigma
+
+
+def head_keep_level(rho: float, picks: int, shares: HeadShares) -> float:
+    """The head mode's keep level, in records: :func:`family_threshold` of ``picks`` noise
+    deviations of its whole (uncut) counts, sensitivity ``sqrt(picks)`` (``rho``: its rho)."""
+    sigma = measure.noise_sigma(shares.counts * rho, head_sensitivity(picks))
+    return family_threshold(picks) * sigma
 
 
 @dataclass(frozen=True)
@@ -306,6 +326,11 @@ class SparseParameters:
     # picked; the sparse mode otherwise. Both spend the same ``rho`` after the bound.
     switch: tuple[int, ...] = ()
     picks: int = 20
+    # Mode "bound first" under add/remove: where the drawn ``s`` is one of ``probe``, the
+    # (picks + 1)-th largest whole item count is measured first (PROBE_SHARE of the rho left
+    # after the bound) and the head mode taken where it is below the sparse mode's keep level
+    # at ``s`` (:meth:`after_probe`, release_sparse).
+    probe: tuple[int, ...] = ()
 
     def bound_rho(self) -> float:
         """The ``rho`` of the private choice of ``s`` (0 when ``s`` is fixed)."""
@@ -345,8 +370,33 @@ class SparseParameters:
             return self
         if s in self.switch:
             return replace(self, mode="head", rho=self.rho - self.bound_rho(), s=s,
-                           s2=min(self.s2, s), K=self.picks, grid=(), switch=())  # fmt: skip
-        return replace(self, mode="sparse", s=s, s2=min(self.s2, s), switch=())
+                           s2=min(self.s2, s), K=self.picks, grid=(), switch=(),
+                           probe=())  # fmt: skip
+        return replace(self, mode="sparse", s=s, s2=min(self.s2, s), switch=(), probe=())
+
+    def probe_rho(self) -> float:
+        """The probe's ``rho`` where the drawn bound is one of ``probe`` (0 without one)."""
+        if self.mode != BOUND_FIRST or not self.probe:
+            return 0.0
+        return PROBE_SHARE * (self.rho - self.bound_rho())
+
+    def after_probe(self, s: int, head: bool) -> SparseParameters:
+        """The parameters of the mode "bound first" once the bound ``s`` (one of ``probe``)
+        is drawn and the probe measured: the head mode (``head``) or the sparse mode at ``s``,
+        either on the ``rho`` left after the bound and the probe."""
+        rest = self.rho - self.bound_rho() - self.probe_rho()
+        common = {"rho": rest, "s": s, "s2": min(self.s2, s), "grid": (), "switch": (),
+                  "probe": ()}  # fmt: skip
+        if head:
+            return replace(self, mode="head", K=self.picks, **common)  # type: ignore[arg-type]
+        return replace(self, mode="sparse", **common)  # type: ignore[arg-type]
+
+    def head_branch(self) -> SparseParameters:
+        """In the mode "bound first", the head mode's parameters where the drawn bound takes
+        it (after the bound alone, or after the probe where ``switch`` is empty)."""
+        if self.switch:
+            return self.after_bound(self.switch[0])
+        return self.after_probe(self.probe[0], head=True)
 
 
 def mode_charges(params: SparseParameters) -> list[Charge]:
@@ -621,6 +671,8 @@ def release_sparse(
             ledger.check(mode_charges(head_params))
             matrix, head_info = release_head(data, head_params, rng, ledger, n)
             return matrix, {**head_info, "s": s, "s_private": True, "bound_first": True}
+        if params.mode == BOUND_FIRST and s in params.probe:
+            return release_probed(data, params, s, rng, ledger, n)
 
     # 1. every item's count
     [item_cells] = count_records(data, ItemCounts(key, s, d))
@@ -752,6 +804,36 @@ def release_sparse(
         "items_kept": int((c > 0).sum()), "fit_excess_sigmas": excess, **topped,
     }  # fmt: skip
     return out, info
+
+
+def release_probed(
+    data: ItemSets | Any,
+    params: SparseParameters,
+    s: int,
+    rng: np.random.Generator,
+    ledger: Ledger,
+    n: int | None = None,
+) -> tuple[sp.csr_array, dict[str, object]]:
+    """The mode "bound first" after a drawn bound ``s`` that is one of ``params.probe``: the
+    (picks + 1)-th largest whole item count measured (sensitivity 1,
+    :func:`measure.order_count`), then the head mode where it is below the sparse mode's
+    keep level at ``s`` (:func:`sparse_keep_level`), the sparse mode at ``s`` otherwise, on
+    the ``rho`` left (the mode a function of noisy outputs). An item's cut count is at most
+    its whole count, so there at most ``picks`` items can clear the sparse mode's level, and
+    the head mode, whose own level is lower (``probe``'s public condition), can keep each of
+    them and the items between the two levels. ``n`` as in :func:`release_sparse`."""
+    d = int(data.d)
+    rank = params.picks + 1
+    [exact] = count_records(data, AllItemCounts(d))
+    probe = measure.order_count(exact, rank, params.probe_rho(), rng, ledger)
+    sparse = params.after_probe(s, head=False)
+    level = sparse_keep_level(sparse.rho, d, s, params.neighbours)
+    after = params.after_probe(s, head=probe < level)
+    ledger.check(mode_charges(after))  # the plan checked their rho; checked again as charged
+    release = release_head if after.mode == "head" else release_sparse
+    matrix, info = release(data, after, rng, ledger, n)
+    return matrix, {**info, "s": s, "s_private": True, "bound_first": True,
+                    "probe": probe, "probe_level": level}  # fmt: skip
 
 
 def release_head(

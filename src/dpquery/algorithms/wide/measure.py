@@ -66,6 +66,7 @@ HEAD_TAIL = "sparse head mode's tail total (discrete Gaussian)"
 HEAD_PAIRS = "sparse head mode's pair counts (Gaussian)"
 RECORDS = "sparse record count (discrete Gaussian)"
 LENGTHS = "sparse record lengths (discrete Gaussian)"
+PROBE = "sparse probe: the (k+1)-th largest item count (discrete Gaussian)"
 
 
 def noise_sigma(rho: float, sensitivity: float) -> float:
@@ -81,6 +82,20 @@ def record_count(n: int, rho: float, rng: np.random.Generator, ledger: Ledger) -
         np.array([n]), rho=rho, sensitivity=1.0, rng=rng, ledger=ledger, name=RECORDS
     )
     return max(int(noisy), 1)
+
+
+def order_count(
+    counts: np.ndarray, rank: int, rho: float, rng: np.random.Generator, ledger: Ledger
+) -> int:
+    """The ``rank``-th largest of the exact whole item ``counts`` (0 past ``d``), noisy. Adding
+    or removing one record moves every count by at most 1, so every order statistic of the
+    counts by at most 1 (sensitivity 1, whatever the records' lengths): ``rho``-zCDP."""
+    ordered = np.sort(np.asarray(counts, dtype=np.int64))[::-1]
+    exact = int(ordered[rank - 1]) if 1 <= rank <= ordered.size else 0
+    [noisy] = discrete_gaussian_mechanism(
+        np.array([exact]), rho=rho, sensitivity=1.0, rng=rng, ledger=ledger, name=PROBE
+    )
+    return int(noisy)
 
 
 def item_counts(

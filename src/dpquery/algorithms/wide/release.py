@@ -29,15 +29,19 @@ from dpquery.algorithms.wide.core import (
     BOUND_QUANTILE,
     BOUND_SHARE,
     MEASURABLE_SHARE,
+    PROBE_SHARE,
     TOPUP_SHARES,
+    HeadShares,
     Shares,
     SparseParameters,
     bound_grid,
     bound_quantile,
     family_threshold,
+    head_keep_level,
     long_bounds,
     mode_charges,
     release_sparse,
+    sparse_keep_level,
     top_up_pays,
 )
 from dpquery.algorithms.wide.core import measurable_share as core_share
@@ -151,11 +155,13 @@ class WidePlan:
 
     def head_charges(self) -> list[Charge]:
         """In the mode "bound first", the charges after the bound where its draw takes the
-        head mode (empty in the other modes)."""
+        head mode (the probe's first where only the probe takes it; empty in the other
+        modes)."""
         p = self.parameters
         if p.mode != BOUND_FIRST:
             return []
-        return mode_charges(p.after_bound(p.switch[0]))
+        probe = [Charge(measure.PROBE, ZCDP(p.probe_rho()))] * (not p.switch)
+        return probe + mode_charges(p.head_branch())
 
 
 @dataclass(kw_only=True, eq=False)
@@ -224,7 +230,8 @@ class WideRelease(Synthesizer, ZCDPBudget):
         """The sparse mode's ``sparse`` parameters with the mode chosen on ``n`` records
         (``head_mode``; "auto" reads ``n``, the budget and the bounds only): the head mode
         (``picks`` items), the sparse mode, or "bound first" (the bound drawn first, the head
-        mode where the drawn bound leaves the sparse mode's counts swamped). Under add/remove,
+        mode where the drawn bound leaves the sparse mode's counts swamped or, under
+        add/remove, where the probe after it says so: :func:`probe_bounds`). Under add/remove,
         where the noise is small against ``n`` (:func:`long_bounds`), the bound's grid and
         quantile and the default ``s2`` are the longer ones."""
         rho, relation = sparse.rho, sparse.neighbours
@@ -251,6 +258,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
             sparse = replace(sparse, s2=s2)
         sparse = replace(sparse, quantile=bound_quantile(long))
         switch: tuple[int, ...] = ()
+        probe: tuple[int, ...] = ()
         if self.head_mode == "on":
             mode = "head"
         elif self.head_mode == "off":
@@ -266,10 +274,13 @@ class WideRelease(Synthesizer, ZCDPBudget):
                                                   count_sensitivity(g, relation)),
                               n) >= MEASURABLE_SHARE
             )  # fmt: skip
-            mode = "head" if switch == grid else "sparse" if not switch else BOUND_FIRST
+            probe = probe_bounds(grid, switch, rest, d, picks, relation, sparse.head_shares)
+            mode = (
+                "head" if switch == grid else "sparse" if not switch + probe else BOUND_FIRST
+            )  # fmt: skip
         if mode == "head":
             return replace(sparse, K=picks, mode=mode, grid=grid, switch=(), picks=picks)
-        return replace(sparse, mode=mode, grid=grid, switch=switch, picks=picks)
+        return replace(sparse, mode=mode, grid=grid, switch=switch, probe=probe, picks=picks)
 
     def on_noisy_n(self, plan: WidePlan, n: int, d: int) -> WidePlan:
         """Under add/remove, ``plan`` on the noisy ``n`` (post-processing): the mode chosen
@@ -292,7 +303,7 @@ class WideRelease(Synthesizer, ZCDPBudget):
     def remode(self, plan: WidePlan, n: int, d: int, rho: float, count_rho: float) -> WidePlan:
         """``plan`` with ``rho`` for its parameters and the mode chosen on ``n`` records."""
         K = min(DEFAULT_HEAD, d) if self.head is None else int(self.head)
-        sparse = replace(plan.parameters, rho=rho, K=K, mode="sparse", grid=(), switch=())
+        sparse = replace(plan.parameters, rho=rho, K=K, mode="sparse", grid=(), switch=(), probe=())
         return WidePlan(plan.budget, self.with_mode(sparse, n, d), count_rho)
 
     def reads_answers(self, plan: WidePlan) -> bool:
@@ -332,6 +343,37 @@ class WideRelease(Synthesizer, ZCDPBudget):
         return super().fit(items, workload, true_answers, ledger=ledger)  # type: ignore[arg-type]
 
 
+def probe_bounds(
+    grid: tuple[int, ...],
+    switch: tuple[int, ...],
+    rho: float,
+    d: int,
+    picks: int,
+    neighbours: str,
+    head_shares: HeadShares,
+) -> tuple[int, ...]:
+    """Under add/remove, the bounds of ``grid`` (not in ``switch``, which take the head mode
+    at once) after whose draw the release probes the (picks + 1)-th largest item count
+    (core.release_probed): those under ``d`` where the sparse mode's keep level
+    (:func:`~dpquery.algorithms.wide.core.sparse_keep_level`, ``family_threshold(d)`` noise
+    deviations of counts cut to ``s``, sensitivity ``sqrt(s)``) is above the head mode's
+    (``family_threshold(picks)`` deviations of ``picks`` whole counts, ``sqrt(picks)``).
+    An item's cut count is at most its whole count, so there every item the sparse mode can
+    keep clears the head mode's level too; whether the sparse mode keeps more than the
+    ``picks`` the head mode can hold is a fact of the data, so the probe asks it. Public:
+    ``rho`` (after the bound), ``d``, the grid; the levels' ratio reads no ``n``. A bound of
+    ``d`` or more cuts nothing: the sparse mode then counts every item whole, not the head
+    mode's ``picks`` alone (Jester5k, 100 items of which 70 in half the records, docs/wide.md
+    "Real item tables from new sources"). Replace-one's modes are unchanged (pinned)."""
+    if neighbours != ADD_REMOVE:
+        return ()
+    head = head_keep_level(rho, picks, head_shares)
+    return tuple(
+        g for g in grid
+        if g not in switch and g < d and sparse_keep_level(rho, d, g, neighbours) > head
+    )  # fmt: skip
+
+
 def measurable_share(plan: WidePlan, n: int) -> float:
     """The smallest share of the ``n`` records an item must be kept in (after the cut to
     ``s`` items) for its count to stand 3 noise standard deviations above 0: public, from
@@ -361,12 +403,18 @@ def head_mode_rule(plan: WidePlan, n: int) -> str:
             else "at no bound of the grid" if not switch
             else f"if the bound drawn is one of {switch}, drawn first"
         )  # fmt: skip
+        probe = (
+            f"; if it is one of {list(p.probe)} (the sparse mode's keep level above the head "
+            f"mode's), the (k + 1)-th largest item count (k = {p.picks}) is measured first "
+            f"({PROBE_SHARE:.0%} of rho) and the head mode taken where it is below the sparse "
+            "mode's keep level"
+        ) if p.probe else ""  # fmt: skip
         return (
             f"with the bound s drawn privately from {list(p.grid)}, an item must be among the s "
             f"kept items of {100 * low:.3g}% (s = {p.grid[0]}) to {100 * high:.3g}% "
             f"(s = {p.grid[-1]}) of the records to stand 3 noise standard deviations out of "
             f"its cut count; the head mode where that is {MEASURABLE_SHARE:.0%} or more (the "
-            f"sparse mode swamped): {where}"
+            f"sparse mode swamped): {where}{probe}"
         )
     share = measurable_share(WidePlan(plan.budget, replace(p, mode="sparse")), n)
     said = (
@@ -396,13 +444,15 @@ def noise_warning(plan: WidePlan, n: int, noisy: bool = False) -> str | None:
     reaches. Reads the plan and ``n`` only. In the head mode: a message when a picked item
     must be held by at least :data:`HEAD_MEASURABLE_SHARE` of the records to be kept.
     ``noisy``: ``n`` is the noisy count of add/remove, and the message says so."""
-    if plan.parameters.mode == BOUND_FIRST:  # the head mode's warning, where it is drawn
-        head = WidePlan(plan.budget, plan.parameters.after_bound(plan.parameters.switch[0]))
-        warning = noise_warning(head, n, noisy)
-        return None if warning is None else (
-            f"if the bound drawn is one of {list(plan.parameters.switch)} (the head mode): "
-            f"{warning}"
+    p = plan.parameters
+    if p.mode == BOUND_FIRST:  # the head mode's warning, where it is drawn
+        warning = noise_warning(WidePlan(plan.budget, p.head_branch()), n, noisy)
+        where = (
+            f"if the bound drawn is one of {list(p.switch)} (the head mode)" if p.switch
+            else f"if the bound drawn is one of {list(p.probe)} and the probe takes the head "
+            "mode"
         )  # fmt: skip
+        return None if warning is None else f"{where}: {warning}"
     records = f"about n = {n} records (a noisy count)" if noisy else f"n = {n} records"
     if plan.parameters.mode == "head":
         share = head_threshold_share(plan, n)
