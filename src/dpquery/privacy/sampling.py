@@ -22,8 +22,7 @@ max(log w) - log w_i`` (the float64 values, each an exact rational), by rejectio
 
 Then ``P(i) ~ V_i a_i = 2^B exp(-gamma_i)``: the output has the ideal distribution for the
 computed ``gamma``, with no allowance at all. The proof needs the proposal to dominate, i.e.
-the C library's ``exp`` (``math.exp``, the same bits on every CPU, so a seed draws the same
-sample everywhere) within a relative ``2^-40`` of the truth (it is within an ulp, ``2^-52``);
+numpy's ``exp`` within a relative ``2^-40`` of the truth (it is within a few ulps, ``2^-50``);
 everything else is integer or rational arithmetic. Acceptance is ``>= 1 - N 2^-B - 2^-39``
 (``1 - 2^-21`` at ``N = 2^20``), so the cost is one integer cumulative sum instead of a float
 one (``benchmarks/bench_privacy.py``).
@@ -82,7 +81,7 @@ def _checked(log_weights: ArrayLike) -> tuple[NDArray[np.float64], bool]:
     return logw, False
 
 
-MARGIN = 2.0**-40  # proposal inflation; math.exp is within ~2^-52 (relative) of exp
+MARGIN = 2.0**-40  # proposal inflation; numpy's exp is within ~2^-50 (relative) of exp
 DECIDE = 2.0**-38  # float decisions closer than this (relative) to a_i are made exactly
 
 
@@ -109,10 +108,8 @@ def sample_from_log_weights(
     # e_i = 2^B exp(-gamma_i) (1 + 2^-40), gamma_i = top - logw_i (0 at -inf or underflow);
     # V_i = floor(e_i) + 1 >= 2^B exp(-gamma_i): the product's one rounding is inside the
     # margin, and every finite log-weight keeps V_i >= 1 while -inf gets 0
-    # V_i reads exp's last bits, so exp is the C library's (math.exp), the same on every
-    # CPU: numpy's own AVX-512 exp rounds some values otherwise, and a seed's draws would
-    # then differ between machines (the distribution is exact either way)
-    e = np.fromiter(map(math.exp, (logw - top).tolist()), dtype=np.float64, count=logw.size)
+    e = logw - top
+    np.exp(e, out=e)
     e *= math.ldexp(1 + MARGIN, bits)
     V = e.astype(np.int64)
     V += 1
