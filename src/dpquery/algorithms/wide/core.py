@@ -830,8 +830,10 @@ def release_probed(
     level = sparse_keep_level(sparse.rho, d, s, params.neighbours)
     after = params.after_probe(s, head=probe < level)
     ledger.check(mode_charges(after))  # the plan checked their rho; checked again as charged
-    release = release_head if after.mode == "head" else release_sparse
-    matrix, info = release(data, after, rng, ledger, n)
+    if after.mode == "head":  # the whole counts just made: no second pass over the data
+        matrix, info = release_head(data, after, rng, ledger, n, exact)
+    else:
+        matrix, info = release_sparse(data, after, rng, ledger, n)
     return matrix, {**info, "s": s, "s_private": True, "bound_first": True,
                     "probe": probe, "probe_level": level}  # fmt: skip
 
@@ -842,6 +844,7 @@ def release_head(
     rng: np.random.Generator,
     ledger: Ledger,
     n: int | None = None,
+    exact: np.ndarray | None = None,
 ) -> tuple[sp.csr_array, dict[str, object]]:
     """The head mode (``docs/wide.md``, "Shapes"): where the noise of the cut item counts
     swamps them (few records, long records), the ``k`` commonest items are picked by the
@@ -852,11 +855,13 @@ def release_head(
     ``k`` (:func:`family_threshold`), so that a pick of a rare item releases nothing; under
     add/remove the kept counts are shrunk (:func:`head_estimates`) and, where the head
     shares give the tail a part of ``rho``, the unpicked items' total is measured and spread
-    over them (:func:`tail_share`, :func:`tail_fill`). ``n`` as in :func:`release_sparse`."""
+    over them (:func:`tail_share`, :func:`tail_fill`). ``n`` as in :func:`release_sparse`;
+    ``exact``: the whole item counts where the caller has made them (:func:`release_probed`)."""
     n, d = int(data.n) if n is None else n, int(data.d)
     k = min(params.K, d)
     r_picks, r_counts, r_sizes = params.rhos()
-    [exact] = count_records(data, AllItemCounts(d))
+    if exact is None:
+        [exact] = count_records(data, AllItemCounts(d))
     picked = measure.pick_head(exact, k, r_picks, rng, ledger, params.neighbours)
     y = measure.head_counts(exact[picked], r_counts, rng, ledger).astype(np.float64)
     r_tail = params.tail_rho()
