@@ -2517,6 +2517,15 @@ A quarter (2 of a small table's 8 bins) keeps a state's hospitals' latitudes (1,
 COARSER_MIN_CELLS = 8
 """The fewest summed cells a band is looked at in (:func:`coarser_cells`): a small table's
 bins (:func:`small_bins` of the default 16)."""
+POINT_BANDS = True
+"""Whether a gapped run (:func:`coarser_run`) is kept only when the finer cells inside it
+are rougher than noise on a smooth profile (:func:`point_band`): a band of a few point
+masses with empty cells between them (a state's hospitals' latitudes), not a smooth band
+whose finer run missed the band's mass by noise alone (a vote share, a trading volume),
+which a run holding three quarters of it cut worse than the band's buckets did."""
+ROUGH_SIGMAS = 2.0
+"""A gapped run's finer cells are points when their roughness (:func:`roughness`) exceeds
+its mean on a smooth profile, 1, by this many of its sd there, ``sqrt(3 / (w - 1))``."""
 
 
 SMALL_BELOW = True
@@ -2584,8 +2593,44 @@ def coarser_run(
             continue
         inside = (merged[0][:-1] >= wide[0][0]) & (merged[0][1:] <= wide[0][1])
         if band[0] - float(merged[1][inside].sum()) <= GAPPED_REST * band[0]:
+            fine = (cells[:-1] >= wide[0][0]) & (cells[1:] <= wide[0][1])
+            sigma2 = float(discrete_gaussian_sigma2(rho, sensitivity))
+            if POINT_BANDS and not point_band(noisy[fine], sigma2):
+                return None  # a smooth band: its buckets' equal widths stand
             return wide[0], merged[0], merged[1]
     return None
+
+
+def roughness(noisy: np.ndarray, sigma2: float) -> float:
+    """The mean squared difference of neighbouring cells' noisy counts over twice the noise
+    variance ``sigma2`` (von Neumann's ratio, its variance known): on a smooth profile, whose
+    true counts change little from one finer cell to the next against the noise, each
+    difference is two cells' noise, variance ``2 sigma2``, so the ratio has mean 1; a point
+    of ``c`` records beside an empty cell adds about ``c^2`` to two differences. Fewer than
+    two cells: 0. Post-processing of noisy counts already drawn."""
+    if noisy.size < 2:
+        return 0.0
+    steps = np.diff(noisy.astype(np.float64))
+    return float(np.mean(steps * steps) / (2.0 * sigma2))
+
+
+def point_band(noisy: np.ndarray, sigma2: float) -> bool:
+    """Whether the finer cells inside a gapped run (their noisy counts ``noisy``, noise
+    variance ``sigma2``) hold a few point masses with gaps between them rather than a smooth
+    profile: their :func:`roughness` exceeds 1 by :data:`ROUGH_SIGMAS` of its sd on a
+    smooth profile. There, with ``w`` cells, the ``w - 1`` squared differences over ``2
+    sigma2`` are chi-square(1) terms of variance 2, each correlated with the next (the
+    shared cell: correlation -1/2, so their squares' covariance 2 (1/2)^2 = 1/2), so the
+    ratio's variance is ``(2 (w - 1) + (w - 2)) / (w - 1)^2``, about ``3 / (w - 1)``; the
+    test's false rate on a flat profile is about 2.5% (one-sided 2 sd, a chi-square's right
+    skew adding some). A state's hospitals' latitudes (12 points of 60 to 260 records in 31
+    cells of 0.1, noise sd 40.8) give a roughness near 8; a vote share's cells, near 1.
+    Post-processing of the finer histogram's noisy counts (Bun and Steinke 2016, Lemma
+    1.8): no further cost."""
+    w = noisy.size
+    if w < 2:
+        return False
+    return roughness(noisy, sigma2) > 1.0 + ROUGH_SIGMAS * math.sqrt(3.0 / (w - 1))
 
 
 def _fine_edges(
