@@ -3,9 +3,12 @@
 finer histogram's noisy counts summed (:func:`~dpquery.domain_learning.coarser_run`,
 :data:`~dpquery.domain_learning.GAPPED_RUNS`), only where the band holds the column's numbers
 (:func:`~dpquery.domain_learning.whole_band`); a band below 0 read as its mirror
-(:data:`~dpquery.domain_learning.SMALL_BELOW`). The sums and the rule by hand, no charge of
+(:data:`~dpquery.domain_learning.SMALL_BELOW`); a gapped run kept only on a band of point
+masses, a smooth band's buckets left alone (:func:`~dpquery.domain_learning.point_band`,
+:data:`~dpquery.domain_learning.POINT_BANDS`). The sums and the rules by hand, no charge of
 the gapped run's own, the band below 0's charge from the pool, and seeded rates on generated
-tables; docs/learn.md, "Points in a band far from 0 in a small table: a gapped run"."""
+cells and tables; docs/learn.md, "Points in a band far from 0 in a small table: a gapped
+run"."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binom
 from tests.test_learn_short_run import _largest_bin
 from tests.test_learn_short_run import _learn as learn_column
 
@@ -21,9 +25,12 @@ import dpquery.domain_learning as dl
 from dpquery.domain_learning import (
     COARSER_MIN_CELLS,
     FINE_SIGMAS,
+    ROUGH_SIGMAS,
     coarser_cells,
     coarser_run,
     fine_cells,
+    point_band,
+    roughness,
     whole_band,
 )
 from dpquery.privacy import Ledger
@@ -239,3 +246,137 @@ def test_generated_points_in_a_band_get_bins_inside():
             assert small
             resolved += _largest_bin(edges, v) <= 0.5
         assert resolved >= 9, (lo, hi, resolved)
+
+
+def test_roughness_by_hand():
+    """Noisy counts ``[0, 100, 0, 100]`` at noise variance 2,500: three squared differences
+    of 10,000, their mean over ``2 * 2500``: 2.0, below ``1 + 2 sqrt(3 / 3) = 3``: not
+    points; ``[0, 200, 0, 200]``: 8.0, points. A flat run of equal counts: 0. One cell: no
+    differences, never points."""
+    assert ROUGH_SIGMAS == 2.0
+    assert roughness(np.array([0, 100, 0, 100]), 2500.0) == pytest.approx(2.0)
+    assert not point_band(np.array([0, 100, 0, 100]), 2500.0)
+    assert roughness(np.array([0, 200, 0, 200]), 2500.0) == pytest.approx(8.0)
+    assert point_band(np.array([0, 200, 0, 200]), 2500.0)
+    assert roughness(np.full(10, 70), 2500.0) == 0.0
+    assert not point_band(np.full(10, 70), 2500.0)
+    assert not point_band(np.array([500]), 2500.0) and roughness(np.array([500]), 1.0) == 0.0
+
+
+def _smooth_cells(seed: int, sd: float, n: int = 1459, mean: float = 44.0, scale: float = 6.0
+                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The finer cells of the band ``[20, 50]`` (cells of 0.1) and noisy counts of ``n``
+    values drawn from a normal (``mean``, ``scale``: a vote share), plus Gaussian noise of sd
+    ``sd`` rounded (seeded)."""
+    cells = fine_cells(20.0, 50.0, 2, 300)
+    rng = np.random.default_rng(seed)
+    true = np.histogram(rng.normal(mean, scale, n), cells)[0]
+    return cells, true + np.round(rng.normal(0.0, sd, true.size)).astype(np.int64)
+
+
+def test_a_point_band_cut_a_smooth_band_left_alone():
+    """The 12 hospitals' latitudes above (seed 0): the 30 finer cells inside the gapped run
+    ``[37, 40]`` have a roughness of 6.57, above ``1 + 2 sqrt(3 / 29) = 1.64``: points, the
+    run kept. A vote share, 1,459 values from a normal (44, 6) in the same band at the same
+    noise (seed 3): its finer run is refused, and a gapped run ``[36, 44]`` holds three
+    quarters of the band's mass, but its 80 finer cells have a roughness of 1.13, below
+    ``1 + 2 sqrt(3 / 79) = 1.39``: no gapped run with the rule (the band's buckets stand), the
+    run without it."""
+    sd = math.sqrt(float(discrete_gaussian_sigma2(RHO, 1.0)))
+    cells, noisy = _hospitals(20.0, 50.0, POINTS, COUNTS, 0, sd)
+    band = (float(sum(COUNTS)), math.sqrt(4 * sd**2))
+    run = coarser_run(cells, noisy, RHO, 1.0, band, False, False)
+    assert run is not None and run[0] == (37.0, 40.0)
+    fine = (cells[:-1] >= 37.0) & (cells[1:] <= 40.0)
+    assert int(fine.sum()) == 30
+    assert roughness(noisy[fine], sd**2) == pytest.approx(6.57, abs=0.01)
+    assert point_band(noisy[fine], sd**2)
+    cells, noisy = _smooth_cells(3, sd)
+    band = (1459.0, math.sqrt(4 * sd**2))
+    assert dl._run_kept(noisy, cells, RHO, 1.0, band, False, False) is None
+    assert coarser_run(cells, noisy, RHO, 1.0, band, False, False) is None
+    try:
+        dl.POINT_BANDS = False
+        run = coarser_run(cells, noisy, RHO, 1.0, band, False, False)
+    finally:
+        dl.POINT_BANDS = True
+    assert run is not None and run[0] == (36.0, 44.0)
+    fine = (cells[:-1] >= 36.0) & (cells[1:] <= 44.0)
+    assert int(fine.sum()) == 80
+    assert roughness(noisy[fine], sd**2) == pytest.approx(1.13, abs=0.01)
+    assert not point_band(noisy[fine], sd**2)
+
+
+def test_point_band_rates_on_generated_cells():
+    """Seeded rates of :func:`point_band` at a small table's noise (sd 40.8), 200 draws each
+    (seed 0): a smooth band (1,459 values from a normal (44, 6), its 160 cells of 0.1 in
+    ``[36, 52]``) is read as points at a rate of 2.3% (46 of 2,000 draws of seed 1 measured:
+    the 2 sd test's 2.3% on a flat profile), 12 hospitals (Dirichlet(2) shares of 1,459
+    records on points of ``[37, 40)``, its 30 cells) at 100% (2,000 of 2,000). The test asks
+    at most 16 of 200 smooth and at least 190 of 200 hospitals: at a smooth rate of 2.3% it
+    fails with probability 5e-6 (binomial), at 3.25% with 3.3e-4; at a points rate of 0.99
+    with 7e-6. A rule reading every band as points (the gapped run without it) cannot pass."""
+    rng = np.random.default_rng(0)
+    sd = math.sqrt(float(discrete_gaussian_sigma2(RHO, 1.0)))
+    cells = np.round(np.arange(36.0, 52.05, 0.1), 2)
+    smooth = 0
+    for _ in range(200):
+        true = np.histogram(rng.normal(44.0, 6.0, 1459), cells)[0]
+        smooth += point_band(true + np.round(rng.normal(0.0, sd, true.size)), sd**2)
+    grid = np.round(np.arange(3700, 4000) / 100, 2)
+    cells = np.round(np.arange(37.0, 40.05, 0.1), 2)
+    points = 0
+    for _ in range(200):
+        pts = rng.choice(grid, size=12, replace=False)
+        v = rng.choice(pts, size=1459, p=rng.dirichlet(np.full(12, 2.0)))
+        true = np.histogram(v, cells)[0]
+        points += point_band(true + np.round(rng.normal(0.0, sd, true.size)), sd**2)
+    assert binom.sf(16, 200, 0.0325) < 4e-4 and binom.cdf(189, 200, 0.99) < 1e-5
+    assert smooth <= 16, smooth
+    assert points >= 190, points
+
+
+def smooth_table(rng: np.random.Generator, n: int = 1500, columns: int = 10
+                 ) -> tuple[pd.DataFrame, np.ndarray]:  # fmt: skip
+    """A generated table as :func:`atom_table`'s, its ``lat`` a smooth column: ``n`` values
+    from a normal (44, 6) at two decimals (a vote share)."""
+    v = np.round(rng.normal(44.0, 6.0, n), 2)
+    df = {"lat": [f"{x:.2f}" for x in v],
+          "count": [str(x) for x in rng.geometric(0.1, size=n).clip(1, 60)]}  # fmt: skip
+    for j in range(columns - 2):
+        df[f"flag{j}"] = [str(x) for x in (rng.random(n) < 0.3 + 0.05 * j).astype(int)]
+    return pd.DataFrame(df), v
+
+
+def test_a_smooth_column_keeps_its_buckets():
+    """A smooth column in a small table (seed 5000's table, learned on seed 0): without the
+    rule a gapped run cuts it, with it the edges are those with no gapped run at all, on the
+    table and on its neighbour of ``n - 1`` records; the charges the same, amount for amount,
+    with the rule on and off (a test on noisy counts already drawn). Under replace-one the
+    gapped run is off: the same edges and charges."""
+    df, _ = smooth_table(np.random.default_rng(5000))
+    for table in (df, df.iloc[1:]):
+        on, off = _both(table, 0, "POINT_BANDS")
+        try:
+            dl.GAPPED_RUNS = False
+            none = _learn(table, 0)
+        finally:
+            dl.GAPPED_RUNS = True
+        assert on[2] and off[2]  # a small table
+        assert on[0] == none[0] != off[0]
+        assert [e.charge for e in on[1].entries] == [e.charge for e in off[1].entries]
+        assert [e.charge for e in on[1].entries] == [e.charge for e in none[1].entries]
+    on, off = _both(df, 0, "POINT_BANDS", REPLACE_ONE)
+    assert on[0] == off[0]
+    assert [e.charge for e in on[1].entries] == [e.charge for e in off[1].entries]
+
+
+def test_the_point_rule_spends_nothing_on_points():
+    """Points (the table of the charges' test above): the same edges and charges with the
+    rule on and off, on the table and its neighbour of ``n - 1`` records: the hospitals'
+    band is points, its gapped run kept either way."""
+    df, _ = atom_table(np.random.default_rng(2000))
+    for table in (df, df.iloc[1:]):
+        on, off = _both(table, 0, "POINT_BANDS")
+        assert on[0] == off[0]
+        assert [e.charge for e in on[1].entries] == [e.charge for e in off[1].entries]
