@@ -124,8 +124,9 @@ def cell(scores: dict[str, dict[str, float]], m: str) -> str:
 
 RELATIONS = ("add-remove", "replace-one")
 # The pre-fit checks' warnings (auto's plan under replace-one, the release's own on the noisy
-# n under add/remove); EmptyReleaseWarning is said after the fit.
-BEFORE_FIT = ("BaselineWarning", "WideNoiseWarning")
+# n under add/remove, the release's measured check on its noisy counts, before the fit);
+# EmptyReleaseWarning is said after the fit.
+BEFORE_FIT = ("BaselineWarning", "WideNoiseWarning", "WideKeptWarning")
 
 
 def auto_run(real: ItemSets, epsilon: float, seed: int, neighbours: str) -> dict[str, Any]:
