@@ -6,8 +6,10 @@ the release implies such a triple in fewer than ln 2 records."""
 
 from __future__ import annotations
 
-import math
+import os
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,6 +25,7 @@ from dpquery.algorithms.wide.release import WideRelease
 from dpquery.data import write_item_sets
 from dpquery.data.items import ItemSets
 from dpquery.evaluation.wide import WideMeasures
+from dpquery.pipeline import ItemMatrix, ReleaseRequest, release
 from dpquery.privacy.neighbours import ADD_REMOVE, REPLACE_ONE
 from test_wide_probe import no_head_table
 
@@ -162,21 +165,54 @@ def test_a_thin_fill_puts_no_unpicked_item_beside_a_kept_pair():
     assert out.toarray()[:300, 4:].sum() > 0
 
 
-@pytest.mark.slow
-def test_a_no_head_tables_triples_are_not_above_zeros():
-    # Statistical (seeded): the CiteULike-like table at epsilon 1 (add/remove, the probed head
-    # mode); with the thin fill kept off the kept pairs, the triples' mean error among the
-    # top 100 items is at most the all-zeros table's. Measured on seeds 20-27 of this test's
-    # table: every seed at most 0.9995x zeros' (docs/wide.md, "The tail fill"); a seed
-    # above zeros' needs the kept items' own triples to miss, which none of 8 did: the
-    # false-failure rate of 4 seeds is at most about 4 / 9 (the rule of succession) and
-    # measured 0 in 8.
+def test_a_no_head_release_puts_no_unpicked_item_beside_a_kept_pair():
+    # the probed head mode on the CiteULike-like table (epsilon 1, add/remove): its kept
+    # articles are held together by a few records each and the fill puts each unpicked item
+    # in about 4 records, so the rule keeps the fill off the records of 2 kept items or
+    # more. Seeded (seeds 20, 21: 24 and 22 items kept, each unpicked item put in 3.3 and
+    # 3.6 records; the rule's condition, a kept pair's expected fill below ln 2, holds far:
+    # 0.024 and 0.029)
     data = no_head_table(1)
+    for seed in (20, 21):
+        release = WideRelease(epsilon=1.0, neighbours=ADD_REMOVE, seed=seed).fit(data)
+        p = release.parameters
+        assert p["mode"] == "head" and p["items_kept"] >= 3 and p["tail_share"] > 0
+        out = release.records.matrix.tocsr()
+        counts = np.bincount(out.indices, minlength=data.d)
+        kept = counts > 3 * p["tail_share"] * out.shape[0] + 5  # the fill's are all alike
+        assert kept.sum() == p["items_kept"]
+        held = out @ kept.astype(np.int64)  # each record's kept items
+        filled = np.diff(out.indptr) - held  # and its unpicked ones
+        assert filled[held >= 2].sum() == 0 and filled[held < 2].sum() > 0
+
+
+def _citeulike() -> ItemSets:
+    path = Path(os.environ.get("DPQUERY_EXTRA_DATA_DIR", "extra")) / "items2" / "citeulike-a.csv"
+    if not path.exists():
+        pytest.skip(f"CiteULike's libraries are not at {path} (docs/wide.md)")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from user_items import read_user_items
+
+    return read_user_items(path)
+
+
+@pytest.mark.slow
+def test_citeulikes_triples_are_not_above_zeros():
+    # Statistical (seeded): the held-out table at epsilon 1 (add/remove, auto's probed head
+    # mode). With the fill kept off the kept pairs the triples' mean error among the top 100
+    # articles was at most 0.9993x the all-zeros table's on every seed measured (0-3, 10-12;
+    # 1.00001x on seed 10 before); its margin, 1 to 6 records of the 1,376 zeros' errors
+    # add up to, is the kept articles' own triples'. No seed of 7 failed: the per-seed
+    # false-failure rate is below 0.35 at 95% (0 of 7), so these 3 fixed seeds say only that
+    # the measured releases stand.
+    data = _citeulike()
     measures = WideMeasures.of(data, seed=0)
     zeros = measures.reference_scores()["zeros"]["triples"]["mean"]
-    for seed in (20, 21, 22, 23):
-        release = WideRelease(epsilon=1.0, neighbours=ADD_REMOVE, seed=seed).fit(data)
-        assert release.parameters["mode"] == "head"
-        got = measures.scores(release.records)["triples"]["mean"]
-        assert got <= zeros, (seed, got / zeros)
-    assert math.isfinite(zeros)
+    for seed in (10, 11, 12):  # as the command releases it (auto, bench_wide_bounds --auto)
+        request = ReleaseRequest(source=ItemMatrix(data), algorithm="auto",
+                                 options={"epsilon": 1.0}, seed=seed)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", WideKeptWarning)  # and no warning: 24-25 kept
+            rows = release(request).rows
+        got = measures.scores(rows)["triples"]["mean"]
+        assert got < zeros, (seed, got / zeros)
