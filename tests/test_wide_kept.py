@@ -80,6 +80,7 @@ def test_two_kept_items_are_said_before_the_fit(monkeypatch, head_mode):
     [warning] = [w for w in caught if w.category is WideKeptWarning]
     assert "kept only 2 items" in str(warning.message)
     assert p["kept_warning"] == str(warning.message)
+    assert release.to_dict()["parameters"]["kept_warning"] == p["kept_warning"]  # the report
 
 
 def test_a_clear_head_is_not_warned():

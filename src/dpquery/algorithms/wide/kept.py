@@ -43,8 +43,8 @@ def kept_warning(
         return None
     top = float(noisy.max()) if noisy.size else 0.0
     rest = (
-        "each of the other items is left out or, if it was not among the items measured, "
-        "put at random in the same small share of the records (the tail fill)"
+        "every item it did not measure is put at random in the same small share of the "
+        "records (the tail fill), every other item it measured is left out"
         if filled
         else "every other item is left out, answered as the all-zeros table answers it"
     )
