@@ -1060,7 +1060,8 @@ def tail_fill(
 ) -> sp.csr_array:
     """``records`` with every item outside ``picked`` added to about ``share`` of them, at
     random, a record's number of them in proportion to one more than its items (a long
-    record holds more of both; post-processing). With nothing measured of an unpicked item
+    record holds more of both), off the records of 2 kept items or more where the fill is
+    thin (:func:`fill_weights`; post-processing). With nothing measured of an unpicked item
     but the total, one small share for all of them lowers the 1-way error of those held by
     more than twice the share, where all-zeros leaves each at its whole share."""
     n, d = records.shape
@@ -1092,8 +1093,8 @@ def fill_weights(records: sp.csr_array, per_item: float) -> np.ndarray:
     (:func:`short_heads`' rule), yet each fill item dealt to a record of ``a`` kept items
     answers ``C(a, 2)`` of them with a whole record: on CiteULike at epsilon 1 (add/remove,
     24 kept articles, each unpicked one put in 5 of 5,520 records) those records took the
-    triples' mean to 1.00001x the all-zeros table's (``docs/wide.md``, "The tail fill").
-    Post-processing."""
+    triples' mean to 1.00001x the all-zeros table's (``docs/wide.md``, "The measured
+    warning, and the fill kept off the kept pairs"). Post-processing."""
     lengths = np.diff(records.indptr)
     weight = lengths + 1.0
     if per_item <= 0 or not (lengths < 2).any():
