@@ -1,8 +1,9 @@
-"""The wide release's measured check (docs/wide.md, "The measured warning"): where its noisy
-counts keep no item, or fewer than ``FEW_KEPT``, it says so before the fit, in the library
-(the estimator, ``dpquery.synthesize_items``) and on the command line; and the tail fill's
-placement (``core.fill_weights``), which puts no unpicked item beside two kept ones where
-the release implies such a triple in fewer than ln 2 records."""
+"""The wide release's measured check (docs/wide.md, "The measured warning, and the fill kept
+off the kept pairs"): where its noisy counts keep no item, or fewer than ``FEW_KEPT``, it
+says so before the fit, in the library (the estimator, ``dpquery.synthesize_items``) and on
+the command line; and the tail fill's placement (``core.fill_weights``), which puts no
+unpicked item beside two kept ones where the release implies such a triple in fewer than
+ln 2 records."""
 
 from __future__ import annotations
 
