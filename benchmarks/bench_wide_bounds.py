@@ -35,7 +35,8 @@ tuned on data seeds 0-1 and is reported on 2)::
 ``--auto`` runs instead what ``dpquery synth`` runs on item data with ``--algorithm auto``
 (:func:`dpquery.pipeline.release` on the table in memory, its ``say`` recording the
 warnings), under both relations (add/remove, the default, and replace-one), and records
-beside each measure whether a warning came before the fit, what the release kept (its mode,
+beside each measure whether a warning came before the fit (the plan's, or the release's
+measured check on its noisy counts, ``WideKeptWarning``), what the release kept (its mode,
 its items kept, or an empty release said so), the seconds and the peak of the memory traced
 (``tracemalloc``: Python's and numpy's allocations). The table gives every shape x epsilon x
 relation each measure's ratio to zeros' at the worst seed (docs/wide.md, "Shapes it was not
@@ -124,8 +125,9 @@ def cell(scores: dict[str, dict[str, float]], m: str) -> str:
 
 RELATIONS = ("add-remove", "replace-one")
 # The pre-fit checks' warnings (auto's plan under replace-one, the release's own on the noisy
-# n under add/remove); EmptyReleaseWarning is said after the fit.
-BEFORE_FIT = ("BaselineWarning", "WideNoiseWarning")
+# n under add/remove, the release's measured check on its noisy counts, before the fit);
+# EmptyReleaseWarning is said after the fit.
+BEFORE_FIT = ("BaselineWarning", "WideNoiseWarning", "WideKeptWarning")
 
 
 def auto_run(real: ItemSets, epsilon: float, seed: int, neighbours: str) -> dict[str, Any]:

@@ -131,15 +131,20 @@ def test_tail_fill_spreads_the_share_over_the_unpicked_items_only():
     assert tail_fill(records, head, 0.0, rng) is records
 
 
+def clear_head_table() -> ItemSets:
+    """700 records over 4,012 items: 12 in 30% of them, the other 4,000 in 2%."""
+    rng = np.random.default_rng(4)
+    dense = (rng.random((700, 4012)) < 0.02).astype(np.uint8)
+    dense[:, :12] = rng.random((700, 12)) < 0.3
+    return ItemSets(sp.csr_array(dense))
+
+
 def test_an_add_remove_release_fills_the_tail_thinly():
     # 700 records, 12 head items in 30% of them, the other 4,000 in 2%: the fill puts each
     # unpicked item in about 0.4 of the records' mean share of them (cut at 256 items),
     # never near the head's. Seeded (0-1); the total's noise is 10,567 against 56,000:
     # the share within 0.5-1.5x of 0.4 * 0.02 fails about 1 in 10^4.
-    rng = np.random.default_rng(4)
-    dense = (rng.random((700, 4012)) < 0.02).astype(np.uint8)
-    dense[:, :12] = rng.random((700, 12)) < 0.3
-    data = ItemSets(sp.csr_array(dense))
+    data = clear_head_table()
     for seed in (0, 1):
         release = WideRelease(epsilon=1.0, neighbours=ADD_REMOVE, seed=seed).fit(data)
         share = release.parameters["tail_share"]

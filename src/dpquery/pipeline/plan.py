@@ -219,8 +219,8 @@ class EmptyReleaseWarning(UserWarning):
 
 def items_kept_nothing(release: Any) -> list[Warning]:
     """After the fit, said also with ``--quiet``: every released record is empty."""
-    if release.parameters.get("items_kept") != 0:
-        return []
+    if release.parameters.get("items_kept") != 0 or "kept_warning" in release.parameters:
+        return []  # items kept, or said before the fit (core.say_kept)
     return [EmptyReleaseWarning("no item's noisy count stood out of the noise: every "
                                 "released record is empty (the all-zeros table)")]  # fmt: skip
 
