@@ -25,7 +25,6 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 import dpquery
 from dpquery.cli import main
@@ -152,14 +151,8 @@ def _fresh_warnings() -> Iterator[None]:
         yield
 
 
-def _print_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning on the stderr of the moment, as a fresh interpreter prints it."""
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
