@@ -10,8 +10,8 @@ those three.
 
 No module of dpquery is imported inside a function: an import of our own code stands at the
 top of the module, where the graph is plain to see. Only third-party packages that are
-optional or heavy (dask's ``distributed``, ``matplotlib``, ``pyarrow.parquet``) are imported
-where they are needed, each with a comment saying so.
+optional or heavy (dask's ``distributed``, ``matplotlib``, ``pyarrow.parquet``, OR-Tools'
+``cp_model``) are imported where they are needed, each with a comment saying so.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """``dpquery synth`` with its defaults (``--algorithm auto``, the default workload), run as a
-user runs it: the real command in a subprocess."""
+user runs it: the command's ``main`` in the test process, and ``dpquery demo`` on a fresh
+machine as the real command in a subprocess."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.cli_process import dpquery_cli
+from tests.cli_process import dpquery_cli, dpquery_process
 from tests.test_cli_synth import DOMAIN
 
 
@@ -89,8 +90,8 @@ def test_demo_runs_offline_with_the_default_algorithm(tmp_path: Path) -> None:
     """``make demo`` on a fresh machine: no data folder, an empty home (no cache)."""
     home = tmp_path / "home"
     home.mkdir()
-    result = dpquery_cli("demo", "--quiet", cwd=tmp_path,
-                         env={"DPQUERY_DATA_DIR": None, "HOME": str(home)})  # fmt: skip
+    result = dpquery_process("demo", "--quiet", cwd=tmp_path,
+                             env={"DPQUERY_DATA_DIR": None, "HOME": str(home)})  # fmt: skip
     assert result.code == 0, result.err
     out = result.out
     assert "== adult (found: shipped): 15 attributes -> " in out

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from cli_process import dpquery_cli
+from cli_process import dpquery_cli, dpquery_process
 from dpquery import datasets
 from dpquery.datasets import DataFile
 from dpquery.errors import DPQueryError
@@ -112,9 +112,11 @@ def test_fetch_is_all_or_nothing(tmp_path, monkeypatch):
 
 
 def test_fetch_offline_from_the_cli(tmp_path, fresh_machine):
-    """The real command, with an unreachable URL: one error line, nothing written."""
+    """The real command, with an unreachable URL: one error line, nothing written. In a
+    subprocess: urllib keeps the opener (and the proxies it read) of a process's first
+    download."""
     home = tmp_path / "home"
-    result = dpquery_cli(
+    result = dpquery_process(
         "datasets", "fetch", "kdd99", env={**fresh_machine, "http_proxy": "http://127.0.0.1:9"}
     )
     assert result.code != 0

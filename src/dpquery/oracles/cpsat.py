@@ -22,9 +22,9 @@ never worse than the hint.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dpquery.errors import DPQueryError
 from dpquery.oracles.base import Answer, first_feasible
@@ -33,6 +33,9 @@ from dpquery.oracles.problem import BestResponse
 from dpquery.oracles.result import OracleResult
 from dpquery.rng import SeedLike
 from dpquery.validation import positive_int
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 
 def _check_limits(time_limit: float | None, abs_gap: float | None) -> None:
@@ -59,6 +62,8 @@ def hint_values(problem: BestResponse, x: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _build(problem: BestResponse, hint: np.ndarray | None) -> tuple[cp_model.CpModel, list]:
+    from ortools.sat.python import cp_model  # heavy: loaded only for a CP-SAT solve
+
     model = cp_model.CpModel()
     x = [model.new_bool_var(f"x{j}") for j in range(problem.d)]
     for a, b in problem.onehot_groups:
@@ -137,6 +142,8 @@ class CPSatOracle:
         )  # fmt: skip
 
     def _run(self, problem: BestResponse, hint: np.ndarray | None, seed: int) -> Answer:
+        from ortools.sat.python import cp_model  # heavy: loaded only for a CP-SAT solve
+
         model, x = _build(problem, hint)
         cp = cp_model.CpSolver()
         params = cp.parameters
@@ -158,6 +165,8 @@ def _answer(
     x: list,
     hint: np.ndarray | None,
 ) -> Answer:
+    from ortools.sat.python import cp_model  # heavy: loaded only for a CP-SAT solve
+
     name = cp.status_name(status)
     if status in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):
         raise DPQueryError(f"CP-SAT reports the best-response model {name}; this is a bug")
