@@ -113,3 +113,67 @@ def test_an_npz_of_canonical_ones_is_read_without_a_copy(tmp_path) -> None:
                          shape=(2, 3))  # fmt: skip
     sp.save_npz(tmp_path / "y.npz", loose, compressed=False)
     assert read_item_sets(tmp_path / "y.npz").matrix.toarray().tolist() == [[1, 0, 1], [0, 0, 1]]
+
+
+def _fit_inputs() -> tuple[PoolFeatures, np.ndarray, np.ndarray, np.ndarray]:
+    """A pool of head sets (the sparse mode's shape, small) and a feasible target."""
+    rng = np.random.default_rng(3)
+    K = 25
+    counts = rng.random(K) * 100 + 5
+    pairs = rng.random((K, K)) * 5
+    sizes = rng.random(12)
+    pool, base = fit.head_pool(counts, (pairs + pairs.T) / 2, sizes / sizes.sum(), 3000, rng)
+    A = fit.pool_features(pool, 4)
+    assert isinstance(A, PoolFeatures)
+    tilted = base * np.exp(rng.normal(0.0, 0.5, base.size))
+    target = A.rmatvec(tilted / tilted.sum())
+    return A, base, target, np.full(A.shape[1], 1e-4)
+
+
+def _counted_fit(
+    monkeypatch: pytest.MonkeyPatch, *args: object, **options: float
+) -> tuple[np.ndarray, int]:
+    """``fit.maxent_weights(*args, **options)`` and how many times it evaluated its objective."""
+    calls = []
+    lbfgs = fit.lbfgs
+
+    def counted(objective, x, iterations, memory=10, *, evaluations=None):  # type: ignore[no-untyped-def]
+        def tally(t: np.ndarray) -> tuple[float, np.ndarray]:
+            calls.append(1)
+            return objective(t)
+
+        return lbfgs(tally, x, iterations, memory, evaluations=evaluations)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fit, "lbfgs", counted)
+        p = fit.maxent_weights(*args, **options)  # type: ignore[arg-type]
+    return p, len(calls)
+
+
+def test_the_work_bound_leaves_a_converging_fit_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    A, base, target, penalty = _fit_inputs()
+    free, used = _counted_fit(monkeypatch, A, base, target, penalty, work=np.inf)
+    assert fit.MIN_EVALUATIONS < used < 400  # converged by its own test, before the step cap
+    # any bound of at least the evaluations it used: the same weights, bit for bit
+    for work in (used * A.entries(), 10 * used * A.entries(), fit.FIT_WORK):
+        assert np.array_equal(fit.maxent_weights(A, base, target, penalty, work=work), free)
+
+
+def test_the_work_bound_caps_the_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
+    A, base, target, penalty = _fit_inputs()
+    _, used = _counted_fit(monkeypatch, A, base, target, penalty, work=np.inf)
+    for cap, work in ((fit.MIN_EVALUATIONS, 1.0), (fit.MIN_EVALUATIONS, 0.0 + A.entries()),
+                      (used // 2, used // 2 * A.entries())):  # fmt: skip
+        p, calls = _counted_fit(monkeypatch, A, base, target, penalty, work=work)
+        # no step begins past the cap; the last one's line search halves at most 34 times
+        assert cap <= calls <= cap + 34 and calls < used
+        assert np.isclose(p.sum(), 1.0) and (p >= 0).all()
+    with pytest.raises(ValueError, match="work must be a positive"):
+        fit.maxent_weights(A, base, target, penalty, work=0.0)
+
+
+def test_pool_entries_are_the_stored_matrix_nonzeros() -> None:
+    A, *_ = _fit_inputs()
+    pool = sp.csr_array((np.ones(A.indices.size), A.indices, A.indptr), shape=(A.shape[0], A.K))
+    stored = fit.features(pool, 4)
+    assert A.entries() == stored.nnz == fit.feature_entries(stored) == fit.feature_entries(A)
