@@ -19,7 +19,6 @@ The ``n`` output records take their heads from the weighted pool by systematic s
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -144,23 +143,6 @@ def pool_features(
     return PoolFeatures(pool, pair_keep(np.diff(indptr), s2) if keep is None else keep)
 
 
-# The most feature entries the maximum-entropy fit reads, summed over its objective's
-# evaluations (each reads every entry of the pool's features twice: A theta and A^T p). The
-# fits of the seen tables read at most 1.2e10 (npm_words' whole vocabulary under add/remove,
-# 387 L-BFGS steps), most of them under 5e9, and stop by their own test first. A pool of
-# heads of up to 100 items (Jester5k: 5,000 users of whom 1,473 rated all 100 jokes, every
-# item in the head) holds 5.4e8 entries, 0.84 s an evaluation on a slow core, and ran to the
-# cap of 400 steps (367 s); its 1-way shares were within 0.002 of that fit's after 50
-# (docs/wide.md, "The fit's work").
-FIT_WORK = 2.5e10
-
-
-def feature_entries(A: sp.csr_array | PoolFeatures) -> int:
-    """The entries of the features ``A`` one evaluation of the fit's objective reads (the
-    stored matrix's nonzeros; a pool's items and pairs, :meth:`PoolFeatures.entries`)."""
-    return A.entries() if isinstance(A, PoolFeatures) else int(A.nnz)
-
-
 def maxent_weights(
     A: sp.csr_array | PoolFeatures,
     base: np.ndarray,
@@ -168,22 +150,12 @@ def maxent_weights(
     penalty: np.ndarray,
     *,
     iterations: int = 400,
-    work: float = FIT_WORK,
 ) -> np.ndarray:
     """The distribution ``p`` over the pool rows closest to ``base`` in KL divergence with
     ``A^T p`` near ``target``: it minimises the dual
     ``log sum_x base_x exp((A theta)_x) - theta . target + sum_f penalty_f theta_f^2 / 2``
     (Dudik, Phillips and Schapire 2007, regularised maximum entropy; ``penalty`` is each
-    target's noise variance, as a fraction of records squared), by L-BFGS: at most
-    ``iterations`` steps, and at most ``work / feature_entries(A)`` evaluations of the
-    objective (at least :data:`MIN_EVALUATIONS`), so that a pool of long heads, whose every
-    evaluation reads hundreds of millions of pairs, stops in bounded time (post-processing:
-    any weights are private)."""
-    if not work > 0:
-        raise ValueError(f"work must be a positive number of feature entries; got {work!r}")
-    evaluations = (
-        None if math.isinf(work) else max(MIN_EVALUATIONS, int(work // max(feature_entries(A), 1)))
-    )
+    target's noise variance, as a fraction of records squared), by L-BFGS."""
     log_base = np.log(np.maximum(base, 1e-300))
     if isinstance(A, PoolFeatures):  # the pool's features computed on the fly (kernels.py)
         transpose_times: Callable[[np.ndarray], np.ndarray] = A.rmatvec
@@ -206,7 +178,7 @@ def maxent_weights(
         grad = transpose_times(p)[keep] - target[keep] + penalty[keep] * theta
         return float(lse - _dot(theta, target[keep]) + 0.5 * (penalty[keep] * theta**2).sum()), grad
 
-    theta = lbfgs(objective, np.zeros(int(keep.sum())), iterations, evaluations=evaluations)
+    theta = lbfgs(objective, np.zeros(int(keep.sum())), iterations)
     full = np.zeros(A.shape[1])
     full[keep] = theta
     z = log_base + A @ full
@@ -239,24 +211,15 @@ def _dot(u: np.ndarray, v: np.ndarray) -> float:
     return float(np.multiply(u, v).sum())
 
 
-# The fewest objective evaluations the work bound leaves the fit (FIT_WORK).
-MIN_EVALUATIONS = 20
-
-
 def lbfgs(
     objective: Callable[[np.ndarray], tuple[float, np.ndarray]],
     x: np.ndarray,
     iterations: int,
     memory: int = 10,
-    *,
-    evaluations: int | None = None,
 ) -> np.ndarray:
     """Minimise a smooth convex ``objective`` (value and gradient) by L-BFGS (Nocedal and
-    Wright 2006, Algorithm 7.4, two-loop recursion) with a backtracking Armijo line search:
-    at most ``iterations`` steps; with ``evaluations``, no step begins once the objective
-    has been evaluated that many times (a step's line search may end past it)."""
+    Wright 2006, Algorithm 7.4, two-loop recursion) with a backtracking Armijo line search."""
     f, g = objective(x)
-    used = 1
     history: list[tuple[np.ndarray, np.ndarray, float]] = []
     for _ in range(iterations):
         q = g.copy()
@@ -281,7 +244,6 @@ def lbfgs(
         while True:
             x_new = x + step * direction
             f_new, g_new = objective(x_new)
-            used += 1
             if f_new <= f + 1e-4 * step * slope or step < 1e-10:
                 break
             step /= 2
@@ -291,6 +253,6 @@ def lbfgs(
             history = history[-memory:]
         converged = abs(f - f_new) <= 1e-13 * max(1.0, abs(f))
         x, f, g = x_new, f_new, g_new
-        if converged or (evaluations is not None and used >= evaluations):
+        if converged:
             break
     return x

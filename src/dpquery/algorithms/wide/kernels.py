@@ -415,11 +415,6 @@ class PoolFeatures:
             self.indptr, self.indices, self.keep, self.K, self.shape[1], y
         )
 
-    def entries(self) -> int:
-        """The stored matrix's nonzeros: each candidate's ``a`` items and ``C(a, 2)`` pairs."""
-        a = np.diff(self.indptr)
-        return int(a.sum() + (a * (a - 1) // 2).sum())
-
     def used(self) -> np.ndarray:
         """The features some candidate holds (boolean, ``K + K^2``)."""
         return _features_used(self.indptr, self.indices, self.K, self.shape[1])
