@@ -705,6 +705,7 @@ def release_sparse(
     sigma_sizes = measure.noise_sigma(r_sizes, histogram_sensitivity(nb))
     sigma_pairs = measure.noise_sigma(r_pairs, pair_sensitivity(s2, nb))
     c = shrink(y, sigma_items)
+    level = family_threshold(d) * sigma_items  # the count no noise draw reaches
     cut = swamped(sigma_items, n) or not measurable(y, sigma_items) or few_stand_out(y, sigma_items)
     if cut:
         # Noise as large as all but the commonest items' counts (or, whatever the plan
@@ -712,8 +713,8 @@ def release_sparse(
         # sigma): the prior fitted to the noisy counts is mostly the noise's, and the
         # largest of d noise draws (about sqrt(2 ln d) sigma) can pass for an item. Keep
         # only counts no noise draw reaches.
-        c[y < family_threshold(d) * sigma_items] = 0.0
-    said = say_kept(int((c > 0).sum()), y, family_threshold(d) * sigma_items, sigma_items, n)
+        c[y < level] = 0.0
+    said = say_kept(int((c > 0).sum()), y, level, sigma_items, n)
     sizes = shrink(hist.ravel(), sigma_sizes).reshape(hist.shape)
     if not measurable(hist.ravel(), sigma_sizes):
         # no cell of the (head, tail) sizes stands out (s^2 cells of noise on few records):
