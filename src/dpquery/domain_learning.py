@@ -2531,14 +2531,17 @@ POINT_CELLS = True
 finer histogram's cells (:func:`point_weights`, ``Numeric.density`` ``"cells"``) in place
 of a density over each bin: a bin holding three hospitals spread them over its width, a KS
 of 0.16 to 0.30 on the medicare tables' latitudes and zip codes."""
-POINT_SIGMAS = 2.0
+POINT_SIGMAS = 1.0
 """A point band's finer cell is decoded as holding records when its noisy count reaches
 this many noise sd (:func:`point_weights`): below it an empty cell's noise, clipped at 0,
-would take on average 0.4 sd, a third of a bin's mass when it holds 3 points of 100
-records in 30 cells of noise sd 41."""
+would take on average 0.4 sd (a third of a bin's mass when it holds 3 points of 100
+records in 30 cells of noise sd 41), above it 0.08 sd. Tuned on the small medicare tables
+``NV``, ``WV``, ``OK``, ``CO``, seeds 0 to 3 (0, 1, 2 and 3 tried; docs/learn.md, "Points
+decoded as points")."""
 POINT_SPLIT = 10
-"""Sub-bins a finer cell in a point band's bin whose ends cut cells (:func:`point_weights`):
-a point is then decoded within a tenth of a cell beyond its own."""
+"""Equal sub-bins per finer cell met in a point band's bin whose ends cut cells
+(:func:`point_weights`): a point is then decoded within about a tenth of a cell beyond its
+own."""
 
 
 SMALL_BELOW = True
@@ -2657,8 +2660,9 @@ def point_weights(
     :data:`POINT_SIGMAS` noise sd (the others 0), or, in a bin where none does, by the
     counts clipped at 0 (equal weights when all are 0), each spread evenly over its cell.
     A bin that is a run of whole cells gets one sub-bin a cell; one whose ends cut cells
-    (a heavy sum of cells cut into equal widths by :func:`_small_edges`)
-    :data:`POINT_SPLIT` sub-bins a cell it meets, each weighted by the cells' mass over it.
+    (a heavy sum of cells cut into equal widths by :func:`_small_edges`) :data:`POINT_SPLIT`
+    times as many equal sub-bins as the cells it meets, each weighted by the cells' mass
+    over it.
     A bin beyond the cells is one sub-bin, decoded uniformly; None when every bin is.
     Post-processing of the finer histogram's noisy counts, already drawn and charged (Bun
     and Steinke 2016, Lemma 1.8): no further cost, no draw."""
