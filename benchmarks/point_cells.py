@@ -75,12 +75,14 @@ def main() -> None:
     args.out.write_text(json.dumps(rows, indent=1))
     for r in rows:
         for v, x in r["versions"].items():
-            f = " / ".join("-" if x[k] is None else f"{x[k]:.3f}"
-                           for k in ("shapes", "pairs_mean", "pairs_min", "ks_mean", "ks_max"))  # fmt: skip
+            keys = ("shapes", "pairs_mean", "pairs_min", "ks_mean", "ks_max")
+            f = " / ".join(_f(x[k]) for k in keys)
             c = "; ".join(f"{k} {_f(x['base_cells'][k])} to {_f(ks)}"
                           for k, ks in x["cells"].items())  # fmt: skip
-            print(f"{r['seed']:>3} {r['table'][:22]:22s} {v:6s} {f}  others same: "
-                  f"{x['others_same']}  cells: {c}")
+            print(
+                f"{r['seed']:>3} {r['table'][:22]:22s} {v:6s} {f}  others same: "
+                f"{x['others_same']}  cells: {c}"
+            )
 
 
 if __name__ == "__main__":

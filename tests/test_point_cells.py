@@ -34,9 +34,10 @@ def test_point_weights_by_hand():
     """Cells of 1 over ``[0, 6]``, noisy counts ``[100, 10, -5, 90, 15, 5]`` at noise sd 20
     (``POINT_SIGMAS`` 1: a bar of 20). Bins ``[0, 2)``, ``[2, 4)``: the counts at the bar
     or above alone, ``(100, 0)`` and ``(0, 90)``; ``[4, 6]``, none reaching it: the counts
-    clipped at 0, ``(15, 5)`` (normalised by ``Numeric``). A bin beyond the cells: one sub-bin. A bin cutting a cell
-    (``[0, 2.5)``, meeting 3 cells): ``POINT_SPLIT`` (10) times as many equal sub-bins, 30
-    of width 1 / 12, the first cell's weight spread over its twelve."""
+    clipped at 0, ``(15, 5)`` (normalised by ``Numeric``). A bin beyond the cells: one
+    sub-bin. A bin cutting a cell (``[0, 2.5)``, meeting 3 cells): ``POINT_SPLIT`` (10)
+    times as many equal sub-bins, 30 of width 1 / 12, the first cell's weight spread over
+    its twelve."""
     assert POINT_SIGMAS == 1.0 and POINT_SPLIT == 10
     cells = np.arange(0.0, 7.0)
     noisy = np.array([100, 10, -5, 90, 15, 5])
@@ -59,7 +60,8 @@ def test_cells_decoding_by_hand():
     within = ((0.25, 0.0, 0.0, 0.75),)
     c = np.zeros(4, dtype=np.int64)
     lo, hi, last = np.zeros(4), np.full(4, 4.0), np.ones(4, dtype=bool)
-    sub_lo, sub_hi, sub_last, t = _cell_quantile(within, c, lo, hi, last, np.array([0.1, 0.25, 0.5, 0.99]))
+    u = np.array([0.1, 0.25, 0.5, 0.99])
+    sub_lo, sub_hi, sub_last, t = _cell_quantile(within, c, lo, hi, last, u)
     assert sub_lo.tolist() == [0.0, 3.0, 3.0, 3.0] and sub_hi.tolist() == [1.0, 4.0, 4.0, 4.0]
     assert sub_last.tolist() == [False, True, True, True]
     assert t == pytest.approx([0.4, 0.0, 1 / 3, 0.74 / 0.75])

@@ -153,6 +153,7 @@ the band, the rest of the band a bin a side (:func:`short_run`).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Hashable, Mapping
@@ -2535,7 +2536,7 @@ POINT_SIGMAS = 1.0
 """A point band's finer cell is decoded as holding records when its noisy count reaches
 this many noise sd (:func:`point_weights`): below it an empty cell's noise, clipped at 0,
 would take on average 0.4 sd (a third of a bin's mass when it holds 3 points of 100
-records in 30 cells of noise sd 41), above it 0.08 sd. Tuned on the small medicare tables
+records in 30 cells of noise sd 41), above it 0.24 sd. Tuned on the small medicare tables
 ``NV``, ``WV``, ``OK``, ``CO``, seeds 0 to 3 (0, 1, 2 and 3 tried; docs/learn.md, "Points
 decoded as points")."""
 POINT_SPLIT = 10
@@ -2668,7 +2669,7 @@ def point_weights(
     and Steinke 2016, Lemma 1.8): no further cost, no draw."""
     bar = POINT_SIGMAS * math.sqrt(sigma2)
     weights: list[tuple[float, ...]] = []
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
+    for a, b in itertools.pairwise(edges):
         first = int(np.searchsorted(cells, a, side="right")) - 1  # the cell holding a
         last = int(np.searchsorted(cells, b, side="left"))  # the cell edge at or above b
         if first < 0 or last >= cells.size:
