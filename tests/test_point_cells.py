@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binom
 from tests.test_learn_gapped_run import atom_table, smooth_table
+from tests.test_learn_short_run import learned
 
 import dpquery.domain_learning as dl
 from dpquery.data.decode import _cell_quantile, _numeric_values
@@ -19,15 +20,10 @@ from dpquery.data.domain import Domain, Numeric
 from dpquery.domain_learning import (
     POINT_SIGMAS,
     POINT_SPLIT,
-    SECOND_SHARE,
-    WITHIN_SHARE,
-    learn_budget,
-    learn_domain,
     point_weights,
 )
 from dpquery.errors import DomainError
-from dpquery.privacy import Budget, Ledger
-from dpquery.privacy.neighbours import ADD_REMOVE
+from dpquery.privacy import Ledger
 
 
 def test_point_weights_by_hand():
@@ -111,16 +107,7 @@ def test_density_cells_needs_weights_and_round_trips():
 
 def _learn(df: pd.DataFrame, seed: int) -> tuple[Domain, Ledger]:
     """A release's learning at epsilon 1 under add/remove (the gapped run's tests')."""
-    b = learn_budget(1.0, 1e-9)
-    learn = 0.4 * b.rho
-    lend = (WITHIN_SHARE - SECOND_SHARE) * learn + 0.4 * 0.6 * b.rho
-    ledger = Ledger(Budget.zcdp(learn + lend))
-    domain, _ = learn_domain(
-        df, rho=(1 - WITHIN_SHARE) * learn, delta=b.delta_tail,
-        rng=np.random.default_rng(seed), ledger=ledger, neighbours=ADD_REMOVE,
-        second_rho=SECOND_SHARE * learn,
-        small_rho=lend,
-    )  # fmt: skip
+    domain, ledger, _ = learned(df, seed)
     return domain, ledger
 
 
