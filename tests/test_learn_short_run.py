@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import dpquery.domain_learning as dl
+from dpquery.data.domain import Domain
 from dpquery.domain_learning import (
     FINE_SIGMAS,
     SECOND_SHARE,
@@ -87,10 +88,10 @@ def band_table(rng: np.random.Generator, n: int, codes: int, offset: int, width:
     return pd.DataFrame(df), v
 
 
-def _learn(df: pd.DataFrame, seed: int, neighbours: Neighbours = ADD_REMOVE, column: str = "code"
-           ) -> tuple[tuple[float, ...], Ledger, bool]:  # fmt: skip
-    """``column``'s edges, the ledger and whether the table is small, from a release's learning
-    at epsilon 1 under ``neighbours`` (its pool: the weights' part and the release's loan)."""
+def learned(df: pd.DataFrame, seed: int, neighbours: Neighbours = ADD_REMOVE
+            ) -> tuple[Domain, Ledger, bool]:  # fmt: skip
+    """The domain, the ledger and whether the table is small, from a release's learning at
+    epsilon 1 under ``neighbours`` (its pool: the weights' part and the release's loan)."""
     b = learn_budget(1.0, 1e-9)
     learn = 0.4 * b.rho
     lend = (WITHIN_SHARE - SECOND_SHARE) * learn + 0.4 * 0.6 * b.rho
@@ -100,7 +101,14 @@ def _learn(df: pd.DataFrame, seed: int, neighbours: Neighbours = ADD_REMOVE, col
         rng=np.random.default_rng(seed), ledger=ledger, neighbours=neighbours,
         second_rho=SECOND_SHARE * learn, small_rho=lend,
     )  # fmt: skip
-    return domain[column].edges, ledger, report.small  # type: ignore[union-attr]
+    return domain, ledger, report.small
+
+
+def _learn(df: pd.DataFrame, seed: int, neighbours: Neighbours = ADD_REMOVE, column: str = "code"
+           ) -> tuple[tuple[float, ...], Ledger, bool]:  # fmt: skip
+    """``column``'s edges, the ledger and whether the table is small (:func:`learned`)."""
+    domain, ledger, small = learned(df, seed, neighbours)
+    return domain[column].edges, ledger, small  # type: ignore[union-attr]
 
 
 def _largest_bin(edges: tuple[float, ...], v: np.ndarray) -> float:

@@ -166,7 +166,8 @@ def test_density_round_trips_through_json_and_a_bad_one_is_named(tmp_path: Path)
     assert again.layout() == _domain("uniform").layout()  # not part of the layout
     _domain("uniform").save(tmp_path / "u.json")
     assert "density" not in (tmp_path / "u.json").read_text()  # older readers see the same
-    with pytest.raises(DomainError, match="must be one of 'uniform', 'linear', got 'cubic'"):
+    bad = "must be one of 'uniform', 'linear', 'cells', got 'cubic'"
+    with pytest.raises(DomainError, match=bad):
         Numeric("x", (0, 1), density="cubic")  # type: ignore[arg-type]
 
 

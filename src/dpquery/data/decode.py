@@ -195,10 +195,15 @@ def _numeric_values(
     lo, hi = edges[c], edges[c + 1]
     last = c == attr.n_bins - 1
     bins = None
-    if attr.within is not None:
+    if attr.within is not None and attr.density == "cells":
+        # one uniform per value, as a bin without weights takes: its sub-bin, then its place
         bins = (lo, hi, last)
-        lo, hi, last = _sub_bins(attr.within, c, lo, hi, last, rng.random(len(c)))
-    u = rng.random(len(c))
+        lo, hi, last, u = _cell_quantile(attr.within, c, lo, hi, last, rng.random(len(c)))
+    else:
+        if attr.within is not None:
+            bins = (lo, hi, last)
+            lo, hi, last = _sub_bins(attr.within, c, lo, hi, last, rng.random(len(c)))
+        u = rng.random(len(c))
     if attr.within is None and attr.density == "linear" and masses is not None:
         beta = LINEAR_BLEND * linear_slopes(masses, *bin_supports(attr))
         u = np.minimum(linear_quantile(u, beta[c]), _BELOW_ONE)  # float rounding stays in
@@ -274,6 +279,16 @@ def _sub_bins(
     """The sub-bin of each bin ``c`` drawn by the public weights ``within`` from the uniforms
     ``s``: its ends ``[lo, hi)`` (equal-width sub-bins of the bin) and whether it is the
     domain's last (closed) sub-bin. A sub-bin of weight 0 is never drawn."""
+    j, k, _ = _sub_bin_index(within, c, s)
+    return _sub_bin_ends(j, k[c], lo, hi, last)
+
+
+def _sub_bin_index(
+    within: tuple[tuple[float, ...], ...], c: np.ndarray, s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sub-bin ``j`` of each bin ``c`` whose share of the weights ``within`` holds the
+    uniform ``s``, the sub-bins per bin ``k``, and each bin's cumulative weights (infinite
+    from its last positive one: a sub-bin of weight 0 is never drawn)."""
     k = np.array([len(w) for w in within])
     cum = np.zeros((len(within), int(k.max())))
     for i, w in enumerate(within):
@@ -281,10 +296,41 @@ def _sub_bins(
         # the last sub-bin of positive weight takes float rounding, and all above it
         cum[i, int(np.flatnonzero(np.asarray(w) > 0)[-1]) :] = np.inf
     j = np.minimum((cum[c] <= s[:, None]).sum(axis=1), k[c] - 1)
-    width = (hi - lo) / k[c]
+    return j, k, cum
+
+
+def _sub_bin_ends(
+    j: np.ndarray, k: np.ndarray, lo: np.ndarray, hi: np.ndarray, last: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ends ``[lo, hi)`` of sub-bin ``j`` of ``k`` equal-width sub-bins of each bin, and
+    whether it is the domain's last (closed) sub-bin."""
+    width = (hi - lo) / k
     sub_lo = lo + j * width
-    sub_hi = np.where(j == k[c] - 1, hi, lo + (j + 1) * width)
-    return sub_lo, sub_hi, last & (j == k[c] - 1)
+    sub_hi = np.where(j == k - 1, hi, lo + (j + 1) * width)
+    return sub_lo, sub_hi, last & (j == k - 1)
+
+
+def _cell_quantile(
+    within: tuple[tuple[float, ...], ...],
+    c: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    last: np.ndarray,
+    u: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The quantile at the uniforms ``u`` of each bin ``c``'s density uniform inside each
+    of its equal-width sub-bins, of mass its weight in ``within`` (``Numeric.density``
+    ``"cells"``): the sub-bin's ends and closedness (as :func:`_sub_bins`) and the place
+    inside it, ``u`` rescaled over the sub-bin's share, in ``[0, 1)``. One uniform per
+    value, as the uniform decoding takes, so the columns decoded after it draw the same."""
+    j, k, cum = _sub_bin_index(within, c, u)
+    weights = np.zeros_like(cum)
+    for i, w in enumerate(within):
+        weights[i, : len(w)] = w
+    below = np.where(j > 0, cum[c, np.maximum(j - 1, 0)], 0.0)
+    share = weights[c, j]
+    t = np.where(share > 0, (u - below) / np.where(share > 0, share, 1.0), 0.0)
+    return (*_sub_bin_ends(j, k[c], lo, hi, last), np.clip(t, 0.0, _BELOW_ONE))
 
 
 def _bin_masses(attr: Numeric, codes: np.ndarray, p: np.ndarray) -> np.ndarray | None:

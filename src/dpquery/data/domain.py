@@ -32,9 +32,10 @@ from dpquery.errors import DomainError, NonPrivateWarning
 from dpquery.io import atomic_write_text
 
 OutOfRange = Literal["clip", "error"]
-# How a numeric bin without decoding weights is decoded (Numeric.density).
-Density = Literal["uniform", "linear"]
-DENSITIES: tuple[Density, ...] = ("uniform", "linear")
+# How a numeric bin without decoding weights is decoded (Numeric.density); "cells" reads
+# the weights themselves as a density of equal-width cells.
+Density = Literal["uniform", "linear", "cells"]
+DENSITIES: tuple[Density, ...] = ("uniform", "linear", "cells")
 Texts = Literal["error", "missing"]
 TEXTS: tuple[Texts, ...] = ("error", "missing")
 MISSING_LABEL = "<missing>"
@@ -283,8 +284,12 @@ class Numeric:
     precision; it must be ``integer``.
     ``density`` is how a bin without weights is decoded: ``"uniform"`` (the default) or
     ``"linear"``, a density inside each bin with the slope of its neighbours' (the release's
-    own bin masses; :func:`dpquery.data.decode.linear_slopes`), each bin's mass kept. It
-    changes no bit of the layout either (a learned domain decodes ``"linear"``).
+    own bin masses; :func:`dpquery.data.decode.linear_slopes`), each bin's mass kept; or
+    ``"cells"`` (with ``within`` only): the weights read as a density uniform inside each
+    sub-bin, a value drawn at its quantile of the one uniform a bin's value takes, with no
+    draw of a sub-bin (a learned band of point masses, its sub-bins the finer histogram's
+    cells, ``docs/learn.md``). It changes no bit of the layout either (a learned domain
+    decodes ``"linear"``).
     ``texts`` is how a value that is not a number (not a date in ``time``'s format) is read:
     ``"error"`` (the default) or ``"missing"`` (needs ``missing=True``), as a learned domain's
     columns read it, so that the domain reused on the table it was learned from encodes it as
@@ -373,6 +378,11 @@ class Numeric:
             raise DomainError(
                 f"numeric attribute {self.name!r}: density must be one of "
                 f"{', '.join(map(repr, DENSITIES))}, got {self.density!r}"
+            )
+        if self.density == "cells" and self.within is None:
+            raise DomainError(
+                f"numeric attribute {self.name!r}: density 'cells' reads the within weights "
+                "as its cells; give within (one list of weights per bin)"
             )
         if self.texts not in TEXTS or (self.texts == "missing" and not self.missing):
             raise DomainError(
