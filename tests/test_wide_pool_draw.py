@@ -79,6 +79,12 @@ def test_systematic_heads_meet_their_inclusion_chances() -> None:
     assert 0 < both.mean() < 1
 
 
+def test_systematic_heads_of_whole_chances_hold_exactly_those_items() -> None:
+    rng = np.random.default_rng(2)
+    heads = fit.systematic_heads(np.array([1.0, 0.0, 1.0, 0.0]), rng.random((5, 4)), rng.random(5))
+    np.testing.assert_array_equal(heads, np.tile([0, 2], (5, 1)))
+
+
 def test_a_wide_pool_meets_the_chances_where_the_one_at_a_time_draw_flattens_them() -> None:
     rng = np.random.default_rng(5)
     K, a = 50, 40

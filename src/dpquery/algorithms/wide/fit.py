@@ -4,11 +4,13 @@ The records are built in two parts, from the public, noisy estimates alone:
 
 * the **head** (the ``K`` items of largest noisy count): a pool of candidate item sets is
   drawn (each of a size from the estimated head-size distribution, items added one at a time
-  in proportion to the estimated conditional co-occurrence), then weighted by maximum entropy
-  relative to the pool's base weights subject to the 1-way, pair and size estimates, with a
-  Gaussian penalty of each estimate's noise variance (the regularised maximum-entropy dual
-  of Dudik, Phillips and Schapire 2007; MWEM's multiplicative weights, Hardt, Ligett and
-  McSherry 2012, run to convergence over a pool instead of the whole domain);
+  in proportion to the estimated conditional co-occurrence; where most heads hold most of
+  the items, a long head's items at inclusion chances that follow the counts), then weighted
+  by maximum entropy relative to the pool's base weights subject to the 1-way, pair and size
+  estimates, with a Gaussian penalty of each estimate's noise variance (the regularised
+  maximum-entropy dual of Dudik, Phillips and Schapire 2007; MWEM's multiplicative weights,
+  Hardt, Ligett and McSherry 2012, run to convergence over a pool instead of the whole
+  domain);
 * the **tail** (every other item): each output record gets a number of tail slots from the
   estimated joint size histogram, and each tail item fills exactly its estimated count of
   slots, dealt at random.
@@ -65,6 +67,11 @@ def head_pool(
     of co-occurring with the items already chosen plus ``mix`` times its share of the counts.
     The base weight of a candidate of size ``a`` is ``sizes[a]`` over their number, so the
     base matches the size distribution. Row 0 is the empty head (weight ``sizes[0]``).
+
+    Where the mean size is above :data:`WIDE_HEADS` of the items of positive count, the
+    sizes above :data:`CHANCE_DRAW_SIZE` of them (and short of all of them) are drawn
+    instead at the inclusion chances of :func:`inclusion_chances` by
+    :func:`systematic_heads`.
     """
     K = counts.size
     c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
