@@ -4,11 +4,13 @@ The records are built in two parts, from the public, noisy estimates alone:
 
 * the **head** (the ``K`` items of largest noisy count): a pool of candidate item sets is
   drawn (each of a size from the estimated head-size distribution, items added one at a time
-  in proportion to the estimated conditional co-occurrence), then weighted by maximum entropy
-  relative to the pool's base weights subject to the 1-way, pair and size estimates, with a
-  Gaussian penalty of each estimate's noise variance (the regularised maximum-entropy dual
-  of Dudik, Phillips and Schapire 2007; MWEM's multiplicative weights, Hardt, Ligett and
-  McSherry 2012, run to convergence over a pool instead of the whole domain);
+  in proportion to the estimated conditional co-occurrence; where most heads hold most of
+  the items, a long head's items at inclusion chances that follow the counts), then weighted
+  by maximum entropy relative to the pool's base weights subject to the 1-way, pair and size
+  estimates, with a Gaussian penalty of each estimate's noise variance (the regularised
+  maximum-entropy dual of Dudik, Phillips and Schapire 2007; MWEM's multiplicative weights,
+  Hardt, Ligett and McSherry 2012, run to convergence over a pool instead of the whole
+  domain);
 * the **tail** (every other item): each output record gets a number of tail slots from the
   estimated joint size histogram, and each tail item fills exactly its estimated count of
   slots, dealt at random.
@@ -27,6 +29,16 @@ from scipy.special import logsumexp
 
 from dpquery.algorithms.wide.kernels import PoolFeatures, draw_heads
 from dpquery.data.sample import systematic_counts
+
+WIDE_HEADS = 2 / 3
+"""The share of the drawn items (those of positive count) past which the mean head size
+makes a pool "wide": its long heads are drawn by :func:`systematic_heads`. The seen tables'
+heads hold at most 0.46 of them on average (``ml100k``'s head mode; ``docs/wide.md``), so
+their pools are drawn as before; ``jester5k``'s hold 0.73."""
+
+CHANCE_DRAW_SIZE = 0.5
+"""In a wide pool, the heads of more than this share of the drawn items are drawn by
+:func:`systematic_heads`; shorter ones keep :func:`draw_heads`'s co-occurrence draw."""
 
 
 def pair_keep(a: np.ndarray, s2: int) -> np.ndarray:
@@ -55,6 +67,11 @@ def head_pool(
     of co-occurring with the items already chosen plus ``mix`` times its share of the counts.
     The base weight of a candidate of size ``a`` is ``sizes[a]`` over their number, so the
     base matches the size distribution. Row 0 is the empty head (weight ``sizes[0]``).
+
+    Where the mean size is above :data:`WIDE_HEADS` of the items of positive count, the
+    sizes above :data:`CHANCE_DRAW_SIZE` of them (and short of all of them) are drawn
+    instead at the inclusion chances of :func:`inclusion_chances` by
+    :func:`systematic_heads`.
     """
     K = counts.size
     c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
@@ -69,14 +86,24 @@ def head_pool(
     cond = np.maximum(np.asarray(pairs, dtype=np.float64), 0.0) / c[:, None]  # P(k | j)
     np.fill_diagonal(cond, 0.0)
     indptr, indices, weights = [0, 0], [], [float(sizes[0])]
+    mean_size = float((np.arange(sizes.size) * sizes).sum() / max(float(sizes.sum()), 1e-300))
+    wide = mean_size > WIDE_HEADS * positive
     for a in range(1, min(sizes.size, K + 1)):
         if sizes[a] <= 0:
             continue
         m = max(int(np.ceil(pool * sizes[a])), 32)
+        # where most heads hold most of the drawn items, a head of more than half of them
+        # takes its items at chances that follow the counts (inclusion_chances), where one
+        # at a time they would flatten toward a / K
+        by_chance = wide and CHANCE_DRAW_SIZE * positive < a < positive
+        chances = inclusion_chances(c * (q > 0), a) if by_chance else None
         for start in range(0, m, batch):
             B = min(batch, m - start)
-            # row t of the draws: the uniforms of every candidate's t-th item (kernels.py)
-            chosen = draw_heads(q, cond, mix, rng.random((a, B)))
+            if chances is not None:
+                chosen = systematic_heads(chances, rng.random((B, K)), rng.random(B))
+            else:
+                # row t of the draws: the uniforms of every candidate's t-th item (kernels.py)
+                chosen = draw_heads(q, cond, mix, rng.random((a, B)))
             indices.append(chosen.ravel())
             indptr.extend(indptr[-1] + a * np.arange(1, B + 1))
             weights.extend([sizes[a] / m] * B)
@@ -85,6 +112,67 @@ def head_pool(
         (np.ones(flat.size, dtype=np.float64), flat, np.asarray(indptr)), shape=(len(weights), K)
     )
     return matrix, np.asarray(weights)
+
+
+def inclusion_chances(counts: np.ndarray, a: int) -> np.ndarray:
+    """Each item's chance ``pi_k = min(1, lambda c_k)`` of being in a head of ``a`` items,
+    ``lambda`` such that ``sum_k pi_k = a`` (the items of count 0 at chance 0): the inclusion
+    chances of a fixed-size draw proportional to size (Hajek 1981, ch. 1; Sarndal, Swensson
+    and Wretman 1992, sec. 3.6), an item whose share would pass 1 held at 1 and the rest
+    scaled up. ``a`` must be at most the number of items of positive count."""
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    positive = int((c > 0).sum())
+    if not 0 <= a <= positive:
+        raise ValueError(f"a head of {a} items needs {a} items of positive count, got {positive}")
+    pi = np.zeros(c.size)
+    full = np.zeros(c.size, dtype=bool)
+    while True:  # at most K rounds: each one holds at least one more item at 1, or ends
+        free = (c > 0) & ~full
+        if not free.any():
+            break
+        pi[free] = c[free] * ((a - full.sum()) / c[free].sum())
+        over = free & (pi >= 1.0)
+        if not over.any():
+            break
+        full |= over
+    pi[full] = 1.0
+    return pi
+
+
+def systematic_heads(pi: np.ndarray, order: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """``B`` heads of ``a = sum(pi)`` items each (``order``: ``B x K`` uniforms, ``start``:
+    ``B``), each row sorted, item ``k`` in each with chance exactly ``pi_k``: the items at
+    chance 1 in every head, the others by systematic sampling (Madow 1949) on a random
+    order, as :func:`~dpquery.data.sample.systematic_counts` draws records: laid end to end
+    in the order of ``order``'s row, each over a length ``pi_k``, and chosen where one of the
+    points ``start + 0, 1, 2, ...`` falls.
+
+    Why this draw for heads holding most of the items: drawn one at a time without
+    replacement in proportion to weights (:func:`draw_heads`), a head of ``a`` of ``K``
+    items includes every item with a chance pulled toward ``a / K`` whatever the weights
+    (73 of 100: the commonest items in 0.78 of the heads for a target of 1.0,
+    ``docs/wide.md``), and the fit must tilt far from the base to meet its targets. Here the
+    base meets ``pi`` exactly and the fit starts near its item targets. A random order makes
+    every pair of fractional items possible together (a fixed order would not); the pairs
+    are left to the fit, as they are the base's co-occurrence draw for short heads."""
+    pi = np.asarray(pi, dtype=np.float64)
+    full = pi >= 1.0
+    part = np.where(full, 0.0, pi)
+    rest = round(float(part.sum()))
+    B, K = order.shape
+    keys = np.argsort(order, axis=1, kind="stable")
+    ends = np.cumsum(part[keys], axis=1)
+    if rest > 0:
+        ends *= rest / ends[:, -1:]  # no rounding drift: each row's line ends at ``rest``
+        ends[:, -1] = rest
+    # the points u, u + 1, ... below x: ceil(x - u) of them, u in [0, 1): ``rest`` in all
+    points = np.ceil(ends - np.asarray(start, dtype=np.float64)[:, None])
+    hit = np.diff(points, axis=1, prepend=0.0) > 0
+    chosen = np.zeros((B, K), dtype=bool)
+    np.put_along_axis(chosen, keys, hit, axis=1)
+    chosen[:, full] = True
+    a = int(full.sum()) + rest
+    return np.nonzero(chosen)[1].reshape(B, a).astype(np.int64)
 
 
 def features(pool: sp.csr_array, s2: int, keep: np.ndarray | None = None) -> sp.csr_array:
