@@ -2702,11 +2702,15 @@ def point_cells(numeric: Numeric, cells: np.ndarray, noisy: np.ndarray, sigma2: 
     return replace(numeric, within=weights, density="cells")
 
 
+FineCells = tuple[np.ndarray, np.ndarray]
+"""A finer histogram: its cells' edges and their noisy counts."""
+
+
 def _fine_edges(
     name: str, values: np.ndarray, rho: float, decimals: int, bounds: tuple[float, float],
     band: tuple[float, float], ctx: _Context, outer: tuple[float, float] | None = None,
     held: float | None = None, most: int = FINE_CELLS, whole: bool = False,
-) -> tuple[tuple[float, float], list[float], bool, np.ndarray | None] | None:  # fmt: skip
+) -> tuple[tuple[float, float], list[float], bool, FineCells | None] | None:  # fmt: skip
     """A small table's narrow band's bounds and edges from a finer histogram at ``rho``: the
     run of :func:`_fine_run` (None when it finds none and no gapped run either: the bounds
     and edges stay as they were), cut into edges by its noisy counts (:func:`_small_edges`,
@@ -2718,8 +2722,7 @@ def _fine_edges(
     under add/remove (:func:`coarser_run`, :data:`GAPPED_RUNS`), read as a short run.
     ``most``: the most cells over ``bounds`` (:func:`mass_cells`). Last, with a gapped
     run (a band of points, :data:`POINT_BANDS`, :data:`POINT_CELLS`): the finer cells'
-    edges over their noisy counts (a 0 after the last), stacked (:func:`point_cells`);
-    None otherwise."""
+    edges and their noisy counts (:func:`point_cells`); None otherwise."""
     drawn = _fine_draw(name, values, rho, decimals, bounds, ctx, outer, most)
     if drawn is None:
         return None
@@ -2740,7 +2743,7 @@ def _fine_edges(
         wide = coarser_run(cells, noisy, rho, ctx.l2, band, lower, upper)
         if wide is not None:
             inner = _small_edges(wide[0], wide[1], wide[2], decimals, bins)
-            points = np.vstack([cells, [*noisy, 0]]) if POINT_CELLS and POINT_BANDS else None
+            points = (cells, noisy) if POINT_CELLS and POINT_BANDS else None
             return wide[0], sorted({bounds[0], *inner, bounds[1]}), False, points
     return None
 
@@ -4912,7 +4915,7 @@ def _second_selection(
             learned += f"; on the lattice {grid[1]} + {grid[0]} j: {len(edges) - 1} bins"
         elif fine is not None and fine[3] is not None:  # a band of points: at its cells
             sigma2 = float(discrete_gaussian_sigma2(band_rho, ctx.l2))
-            attrs[i] = point_cells(numeric, fine[3][0], fine[3][1][:-1], sigma2)
+            attrs[i] = point_cells(numeric, *fine[3], sigma2)
             if attrs[i] is not numeric:
                 learned += "; decoded at its finer cells (points)"
         kept = None if fine is None or not fine[2] else fine[0]  # the run as the bounds
