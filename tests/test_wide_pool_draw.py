@@ -95,7 +95,7 @@ def test_a_wide_pool_meets_the_chances_where_the_one_at_a_time_draw_flattens_the
     pool, _ = fit.head_pool(c, pairs, sizes, 10_000, rng)
     B = pool.shape[0] - 1
     counts = np.bincount(pool.indices, minlength=K)
-    pi = fit.tilted_chances(c, sizes, K, np.zeros(K))[a]
+    pi = fit.inclusion_chances(c, a)
     assert _within(counts, pi, B) < Z
     # the co-occurrence draw of the same heads: its commonest item's share far under its
     # chance (flattened toward a / K = 0.8); the test above is one that can fail
@@ -105,33 +105,6 @@ def test_a_wide_pool_meets_the_chances_where_the_one_at_a_time_draw_flattens_the
     old = draw_heads(q, cond, 0.3, rng.random((a, 4096)))
     share = np.bincount(old.ravel(), minlength=K) / 4096
     assert pi[-1] - share[-1] > 0.05
-
-
-def test_tilted_chances_by_hand() -> None:
-    # 4 items, half the records holding all of them and half 3 of them: item k's share is
-    # 0.5 + 0.5 pi_k(3), so the targets (1, 0.95, 0.8, 0.75) (sum 3.5, the mean size) are
-    # met by the chances (1, 0.9, 0.6, 0.5) alone; the counts' own chances miss them
-    sizes = np.array([0.0, 0.0, 0.0, 0.5, 0.5])
-    c = np.array([1.0, 0.95, 0.8, 0.75]) * 1000
-    pi = fit.tilted_chances(c, sizes, 4, np.zeros(4))
-    assert list(pi) == [3]
-    np.testing.assert_allclose(pi[3], [1.0, 0.9, 0.6, 0.5], atol=1e-5)
-    assert np.abs(fit.inclusion_chances(c, 3) - [1.0, 0.9, 0.6, 0.5]).max() > 0.1
-
-
-def test_tilted_chances_count_the_shorter_heads_and_send_an_over_served_item_toward_0() -> None:
-    # a fifth of the records hold item 0 alone (drawn before) and 0.4 hold all 4 items, so
-    # every item has 0.4 and item 0 0.6 before the heads of 3: item 2's target (0.33 once
-    # the counts are scaled to the mean size, 3) is below that, so its chance at 3 items goes
-    # toward 0 and the 3 others take the size's items, item 0 the least (its share is the
-    # nearest its target)
-    sizes = np.array([0.0, 0.2, 0.0, 0.4, 0.4])
-    drawn = np.array([0.2, 0.0, 0.0, 0.0])
-    c = np.array([0.8, 0.8, 0.3, 0.8]) * 1000
-    pi = fit.tilted_chances(c, sizes, 4, drawn)[3]
-    assert pi.sum() == pytest.approx(3.0)
-    assert pi[2] < 0.05
-    assert pi[0] < pi[1] == pytest.approx(pi[3])
 
 
 def test_a_pool_of_short_heads_keeps_the_co_occurrence_draw() -> None:

@@ -88,29 +88,15 @@ def head_pool(
     indptr, indices, weights = [0, 0], [], [float(sizes[0])]
     mean_size = float((np.arange(sizes.size) * sizes).sum() / max(float(sizes.sum()), 1e-300))
     wide = mean_size > WIDE_HEADS * positive
-    tilted: dict[int, np.ndarray] | None = None
     for a in range(1, min(sizes.size, K + 1)):
         if sizes[a] <= 0:
             continue
         m = max(int(np.ceil(pool * sizes[a])), 32)
         # where most heads hold most of the drawn items, a head of more than half of them
         # takes its items at chances that follow the counts (inclusion_chances), where one
-        # at a time they would flatten toward a / K; the chances are tilted per item so the
-        # base's mixture over every size meets the counts (tilted_chances)
+        # at a time they would flatten toward a / K
         by_chance = wide and CHANCE_DRAW_SIZE * positive < a < positive
-        if by_chance and tilted is None:
-            # every shorter size is drawn by now: its candidates' item shares are known
-            drawn = (
-                np.bincount(
-                    np.concatenate(indices),
-                    weights=np.repeat(weights[1:], np.diff(indptr[1:])),
-                    minlength=K,
-                )
-                if indices
-                else np.zeros(K)
-            )
-            tilted = tilted_chances(c * (q > 0), sizes, positive, drawn)
-        chances = tilted[a] if by_chance and tilted is not None else None
+        chances = inclusion_chances(c * (q > 0), a) if by_chance else None
         for start in range(0, m, batch):
             B = min(batch, m - start)
             if chances is not None:
@@ -126,45 +112,6 @@ def head_pool(
         (np.ones(flat.size, dtype=np.float64), flat, np.asarray(indptr)), shape=(len(weights), K)
     )
     return matrix, np.asarray(weights)
-
-
-TILT_STEPS = 30
-"""The fixed-point steps of :func:`tilted_chances`."""
-
-
-def tilted_chances(
-    counts: np.ndarray, sizes: np.ndarray, positive: int, drawn: np.ndarray
-) -> dict[int, np.ndarray]:
-    """Each long head size's inclusion chances ``pi_k(a) = min(1, lambda_a f_k c_k)``, one
-    factor ``f_k`` per item chosen so that the base's item shares, mixed over every head size,
-    meet the counts: ``sizes[a] pi_k(a)`` summed over the sizes ``a`` drawn by chance
-    (:data:`CHANCE_DRAW_SIZE` of the ``positive`` items ``< a <`` all of them), plus
-    ``drawn_k`` (the weight of the shorter heads already drawn holding item ``k``) and
-    ``sizes[positive]`` (the heads of every item), near ``t_k = c_k`` times the mean size
-    over the sum of the counts (the counts scaled to the sizes, whose total they cannot
-    change). ``f`` by the fixed-point steps ``f_k <- f_k t_k / share_k`` (iterative
-    proportional fitting of the base to the 1-way estimates, Deming and Stephan 1940): an
-    item whose target is below what the other heads give it goes to a chance near 0."""
-    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
-    live = c > 0
-    longs = [
-        a
-        for a in range(1, sizes.size)
-        if sizes[a] > 0 and CHANCE_DRAW_SIZE * positive < a < positive
-    ]
-    fixed = np.asarray(drawn, dtype=np.float64).copy()
-    if positive < sizes.size:
-        fixed += sizes[positive] * live
-    mean_size = float((np.arange(sizes.size) * sizes).sum())
-    t = c * (mean_size / c.sum())
-    f = np.ones(c.size)
-    chances = {a: inclusion_chances(c, a) for a in longs}
-    for _ in range(TILT_STEPS):
-        share = fixed + sum((sizes[a] * chances[a] for a in longs), np.zeros(c.size))
-        # a floor keeps every item of positive count drawable, so each size stays possible
-        f = np.clip(f * np.where(live, t / np.maximum(share, 1e-12), 1.0), 1e-6, 1e6)
-        chances = {a: inclusion_chances(c * f, a) for a in longs}
-    return chances
 
 
 def inclusion_chances(counts: np.ndarray, a: int) -> np.ndarray:
